@@ -1,0 +1,57 @@
+//! The catalogue of fault-point names placed by Tributary code.
+//!
+//! Owns the exact name strings (so call sites, tests and docs cannot drift apart).
+//! It must never contain logic; adding a point here means adding it to
+//! `docs/FAULTS.md` too.
+
+/// ISCP: right after a consumer was registered in the runtime table.
+pub const ISCP_AFTER_REGISTER_CONSUMER: &str = "fj/iscp/cancel/after-register-consumer";
+/// ISCP: right after an iteration was submitted to the worker pool.
+pub const ISCP_AFTER_SUBMIT: &str = "fj/iscp/cancel/after-submit";
+/// ISCP: in the retriever fan-out, before a batch is sent to a consumer.
+pub const ISCP_FANOUT_BEFORE_SEND: &str = "fj/iscp/cancel/fanout-before-send";
+/// ISCP: before an HNSW consumer applies a batch to the index.
+pub const ISCP_LONG_HNSW_BEFORE_UPDATE: &str = "fj/iscp/cancel/long/hnsw-before-update";
+/// ISCP: before an HNSW consumer persists the index into its hidden tables.
+pub const ISCP_LONG_HNSW_BEFORE_SAVE: &str = "fj/iscp/cancel/long/hnsw-before-save";
+/// ISCP: before the consumer commits the new watermark together with the index state.
+pub const ISCP_LONG_BEFORE_WATERMARK: &str = "fj/iscp/cancel/long/before-watermark";
+/// ISCP: before a full-text (SQL-executing) consumer applies a batch.
+pub const ISCP_LONG_BEFORE_EXEC: &str = "fj/iscp/cancel/long/before-exec";
+/// ISCP: before a consumer's send of a batch; call sites pass the index name as target
+/// (arm `fj/iscp/cancel/long/before-send:idx01` to stall only index `idx01`).
+pub const ISCP_LONG_BEFORE_SEND: &str = "fj/iscp/cancel/long/before-send";
+/// ISCP: in the cancel queue, before the job is marked Canceled.
+pub const ISCP_BEFORE_MARK_CANCELED: &str = "fj/iscp/cancel/before-mark-canceled";
+/// ISCP: the cancel queue fails (instead of writing Canceled) and must retry.
+pub const ISCP_MARK_CANCELED_ERROR: &str = "fj/iscp/cancel/mark-canceled-error";
+
+/// Every catalogued point, in documentation order.
+pub const ALL: &[&str] = &[
+    ISCP_AFTER_REGISTER_CONSUMER,
+    ISCP_AFTER_SUBMIT,
+    ISCP_FANOUT_BEFORE_SEND,
+    ISCP_LONG_HNSW_BEFORE_UPDATE,
+    ISCP_LONG_HNSW_BEFORE_SAVE,
+    ISCP_LONG_BEFORE_WATERMARK,
+    ISCP_LONG_BEFORE_EXEC,
+    ISCP_LONG_BEFORE_SEND,
+    ISCP_BEFORE_MARK_CANCELED,
+    ISCP_MARK_CANCELED_ERROR,
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_well_formed() {
+        let mut seen = std::collections::BTreeSet::new();
+        for p in ALL {
+            assert!(p.starts_with("fj/iscp/cancel/"), "{p}");
+            assert!(!p.contains(':'), "{p} must not contain ':'");
+            assert!(seen.insert(*p), "{p} listed twice");
+        }
+        assert_eq!(ALL.len(), 10);
+    }
+}

@@ -1,0 +1,1021 @@
+//! Full-text index: an in-memory tantivy index (BM25) over `n` text fields, keyed by `u64`.
+//!
+//! Owns: the schema (`key` u64 indexed+fast, `f0..f{n-1}` text with positions), the two
+//! analyzers ([`Parser::Default`]: split on non-alphanumerics, drop tokens over 40 bytes,
+//! lowercase; [`Parser::Ngram`]: lowercase, split on non-alphanumerics, then all 2- and
+//! 3-character grams of every word — words of one character are kept whole), translation
+//! of `MATCH … AGAINST` queries (natural and MySQL boolean mode) into tantivy queries, an
+//! exact matcher with identical semantics ([`FullTextIndex::matches_text`]) for rows that
+//! are not indexed yet, and the byte format of [`FullTextIndex::to_bytes`].
+//!
+//! Must never: touch files (tantivy runs on a `RamDirectory`), know about SQL or
+//! transactions, or hand unchecked bytes to tantivy — [`FullTextIndex::from_bytes`]
+//! verifies magic, version and checksum first.
+//!
+//! ## Query semantics
+//! - **Natural**: the query is analyzed into terms; a row matches when any field contains
+//!   any term (OR); score = BM25 summed over matching (field, term) pairs.
+//! - **Boolean** (MySQL subset): clauses separated by whitespace, each optionally
+//!   prefixed by `+` (must), `-` (must not), or `~ < >` (treated as plain "should").
+//!   An atom is a word, a word ending in `*` (prefix), a `"quoted phrase"` or a
+//!   parenthesised group. If any `+` clause exists, rows must match all of them and
+//!   plain clauses only add score; otherwise at least one plain clause must match. `-`
+//!   clauses exclude. A query with only `-` clauses matches nothing (as in MySQL).
+//!   An atom matches a row when one field matches it entirely: a word or phrase that
+//!   analyzes to several tokens is a phrase (consecutive positions) under the default
+//!   parser and a conjunction of its grams under the ngram parser; for a prefix atom the
+//!   last token is a prefix and the others must be present (positions ignored).
+//!   Unbalanced quotes or parentheses, doubled operators and `@distance` are
+//!   [`IndexError::Query`].
+//!
+//! ## Durability of buffered operations
+//! `upsert` / `remove` are buffered in a lazily created tantivy writer until
+//! [`FullTextIndex::commit`]; the writer (and its threads) is dropped after each commit,
+//! so idle indexes hold no threads. A failed commit discards the buffered operations;
+//! the caller replays them (ISCP re-reads changes from its watermark).
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use tantivy::collector::TopDocs;
+use tantivy::directory::{Directory, RamDirectory};
+use tantivy::query::{BooleanQuery, Occur, PhraseQuery, Query, RegexQuery, TermQuery};
+use tantivy::schema::{
+    Field, FieldType, IndexRecordOption, NumericOptions, Schema, TextFieldIndexing, TextOptions,
+};
+use tantivy::tokenizer::{
+    LowerCaser, RemoveLongFilter, SimpleTokenizer, TextAnalyzer, Token, TokenStream, Tokenizer,
+};
+use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
+
+use crate::codec::{self, Reader};
+use crate::{IndexError, Result};
+
+const MAGIC: &[u8; 8] = b"TRIBFTS\0";
+const FORMAT_VERSION: u32 = 1;
+const KEY_FIELD: &str = "key";
+const TOKENIZER_DEFAULT: &str = "trib_default";
+const TOKENIZER_NGRAM: &str = "trib_ngram";
+/// Memory budget of the (single-threaded) tantivy writer; tantivy's minimum is 15 MB.
+const WRITER_MEMORY_BUDGET: usize = 32_000_000;
+/// Longest token kept by the default analyzer, in bytes.
+const MAX_TOKEN_BYTES: usize = 40;
+const NGRAM_MIN: usize = 2;
+const NGRAM_MAX: usize = 3;
+/// Deepest parenthesis nesting accepted in boolean mode.
+const MAX_GROUP_DEPTH: usize = 32;
+/// Upper bound on the number of text fields of one index.
+const MAX_FIELDS: usize = 1024;
+
+/// Text analyzer of a full-text index (`WITH PARSER …`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Parser {
+    /// Words split on non-alphanumeric characters, lowercased.
+    Default,
+    /// 2- and 3-character grams of each lowercased word (for CJK and substring search).
+    Ngram,
+}
+
+impl Parser {
+    /// Parses a parser name: `default` (or empty) or `ngram`, case-insensitive.
+    pub fn from_name(name: &str) -> Result<Parser> {
+        match name.trim().to_ascii_lowercase().as_str() {
+            "" | "default" => Ok(Parser::Default),
+            "ngram" => Ok(Parser::Ngram),
+            other => Err(IndexError::InvalidOptions(format!(
+                "unknown full-text parser {other:?} (expected default or ngram)"
+            ))),
+        }
+    }
+
+    /// The name accepted by [`Parser::from_name`].
+    pub fn name(self) -> &'static str {
+        match self {
+            Parser::Default => "default",
+            Parser::Ngram => "ngram",
+        }
+    }
+
+    fn tokenizer_name(self) -> &'static str {
+        match self {
+            Parser::Default => TOKENIZER_DEFAULT,
+            Parser::Ngram => TOKENIZER_NGRAM,
+        }
+    }
+
+    fn analyzer(self) -> TextAnalyzer {
+        match self {
+            Parser::Default => TextAnalyzer::builder(SimpleTokenizer::default())
+                .filter(RemoveLongFilter::limit(MAX_TOKEN_BYTES))
+                .filter(LowerCaser)
+                .build(),
+            Parser::Ngram => TextAnalyzer::from(WordNgramTokenizer),
+        }
+    }
+}
+
+/// `MATCH … AGAINST (… IN NATURAL LANGUAGE MODE | IN BOOLEAN MODE)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MatchMode {
+    /// OR of the analyzed terms.
+    Natural,
+    /// MySQL boolean syntax subset (see module docs).
+    Boolean,
+}
+
+/// Tokenizes `text` with `parser`'s analyzer (what the index stores and searches).
+pub fn tokenize_with(parser: Parser, text: &str) -> Vec<String> {
+    tokens_with_positions(&mut parser.analyzer(), text)
+        .into_iter()
+        .map(|(_, t)| t)
+        .collect()
+}
+
+fn tokens_with_positions(analyzer: &mut TextAnalyzer, text: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    let mut ts = analyzer.token_stream(text);
+    while ts.advance() {
+        let t = ts.token();
+        out.push((t.position, t.text.clone()));
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------------------
+// Ngram tokenizer
+
+/// Lowercases, splits on non-alphanumeric characters, and emits every gram of
+/// `NGRAM_MIN..=NGRAM_MAX` characters of each word (words shorter than `NGRAM_MIN` are
+/// emitted whole). Unlike tantivy's `NgramTokenizer` it never builds grams across word
+/// boundaries.
+#[derive(Clone, Default)]
+struct WordNgramTokenizer;
+
+struct VecTokenStream {
+    tokens: Vec<Token>,
+    /// Number of `advance` calls so far; the current token is `tokens[cursor - 1]`.
+    cursor: usize,
+    empty: Token,
+}
+
+impl TokenStream for VecTokenStream {
+    fn advance(&mut self) -> bool {
+        if self.cursor < self.tokens.len() {
+            self.cursor += 1;
+            true
+        } else {
+            self.cursor = self.tokens.len() + 1;
+            false
+        }
+    }
+
+    fn token(&self) -> &Token {
+        self.cursor
+            .checked_sub(1)
+            .and_then(|i| self.tokens.get(i))
+            .unwrap_or(&self.empty)
+    }
+
+    fn token_mut(&mut self) -> &mut Token {
+        match self.cursor.checked_sub(1) {
+            Some(i) if i < self.tokens.len() => &mut self.tokens[i],
+            _ => &mut self.empty,
+        }
+    }
+}
+
+impl Tokenizer for WordNgramTokenizer {
+    type TokenStream<'a> = VecTokenStream;
+
+    fn token_stream<'a>(&'a mut self, text: &'a str) -> VecTokenStream {
+        let mut tokens = Vec::new();
+        let mut word: Vec<(usize, char)> = Vec::new();
+        let mut position = 0usize;
+        let mut flush = |word: &mut Vec<(usize, char)>, tokens: &mut Vec<Token>| {
+            if word.is_empty() {
+                return;
+            }
+            let end_of = |i: usize| -> usize {
+                let (off, c) = word[i];
+                off + c.len_utf8()
+            };
+            let n = word.len();
+            if n < NGRAM_MIN {
+                push_token(tokens, text, word[0].0, end_of(n - 1), &mut position);
+            } else {
+                for start in 0..n {
+                    for len in NGRAM_MIN..=NGRAM_MAX {
+                        if start + len > n {
+                            break;
+                        }
+                        push_token(
+                            tokens,
+                            text,
+                            word[start].0,
+                            end_of(start + len - 1),
+                            &mut position,
+                        );
+                    }
+                }
+            }
+            word.clear();
+        };
+        for (off, c) in text.char_indices() {
+            if c.is_alphanumeric() {
+                word.push((off, c));
+            } else {
+                flush(&mut word, &mut tokens);
+            }
+        }
+        flush(&mut word, &mut tokens);
+        VecTokenStream {
+            tokens,
+            cursor: 0,
+            empty: Token::default(),
+        }
+    }
+}
+
+fn push_token(tokens: &mut Vec<Token>, text: &str, from: usize, to: usize, position: &mut usize) {
+    let Some(slice) = text.get(from..to) else {
+        return;
+    };
+    tokens.push(Token {
+        offset_from: from,
+        offset_to: to,
+        position: *position,
+        text: slice.to_lowercase(),
+        position_length: 1,
+    });
+    *position += 1;
+}
+
+// ---------------------------------------------------------------------------------------
+// Boolean-mode query parsing
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Occ {
+    Must,
+    MustNot,
+    Should,
+}
+
+#[derive(Debug)]
+enum RawAtom {
+    Word { text: String, prefix: bool },
+    Phrase(String),
+    Group(Vec<(Occ, RawAtom)>),
+}
+
+/// Analyzed query tree shared by the tantivy translation and the exact matcher.
+#[derive(Debug)]
+enum Atom {
+    /// Tokens (with query positions); `prefix`: the last token is a prefix.
+    Terms {
+        tokens: Vec<(usize, String)>,
+        prefix: bool,
+    },
+    Group(Vec<(Occ, Atom)>),
+}
+
+fn parse_boolean(query: &str) -> Result<Vec<(Occ, RawAtom)>> {
+    let chars: Vec<char> = query.chars().collect();
+    let mut pos = 0usize;
+    let clauses = parse_group(&chars, &mut pos, 0)?;
+    if pos < chars.len() {
+        return Err(IndexError::Query(format!(
+            "unbalanced ')' at character {pos}"
+        )));
+    }
+    Ok(clauses)
+}
+
+fn is_op(c: char) -> bool {
+    matches!(c, '+' | '-' | '~' | '<' | '>')
+}
+
+fn parse_group(chars: &[char], pos: &mut usize, depth: usize) -> Result<Vec<(Occ, RawAtom)>> {
+    if depth > MAX_GROUP_DEPTH {
+        return Err(IndexError::Query(format!(
+            "parentheses nested deeper than {MAX_GROUP_DEPTH}"
+        )));
+    }
+    let mut clauses = Vec::new();
+    loop {
+        while *pos < chars.len() && chars[*pos].is_whitespace() {
+            *pos += 1;
+        }
+        let Some(&c) = chars.get(*pos) else {
+            if depth > 0 {
+                return Err(IndexError::Query("unbalanced '('".into()));
+            }
+            return Ok(clauses);
+        };
+        if c == ')' {
+            if depth == 0 {
+                return Ok(clauses); // caller reports the stray ')'
+            }
+            *pos += 1;
+            return Ok(clauses);
+        }
+        let mut occ = Occ::Should;
+        if is_op(c) {
+            occ = match c {
+                '+' => Occ::Must,
+                '-' => Occ::MustNot,
+                _ => Occ::Should,
+            };
+            *pos += 1;
+            match chars.get(*pos) {
+                Some(&n) if is_op(n) => {
+                    return Err(IndexError::Query(format!(
+                        "doubled operator '{c}{n}' at character {}",
+                        *pos - 1
+                    )))
+                }
+                // A lone operator applies to nothing.
+                None => continue,
+                Some(n) if n.is_whitespace() => continue,
+                _ => {}
+            }
+        }
+        let Some(&c) = chars.get(*pos) else {
+            continue;
+        };
+        match c {
+            '"' => {
+                let start = *pos + 1;
+                let Some(len) = chars[start..].iter().position(|&x| x == '"') else {
+                    return Err(IndexError::Query("unterminated '\"'".into()));
+                };
+                let text: String = chars[start..start + len].iter().collect();
+                *pos = start + len + 1;
+                clauses.push((occ, RawAtom::Phrase(text)));
+            }
+            '(' => {
+                *pos += 1;
+                let inner = parse_group(chars, pos, depth + 1)?;
+                clauses.push((occ, RawAtom::Group(inner)));
+            }
+            '@' => {
+                return Err(IndexError::Query(
+                    "the '@distance' operator is not supported".into(),
+                ))
+            }
+            ')' => {
+                if depth == 0 {
+                    return Ok(clauses);
+                }
+                // e.g. "(a +)": operator without atom.
+                continue;
+            }
+            _ => {
+                let start = *pos;
+                while *pos < chars.len() {
+                    let x = chars[*pos];
+                    if x.is_whitespace() || x == '"' || x == '(' || x == ')' {
+                        break;
+                    }
+                    *pos += 1;
+                }
+                let mut text: String = chars[start..*pos].iter().collect();
+                let prefix = text.ends_with('*');
+                while text.ends_with('*') {
+                    text.pop();
+                }
+                clauses.push((occ, RawAtom::Word { text, prefix }));
+            }
+        }
+    }
+}
+
+/// Analyzes raw atoms; atoms that produce no token are dropped.
+fn analyze(analyzer: &mut TextAnalyzer, raw: Vec<(Occ, RawAtom)>) -> Vec<(Occ, Atom)> {
+    let mut out = Vec::new();
+    for (occ, atom) in raw {
+        let atom = match atom {
+            RawAtom::Word { text, prefix } => Atom::Terms {
+                tokens: tokens_with_positions(analyzer, &text),
+                prefix,
+            },
+            RawAtom::Phrase(text) => Atom::Terms {
+                tokens: tokens_with_positions(analyzer, &text),
+                prefix: false,
+            },
+            RawAtom::Group(inner) => Atom::Group(analyze(analyzer, inner)),
+        };
+        let empty = match &atom {
+            Atom::Terms { tokens, .. } => tokens.is_empty(),
+            Atom::Group(c) => c.is_empty(),
+        };
+        if !empty {
+            out.push((occ, atom));
+        }
+    }
+    out
+}
+
+fn escape_regex(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 4);
+    for c in s.chars() {
+        if !c.is_alphanumeric() {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Boolean evaluation shared by the exact matcher: `atom_ok` decides single atoms.
+fn eval_clauses(clauses: &[(Occ, Atom)], atom_ok: &dyn Fn(&Atom) -> bool) -> bool {
+    let mut has_must = false;
+    let mut any_should = false;
+    let mut has_positive = false;
+    for (occ, atom) in clauses {
+        let ok = match atom {
+            Atom::Group(inner) => eval_clauses(inner, atom_ok),
+            a => atom_ok(a),
+        };
+        match occ {
+            Occ::Must => {
+                has_must = true;
+                has_positive = true;
+                if !ok {
+                    return false;
+                }
+            }
+            Occ::MustNot => {
+                if ok {
+                    return false;
+                }
+            }
+            Occ::Should => {
+                has_positive = true;
+                any_should |= ok;
+            }
+        }
+    }
+    has_positive && (has_must || any_should)
+}
+
+// ---------------------------------------------------------------------------------------
+// The index
+
+#[derive(Debug, Serialize, Deserialize)]
+struct BlobHeader {
+    n_fields: usize,
+    parser: Parser,
+}
+
+/// An in-memory BM25 full-text index over `n_fields` text fields, keyed by `u64`.
+/// `Send + Sync`: searches take `&self`; mutations take `&mut self`.
+pub struct FullTextIndex {
+    n_fields: usize,
+    parser: Parser,
+    index: Index,
+    reader: IndexReader,
+    writer: Option<IndexWriter<TantivyDocument>>,
+    key_field: Field,
+    text_fields: Vec<Field>,
+    analyzer: TextAnalyzer,
+}
+
+impl std::fmt::Debug for FullTextIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FullTextIndex")
+            .field("n_fields", &self.n_fields)
+            .field("parser", &self.parser)
+            .field("len", &self.len())
+            .field("pending_writes", &self.writer.is_some())
+            .finish()
+    }
+}
+
+fn text_field_name(i: usize) -> String {
+    format!("f{i}")
+}
+
+fn build_schema(n_fields: usize, parser: Parser) -> Schema {
+    let mut b = Schema::builder();
+    b.add_u64_field(KEY_FIELD, NumericOptions::default().set_indexed().set_fast());
+    let text = TextOptions::default().set_indexing_options(
+        TextFieldIndexing::default()
+            .set_tokenizer(parser.tokenizer_name())
+            .set_index_option(IndexRecordOption::WithFreqsAndPositions),
+    );
+    for i in 0..n_fields {
+        b.add_text_field(&text_field_name(i), text.clone());
+    }
+    b.build()
+}
+
+impl FullTextIndex {
+    /// Creates an empty index over `n_fields` (≥ 1) text fields.
+    pub fn new(n_fields: usize, parser: Parser) -> Result<Self> {
+        if n_fields == 0 || n_fields > MAX_FIELDS {
+            return Err(IndexError::InvalidOptions(format!(
+                "a full-text index needs 1..={MAX_FIELDS} fields, got {n_fields}"
+            )));
+        }
+        let index = Index::builder()
+            .schema(build_schema(n_fields, parser))
+            .create_in_ram()?;
+        Self::from_index(index, n_fields, parser)
+    }
+
+    fn from_index(index: Index, n_fields: usize, parser: Parser) -> Result<Self> {
+        index
+            .tokenizers()
+            .register(parser.tokenizer_name(), parser.analyzer());
+        let schema = index.schema();
+        let key_field = schema
+            .get_field(KEY_FIELD)
+            .map_err(|e| IndexError::Corrupt(format!("schema: {e}")))?;
+        if !matches!(schema.get_field_entry(key_field).field_type(), FieldType::U64(_)) {
+            return Err(IndexError::Corrupt("schema: key field is not u64".into()));
+        }
+        let mut text_fields = Vec::with_capacity(n_fields);
+        for i in 0..n_fields {
+            let f = schema
+                .get_field(&text_field_name(i))
+                .map_err(|e| IndexError::Corrupt(format!("schema: {e}")))?;
+            match schema.get_field_entry(f).field_type() {
+                FieldType::Str(opts)
+                    if opts
+                        .get_indexing_options()
+                        .is_some_and(|o| o.tokenizer() == parser.tokenizer_name()) => {}
+                _ => {
+                    return Err(IndexError::Corrupt(format!(
+                        "schema: field f{i} is not a text field analyzed by {}",
+                        parser.name()
+                    )))
+                }
+            }
+            text_fields.push(f);
+        }
+        if schema.num_fields() != n_fields + 1 {
+            return Err(IndexError::Corrupt(format!(
+                "schema has {} fields, expected {}",
+                schema.num_fields(),
+                n_fields + 1
+            )));
+        }
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()?;
+        Ok(Self {
+            n_fields,
+            parser,
+            index,
+            reader,
+            writer: None,
+            key_field,
+            text_fields,
+            analyzer: parser.analyzer(),
+        })
+    }
+
+    /// Number of text fields.
+    pub fn n_fields(&self) -> usize {
+        self.n_fields
+    }
+
+    /// The analyzer of this index.
+    pub fn parser(&self) -> Parser {
+        self.parser
+    }
+
+    /// Number of live documents visible to searches (as of the last commit).
+    pub fn len(&self) -> usize {
+        usize::try_from(self.reader.searcher().num_docs()).unwrap_or(usize::MAX)
+    }
+
+    /// True when no committed live document exists.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// True when upserts/removes are buffered and not yet committed.
+    pub fn has_pending(&self) -> bool {
+        self.writer.is_some()
+    }
+
+    fn writer(&mut self) -> Result<&IndexWriter<TantivyDocument>> {
+        if self.writer.is_none() {
+            let w = self
+                .index
+                .writer_with_num_threads(1, WRITER_MEMORY_BUDGET)?;
+            self.writer = Some(w);
+        }
+        match &self.writer {
+            Some(w) => Ok(w),
+            None => Err(IndexError::FullText(tantivy::TantivyError::InternalError(
+                "writer vanished".into(),
+            ))),
+        }
+    }
+
+    /// Replaces the document under `key` (buffered until [`commit`](Self::commit)).
+    /// `fields` must have exactly `n_fields` entries; `None` fields are not indexed.
+    pub fn upsert(&mut self, key: u64, fields: &[Option<&str>]) -> Result<()> {
+        if fields.len() != self.n_fields {
+            return Err(IndexError::InvalidDocument(format!(
+                "expected {} fields, got {}",
+                self.n_fields,
+                fields.len()
+            )));
+        }
+        let mut doc = TantivyDocument::default();
+        doc.add_u64(self.key_field, key);
+        for (f, v) in self.text_fields.iter().zip(fields) {
+            if let Some(v) = v {
+                doc.add_text(*f, v);
+            }
+        }
+        let term = Term::from_field_u64(self.key_field, key);
+        let w = self.writer()?;
+        w.delete_term(term);
+        w.add_document(doc)?;
+        Ok(())
+    }
+
+    /// Removes the document under `key`, if any (buffered until commit).
+    pub fn remove(&mut self, key: u64) -> Result<()> {
+        let term = Term::from_field_u64(self.key_field, key);
+        self.writer()?.delete_term(term);
+        Ok(())
+    }
+
+    /// Makes buffered operations searchable. Waits for any segment merge the commit
+    /// triggers, then releases the writer.
+    pub fn commit(&mut self) -> Result<()> {
+        if let Some(mut w) = self.writer.take() {
+            w.commit()?;
+            w.wait_merging_threads()?;
+            self.reader.reload()?;
+        }
+        Ok(())
+    }
+
+    fn build_query(&self, query: &str, mode: MatchMode) -> Result<Option<Box<dyn Query>>> {
+        let mut analyzer = self.analyzer.clone();
+        match mode {
+            MatchMode::Natural => {
+                let mut seen = HashSet::new();
+                let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+                for (_, tok) in tokens_with_positions(&mut analyzer, query) {
+                    if !seen.insert(tok.clone()) {
+                        continue;
+                    }
+                    for f in &self.text_fields {
+                        clauses.push((Occur::Should, self.term_query(*f, &tok)));
+                    }
+                }
+                if clauses.is_empty() {
+                    return Ok(None);
+                }
+                Ok(Some(Box::new(BooleanQuery::new(clauses))))
+            }
+            MatchMode::Boolean => {
+                let clauses = analyze(&mut analyzer, parse_boolean(query)?);
+                self.group_query(&clauses)
+            }
+        }
+    }
+
+    fn term_query(&self, field: Field, tok: &str) -> Box<dyn Query> {
+        Box::new(TermQuery::new(
+            Term::from_field_text(field, tok),
+            IndexRecordOption::WithFreqs,
+        ))
+    }
+
+    fn group_query(&self, clauses: &[(Occ, Atom)]) -> Result<Option<Box<dyn Query>>> {
+        let mut out: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        for (occ, atom) in clauses {
+            let q = match atom {
+                Atom::Group(inner) => self.group_query(inner)?,
+                Atom::Terms { tokens, prefix } => self.terms_query(tokens, *prefix)?,
+            };
+            let Some(q) = q else { continue };
+            let occur = match occ {
+                Occ::Must => Occur::Must,
+                Occ::MustNot => Occur::MustNot,
+                Occ::Should => Occur::Should,
+            };
+            out.push((occur, q));
+        }
+        if out.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(Box::new(BooleanQuery::new(out))))
+    }
+
+    /// One atom over all fields: OR of its per-field queries.
+    fn terms_query(&self, tokens: &[(usize, String)], prefix: bool) -> Result<Option<Box<dyn Query>>> {
+        let Some(((_, last), init)) = tokens.split_last() else {
+            return Ok(None);
+        };
+        let mut per_field: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        for &f in &self.text_fields {
+            let q: Box<dyn Query> = if prefix {
+                let re: Box<dyn Query> = Box::new(RegexQuery::from_pattern(
+                    &format!("{}.*", escape_regex(last)),
+                    f,
+                )?);
+                if init.is_empty() {
+                    re
+                } else {
+                    let mut c: Vec<(Occur, Box<dyn Query>)> = init
+                        .iter()
+                        .map(|(_, t)| (Occur::Must, self.term_query(f, t)))
+                        .collect();
+                    c.push((Occur::Must, re));
+                    Box::new(BooleanQuery::new(c))
+                }
+            } else if init.is_empty() {
+                self.term_query(f, last)
+            } else {
+                match self.parser {
+                    Parser::Default => {
+                        let base = tokens[0].0;
+                        Box::new(PhraseQuery::new_with_offset(
+                            tokens
+                                .iter()
+                                .map(|(p, t)| (p.saturating_sub(base), Term::from_field_text(f, t)))
+                                .collect(),
+                        ))
+                    }
+                    Parser::Ngram => Box::new(BooleanQuery::new(
+                        tokens
+                            .iter()
+                            .map(|(_, t)| (Occur::Must, self.term_query(f, t)))
+                            .collect(),
+                    )),
+                }
+            };
+            per_field.push((Occur::Should, q));
+        }
+        if per_field.len() == 1 {
+            return Ok(per_field.pop().map(|(_, q)| q));
+        }
+        Ok(Some(Box::new(BooleanQuery::new(per_field))))
+    }
+
+    /// Searches committed documents: `(key, BM25 score)` by descending score (ties by
+    /// key), at most `limit`. An empty or all-negative query returns nothing.
+    pub fn search(&self, query: &str, mode: MatchMode, limit: usize) -> Result<Vec<(u64, f32)>> {
+        let Some(q) = self.build_query(query, mode)? else {
+            return Ok(Vec::new());
+        };
+        let searcher = self.reader.searcher();
+        let total = usize::try_from(searcher.num_docs()).unwrap_or(usize::MAX);
+        let limit = limit.min(total);
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        let top = searcher.search(&q, &TopDocs::with_limit(limit))?;
+        let mut columns = HashMap::new();
+        let mut out = Vec::with_capacity(top.len());
+        for (score, addr) in top {
+            let col = match columns.entry(addr.segment_ord) {
+                std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+                std::collections::hash_map::Entry::Vacant(e) => e.insert(
+                    searcher
+                        .segment_reader(addr.segment_ord)
+                        .fast_fields()
+                        .u64(KEY_FIELD)?,
+                ),
+            };
+            let Some(key) = col.first(addr.doc_id) else {
+                return Err(IndexError::FullText(tantivy::TantivyError::InternalError(
+                    format!("document {addr:?} has no key"),
+                )));
+            };
+            out.push((key, score));
+        }
+        out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        Ok(out)
+    }
+
+    /// Tokenizes `text` with this index's analyzer.
+    pub fn tokenize(&self, text: &str) -> Vec<String> {
+        tokens_with_positions(&mut self.analyzer.clone(), text)
+            .into_iter()
+            .map(|(_, t)| t)
+            .collect()
+    }
+
+    /// Exact evaluation of `query` against `fields` with the same analyzer and the same
+    /// semantics as [`search`](Self::search) (for rows not indexed yet). A malformed
+    /// boolean query matches nothing.
+    pub fn matches_text(&self, fields: &[Option<&str>], query: &str, mode: MatchMode) -> bool {
+        let mut analyzer = self.analyzer.clone();
+        let docs: Vec<Vec<(usize, String)>> = fields
+            .iter()
+            .flatten()
+            .map(|t| tokens_with_positions(&mut analyzer, t))
+            .collect();
+        match mode {
+            MatchMode::Natural => {
+                let q: HashSet<String> = tokens_with_positions(&mut analyzer, query)
+                    .into_iter()
+                    .map(|(_, t)| t)
+                    .collect();
+                docs.iter().flatten().any(|(_, t)| q.contains(t))
+            }
+            MatchMode::Boolean => {
+                let Ok(raw) = parse_boolean(query) else {
+                    return false;
+                };
+                let clauses = analyze(&mut analyzer, raw);
+                let sets: Vec<BTreeSet<&str>> = docs
+                    .iter()
+                    .map(|d| d.iter().map(|(_, t)| t.as_str()).collect())
+                    .collect();
+                let parser = self.parser;
+                let atom_ok = |atom: &Atom| -> bool {
+                    let Atom::Terms { tokens, prefix } = atom else {
+                        return false;
+                    };
+                    docs.iter().zip(&sets).any(|(doc, set)| {
+                        field_matches(parser, doc, set, tokens, *prefix)
+                    })
+                };
+                eval_clauses(&clauses, &atom_ok)
+            }
+        }
+    }
+
+    /// Commits, then serializes every file of the index (meta.json, the managed-file
+    /// list and all segment files) into one checksummed blob.
+    pub fn to_bytes(&mut self) -> Result<Vec<u8>> {
+        self.commit()?;
+        let dir = self.index.directory();
+        let mut names: BTreeSet<PathBuf> = BTreeSet::new();
+        names.insert(PathBuf::from("meta.json"));
+        names.insert(PathBuf::from(".managed.json"));
+        for seg in self.index.searchable_segment_metas()? {
+            names.extend(seg.list_files());
+        }
+        let header = serde_json::to_vec(&BlobHeader {
+            n_fields: self.n_fields,
+            parser: self.parser,
+        })
+        .map_err(|e| IndexError::Corrupt(format!("encoding header: {e}")))?;
+        let mut files = Vec::new();
+        for name in names {
+            let exists = dir
+                .exists(&name)
+                .map_err(|e| tantivy::TantivyError::from(e))?;
+            if !exists {
+                continue;
+            }
+            let data = dir
+                .atomic_read(&name)
+                .map_err(|e| tantivy::TantivyError::from(e))?;
+            let name = name.to_str().map(str::to_owned).ok_or_else(|| {
+                IndexError::FullText(tantivy::TantivyError::InternalError(format!(
+                    "non-UTF-8 file name {name:?}"
+                )))
+            })?;
+            files.push((name, data));
+        }
+        let mut payload = Vec::new();
+        codec::put_bytes(&mut payload, &header);
+        payload.extend_from_slice(&(files.len() as u64).to_le_bytes());
+        for (name, data) in &files {
+            codec::put_bytes(&mut payload, name.as_bytes());
+            codec::put_bytes(&mut payload, data);
+        }
+        Ok(codec::seal(MAGIC, FORMAT_VERSION, &payload))
+    }
+
+    /// Rebuilds an index from [`to_bytes`](Self::to_bytes) output. Garbage, truncated
+    /// or mismatching bytes yield [`IndexError::Corrupt`].
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        let payload = codec::unseal(MAGIC, FORMAT_VERSION, bytes)?;
+        let mut r = Reader::new(payload);
+        let n = r.len_u64()?;
+        let header: BlobHeader = serde_json::from_slice(r.take(n)?)
+            .map_err(|e| IndexError::Corrupt(format!("header: {e}")))?;
+        if header.n_fields == 0 || header.n_fields > MAX_FIELDS {
+            return Err(IndexError::Corrupt(format!(
+                "header: bad field count {}",
+                header.n_fields
+            )));
+        }
+        let count = r.len_u64()?;
+        let dir = RamDirectory::create();
+        let mut seen = HashSet::new();
+        for _ in 0..count {
+            let n = r.len_u64()?;
+            let name = std::str::from_utf8(r.take(n)?)
+                .map_err(|_| IndexError::Corrupt("non-UTF-8 file name".into()))?;
+            if name.is_empty()
+                || name.contains(['/', '\\'])
+                || name == "."
+                || name == ".."
+                || !seen.insert(name.to_owned())
+            {
+                return Err(IndexError::Corrupt(format!("bad file name {name:?}")));
+            }
+            let n = r.len_u64()?;
+            let data = r.take(n)?;
+            dir.atomic_write(Path::new(name), data)
+                .map_err(|e| IndexError::Corrupt(format!("writing {name}: {e}")))?;
+        }
+        if !r.is_empty() {
+            return Err(IndexError::Corrupt("trailing bytes in payload".into()));
+        }
+        if !seen.contains("meta.json") {
+            return Err(IndexError::Corrupt("meta.json missing".into()));
+        }
+        let index = Index::open(dir).map_err(|e| IndexError::Corrupt(format!("open: {e}")))?;
+        Self::from_index(index, header.n_fields, header.parser)
+    }
+}
+
+/// Does one field (its analyzed tokens) match one atom?
+fn field_matches(
+    parser: Parser,
+    doc: &[(usize, String)],
+    set: &BTreeSet<&str>,
+    tokens: &[(usize, String)],
+    prefix: bool,
+) -> bool {
+    let Some(((_, last), init)) = tokens.split_last() else {
+        return false;
+    };
+    if prefix {
+        return init.iter().all(|(_, t)| set.contains(t.as_str()))
+            && set
+                .range::<str, _>((std::ops::Bound::Included(last.as_str()), std::ops::Bound::Unbounded))
+                .next()
+                .is_some_and(|t| t.starts_with(last.as_str()));
+    }
+    if init.is_empty() || parser == Parser::Ngram {
+        return tokens.iter().all(|(_, t)| set.contains(t.as_str()));
+    }
+    // Phrase: tokens at the same relative positions.
+    let at: HashMap<usize, &str> = doc.iter().map(|(p, t)| (*p, t.as_str())).collect();
+    let base = tokens[0].0;
+    doc.iter().any(|(start, t)| {
+        t == &tokens[0].1
+            && tokens.iter().all(|(p, tok)| {
+                at.get(&(start + p.saturating_sub(base)))
+                    .is_some_and(|d| *d == tok)
+            })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn assert_send_sync<T: Send + Sync>() {}
+
+    #[test]
+    fn is_send_sync() {
+        assert_send_sync::<FullTextIndex>();
+    }
+
+    #[test]
+    fn parser_names() {
+        assert_eq!(Parser::from_name("ngram").unwrap(), Parser::Ngram);
+        assert_eq!(Parser::from_name("NGRAM").unwrap(), Parser::Ngram);
+        assert_eq!(Parser::from_name("default").unwrap(), Parser::Default);
+        assert!(Parser::from_name("json").is_err());
+    }
+
+    #[test]
+    fn analyzers() {
+        assert_eq!(
+            tokenize_with(Parser::Default, "Hello, Rust-DB world!"),
+            vec!["hello", "rust", "db", "world"]
+        );
+        assert_eq!(
+            tokenize_with(Parser::Ngram, "Tab a"),
+            vec!["ta", "tab", "ab", "a"]
+        );
+        assert_eq!(
+            tokenize_with(Parser::Ngram, "数据库"),
+            vec!["数据", "数据库", "据库"]
+        );
+    }
+
+    #[test]
+    fn boolean_parser_errors() {
+        for q in ["\"abc", "(a b", "a b)", "++a", "a @3", "+-a"] {
+            assert!(
+                matches!(parse_boolean(q), Err(IndexError::Query(_))),
+                "{q} should be malformed"
+            );
+        }
+        for q in ["", "a", "+a -b c*", "\"a b\" +(c d) -e", "+ a", "a -"] {
+            assert!(parse_boolean(q).is_ok(), "{q} should parse");
+        }
+    }
+}

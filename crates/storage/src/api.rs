@@ -1,0 +1,258 @@
+//! The storage contract: what every backend (the embedded redb engine today, a
+//! PostgreSQL backend shared by several compute nodes later) must provide.
+//!
+//! Nothing above this trait may assume one process. Everything a caller needs
+//! — snapshots, commit timestamps, row locks, the change log, leases and
+//! consumer low watermarks — goes through [`Storage`] and [`Transaction`].
+//!
+//! # Contract
+//! * **Timestamps.** Every commit gets a commit timestamp strictly greater than
+//!   every earlier one. [`Storage::latest_ts`] is the newest commit whose writes
+//!   *and* change-log entries are fully visible; a transaction begun after a
+//!   commit returned sees that commit.
+//! * **Reads.** Plain reads in a transaction see the snapshot at its
+//!   `start_ts` plus the transaction's own writes. *Locking* reads (`get` with
+//!   `lock = true`, and every write) take the row lock first and then read the
+//!   **latest committed** version ("current read", as InnoDB does), so
+//!   concurrent read-modify-write statements never lose updates.
+//! * **Locks.** Pessimistic, exclusive, per `(table, key)`, held until commit
+//!   or rollback. A wait that would close a cycle in the wait-for graph fails
+//!   at once with [`StorageError::Deadlock`] (MySQL 1213) for the requester; a
+//!   wait longer than [`TxnOptions::lock_wait_timeout`] fails with
+//!   [`StorageError::LockWaitTimeout`] (MySQL 1205). Neither ends the
+//!   transaction: the caller rolls back the statement (see savepoints).
+//! * **Atomicity.** [`Transaction::savepoint`] / [`Transaction::rollback_to`]
+//!   undo the writes made after the savepoint (the SQL layer takes one per
+//!   statement, so a failed statement writes nothing). Locks stay held.
+//! * **Durability.** When [`Transaction::commit`] returns `Ok(ts)`, the writes
+//!   and their change-log entries are on stable storage (fsync): a process
+//!   killed right after loses nothing, and a transaction that did not return
+//!   from commit is either wholly present or wholly absent after restart.
+//! * **Change log.** Each committed write of a table produces one [`Change`]
+//!   (the net effect per key per transaction), readable with
+//!   [`Storage::changes`] in `(commit_ts, seq)` order, exactly when the
+//!   transaction is visible.
+//! * **GC.** Old row versions are dropped once no open transaction's snapshot
+//!   needs them; change-log entries are dropped once they are older than every
+//!   registered consumer's low watermark (and than every open snapshot).
+//!   A table with no consumer keeps no change log older than the oldest open
+//!   snapshot.
+//! * **Threads.** `Storage` is `Send + Sync` and shared by `Arc`; a
+//!   `Transaction` is used by one thread at a time (`Send`, not `Sync`).
+
+use std::ops::Bound;
+
+/// Commit / snapshot timestamp. 0 means "before everything".
+pub type Ts = u64;
+/// A storage-level table (user tables, index tables and system tables alike).
+pub type TableId = u64;
+/// Transaction identifier, unique for the life of the storage.
+pub type TxnId = u64;
+
+/// Result alias for storage calls.
+pub type Result<T, E = StorageError> = std::result::Result<T, E>;
+
+/// Storage errors. The SQL layer maps them to MySQL codes.
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
+pub enum StorageError {
+    /// Lock wait would form a cycle (MySQL 1213).
+    #[error("Deadlock found when trying to get lock; try restarting transaction")]
+    Deadlock,
+    /// Lock wait exceeded the configured timeout (MySQL 1205).
+    #[error("Lock wait timeout exceeded; try restarting transaction")]
+    LockWaitTimeout,
+    /// The transaction was already committed/rolled back, or poisoned.
+    #[error("transaction is no longer active: {0}")]
+    TxnClosed(String),
+    /// A lease is held by someone else.
+    #[error("lease {name} is held by {holder}")]
+    LeaseHeld { name: String, holder: String },
+    /// Durable I/O failed; the storage is poisoned and refuses further writes.
+    #[error("storage I/O error: {0}")]
+    Io(String),
+    /// Stored bytes could not be decoded.
+    #[error("storage corruption: {0}")]
+    Corrupt(String),
+    /// A change-log range was requested that GC already removed.
+    #[error("change log for table {table} before ts {gc_ts} was garbage-collected")]
+    ChangesGone { table: TableId, gc_ts: Ts },
+}
+
+/// Options for [`Storage::begin`].
+#[derive(Debug, Clone)]
+pub struct TxnOptions {
+    /// How long a lock request may wait before [`StorageError::LockWaitTimeout`].
+    pub lock_wait_timeout: std::time::Duration,
+    /// A read-only transaction takes no locks and cannot write.
+    pub read_only: bool,
+}
+
+impl Default for TxnOptions {
+    fn default() -> Self {
+        Self {
+            lock_wait_timeout: std::time::Duration::from_secs(50),
+            read_only: false,
+        }
+    }
+}
+
+/// What a committed write did to one key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ChangeKind {
+    /// The key did not exist before the transaction and exists after it.
+    Insert,
+    /// The key existed before and after (value replaced).
+    Update,
+    /// The key existed before and not after.
+    Delete,
+}
+
+/// One committed change, the net effect of one transaction on one key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    /// Commit timestamp of the transaction that made the change.
+    pub commit_ts: Ts,
+    /// Position inside the transaction's changes to this table (0-based).
+    pub seq: u32,
+    pub kind: ChangeKind,
+    pub key: Vec<u8>,
+    /// Value before the transaction (`None` for Insert).
+    pub old: Option<Vec<u8>>,
+    /// Value after the transaction (`None` for Delete).
+    pub new: Option<Vec<u8>>,
+}
+
+/// A batch of changes from [`Storage::changes`].
+#[derive(Debug, Clone, Default)]
+pub struct ChangeBatch {
+    pub changes: Vec<Change>,
+    /// `Some((ts, seq))` when the batch was cut by `limit`: pass it as
+    /// `resume` to continue. A transaction's changes may span batches.
+    pub resume: Option<(Ts, u32)>,
+}
+
+/// Counters reported by [`Storage::gc`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GcStats {
+    pub versions_removed: u64,
+    pub changes_removed: u64,
+}
+
+/// A shared storage: embedded engine or (later) a remote backend.
+pub trait Storage: Send + Sync + 'static {
+    /// Begin a transaction whose snapshot is `latest_ts()` at this instant.
+    fn begin(&self, opts: TxnOptions) -> Result<Box<dyn Transaction>>;
+
+    /// Newest fully visible commit timestamp.
+    fn latest_ts(&self) -> Ts;
+
+    /// Committed changes of `table` with `from < commit_ts <= to`, in
+    /// `(commit_ts, seq)` order, at most `limit` entries. `resume` continues
+    /// a batch cut by `limit` (exclusive of the given position).
+    /// `to` is clamped to [`Storage::latest_ts`]; `limit = 0` returns an
+    /// empty batch. Fails with [`StorageError::ChangesGone`] when `from` is
+    /// below the table's change-log GC horizon.
+    fn changes(
+        &self,
+        table: TableId,
+        from: Ts,
+        to: Ts,
+        resume: Option<(Ts, u32)>,
+        limit: usize,
+    ) -> Result<ChangeBatch>;
+
+    /// Rows of `table` visible at snapshot `ts` with key strictly greater than
+    /// `after` (or from the start), in key order, at most `limit` rows.
+    /// `ts` must not be older than the GC horizon (hold a transaction or a
+    /// consumer registration to keep it); an older `ts` fails with
+    /// [`StorageError::ChangesGone`] carrying the horizon.
+    fn snapshot_scan(
+        &self,
+        table: TableId,
+        ts: Ts,
+        after: Option<&[u8]>,
+        limit: usize,
+    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>>;
+
+    /// Register (or move) a change consumer's low watermark for `table`:
+    /// the change log above `low_watermark` and the row versions visible at
+    /// `low_watermark` are kept until it moves or is unregistered.
+    fn set_consumer_watermark(&self, consumer: &str, table: TableId, low_watermark: Ts);
+
+    /// Remove a consumer registration.
+    fn remove_consumer(&self, consumer: &str);
+
+    /// Drop everything stored for `table` (rows and change log), once no
+    /// transaction still writes it. Used when a table or hidden index table
+    /// is dropped for good. Durable on return.
+    fn purge_table(&self, table: TableId) -> Result<()>;
+
+    /// Try to take or renew the named lease for `holder` for `ttl`. Returns
+    /// `Ok(true)` when `holder` holds it after the call, `Ok(false)` when
+    /// another holder's unexpired lease stands.
+    fn try_lease(&self, name: &str, holder: &str, ttl: std::time::Duration) -> Result<bool>;
+
+    /// Give up a lease if `holder` has it.
+    fn release_lease(&self, name: &str, holder: &str);
+
+    /// Reclaim row versions and change-log entries nobody needs.
+    fn gc(&self) -> Result<GcStats>;
+
+    /// Allocate a fresh, never reused id from the named durable sequence
+    /// (table ids, job ids). Durable on return.
+    fn next_id(&self, sequence: &str) -> Result<u64>;
+}
+
+/// One transaction. Dropping it without commit rolls it back.
+pub trait Transaction: Send {
+    fn id(&self) -> TxnId;
+    /// Snapshot timestamp.
+    fn start_ts(&self) -> Ts;
+
+    /// Read one key. `lock = true` takes the row lock and reads the latest
+    /// committed version (plus own writes).
+    fn get(&mut self, table: TableId, key: &[u8], lock: bool) -> Result<Option<Vec<u8>>>;
+
+    /// Range read in key order over the snapshot merged with own writes.
+    /// `limit = usize::MAX` for all.
+    fn scan(
+        &mut self,
+        table: TableId,
+        start: Bound<Vec<u8>>,
+        end: Bound<Vec<u8>>,
+        limit: usize,
+    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>>;
+
+    /// Take the exclusive row lock on `(table, key)` without reading.
+    fn lock(&mut self, table: TableId, key: &[u8]) -> Result<()>;
+
+    /// Write a value (locks the row first). Returns the previous value
+    /// (latest committed or own write).
+    fn put(&mut self, table: TableId, key: &[u8], value: Vec<u8>) -> Result<Option<Vec<u8>>>;
+
+    /// Delete a key (locks the row first). Returns the previous value.
+    fn delete(&mut self, table: TableId, key: &[u8]) -> Result<Option<Vec<u8>>>;
+
+    /// Mark the current write position.
+    fn savepoint(&mut self) -> Savepoint;
+    /// Undo writes made after `sp` (locks stay held).
+    fn rollback_to(&mut self, sp: Savepoint);
+
+    /// Whether this transaction has written anything.
+    fn has_writes(&self) -> bool;
+
+    /// Commit durably; returns the commit timestamp (a read-only or empty
+    /// transaction returns its start_ts and writes nothing).
+    fn commit(self: Box<Self>) -> Result<Ts>;
+    /// Roll back and release locks.
+    fn rollback(self: Box<Self>);
+}
+
+/// Opaque write-position marker from [`Transaction::savepoint`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Savepoint(pub usize);
+
+/// Convenience: both bounds unbounded.
+pub fn full_range() -> (Bound<Vec<u8>>, Bound<Vec<u8>>) {
+    (Bound::Unbounded, Bound::Unbounded)
+}

@@ -1,0 +1,249 @@
+//! redb persistence: the one file that makes the embedded backend durable.
+//!
+//! Owns the table layout inside redb and every write transaction against it.
+//! Rows are stored as `table_id BE ++ key -> commit_ts BE ++ value` (latest
+//! version only); the change log as `(table, commit_ts, seq) -> encoded
+//! change`. Every write here commits with `Durability::Immediate` (fsync).
+//!
+//! This module must never hold in-memory state of its own or decide
+//! visibility: it stores what the engine hands it and reports every redb
+//! failure as [`StorageError::Io`].
+
+use std::collections::HashMap;
+use std::fmt::Display;
+use std::path::Path;
+
+use redb::{Database, Durability, ReadableTable, TableDefinition, WriteTransaction};
+
+use super::changelog;
+use crate::api::{Change, ChangeKind, Result, StorageError, TableId, Ts};
+
+/// Latest row versions: `table BE ++ key -> commit_ts BE ++ value`.
+pub(super) const ROWS: TableDefinition<&[u8], &[u8]> = TableDefinition::new("rows");
+/// Change log: `(table, commit_ts, seq) -> encoded change`.
+pub(super) const CHANGES: TableDefinition<(u64, u64, u32), &[u8]> = TableDefinition::new("changes");
+/// Scalar counters (`commit_ts`).
+pub(super) const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
+/// Named id sequences: name -> last allocated id.
+pub(super) const SEQUENCES: TableDefinition<&str, u64> = TableDefinition::new("sequences");
+/// Per table: commit ts of the last transaction that wrote it.
+pub(super) const TABLE_TS: TableDefinition<u64, u64> = TableDefinition::new("table_ts");
+/// Per table: change-log GC horizon (entries `<=` it are gone).
+pub(super) const CHANGE_GC: TableDefinition<u64, u64> = TableDefinition::new("change_gc");
+/// Consumer low watermarks: `(consumer, table) -> ts`.
+pub(super) const WATERMARKS: TableDefinition<(&str, u64), u64> = TableDefinition::new("watermarks");
+/// Leases: name -> encoded (holder, expiry in ms since the Unix epoch).
+pub(super) const LEASES: TableDefinition<&str, &[u8]> = TableDefinition::new("leases");
+
+const META_COMMIT_TS: &str = "commit_ts";
+const DB_FILE: &str = "tributary.redb";
+
+/// Map any redb error to the sticky I/O error.
+pub(super) fn io(e: impl Display) -> StorageError {
+    StorageError::Io(e.to_string())
+}
+
+/// Key of a row in [`ROWS`].
+pub(super) fn row_key(table: TableId, key: &[u8]) -> Vec<u8> {
+    let mut k = Vec::with_capacity(8 + key.len());
+    k.extend_from_slice(&table.to_be_bytes());
+    k.extend_from_slice(key);
+    k
+}
+
+/// Split a [`ROWS`] key into `(table, key)`.
+fn split_row_key(k: &[u8]) -> Result<(TableId, Vec<u8>)> {
+    let (t, rest) = split_u64(k).ok_or_else(|| StorageError::Corrupt("short row key".into()))?;
+    Ok((t, rest.to_vec()))
+}
+
+/// Split a leading big-endian u64 off `b`.
+pub(super) fn split_u64(b: &[u8]) -> Option<(u64, &[u8])> {
+    let (head, rest) = b.split_first_chunk::<8>()?;
+    Some((u64::from_be_bytes(*head), rest))
+}
+
+/// Everything loaded from disk at open.
+#[derive(Debug, Default)]
+pub(super) struct Loaded {
+    pub commit_ts: Ts,
+    /// `(table, key, commit_ts, value)` of every live row.
+    pub rows: Vec<(TableId, Vec<u8>, Ts, Vec<u8>)>,
+    pub table_ts: HashMap<TableId, Ts>,
+    pub watermarks: Vec<(String, TableId, Ts)>,
+}
+
+/// The redb database.
+pub(super) struct Durable {
+    pub db: Database,
+}
+
+impl Durable {
+    /// Open (or create) the database in `dir` and load its contents.
+    pub fn open(dir: &Path) -> Result<(Self, Loaded)> {
+        std::fs::create_dir_all(dir).map_err(io)?;
+        let db = Database::create(dir.join(DB_FILE)).map_err(io)?;
+        let me = Self { db };
+        // Make sure every table exists so read transactions never see
+        // `TableDoesNotExist`.
+        let w = me.begin_write()?;
+        {
+            w.open_table(ROWS).map_err(io)?;
+            w.open_table(CHANGES).map_err(io)?;
+            w.open_table(META).map_err(io)?;
+            w.open_table(SEQUENCES).map_err(io)?;
+            w.open_table(TABLE_TS).map_err(io)?;
+            w.open_table(CHANGE_GC).map_err(io)?;
+            w.open_table(WATERMARKS).map_err(io)?;
+            w.open_table(LEASES).map_err(io)?;
+        }
+        w.commit().map_err(io)?;
+        let loaded = me.load()?;
+        Ok((me, loaded))
+    }
+
+    /// A write transaction that fsyncs on commit.
+    pub fn begin_write(&self) -> Result<WriteTransaction> {
+        let mut w = self.db.begin_write().map_err(io)?;
+        w.set_durability(Durability::Immediate);
+        Ok(w)
+    }
+
+    fn load(&self) -> Result<Loaded> {
+        let r = self.db.begin_read().map_err(io)?;
+        let mut out = Loaded::default();
+        let meta = r.open_table(META).map_err(io)?;
+        out.commit_ts = meta
+            .get(META_COMMIT_TS)
+            .map_err(io)?
+            .map(|g| g.value())
+            .unwrap_or(0);
+        let rows = r.open_table(ROWS).map_err(io)?;
+        for item in rows.iter().map_err(io)? {
+            let (k, v) = item.map_err(io)?;
+            let (table, key) = split_row_key(k.value())?;
+            let (ts, value) = split_u64(v.value())
+                .ok_or_else(|| StorageError::Corrupt("short row value".into()))?;
+            out.rows.push((table, key, ts, value.to_vec()));
+        }
+        let tts = r.open_table(TABLE_TS).map_err(io)?;
+        for item in tts.iter().map_err(io)? {
+            let (k, v) = item.map_err(io)?;
+            out.table_ts.insert(k.value(), v.value());
+        }
+        let wms = r.open_table(WATERMARKS).map_err(io)?;
+        for item in wms.iter().map_err(io)? {
+            let (k, v) = item.map_err(io)?;
+            let (consumer, table) = k.value();
+            out.watermarks
+                .push((consumer.to_string(), table, v.value()));
+        }
+        Ok(out)
+    }
+
+    /// Persist one transaction: rows, change-log entries, table ts and the
+    /// commit ts counter, in one fsynced redb transaction.
+    pub fn commit(&self, ts: Ts, changes: &[(TableId, Change)]) -> Result<()> {
+        let w = self.begin_write()?;
+        {
+            let mut rows = w.open_table(ROWS).map_err(io)?;
+            let mut log = w.open_table(CHANGES).map_err(io)?;
+            let mut tts = w.open_table(TABLE_TS).map_err(io)?;
+            let mut meta = w.open_table(META).map_err(io)?;
+            let mut last_table = None;
+            let mut value_buf = Vec::new();
+            for (table, ch) in changes {
+                let rk = row_key(*table, &ch.key);
+                match (&ch.kind, &ch.new) {
+                    (ChangeKind::Delete, _) | (_, None) => {
+                        rows.remove(rk.as_slice()).map_err(io)?;
+                    }
+                    (_, Some(v)) => {
+                        value_buf.clear();
+                        value_buf.extend_from_slice(&ts.to_be_bytes());
+                        value_buf.extend_from_slice(v);
+                        rows.insert(rk.as_slice(), value_buf.as_slice())
+                            .map_err(io)?;
+                    }
+                }
+                let enc = changelog::encode(ch);
+                log.insert((*table, ts, ch.seq), enc.as_slice())
+                    .map_err(io)?;
+                if last_table != Some(*table) {
+                    tts.insert(*table, ts).map_err(io)?;
+                    last_table = Some(*table);
+                }
+            }
+            meta.insert(META_COMMIT_TS, ts).map_err(io)?;
+        }
+        w.commit().map_err(io)
+    }
+
+    /// Remove rows, change log and bookkeeping of `table`.
+    pub fn purge_table(&self, table: TableId) -> Result<()> {
+        let w = self.begin_write()?;
+        {
+            let mut rows = w.open_table(ROWS).map_err(io)?;
+            let start = table.to_be_bytes().to_vec();
+            match table.checked_add(1) {
+                Some(next) => {
+                    let end = next.to_be_bytes().to_vec();
+                    rows.retain_in(start.as_slice()..end.as_slice(), |_, _| false)
+                        .map_err(io)?;
+                }
+                None => {
+                    rows.retain_in(start.as_slice().., |_, _| false)
+                        .map_err(io)?;
+                }
+            }
+            let mut log = w.open_table(CHANGES).map_err(io)?;
+            log.retain_in((table, 0, 0)..=(table, u64::MAX, u32::MAX), |_, _| false)
+                .map_err(io)?;
+            w.open_table(TABLE_TS)
+                .map_err(io)?
+                .remove(table)
+                .map_err(io)?;
+            w.open_table(CHANGE_GC)
+                .map_err(io)?
+                .remove(table)
+                .map_err(io)?;
+        }
+        w.commit().map_err(io)
+    }
+
+    /// Persist (or move) a consumer watermark.
+    pub fn set_watermark(&self, consumer: &str, table: TableId, ts: Ts) -> Result<()> {
+        let w = self.begin_write()?;
+        w.open_table(WATERMARKS)
+            .map_err(io)?
+            .insert((consumer, table), ts)
+            .map_err(io)?;
+        w.commit().map_err(io)
+    }
+
+    /// Remove every watermark of `consumer`.
+    pub fn remove_consumer(&self, consumer: &str) -> Result<()> {
+        let w = self.begin_write()?;
+        w.open_table(WATERMARKS)
+            .map_err(io)?
+            .retain(|(c, _), _| c != consumer)
+            .map_err(io)?;
+        w.commit().map_err(io)
+    }
+
+    /// Allocate the next id of a named sequence (first id is 1).
+    pub fn next_id(&self, sequence: &str) -> Result<u64> {
+        let w = self.begin_write()?;
+        let id = {
+            let mut t = w.open_table(SEQUENCES).map_err(io)?;
+            let last = t.get(sequence).map_err(io)?.map(|g| g.value()).unwrap_or(0);
+            let id = last
+                .checked_add(1)
+                .ok_or_else(|| StorageError::Corrupt(format!("sequence {sequence} exhausted")))?;
+            t.insert(sequence, id).map_err(io)?;
+            id
+        };
+        w.commit().map_err(io)?;
+        Ok(id)
+    }
+}

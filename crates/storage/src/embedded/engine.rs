@@ -1,0 +1,250 @@
+//! [`EmbeddedStorage`]: the embedded backend's shared state and its
+//! [`Storage`] implementation.
+//!
+//! Owns the commit mutex, the published `latest_ts`, the set of open
+//! snapshots, consumer watermarks and the poison flag, and wires the
+//! version store, lock manager and redb file together.
+//!
+//! This module must never publish a timestamp before the commit it names is
+//! durable and installed, and never write after the storage is poisoned.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use parking_lot::Mutex;
+
+use super::durable::Durable;
+use super::locks::LockManager;
+use super::mvcc::VersionStore;
+use super::txn::EmbeddedTxn;
+use super::{changelog, gc, lease};
+use crate::api::{
+    ChangeBatch, GcStats, Result, Storage, StorageError, TableId, Transaction, Ts, TxnOptions,
+};
+
+/// State shared by the storage handle and its transactions.
+pub(super) struct Inner {
+    pub durable: Durable,
+    pub versions: VersionStore,
+    pub locks: LockManager,
+    /// Newest fully visible commit.
+    pub latest_ts: AtomicU64,
+    /// Serialises commits; holds the last assigned commit ts.
+    pub commit_mu: Mutex<Ts>,
+    /// Start timestamps of open transactions (multiset).
+    pub active: Mutex<BTreeMap<Ts, usize>>,
+    pub next_txn: AtomicU64,
+    /// consumer -> table -> low watermark.
+    pub watermarks: Mutex<HashMap<String, HashMap<TableId, Ts>>>,
+    /// Tables with stored data (rows or change log) -> last commit ts.
+    pub table_ts: Mutex<HashMap<TableId, Ts>>,
+    /// First durable failure; sticky.
+    pub poison: Mutex<Option<String>>,
+}
+
+impl Inner {
+    /// Fail if the storage is poisoned.
+    pub fn check_poison(&self) -> Result<()> {
+        match &*self.poison.lock() {
+            Some(msg) => Err(StorageError::Io(msg.clone())),
+            None => Ok(()),
+        }
+    }
+
+    /// Run a durable operation; an I/O failure poisons the storage.
+    pub fn durably<T>(&self, f: impl FnOnce(&Durable) -> Result<T>) -> Result<T> {
+        self.check_poison()?;
+        let r = f(&self.durable);
+        if let Err(StorageError::Io(msg)) = &r {
+            tracing::error!(error = %msg, "storage I/O failed; storage poisoned");
+            let mut p = self.poison.lock();
+            if p.is_none() {
+                *p = Some(msg.clone());
+            }
+        }
+        r
+    }
+
+    /// Register a snapshot at the current `latest_ts`.
+    pub fn register_snapshot(&self) -> Ts {
+        let mut active = self.active.lock();
+        let ts = self.latest_ts.load(Ordering::Acquire);
+        *active.entry(ts).or_insert(0) += 1;
+        ts
+    }
+
+    /// Forget one snapshot at `ts`.
+    pub fn unregister_snapshot(&self, ts: Ts) {
+        let mut active = self.active.lock();
+        if let Some(n) = active.get_mut(&ts) {
+            *n -= 1;
+            if *n == 0 {
+                active.remove(&ts);
+            }
+        }
+    }
+}
+
+/// The embedded storage engine (in-memory MVCC over a redb file).
+pub struct EmbeddedStorage {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for EmbeddedStorage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EmbeddedStorage")
+            .field("latest_ts", &self.inner.latest_ts.load(Ordering::Relaxed))
+            .finish_non_exhaustive()
+    }
+}
+
+impl EmbeddedStorage {
+    /// Open (or create) the storage in directory `dir`.
+    pub fn open(dir: &Path) -> Result<Arc<EmbeddedStorage>> {
+        let (durable, loaded) = Durable::open(dir)?;
+        let versions = VersionStore::default();
+        let rows = loaded.rows.len();
+        for (table, key, ts, value) in loaded.rows {
+            versions.load(table, key, ts, value);
+        }
+        // Only the latest versions survive a restart: snapshots older than a
+        // table's last commit cannot be served.
+        for (table, ts) in &loaded.table_ts {
+            versions.set_gc_ts(*table, *ts);
+        }
+        let mut watermarks: HashMap<String, HashMap<TableId, Ts>> = HashMap::new();
+        for (consumer, table, ts) in loaded.watermarks {
+            watermarks.entry(consumer).or_default().insert(table, ts);
+        }
+        tracing::info!(
+            dir = %dir.display(),
+            commit_ts = loaded.commit_ts,
+            rows,
+            "embedded storage opened"
+        );
+        let inner = Inner {
+            durable,
+            versions,
+            locks: LockManager::default(),
+            latest_ts: AtomicU64::new(loaded.commit_ts),
+            commit_mu: Mutex::new(loaded.commit_ts),
+            active: Mutex::new(BTreeMap::new()),
+            next_txn: AtomicU64::new(1),
+            watermarks: Mutex::new(watermarks),
+            table_ts: Mutex::new(loaded.table_ts),
+            poison: Mutex::new(None),
+        };
+        Ok(Arc::new(EmbeddedStorage {
+            inner: Arc::new(inner),
+        }))
+    }
+
+    /// Begin a transaction returning the concrete type.
+    pub fn begin_embedded(&self, opts: TxnOptions) -> Result<EmbeddedTxn> {
+        self.inner.check_poison()?;
+        Ok(EmbeddedTxn::new(self.inner.clone(), opts))
+    }
+}
+
+impl Storage for EmbeddedStorage {
+    fn begin(&self, opts: TxnOptions) -> Result<Box<dyn Transaction>> {
+        Ok(Box::new(self.begin_embedded(opts)?))
+    }
+
+    fn latest_ts(&self) -> Ts {
+        self.inner.latest_ts.load(Ordering::Acquire)
+    }
+
+    fn changes(
+        &self,
+        table: TableId,
+        from: Ts,
+        to: Ts,
+        resume: Option<(Ts, u32)>,
+        limit: usize,
+    ) -> Result<ChangeBatch> {
+        let visible = self.latest_ts();
+        changelog::read(&self.inner.durable, table, from, to, visible, resume, limit)
+    }
+
+    fn snapshot_scan(
+        &self,
+        table: TableId,
+        ts: Ts,
+        after: Option<&[u8]>,
+        limit: usize,
+    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+        let mut out = Vec::new();
+        if limit == 0 {
+            return Ok(out);
+        }
+        let start = match after {
+            Some(a) => std::ops::Bound::Excluded(a),
+            None => std::ops::Bound::Unbounded,
+        };
+        self.inner
+            .versions
+            .visit_at(table, ts, start, std::ops::Bound::Unbounded, |k, v| {
+                out.push((k.to_vec(), v.to_vec()));
+                out.len() < limit
+            })
+            .map_err(|gc_ts| StorageError::ChangesGone { table, gc_ts })?;
+        Ok(out)
+    }
+
+    fn set_consumer_watermark(&self, consumer: &str, table: TableId, low_watermark: Ts) {
+        let mut wms = self.inner.watermarks.lock();
+        if let Err(e) = self
+            .inner
+            .durably(|d| d.set_watermark(consumer, table, low_watermark))
+        {
+            tracing::error!(consumer, table, error = %e, "persisting consumer watermark failed");
+        }
+        wms.entry(consumer.to_string())
+            .or_default()
+            .insert(table, low_watermark);
+    }
+
+    fn remove_consumer(&self, consumer: &str) {
+        let mut wms = self.inner.watermarks.lock();
+        if let Err(e) = self.inner.durably(|d| d.remove_consumer(consumer)) {
+            tracing::error!(consumer, error = %e, "removing consumer failed");
+        }
+        wms.remove(consumer);
+    }
+
+    fn purge_table(&self, table: TableId) -> Result<()> {
+        // Serialise with commits so no commit of this table interleaves.
+        let _commit = self.inner.commit_mu.lock();
+        self.inner.durably(|d| d.purge_table(table))?;
+        self.inner.versions.purge(table);
+        self.inner.table_ts.lock().remove(&table);
+        tracing::info!(table, "table purged");
+        Ok(())
+    }
+
+    fn try_lease(&self, name: &str, holder: &str, ttl: Duration) -> Result<bool> {
+        self.inner
+            .durably(|d| lease::try_lease(d, name, holder, ttl))
+    }
+
+    fn release_lease(&self, name: &str, holder: &str) {
+        if let Err(e) = self
+            .inner
+            .durably(|d| lease::release_lease(d, name, holder))
+        {
+            tracing::error!(name, holder, error = %e, "releasing lease failed");
+        }
+    }
+
+    fn gc(&self) -> Result<GcStats> {
+        gc::run(&self.inner)
+    }
+
+    fn next_id(&self, sequence: &str) -> Result<u64> {
+        self.inner.durably(|d| d.next_id(sequence))
+    }
+}

@@ -1,0 +1,90 @@
+//! Named leases with wall-clock expiry, stored durably in redb.
+//!
+//! Owns the lease record format `(holder, expires_at_ms)` and the
+//! take/renew/release rules: a lease is granted when free, expired, or
+//! already held by the same holder. Expiry uses [`SystemTime`] so that
+//! another process opening the same data after a restart sees it.
+//!
+//! This module must never grant a lease while another holder's unexpired
+//! record stands.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use redb::ReadableTable;
+
+use super::durable::{io, split_u64, Durable, LEASES};
+use crate::api::{Result, StorageError};
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+fn encode(holder: &str, expires_ms: u64) -> Vec<u8> {
+    let mut out = Vec::with_capacity(8 + holder.len());
+    out.extend_from_slice(&expires_ms.to_be_bytes());
+    out.extend_from_slice(holder.as_bytes());
+    out
+}
+
+fn decode(b: &[u8]) -> Result<(String, u64)> {
+    let (exp, holder) =
+        split_u64(b).ok_or_else(|| StorageError::Corrupt("short lease record".into()))?;
+    let holder = std::str::from_utf8(holder)
+        .map_err(|e| StorageError::Corrupt(format!("lease holder: {e}")))?;
+    Ok((holder.to_string(), exp))
+}
+
+/// Take or renew `name` for `holder`.
+pub(super) fn try_lease(d: &Durable, name: &str, holder: &str, ttl: Duration) -> Result<bool> {
+    let w = d.begin_write()?;
+    let now = now_ms();
+    {
+        let mut t = w.open_table(LEASES).map_err(io)?;
+        let current = match t.get(name).map_err(io)? {
+            Some(g) => Some(decode(g.value())?),
+            None => None,
+        };
+        if let Some((other, exp)) = current {
+            if other != holder && exp > now {
+                drop(t);
+                w.abort().map_err(io)?;
+                return Ok(false);
+            }
+        }
+        let ttl_ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX);
+        let rec = encode(holder, now.saturating_add(ttl_ms));
+        t.insert(name, rec.as_slice()).map_err(io)?;
+    }
+    w.commit().map_err(io)?;
+    Ok(true)
+}
+
+/// Release `name` if `holder` has it.
+pub(super) fn release_lease(d: &Durable, name: &str, holder: &str) -> Result<()> {
+    let w = d.begin_write()?;
+    {
+        let mut t = w.open_table(LEASES).map_err(io)?;
+        let held = match t.get(name).map_err(io)? {
+            Some(g) => decode(g.value())?.0 == holder,
+            None => false,
+        };
+        if held {
+            t.remove(name).map_err(io)?;
+        }
+    }
+    w.commit().map_err(io)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn record_round_trip() {
+        let (h, e) = decode(&encode("cn-1", 42)).unwrap();
+        assert_eq!((h.as_str(), e), ("cn-1", 42));
+        assert!(matches!(decode(&[1, 2]), Err(StorageError::Corrupt(_))));
+    }
+}

@@ -1,0 +1,329 @@
+//! [`EmbeddedTxn`]: one transaction of the embedded backend.
+//!
+//! Owns the transaction's write set (an ordered log of writes, with
+//! savepoints as log positions, plus a per-table index of the latest own
+//! write per key), the row locks it holds, its snapshot registration, and
+//! the commit path.
+//!
+//! This module must never let a transaction write a row it has not locked,
+//! never release locks before its commit is durable and visible, and never
+//! leave a snapshot registered after the transaction ends (drop included).
+
+use std::collections::{BTreeMap, HashSet};
+use std::ops::Bound;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use super::changelog;
+use super::engine::Inner;
+use crate::api::{Result, Savepoint, StorageError, TableId, Transaction, Ts, TxnId, TxnOptions};
+
+type OwnWrites = BTreeMap<TableId, BTreeMap<Vec<u8>, Option<Vec<u8>>>>;
+
+/// A transaction on [`super::EmbeddedStorage`].
+pub struct EmbeddedTxn {
+    inner: Arc<Inner>,
+    id: TxnId,
+    start_ts: Ts,
+    opts: TxnOptions,
+    /// Ordered write log: `(table, key, new value or tombstone)`.
+    log: Vec<(TableId, Vec<u8>, Option<Vec<u8>>)>,
+    /// Latest own write per key, rebuilt from `log` on `rollback_to`.
+    own: OwnWrites,
+    locks: HashSet<(TableId, Vec<u8>)>,
+    open: bool,
+}
+
+impl std::fmt::Debug for EmbeddedTxn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EmbeddedTxn")
+            .field("id", &self.id)
+            .field("start_ts", &self.start_ts)
+            .field("writes", &self.log.len())
+            .field("locks", &self.locks.len())
+            .field("open", &self.open)
+            .finish()
+    }
+}
+
+impl EmbeddedTxn {
+    pub(super) fn new(inner: Arc<Inner>, opts: TxnOptions) -> Self {
+        let id = inner.next_txn.fetch_add(1, Ordering::Relaxed);
+        let start_ts = inner.register_snapshot();
+        Self {
+            inner,
+            id,
+            start_ts,
+            opts,
+            log: Vec::new(),
+            own: BTreeMap::new(),
+            locks: HashSet::new(),
+            open: true,
+        }
+    }
+
+    fn ensure_open(&self) -> Result<()> {
+        if self.open {
+            Ok(())
+        } else {
+            Err(StorageError::TxnClosed(format!(
+                "txn {} has ended",
+                self.id
+            )))
+        }
+    }
+
+    fn ensure_writable(&self) -> Result<()> {
+        self.ensure_open()?;
+        if self.opts.read_only {
+            return Err(StorageError::TxnClosed(format!(
+                "txn {} is read-only",
+                self.id
+            )));
+        }
+        Ok(())
+    }
+
+    fn own_write(&self, table: TableId, key: &[u8]) -> Option<&Option<Vec<u8>>> {
+        self.own.get(&table).and_then(|m| m.get(key))
+    }
+
+    fn take_lock(&mut self, table: TableId, key: &[u8]) -> Result<()> {
+        if self.locks.contains(&(table, key.to_vec())) {
+            return Ok(());
+        }
+        self.inner
+            .locks
+            .acquire(self.id, table, key, self.opts.lock_wait_timeout)?;
+        self.locks.insert((table, key.to_vec()));
+        Ok(())
+    }
+
+    /// Current read: own write, else the latest committed version.
+    fn current(&self, table: TableId, key: &[u8]) -> Option<Vec<u8>> {
+        match self.own_write(table, key) {
+            Some(v) => v.clone(),
+            None => self.inner.versions.latest(table, key),
+        }
+    }
+
+    fn write(
+        &mut self,
+        table: TableId,
+        key: &[u8],
+        value: Option<Vec<u8>>,
+    ) -> Result<Option<Vec<u8>>> {
+        self.ensure_writable()?;
+        self.take_lock(table, key)?;
+        let prev = self.current(table, key);
+        self.own
+            .entry(table)
+            .or_default()
+            .insert(key.to_vec(), value.clone());
+        self.log.push((table, key.to_vec(), value));
+        Ok(prev)
+    }
+
+    /// End the transaction: release locks and the snapshot.
+    fn finish(&mut self) {
+        if !self.open {
+            return;
+        }
+        self.open = false;
+        self.inner.locks.release_all(self.id, self.locks.iter());
+        self.locks.clear();
+        self.inner.unregister_snapshot(self.start_ts);
+    }
+
+    fn commit_inner(&mut self) -> Result<Ts> {
+        self.ensure_open()?;
+        if self.log.is_empty() {
+            return Ok(self.start_ts);
+        }
+        self.inner.check_poison()?;
+        let inner = self.inner.clone();
+        let mut last = inner.commit_mu.lock();
+        inner.check_poison()?;
+        let ts = last
+            .checked_add(1)
+            .ok_or_else(|| StorageError::Corrupt("commit timestamp exhausted".into()))?;
+        // We hold the row lock of every written key, so the latest
+        // committed version is the "before" image of this transaction.
+        let changes = changelog::build_changes(ts, &self.own, |t, k| inner.versions.latest(t, k));
+        if changes.is_empty() {
+            return Ok(self.start_ts);
+        }
+        inner.durably(|d| d.commit(ts, &changes))?;
+        inner.versions.install(
+            ts,
+            changes
+                .iter()
+                .map(|(t, c)| (*t, c.key.as_slice(), c.new.as_deref())),
+        );
+        {
+            let mut tts = inner.table_ts.lock();
+            for (t, _) in &changes {
+                tts.insert(*t, ts);
+            }
+        }
+        *last = ts;
+        inner.latest_ts.store(ts, Ordering::Release);
+        drop(last);
+        tracing::trace!(txn = self.id, ts, changes = changes.len(), "committed");
+        Ok(ts)
+    }
+}
+
+impl Transaction for EmbeddedTxn {
+    fn id(&self) -> TxnId {
+        self.id
+    }
+
+    fn start_ts(&self) -> Ts {
+        self.start_ts
+    }
+
+    fn get(&mut self, table: TableId, key: &[u8], lock: bool) -> Result<Option<Vec<u8>>> {
+        self.ensure_open()?;
+        if lock && !self.opts.read_only {
+            self.take_lock(table, key)?;
+            return Ok(self.current(table, key));
+        }
+        Ok(match self.own_write(table, key) {
+            Some(v) => v.clone(),
+            None => self.inner.versions.get_at(table, key, self.start_ts),
+        })
+    }
+
+    fn scan(
+        &mut self,
+        table: TableId,
+        start: Bound<Vec<u8>>,
+        end: Bound<Vec<u8>>,
+        limit: usize,
+    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+        self.ensure_open()?;
+        let mut out: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+        if limit == 0 {
+            return Ok(out);
+        }
+        let sb = as_ref_bound(&start);
+        let eb = as_ref_bound(&end);
+        let empty = BTreeMap::new();
+        let own_map = self.own.get(&table).unwrap_or(&empty);
+        let mut own = if range_ok(sb, eb) {
+            Some(own_map.range::<[u8], _>((sb, eb)).peekable())
+        } else {
+            None
+        };
+        self.inner
+            .versions
+            .visit_at(table, self.start_ts, sb, eb, |k, v| {
+                if let Some(own) = own.as_mut() {
+                    while let Some((ok, ov)) = own.peek() {
+                        if ok.as_slice() >= k {
+                            break;
+                        }
+                        if let Some(ov) = ov {
+                            out.push(((*ok).clone(), ov.clone()));
+                            if out.len() >= limit {
+                                return false;
+                            }
+                        }
+                        own.next();
+                    }
+                    if let Some((ok, ov)) = own.peek() {
+                        if ok.as_slice() == k {
+                            if let Some(ov) = ov {
+                                out.push(((*ok).clone(), ov.clone()));
+                            }
+                            own.next();
+                            return out.len() < limit;
+                        }
+                    }
+                }
+                out.push((k.to_vec(), v.to_vec()));
+                out.len() < limit
+            })
+            .map_err(|gc_ts| StorageError::ChangesGone { table, gc_ts })?;
+        if let Some(own) = own {
+            for (ok, ov) in own {
+                if out.len() >= limit {
+                    break;
+                }
+                // Keys at or below the last emitted one were merged above.
+                if out.last().is_some_and(|(lk, _)| lk >= ok) {
+                    continue;
+                }
+                if let Some(ov) = ov {
+                    out.push((ok.clone(), ov.clone()));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn lock(&mut self, table: TableId, key: &[u8]) -> Result<()> {
+        self.ensure_writable()?;
+        self.take_lock(table, key)
+    }
+
+    fn put(&mut self, table: TableId, key: &[u8], value: Vec<u8>) -> Result<Option<Vec<u8>>> {
+        self.write(table, key, Some(value))
+    }
+
+    fn delete(&mut self, table: TableId, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.write(table, key, None)
+    }
+
+    fn savepoint(&mut self) -> Savepoint {
+        Savepoint(self.log.len())
+    }
+
+    fn rollback_to(&mut self, sp: Savepoint) {
+        if sp.0 >= self.log.len() {
+            return;
+        }
+        self.log.truncate(sp.0);
+        self.own.clear();
+        for (t, k, v) in &self.log {
+            self.own.entry(*t).or_default().insert(k.clone(), v.clone());
+        }
+    }
+
+    fn has_writes(&self) -> bool {
+        !self.log.is_empty()
+    }
+
+    fn commit(mut self: Box<Self>) -> Result<Ts> {
+        let r = self.commit_inner();
+        self.finish();
+        r
+    }
+
+    fn rollback(mut self: Box<Self>) {
+        self.finish();
+    }
+}
+
+impl Drop for EmbeddedTxn {
+    fn drop(&mut self) {
+        self.finish();
+    }
+}
+
+fn as_ref_bound(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
+    match b {
+        Bound::Included(v) => Bound::Included(v.as_slice()),
+        Bound::Excluded(v) => Bound::Excluded(v.as_slice()),
+        Bound::Unbounded => Bound::Unbounded,
+    }
+}
+
+fn range_ok(start: Bound<&[u8]>, end: Bound<&[u8]>) -> bool {
+    match (start, end) {
+        (Bound::Included(s), Bound::Included(e)) => s <= e,
+        (Bound::Included(s) | Bound::Excluded(s), Bound::Excluded(e) | Bound::Included(e)) => s < e,
+        _ => true,
+    }
+}

@@ -1,0 +1,304 @@
+//! Change log (kinds, net effect, ordering, batching, bounds, visibility)
+//! and GC (versions and change log, consumer watermarks).
+
+use std::sync::Arc;
+
+use tributary_storage::{
+    Change, ChangeKind, EmbeddedStorage, Storage, StorageError, Transaction, TxnOptions,
+};
+
+const T: u64 = 3;
+const U: u64 = 4;
+
+fn open() -> (tempfile::TempDir, Arc<EmbeddedStorage>) {
+    let dir = tempfile::tempdir().unwrap();
+    let s = EmbeddedStorage::open(dir.path()).unwrap();
+    (dir, s)
+}
+
+fn begin(s: &EmbeddedStorage) -> Box<dyn Transaction> {
+    s.begin(TxnOptions::default()).unwrap()
+}
+
+fn all_changes(s: &EmbeddedStorage, table: u64, from: u64) -> Vec<Change> {
+    s.changes(table, from, u64::MAX, None, usize::MAX)
+        .unwrap()
+        .changes
+}
+
+#[test]
+fn kinds_and_net_effect_per_transaction() {
+    let (_d, s) = open();
+    let mut t = begin(&s);
+    t.put(T, b"a", b"1".to_vec()).unwrap();
+    t.put(T, b"b", b"1".to_vec()).unwrap();
+    let ts1 = t.commit().unwrap();
+
+    let mut t = begin(&s);
+    t.put(T, b"a", b"2".to_vec()).unwrap(); // update
+    t.put(T, b"a", b"3".to_vec()).unwrap(); // same key again: one change
+    t.delete(T, b"b").unwrap(); // delete
+    t.put(T, b"c", b"x".to_vec()).unwrap(); // insert then delete: nothing
+    t.delete(T, b"c").unwrap();
+    t.delete(T, b"never").unwrap(); // absent before and after: nothing
+    t.put(U, b"other", b"u".to_vec()).unwrap();
+    let ts2 = t.commit().unwrap();
+
+    let ch = all_changes(&s, T, 0);
+    let summary: Vec<_> = ch
+        .iter()
+        .map(|c| {
+            (
+                c.commit_ts,
+                c.seq,
+                c.kind,
+                c.key.as_slice(),
+                c.old.clone(),
+                c.new.clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        vec![
+            (
+                ts1,
+                0,
+                ChangeKind::Insert,
+                &b"a"[..],
+                None,
+                Some(b"1".to_vec())
+            ),
+            (
+                ts1,
+                1,
+                ChangeKind::Insert,
+                &b"b"[..],
+                None,
+                Some(b"1".to_vec())
+            ),
+            (
+                ts2,
+                0,
+                ChangeKind::Update,
+                &b"a"[..],
+                Some(b"1".to_vec()),
+                Some(b"3".to_vec())
+            ),
+            (
+                ts2,
+                1,
+                ChangeKind::Delete,
+                &b"b"[..],
+                Some(b"1".to_vec()),
+                None
+            ),
+        ]
+    );
+    // Other tables are separate logs with their own seq.
+    let u = all_changes(&s, U, 0);
+    assert_eq!(u.len(), 1);
+    assert_eq!((u[0].commit_ts, u[0].seq), (ts2, 0));
+    // A transaction whose writes cancel out commits nothing.
+    let mut t = begin(&s);
+    t.put(T, b"tmp", b"x".to_vec()).unwrap();
+    t.delete(T, b"tmp").unwrap();
+    assert_eq!(t.commit().unwrap(), ts2);
+}
+
+#[test]
+fn from_to_bounds_are_exclusive_inclusive() {
+    let (_d, s) = open();
+    let mut tss = Vec::new();
+    for i in 0..5u8 {
+        let mut t = begin(&s);
+        t.put(T, &[i], vec![i]).unwrap();
+        tss.push(t.commit().unwrap());
+    }
+    let got: Vec<u64> = s
+        .changes(T, tss[1], tss[3], None, 100)
+        .unwrap()
+        .changes
+        .iter()
+        .map(|c| c.commit_ts)
+        .collect();
+    assert_eq!(got, vec![tss[2], tss[3]]);
+    assert!(s
+        .changes(T, tss[4], u64::MAX, None, 100)
+        .unwrap()
+        .changes
+        .is_empty());
+    assert!(s
+        .changes(T, tss[3], tss[1], None, 100)
+        .unwrap()
+        .changes
+        .is_empty());
+}
+
+#[test]
+fn large_transaction_batches_with_resume() {
+    let (_d, s) = open();
+    let mut t = begin(&s);
+    for i in 0..1000u32 {
+        t.put(T, &i.to_be_bytes(), b"v".to_vec()).unwrap();
+    }
+    let ts = t.commit().unwrap();
+    let mut t = begin(&s);
+    t.put(T, b"last", b"v".to_vec()).unwrap();
+    let ts_last = t.commit().unwrap();
+
+    let mut seen = Vec::new();
+    let mut resume = None;
+    let mut batches = 0;
+    loop {
+        let b = s.changes(T, 0, ts_last, resume, 128).unwrap();
+        assert!(b.changes.len() <= 128);
+        batches += 1;
+        seen.extend(b.changes.iter().map(|c| (c.commit_ts, c.seq)));
+        match b.resume {
+            Some(r) => resume = Some(r),
+            None => break,
+        }
+        assert!(batches < 100, "resume does not progress");
+    }
+    assert_eq!(seen.len(), 1001);
+    assert_eq!(batches, 8);
+    let mut expected: Vec<(u64, u32)> = (0..1000).map(|i| (ts, i)).collect();
+    expected.push((ts_last, 0));
+    assert_eq!(seen, expected);
+}
+
+#[test]
+fn change_visible_exactly_at_commit() {
+    let (_d, s) = open();
+    let mut t = begin(&s);
+    t.put(T, b"k", b"v".to_vec()).unwrap();
+    assert!(all_changes(&s, T, 0).is_empty());
+    let before = s.latest_ts();
+    let ts = t.commit().unwrap();
+    assert_eq!(s.latest_ts(), ts);
+    let ch = s
+        .changes(T, before, s.latest_ts(), None, 10)
+        .unwrap()
+        .changes;
+    assert_eq!(ch.len(), 1);
+    assert_eq!(ch[0].commit_ts, ts);
+}
+
+#[test]
+fn gc_removes_only_below_horizon() {
+    let (_d, s) = open();
+    let mut t = begin(&s);
+    t.put(T, b"k", b"1".to_vec()).unwrap();
+    let ts1 = t.commit().unwrap();
+    let mut reader = begin(&s); // snapshot at ts1
+    let mut t = begin(&s);
+    t.put(T, b"k", b"2".to_vec()).unwrap();
+    let ts2 = t.commit().unwrap();
+
+    let stats = s.gc().unwrap();
+    // The reader at ts1 still needs version 1 and the change at ts2.
+    assert_eq!(stats.versions_removed, 0);
+    assert_eq!(stats.changes_removed, 1); // the insert at ts1 <= horizon ts1
+    assert_eq!(reader.get(T, b"k", false).unwrap(), Some(b"1".to_vec()));
+    assert_eq!(s.snapshot_scan(T, ts1, None, 10).unwrap().len(), 1);
+    assert_eq!(all_changes(&s, T, ts1).len(), 1);
+    assert!(matches!(
+        s.changes(T, 0, ts2, None, 10),
+        Err(StorageError::ChangesGone { table: T, gc_ts }) if gc_ts == ts1
+    ));
+    drop(reader);
+
+    let stats = s.gc().unwrap();
+    assert_eq!(stats.versions_removed, 1);
+    assert_eq!(stats.changes_removed, 1);
+    assert!(matches!(
+        s.snapshot_scan(T, ts1, None, 10),
+        Err(StorageError::ChangesGone { .. })
+    ));
+    assert_eq!(
+        s.snapshot_scan(T, ts2, None, 10).unwrap(),
+        vec![(b"k".to_vec(), b"2".to_vec())]
+    );
+}
+
+#[test]
+fn consumer_watermark_keeps_changes_until_removed() {
+    let (_d, s) = open();
+    let mut t = begin(&s);
+    t.put(T, b"k", b"1".to_vec()).unwrap();
+    let ts1 = t.commit().unwrap();
+    s.set_consumer_watermark("idx", T, ts1);
+    let mut tss = vec![];
+    for v in [b"2", b"3"] {
+        let mut t = begin(&s);
+        t.put(T, b"k", v.to_vec()).unwrap();
+        tss.push(t.commit().unwrap());
+    }
+    // Another table without consumer loses its log to the snapshot horizon.
+    let mut t = begin(&s);
+    t.put(U, b"x", b"1".to_vec()).unwrap();
+    t.commit().unwrap();
+
+    let stats = s.gc().unwrap();
+    assert_eq!(stats.changes_removed, 2); // T@ts1 and U@ts
+    let ch = all_changes(&s, T, ts1);
+    assert_eq!(ch.iter().map(|c| c.commit_ts).collect::<Vec<_>>(), tss);
+    // Versions visible at the watermark are kept for initial builds.
+    assert_eq!(
+        s.snapshot_scan(T, ts1, None, 10).unwrap(),
+        vec![(b"k".to_vec(), b"1".to_vec())]
+    );
+    assert!(all_changes(&s, U, s.latest_ts()).is_empty());
+
+    // Moving the watermark releases what is below it.
+    s.set_consumer_watermark("idx", T, tss[0]);
+    assert_eq!(s.gc().unwrap().changes_removed, 1);
+    s.remove_consumer("idx");
+    let stats = s.gc().unwrap();
+    assert_eq!(stats.changes_removed, 1);
+    assert!(all_changes(&s, T, s.latest_ts()).is_empty());
+}
+
+#[test]
+fn consumer_watermark_survives_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let ts1;
+    {
+        let s = EmbeddedStorage::open(dir.path()).unwrap();
+        let mut t = begin(&s);
+        t.put(T, b"k", b"1".to_vec()).unwrap();
+        ts1 = t.commit().unwrap();
+        s.set_consumer_watermark("idx", T, 0);
+        let mut t = begin(&s);
+        t.put(T, b"k", b"2".to_vec()).unwrap();
+        t.commit().unwrap();
+    }
+    let s = EmbeddedStorage::open(dir.path()).unwrap();
+    assert_eq!(s.gc().unwrap().changes_removed, 0);
+    let ch = all_changes(&s, T, 0);
+    assert_eq!(ch.len(), 2);
+    assert_eq!(ch[0].commit_ts, ts1);
+}
+
+#[test]
+fn purge_table_removes_rows_and_log_durably() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let s = EmbeddedStorage::open(dir.path()).unwrap();
+        let mut t = begin(&s);
+        t.put(T, b"k", b"1".to_vec()).unwrap();
+        t.put(U, b"k", b"1".to_vec()).unwrap();
+        t.commit().unwrap();
+        s.purge_table(T).unwrap();
+        assert!(all_changes(&s, T, 0).is_empty());
+        let ts = s.latest_ts();
+        assert!(s.snapshot_scan(T, ts, None, 10).unwrap().is_empty());
+    }
+    let s = EmbeddedStorage::open(dir.path()).unwrap();
+    let ts = s.latest_ts();
+    assert!(s.snapshot_scan(T, ts, None, 10).unwrap().is_empty());
+    assert!(all_changes(&s, T, 0).is_empty());
+    assert_eq!(s.snapshot_scan(U, ts, None, 10).unwrap().len(), 1);
+    assert_eq!(all_changes(&s, U, 0).len(), 1);
+}

@@ -1,0 +1,444 @@
+//! The catalog: databases, tables, columns, indexes and the system tables of
+//! `mo_catalog`, stored as records in storage system tables so that DDL is
+//! transactional like any other write.
+//!
+//! Owns: the layout of catalog records, the fixed ids of system tables, id
+//! allocation for tables and index storage, and the rows of the virtual
+//! system tables (`mo_database`, `mo_tables`, `mo_columns`, `mo_indexes`).
+//! `mo_catalog.mo_iscp_log` is a real table whose rows the ISCP layer writes.
+//!
+//! Never: executes SQL, or reads/writes user rows (that is `sql`), or decides
+//! index maintenance (that is `sql`/`iscp`).
+
+pub mod codec;
+pub mod schema;
+
+use std::ops::Bound;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use parking_lot::Mutex;
+use tributary_storage::{Storage, TableId, Transaction};
+
+use crate::error::{code, SqlError, SqlResult};
+use crate::types::{DataType, Value};
+pub use schema::{ColumnDef, DatabaseDef, IndexDef, IndexKind, TableDef};
+
+/// Storage table of database records (key: name).
+pub const SYS_DATABASES: TableId = 1;
+/// Storage table of table records (key: `db \0 name`).
+pub const SYS_TABLES: TableId = 2;
+/// Storage table of `mo_catalog.mo_iscp_log`.
+pub const ISCP_LOG: TableId = 3;
+/// Storage table of AUTO_INCREMENT counters (key: table id).
+pub const SYS_AUTOINC: TableId = 4;
+/// First id handed to user tables and index storage.
+pub const FIRST_USER_ID: u64 = 1000;
+/// The system database.
+pub const SYSTEM_DB: &str = "mo_catalog";
+
+/// The virtual (computed) tables of `mo_catalog`.
+pub const VIRTUAL_TABLES: [&str; 4] = ["mo_database", "mo_tables", "mo_columns", "mo_indexes"];
+
+fn corrupt(what: &str, e: impl std::fmt::Display) -> SqlError {
+    SqlError::internal(format!("corrupt catalog record ({what}): {e}"))
+}
+
+fn table_key(db: &str, name: &str) -> Vec<u8> {
+    let mut k = Vec::with_capacity(db.len() + name.len() + 1);
+    k.extend_from_slice(db.as_bytes());
+    k.push(0);
+    k.extend_from_slice(name.as_bytes());
+    k
+}
+
+/// Allocates ids from the storage's durable sequences in blocks, so that a
+/// hidden row id does not cost a durable write per row.
+pub struct IdAllocator {
+    block: Mutex<(u64, u64)>,
+    hits: AtomicU64,
+}
+
+/// Row ids are handed out in blocks of this many per durable allocation.
+pub const ROWID_BLOCK: u64 = 4096;
+
+impl Default for IdAllocator {
+    fn default() -> Self {
+        IdAllocator {
+            block: Mutex::new((0, 0)),
+            hits: AtomicU64::new(0),
+        }
+    }
+}
+
+impl IdAllocator {
+    /// Next hidden row id (unique for the life of the storage).
+    pub fn next_rowid(&self, storage: &dyn Storage) -> SqlResult<u64> {
+        self.hits.fetch_add(1, Ordering::Relaxed);
+        let mut g = self.block.lock();
+        if g.0 >= g.1 {
+            let b = storage.next_id("rowid_block")?;
+            g.0 = b * ROWID_BLOCK;
+            g.1 = g.0 + ROWID_BLOCK;
+        }
+        let id = g.0;
+        g.0 += 1;
+        Ok(id)
+    }
+}
+
+/// A fresh table / index-storage id.
+pub fn alloc_object_id(storage: &dyn Storage) -> SqlResult<u64> {
+    Ok(FIRST_USER_ID + storage.next_id("object")?)
+}
+
+/// The database record, if it exists (`mo_catalog` always exists).
+pub fn get_database(txn: &mut dyn Transaction, name: &str) -> SqlResult<Option<DatabaseDef>> {
+    if name == SYSTEM_DB {
+        return Ok(Some(DatabaseDef {
+            id: 0,
+            name: SYSTEM_DB.into(),
+        }));
+    }
+    match txn.get(SYS_DATABASES, name.as_bytes(), false)? {
+        None => Ok(None),
+        Some(b) => serde_json::from_slice(&b)
+            .map(Some)
+            .map_err(|e| corrupt(name, e)),
+    }
+}
+
+/// The database or error 1049.
+pub fn require_database(txn: &mut dyn Transaction, name: &str) -> SqlResult<DatabaseDef> {
+    get_database(txn, name)?
+        .ok_or_else(|| SqlError::new(code::BAD_DB, format!("Unknown database '{name}'")))
+}
+
+/// All databases, `mo_catalog` first then by name.
+pub fn list_databases(txn: &mut dyn Transaction) -> SqlResult<Vec<DatabaseDef>> {
+    let mut out = vec![DatabaseDef {
+        id: 0,
+        name: SYSTEM_DB.into(),
+    }];
+    for (k, v) in txn.scan(SYS_DATABASES, Bound::Unbounded, Bound::Unbounded, usize::MAX)? {
+        let d: DatabaseDef =
+            serde_json::from_slice(&v).map_err(|e| corrupt(&String::from_utf8_lossy(&k), e))?;
+        out.push(d);
+    }
+    Ok(out)
+}
+
+/// Write a database record.
+pub fn put_database(txn: &mut dyn Transaction, d: &DatabaseDef) -> SqlResult<()> {
+    let b = serde_json::to_vec(d).map_err(|e| SqlError::internal(e.to_string()))?;
+    txn.put(SYS_DATABASES, d.name.as_bytes(), b)?;
+    Ok(())
+}
+
+/// Remove a database record.
+pub fn delete_database(txn: &mut dyn Transaction, name: &str) -> SqlResult<()> {
+    txn.delete(SYS_DATABASES, name.as_bytes())?;
+    Ok(())
+}
+
+/// The table definition, if it exists. `lock` takes the record's row lock
+/// (DDL does, so concurrent DDL on one table serialises).
+pub fn get_table(
+    txn: &mut dyn Transaction,
+    db: &str,
+    name: &str,
+    lock: bool,
+) -> SqlResult<Option<TableDef>> {
+    if db == SYSTEM_DB {
+        return Ok(system_table_def(name));
+    }
+    match txn.get(SYS_TABLES, &table_key(db, name), lock)? {
+        None => Ok(None),
+        Some(b) => serde_json::from_slice(&b)
+            .map(Some)
+            .map_err(|e| corrupt(name, e)),
+    }
+}
+
+/// The table or error 1146.
+pub fn require_table(
+    txn: &mut dyn Transaction,
+    db: &str,
+    name: &str,
+    lock: bool,
+) -> SqlResult<TableDef> {
+    get_table(txn, db, name, lock)?.ok_or_else(|| no_such_table(db, name))
+}
+
+/// Error 1146 for `db.name`.
+pub fn no_such_table(db: &str, name: &str) -> SqlError {
+    SqlError::new(
+        code::NO_SUCH_TABLE,
+        format!("Table '{db}.{name}' doesn't exist"),
+    )
+}
+
+/// Tables of a database, by name.
+pub fn list_tables(txn: &mut dyn Transaction, db: &str) -> SqlResult<Vec<TableDef>> {
+    if db == SYSTEM_DB {
+        let mut v: Vec<TableDef> = VIRTUAL_TABLES
+            .iter()
+            .chain(std::iter::once(&"mo_iscp_log"))
+            .filter_map(|n| system_table_def(n))
+            .collect();
+        v.sort_by(|a, b| a.name.cmp(&b.name));
+        return Ok(v);
+    }
+    let mut start = db.as_bytes().to_vec();
+    start.push(0);
+    let mut end = db.as_bytes().to_vec();
+    end.push(1);
+    let mut out = Vec::new();
+    for (k, v) in txn.scan(
+        SYS_TABLES,
+        Bound::Included(start),
+        Bound::Excluded(end),
+        usize::MAX,
+    )? {
+        let t: TableDef =
+            serde_json::from_slice(&v).map_err(|e| corrupt(&String::from_utf8_lossy(&k), e))?;
+        out.push(t);
+    }
+    Ok(out)
+}
+
+/// Every user table of every database.
+pub fn list_all_tables(txn: &mut dyn Transaction) -> SqlResult<Vec<TableDef>> {
+    let mut out = Vec::new();
+    for (k, v) in txn.scan(SYS_TABLES, Bound::Unbounded, Bound::Unbounded, usize::MAX)? {
+        let t: TableDef =
+            serde_json::from_slice(&v).map_err(|e| corrupt(&String::from_utf8_lossy(&k), e))?;
+        out.push(t);
+    }
+    Ok(out)
+}
+
+/// Create or replace a table record.
+pub fn put_table(txn: &mut dyn Transaction, t: &TableDef) -> SqlResult<()> {
+    let b = serde_json::to_vec(t).map_err(|e| SqlError::internal(e.to_string()))?;
+    txn.put(SYS_TABLES, &table_key(&t.db, &t.name), b)?;
+    Ok(())
+}
+
+/// Remove a table record.
+pub fn delete_table(txn: &mut dyn Transaction, db: &str, name: &str) -> SqlResult<()> {
+    txn.delete(SYS_TABLES, &table_key(db, name))?;
+    Ok(())
+}
+
+/// Find a table by its id (scan; used by ISCP and recovery, not hot paths).
+pub fn table_by_id(txn: &mut dyn Transaction, id: u64) -> SqlResult<Option<TableDef>> {
+    if id == ISCP_LOG {
+        return Ok(system_table_def("mo_iscp_log"));
+    }
+    Ok(list_all_tables(txn)?.into_iter().find(|t| t.id == id))
+}
+
+fn col(name: &str, ty: DataType, nullable: bool) -> ColumnDef {
+    ColumnDef {
+        name: name.into(),
+        ty,
+        nullable,
+        default: None,
+        auto_increment: false,
+    }
+}
+
+/// Definition of a `mo_catalog` table.
+pub fn system_table_def(name: &str) -> Option<TableDef> {
+    use DataType::*;
+    let (id, columns, pk): (u64, Vec<ColumnDef>, Vec<usize>) = match name {
+        "mo_database" => (
+            10,
+            vec![
+                col("dat_id", BigInt, false),
+                col("datname", Varchar(256), false),
+            ],
+            vec![],
+        ),
+        "mo_tables" => (
+            11,
+            vec![
+                col("rel_id", BigInt, false),
+                col("reldatabase", Varchar(256), false),
+                col("relname", Varchar(256), false),
+                col("relkind", Varchar(16), false),
+            ],
+            vec![],
+        ),
+        "mo_columns" => (
+            12,
+            vec![
+                col("att_relname_id", BigInt, false),
+                col("att_database", Varchar(256), false),
+                col("att_relname", Varchar(256), false),
+                col("attname", Varchar(256), false),
+                col("atttyp", Varchar(64), false),
+                col("attnum", Int, false),
+                col("att_nullable", Bool, false),
+                col("att_default", Text, true),
+                col("att_constraint_type", Varchar(8), false),
+            ],
+            vec![],
+        ),
+        "mo_indexes" => (
+            13,
+            vec![
+                col("table_id", BigInt, false),
+                col("database_name", Varchar(256), false),
+                col("table_name", Varchar(256), false),
+                col("name", Varchar(256), false),
+                col("type", Varchar(16), false),
+                col("algo", Varchar(16), false),
+                col("column_name", Varchar(1024), false),
+                col("is_async", Bool, false),
+                col("algo_params", Text, false),
+                col("job_id", BigInt, true),
+                col("index_table_id", BigInt, false),
+            ],
+            vec![],
+        ),
+        "mo_iscp_log" => (
+            ISCP_LOG,
+            vec![
+                col("account_id", Int, false),
+                col("table_id", BigInt, false),
+                col("job_name", Varchar(256), false),
+                col("job_id", BigInt, false),
+                col("job_spec", Text, false),
+                col("job_state", Int, false),
+                col("watermark", BigInt, false),
+                col("job_status", Text, false),
+                col("create_at", DateTime, false),
+                col("drop_at", DateTime, true),
+            ],
+            vec![0, 1, 2, 3],
+        ),
+        _ => return None,
+    };
+    Some(TableDef {
+        id,
+        db: SYSTEM_DB.into(),
+        name: name.into(),
+        columns,
+        pk,
+        indexes: vec![],
+        comment: String::new(),
+    })
+}
+
+/// Rows of a virtual `mo_catalog` table, or `None` if `name` is not virtual.
+pub fn virtual_rows(txn: &mut dyn Transaction, name: &str) -> SqlResult<Option<Vec<Vec<Value>>>> {
+    let rows = match name {
+        "mo_database" => list_databases(txn)?
+            .into_iter()
+            .map(|d| vec![Value::Int(d.id as i64), Value::Text(d.name)])
+            .collect(),
+        "mo_tables" => {
+            let mut rows = Vec::new();
+            for d in list_databases(txn)? {
+                for t in list_tables(txn, &d.name)? {
+                    rows.push(vec![
+                        Value::Int(t.id as i64),
+                        Value::Text(t.db.clone()),
+                        Value::Text(t.name.clone()),
+                        Value::Text(if d.name == SYSTEM_DB { "v" } else { "r" }.into()),
+                    ]);
+                }
+            }
+            rows
+        }
+        "mo_columns" => {
+            let mut rows = Vec::new();
+            for d in list_databases(txn)? {
+                for t in list_tables(txn, &d.name)? {
+                    for (i, c) in t.columns.iter().enumerate() {
+                        rows.push(vec![
+                            Value::Int(t.id as i64),
+                            Value::Text(t.db.clone()),
+                            Value::Text(t.name.clone()),
+                            Value::Text(c.name.clone()),
+                            Value::Text(c.ty.sql_name()),
+                            Value::Int(i as i64 + 1),
+                            Value::Bool(c.nullable),
+                            c.default
+                                .as_ref()
+                                .map(|v| Value::Text(v.to_string()))
+                                .unwrap_or(Value::Null),
+                            Value::Text(if t.pk.contains(&i) { "p" } else { "n" }.into()),
+                        ]);
+                    }
+                }
+            }
+            rows
+        }
+        "mo_indexes" => {
+            let mut rows = Vec::new();
+            for t in list_all_tables(txn)? {
+                for ix in &t.indexes {
+                    let cols: Vec<String> = ix
+                        .columns
+                        .iter()
+                        .filter_map(|&c| t.columns.get(c).map(|c| c.name.clone()))
+                        .collect();
+                    let (ty, params) = match &ix.kind {
+                        IndexKind::BTree { unique: true } => ("UNIQUE", "{}".to_string()),
+                        IndexKind::BTree { unique: false } => ("MULTIPLE", "{}".to_string()),
+                        IndexKind::Hnsw {
+                            op_type,
+                            m,
+                            ef_construction,
+                            ef_search,
+                        } => (
+                            "MULTIPLE",
+                            serde_json::json!({"op_type": op_type, "m": m,
+                                "ef_construction": ef_construction, "ef_search": ef_search,
+                                "async": ix.is_async})
+                            .to_string(),
+                        ),
+                        IndexKind::FullText { parser } => (
+                            "MULTIPLE",
+                            serde_json::json!({"parser": parser, "async": ix.is_async}).to_string(),
+                        ),
+                    };
+                    rows.push(vec![
+                        Value::Int(t.id as i64),
+                        Value::Text(t.db.clone()),
+                        Value::Text(t.name.clone()),
+                        Value::Text(ix.name.clone()),
+                        Value::Text(ty.into()),
+                        Value::Text(ix.kind.algo().into()),
+                        Value::Text(cols.join(",")),
+                        Value::Bool(ix.is_async),
+                        Value::Text(params),
+                        ix.job_id.map(|j| Value::Int(j as i64)).unwrap_or(Value::Null),
+                        Value::Int(ix.storage_id as i64),
+                    ]);
+                }
+            }
+            rows
+        }
+        _ => return Ok(None),
+    };
+    Ok(Some(rows))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn system_tables_are_defined() {
+        for n in VIRTUAL_TABLES {
+            assert!(system_table_def(n).is_some(), "{n}");
+        }
+        let log = system_table_def("mo_iscp_log").unwrap();
+        assert_eq!(log.id, ISCP_LOG);
+        assert_eq!(log.pk, vec![0, 1, 2, 3]);
+        assert!(system_table_def("nope").is_none());
+    }
+}

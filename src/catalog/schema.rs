@@ -1,0 +1,337 @@
+//! Schema objects: databases, tables, columns and indexes as stored in the
+//! catalog (JSON in the `mo_tables` system records).
+//!
+//! Pure data plus the rules that need only the definition itself (column
+//! lookup, value coercion to a column's type). Never touches storage.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{code, SqlError, SqlResult};
+use crate::types::{parse_datetime, DataType, Value};
+
+/// A database.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct DatabaseDef {
+    pub id: u64,
+    pub name: String,
+}
+
+/// A column.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ColumnDef {
+    pub name: String,
+    pub ty: DataType,
+    pub nullable: bool,
+    pub default: Option<Value>,
+    #[serde(default)]
+    pub auto_increment: bool,
+}
+
+/// What kind of index.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub enum IndexKind {
+    /// Ordered secondary index (storage table of `index key ++ pk → pk`).
+    BTree { unique: bool },
+    /// HNSW vector index (usearch).
+    Hnsw {
+        op_type: String,
+        m: usize,
+        ef_construction: usize,
+        ef_search: usize,
+    },
+    /// Full-text index (tantivy BM25).
+    FullText { parser: String },
+}
+
+impl IndexKind {
+    /// `BTREE`, `HNSW` or `FULLTEXT`, as SHOW INDEX prints it.
+    pub fn algo(&self) -> &'static str {
+        match self {
+            IndexKind::BTree { .. } => "BTREE",
+            IndexKind::Hnsw { .. } => "HNSW",
+            IndexKind::FullText { .. } => "FULLTEXT",
+        }
+    }
+}
+
+/// An index of a table.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct IndexDef {
+    pub name: String,
+    /// Storage table holding the index entries / index state.
+    pub storage_id: u64,
+    pub kind: IndexKind,
+    /// Column positions in the table.
+    pub columns: Vec<usize>,
+    /// Maintained by ISCP instead of the writing transaction.
+    pub is_async: bool,
+    /// ISCP job generation when `is_async` (or for HNSW/full-text state).
+    pub job_id: Option<u64>,
+}
+
+/// A table.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct TableDef {
+    pub id: u64,
+    pub db: String,
+    pub name: String,
+    pub columns: Vec<ColumnDef>,
+    /// Primary-key column positions; empty = hidden row id.
+    pub pk: Vec<usize>,
+    pub indexes: Vec<IndexDef>,
+    /// Next AUTO_INCREMENT value hint (authoritative counter is in storage).
+    #[serde(default)]
+    pub comment: String,
+}
+
+impl TableDef {
+    /// Position of a column by (case-insensitive) name.
+    pub fn column_index(&self, name: &str) -> Option<usize> {
+        self.columns
+            .iter()
+            .position(|c| c.name.eq_ignore_ascii_case(name))
+    }
+
+    /// Like [`column_index`](Self::column_index) but a 1054 error if absent.
+    pub fn require_column(&self, name: &str) -> SqlResult<usize> {
+        self.column_index(name).ok_or_else(|| {
+            SqlError::new(
+                code::BAD_FIELD,
+                format!("Unknown column '{name}' in '{}'", self.name),
+            )
+        })
+    }
+
+    /// Index by name.
+    pub fn index(&self, name: &str) -> Option<&IndexDef> {
+        self.indexes
+            .iter()
+            .find(|i| i.name.eq_ignore_ascii_case(name))
+    }
+
+    /// Whether the table uses a hidden row id as key.
+    pub fn has_hidden_pk(&self) -> bool {
+        self.pk.is_empty()
+    }
+
+    /// Primary-key values of a row (not for hidden-pk tables).
+    pub fn pk_values(&self, row: &[Value]) -> Vec<Value> {
+        self.pk
+            .iter()
+            .map(|&i| row.get(i).cloned().unwrap_or(Value::Null))
+            .collect()
+    }
+
+    /// `db.table`
+    pub fn qualified(&self) -> String {
+        format!("{}.{}", self.db, self.name)
+    }
+}
+
+/// Coerce `v` to the column's type, enforcing NOT NULL, VARCHAR length and
+/// vector dimension / finiteness. Errors name the column.
+pub fn coerce_to_column(col: &ColumnDef, v: Value) -> SqlResult<Value> {
+    if v.is_null() {
+        if !col.nullable {
+            return Err(SqlError::new(
+                code::BAD_NULL,
+                format!("Column '{}' cannot be null", col.name),
+            ));
+        }
+        return Ok(Value::Null);
+    }
+    coerce_value(&col.ty, v, &col.name)
+}
+
+/// Coerce a non-NULL value to a type (`what` names the column in errors).
+pub fn coerce_value(ty: &DataType, v: Value, what: &str) -> SqlResult<Value> {
+    let bad = |v: &Value| {
+        SqlError::new(
+            code::TRUNCATED_WRONG_VALUE,
+            format!(
+                "Incorrect {} value: '{}' for column '{what}'",
+                ty.sql_name(),
+                v
+            ),
+        )
+    };
+    match ty {
+        DataType::Bool => match v {
+            Value::Bool(b) => Ok(Value::Bool(b)),
+            Value::Int(i) => Ok(Value::Bool(i != 0)),
+            Value::Float(f) => Ok(Value::Bool(f != 0.0)),
+            Value::Text(ref s) => match s.to_ascii_lowercase().as_str() {
+                "true" | "1" => Ok(Value::Bool(true)),
+                "false" | "0" => Ok(Value::Bool(false)),
+                _ => Err(bad(&v)),
+            },
+            other => Err(bad(&other)),
+        },
+        DataType::Int | DataType::BigInt => {
+            let i = match v {
+                Value::Int(i) => i,
+                Value::Bool(b) => b as i64,
+                Value::Float(f) => {
+                    if !f.is_finite() || f.abs() > 9.2e18 {
+                        return Err(out_of_range(what));
+                    }
+                    f.round() as i64
+                }
+                Value::Text(ref s) => match s.trim().parse::<i64>() {
+                    Ok(i) => i,
+                    Err(_) => match s.trim().parse::<f64>() {
+                        Ok(f) if f.is_finite() && f.abs() < 9.2e18 => f.round() as i64,
+                        _ => return Err(bad(&v)),
+                    },
+                },
+                other => return Err(bad(&other)),
+            };
+            if matches!(ty, DataType::Int) && (i < i32::MIN as i64 || i > i32::MAX as i64) {
+                return Err(out_of_range(what));
+            }
+            Ok(Value::Int(i))
+        }
+        DataType::Float | DataType::Double => {
+            let f = match v {
+                Value::Int(i) => i as f64,
+                Value::Float(f) => f,
+                Value::Bool(b) => b as i64 as f64,
+                Value::Text(ref s) => s.trim().parse::<f64>().map_err(|_| bad(&v))?,
+                other => return Err(bad(&other)),
+            };
+            if !f.is_finite() {
+                return Err(out_of_range(what));
+            }
+            if matches!(ty, DataType::Float) {
+                Ok(Value::Float(f as f32 as f64))
+            } else {
+                Ok(Value::Float(f))
+            }
+        }
+        DataType::Varchar(n) => {
+            let s = text_of(v);
+            if s.chars().count() > *n as usize {
+                return Err(SqlError::new(
+                    code::DATA_TOO_LONG,
+                    format!("Data too long for column '{what}' at row 1"),
+                ));
+            }
+            Ok(Value::Text(s))
+        }
+        DataType::Text => Ok(Value::Text(text_of(v))),
+        DataType::DateTime => match v {
+            Value::DateTime(us) => Ok(Value::DateTime(us)),
+            Value::Text(ref s) => parse_datetime(s).map(Value::DateTime).ok_or_else(|| bad(&v)),
+            other => Err(bad(&other)),
+        },
+        DataType::VecF32(dim) | DataType::VecF64(dim) => {
+            let xs = match v {
+                Value::Vector(xs) => xs,
+                Value::Text(ref s) => parse_vector(s).map_err(|m| {
+                    SqlError::new(code::INCORRECT_VALUE, format!("{m} for column '{what}'"))
+                })?,
+                other => return Err(bad(&other)),
+            };
+            if xs.len() != *dim as usize {
+                return Err(SqlError::new(
+                    code::INCORRECT_VALUE,
+                    format!(
+                        "vector dimension mismatch for column '{what}': expected {dim}, got {}",
+                        xs.len()
+                    ),
+                ));
+            }
+            if let Some(x) = xs.iter().find(|x| !x.is_finite()) {
+                return Err(SqlError::new(
+                    code::INCORRECT_VALUE,
+                    format!("vector for column '{what}' contains a non-finite value ({x})"),
+                ));
+            }
+            if matches!(ty, DataType::VecF32(_)) {
+                let ys: Vec<f64> = xs.iter().map(|x| *x as f32 as f64).collect();
+                if let Some(x) = ys.iter().find(|x| !x.is_finite()) {
+                    return Err(SqlError::new(
+                        code::INCORRECT_VALUE,
+                        format!("vector for column '{what}' overflows f32 ({x})"),
+                    ));
+                }
+                Ok(Value::Vector(ys))
+            } else {
+                Ok(Value::Vector(xs))
+            }
+        }
+    }
+}
+
+fn out_of_range(what: &str) -> SqlError {
+    SqlError::new(
+        1264,
+        format!("Out of range value for column '{what}' at row 1"),
+    )
+}
+
+fn text_of(v: Value) -> String {
+    match v {
+        Value::Text(s) => s,
+        other => other.to_string(),
+    }
+}
+
+/// Parse a vector literal `'[1, 2.5, -3]'`.
+pub fn parse_vector(s: &str) -> Result<Vec<f64>, String> {
+    let t = s.trim();
+    let inner = t
+        .strip_prefix('[')
+        .and_then(|x| x.strip_suffix(']'))
+        .ok_or_else(|| format!("malformed vector literal '{s}'"))?;
+    if inner.trim().is_empty() {
+        return Ok(Vec::new());
+    }
+    inner
+        .split(',')
+        .map(|p| {
+            let p = p.trim();
+            let x: f64 = p
+                .parse()
+                .map_err(|_| format!("malformed vector literal '{s}'"))?;
+            if !x.is_finite() {
+                return Err(format!("vector literal '{s}' contains a non-finite value"));
+            }
+            Ok(x)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn col(ty: DataType, nullable: bool) -> ColumnDef {
+        ColumnDef {
+            name: "c".into(),
+            ty,
+            nullable,
+            default: None,
+            auto_increment: false,
+        }
+    }
+
+    #[test]
+    fn coercion_rules() {
+        let v = coerce_to_column(&col(DataType::Varchar(3), true), Value::Text("abcd".into()));
+        assert_eq!(v.unwrap_err().code, code::DATA_TOO_LONG);
+        let v = coerce_to_column(&col(DataType::Int, false), Value::Null);
+        assert_eq!(v.unwrap_err().code, code::BAD_NULL);
+        let v = coerce_to_column(&col(DataType::VecF32(2), true), Value::Text("[1,2,3]".into()));
+        assert!(v.unwrap_err().message.contains("dimension"));
+        let v = coerce_to_column(&col(DataType::VecF32(2), true), Value::Text("[1,nan]".into()));
+        assert!(v.is_err());
+        let v = coerce_to_column(&col(DataType::VecF32(2), true), Value::Text("[1,1e39]".into()));
+        assert!(v.is_err());
+        assert_eq!(
+            coerce_to_column(&col(DataType::BigInt, true), Value::Text("42".into())).unwrap(),
+            Value::Int(42)
+        );
+        assert!(coerce_to_column(&col(DataType::Int, true), Value::Int(1 << 40)).is_err());
+    }
+}

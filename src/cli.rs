@@ -1,0 +1,493 @@
+//! The `tributary` command line: `serve` (MySQL server + admin HTTP) and
+//! `sql` (embedded, no server).
+//!
+//! This module owns argument parsing, logging set-up, signal handling and
+//! the client-style output formats (`mysql` tables and `mysql -B` TSV). It
+//! never implements SQL; it only drives [`Database`] / [`Session`].
+
+use std::io::{self, Read, Write};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::config::Config;
+use crate::db::{split_statements, Database};
+use crate::server::auth::UserSpec;
+use crate::server::http::AdminServer;
+use crate::server::{MysqlServer, ServerOptions};
+use crate::types::{ColumnKind, QueryResult};
+
+/// Tributary: an embedded-first SQL database with asynchronous indexes.
+#[derive(Debug, Parser)]
+#[command(name = "tributary", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the MySQL-protocol server.
+    Serve(ServeArgs),
+    /// Run SQL statements against a data directory (no server).
+    Sql(SqlArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Data directory.
+    #[arg(long, default_value = "./tributary-data")]
+    pub data: PathBuf,
+    /// MySQL listen address (port 0 picks a free port).
+    #[arg(long, default_value = "127.0.0.1:6001")]
+    pub listen: SocketAddr,
+    /// Extra user as NAME:PASSWORD (repeatable); `root:PW` sets root's password.
+    #[arg(long = "user", value_name = "NAME:PASSWORD")]
+    pub users: Vec<UserSpec>,
+    /// Concurrent connection limit (more get error 1040).
+    #[arg(long, default_value_t = 151)]
+    pub max_connections: usize,
+    /// Largest client packet in bytes (larger gets error 1153).
+    #[arg(long, default_value_t = 64 << 20)]
+    pub max_allowed_packet: usize,
+    /// Admin HTTP address, or `off`.
+    #[arg(long, default_value = "127.0.0.1:6002")]
+    pub admin_listen: String,
+    /// Allow the admin endpoint on a non-loopback address.
+    #[arg(long)]
+    pub admin_allow_remote: bool,
+    /// Seconds shutdown waits for in-flight statements.
+    #[arg(long, default_value_t = 5)]
+    pub shutdown_grace_secs: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct SqlArgs {
+    /// Data directory.
+    #[arg(long, default_value = "./tributary-data")]
+    pub data: PathBuf,
+    /// Tab-separated output like `mysql -B`.
+    #[arg(long, short = 'B')]
+    pub batch: bool,
+    /// Statements to run (`;`-separated).
+    #[arg(long = "execute", short = 'e', value_name = "SQL", conflicts_with = "file")]
+    pub execute: Option<String>,
+    /// SQL script to run (default: standard input).
+    pub file: Option<PathBuf>,
+}
+
+/// Parse the process arguments, run, and return the exit code.
+pub fn main_with_args() -> i32 {
+    let cli = Cli::parse();
+    run(cli)
+}
+
+/// Run a parsed command line; returns the process exit code.
+pub fn run(cli: Cli) -> i32 {
+    let default_level = match cli.command {
+        Command::Serve(_) => "info",
+        Command::Sql(_) => "warn",
+    };
+    init_logging(default_level);
+    match tributary_fault::load_from_env() {
+        Ok(0) => {}
+        Ok(n) => tracing::info!(points = n, "fault points armed from TRIBUTARY_FAULTS"),
+        Err(e) => {
+            eprintln!("tributary: invalid TRIBUTARY_FAULTS: {e}");
+            return 2;
+        }
+    }
+    match cli.command {
+        Command::Serve(a) => serve(a),
+        Command::Sql(a) => sql(a),
+    }
+}
+
+fn init_logging(default_level: &str) {
+    use tracing_subscriber::EnvFilter;
+    let filter =
+        EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default_level));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(io::stderr)
+        .try_init();
+}
+
+fn print_flushed(line: &str) {
+    let mut out = io::stdout().lock();
+    let _ = writeln!(out, "{line}");
+    let _ = out.flush();
+}
+
+fn serve(a: ServeArgs) -> i32 {
+    let admin: Option<SocketAddr> = if a.admin_listen.eq_ignore_ascii_case("off") {
+        None
+    } else {
+        match a.admin_listen.parse() {
+            Ok(addr) => Some(addr),
+            Err(e) => {
+                eprintln!("tributary: invalid --admin-listen {:?}: {e}", a.admin_listen);
+                return 2;
+            }
+        }
+    };
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("tributary: cannot start runtime: {e}");
+            return 1;
+        }
+    };
+    let grace = Duration::from_secs(a.shutdown_grace_secs);
+    let code = rt.block_on(async move {
+        let data = a.data.clone();
+        let db = match tokio::task::spawn_blocking(move || {
+            Database::open_with(&data, Config::default())
+        })
+        .await
+        {
+            Ok(Ok(db)) => db,
+            Ok(Err(e)) => {
+                eprintln!("tributary: cannot open {}: {e}", a.data.display());
+                return 1;
+            }
+            Err(e) => {
+                eprintln!("tributary: cannot open {}: {e}", a.data.display());
+                return 1;
+            }
+        };
+        let opts = ServerOptions {
+            listen: a.listen,
+            users: a.users,
+            max_connections: a.max_connections,
+            max_allowed_packet: a.max_allowed_packet,
+            shutdown_grace: grace,
+        };
+        let server = match MysqlServer::bind(db.clone(), opts).await {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("tributary: {e}");
+                return 1;
+            }
+        };
+        let admin = match admin {
+            Some(addr) => match AdminServer::bind(addr, a.admin_allow_remote).await {
+                Ok(s) => Some(s),
+                Err(e) => {
+                    eprintln!("tributary: {e}");
+                    return 1;
+                }
+            },
+            None => None,
+        };
+        let token = CancellationToken::new();
+        let tracker = TaskTracker::new();
+        match server.local_addr() {
+            Ok(addr) => print_flushed(&format!("listening on {addr}")),
+            Err(e) => {
+                eprintln!("tributary: {e}");
+                return 1;
+            }
+        }
+        tracker.spawn(server.run(token.clone()));
+        if let Some(admin) = admin {
+            if let Ok(addr) = admin.local_addr() {
+                print_flushed(&format!("admin listening on {addr}"));
+            }
+            let t = token.clone();
+            tracker.spawn(async move {
+                if let Err(e) = admin.run(t).await {
+                    tracing::error!(error = %e, "admin endpoint stopped");
+                }
+            });
+        }
+        tracing::info!("ready");
+        wait_for_signal().await;
+        tracing::info!("shutting down");
+        token.cancel();
+        tracker.close();
+        tracker.wait().await;
+        if let Err(e) = tokio::task::spawn_blocking(move || db.shutdown()).await {
+            tracing::error!(error = %e, "database shutdown failed");
+            return 1;
+        }
+        tracing::info!("stopped");
+        0
+    });
+    // Statements still running past the grace period hold blocking threads;
+    // do not wait for them forever.
+    rt.shutdown_timeout(grace + Duration::from_secs(1));
+    code
+}
+
+async fn wait_for_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot install SIGTERM handler");
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+fn sql(a: SqlArgs) -> i32 {
+    let script = match (&a.execute, &a.file) {
+        (Some(s), _) => s.clone(),
+        (None, Some(path)) => match std::fs::read_to_string(path) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("tributary: cannot read {}: {e}", path.display());
+                return 1;
+            }
+        },
+        (None, None) => {
+            let mut s = String::new();
+            if let Err(e) = io::stdin().read_to_string(&mut s) {
+                eprintln!("tributary: cannot read standard input: {e}");
+                return 1;
+            }
+            s
+        }
+    };
+    let db = match Database::open_with(&a.data, Config::default()) {
+        Ok(db) => db,
+        Err(e) => {
+            eprintln!("tributary: cannot open {}: {e}", a.data.display());
+            return 1;
+        }
+    };
+    let mut session = db.session();
+    let stdout = io::stdout();
+    let mut out = io::BufWriter::new(stdout.lock());
+    let mut code = 0;
+    for stmt in split_statements(&script) {
+        match session.execute(&stmt) {
+            Ok(r) => {
+                let text = if a.batch {
+                    format_batch(&r)
+                } else {
+                    format_table(&r)
+                };
+                if out.write_all(text.as_bytes()).is_err() {
+                    code = 1;
+                    break;
+                }
+            }
+            Err(e) => {
+                let _ = out.flush();
+                eprintln!("{}", e.client_line());
+                code = 1;
+                break;
+            }
+        }
+    }
+    let _ = out.flush();
+    drop(out);
+    db.shutdown();
+    code
+}
+
+/// `mysql -B` escaping: NUL, tab, newline and backslash.
+fn batch_escape(s: &str, out: &mut String) {
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\t' => out.push_str("\\t"),
+            '\n' => out.push_str("\\n"),
+            '\0' => out.push_str("\\0"),
+            c => out.push(c),
+        }
+    }
+}
+
+/// Tab-separated output: a header line, then one line per row; nothing for
+/// statements without a result set.
+pub fn format_batch(r: &QueryResult) -> String {
+    let mut s = String::new();
+    if !r.has_result_set() {
+        return s;
+    }
+    for (i, c) in r.columns.iter().enumerate() {
+        if i > 0 {
+            s.push('\t');
+        }
+        batch_escape(&c.name, &mut s);
+    }
+    s.push('\n');
+    for row in &r.rows {
+        for i in 0..r.columns.len() {
+            if i > 0 {
+                s.push('\t');
+            }
+            match row.get(i).and_then(|v| v.to_text()) {
+                Some(t) => batch_escape(&t, &mut s),
+                None => s.push_str("NULL"),
+            }
+        }
+        s.push('\n');
+    }
+    s
+}
+
+fn plural(n: u64, word: &str) -> String {
+    if n == 1 {
+        format!("1 {word}")
+    } else {
+        format!("{n} {word}s")
+    }
+}
+
+/// The interactive `mysql` client's format: boxed table and
+/// "N rows in set", or "Query OK, N rows affected".
+pub fn format_table(r: &QueryResult) -> String {
+    let warnings = r.warnings.len() as u64;
+    let warn = if warnings > 0 {
+        format!(", {}", plural(warnings, "warning"))
+    } else {
+        String::new()
+    };
+    if !r.has_result_set() {
+        return format!(
+            "Query OK, {} affected{warn}\n\n",
+            plural(r.affected_rows, "row")
+        );
+    }
+    if r.rows.is_empty() {
+        return format!("Empty set{warn}\n\n");
+    }
+    let cells: Vec<Vec<String>> = r
+        .rows
+        .iter()
+        .map(|row| {
+            (0..r.columns.len())
+                .map(|i| {
+                    row.get(i)
+                        .and_then(|v| v.to_text())
+                        .unwrap_or_else(|| "NULL".into())
+                })
+                .collect()
+        })
+        .collect();
+    let widths: Vec<usize> = r
+        .columns
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            cells
+                .iter()
+                .map(|row| row[i].chars().count())
+                .chain(std::iter::once(c.name.chars().count()))
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut sep = String::from("+");
+    for w in &widths {
+        sep.push_str(&"-".repeat(w + 2));
+        sep.push('+');
+    }
+    sep.push('\n');
+    let pad = |s: &str, w: usize, right: bool| {
+        let n = w.saturating_sub(s.chars().count());
+        if right {
+            format!("{}{s}", " ".repeat(n))
+        } else {
+            format!("{s}{}", " ".repeat(n))
+        }
+    };
+    let mut s = sep.clone();
+    s.push('|');
+    for (c, w) in r.columns.iter().zip(&widths) {
+        s.push(' ');
+        s.push_str(&pad(&c.name, *w, false));
+        s.push_str(" |");
+    }
+    s.push('\n');
+    s.push_str(&sep);
+    for row in &cells {
+        s.push('|');
+        for ((cell, w), c) in row.iter().zip(&widths).zip(&r.columns) {
+            let right = matches!(c.kind, ColumnKind::Int | ColumnKind::Float);
+            s.push(' ');
+            s.push_str(&pad(cell, *w, right));
+            s.push_str(" |");
+        }
+        s.push('\n');
+    }
+    s.push_str(&sep);
+    s.push_str(&format!(
+        "{} in set{warn}\n\n",
+        plural(r.rows.len() as u64, "row")
+    ));
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::{Column, Value};
+
+    fn sample() -> QueryResult {
+        QueryResult {
+            columns: vec![
+                Column {
+                    name: "id".into(),
+                    kind: ColumnKind::Int,
+                },
+                Column {
+                    name: "name".into(),
+                    kind: ColumnKind::Text,
+                },
+            ],
+            rows: vec![
+                vec![Value::Int(1), Value::Text("a\tb\\c\nd".into())],
+                vec![Value::Int(22), Value::Null],
+            ],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn batch_format_escapes() {
+        assert_eq!(
+            format_batch(&sample()),
+            "id\tname\n1\ta\\tb\\\\c\\nd\n22\tNULL\n"
+        );
+        assert_eq!(format_batch(&QueryResult::default()), "");
+    }
+
+    #[test]
+    fn table_format() {
+        let mut r = sample();
+        r.rows[0][1] = Value::Text("a".into());
+        assert_eq!(
+            format_table(&r),
+            "+----+------+\n| id | name |\n+----+------+\n|  1 | a    |\n| 22 | NULL |\n+----+------+\n2 rows in set\n\n"
+        );
+        let ok = QueryResult {
+            affected_rows: 1,
+            ..Default::default()
+        };
+        assert_eq!(format_table(&ok), "Query OK, 1 row affected\n\n");
+    }
+}

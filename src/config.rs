@@ -1,0 +1,54 @@
+//! Configuration: one struct with documented defaults, loadable from flags.
+//!
+//! Every interval, bound and timeout the database uses is a field here; no
+//! other module hard-codes one.
+
+use std::time::Duration;
+
+/// Database-wide settings.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Lock-wait timeout for row locks (MySQL `innodb_lock_wait_timeout`).
+    /// Default 50 s, as MySQL.
+    pub lock_wait_timeout: Duration,
+    /// ISCP runner tick interval. Default 200 ms.
+    pub iscp_interval: Duration,
+    /// Max changes read per ISCP work unit (bounded iteration). Default 4096.
+    pub iscp_max_batch: usize,
+    /// Worker pool size for ISCP consumers. Default 4.
+    pub iscp_workers: usize,
+    /// Max rows of not-yet-indexed tail a fresh index search evaluates
+    /// exactly before it falls back to waiting. Default 100 000.
+    pub fresh_tail_cap: usize,
+    /// How long DROP waits for the job to reach Canceled before returning
+    /// with a warning. Default 10 s.
+    pub drop_wait: Duration,
+    /// Temporary-error retry backoff start / cap for ISCP jobs.
+    pub iscp_retry_base: Duration,
+    pub iscp_retry_cap: Duration,
+    /// Whether this node may run the ISCP runner (a CN in a multi-CN test
+    /// can be made a pure SQL node).
+    pub iscp_enabled: bool,
+    /// Node name used for the runner lease. Default "cn0".
+    pub node_name: String,
+    /// Runner lease time-to-live. Default 5 s (renewed every tick).
+    pub lease_ttl: Duration,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            lock_wait_timeout: Duration::from_secs(50),
+            iscp_interval: Duration::from_millis(200),
+            iscp_max_batch: 4096,
+            iscp_workers: 4,
+            fresh_tail_cap: 100_000,
+            drop_wait: Duration::from_secs(10),
+            iscp_retry_base: Duration::from_millis(200),
+            iscp_retry_cap: Duration::from_secs(30),
+            iscp_enabled: true,
+            node_name: "cn0".into(),
+            lease_ttl: Duration::from_secs(5),
+        }
+    }
+}

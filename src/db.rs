@@ -1,0 +1,229 @@
+//! The library API: [`Database`] (one open data directory) and [`Session`]
+//! (one client's connection state: current database, transaction, settings).
+
+use std::path::Path;
+use std::sync::Arc;
+
+use tributary_storage::{EmbeddedStorage, Storage};
+
+use crate::catalog::IdAllocator;
+use crate::config::Config;
+use crate::error::{SqlError, SqlResult};
+use crate::iscp::Iscp;
+use crate::sql::{Engine, SessionState};
+use crate::types::QueryResult;
+
+/// An open database (one compute node over one storage). Cheap to clone.
+///
+/// Several `Database`s may share one storage ([`Database::open_shared`]):
+/// that is how the multi-CN harness runs several compute nodes in one
+/// process; exactly one of them holds the ISCP runner lease at a time.
+#[derive(Clone)]
+pub struct Database {
+    inner: Arc<DbInner>,
+}
+
+struct DbInner {
+    engine: Arc<Engine>,
+}
+
+impl Drop for DbInner {
+    fn drop(&mut self) {
+        self.engine.iscp.shutdown();
+    }
+}
+
+impl Database {
+    /// Open (or create) the database in directory `path` with default settings.
+    pub fn open(path: impl AsRef<Path>) -> SqlResult<Database> {
+        Self::open_with(path, Config::default())
+    }
+
+    /// Open with explicit settings.
+    pub fn open_with(path: impl AsRef<Path>, config: Config) -> SqlResult<Database> {
+        let path = path.as_ref();
+        std::fs::create_dir_all(path).map_err(|e| {
+            SqlError::internal(format!("cannot create data directory {}: {e}", path.display()))
+        })?;
+        let storage: Arc<dyn Storage> = EmbeddedStorage::open(path)?;
+        Self::open_shared(storage, config)
+    }
+
+    /// A compute node over an existing storage (multi-CN in one process).
+    pub fn open_shared(storage: Arc<dyn Storage>, config: Config) -> SqlResult<Database> {
+        let iscp = Iscp::new(storage.clone(), config.clone());
+        let engine = Arc::new(Engine {
+            storage,
+            config,
+            ids: IdAllocator::default(),
+            iscp: iscp.clone(),
+        });
+        iscp.start()?;
+        Ok(Database {
+            inner: Arc::new(DbInner { engine }),
+        })
+    }
+
+    /// A new session (autocommit on, no current database), as user `root`.
+    pub fn session(&self) -> Session {
+        Session {
+            engine: self.inner.engine.clone(),
+            state: SessionState::new("root", true),
+        }
+    }
+
+    /// The engine (for tools and tests: storage, ISCP handle, config).
+    pub fn engine(&self) -> &Arc<Engine> {
+        &self.inner.engine
+    }
+
+    /// Stop background work (ISCP runner) and wait for it.
+    pub fn shutdown(&self) {
+        self.inner.engine.iscp.shutdown();
+    }
+}
+
+/// One connection's state. `Send`: a server may move it between threads.
+pub struct Session {
+    engine: Arc<Engine>,
+    state: SessionState,
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        if let Some(t) = self.state.txn.take() {
+            t.rollback();
+        }
+    }
+}
+
+impl Session {
+    /// Execute exactly one SQL statement.
+    pub fn execute(&mut self, sql: &str) -> SqlResult<QueryResult> {
+        self.engine.execute(&mut self.state, sql)
+    }
+
+    /// Execute a script of `;`-separated statements; stops at the first
+    /// error. Returns the result of every statement that ran.
+    pub fn execute_script(&mut self, sql: &str) -> Result<Vec<QueryResult>, (Vec<QueryResult>, SqlError)> {
+        let mut out = Vec::new();
+        for s in split_statements(sql) {
+            match self.execute(&s) {
+                Ok(r) => out.push(r),
+                Err(e) => return Err((out, e)),
+            }
+        }
+        Ok(out)
+    }
+
+    /// Set the authenticated user; `privileged` users may use fault
+    /// injection and admin statements.
+    pub fn set_user(&mut self, user: &str, privileged: bool) {
+        self.state.user = user.to_string();
+        self.state.privileged = privileged;
+    }
+
+    /// The authenticated user.
+    pub fn user(&self) -> &str {
+        &self.state.user
+    }
+
+    /// Current database (USE), if any.
+    pub fn current_database(&self) -> Option<&str> {
+        self.state.db.as_deref()
+    }
+
+    /// Switch the current database (COM_INIT_DB / USE).
+    pub fn use_database(&mut self, db: &str) -> SqlResult<()> {
+        self.execute(&format!("USE `{}`", db.replace('`', "``"))).map(|_| ())
+    }
+
+    /// Whether a transaction is open.
+    pub fn in_transaction(&self) -> bool {
+        self.state.txn.is_some()
+    }
+}
+
+/// Split a script into statements on `;`, honouring quotes and comments.
+/// Empty statements are dropped.
+pub fn split_statements(sql: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut chars = sql.chars().peekable();
+    let mut quote: Option<char> = None;
+    while let Some(c) = chars.next() {
+        if let Some(q) = quote {
+            cur.push(c);
+            if c == '\\' && q != '`' {
+                if let Some(n) = chars.next() {
+                    cur.push(n);
+                }
+            } else if c == q {
+                if chars.peek() == Some(&q) {
+                    cur.push(q);
+                    chars.next();
+                } else {
+                    quote = None;
+                }
+            }
+            continue;
+        }
+        match c {
+            '\'' | '"' | '`' => {
+                quote = Some(c);
+                cur.push(c);
+            }
+            '-' if chars.peek() == Some(&'-') => {
+                for n in chars.by_ref() {
+                    if n == '\n' {
+                        cur.push('\n');
+                        break;
+                    }
+                }
+            }
+            '#' => {
+                for n in chars.by_ref() {
+                    if n == '\n' {
+                        cur.push('\n');
+                        break;
+                    }
+                }
+            }
+            '/' if chars.peek() == Some(&'*') => {
+                chars.next();
+                let mut prev = ' ';
+                for n in chars.by_ref() {
+                    if prev == '*' && n == '/' {
+                        break;
+                    }
+                    prev = n;
+                }
+                cur.push(' ');
+            }
+            ';' => {
+                let s = cur.trim();
+                if !s.is_empty() {
+                    out.push(s.to_string());
+                }
+                cur.clear();
+            }
+            _ => cur.push(c),
+        }
+    }
+    let s = cur.trim();
+    if !s.is_empty() {
+        out.push(s.to_string());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_statements;
+
+    #[test]
+    fn split_honours_quotes_and_comments() {
+        let v = split_statements("select 'a;b'; -- c;\nselect \"x;\" /* ; */ ; ; select 1");
+        assert_eq!(v, vec!["select 'a;b'", "select \"x;\"", "select 1"]);
+    }
+}

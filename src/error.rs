@@ -1,0 +1,165 @@
+//! The error a client sees: a MySQL error code, its SQLSTATE and a message
+//! that names the culprit.
+//!
+//! This module is the one place where errors of the lower layers (storage,
+//! catalog, ISCP, fault injection) are mapped to MySQL codes. Lower layers
+//! never pick MySQL codes themselves.
+
+use std::fmt;
+
+use tributary_storage::StorageError;
+
+/// MySQL error codes used by Tributary (`ER_*` in MySQL's errmsg list).
+pub mod code {
+    pub const DUP_ENTRY: u16 = 1062;
+    pub const PARSE: u16 = 1064;
+    pub const NO_SUCH_TABLE: u16 = 1146;
+    pub const BAD_DB: u16 = 1049;
+    pub const BAD_FIELD: u16 = 1054;
+    pub const DB_CREATE_EXISTS: u16 = 1007;
+    pub const DB_DROP_EXISTS: u16 = 1008;
+    pub const TABLE_EXISTS: u16 = 1050;
+    pub const NO_DB: u16 = 1046;
+    pub const DUP_KEYNAME: u16 = 1061;
+    pub const CANT_DROP_FIELD_OR_KEY: u16 = 1091;
+    pub const DATA_TOO_LONG: u16 = 1406;
+    pub const BAD_NULL: u16 = 1048;
+    pub const TRUNCATED_WRONG_VALUE: u16 = 1292;
+    pub const WRONG_VALUE_COUNT: u16 = 1136;
+    pub const LOCK_WAIT_TIMEOUT: u16 = 1205;
+    pub const LOCK_DEADLOCK: u16 = 1213;
+    pub const NOT_SUPPORTED: u16 = 1235;
+    pub const WRONG_ARGUMENTS: u16 = 1210;
+    pub const SPECIFIC_ACCESS_DENIED: u16 = 1227;
+    pub const ACCESS_DENIED: u16 = 1045;
+    pub const NET_PACKET_TOO_LARGE: u16 = 1153;
+    pub const DIVISION_BY_ZERO: u16 = 1365;
+    pub const UNKNOWN_ERROR: u16 = 1105;
+    pub const WRONG_COLUMN_NAME: u16 = 1166;
+    pub const NON_UNIQ: u16 = 1052;
+    pub const INVALID_GROUP_FUNC: u16 = 1111;
+    pub const WRONG_FIELD_WITH_GROUP: u16 = 1055;
+    pub const INCORRECT_VALUE: u16 = 1525;
+    pub const MULTIPLE_PRI_KEY: u16 = 1068;
+    pub const KEY_COLUMN_DOES_NOT_EXIST: u16 = 1072;
+    pub const UNKNOWN_FUNCTION: u16 = 1305;
+    pub const TOO_MANY_CONNECTIONS: u16 = 1040;
+    pub const QUERY_INTERRUPTED: u16 = 1317;
+    pub const FT_MATCHING_KEY_NOT_FOUND: u16 = 1191;
+    pub const WRONG_TYPE_FOR_VAR: u16 = 1232;
+    pub const UNKNOWN_SYSTEM_VARIABLE: u16 = 1193;
+}
+
+/// A SQL-boundary error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SqlError {
+    pub code: u16,
+    pub sqlstate: &'static str,
+    pub message: String,
+}
+
+impl SqlError {
+    /// Build an error with the SQLSTATE that MySQL uses for `code`.
+    pub fn new(code: u16, message: impl Into<String>) -> Self {
+        SqlError {
+            code,
+            sqlstate: sqlstate_for(code),
+            message: message.into(),
+        }
+    }
+
+    /// 1064 syntax error.
+    pub fn parse(message: impl Into<String>) -> Self {
+        Self::new(code::PARSE, message)
+    }
+
+    /// 1235 not supported.
+    pub fn unsupported(what: impl fmt::Display) -> Self {
+        Self::new(
+            code::NOT_SUPPORTED,
+            format!("This version of Tributary doesn't yet support '{what}'"),
+        )
+    }
+
+    /// 1105 internal error.
+    pub fn internal(message: impl Into<String>) -> Self {
+        Self::new(code::UNKNOWN_ERROR, message)
+    }
+
+    /// 1210 wrong arguments.
+    pub fn wrong_args(message: impl Into<String>) -> Self {
+        Self::new(code::WRONG_ARGUMENTS, message)
+    }
+
+    /// `ERROR <code> (<sqlstate>): <message>` as the mysql client prints it.
+    pub fn client_line(&self) -> String {
+        format!("ERROR {} ({}): {}", self.code, self.sqlstate, self.message)
+    }
+}
+
+impl fmt::Display for SqlError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.client_line())
+    }
+}
+
+impl std::error::Error for SqlError {}
+
+/// SQLSTATE for a MySQL error code.
+pub fn sqlstate_for(code: u16) -> &'static str {
+    use code::*;
+    match code {
+        DUP_ENTRY => "23000",
+        BAD_NULL => "23000",
+        PARSE => "42000",
+        NO_SUCH_TABLE => "42S02",
+        TABLE_EXISTS => "42S01",
+        BAD_DB => "42000",
+        NO_DB => "3D000",
+        BAD_FIELD => "42S22",
+        NON_UNIQ => "23000",
+        DB_CREATE_EXISTS | DB_DROP_EXISTS => "HY000",
+        DUP_KEYNAME => "42000",
+        CANT_DROP_FIELD_OR_KEY => "42000",
+        DATA_TOO_LONG => "22001",
+        TRUNCATED_WRONG_VALUE => "22007",
+        WRONG_VALUE_COUNT => "21S01",
+        LOCK_WAIT_TIMEOUT => "HY000",
+        LOCK_DEADLOCK => "40001",
+        NOT_SUPPORTED => "42000",
+        SPECIFIC_ACCESS_DENIED => "42000",
+        ACCESS_DENIED => "28000",
+        NET_PACKET_TOO_LARGE => "08S01",
+        DIVISION_BY_ZERO => "22012",
+        WRONG_COLUMN_NAME => "42000",
+        INVALID_GROUP_FUNC => "HY000",
+        WRONG_FIELD_WITH_GROUP => "42000",
+        MULTIPLE_PRI_KEY => "42000",
+        KEY_COLUMN_DOES_NOT_EXIST => "42000",
+        UNKNOWN_FUNCTION => "42000",
+        TOO_MANY_CONNECTIONS => "08004",
+        QUERY_INTERRUPTED => "70100",
+        INCORRECT_VALUE => "HY000",
+        _ => "HY000",
+    }
+}
+
+impl From<StorageError> for SqlError {
+    fn from(e: StorageError) -> Self {
+        let code = match &e {
+            StorageError::Deadlock => code::LOCK_DEADLOCK,
+            StorageError::LockWaitTimeout => code::LOCK_WAIT_TIMEOUT,
+            _ => code::UNKNOWN_ERROR,
+        };
+        SqlError::new(code, e.to_string())
+    }
+}
+
+impl From<tributary_fault::FaultError> for SqlError {
+    fn from(e: tributary_fault::FaultError) -> Self {
+        SqlError::new(code::UNKNOWN_ERROR, e.to_string())
+    }
+}
+
+/// Result alias at the SQL boundary.
+pub type SqlResult<T> = std::result::Result<T, SqlError>;

@@ -1,0 +1,385 @@
+//! Consumers: apply one job's slice of changes (or one initial-build unit)
+//! to its index and commit the index state, the new watermark and the
+//! job-row check in **one** transaction.
+//!
+//! Three kinds behind one entry point: async B-tree (entries written to the
+//! hidden table), HNSW (usearch, deltas + checkpoints) and full-text
+//! (tantivy, deltas + checkpoints). Lock order inside the commit
+//! transaction: hidden-table rows first, the job row **last** and with no
+//! wait after it — so a DDL that holds the job row never waits on a
+//! consumer, and a paused consumer never holds the job row. Never writes the
+//! job row except through [`log::guarded_update`].
+
+use std::ops::Bound;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+use tributary_fault::points;
+use tributary_storage::{Change, ChangeKind, Transaction, TxnOptions};
+
+use crate::catalog::codec::decode_row;
+use crate::catalog::IndexKind;
+use crate::error::SqlError;
+use crate::iscp::live::{self, hex, unhex, Op};
+use crate::iscp::log::{self, GuardRefusal, JobRow, JobState, STAGE_INCREMENTAL};
+use crate::iscp::Iscp;
+use crate::sql::access::btree_entry_key;
+use crate::types::Value;
+
+/// How a work unit ended.
+#[derive(Debug)]
+pub enum Outcome {
+    /// Committed; `more` = more work is already known to be pending.
+    Committed { more: bool },
+    /// Canceled, fenced or superseded: nothing written.
+    Stopped(String),
+    /// Failed with an error code (1..9999 temporary, ≥ 10000 permanent).
+    Failed { code: u32, msg: String },
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+fn fault_outcome(e: tributary_fault::FaultError) -> Outcome {
+    match e {
+        tributary_fault::FaultError::Canceled { .. } => Outcome::Stopped("canceled".into()),
+        other => Outcome::Failed {
+            code: 1,
+            msg: other.to_string(),
+        },
+    }
+}
+
+fn sql_outcome(e: SqlError) -> Outcome {
+    // Lock conflicts and I/O are temporary; corrupt data / bad vectors are
+    // permanent.
+    let code = match e.code {
+        1205 | 1213 => 2,
+        1105 if e.message.contains("index error") => 10_001,
+        1105 if e.message.contains("corrupt") => 10_002,
+        _ => 3,
+    };
+    Outcome::Failed {
+        code,
+        msg: e.message,
+    }
+}
+
+/// The indexed column values of an encoded row.
+fn cols_of(row: &[u8], cols: &[usize]) -> Result<Vec<Value>, SqlError> {
+    let r = decode_row(row).map_err(|e| SqlError::internal(format!("corrupt row in change log: {e}")))?;
+    Ok(cols.iter().map(|&c| r.get(c).cloned().unwrap_or(Value::Null)).collect())
+}
+
+/// Turn changes into index ops.
+pub fn ops_of(changes: &[Change], cols: &[usize]) -> Result<Vec<Op>, SqlError> {
+    let mut ops = Vec::with_capacity(changes.len());
+    for c in changes {
+        match (c.kind, &c.new) {
+            (ChangeKind::Delete, _) | (_, None) => ops.push(Op::Delete { pk: c.key.clone() }),
+            (_, Some(n)) => ops.push(Op::Upsert {
+                pk: c.key.clone(),
+                vals: cols_of(n, cols)?,
+            }),
+        }
+    }
+    Ok(ops)
+}
+
+fn begin(iscp: &Iscp) -> Result<Box<dyn Transaction>, SqlError> {
+    Ok(iscp.storage.begin(TxnOptions {
+        lock_wait_timeout: Duration::from_secs(10),
+        read_only: false,
+    })?)
+}
+
+/// Write B-tree entries for changes (async secondary index).
+fn apply_btree(txn: &mut dyn Transaction, storage_id: u64, changes: &[Change], cols: &[usize]) -> Result<(), SqlError> {
+    for c in changes {
+        if let Some(o) = &c.old {
+            let ov = cols_of(o, cols)?;
+            txn.delete(storage_id, &btree_entry_key(&ov, &c.key, false))?;
+        }
+        if let Some(n) = &c.new {
+            let nv = cols_of(n, cols)?;
+            txn.put(storage_id, &btree_entry_key(&nv, &c.key, false), c.key.clone())?;
+        }
+    }
+    Ok(())
+}
+
+/// The common tail of every unit: fault point, guarded job-row update
+/// (locked last), commit. Runs on a blocking thread.
+fn commit_unit(
+    mut txn: Box<dyn Transaction>,
+    j: &JobRow,
+    token: &CancellationToken,
+    f: impl FnOnce(&mut JobRow),
+) -> Result<Outcome, SqlError> {
+    if let Err(e) = tributary_fault::hit_blocking(points::ISCP_LONG_BEFORE_WATERMARK, Some(&j.spec.index), Some(token)) {
+        txn.rollback();
+        return Ok(fault_outcome(e));
+    }
+    if token.is_cancelled() {
+        txn.rollback();
+        return Ok(Outcome::Stopped("canceled before commit".into()));
+    }
+    match log::guarded_update(txn.as_mut(), &j.key, j.status.iterations, |row| {
+        f(row);
+        row.state = JobState::Completed;
+        row.status.error_code = 0;
+        row.status.error_msg.clear();
+        row.status.retries = 0;
+        row.status.last_run_ms = now_ms();
+    })? {
+        Ok(_) => {
+            txn.commit()?;
+            Ok(Outcome::Committed { more: false })
+        }
+        Err(GuardRefusal::CasLost { expected, found }) => {
+            txn.rollback();
+            Ok(Outcome::Stopped(format!("superseded (iteration {expected} vs {found})")))
+        }
+        Err(r) => {
+            txn.rollback();
+            Ok(Outcome::Stopped(format!("job no longer live: {r:?}")))
+        }
+    }
+}
+
+async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T, Outcome> {
+    tokio::task::spawn_blocking(f).await.map_err(|e| Outcome::Failed {
+        code: 3,
+        msg: format!("consumer task failed: {e}"),
+    })
+}
+
+/// Apply pre-phase fault points for an index kind.
+async fn before_apply(j: &JobRow, token: &CancellationToken) -> Result<(), Outcome> {
+    let idx = Some(j.spec.index.as_str());
+    let r = match j.spec.kind {
+        IndexKind::Hnsw { .. } => tributary_fault::hit(points::ISCP_LONG_HNSW_BEFORE_UPDATE, idx, token).await,
+        _ => tributary_fault::hit(points::ISCP_LONG_BEFORE_EXEC, idx, token).await,
+    };
+    r.map(|_| ()).map_err(fault_outcome)
+}
+
+async fn before_save(j: &JobRow, token: &CancellationToken) -> Result<(), Outcome> {
+    if matches!(j.spec.kind, IndexKind::Hnsw { .. }) {
+        tributary_fault::hit(points::ISCP_LONG_HNSW_BEFORE_SAVE, Some(&j.spec.index), token)
+            .await
+            .map_err(fault_outcome)?;
+    }
+    Ok(())
+}
+
+/// Apply `ops` to the in-memory index (loading it if needed), then persist
+/// deltas in `txn`. Returns the txn for the commit step.
+fn apply_live(
+    iscp: &Iscp,
+    j: &JobRow,
+    mut txn: Box<dyn Transaction>,
+    ops: &[Op],
+    ts: u64,
+) -> Result<Box<dyn Transaction>, SqlError> {
+    let entry = iscp.live_for_consumer(j)?;
+    let mut g = entry.write();
+    g.index.apply(ops)?;
+    live::persist(txn.as_mut(), j.spec.storage_id, &mut g.index, ts, ops)?;
+    g.pending_ts = Some(ts);
+    drop(g);
+    Ok(txn)
+}
+
+/// One incremental unit: apply `slice` (changes in (watermark, to_ts]).
+pub async fn incremental_unit(
+    iscp: &Arc<Iscp>,
+    j: &JobRow,
+    slice: Vec<Change>,
+    to_ts: u64,
+    token: &CancellationToken,
+) -> Outcome {
+    if let Err(o) = before_apply(j, token).await {
+        return o;
+    }
+    let n = slice.len() as u64;
+    let ops = match ops_of(&slice, &j.spec.columns) {
+        Ok(o) => o,
+        Err(e) => return sql_outcome(e),
+    };
+    let txn = match begin(iscp) {
+        Ok(t) => t,
+        Err(e) => return sql_outcome(e),
+    };
+    let txn = match j.spec.kind {
+        IndexKind::BTree { .. } => {
+            let mut txn = txn;
+            let (sid, cols) = (j.spec.storage_id, j.spec.columns.clone());
+            match blocking(move || apply_btree(txn.as_mut(), sid, &slice, &cols).map(|_| txn)).await {
+                Ok(Ok(t)) => t,
+                Ok(Err(e)) => return sql_outcome(e),
+                Err(o) => return o,
+            }
+        }
+        _ => {
+            let (iscp2, j2) = (iscp.clone(), j.clone());
+            let applied = blocking(move || apply_live(&iscp2, &j2, txn, &ops, to_ts)).await;
+            let txn = match applied {
+                Ok(Ok(t)) => t,
+                Ok(Err(e)) => return sql_outcome(e),
+                Err(o) => return o,
+            };
+            if let Err(o) = before_save(j, token).await {
+                txn.rollback();
+                return o;
+            }
+            txn
+        }
+    };
+    let (j2, tok) = (j.clone(), token.clone());
+    let r = blocking(move || {
+        commit_unit(txn, &j2, &tok, |row| {
+            row.watermark = to_ts;
+            row.status.rows_applied += n;
+        })
+    })
+    .await;
+    finish(iscp, j, r, Some(to_ts))
+}
+
+fn finish(iscp: &Iscp, j: &JobRow, r: Result<Result<Outcome, SqlError>, Outcome>, new_wm: Option<u64>) -> Outcome {
+    let out = match r {
+        Ok(Ok(o)) => o,
+        Ok(Err(e)) => sql_outcome(e),
+        Err(o) => o,
+    };
+    match &out {
+        Outcome::Committed { .. } => {
+            iscp.live_committed(j.key.job_id);
+            if let Some(w) = new_wm {
+                iscp.storage
+                    .set_consumer_watermark(&consumer_name(j.key.job_id), j.key.table_id, w);
+            }
+        }
+        _ => iscp.invalidate(j.key.job_id),
+    }
+    out
+}
+
+/// Storage consumer name of a job (keeps its change log from GC).
+pub fn consumer_name(job_id: u64) -> String {
+    format!("iscp:{job_id}")
+}
+
+/// One initial-build unit: read up to `iscp_max_batch` rows after the
+/// durable checkpoint, apply, and commit the new checkpoint. The build's
+/// watermark is the snapshot ts of its first unit; changes after it are
+/// replayed by the incremental stage (idempotent by primary key), so a
+/// build resumed after a crash (at a later snapshot) is still exact.
+pub async fn initial_build_unit(iscp: &Arc<Iscp>, j: &JobRow, token: &CancellationToken) -> Outcome {
+    if let Err(o) = before_apply(j, token).await {
+        return o;
+    }
+    let first = j.status.build_ts == 0;
+    let build_ts = if first { iscp.storage.latest_ts() } else { j.status.build_ts };
+    if first {
+        // Keep every change after the build snapshot.
+        iscp.storage
+            .set_consumer_watermark(&consumer_name(j.key.job_id), j.key.table_id, build_ts);
+    }
+    let after = j.status.build_after.as_deref().and_then(unhex);
+    let snap = iscp.storage.latest_ts();
+    let cap = iscp.config.iscp_max_batch.max(1);
+    let rows = match iscp.storage.snapshot_scan(j.key.table_id, snap, after.as_deref(), cap) {
+        Ok(r) => r,
+        Err(e) => return sql_outcome(e.into()),
+    };
+    let total = if first {
+        match iscp.storage.snapshot_scan(j.key.table_id, snap, None, usize::MAX) {
+            Ok(all) => all.len() as u64,
+            Err(e) => return sql_outcome(e.into()),
+        }
+    } else {
+        j.status.build_total
+    };
+    let done = rows.len() < cap;
+    let last_key = rows.last().map(|(k, _)| k.clone());
+    let n = rows.len() as u64;
+    let changes: Vec<Change> = rows
+        .into_iter()
+        .enumerate()
+        .map(|(i, (k, v))| Change {
+            commit_ts: snap,
+            seq: i as u32,
+            kind: ChangeKind::Insert,
+            key: k,
+            old: None,
+            new: Some(v),
+        })
+        .collect();
+    let ops = match ops_of(&changes, &j.spec.columns) {
+        Ok(o) => o,
+        Err(e) => return sql_outcome(e),
+    };
+    let txn = match begin(iscp) {
+        Ok(t) => t,
+        Err(e) => return sql_outcome(e),
+    };
+    let txn = match j.spec.kind {
+        IndexKind::BTree { .. } => {
+            let mut txn = txn;
+            let (sid, cols) = (j.spec.storage_id, j.spec.columns.clone());
+            match blocking(move || apply_btree(txn.as_mut(), sid, &changes, &cols).map(|_| txn)).await {
+                Ok(Ok(t)) => t,
+                Ok(Err(e)) => return sql_outcome(e),
+                Err(o) => return o,
+            }
+        }
+        _ => {
+            let (iscp2, j2) = (iscp.clone(), j.clone());
+            let applied = blocking(move || apply_live(&iscp2, &j2, txn, &ops, snap)).await;
+            let txn = match applied {
+                Ok(Ok(t)) => t,
+                Ok(Err(e)) => return sql_outcome(e),
+                Err(o) => return o,
+            };
+            if let Err(o) = before_save(j, token).await {
+                txn.rollback();
+                return o;
+            }
+            txn
+        }
+    };
+    let (j2, tok) = (j.clone(), token.clone());
+    let r = blocking(move || {
+        commit_unit(txn, &j2, &tok, |row| {
+            row.status.build_ts = build_ts;
+            row.status.build_total = total.max(row.status.build_done + n);
+            row.status.build_done += n;
+            row.status.rows_applied += n;
+            if let Some(k) = &last_key {
+                row.status.build_after = Some(hex(k));
+            }
+            if done {
+                row.status.stage = STAGE_INCREMENTAL.into();
+                row.watermark = build_ts;
+            }
+        })
+    })
+    .await;
+    let out = finish(iscp, j, r, None);
+    match out {
+        Outcome::Committed { .. } => Outcome::Committed { more: true },
+        o => o,
+    }
+}
+
+/// Entries of an async B-tree index in a key range (for searches and tests).
+pub fn btree_entries(txn: &mut dyn Transaction, storage_id: u64) -> Result<Vec<(Vec<u8>, Vec<u8>)>, SqlError> {
+    Ok(txn.scan(storage_id, Bound::Unbounded, Bound::Unbounded, usize::MAX)?)
+}

@@ -1,0 +1,407 @@
+//! The durable job log, `mo_catalog.mo_iscp_log`: one row per job
+//! generation `(account_id, table_id, job_name, job_id)`.
+//!
+//! Owns the row format and the **only** functions that write job rows:
+//! [`register_job`] (CREATE), [`mark_canceling`] (DROP's logical drop),
+//! [`write_progress`] (consumer commits, guarded) and [`mark_canceled`]
+//! (the cancel queue's final state). The guard in [`guarded_update`] makes
+//! two promises: no progress write ever overwrites Error, Canceling or
+//! Canceled, and every progress write is a compare-and-set on the job's
+//! iteration number, so a stale runner or a late flush can never move a job
+//! backwards.
+
+use std::ops::Bound;
+
+use serde::{Deserialize, Serialize};
+use tributary_storage::{Transaction, Ts};
+
+use crate::catalog::codec::{decode_row, encode_key, encode_row};
+use crate::catalog::{IndexDef, IndexKind, TableDef, ISCP_LOG};
+use crate::error::{SqlError, SqlResult};
+use crate::sql::Engine;
+use crate::types::Value;
+
+/// Job states, numbered as in MatrixOne.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[repr(i64)]
+pub enum JobState {
+    Invalid = 0,
+    Pending = 1,
+    Running = 2,
+    Completed = 3,
+    Error = 4,
+    Canceled = 5,
+    Canceling = 6,
+}
+
+impl JobState {
+    /// From the stored integer.
+    pub fn from_i64(v: i64) -> JobState {
+        match v {
+            1 => JobState::Pending,
+            2 => JobState::Running,
+            3 => JobState::Completed,
+            4 => JobState::Error,
+            5 => JobState::Canceled,
+            6 => JobState::Canceling,
+            _ => JobState::Invalid,
+        }
+    }
+    /// Display name.
+    pub fn name(self) -> &'static str {
+        match self {
+            JobState::Invalid => "Invalid",
+            JobState::Pending => "Pending",
+            JobState::Running => "Running",
+            JobState::Completed => "Completed",
+            JobState::Error => "Error",
+            JobState::Canceled => "Canceled",
+            JobState::Canceling => "Canceling",
+        }
+    }
+    /// States a progress write must never overwrite.
+    pub fn is_protected(self) -> bool {
+        matches!(self, JobState::Error | JobState::Canceled | JobState::Canceling)
+    }
+    /// No more work will happen (for lag reporting).
+    pub fn is_terminal(self) -> bool {
+        matches!(self, JobState::Canceled | JobState::Canceling)
+    }
+}
+
+/// Errors with a code of at least this are permanent (as in MatrixOne).
+pub const PERMANENT_ERROR_THRESHOLD: u32 = 10_000;
+
+/// Stage of a job. Monotone: a flush never moves it back.
+pub const STAGE_INIT: &str = "init";
+/// After the initial build.
+pub const STAGE_INCREMENTAL: &str = "incremental";
+
+/// `job_status` JSON.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct JobStatus {
+    /// Completed work units; the compare-and-set token of every write.
+    pub iterations: u64,
+    pub rows_applied: u64,
+    /// `init` (initial build) or `incremental`.
+    pub stage: String,
+    /// Snapshot ts of the initial build.
+    pub build_ts: Ts,
+    /// Hex of the last primary key applied by the initial build.
+    pub build_after: Option<String>,
+    pub build_done: u64,
+    pub build_total: u64,
+    pub error_code: u32,
+    pub error_msg: String,
+    /// Consecutive temporary failures (drives backoff).
+    pub retries: u32,
+    /// Unix ms of the last run.
+    pub last_run_ms: u64,
+}
+
+impl JobStatus {
+    /// `rows done / total` of the initial build, or `done`.
+    pub fn progress_text(&self) -> String {
+        if self.stage == STAGE_INIT {
+            format!("{}/{}", self.build_done, self.build_total)
+        } else {
+            "done".into()
+        }
+    }
+}
+
+/// Identity of one job generation.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct JobKey {
+    pub table_id: u64,
+    pub job_name: String,
+    pub job_id: u64,
+}
+
+/// `job_spec` JSON: what the consumer needs to run without the catalog.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct JobSpec {
+    pub db: String,
+    pub table: String,
+    pub index: String,
+    pub kind: IndexKind,
+    pub columns: Vec<usize>,
+    pub storage_id: u64,
+    pub is_async: bool,
+    /// Vector dimension (HNSW jobs).
+    #[serde(default)]
+    pub dims: usize,
+}
+
+/// One row of the log.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobRow {
+    pub key: JobKey,
+    pub spec: JobSpec,
+    pub state: JobState,
+    pub watermark: Ts,
+    pub status: JobStatus,
+    pub create_at: i64,
+    pub drop_at: Option<i64>,
+}
+
+/// `index_<name>`
+pub fn job_name(index: &str) -> String {
+    format!("index_{index}")
+}
+
+fn now_us() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_micros() as i64)
+        .unwrap_or(0)
+}
+
+fn row_key(k: &JobKey) -> Vec<u8> {
+    encode_key(&[
+        Value::Int(0),
+        Value::Int(k.table_id as i64),
+        Value::Text(k.job_name.clone()),
+        Value::Int(k.job_id as i64),
+    ])
+}
+
+fn to_row(j: &JobRow) -> SqlResult<Vec<Value>> {
+    let spec = serde_json::to_string(&j.spec).map_err(|e| SqlError::internal(e.to_string()))?;
+    let status = serde_json::to_string(&j.status).map_err(|e| SqlError::internal(e.to_string()))?;
+    Ok(vec![
+        Value::Int(0),
+        Value::Int(j.key.table_id as i64),
+        Value::Text(j.key.job_name.clone()),
+        Value::Int(j.key.job_id as i64),
+        Value::Text(spec),
+        Value::Int(j.state as i64),
+        Value::Int(j.watermark as i64),
+        Value::Text(status),
+        Value::DateTime(j.create_at),
+        j.drop_at.map(Value::DateTime).unwrap_or(Value::Null),
+    ])
+}
+
+fn from_row(r: &[Value]) -> SqlResult<JobRow> {
+    let bad = || SqlError::internal("corrupt mo_iscp_log row");
+    let int = |i: usize| match r.get(i) {
+        Some(Value::Int(v)) => Ok(*v),
+        _ => Err(bad()),
+    };
+    let txt = |i: usize| match r.get(i) {
+        Some(Value::Text(v)) => Ok(v.clone()),
+        _ => Err(bad()),
+    };
+    Ok(JobRow {
+        key: JobKey {
+            table_id: int(1)? as u64,
+            job_name: txt(2)?,
+            job_id: int(3)? as u64,
+        },
+        spec: serde_json::from_str(&txt(4)?).map_err(|e| SqlError::internal(format!("job_spec: {e}")))?,
+        state: JobState::from_i64(int(5)?),
+        watermark: int(6)? as u64,
+        status: serde_json::from_str(&txt(7)?).map_err(|e| SqlError::internal(format!("job_status: {e}")))?,
+        create_at: match r.get(8) {
+            Some(Value::DateTime(v)) => *v,
+            _ => 0,
+        },
+        drop_at: match r.get(9) {
+            Some(Value::DateTime(v)) => Some(*v),
+            _ => None,
+        },
+    })
+}
+
+fn put(txn: &mut dyn Transaction, j: &JobRow) -> SqlResult<()> {
+    txn.put(ISCP_LOG, &row_key(&j.key), encode_row(&to_row(j)?))?;
+    Ok(())
+}
+
+/// Register a new job generation for `ix` on `t` (CREATE INDEX).
+pub fn register_job(txn: &mut dyn Transaction, t: &TableDef, ix: &IndexDef) -> SqlResult<JobKey> {
+    let job_id = ix
+        .job_id
+        .ok_or_else(|| SqlError::internal("index without job id"))?;
+    let key = JobKey {
+        table_id: t.id,
+        job_name: job_name(&ix.name),
+        job_id,
+    };
+    let row = JobRow {
+        key: key.clone(),
+        spec: JobSpec {
+            db: t.db.clone(),
+            table: t.name.clone(),
+            index: ix.name.clone(),
+            kind: ix.kind.clone(),
+            columns: ix.columns.clone(),
+            storage_id: ix.storage_id,
+            is_async: ix.is_async,
+            dims: ix
+                .columns
+                .first()
+                .and_then(|c| t.columns.get(*c))
+                .and_then(|c| c.ty.vector_dim())
+                .unwrap_or(0) as usize,
+        },
+        state: JobState::Completed,
+        watermark: 0,
+        status: JobStatus {
+            stage: STAGE_INIT.into(),
+            ..Default::default()
+        },
+        create_at: now_us(),
+        drop_at: None,
+    };
+    put(txn, &row)?;
+    Ok(key)
+}
+
+/// Read one job row; `lock` takes its row lock (current read).
+pub fn read_job(txn: &mut dyn Transaction, key: &JobKey, lock: bool) -> SqlResult<Option<JobRow>> {
+    match txn.get(ISCP_LOG, &row_key(key), lock)? {
+        None => Ok(None),
+        Some(b) => {
+            let r = decode_row(&b).map_err(|e| SqlError::internal(e.to_string()))?;
+            Ok(Some(from_row(&r)?))
+        }
+    }
+}
+
+/// Every job row, in key order.
+pub fn read_all(txn: &mut dyn Transaction) -> SqlResult<Vec<JobRow>> {
+    let rows = txn.scan(ISCP_LOG, Bound::Unbounded, Bound::Unbounded, usize::MAX)?;
+    rows.iter()
+        .map(|(_, v)| {
+            let r = decode_row(v).map_err(|e| SqlError::internal(e.to_string()))?;
+            from_row(&r)
+        })
+        .collect()
+}
+
+/// The logical drop: state Canceling with drop_at, in the DDL transaction.
+/// Takes only the job row's lock.
+pub fn mark_canceling(txn: &mut dyn Transaction, key: &JobKey) -> SqlResult<()> {
+    let Some(mut j) = read_job(txn, key, true)? else {
+        return Ok(());
+    };
+    if j.state == JobState::Canceled {
+        return Ok(());
+    }
+    j.state = JobState::Canceling;
+    j.drop_at = Some(now_us());
+    put(txn, &j)
+}
+
+/// Why a guarded write was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GuardRefusal {
+    /// The job row is gone or belongs to another generation.
+    Missing,
+    /// The job is Error/Canceling/Canceled.
+    Protected(JobState),
+    /// Another writer advanced the iteration number first.
+    CasLost { expected: u64, found: u64 },
+}
+
+/// Apply `f` to the job row if it still belongs to this generation, is not
+/// protected, and its iteration number is `expected_iteration`; the new row
+/// carries iteration + 1. The single guarded path for progress writes.
+pub fn guarded_update(
+    txn: &mut dyn Transaction,
+    key: &JobKey,
+    expected_iteration: u64,
+    f: impl FnOnce(&mut JobRow),
+) -> SqlResult<Result<JobRow, GuardRefusal>> {
+    let Some(mut j) = read_job(txn, key, true)? else {
+        return Ok(Err(GuardRefusal::Missing));
+    };
+    if j.state.is_protected() || j.drop_at.is_some() {
+        return Ok(Err(GuardRefusal::Protected(j.state)));
+    }
+    if j.status.iterations != expected_iteration {
+        return Ok(Err(GuardRefusal::CasLost {
+            expected: expected_iteration,
+            found: j.status.iterations,
+        }));
+    }
+    let before_stage = j.status.stage.clone();
+    let before_wm = j.watermark;
+    f(&mut j);
+    j.status.iterations = expected_iteration + 1;
+    // Stage is monotone: init → incremental, never back.
+    if before_stage == STAGE_INCREMENTAL {
+        j.status.stage = STAGE_INCREMENTAL.into();
+    }
+    // The watermark never moves backwards.
+    if j.watermark < before_wm {
+        j.watermark = before_wm;
+    }
+    put(txn, &j)?;
+    Ok(Ok(j))
+}
+
+/// Record an error on a job (guarded like progress): permanent codes move it
+/// to Error, temporary ones keep it schedulable with a retry count.
+pub fn write_error(
+    txn: &mut dyn Transaction,
+    key: &JobKey,
+    expected_iteration: u64,
+    code: u32,
+    msg: &str,
+) -> SqlResult<Result<JobRow, GuardRefusal>> {
+    guarded_update(txn, key, expected_iteration, |j| {
+        j.status.error_code = code;
+        j.status.error_msg = msg.to_string();
+        if code >= PERMANENT_ERROR_THRESHOLD {
+            j.state = JobState::Error;
+        } else {
+            j.status.retries = j.status.retries.saturating_add(1);
+            j.state = JobState::Completed;
+        }
+    })
+}
+
+/// The cancel queue's final write: Canceling (or any dropped state) →
+/// Canceled. Idempotent.
+pub fn mark_canceled(txn: &mut dyn Transaction, key: &JobKey) -> SqlResult<bool> {
+    let Some(mut j) = read_job(txn, key, true)? else {
+        return Ok(false);
+    };
+    if j.state == JobState::Canceled {
+        return Ok(true);
+    }
+    j.state = JobState::Canceled;
+    if j.drop_at.is_none() {
+        j.drop_at = Some(now_us());
+    }
+    put(txn, &j)?;
+    Ok(true)
+}
+
+/// Commit ts of the newest change of `table` in `(after, upto]` (or `after`
+/// when there is none): the lag numerator.
+pub fn newest_change_ts(engine: &Engine, table: u64, after: Ts, upto: Ts) -> SqlResult<Ts> {
+    if upto <= after {
+        return Ok(after);
+    }
+    // Walk forward in bounded batches; the log is small when lag is small.
+    let mut newest = after;
+    let mut resume = None;
+    loop {
+        let b = match engine.storage.changes(table, after, upto, resume, 4096) {
+            Ok(b) => b,
+            Err(_) => return Ok(upto),
+        };
+        if let Some(c) = b.changes.last() {
+            newest = c.commit_ts;
+        }
+        match b.resume {
+            Some(r) => resume = Some(r),
+            None => break,
+        }
+    }
+    Ok(newest)
+}

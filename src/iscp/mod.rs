@@ -1,0 +1,260 @@
+//! ISCP — intra-system change propagation: background consumers that keep
+//! asynchronous indexes (HNSW, full-text, B-tree) level with their tables,
+//! and the DROP protocol that makes every DDL safe at any instant of that
+//! work.
+//!
+//! Modules: [`log`] (the durable job log and its guarded writes),
+//! [`runtime`] (running consumers, fences, task registry), [`runner`] (the
+//! leased loop, retriever fan-out), [`consumer`] (work units and their
+//! single-transaction commits), [`live`] (in-memory indexes and their
+//! persistence), [`drop`] (cancel queue, finalization, recovery),
+//! [`search`] (index-assisted, fresh-by-default queries). See
+//! `docs/ISCP.md` for the state machine and the protocol.
+//!
+//! [`Iscp`] is one CN's handle: it owns the runner thread (a tokio runtime
+//! of its own, joined on shutdown) and the in-memory index cache.
+
+pub mod consumer;
+pub mod drop;
+pub mod live;
+pub mod log;
+pub mod runner;
+pub mod runtime;
+pub mod search;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use parking_lot::{Condvar, Mutex, RwLock};
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+use tributary_storage::{Storage, TxnOptions};
+
+use crate::config::Config;
+use crate::error::{SqlError, SqlResult};
+pub use log::{job_name, JobKey, JobRow, JobState};
+use runtime::Runtime;
+
+/// A job's in-memory index and the durable state it reflects.
+pub struct LiveEntry {
+    pub index: live::LiveIndex,
+    /// `job_status.iterations` of the durable state this memory equals.
+    pub iteration: u64,
+    /// Watermark of that durable state.
+    pub watermark: u64,
+    /// Ts applied in memory but not yet committed.
+    pub pending_ts: Option<u64>,
+}
+
+/// Shared handle to a cached index.
+pub type LiveHandle = Arc<RwLock<LiveEntry>>;
+
+/// One CN's ISCP handle.
+pub struct Iscp {
+    pub storage: Arc<dyn Storage>,
+    pub config: Config,
+    pub runtime: Arc<Runtime>,
+    pub wake: Notify,
+    pub is_runner: AtomicBool,
+    live: Mutex<HashMap<u64, LiveHandle>>,
+    canceled: (Mutex<u64>, Condvar),
+    thread: Mutex<Option<(CancellationToken, std::thread::JoinHandle<()>)>>,
+}
+
+impl Iscp {
+    /// A handle (runner not started).
+    pub fn new(storage: Arc<dyn Storage>, config: Config) -> Arc<Iscp> {
+        Arc::new(Iscp {
+            storage,
+            config,
+            runtime: Arc::new(Runtime::default()),
+            wake: Notify::new(),
+            is_runner: AtomicBool::new(false),
+            live: Mutex::new(HashMap::new()),
+            canceled: (Mutex::new(0), Condvar::new()),
+            thread: Mutex::new(None),
+        })
+    }
+
+    /// Start the runner thread (if enabled in the config).
+    pub fn start(self: &Arc<Self>) -> SqlResult<()> {
+        if !self.config.iscp_enabled {
+            return Ok(());
+        }
+        let mut g = self.thread.lock();
+        if g.is_some() {
+            return Ok(());
+        }
+        let token = CancellationToken::new();
+        let me = self.clone();
+        let t2 = token.clone();
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .max_blocking_threads(8)
+            .thread_name("iscp")
+            .enable_all()
+            .build()
+            .map_err(|e| SqlError::internal(format!("cannot start ISCP runtime: {e}")))?;
+        let h = std::thread::Builder::new()
+            .name(format!("iscp-runner-{}", self.config.node_name))
+            .spawn(move || {
+                rt.block_on(runner::Runner::new(me, t2).run());
+                rt.shutdown_timeout(Duration::from_secs(5));
+            })
+            .map_err(|e| SqlError::internal(format!("cannot spawn ISCP thread: {e}")))?;
+        *g = Some((token, h));
+        Ok(())
+    }
+
+    /// Stop the runner and join it (idempotent).
+    pub fn shutdown(&self) {
+        let t = self.thread.lock().take();
+        if let Some((token, h)) = t {
+            token.cancel();
+            if h.join().is_err() {
+                tracing::error!("ISCP runner thread panicked");
+            }
+        }
+        self.is_runner.store(false, Ordering::Release);
+    }
+
+    /// Wake the runner now (after CREATE/DROP on this CN).
+    pub fn wake(&self) {
+        self.wake.notify_one();
+    }
+
+    /// Whether the runner loop is alive on this CN.
+    pub fn runner_started(&self) -> bool {
+        self.thread.lock().is_some()
+    }
+
+    /// All job rows (fresh read).
+    pub fn read_jobs(&self) -> SqlResult<Vec<JobRow>> {
+        let mut txn = self.storage.begin(TxnOptions::default())?;
+        let r = log::read_all(txn.as_mut());
+        txn.rollback();
+        r
+    }
+
+    /// One job row (fresh read).
+    pub fn read_job(&self, key: &JobKey) -> SqlResult<Option<JobRow>> {
+        let mut txn = self.storage.begin(TxnOptions::default())?;
+        let r = log::read_job(txn.as_mut(), key, false);
+        txn.rollback();
+        r
+    }
+
+    /// The token a retriever uses for `job_id`'s sends: the consumer's own
+    /// token, so cancelling the consumer also cancels the retriever.
+    pub fn job_token(&self, job_id: u64, parent: &CancellationToken) -> CancellationToken {
+        self.runtime
+            .consumer_token(job_id)
+            .unwrap_or_else(|| parent.child_token())
+    }
+
+    /// Cached index for a consumer, reloaded when it does not match the
+    /// job's durable state.
+    pub fn live_for_consumer(&self, j: &JobRow) -> SqlResult<LiveHandle> {
+        if let Some(h) = self.live.lock().get(&j.key.job_id).cloned() {
+            let ok = h.read().iteration == j.status.iterations;
+            if ok {
+                return Ok(h);
+            }
+        }
+        let h = self.load_live(j)?;
+        self.live.lock().insert(j.key.job_id, h.clone());
+        Ok(h)
+    }
+
+    fn load_live(&self, j: &JobRow) -> SqlResult<LiveHandle> {
+        let mut txn = self.storage.begin(TxnOptions::default())?;
+        let row = log::read_job(txn.as_mut(), &j.key, false)?;
+        let index = live::load(txn.as_mut(), &j.spec, j.spec.dims)?;
+        txn.rollback();
+        let (iteration, watermark) = row
+            .map(|r| (r.status.iterations, r.watermark))
+            .unwrap_or((j.status.iterations, j.watermark));
+        Ok(Arc::new(RwLock::new(LiveEntry {
+            index,
+            iteration,
+            watermark,
+            pending_ts: None,
+        })))
+    }
+
+    /// Index for a search: the cached one if it reflects `row`, else a
+    /// fresh load from the hidden table (any CN can serve searches).
+    pub fn live_for_search(&self, row: &JobRow) -> SqlResult<LiveHandle> {
+        if let Some(h) = self.live.lock().get(&row.key.job_id).cloned() {
+            let g = h.read();
+            if g.iteration >= row.status.iterations && g.pending_ts.is_none() {
+                drop(g);
+                return Ok(h);
+            }
+        }
+        let h = self.load_live(row)?;
+        self.live.lock().insert(row.key.job_id, h.clone());
+        Ok(h)
+    }
+
+    /// A consumer's commit succeeded: memory now equals durable state.
+    pub fn live_committed(&self, job_id: u64) {
+        if let Some(h) = self.live.lock().get(&job_id) {
+            let mut g = h.write();
+            g.iteration += 1;
+            if let Some(ts) = g.pending_ts.take() {
+                g.watermark = g.watermark.max(ts);
+            }
+        }
+    }
+
+    /// Forget the cached index (after a failed or refused commit).
+    pub fn invalidate(&self, job_id: u64) {
+        self.live.lock().remove(&job_id);
+    }
+
+    /// Forget a dropped job's index.
+    pub fn drop_live(&self, job_id: u64) {
+        self.live.lock().remove(&job_id);
+    }
+
+    /// Number of cached indexes (bounded-memory checks).
+    pub fn live_count(&self) -> usize {
+        self.live.lock().len()
+    }
+
+    pub(crate) fn notify_canceled(&self) {
+        let mut g = self.canceled.0.lock();
+        *g += 1;
+        self.canceled.1.notify_all();
+    }
+
+    /// Wait up to `wait` for every job in `keys` to reach Canceled; returns
+    /// the ones still pending. Works on any CN: the condition is the durable
+    /// job row, re-read after every local finalization and at least every
+    /// 20 ms (another CN's runner finalizes through storage).
+    pub fn await_canceled(&self, _engine: &crate::sql::Engine, keys: &[JobKey], wait: Duration) -> Vec<JobKey> {
+        self.wake();
+        let deadline = Instant::now() + wait;
+        let mut pending: Vec<JobKey> = keys.to_vec();
+        loop {
+            pending.retain(|k| match self.read_job(k) {
+                Ok(Some(r)) => r.state != JobState::Canceled,
+                Ok(None) => false,
+                Err(_) => true,
+            });
+            if pending.is_empty() {
+                return pending;
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return pending;
+            }
+            let mut g = self.canceled.0.lock();
+            let slice = (deadline - now).min(Duration::from_millis(20));
+            self.canceled.1.wait_for(&mut g, slice);
+        }
+    }
+}

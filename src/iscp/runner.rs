@@ -1,0 +1,375 @@
+//! The ISCP runner: one per deployment (a lease in storage), a loop of
+//! ticks. Each tick (1) hands every dropped-but-not-Canceled job to the
+//! cancel queue ([`crate::iscp::drop`]) — which is also the recovery path at
+//! start-up — and (2) schedules a bounded work unit per table with live
+//! jobs: the retriever reads the table's changes once from the lowest
+//! watermark of its jobs (at most `iscp_max_batch`, cut at a transaction
+//! boundary) and fans the batch out over bounded channels to one consumer
+//! per job, each of which applies its slice and commits index state plus
+//! watermark in one guarded transaction ([`crate::iscp::consumer`]).
+//!
+//! Every task is registered in the runtime's task registry and owned by a
+//! `JoinSet` of its parent; cancellation flows runner → table iteration →
+//! consumer/retriever through child tokens. The runner never writes a job
+//! row itself.
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use tokio::sync::{mpsc, Semaphore};
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+use tributary_fault::points;
+use tributary_storage::{Change, TxnOptions};
+
+use crate::iscp::consumer::{self, Outcome};
+use crate::iscp::log::{self, JobRow, JobState, STAGE_INIT};
+use crate::iscp::runtime::TaskKind;
+use crate::iscp::Iscp;
+
+/// Name of the runner lease in storage.
+pub const RUNNER_LEASE: &str = "iscp_runner";
+
+/// Bounded channel capacity between retriever and each consumer.
+pub const FANOUT_CHANNEL: usize = 1;
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+/// Runner state kept between ticks.
+pub struct Runner {
+    iscp: Arc<Iscp>,
+    token: CancellationToken,
+    busy_tables: Arc<Mutex<HashSet<u64>>>,
+    canceling: Arc<Mutex<HashSet<u64>>>,
+    workers: Arc<Semaphore>,
+    tasks: JoinSet<()>,
+    leader: bool,
+}
+
+impl Runner {
+    /// A runner for `iscp`, stopped by `token`.
+    pub fn new(iscp: Arc<Iscp>, token: CancellationToken) -> Self {
+        let workers = Arc::new(Semaphore::new(iscp.config.iscp_workers.max(1)));
+        Runner {
+            iscp,
+            token,
+            busy_tables: Arc::default(),
+            canceling: Arc::default(),
+            workers,
+            tasks: JoinSet::new(),
+            leader: false,
+        }
+    }
+
+    /// Run until cancelled; joins every child task before returning.
+    pub async fn run(mut self) {
+        let _g = self.iscp.runtime.task(TaskKind::Runner, None);
+        let interval = self.iscp.config.iscp_interval;
+        loop {
+            self.tick().await;
+            // Reap finished children (bounded set).
+            while let Some(r) = self.tasks.try_join_next() {
+                if let Err(e) = r {
+                    tracing::error!(error = %e, "ISCP task panicked");
+                }
+            }
+            tokio::select! {
+                _ = self.token.cancelled() => break,
+                _ = tokio::time::sleep(interval) => {}
+                _ = self.iscp.wake.notified() => {}
+            }
+        }
+        self.tasks.abort_all();
+        while self.tasks.join_next().await.is_some() {}
+        if self.leader {
+            self.iscp.storage.release_lease(RUNNER_LEASE, &self.iscp.config.node_name);
+        }
+    }
+
+    async fn tick(&mut self) {
+        let node = self.iscp.config.node_name.clone();
+        match self.iscp.storage.try_lease(RUNNER_LEASE, &node, self.iscp.config.lease_ttl) {
+            Ok(true) => {
+                if !self.leader {
+                    tracing::info!(node = %node, "became the ISCP runner");
+                }
+                self.leader = true;
+            }
+            Ok(false) => {
+                self.leader = false;
+                return;
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "ISCP lease check failed");
+                self.leader = false;
+                return;
+            }
+        }
+        self.iscp.is_runner.store(true, std::sync::atomic::Ordering::Release);
+        let jobs = match self.iscp.read_jobs() {
+            Ok(j) => j,
+            Err(e) => {
+                tracing::warn!(error = %e, "reading mo_iscp_log failed");
+                return;
+            }
+        };
+        let mut by_table: BTreeMap<u64, Vec<JobRow>> = BTreeMap::new();
+        for j in jobs {
+            if j.drop_at.is_some() || j.state == JobState::Canceling {
+                if j.state != JobState::Canceled && self.canceling.lock().insert(j.key.job_id) {
+                    let iscp = self.iscp.clone();
+                    let token = self.token.clone();
+                    let set = self.canceling.clone();
+                    self.tasks.spawn(async move {
+                        let id = j.key.job_id;
+                        crate::iscp::drop::finalize(iscp, j, token).await;
+                        set.lock().remove(&id);
+                    });
+                }
+                continue;
+            }
+            if !schedulable(&j, &self.iscp) {
+                continue;
+            }
+            by_table.entry(j.key.table_id).or_default().push(j);
+        }
+        for (table, jobs) in by_table {
+            if !self.busy_tables.lock().insert(table) {
+                continue;
+            }
+            let iscp = self.iscp.clone();
+            let token = self.token.child_token();
+            let busy = self.busy_tables.clone();
+            let workers = self.workers.clone();
+            self.tasks.spawn(async move {
+                // Bounded worker pool: wait for a permit (cancellable).
+                let permit = tokio::select! {
+                    p = workers.acquire_owned() => p.ok(),
+                    _ = token.cancelled() => None,
+                };
+                if permit.is_some() {
+                    let span = tracing::info_span!("iscp_table", table);
+                    table_iteration(iscp, table, jobs, token).instrument(span).await;
+                }
+                busy.lock().remove(&table);
+            });
+        }
+    }
+}
+
+/// Whether a live job may start a work unit now (state, fence, backoff).
+fn schedulable(j: &JobRow, iscp: &Iscp) -> bool {
+    if j.state != JobState::Completed || iscp.runtime.is_fenced(j.key.job_id) {
+        return false;
+    }
+    if j.status.retries > 0 {
+        let base = iscp.config.iscp_retry_base.as_millis() as u64;
+        let cap = iscp.config.iscp_retry_cap.as_millis() as u64;
+        let backoff = base.saturating_mul(1u64 << j.status.retries.min(20)).min(cap);
+        if now_ms() < j.status.last_run_ms.saturating_add(backoff) {
+            return false;
+        }
+    }
+    true
+}
+
+/// One bounded work unit for one table: initial-build units for jobs still
+/// in the init stage, then one shared change read for the others.
+async fn table_iteration(iscp: Arc<Iscp>, table: u64, jobs: Vec<JobRow>, token: CancellationToken) {
+    let _g = iscp.runtime.task(TaskKind::TableIteration, None);
+    let (init, incr): (Vec<JobRow>, Vec<JobRow>) =
+        jobs.into_iter().partition(|j| j.status.stage == STAGE_INIT);
+    for j in init {
+        if token.is_cancelled() {
+            return;
+        }
+        run_consumer(&iscp, &j, None, &token).await;
+    }
+    if incr.is_empty() {
+        return;
+    }
+    let latest = iscp.storage.latest_ts();
+    let from = incr.iter().map(|j| j.watermark).min().unwrap_or(0);
+    if from >= latest {
+        return;
+    }
+    let batch = match read_batch(&iscp, table, from, latest) {
+        Ok(b) => b,
+        Err(e) => {
+            tracing::warn!(table, error = %e, "reading changes failed");
+            return;
+        }
+    };
+    let Some(to_ts) = batch.last().map(|c| c.commit_ts) else {
+        return;
+    };
+    let batch = Arc::new(batch);
+    let mut set = JoinSet::new();
+    let mut senders = Vec::new();
+    for j in incr {
+        if j.watermark >= to_ts {
+            continue;
+        }
+        let (tx, rx) = mpsc::channel::<Arc<Vec<Change>>>(FANOUT_CHANNEL);
+        let iscp2 = iscp.clone();
+        let token2 = token.clone();
+        let job = j.clone();
+        set.spawn(async move {
+            run_consumer(&iscp2, &job, Some((rx, to_ts)), &token2).await;
+        });
+        senders.push((j, tx));
+    }
+    // The retriever: fan the batch out, one bounded send per consumer.
+    {
+        let _rg = iscp.runtime.task(TaskKind::Retriever, None);
+        for (j, tx) in senders {
+            let jt = iscp.job_token(j.key.job_id, &token);
+            let index = j.spec.index.clone();
+            let sent = async {
+                tributary_fault::hit(points::ISCP_FANOUT_BEFORE_SEND, Some(&index), &jt).await?;
+                tributary_fault::hit(points::ISCP_LONG_BEFORE_SEND, Some(&index), &jt).await?;
+                Ok::<_, tributary_fault::FaultError>(())
+            };
+            match sent.await {
+                Ok(()) => {
+                    tokio::select! {
+                        // A canceled retriever rejects the data: the batch
+                        // is dropped, never queued for a dead consumer.
+                        _ = jt.cancelled() => {}
+                        r = tx.send(batch.clone()) => { let _ = r; }
+                    }
+                }
+                Err(e) => tracing::info!(job = j.key.job_id, error = %e, "fan-out stopped"),
+            }
+            // Dropping tx closes the channel: the consumer never waits on
+            // a sender that will not send.
+        }
+    }
+    while let Some(r) = set.join_next().await {
+        if let Err(e) = r {
+            tracing::error!(error = %e, "ISCP consumer task panicked");
+        }
+    }
+}
+
+/// Read at most `iscp_max_batch` changes after `from`, never splitting a
+/// transaction (unless one transaction alone exceeds the cap, in which case
+/// that transaction is read whole).
+fn read_batch(iscp: &Iscp, table: u64, from: u64, to: u64) -> Result<Vec<Change>, tributary_storage::StorageError> {
+    let cap = iscp.config.iscp_max_batch.max(1);
+    let b = iscp.storage.changes(table, from, to, None, cap)?;
+    let mut changes = b.changes;
+    if b.resume.is_some() {
+        let Some(last_ts) = changes.last().map(|c| c.commit_ts) else {
+            return Ok(changes);
+        };
+        let first_ts = changes.first().map(|c| c.commit_ts).unwrap_or(last_ts);
+        if first_ts == last_ts {
+            // One huge transaction: read the rest of it.
+            let mut resume = b.resume;
+            while let Some(r) = resume {
+                let more = iscp.storage.changes(table, from, last_ts, Some(r), cap)?;
+                changes.extend(more.changes);
+                resume = more.resume;
+            }
+        } else {
+            changes.retain(|c| c.commit_ts < last_ts);
+        }
+    }
+    Ok(changes)
+}
+
+/// Register, run and unregister one job's consumer for one work unit.
+async fn run_consumer(
+    iscp: &Arc<Iscp>,
+    j: &JobRow,
+    input: Option<(mpsc::Receiver<Arc<Vec<Change>>>, u64)>,
+    parent: &CancellationToken,
+) {
+    let index = j.spec.index.clone();
+    if tributary_fault::hit(points::ISCP_AFTER_SUBMIT, Some(&index), parent)
+        .await
+        .is_err()
+    {
+        return;
+    }
+    // A job fenced after submit is skipped here.
+    let Some((token, guard)) = iscp.runtime.register_consumer(j.key.job_id, parent) else {
+        return;
+    };
+    let _tg = iscp.runtime.task(TaskKind::Consumer, Some(j.key.job_id));
+    let span = tracing::info_span!("iscp_job", job_id = j.key.job_id, index = %index, from_ts = j.watermark);
+    let outcome = async {
+        if let Err(e) = tributary_fault::hit(points::ISCP_AFTER_REGISTER_CONSUMER, Some(&index), &token).await {
+            return Outcome::Stopped(e.to_string());
+        }
+        match input {
+            None => consumer::initial_build_unit(iscp, j, &token).await,
+            Some((mut rx, to_ts)) => {
+                let batch = tokio::select! {
+                    _ = token.cancelled() => return Outcome::Stopped("canceled".into()),
+                    b = rx.recv() => b,
+                };
+                let Some(batch) = batch else {
+                    return Outcome::Stopped("retriever closed".into());
+                };
+                let slice: Vec<Change> =
+                    batch.iter().filter(|c| c.commit_ts > j.watermark).cloned().collect();
+                consumer::incremental_unit(iscp, j, slice, to_ts, &token).await
+            }
+        }
+    }
+    .instrument(span)
+    .await;
+    match outcome {
+        Outcome::Committed { more } => {
+            if more {
+                iscp.wake.notify_one();
+            }
+        }
+        Outcome::Stopped(why) => tracing::debug!(job = j.key.job_id, why = %why, "consumer stopped"),
+        Outcome::Failed { code, msg } => {
+            iscp.invalidate(j.key.job_id);
+            if let Err(e) = record_error(iscp, j, code, &msg) {
+                tracing::warn!(job = j.key.job_id, error = %e, "recording job error failed");
+            }
+        }
+    }
+    drop(guard);
+}
+
+fn record_error(iscp: &Iscp, j: &JobRow, code: u32, msg: &str) -> Result<(), crate::error::SqlError> {
+    let mut txn = iscp.storage.begin(TxnOptions {
+        lock_wait_timeout: Duration::from_secs(5),
+        read_only: false,
+    })?;
+    let r = log::guarded_update(txn.as_mut(), &j.key, j.status.iterations, |row| {
+        row.status.error_code = code;
+        row.status.error_msg = msg.to_string();
+        row.status.last_run_ms = now_ms();
+        if code >= log::PERMANENT_ERROR_THRESHOLD {
+            row.state = JobState::Error;
+        } else {
+            row.status.retries = row.status.retries.saturating_add(1);
+        }
+    })?;
+    match r {
+        Ok(_) => {
+            txn.commit()?;
+            tracing::warn!(job = j.key.job_id, code, msg, "ISCP job iteration failed");
+        }
+        Err(refusal) => {
+            txn.rollback();
+            tracing::info!(job = j.key.job_id, ?refusal, "error not recorded: job superseded or dropped");
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,422 @@
+//! Index-assisted queries: HNSW for `ORDER BY <distance>(col, literal)
+//! LIMIT k`, full-text for `MATCH … AGAINST`, **fresh by default**.
+//!
+//! Strategy:
+//! * The index answers for rows up to its watermark `W`. Rows changed after
+//!   `W` (the not-yet-applied tail: `changes(table, W, snapshot]`, at most
+//!   `fresh_tail_cap` keys) are excluded from the index answer and evaluated
+//!   exactly from the query's snapshot, then merged. So a query sees every
+//!   committed write even while the consumer is stalled.
+//! * With WHERE filters the index is over-fetched (`max(20·k, 200)`
+//!   candidates), candidates are re-read at the query's snapshot and the
+//!   whole WHERE plus the exact distance are re-evaluated by the executor;
+//!   a very selective filter can therefore return fewer than k rows.
+//! * While a job is still in its initial build, or the tail exceeds the cap,
+//!   the query falls back to an exact scan (correct, slower).
+//! * `SET fast_search = 1` skips the tail (index answer only);
+//!   `SET iscp_wait_fresh = 1` waits (bounded by `drop_wait`) for the index
+//!   to reach the snapshot instead.
+//!
+//! Never writes.
+
+use std::collections::{HashMap, HashSet};
+use std::ops::Bound;
+use std::time::{Duration, Instant};
+
+use tributary_index::MatchMode;
+use tributary_storage::Transaction;
+
+use crate::catalog::codec::decode_row;
+use crate::catalog::{IndexDef, IndexKind, TableDef};
+use crate::error::{code, SqlError, SqlResult};
+use crate::iscp::log::{self, JobRow, STAGE_INIT};
+use crate::iscp::JobKey;
+use crate::sql::expr::{eval_const, vector_arg, CExpr, FunctionHost, MatchSpec};
+use crate::sql::{Ctx, Engine, SessionState};
+use crate::types::Value;
+
+/// A chosen index path.
+#[derive(Debug, Clone)]
+pub enum IndexPath {
+    Vector {
+        index: IndexDef,
+        query: Vec<f32>,
+        k: usize,
+        overfetch: usize,
+        fast: bool,
+        wait: bool,
+    },
+    FullText {
+        index: IndexDef,
+        slot: usize,
+        fast: bool,
+    },
+}
+
+impl IndexPath {
+    /// EXPLAIN line.
+    pub fn describe(&self, t: &TableDef) -> String {
+        match self {
+            IndexPath::Vector { index, k, fast, .. } => format!(
+                "Vector Index Search on {} using {} (hnsw, k={k}{})",
+                t.qualified(),
+                index.name,
+                if *fast { ", index only" } else { ", fresh tail merged" }
+            ),
+            IndexPath::FullText { index, fast, .. } => format!(
+                "Full-Text Search on {} using {}{}",
+                t.qualified(),
+                index.name,
+                if *fast { " (index only)" } else { " (fresh tail merged)" }
+            ),
+        }
+    }
+}
+
+fn metric_fn(op_type: &str) -> Option<(&'static str, bool)> {
+    match op_type {
+        "vector_l2_ops" => Some(("l2_distance", false)),
+        "vector_cosine_ops" => Some(("cosine_distance", false)),
+        "vector_ip_ops" => Some(("inner_product", true)),
+        _ => None,
+    }
+}
+
+/// Choose a vector or full-text index path, if one applies.
+#[allow(clippy::too_many_arguments)]
+pub fn choose_index_path(
+    _engine: &Engine,
+    st: &SessionState,
+    t: &TableDef,
+    order_by: &[(CExpr, bool)],
+    limit: Option<usize>,
+    matches: &[MatchSpec],
+    filter: Option<&CExpr>,
+    host: &dyn FunctionHost,
+) -> SqlResult<Option<IndexPath>> {
+    let fast = st.var_bool("fast_search");
+    let wait = st.var_bool("iscp_wait_fresh");
+    if let ([(CExpr::Func(name, args), desc)], Some(k)) = (order_by, limit) {
+        if let [CExpr::Col(c), q] = args.as_slice() {
+            if q.is_constant() {
+                for ix in &t.indexes {
+                    let IndexKind::Hnsw { op_type, .. } = &ix.kind else { continue };
+                    if ix.columns.first() != Some(c) {
+                        continue;
+                    }
+                    if metric_fn(op_type) != Some((name.as_str(), *desc)) {
+                        continue;
+                    }
+                    let v = eval_const(q, host)?;
+                    let Some(qv) = vector_arg(&v, name)? else { return Ok(None) };
+                    let dim = t.columns[*c].ty.vector_dim().unwrap_or(0) as usize;
+                    if qv.len() != dim {
+                        return Err(SqlError::new(
+                            code::INCORRECT_VALUE,
+                            format!("{name}: query vector has {} dimensions, column has {dim}", qv.len()),
+                        ));
+                    }
+                    let overfetch = if filter.is_some() { (k * 20).max(200) } else { k };
+                    return Ok(Some(IndexPath::Vector {
+                        index: ix.clone(),
+                        query: qv.iter().map(|x| *x as f32).collect(),
+                        k,
+                        overfetch,
+                        fast,
+                        wait,
+                    }));
+                }
+            }
+        }
+    }
+    if let Some(f) = filter {
+        for term in f.conjuncts() {
+            let slot = match term {
+                CExpr::Match(s) => Some(*s),
+                CExpr::Bin(_, a, b) => match (a.as_ref(), b.as_ref()) {
+                    (CExpr::Match(s), o) | (o, CExpr::Match(s)) if o.is_constant() => Some(*s),
+                    _ => None,
+                },
+                _ => None,
+            };
+            let Some(slot) = slot else { continue };
+            let Some(spec) = matches.get(slot) else { continue };
+            for ix in &t.indexes {
+                if matches!(ix.kind, IndexKind::FullText { .. }) && same_cols(&ix.columns, &spec.columns) {
+                    return Ok(Some(IndexPath::FullText {
+                        index: ix.clone(),
+                        slot,
+                        fast,
+                    }));
+                }
+            }
+        }
+    }
+    Ok(None)
+}
+
+fn same_cols(a: &[usize], b: &[usize]) -> bool {
+    let (mut x, mut y) = (a.to_vec(), b.to_vec());
+    x.sort();
+    y.sort();
+    x == y
+}
+
+fn job_row(cx: &mut Ctx<'_>, t: &TableDef, ix: &IndexDef) -> SqlResult<Option<JobRow>> {
+    let Some(job_id) = ix.job_id else { return Ok(None) };
+    let key = JobKey {
+        table_id: t.id,
+        job_name: log::job_name(&ix.name),
+        job_id,
+    };
+    // Read the job row fresh (not at the query snapshot): the index cache
+    // reflects the latest durable state.
+    cx.engine.iscp.read_job(&key)
+}
+
+/// Keys changed in `(after, upto]`, or `None` if more than `cap`.
+fn tail_keys(engine: &Engine, table: u64, after: u64, upto: u64, cap: usize) -> SqlResult<Option<HashSet<Vec<u8>>>> {
+    let mut keys = HashSet::new();
+    if upto <= after {
+        return Ok(Some(keys));
+    }
+    let mut resume = None;
+    loop {
+        let b = engine.storage.changes(table, after, upto, resume, 4096)?;
+        for c in b.changes {
+            keys.insert(c.key);
+            if keys.len() > cap {
+                return Ok(None);
+            }
+        }
+        match b.resume {
+            Some(r) => resume = Some(r),
+            None => return Ok(Some(keys)),
+        }
+    }
+}
+
+fn all_rows(txn: &mut dyn Transaction, t: &TableDef) -> SqlResult<Vec<(Vec<u8>, Vec<Value>)>> {
+    let rows = txn.scan(t.id, Bound::Unbounded, Bound::Unbounded, usize::MAX)?;
+    rows.into_iter()
+        .map(|(k, v)| {
+            decode_row(&v)
+                .map(|r| (k, r))
+                .map_err(|e| SqlError::internal(e.to_string()))
+        })
+        .collect()
+}
+
+fn get_row(txn: &mut dyn Transaction, t: &TableDef, k: &[u8]) -> SqlResult<Option<Vec<Value>>> {
+    match txn.get(t.id, k, false)? {
+        None => Ok(None),
+        Some(v) => decode_row(&v).map(Some).map_err(|e| SqlError::internal(e.to_string())),
+    }
+}
+
+fn texts_of(row: &[Value], cols: &[usize]) -> Vec<Option<String>> {
+    cols.iter()
+        .map(|&c| match row.get(c) {
+            Some(Value::Null) | None => None,
+            Some(Value::Text(s)) => Some(s.clone()),
+            Some(o) => Some(o.to_string()),
+        })
+        .collect()
+}
+
+/// Provisional relevance for rows not in the index: matched query-term
+/// occurrences (BM25 needs corpus statistics the tail does not have).
+fn tail_score(parser: tributary_index::Parser, texts: &[Option<String>], spec: &MatchSpec) -> Option<f64> {
+    let refs: Vec<Option<&str>> = texts.iter().map(|t| t.as_deref()).collect();
+    let words: HashSet<String> = refs
+        .iter()
+        .flatten()
+        .flat_map(|t| tributary_index::tokenize_with(parser, t))
+        .collect();
+    let mut q: HashSet<String> = HashSet::new();
+    let mut any = false;
+    for raw in spec.query.split_whitespace() {
+        let (sign, term) = match raw.chars().next() {
+            Some('+') if spec.boolean => ('+', &raw[1..]),
+            Some('-') if spec.boolean => ('-', &raw[1..]),
+            _ => (' ', raw),
+        };
+        let toks = tributary_index::tokenize_with(parser, term.trim_matches(|c| c == '"' || c == '*'));
+        let hit = !toks.is_empty() && toks.iter().all(|t| words.contains(t));
+        match sign {
+            '+' if !hit => return None,
+            '-' if hit => return None,
+            '-' => {}
+            _ => {
+                any |= hit;
+                q.extend(toks);
+            }
+        }
+    }
+    if !any && !spec.query.split_whitespace().any(|w| w.starts_with('+')) {
+        return None;
+    }
+    let mut n = 0usize;
+    for t in refs.iter().flatten() {
+        n += tributary_index::tokenize_with(parser, t).iter().filter(|w| q.contains(*w)).count();
+    }
+    Some(n.max(1) as f64)
+}
+
+/// Exact MATCH scores of every row (no usable full-text index): one map
+/// per MATCH slot, key → score; rows absent from a map do not match.
+pub fn exact_match_scores(
+    engine: &Engine,
+    t: &TableDef,
+    matches: &[MatchSpec],
+) -> SqlResult<Vec<HashMap<Vec<u8>, f64>>> {
+    let mut txn = engine.storage.begin(Default::default())?;
+    let rows = all_rows(txn.as_mut(), t);
+    txn.rollback();
+    let rows = rows?;
+    let mut out = Vec::new();
+    for spec in matches {
+        let parser = t
+            .indexes
+            .iter()
+            .find_map(|ix| match &ix.kind {
+                IndexKind::FullText { parser } if same_cols(&ix.columns, &spec.columns) => {
+                    tributary_index::Parser::from_name(parser).ok()
+                }
+                _ => None,
+            })
+            .unwrap_or(tributary_index::Parser::Default);
+        let mut m = HashMap::new();
+        for (k, r) in &rows {
+            if let Some(s) = tail_score(parser, &texts_of(r, &spec.columns), spec) {
+                m.insert(k.clone(), s);
+            }
+        }
+        out.push(m);
+    }
+    Ok(out)
+}
+
+/// Candidate rows (with MATCH scores per slot) for an index path.
+pub fn fetch_candidates(
+    cx: &mut Ctx<'_>,
+    t: &TableDef,
+    ip: &IndexPath,
+    matches: &[MatchSpec],
+) -> SqlResult<Vec<(Vec<Value>, Vec<Value>)>> {
+    let snapshot = cx.txn.start_ts();
+    let (ix, fast, wait) = match ip {
+        IndexPath::Vector { index, fast, wait, .. } => (index, *fast, *wait),
+        IndexPath::FullText { index, fast, .. } => (index, *fast, false),
+    };
+    let mut row = job_row(cx, t, ix)?;
+    if wait {
+        let deadline = Instant::now() + cx.engine.config.drop_wait;
+        while let Some(r) = &row {
+            if r.status.stage != STAGE_INIT && r.watermark >= snapshot || Instant::now() >= deadline {
+                break;
+            }
+            cx.engine.iscp.wake();
+            std::thread::park_timeout(Duration::from_millis(10));
+            row = job_row(cx, t, ix)?;
+        }
+    }
+    let exact = |cx: &mut Ctx<'_>| -> SqlResult<Vec<(Vec<Value>, Vec<Value>)>> {
+        let rows = all_rows(cx.txn, t)?;
+        let scores = if matches.is_empty() {
+            Vec::new()
+        } else {
+            exact_match_scores(cx.engine, t, matches)?
+        };
+        Ok(rows
+            .into_iter()
+            .filter(|(k, _)| scores.is_empty() || scores.iter().any(|m| m.contains_key(k)))
+            .map(|(k, r)| {
+                let m = scores
+                    .iter()
+                    .map(|s| s.get(&k).map(|x| Value::Float(*x)).unwrap_or(Value::Float(0.0)))
+                    .collect();
+                (r, m)
+            })
+            .collect())
+    };
+    let Some(row) = row else { return exact(cx) };
+    if row.status.stage == STAGE_INIT {
+        return exact(cx);
+    }
+    let live = cx.engine.iscp.live_for_search(&row)?;
+    let g = live.read();
+    let w = g.watermark;
+    let tail = if fast {
+        HashSet::new()
+    } else {
+        match tail_keys(cx.engine, t.id, w, snapshot, cx.engine.config.fresh_tail_cap)? {
+            Some(k) => k,
+            None => {
+                drop(g);
+                return exact(cx);
+            }
+        }
+    };
+    let mut out = Vec::new();
+    match (ip, &g.index.data) {
+        (IndexPath::Vector { query, overfetch, .. }, crate::iscp::live::IndexData::Hnsw(vx)) => {
+            let want = overfetch + tail.len();
+            let hits = vx
+                .search(query, want.min(vx.len().max(1)))
+                .map_err(|e| SqlError::internal(format!("vector search: {e}")))?;
+            let pks: Vec<Vec<u8>> = hits
+                .iter()
+                .filter_map(|(label, _)| g.index.labels.by_label.get(label).cloned())
+                .filter(|pk| !tail.contains(pk))
+                .collect();
+            drop(g);
+            for pk in pks.iter().chain(tail.iter()) {
+                if let Some(r) = get_row(cx.txn, t, pk)? {
+                    out.push((r, Vec::new()));
+                }
+            }
+        }
+        (IndexPath::FullText { slot, .. }, crate::iscp::live::IndexData::FullText(fx)) => {
+            let Some(spec) = matches.get(*slot) else {
+                return Err(SqlError::internal("MATCH slot out of range"));
+            };
+            let mode = if spec.boolean { MatchMode::Boolean } else { MatchMode::Natural };
+            let hits = fx
+                .search(&spec.query, mode, 100_000)
+                .map_err(|e| SqlError::new(code::WRONG_ARGUMENTS, format!("full-text query: {e}")))?;
+            let scored: Vec<(Vec<u8>, f64)> = hits
+                .iter()
+                .filter_map(|(label, s)| g.index.labels.by_label.get(label).map(|pk| (pk.clone(), *s as f64)))
+                .filter(|(pk, _)| !tail.contains(pk))
+                .collect();
+            let parser = match &ix.kind {
+                IndexKind::FullText { parser } => tributary_index::Parser::from_name(parser).unwrap_or(tributary_index::Parser::Default),
+                _ => tributary_index::Parser::Default,
+            };
+            drop(g);
+            let slots = matches.len();
+            for (pk, s) in scored {
+                if let Some(r) = get_row(cx.txn, t, &pk)? {
+                    let mut m = vec![Value::Float(0.0); slots];
+                    m[*slot] = Value::Float(s);
+                    out.push((r, m));
+                }
+            }
+            for pk in &tail {
+                if let Some(r) = get_row(cx.txn, t, pk)? {
+                    if let Some(s) = tail_score(parser, &texts_of(&r, &spec.columns), spec) {
+                        let mut m = vec![Value::Float(0.0); slots];
+                        m[*slot] = Value::Float(s);
+                        out.push((r, m));
+                    }
+                }
+            }
+        }
+        _ => {
+            drop(g);
+            return exact(cx);
+        }
+    }
+    Ok(out)
+}

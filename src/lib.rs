@@ -1,0 +1,21 @@
+//! Tributary: an embedded-first SQL database whose HNSW, full-text and
+//! secondary indexes can be maintained asynchronously by ISCP.
+//!
+//! Layers, bottom-up (each only calls the ones below it):
+//! `tributary_fault` → `tributary_storage` → [`catalog`] → `tributary_index`
+//! → [`iscp`] → [`sql`] → [`server`] / CLI. See `docs/ARCHITECTURE.md`.
+
+pub mod cli;
+pub mod catalog;
+pub mod config;
+pub mod db;
+pub mod error;
+pub mod iscp;
+pub mod server;
+pub mod sql;
+pub mod types;
+
+pub use config::Config;
+pub use db::{Database, Session};
+pub use error::{SqlError, SqlResult};
+pub use types::{Column, ColumnKind, DataType, QueryResult, Value, Warning};

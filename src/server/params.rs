@@ -1,0 +1,295 @@
+//! Prepared-statement parameters: counting `?` placeholders and substituting
+//! bound values as SQL literals.
+//!
+//! This module owns the text rewriting of a prepared statement into the
+//! single statement the engine executes. It never executes SQL and never
+//! touches the wire: the MySQL layer converts opensrv's borrowed parameter
+//! values into [`Param`] first.
+
+use thiserror::Error;
+
+/// One bound parameter value, already decoded from the binary protocol.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Param {
+    Null,
+    Int(i64),
+    UInt(u64),
+    Double(f64),
+    /// Strings and blobs (sent as bytes by clients).
+    Bytes(Vec<u8>),
+    /// A temporal value already formatted as MySQL text
+    /// (`YYYY-MM-DD[ HH:MM:SS[.ffffff]]` or `[-]HH:MM:SS[.ffffff]`).
+    Temporal(String),
+}
+
+/// Why a statement could not be rewritten.
+#[derive(Debug, Error, PartialEq)]
+pub enum ParamError {
+    #[error("statement has {expected} placeholders but {got} parameters were bound")]
+    Count { expected: usize, got: usize },
+    #[error("parameter {index} is not a finite number")]
+    NotFinite { index: usize },
+}
+
+/// Byte class of a position in the SQL text, as the scanner sees it.
+#[derive(Clone, Copy, PartialEq)]
+enum Mode {
+    Code,
+    Quote(u8),
+    LineComment,
+    BlockComment,
+}
+
+/// Visit every `?` that is a placeholder (outside quotes, backticks and
+/// comments), calling `on_placeholder` with its byte offset.
+fn scan_placeholders(sql: &str, mut on_placeholder: impl FnMut(usize)) {
+    let b = sql.as_bytes();
+    let mut mode = Mode::Code;
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        match mode {
+            Mode::Code => match c {
+                b'\'' | b'"' | b'`' => mode = Mode::Quote(c),
+                b'#' => mode = Mode::LineComment,
+                b'-' if b.get(i + 1) == Some(&b'-')
+                    && b.get(i + 2).is_none_or(|n| n.is_ascii_whitespace()) =>
+                {
+                    mode = Mode::LineComment;
+                    i += 1;
+                }
+                b'/' if b.get(i + 1) == Some(&b'*') => {
+                    mode = Mode::BlockComment;
+                    i += 1;
+                }
+                b'?' => on_placeholder(i),
+                _ => {}
+            },
+            Mode::Quote(q) => {
+                if c == b'\\' && q != b'`' {
+                    i += 1;
+                } else if c == q {
+                    if b.get(i + 1) == Some(&q) {
+                        i += 1;
+                    } else {
+                        mode = Mode::Code;
+                    }
+                }
+            }
+            Mode::LineComment => {
+                if c == b'\n' {
+                    mode = Mode::Code;
+                }
+            }
+            Mode::BlockComment => {
+                if c == b'*' && b.get(i + 1) == Some(&b'/') {
+                    mode = Mode::Code;
+                    i += 1;
+                }
+            }
+        }
+        i += 1;
+    }
+}
+
+/// Number of `?` placeholders outside quotes and comments.
+pub fn count_placeholders(sql: &str) -> usize {
+    let mut n = 0;
+    scan_placeholders(sql, |_| n += 1);
+    n
+}
+
+/// Append `s` as a single-quoted MySQL string literal, escaping `'`, `\`,
+/// NUL, newline, carriage return and Ctrl-Z as `mysql_real_escape_string`
+/// does.
+pub fn push_quoted(out: &mut String, s: &str) {
+    out.reserve(s.len() + 2);
+    out.push('\'');
+    for ch in s.chars() {
+        match ch {
+            '\'' => out.push_str("\\'"),
+            '\\' => out.push_str("\\\\"),
+            '\0' => out.push_str("\\0"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\u{1a}' => out.push_str("\\Z"),
+            c => out.push(c),
+        }
+    }
+    out.push('\'');
+}
+
+fn push_literal(out: &mut String, p: &Param, index: usize) -> Result<(), ParamError> {
+    match p {
+        Param::Null => out.push_str("NULL"),
+        Param::Int(i) => out.push_str(&i.to_string()),
+        Param::UInt(u) => out.push_str(&u.to_string()),
+        Param::Double(f) => {
+            if !f.is_finite() {
+                return Err(ParamError::NotFinite { index });
+            }
+            // `{:?}` is the shortest round-trip form and always has a `.` or
+            // exponent, so the engine reads it as a float.
+            out.push_str(&format!("{f:?}"));
+        }
+        // Non-UTF-8 bytes cannot be represented in the engine's `&str`
+        // statements; they are replaced with U+FFFD.
+        Param::Bytes(b) => push_quoted(out, &String::from_utf8_lossy(b)),
+        Param::Temporal(s) => push_quoted(out, s),
+    }
+    Ok(())
+}
+
+/// Replace each placeholder of `sql` by the corresponding parameter as a
+/// SQL literal.
+pub fn substitute(sql: &str, params: &[Param]) -> Result<String, ParamError> {
+    let mut positions = Vec::new();
+    scan_placeholders(sql, |i| positions.push(i));
+    if positions.len() != params.len() {
+        return Err(ParamError::Count {
+            expected: positions.len(),
+            got: params.len(),
+        });
+    }
+    let mut out = String::with_capacity(sql.len() + params.len() * 8);
+    let mut last = 0;
+    for (index, (&pos, p)) in positions.iter().zip(params).enumerate() {
+        out.push_str(&sql[last..pos]);
+        push_literal(&mut out, p, index)?;
+        last = pos + 1;
+    }
+    out.push_str(&sql[last..]);
+    Ok(out)
+}
+
+/// Format a binary-protocol DATE/DATETIME/TIMESTAMP payload (length byte
+/// already stripped) as MySQL text. `None` if the length is not 0, 4, 7
+/// or 11.
+pub fn format_binary_datetime(v: &[u8], date_only: bool) -> Option<String> {
+    let (y, mo, d) = match v.len() {
+        0 => (0u16, 0u8, 0u8),
+        4 | 7 | 11 => (u16::from_le_bytes([v[0], v[1]]), v[2], v[3]),
+        _ => return None,
+    };
+    if date_only {
+        return Some(format!("{y:04}-{mo:02}-{d:02}"));
+    }
+    let (h, mi, s) = if v.len() >= 7 {
+        (v[4], v[5], v[6])
+    } else {
+        (0, 0, 0)
+    };
+    let mut out = format!("{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}:{s:02}");
+    if v.len() == 11 {
+        let us = u32::from_le_bytes([v[7], v[8], v[9], v[10]]);
+        if us != 0 {
+            out.push_str(&format!(".{us:06}"));
+        }
+    }
+    Some(out)
+}
+
+/// Format a binary-protocol TIME payload (length byte stripped) as
+/// `[-]HHH:MM:SS[.ffffff]`. `None` if the length is not 0, 8 or 12.
+pub fn format_binary_time(v: &[u8]) -> Option<String> {
+    if v.is_empty() {
+        return Some("00:00:00".into());
+    }
+    if v.len() != 8 && v.len() != 12 {
+        return None;
+    }
+    let neg = v[0] != 0;
+    let days = u32::from_le_bytes([v[1], v[2], v[3], v[4]]);
+    let hours = u64::from(days) * 24 + u64::from(v[5]);
+    let mut out = format!(
+        "{}{hours:02}:{:02}:{:02}",
+        if neg { "-" } else { "" },
+        v[6],
+        v[7]
+    );
+    if v.len() == 12 {
+        let us = u32::from_le_bytes([v[8], v[9], v[10], v[11]]);
+        if us != 0 {
+            out.push_str(&format!(".{us:06}"));
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_only_real_placeholders() {
+        assert_eq!(count_placeholders("select ?, ?"), 2);
+        assert_eq!(count_placeholders("select '?', \"?\", `?`, ?"), 1);
+        assert_eq!(count_placeholders("select 'it''s ?', 'a\\'?', ?"), 1);
+        assert_eq!(count_placeholders("select ? -- ?\n, ? # ?\n, /* ? */ ?"), 3);
+        assert_eq!(count_placeholders("select 1--?"), 1, "`--` needs a space");
+        assert_eq!(count_placeholders(""), 0);
+    }
+
+    #[test]
+    fn substitutes_literals_with_escaping() {
+        let sql = "insert into t values (?, ?, ?, ?, ?, '?')";
+        let out = substitute(
+            sql,
+            &[
+                Param::Int(-3),
+                Param::Bytes(b"O'Brien \\ end".to_vec()),
+                Param::Null,
+                Param::Double(2.5),
+                Param::UInt(u64::MAX),
+            ],
+        )
+        .unwrap();
+        assert_eq!(
+            out,
+            "insert into t values (-3, 'O\\'Brien \\\\ end', NULL, 2.5, 18446744073709551615, '?')"
+        );
+    }
+
+    #[test]
+    fn escapes_control_characters() {
+        let mut s = String::new();
+        push_quoted(&mut s, "a\nb\rc\0d\u{1a}");
+        assert_eq!(s, "'a\\nb\\rc\\0d\\Z'");
+    }
+
+    #[test]
+    fn doubles_keep_float_form() {
+        assert_eq!(substitute("?", &[Param::Double(3.0)]).unwrap(), "3.0");
+        assert_eq!(
+            substitute("?", &[Param::Double(f64::NAN)]),
+            Err(ParamError::NotFinite { index: 0 })
+        );
+    }
+
+    #[test]
+    fn count_mismatch_is_an_error() {
+        assert_eq!(
+            substitute("select ?", &[]),
+            Err(ParamError::Count {
+                expected: 1,
+                got: 0
+            })
+        );
+    }
+
+    #[test]
+    fn binary_temporals() {
+        let dt = [0xea, 0x07, 12, 2, 16, 25, 41, 0x40, 0xe2, 0x01, 0x00];
+        assert_eq!(
+            format_binary_datetime(&dt, false).as_deref(),
+            Some("2026-12-02 16:25:41.123456")
+        );
+        assert_eq!(
+            format_binary_datetime(&dt[..4], true).as_deref(),
+            Some("2026-12-02")
+        );
+        assert_eq!(format_binary_datetime(&dt[..5], false), None);
+        let t = [1, 1, 0, 0, 0, 2, 3, 4];
+        assert_eq!(format_binary_time(&t).as_deref(), Some("-26:03:04"));
+    }
+}

@@ -1,0 +1,286 @@
+//! Access-path selection: from a table definition and the WHERE clause,
+//! choose how rows are fetched (primary-key point or range, secondary-index
+//! range, full scan) and fetch them.
+//!
+//! The chosen path only narrows the rows read; the caller always re-checks
+//! the whole WHERE clause on every fetched row, so a path can never change a
+//! result. Never writes.
+
+use std::ops::Bound;
+
+use tributary_storage::Transaction;
+
+use crate::catalog::codec::{decode_row, encode_key, encode_key_value, prefix_end};
+use crate::catalog::schema::coerce_value;
+use crate::catalog::{IndexKind, TableDef};
+use crate::error::{SqlError, SqlResult};
+use crate::sql::expr::{eval_const, BinOp, CExpr, FunctionHost};
+use crate::types::Value;
+
+/// How rows are fetched.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Access {
+    FullScan,
+    PkPoint(Vec<Vec<u8>>),
+    PkRange(Bound<Vec<u8>>, Bound<Vec<u8>>),
+    IndexRange {
+        index: String,
+        storage_id: u64,
+        start: Bound<Vec<u8>>,
+        end: Bound<Vec<u8>>,
+    },
+}
+
+impl Access {
+    /// One-line description for EXPLAIN.
+    pub fn describe(&self, t: &TableDef) -> String {
+        match self {
+            Access::FullScan => format!("Table Scan on {}", t.qualified()),
+            Access::PkPoint(keys) => format!(
+                "Point Get on {} using PRIMARY ({} key{})",
+                t.qualified(),
+                keys.len(),
+                if keys.len() == 1 { "" } else { "s" }
+            ),
+            Access::PkRange(..) => format!("Range Scan on {} using PRIMARY", t.qualified()),
+            Access::IndexRange { index, .. } => {
+                format!("Index Range Scan on {} using {index}", t.qualified())
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+struct ColBounds {
+    eq: Option<Value>,
+    in_list: Option<Vec<Value>>,
+    lo: Option<(Value, bool)>,
+    hi: Option<(Value, bool)>,
+}
+
+fn flip(op: BinOp) -> BinOp {
+    match op {
+        BinOp::Lt => BinOp::Gt,
+        BinOp::LtEq => BinOp::GtEq,
+        BinOp::Gt => BinOp::Lt,
+        BinOp::GtEq => BinOp::LtEq,
+        o => o,
+    }
+}
+
+/// Collect per-column constant bounds from the WHERE conjuncts.
+fn column_bounds(
+    t: &TableDef,
+    filter: Option<&CExpr>,
+    host: &dyn FunctionHost,
+) -> Vec<ColBounds> {
+    let mut b = vec![ColBounds::default(); t.columns.len()];
+    let Some(f) = filter else { return b };
+    for term in f.conjuncts() {
+        let coerce = |col: usize, e: &CExpr| -> Option<Value> {
+            if !e.is_constant() {
+                return None;
+            }
+            let v = eval_const(e, host).ok()?;
+            if v.is_null() {
+                return None;
+            }
+            let c = t.columns.get(col)?;
+            coerce_value(&c.ty, v, &c.name).ok()
+        };
+        match term {
+            CExpr::Bin(op, l, r) => {
+                let (col, other, op) = match (l.as_ref(), r.as_ref()) {
+                    (CExpr::Col(c), o) if o.is_constant() => (*c, o, *op),
+                    (o, CExpr::Col(c)) if o.is_constant() => (*c, o, flip(*op)),
+                    _ => continue,
+                };
+                let Some(v) = coerce(col, other) else { continue };
+                let Some(cb) = b.get_mut(col) else { continue };
+                match op {
+                    BinOp::Eq => cb.eq = Some(v),
+                    BinOp::Gt => cb.lo = Some((v, false)),
+                    BinOp::GtEq => cb.lo = Some((v, true)),
+                    BinOp::Lt => cb.hi = Some((v, false)),
+                    BinOp::LtEq => cb.hi = Some((v, true)),
+                    _ => {}
+                }
+            }
+            CExpr::Between(x, lo, hi, false) => {
+                if let CExpr::Col(col) = x.as_ref() {
+                    if let (Some(l), Some(h)) = (coerce(*col, lo), coerce(*col, hi)) {
+                        if let Some(cb) = b.get_mut(*col) {
+                            cb.lo = Some((l, true));
+                            cb.hi = Some((h, true));
+                        }
+                    }
+                }
+            }
+            CExpr::InList(x, items, false) => {
+                if let CExpr::Col(col) = x.as_ref() {
+                    let vals: Option<Vec<Value>> = items.iter().map(|i| coerce(*col, i)).collect();
+                    if let (Some(vals), Some(cb)) = (vals, b.get_mut(*col)) {
+                        cb.in_list = Some(vals);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    b
+}
+
+fn range_on_first(cb: &ColBounds) -> Option<(Bound<Vec<u8>>, Bound<Vec<u8>>)> {
+    if let Some(v) = &cb.eq {
+        let k = encode_key(std::slice::from_ref(v));
+        let end = prefix_end(&k).map(Bound::Excluded).unwrap_or(Bound::Unbounded);
+        return Some((Bound::Included(k), end));
+    }
+    if cb.lo.is_none() && cb.hi.is_none() {
+        return None;
+    }
+    let start = match &cb.lo {
+        None => {
+            // Skip NULLs (encoded as 0x00): start just above them.
+            Bound::Excluded(vec![0x00, 0xFF])
+        }
+        Some((v, incl)) => {
+            let k = encode_key(std::slice::from_ref(v));
+            if *incl {
+                Bound::Included(k)
+            } else {
+                prefix_end(&k).map(Bound::Included).unwrap_or(Bound::Unbounded)
+            }
+        }
+    };
+    let end = match &cb.hi {
+        None => Bound::Unbounded,
+        Some((v, incl)) => {
+            let k = encode_key(std::slice::from_ref(v));
+            if *incl {
+                prefix_end(&k).map(Bound::Excluded).unwrap_or(Bound::Unbounded)
+            } else {
+                Bound::Excluded(k)
+            }
+        }
+    };
+    Some((start, end))
+}
+
+/// Choose the access path for `filter` on `t`.
+pub fn choose(t: &TableDef, filter: Option<&CExpr>, host: &dyn FunctionHost) -> Access {
+    let bounds = column_bounds(t, filter, host);
+    if !t.pk.is_empty() {
+        // Full primary-key equality (or IN on a single-column key).
+        if t.pk.iter().all(|&c| bounds[c].eq.is_some()) {
+            let vals: Vec<Value> = t.pk.iter().filter_map(|&c| bounds[c].eq.clone()).collect();
+            return Access::PkPoint(vec![encode_key(&vals)]);
+        }
+        if t.pk.len() == 1 {
+            if let Some(list) = &bounds[t.pk[0]].in_list {
+                let mut keys: Vec<Vec<u8>> = list
+                    .iter()
+                    .map(|v| encode_key(std::slice::from_ref(v)))
+                    .collect();
+                keys.sort();
+                keys.dedup();
+                return Access::PkPoint(keys);
+            }
+        }
+        if let Some((s, e)) = range_on_first(&bounds[t.pk[0]]) {
+            return Access::PkRange(s, e);
+        }
+    }
+    // Secondary (synchronous B-tree) index on its first column: prefer
+    // equality over ranges.
+    let mut best: Option<(bool, Access)> = None;
+    for ix in &t.indexes {
+        if ix.is_async || !matches!(ix.kind, IndexKind::BTree { .. }) {
+            continue;
+        }
+        let Some(&first) = ix.columns.first() else { continue };
+        let cb = &bounds[first];
+        if let Some((s, e)) = range_on_first(cb) {
+            let is_eq = cb.eq.is_some();
+            let a = Access::IndexRange {
+                index: ix.name.clone(),
+                storage_id: ix.storage_id,
+                start: s,
+                end: e,
+            };
+            if best.as_ref().is_none_or(|(beq, _)| is_eq && !beq) {
+                best = Some((is_eq, a));
+            }
+        }
+    }
+    best.map(|(_, a)| a).unwrap_or(Access::FullScan)
+}
+
+/// Fetch `(key, row)` pairs for an access path (plain snapshot reads, or
+/// locking current reads when `lock`).
+pub fn fetch(
+    txn: &mut dyn Transaction,
+    t: &TableDef,
+    access: &Access,
+    lock: bool,
+) -> SqlResult<Vec<(Vec<u8>, Vec<Value>)>> {
+    let mut out = Vec::new();
+    let decode = |k: Vec<u8>, v: &[u8]| -> SqlResult<(Vec<u8>, Vec<Value>)> {
+        let row = decode_row(v).map_err(|e| SqlError::internal(format!("{}: {e}", t.qualified())))?;
+        Ok((k, row))
+    };
+    match access {
+        Access::PkPoint(keys) => {
+            for k in keys {
+                if let Some(v) = txn.get(t.id, k, lock)? {
+                    out.push(decode(k.clone(), &v)?);
+                }
+            }
+        }
+        Access::FullScan | Access::PkRange(..) => {
+            let (s, e) = match access {
+                Access::PkRange(s, e) => (s.clone(), e.clone()),
+                _ => (Bound::Unbounded, Bound::Unbounded),
+            };
+            let rows = txn.scan(t.id, s, e, usize::MAX)?;
+            for (k, v) in rows {
+                if lock {
+                    // Current read under the row lock.
+                    if let Some(v) = txn.get(t.id, &k, true)? {
+                        out.push(decode(k, &v)?);
+                    }
+                } else {
+                    out.push(decode(k, &v)?);
+                }
+            }
+        }
+        Access::IndexRange {
+            storage_id,
+            start,
+            end,
+            ..
+        } => {
+            let entries = txn.scan(*storage_id, start.clone(), end.clone(), usize::MAX)?;
+            for (_, pk) in entries {
+                if let Some(v) = txn.get(t.id, &pk, lock)? {
+                    out.push(decode(pk, &v)?);
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Index entry key for a B-tree index: memcomparable index values, then the
+/// primary key — except for unique indexes without NULLs, whose key is the
+/// values alone so that one locking read detects a duplicate.
+pub fn btree_entry_key(vals: &[Value], pk: &[u8], unique: bool) -> Vec<u8> {
+    let mut k = Vec::new();
+    for v in vals {
+        encode_key_value(&mut k, v);
+    }
+    if !(unique && vals.iter().all(|v| !v.is_null())) {
+        k.extend_from_slice(pk);
+    }
+    k
+}

@@ -1,0 +1,621 @@
+//! DDL: CREATE/DROP DATABASE, CREATE/DROP TABLE, CREATE/DROP INDEX
+//! (and their ALTER TABLE forms).
+//!
+//! Each statement runs in its own transaction. Index DDL on asynchronous,
+//! vector and full-text indexes goes through ISCP: CREATE registers a job
+//! (new generation), DROP performs the *logical drop* only (metadata gone,
+//! job row → Canceling with drop_at) and then waits, bounded, for the
+//! runner's cancel queue to finalize the job (see `crate::iscp::drop`). DDL
+//! never takes a lock on hidden index tables, so it can never wait on a
+//! consumer that waits on it.
+
+use sqlparser::ast::{self as ast, ColumnOption, Statement, TableConstraint};
+
+use crate::catalog::codec::{decode_row, encode_key};
+use crate::catalog::schema::coerce_value;
+use crate::catalog::{
+    self, alloc_object_id, ColumnDef, DatabaseDef, IndexDef, IndexKind, TableDef, SYSTEM_DB,
+};
+use crate::error::{code, SqlError, SqlResult};
+use crate::iscp;
+use crate::sql::access::btree_entry_key;
+use crate::sql::expr::{eval_const, ident_name, object_parts, Compiler, Scope};
+use crate::sql::host::SessionHost;
+use crate::sql::parse::{IndexSpec, Name, Stmt};
+use crate::sql::{Ctx, Engine, SessionState};
+use crate::types::{DataType, QueryResult, Value, Warning};
+
+/// Execute a DDL statement (the session has no open transaction).
+pub fn execute(engine: &Engine, st: &mut SessionState, s: Stmt) -> SqlResult<QueryResult> {
+    match s {
+        Stmt::CreateDatabase {
+            name,
+            if_not_exists,
+        } => engine.in_txn(st, |cx| create_database(cx, &name, if_not_exists)),
+        Stmt::DropDatabase { name, if_exists } => {
+            let mut dropped = Vec::new();
+            let r = engine.in_txn(st, |cx| drop_database(cx, &name, if_exists, &mut dropped))?;
+            finish_drop(engine, r, dropped)
+        }
+        Stmt::DropTable { names, if_exists } => {
+            let mut dropped = Vec::new();
+            let r = engine.in_txn(st, |cx| drop_tables(cx, &names, if_exists, &mut dropped))?;
+            finish_drop(engine, r, dropped)
+        }
+        Stmt::CreateIndex(spec) => {
+            let mut created = None;
+            let r = engine.in_txn(st, |cx| create_index(cx, &spec, &mut created))?;
+            if created.is_some() {
+                engine.iscp.wake();
+            }
+            Ok(r)
+        }
+        Stmt::DropIndex { name, table } => {
+            let mut dropped = Vec::new();
+            let r = engine.in_txn(st, |cx| drop_index(cx, &name, &table, &mut dropped))?;
+            finish_drop(engine, r, dropped)
+        }
+        Stmt::Ast(a) => match *a {
+            Statement::CreateTable(ct) => engine.in_txn(st, |cx| create_table(cx, &ct)),
+            other => Err(SqlError::unsupported(other.to_string())),
+        },
+        other => Err(SqlError::internal(format!("not DDL: {other:?}"))),
+    }
+}
+
+/// After a DROP committed: purge storage that nobody reads any more and
+/// wait (bounded) for dropped ISCP jobs to reach Canceled.
+fn finish_drop(engine: &Engine, mut r: QueryResult, dropped: Vec<Dropped>) -> SqlResult<QueryResult> {
+    let mut jobs = Vec::new();
+    for d in dropped {
+        match d {
+            Dropped::Storage(id) => {
+                if let Err(e) = engine.storage.purge_table(id) {
+                    tracing::warn!(table = id, error = %e, "purge after drop failed; left for GC");
+                }
+            }
+            Dropped::Job(k) => jobs.push(k),
+        }
+    }
+    if !jobs.is_empty() {
+        let pending = engine.iscp.await_canceled(engine, &jobs, engine.config.drop_wait);
+        for k in pending {
+            r.warnings.push(Warning {
+                code: 1105,
+                message: format!(
+                    "index job {} (job_id {}) is dropped durably; its finalization is still pending and will complete in the background",
+                    k.job_name, k.job_id
+                ),
+            });
+        }
+    }
+    Ok(r)
+}
+
+/// Something a DROP left to clean up after commit.
+pub enum Dropped {
+    /// A storage table (base table or synchronous index) to purge.
+    Storage(u64),
+    /// An ISCP job to drain and finalize.
+    Job(iscp::JobKey),
+}
+
+fn create_database(cx: &mut Ctx<'_>, name: &str, if_not_exists: bool) -> SqlResult<QueryResult> {
+    if catalog::get_database(cx.txn, name)?.is_some() {
+        if if_not_exists {
+            return Ok(QueryResult::default());
+        }
+        return Err(SqlError::new(
+            code::DB_CREATE_EXISTS,
+            format!("Can't create database '{name}'; database exists"),
+        ));
+    }
+    let id = alloc_object_id(cx.engine.storage.as_ref())?;
+    catalog::put_database(
+        cx.txn,
+        &DatabaseDef {
+            id,
+            name: name.to_string(),
+        },
+    )?;
+    Ok(QueryResult {
+        affected_rows: 1,
+        ..Default::default()
+    })
+}
+
+fn drop_database(
+    cx: &mut Ctx<'_>,
+    name: &str,
+    if_exists: bool,
+    dropped: &mut Vec<Dropped>,
+) -> SqlResult<QueryResult> {
+    if name == SYSTEM_DB {
+        return Err(SqlError::new(
+            code::SPECIFIC_ACCESS_DENIED,
+            "Access denied: mo_catalog cannot be dropped",
+        ));
+    }
+    if catalog::get_database(cx.txn, name)?.is_none() {
+        if if_exists {
+            return Ok(QueryResult::default());
+        }
+        return Err(SqlError::new(
+            code::DB_DROP_EXISTS,
+            format!("Can't drop database '{name}'; database doesn't exist"),
+        ));
+    }
+    let tables = catalog::list_tables(cx.txn, name)?;
+    let n = tables.len() as u64;
+    for t in tables {
+        drop_one_table(cx, &t, dropped)?;
+    }
+    catalog::delete_database(cx.txn, name)?;
+    if cx.session.db.as_deref() == Some(name) {
+        cx.session.db = None;
+    }
+    Ok(QueryResult {
+        affected_rows: n,
+        ..Default::default()
+    })
+}
+
+fn drop_one_table(cx: &mut Ctx<'_>, t: &TableDef, dropped: &mut Vec<Dropped>) -> SqlResult<()> {
+    // Lock the record so concurrent DDL on the table serialises.
+    catalog::require_table(cx.txn, &t.db, &t.name, true)?;
+    for ix in &t.indexes {
+        drop_index_parts(cx, t, ix, dropped)?;
+    }
+    catalog::delete_table(cx.txn, &t.db, &t.name)?;
+    dropped.push(Dropped::Storage(t.id));
+    Ok(())
+}
+
+/// The part of dropping one index that happens inside the DDL transaction.
+fn drop_index_parts(
+    cx: &mut Ctx<'_>,
+    t: &TableDef,
+    ix: &IndexDef,
+    dropped: &mut Vec<Dropped>,
+) -> SqlResult<()> {
+    match ix.job_id {
+        Some(job_id) => {
+            let key = iscp::JobKey {
+                table_id: t.id,
+                job_name: iscp::job_name(&ix.name),
+                job_id,
+            };
+            iscp::log::mark_canceling(cx.txn, &key)?;
+            dropped.push(Dropped::Job(key));
+        }
+        None => dropped.push(Dropped::Storage(ix.storage_id)),
+    }
+    Ok(())
+}
+
+fn drop_tables(
+    cx: &mut Ctx<'_>,
+    names: &[Name],
+    if_exists: bool,
+    dropped: &mut Vec<Dropped>,
+) -> SqlResult<QueryResult> {
+    let mut missing = Vec::new();
+    for n in names {
+        let db = cx.session.db_for(n.db.as_deref())?.to_string();
+        if db == SYSTEM_DB {
+            return Err(SqlError::new(
+                code::SPECIFIC_ACCESS_DENIED,
+                "Access denied: mo_catalog tables cannot be dropped",
+            ));
+        }
+        match catalog::get_table(cx.txn, &db, &n.name, true)? {
+            Some(t) => drop_one_table(cx, &t, dropped)?,
+            None => missing.push(format!("{db}.{}", n.name)),
+        }
+    }
+    let mut r = QueryResult::default();
+    if !missing.is_empty() {
+        if !if_exists {
+            return Err(SqlError::new(
+                1051,
+                format!("Unknown table '{}'", missing.join(",")),
+            ));
+        }
+        for m in missing {
+            r.warnings.push(Warning {
+                code: 1051,
+                message: format!("Unknown table '{m}'"),
+            });
+        }
+    }
+    Ok(r)
+}
+
+/// Parse a column type from sqlparser's rendering of it.
+pub fn parse_type(s: &str) -> SqlResult<DataType> {
+    let l = s.trim().to_ascii_lowercase();
+    let (base, arg) = match l.split_once('(') {
+        Some((b, rest)) => (b.trim().to_string(), rest.trim_end_matches(')').trim().to_string()),
+        None => (l.clone(), String::new()),
+    };
+    let n = || -> SqlResult<u32> {
+        arg.split(',')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .parse::<u32>()
+            .map_err(|_| SqlError::parse(format!("bad type length in {s}")))
+    };
+    let base = base.trim_end_matches(" unsigned").trim().to_string();
+    Ok(match base.as_str() {
+        "bool" | "boolean" | "tinyint" => DataType::Bool,
+        "int" | "integer" | "smallint" | "mediumint" => DataType::Int,
+        "bigint" => DataType::BigInt,
+        "float" | "real" => DataType::Float,
+        "double" | "double precision" | "decimal" | "numeric" => DataType::Double,
+        "varchar" | "char" | "character varying" => {
+            let len = if arg.is_empty() { 255 } else { n()? };
+            if len == 0 || len > 65_535 {
+                return Err(SqlError::new(1074, format!("Column length too big for {s} (max = 65535)")));
+            }
+            DataType::Varchar(len)
+        }
+        "text" | "longtext" | "mediumtext" | "tinytext" | "json" | "blob" => DataType::Text,
+        "datetime" | "timestamp" | "date" => DataType::DateTime,
+        "vecf32" | "vecf64" => {
+            let d = n()?;
+            if d == 0 || d > 65_535 {
+                return Err(SqlError::parse(format!("vector dimension must be 1..65535 in {s}")));
+            }
+            if base == "vecf32" {
+                DataType::VecF32(d)
+            } else {
+                DataType::VecF64(d)
+            }
+        }
+        _ => return Err(SqlError::unsupported(format!("column type {s}"))),
+    })
+}
+
+fn index_columns(t: &TableDef, cols: &[ast::IndexColumn]) -> SqlResult<Vec<usize>> {
+    cols.iter()
+        .map(|c| {
+            let name = match &c.column.expr {
+                ast::Expr::Identifier(i) => ident_name(i),
+                other => other.to_string().to_ascii_lowercase(),
+            };
+            t.column_index(&name).ok_or_else(|| {
+                SqlError::new(
+                    code::KEY_COLUMN_DOES_NOT_EXIST,
+                    format!("Key column '{name}' doesn't exist in table"),
+                )
+            })
+        })
+        .collect()
+}
+
+fn create_table(cx: &mut Ctx<'_>, ct: &ast::CreateTable) -> SqlResult<QueryResult> {
+    let parts = object_parts(&ct.name);
+    let (db, name) = match parts.as_slice() {
+        [t] => (cx.session.require_db()?.to_string(), t.clone()),
+        [d, t] => (d.clone(), t.clone()),
+        _ => return Err(SqlError::parse(format!("bad table name {}", ct.name))),
+    };
+    if db == SYSTEM_DB {
+        return Err(SqlError::new(
+            code::SPECIFIC_ACCESS_DENIED,
+            "Access denied: cannot create tables in mo_catalog",
+        ));
+    }
+    catalog::require_database(cx.txn, &db)?;
+    if ct.query.is_some() || ct.like.is_some() {
+        return Err(SqlError::unsupported("CREATE TABLE … AS / LIKE"));
+    }
+    if catalog::get_table(cx.txn, &db, &name, true)?.is_some() {
+        if ct.if_not_exists {
+            return Ok(QueryResult::default());
+        }
+        return Err(SqlError::new(
+            code::TABLE_EXISTS,
+            format!("Table '{name}' already exists"),
+        ));
+    }
+    let mut t = TableDef {
+        id: alloc_object_id(cx.engine.storage.as_ref())?,
+        db,
+        name,
+        columns: Vec::new(),
+        pk: Vec::new(),
+        indexes: Vec::new(),
+        comment: String::new(),
+    };
+    let mut unique_cols = Vec::new();
+    let host = SessionHost::new(cx.session, cx.engine);
+    for (i, c) in ct.columns.iter().enumerate() {
+        let cname = ident_name(&c.name);
+        if t.column_index(&cname).is_some() {
+            return Err(SqlError::new(1060, format!("Duplicate column name '{cname}'")));
+        }
+        let ty = parse_type(&c.data_type.to_string())?;
+        let mut col = ColumnDef {
+            name: cname.clone(),
+            ty,
+            nullable: true,
+            default: None,
+            auto_increment: false,
+        };
+        for o in &c.options {
+            match &o.option {
+                ColumnOption::Null => col.nullable = true,
+                ColumnOption::NotNull => col.nullable = false,
+                ColumnOption::Default(e) => {
+                    let scope = Scope::default();
+                    let mut comp = Compiler::new(&scope, false);
+                    let v = eval_const(&comp.compile(e)?, &host)?;
+                    col.default = if v.is_null() {
+                        None
+                    } else {
+                        Some(coerce_value(&col.ty, v, &cname)?)
+                    };
+                }
+                ColumnOption::PrimaryKey(_) => {
+                    if !t.pk.is_empty() {
+                        return Err(SqlError::new(
+                            code::MULTIPLE_PRI_KEY,
+                            "Multiple primary key defined",
+                        ));
+                    }
+                    t.pk = vec![i];
+                    col.nullable = false;
+                }
+                ColumnOption::Unique(_) => unique_cols.push(i),
+                ColumnOption::DialectSpecific(toks) => {
+                    let s: String = toks.iter().map(|t| t.to_string()).collect();
+                    if s.eq_ignore_ascii_case("auto_increment") {
+                        col.auto_increment = true;
+                    }
+                }
+                ColumnOption::Comment(_) | ColumnOption::CharacterSet(_) | ColumnOption::Collation(_) => {}
+                other => return Err(SqlError::unsupported(format!("column option {other}"))),
+            }
+        }
+        if col.auto_increment && !matches!(col.ty, DataType::Int | DataType::BigInt) {
+            return Err(SqlError::new(1063, format!("Incorrect column specifier for column '{cname}'")));
+        }
+        t.columns.push(col);
+    }
+    if t.columns.is_empty() {
+        return Err(SqlError::new(1113, "A table must have at least 1 column"));
+    }
+    let mut pending_indexes: Vec<IndexSpec> = Vec::new();
+    for c in &ct.constraints {
+        match c {
+            TableConstraint::PrimaryKey(pk) => {
+                if !t.pk.is_empty() {
+                    return Err(SqlError::new(code::MULTIPLE_PRI_KEY, "Multiple primary key defined"));
+                }
+                t.pk = index_columns(&t, &pk.columns)?;
+                for &p in &t.pk {
+                    t.columns[p].nullable = false;
+                }
+            }
+            TableConstraint::Unique(u) => {
+                let cols = index_columns(&t, &u.columns)?;
+                pending_indexes.push(IndexSpec {
+                    name: u.name.as_ref().map(ident_name).unwrap_or_default(),
+                    columns: cols.iter().map(|&c| t.columns[c].name.clone()).collect(),
+                    unique: true,
+                    ..Default::default()
+                });
+            }
+            TableConstraint::Index(ix) => {
+                let cols = index_columns(&t, &ix.columns)?;
+                pending_indexes.push(IndexSpec {
+                    name: ix.name.as_ref().map(ident_name).unwrap_or_default(),
+                    columns: cols.iter().map(|&c| t.columns[c].name.clone()).collect(),
+                    ..Default::default()
+                });
+            }
+            TableConstraint::FulltextOrSpatial(ft) if ft.fulltext => {
+                let cols = index_columns(&t, &ft.columns)?;
+                pending_indexes.push(IndexSpec {
+                    name: ft.opt_index_name.as_ref().map(ident_name).unwrap_or_default(),
+                    columns: cols.iter().map(|&c| t.columns[c].name.clone()).collect(),
+                    fulltext: true,
+                    ..Default::default()
+                });
+            }
+            other => return Err(SqlError::unsupported(format!("table constraint {other}"))),
+        }
+    }
+    for i in unique_cols {
+        pending_indexes.push(IndexSpec {
+            name: t.columns[i].name.clone(),
+            columns: vec![t.columns[i].name.clone()],
+            unique: true,
+            ..Default::default()
+        });
+    }
+    catalog::put_table(cx.txn, &t)?;
+    let mut created = None;
+    for mut spec in pending_indexes {
+        if spec.name.is_empty() {
+            spec.name = spec.columns.first().cloned().unwrap_or_else(|| "idx".into());
+        }
+        spec.table = Name {
+            db: Some(t.db.clone()),
+            name: t.name.clone(),
+        };
+        create_index(cx, &spec, &mut created)?;
+    }
+    Ok(QueryResult::default())
+}
+
+/// Build an index definition from a spec (validates columns and options).
+fn index_def(cx: &mut Ctx<'_>, t: &TableDef, spec: &IndexSpec) -> SqlResult<IndexDef> {
+    let cols: Vec<usize> = spec
+        .columns
+        .iter()
+        .map(|c| {
+            t.column_index(c).ok_or_else(|| {
+                SqlError::new(
+                    code::KEY_COLUMN_DOES_NOT_EXIST,
+                    format!("Key column '{c}' doesn't exist in table"),
+                )
+            })
+        })
+        .collect::<SqlResult<_>>()?;
+    let using = spec.using.as_deref().unwrap_or("");
+    let kind = if using == "hnsw" {
+        let [c] = cols.as_slice() else {
+            return Err(SqlError::wrong_args("an HNSW index covers exactly one vector column"));
+        };
+        if t.columns[*c].ty.vector_dim().is_none() {
+            return Err(SqlError::wrong_args(format!(
+                "HNSW index needs a VECF32/VECF64 column; '{}' is {}",
+                t.columns[*c].name,
+                t.columns[*c].ty.sql_name()
+            )));
+        }
+        let op_type = spec.op_type.clone().unwrap_or_else(|| "vector_l2_ops".into());
+        tributary_index::Metric::from_op_type(&op_type)
+            .map_err(|e| SqlError::wrong_args(e.to_string()))?;
+        let m = spec.m.unwrap_or(16);
+        let efc = spec.ef_construction.unwrap_or(128);
+        let efs = spec.ef_search.unwrap_or(64);
+        for (what, v, lo, hi) in [("M", m, 2, 256), ("EF_CONSTRUCTION", efc, 1, 10_000), ("EF_SEARCH", efs, 1, 10_000)] {
+            if v < lo || v > hi {
+                return Err(SqlError::wrong_args(format!("{what} must be between {lo} and {hi}, got {v}")));
+            }
+        }
+        IndexKind::Hnsw {
+            op_type,
+            m,
+            ef_construction: efc,
+            ef_search: efs,
+        }
+    } else if spec.fulltext {
+        for &c in &cols {
+            if !matches!(t.columns[c].ty, DataType::Varchar(_) | DataType::Text) {
+                return Err(SqlError::wrong_args(format!(
+                    "FULLTEXT index needs VARCHAR/TEXT columns; '{}' is {}",
+                    t.columns[c].name,
+                    t.columns[c].ty.sql_name()
+                )));
+            }
+        }
+        let parser = spec.parser.clone().unwrap_or_else(|| "default".into());
+        tributary_index::Parser::from_name(&parser).map_err(|e| SqlError::wrong_args(e.to_string()))?;
+        IndexKind::FullText { parser }
+    } else if using.is_empty() || using == "btree" {
+        for &c in &cols {
+            if t.columns[c].ty.vector_dim().is_some() {
+                return Err(SqlError::wrong_args(format!(
+                    "vector column '{}' needs an HNSW index (USING HNSW)",
+                    t.columns[c].name
+                )));
+            }
+        }
+        IndexKind::BTree {
+            unique: spec.unique,
+        }
+    } else {
+        return Err(SqlError::unsupported(format!("index algorithm {using}")));
+    };
+    let needs_job = spec.is_async || !matches!(kind, IndexKind::BTree { .. });
+    if spec.unique && needs_job {
+        return Err(SqlError::unsupported("UNIQUE on an asynchronous index"));
+    }
+    let storage_id = alloc_object_id(cx.engine.storage.as_ref())?;
+    let job_id = if needs_job {
+        Some(cx.engine.storage.next_id("iscp_job")?)
+    } else {
+        None
+    };
+    Ok(IndexDef {
+        name: spec.name.clone(),
+        storage_id,
+        kind,
+        columns: cols,
+        is_async: spec.is_async,
+        job_id,
+    })
+}
+
+fn create_index(
+    cx: &mut Ctx<'_>,
+    spec: &IndexSpec,
+    created: &mut Option<u64>,
+) -> SqlResult<QueryResult> {
+    let db = cx.session.db_for(spec.table.db.as_deref())?.to_string();
+    if db == SYSTEM_DB {
+        return Err(SqlError::new(
+            code::SPECIFIC_ACCESS_DENIED,
+            "Access denied: cannot index mo_catalog tables",
+        ));
+    }
+    let mut t = catalog::require_table(cx.txn, &db, &spec.table.name, true)?;
+    if t.index(&spec.name).is_some() || spec.name.eq_ignore_ascii_case("primary") {
+        return Err(SqlError::new(
+            code::DUP_KEYNAME,
+            format!("Duplicate key name '{}'", spec.name),
+        ));
+    }
+    let ix = index_def(cx, &t, spec)?;
+    if ix.job_id.is_some() {
+        iscp::log::register_job(cx.txn, &t, &ix)?;
+        *created = ix.job_id;
+    } else {
+        // Synchronous B-tree: build from the current rows in this txn.
+        let IndexKind::BTree { unique } = ix.kind else {
+            return Err(SqlError::internal("synchronous index must be a B-tree"));
+        };
+        let rows = cx.txn.scan(
+            t.id,
+            std::ops::Bound::Unbounded,
+            std::ops::Bound::Unbounded,
+            usize::MAX,
+        )?;
+        for (k, v) in rows {
+            let row = decode_row(&v).map_err(|e| SqlError::internal(e.to_string()))?;
+            let vals: Vec<Value> = ix.columns.iter().map(|&c| row[c].clone()).collect();
+            let ek = btree_entry_key(&vals, &k, unique);
+            if unique && vals.iter().all(|v| !v.is_null()) && cx.txn.get(ix.storage_id, &ek, true)?.is_some() {
+                let shown: Vec<String> = vals.iter().map(|v| v.to_string()).collect();
+                return Err(SqlError::new(
+                    code::DUP_ENTRY,
+                    format!("Duplicate entry '{}' for key '{}'", shown.join("-"), ix.name),
+                ));
+            }
+            cx.txn.put(ix.storage_id, &ek, k)?;
+        }
+    }
+    t.indexes.push(ix);
+    catalog::put_table(cx.txn, &t)?;
+    Ok(QueryResult::default())
+}
+
+fn drop_index(
+    cx: &mut Ctx<'_>,
+    name: &str,
+    table: &Name,
+    dropped: &mut Vec<Dropped>,
+) -> SqlResult<QueryResult> {
+    let db = cx.session.db_for(table.db.as_deref())?.to_string();
+    let mut t = catalog::require_table(cx.txn, &db, &table.name, true)?;
+    let Some(pos) = t.indexes.iter().position(|i| i.name.eq_ignore_ascii_case(name)) else {
+        return Err(SqlError::new(
+            code::CANT_DROP_FIELD_OR_KEY,
+            format!("Can't DROP '{name}'; check that column/key exists"),
+        ));
+    };
+    let ix = t.indexes.remove(pos);
+    drop_index_parts(cx, &t, &ix, dropped)?;
+    catalog::put_table(cx.txn, &t)?;
+    Ok(QueryResult::default())
+}
+
+/// Key of a row for tests and tools: the memcomparable PK encoding.
+pub fn pk_key(vals: &[Value]) -> Vec<u8> {
+    encode_key(vals)
+}

@@ -1,0 +1,396 @@
+//! INSERT, UPDATE, DELETE and the synchronous maintenance of B-tree
+//! indexes in the writing transaction.
+//!
+//! Every write takes the row lock (through storage) and checks primary-key
+//! and unique-index duplicates with locking current reads, so two sessions
+//! can never both insert the same key. Asynchronous indexes are not touched
+//! here: their input is the storage change log, read by ISCP. Never commits:
+//! the session decides (autocommit or explicit transaction).
+
+use sqlparser::ast::{self as ast, Expr, SetExpr};
+
+use crate::catalog::codec::{encode_key, encode_row};
+use crate::catalog::schema::coerce_to_column;
+use crate::catalog::{self, IndexKind, TableDef, SYSTEM_DB, SYS_AUTOINC};
+use crate::error::{code, SqlError, SqlResult};
+use crate::sql::access::{self, btree_entry_key};
+use crate::sql::expr::{eval_const, ident_name, object_parts, truth, Compiler, EvalCtx, Scope};
+use crate::sql::host::SessionHost;
+use crate::sql::select;
+use crate::sql::Ctx;
+use crate::types::{QueryResult, Value};
+
+fn table_from_name(cx: &mut Ctx<'_>, name: &ast::ObjectName) -> SqlResult<TableDef> {
+    let parts = object_parts(name);
+    let (db, t) = match parts.as_slice() {
+        [t] => (cx.session.require_db()?.to_string(), t.clone()),
+        [d, t] => (d.clone(), t.clone()),
+        _ => return Err(SqlError::parse(format!("bad table name {name}"))),
+    };
+    if db == SYSTEM_DB {
+        return Err(SqlError::new(
+            code::SPECIFIC_ACCESS_DENIED,
+            format!("Access denied: {db}.{t} is a system table and is read-only"),
+        ));
+    }
+    catalog::require_database(cx.txn, &db)?;
+    catalog::require_table(cx.txn, &db, &t, false)
+}
+
+/// Render a key's values for a duplicate-key message.
+fn dup_entry(vals: &[Value], key_name: &str) -> SqlError {
+    let shown: Vec<String> = vals.iter().map(|v| v.to_string()).collect();
+    SqlError::new(
+        code::DUP_ENTRY,
+        format!("Duplicate entry '{}' for key '{key_name}'", shown.join("-")),
+    )
+}
+
+/// Storage key of a row.
+pub fn row_key(cx: &Ctx<'_>, t: &TableDef, row: &[Value]) -> SqlResult<Vec<u8>> {
+    if t.has_hidden_pk() {
+        let id = cx.engine.ids.next_rowid(cx.engine.storage.as_ref())?;
+        Ok(encode_key(&[Value::Int(id as i64)]))
+    } else {
+        Ok(encode_key(&t.pk_values(row)))
+    }
+}
+
+/// Add / remove the B-tree index entries of one row change (synchronous
+/// indexes only), enforcing UNIQUE with locking reads.
+pub fn maintain_indexes(
+    cx: &mut Ctx<'_>,
+    t: &TableDef,
+    key: &[u8],
+    old: Option<&[Value]>,
+    new: Option<&[Value]>,
+) -> SqlResult<()> {
+    for ix in &t.indexes {
+        let IndexKind::BTree { unique } = ix.kind else {
+            continue;
+        };
+        if ix.is_async {
+            continue;
+        }
+        let vals = |row: &[Value]| -> Vec<Value> {
+            ix.columns
+                .iter()
+                .map(|&c| row.get(c).cloned().unwrap_or(Value::Null))
+                .collect()
+        };
+        let old_vals = old.map(vals);
+        let new_vals = new.map(vals);
+        if old_vals.is_some() && old_vals == new_vals {
+            continue;
+        }
+        if let Some(ov) = &old_vals {
+            cx.txn
+                .delete(ix.storage_id, &btree_entry_key(ov, key, unique))?;
+        }
+        if let Some(nv) = &new_vals {
+            let ek = btree_entry_key(nv, key, unique);
+            if unique && nv.iter().all(|v| !v.is_null()) {
+                if let Some(existing) = cx.txn.get(ix.storage_id, &ek, true)? {
+                    if existing != key {
+                        return Err(dup_entry(nv, &ix.name));
+                    }
+                }
+            }
+            cx.txn.put(ix.storage_id, &ek, key.to_vec())?;
+        }
+    }
+    Ok(())
+}
+
+fn next_auto_increment(cx: &mut Ctx<'_>, t: &TableDef, at_least: Option<i64>) -> SqlResult<i64> {
+    let k = t.id.to_be_bytes();
+    let cur = match cx.txn.get(SYS_AUTOINC, &k, true)? {
+        Some(b) if b.len() == 8 => {
+            let mut a = [0u8; 8];
+            a.copy_from_slice(&b);
+            i64::from_be_bytes(a)
+        }
+        _ => 1,
+    };
+    let (val, next) = match at_least {
+        Some(explicit) => (explicit, cur.max(explicit.saturating_add(1))),
+        None => (cur, cur.saturating_add(1)),
+    };
+    if next != cur {
+        cx.txn.put(SYS_AUTOINC, &k, next.to_be_bytes().to_vec())?;
+    }
+    Ok(val)
+}
+
+/// Insert one full row (already ordered by table columns, not yet coerced).
+pub fn insert_row(cx: &mut Ctx<'_>, t: &TableDef, mut row: Vec<Value>, replace: bool) -> SqlResult<()> {
+    for (i, c) in t.columns.iter().enumerate() {
+        if c.auto_increment {
+            let explicit = match &row[i] {
+                Value::Null => None,
+                Value::Int(0) => None,
+                v => match coerce_to_column(c, v.clone())? {
+                    Value::Int(x) => Some(x),
+                    _ => None,
+                },
+            };
+            let v = next_auto_increment(cx, t, explicit)?;
+            if explicit.is_none() {
+                cx.session.last_insert_id = v as u64;
+            }
+            row[i] = Value::Int(v);
+        }
+    }
+    let row: Vec<Value> = row
+        .into_iter()
+        .zip(&t.columns)
+        .map(|(v, c)| coerce_to_column(c, v))
+        .collect::<SqlResult<_>>()?;
+    let key = row_key(cx, t, &row)?;
+    if !t.has_hidden_pk() {
+        if let Some(old) = cx.txn.get(t.id, &key, true)? {
+            if !replace {
+                return Err(dup_entry(&t.pk_values(&row), "PRIMARY"));
+            }
+            let old = crate::catalog::codec::decode_row(&old)
+                .map_err(|e| SqlError::internal(e.to_string()))?;
+            maintain_indexes(cx, t, &key, Some(&old), None)?;
+        }
+    }
+    maintain_indexes(cx, t, &key, None, Some(&row))?;
+    cx.txn.put(t.id, &key, encode_row(&row))?;
+    Ok(())
+}
+
+/// INSERT / REPLACE.
+pub fn insert(cx: &mut Ctx<'_>, ins: &ast::Insert) -> SqlResult<QueryResult> {
+    let ast::TableObject::TableName(name) = &ins.table else {
+        return Err(SqlError::unsupported("INSERT into a table function"));
+    };
+    if ins.on.is_some() {
+        return Err(SqlError::unsupported("INSERT … ON DUPLICATE KEY UPDATE"));
+    }
+    let t = table_from_name(cx, name)?;
+    // Column positions for the given values.
+    let positions: Vec<usize> = if ins.columns.is_empty() {
+        (0..t.columns.len()).collect()
+    } else {
+        ins.columns
+            .iter()
+            .map(|c| {
+                let parts = object_parts(c);
+                let n = parts.last().cloned().unwrap_or_default();
+                t.require_column(&n)
+            })
+            .collect::<SqlResult<_>>()?
+    };
+    let Some(source) = &ins.source else {
+        return Err(SqlError::unsupported("INSERT … SET"));
+    };
+    let value_rows: Vec<Vec<Value>> = match source.body.as_ref() {
+        SetExpr::Values(vals) => {
+            let host = SessionHost::new(cx.session, cx.engine);
+            let scope = Scope::default();
+            let mut rows = Vec::with_capacity(vals.rows.len());
+            for r in &vals.rows {
+                let exprs: &Vec<Expr> = &r.content;
+                let mut out = Vec::with_capacity(exprs.len());
+                for e in exprs {
+                    let mut c = Compiler::new(&scope, false);
+                    let ce = c.compile(e).map_err(|err| {
+                        if err.code == code::BAD_FIELD {
+                            SqlError::new(code::BAD_FIELD, err.message.replace("'field list'", "'VALUES'"))
+                        } else {
+                            err
+                        }
+                    })?;
+                    out.push(eval_const(&ce, &host)?);
+                }
+                rows.push(out);
+            }
+            rows
+        }
+        _ => select::query(cx, source)?.rows,
+    };
+    let mut n = 0u64;
+    for vals in value_rows {
+        if vals.len() != positions.len() {
+            return Err(SqlError::new(
+                code::WRONG_VALUE_COUNT,
+                format!("Column count doesn't match value count at row {}", n + 1),
+            ));
+        }
+        let mut row: Vec<Value> = t
+            .columns
+            .iter()
+            .map(|c| c.default.clone().unwrap_or(Value::Null))
+            .collect();
+        let mut given = vec![false; t.columns.len()];
+        for (p, v) in positions.iter().zip(vals) {
+            row[*p] = v;
+            given[*p] = true;
+        }
+        for (i, c) in t.columns.iter().enumerate() {
+            if !given[i] && c.default.is_none() && !c.nullable && !c.auto_increment {
+                return Err(SqlError::new(
+                    1364,
+                    format!("Field '{}' doesn't have a default value", c.name),
+                ));
+            }
+        }
+        insert_row(cx, &t, row, ins.replace_into)?;
+        n += 1;
+    }
+    Ok(QueryResult {
+        affected_rows: n,
+        last_insert_id: cx.session.last_insert_id,
+        ..Default::default()
+    })
+}
+
+/// Rows of `t` matching `selection`, fetched with row locks.
+fn matching_rows(
+    cx: &mut Ctx<'_>,
+    t: &TableDef,
+    scope: &Scope,
+    selection: Option<&Expr>,
+) -> SqlResult<Vec<(Vec<u8>, Vec<Value>)>> {
+    let mut c = Compiler::new(scope, false);
+    let filter = match selection {
+        Some(e) => Some(c.compile(e)?),
+        None => None,
+    };
+    if !c.matches.is_empty() {
+        return Err(SqlError::unsupported("MATCH … AGAINST in UPDATE/DELETE"));
+    }
+    let host = SessionHost::new(cx.session, cx.engine);
+    let path = access::choose(t, filter.as_ref(), &host);
+    let rows = access::fetch(cx.txn, t, &path, true)?;
+    let mut out = Vec::new();
+    for (k, r) in rows {
+        if let Some(f) = &filter {
+            let v = f.eval(&EvalCtx {
+                row: &r,
+                aggs: &[],
+                matches: &[],
+                funcs: &host,
+            })?;
+            if truth(&v) != Some(true) {
+                continue;
+            }
+        }
+        out.push((k, r));
+    }
+    Ok(out)
+}
+
+fn single_table(cx: &mut Ctx<'_>, twj: &ast::TableWithJoins) -> SqlResult<(TableDef, Scope)> {
+    if !twj.joins.is_empty() {
+        return Err(SqlError::unsupported("multi-table UPDATE/DELETE"));
+    }
+    let ast::TableFactor::Table { name, alias, .. } = &twj.relation else {
+        return Err(SqlError::unsupported("UPDATE/DELETE of a derived table"));
+    };
+    let t = table_from_name(cx, name)?;
+    let a = alias
+        .as_ref()
+        .map(|a| ident_name(&a.name))
+        .unwrap_or_else(|| t.name.clone());
+    let scope = Scope {
+        cols: t.columns.iter().map(|c| (a.clone(), c.name.clone())).collect(),
+    };
+    Ok((t, scope))
+}
+
+/// UPDATE.
+pub fn update(cx: &mut Ctx<'_>, up: &ast::Update) -> SqlResult<QueryResult> {
+    let (t, scope) = single_table(cx, &up.table)?;
+    let mut sets = Vec::new();
+    for a in &up.assignments {
+        let ast::AssignmentTarget::ColumnName(n) = &a.target else {
+            return Err(SqlError::unsupported("tuple assignment"));
+        };
+        let parts = object_parts(n);
+        let col = t.require_column(parts.last().map(String::as_str).unwrap_or(""))?;
+        let mut c = Compiler::new(&scope, false);
+        sets.push((col, c.compile(&a.value)?));
+    }
+    let rows = matching_rows(cx, &t, &scope, up.selection.as_ref())?;
+    let limit = match &up.limit {
+        Some(e) => {
+            let host = SessionHost::new(cx.session, cx.engine);
+            let s = Scope::default();
+            let mut c = Compiler::new(&s, false);
+            match eval_const(&c.compile(e)?, &host)? {
+                Value::Int(i) if i >= 0 => Some(i as usize),
+                _ => return Err(SqlError::parse("LIMIT must be a non-negative integer")),
+            }
+        }
+        None => None,
+    };
+    let host_db = cx.session.db.clone();
+    let _ = host_db;
+    let mut changed = 0u64;
+    for (key, old) in rows.into_iter().take(limit.unwrap_or(usize::MAX)) {
+        let mut new = old.clone();
+        {
+            let host = SessionHost::new(cx.session, cx.engine);
+            let ecx = EvalCtx {
+                row: &old,
+                aggs: &[],
+                matches: &[],
+                funcs: &host,
+            };
+            for (col, e) in &sets {
+                new[*col] = coerce_to_column(&t.columns[*col], e.eval(&ecx)?)?;
+            }
+        }
+        if new == old {
+            continue;
+        }
+        let new_key = if t.has_hidden_pk() {
+            key.clone()
+        } else {
+            encode_key(&t.pk_values(&new))
+        };
+        if new_key != key {
+            if cx.txn.get(t.id, &new_key, true)?.is_some() {
+                return Err(dup_entry(&t.pk_values(&new), "PRIMARY"));
+            }
+            maintain_indexes(cx, &t, &key, Some(&old), None)?;
+            cx.txn.delete(t.id, &key)?;
+            maintain_indexes(cx, &t, &new_key, None, Some(&new))?;
+            cx.txn.put(t.id, &new_key, encode_row(&new))?;
+        } else {
+            maintain_indexes(cx, &t, &key, Some(&old), Some(&new))?;
+            cx.txn.put(t.id, &key, encode_row(&new))?;
+        }
+        changed += 1;
+    }
+    Ok(QueryResult {
+        affected_rows: changed,
+        ..Default::default()
+    })
+}
+
+/// DELETE.
+pub fn delete(cx: &mut Ctx<'_>, del: &ast::Delete) -> SqlResult<QueryResult> {
+    let tables = match &del.from {
+        ast::FromTable::WithFromKeyword(v) | ast::FromTable::WithoutKeyword(v) => v,
+    };
+    let [twj] = tables.as_slice() else {
+        return Err(SqlError::unsupported("multi-table DELETE"));
+    };
+    let (t, scope) = single_table(cx, twj)?;
+    let rows = matching_rows(cx, &t, &scope, del.selection.as_ref())?;
+    let mut n = 0u64;
+    for (key, old) in rows {
+        maintain_indexes(cx, &t, &key, Some(&old), None)?;
+        cx.txn.delete(t.id, &key)?;
+        n += 1;
+    }
+    Ok(QueryResult {
+        affected_rows: n,
+        ..Default::default()
+    })
+}

@@ -1,0 +1,1058 @@
+//! Expressions: compiling sqlparser's AST against a row scope into a small
+//! tree ([`CExpr`]) and evaluating it per row.
+//!
+//! Owns SQL value semantics: three-valued logic, numeric promotion, LIKE,
+//! comparisons, scalar functions (including the vector distance functions
+//! and the fault-injection control functions) and aggregate slots. Never
+//! reads storage: MATCH … AGAINST scores and aggregate results are handed in
+//! through [`EvalCtx`].
+
+use std::cmp::Ordering;
+
+use sqlparser::ast::{self as ast, BinaryOperator, Expr, UnaryOperator};
+
+use crate::catalog::schema::parse_vector;
+use crate::error::{code, SqlError, SqlResult};
+use crate::types::{format_float, parse_datetime, Value};
+
+/// Column names visible to an expression: `(table alias, column name)`.
+#[derive(Debug, Clone, Default)]
+pub struct Scope {
+    pub cols: Vec<(String, String)>,
+}
+
+impl Scope {
+    /// Resolve a (possibly qualified) column name.
+    pub fn resolve(&self, table: Option<&str>, name: &str) -> SqlResult<usize> {
+        let mut found = None;
+        for (i, (t, c)) in self.cols.iter().enumerate() {
+            if c.eq_ignore_ascii_case(name) && table.is_none_or(|q| q.eq_ignore_ascii_case(t)) {
+                if found.is_some() {
+                    return Err(SqlError::new(
+                        code::NON_UNIQ,
+                        format!("Column '{name}' in field list is ambiguous"),
+                    ));
+                }
+                found = Some(i);
+            }
+        }
+        found.ok_or_else(|| {
+            let full = match table {
+                Some(t) => format!("{t}.{name}"),
+                None => name.to_string(),
+            };
+            SqlError::new(
+                code::BAD_FIELD,
+                format!("Unknown column '{full}' in 'field list'"),
+            )
+        })
+    }
+}
+
+/// Binary operators after compilation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    IntDiv,
+    Mod,
+    Eq,
+    NotEq,
+    Lt,
+    LtEq,
+    Gt,
+    GtEq,
+    NullSafeEq,
+    And,
+    Or,
+    Xor,
+}
+
+/// Aggregate functions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AggFunc {
+    CountStar,
+    Count,
+    Sum,
+    Min,
+    Max,
+    Avg,
+}
+
+/// One aggregate call found in a query.
+#[derive(Debug, Clone)]
+pub struct AggCall {
+    pub func: AggFunc,
+    pub arg: Option<CExpr>,
+    pub distinct: bool,
+}
+
+/// A full-text predicate found in a query.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MatchSpec {
+    /// Column positions in the scope.
+    pub columns: Vec<usize>,
+    pub query: String,
+    pub boolean: bool,
+}
+
+/// A compiled expression.
+#[derive(Debug, Clone)]
+pub enum CExpr {
+    Lit(Value),
+    Col(usize),
+    Bin(BinOp, Box<CExpr>, Box<CExpr>),
+    Not(Box<CExpr>),
+    Neg(Box<CExpr>),
+    IsNull(Box<CExpr>, bool),
+    InList(Box<CExpr>, Vec<CExpr>, bool),
+    Between(Box<CExpr>, Box<CExpr>, Box<CExpr>, bool),
+    Like(Box<CExpr>, Box<CExpr>, bool),
+    Case(Option<Box<CExpr>>, Vec<(CExpr, CExpr)>, Option<Box<CExpr>>),
+    Func(String, Vec<CExpr>),
+    /// Reference to aggregate slot `i` (evaluated per group).
+    Agg(usize),
+    /// Reference to MATCH … AGAINST slot `i` (score supplied by the executor).
+    Match(usize),
+    Cast(Box<CExpr>, CastTo),
+}
+
+/// Target of CAST/CONVERT.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CastTo {
+    Int,
+    Float,
+    Text,
+    DateTime,
+}
+
+/// Per-row evaluation context.
+pub struct EvalCtx<'a> {
+    pub row: &'a [Value],
+    pub aggs: &'a [Value],
+    pub matches: &'a [Value],
+    pub funcs: &'a dyn FunctionHost,
+}
+
+/// Functions whose effect lies outside expression evaluation (fault
+/// injection control, session info). The session implements it.
+pub trait FunctionHost {
+    /// Evaluate a host function; `None` if `name` is not one.
+    fn call(&self, name: &str, args: &[Value]) -> Option<SqlResult<Value>>;
+}
+
+/// A host with no functions.
+pub struct NoHost;
+impl FunctionHost for NoHost {
+    fn call(&self, _: &str, _: &[Value]) -> Option<SqlResult<Value>> {
+        None
+    }
+}
+
+/// Compiler state: the scope plus the aggregates and MATCH predicates
+/// collected so far.
+pub struct Compiler<'a> {
+    pub scope: &'a Scope,
+    pub allow_aggs: bool,
+    pub aggs: Vec<AggCall>,
+    pub matches: Vec<MatchSpec>,
+}
+
+/// Identifier text, lower-cased unless quoted.
+pub fn ident_name(i: &ast::Ident) -> String {
+    if i.quote_style.is_some() {
+        i.value.clone()
+    } else {
+        i.value.to_ascii_lowercase()
+    }
+}
+
+/// The last part of an object name, lower-cased unless quoted.
+pub fn object_parts(n: &ast::ObjectName) -> Vec<String> {
+    n.0.iter()
+        .map(|p| match p {
+            ast::ObjectNamePart::Identifier(i) => ident_name(i),
+            other => other.to_string(),
+        })
+        .collect()
+}
+
+/// A literal value from the AST.
+pub fn literal(v: &ast::Value) -> SqlResult<Value> {
+    use ast::Value as V;
+    Ok(match v {
+        V::Number(s, _) => parse_number(s)?,
+        V::SingleQuotedString(s) | V::DoubleQuotedString(s) => Value::Text(s.clone()),
+        V::EscapedStringLiteral(s) | V::NationalStringLiteral(s) => Value::Text(s.clone()),
+        V::HexStringLiteral(h) => {
+            let bytes: Option<Vec<u8>> = (0..h.len())
+                .step_by(2)
+                .map(|i| h.get(i..i + 2).and_then(|p| u8::from_str_radix(p, 16).ok()))
+                .collect();
+            Value::Text(String::from_utf8_lossy(&bytes.unwrap_or_default()).into_owned())
+        }
+        V::Boolean(b) => Value::Bool(*b),
+        V::Null => Value::Null,
+        V::Placeholder(p) => {
+            return Err(SqlError::parse(format!(
+                "unbound parameter {p}: use a prepared statement"
+            )))
+        }
+        other => return Err(SqlError::unsupported(format!("literal {other}"))),
+    })
+}
+
+fn parse_number(s: &str) -> SqlResult<Value> {
+    if let Ok(i) = s.parse::<i64>() {
+        return Ok(Value::Int(i));
+    }
+    s.parse::<f64>()
+        .map(Value::Float)
+        .map_err(|_| SqlError::parse(format!("bad number literal '{s}'")))
+}
+
+fn agg_func(name: &str) -> Option<AggFunc> {
+    Some(match name {
+        "count" => AggFunc::Count,
+        "sum" => AggFunc::Sum,
+        "min" => AggFunc::Min,
+        "max" => AggFunc::Max,
+        "avg" => AggFunc::Avg,
+        _ => return None,
+    })
+}
+
+/// Whether an AST expression contains an aggregate call.
+pub fn contains_aggregate(e: &Expr) -> bool {
+    let s = e.to_string().to_ascii_lowercase();
+    ["count(", "sum(", "min(", "max(", "avg("]
+        .iter()
+        .any(|p| s.contains(p))
+}
+
+impl<'a> Compiler<'a> {
+    /// A compiler over `scope`.
+    pub fn new(scope: &'a Scope, allow_aggs: bool) -> Self {
+        Compiler {
+            scope,
+            allow_aggs,
+            aggs: Vec::new(),
+            matches: Vec::new(),
+        }
+    }
+
+    /// Compile one expression.
+    pub fn compile(&mut self, e: &Expr) -> SqlResult<CExpr> {
+        Ok(match e {
+            Expr::Identifier(i) => CExpr::Col(self.scope.resolve(None, &ident_name(i))?),
+            Expr::CompoundIdentifier(parts) => {
+                let names: Vec<String> = parts.iter().map(ident_name).collect();
+                match names.as_slice() {
+                    [t, c] => CExpr::Col(self.scope.resolve(Some(t), c)?),
+                    [_, t, c] => CExpr::Col(self.scope.resolve(Some(t), c)?),
+                    _ => return Err(SqlError::parse(format!("bad column reference {e}"))),
+                }
+            }
+            Expr::Value(v) => CExpr::Lit(literal(&v.value)?),
+            Expr::Nested(inner) => self.compile(inner)?,
+            Expr::UnaryOp { op, expr } => {
+                let x = self.compile(expr)?;
+                match op {
+                    UnaryOperator::Not | UnaryOperator::BangNot => CExpr::Not(Box::new(x)),
+                    UnaryOperator::Minus => match x {
+                        CExpr::Lit(Value::Int(i)) => CExpr::Lit(Value::Int(-i)),
+                        CExpr::Lit(Value::Float(f)) => CExpr::Lit(Value::Float(-f)),
+                        x => CExpr::Neg(Box::new(x)),
+                    },
+                    UnaryOperator::Plus => x,
+                    other => return Err(SqlError::unsupported(format!("operator {other}"))),
+                }
+            }
+            Expr::BinaryOp { left, op, right } => {
+                let op = match op {
+                    BinaryOperator::Plus => BinOp::Add,
+                    BinaryOperator::Minus => BinOp::Sub,
+                    BinaryOperator::Multiply => BinOp::Mul,
+                    BinaryOperator::Divide => BinOp::Div,
+                    BinaryOperator::MyIntegerDivide | BinaryOperator::DuckIntegerDivide => {
+                        BinOp::IntDiv
+                    }
+                    BinaryOperator::Modulo => BinOp::Mod,
+                    BinaryOperator::Eq => BinOp::Eq,
+                    BinaryOperator::NotEq => BinOp::NotEq,
+                    BinaryOperator::Lt => BinOp::Lt,
+                    BinaryOperator::LtEq => BinOp::LtEq,
+                    BinaryOperator::Gt => BinOp::Gt,
+                    BinaryOperator::GtEq => BinOp::GtEq,
+                    BinaryOperator::Spaceship => BinOp::NullSafeEq,
+                    BinaryOperator::And => BinOp::And,
+                    BinaryOperator::Or => BinOp::Or,
+                    BinaryOperator::Xor => BinOp::Xor,
+                    other => return Err(SqlError::unsupported(format!("operator {other}"))),
+                };
+                CExpr::Bin(
+                    op,
+                    Box::new(self.compile(left)?),
+                    Box::new(self.compile(right)?),
+                )
+            }
+            Expr::IsNull(x) => CExpr::IsNull(Box::new(self.compile(x)?), false),
+            Expr::IsNotNull(x) => CExpr::IsNull(Box::new(self.compile(x)?), true),
+            Expr::IsTrue(x) => CExpr::Bin(
+                BinOp::NullSafeEq,
+                Box::new(self.compile(x)?),
+                Box::new(CExpr::Lit(Value::Bool(true))),
+            ),
+            Expr::IsFalse(x) => CExpr::Bin(
+                BinOp::NullSafeEq,
+                Box::new(self.compile(x)?),
+                Box::new(CExpr::Lit(Value::Bool(false))),
+            ),
+            Expr::In {
+                expr,
+                target,
+                negated,
+                ..
+            } => match target {
+                ast::InTarget::List(list) => {
+                    let items = list
+                        .iter()
+                        .map(|x| self.compile(x))
+                        .collect::<SqlResult<Vec<_>>>()?;
+                    CExpr::InList(Box::new(self.compile(expr)?), items, *negated)
+                }
+                _ => return Err(SqlError::unsupported("IN (subquery)")),
+            },
+            Expr::Between {
+                expr,
+                negated,
+                low,
+                high,
+            } => CExpr::Between(
+                Box::new(self.compile(expr)?),
+                Box::new(self.compile(low)?),
+                Box::new(self.compile(high)?),
+                *negated,
+            ),
+            Expr::Like {
+                negated,
+                expr,
+                pattern,
+                ..
+            } => CExpr::Like(
+                Box::new(self.compile(expr)?),
+                Box::new(self.compile(pattern)?),
+                *negated,
+            ),
+            Expr::Case {
+                operand,
+                conditions,
+                else_result,
+                ..
+            } => {
+                let op = match operand {
+                    Some(o) => Some(Box::new(self.compile(o)?)),
+                    None => None,
+                };
+                let mut arms = Vec::new();
+                for w in conditions {
+                    arms.push((self.compile(&w.condition)?, self.compile(&w.result)?));
+                }
+                let els = match else_result {
+                    Some(x) => Some(Box::new(self.compile(x)?)),
+                    None => None,
+                };
+                CExpr::Case(op, arms, els)
+            }
+            Expr::Cast {
+                expr, data_type, ..
+            } => {
+                let t = data_type.to_string().to_ascii_lowercase();
+                let to = if t.starts_with("int")
+                    || t.starts_with("bigint")
+                    || t.starts_with("signed")
+                    || t.starts_with("unsigned")
+                {
+                    CastTo::Int
+                } else if t.starts_with("float")
+                    || t.starts_with("double")
+                    || t.starts_with("decimal")
+                    || t.starts_with("real")
+                {
+                    CastTo::Float
+                } else if t.starts_with("datetime") || t.starts_with("timestamp") {
+                    CastTo::DateTime
+                } else {
+                    CastTo::Text
+                };
+                CExpr::Cast(Box::new(self.compile(expr)?), to)
+            }
+            Expr::MatchAgainst {
+                columns,
+                match_value,
+                opt_search_modifier,
+            } => {
+                let mut cols = Vec::new();
+                for c in columns {
+                    let parts = object_parts(c);
+                    let idx = match parts.as_slice() {
+                        [c] => self.scope.resolve(None, c)?,
+                        [t, c] => self.scope.resolve(Some(t), c)?,
+                        _ => return Err(SqlError::parse("bad MATCH column")),
+                    };
+                    cols.push(idx);
+                }
+                let query = match literal(&match_value.value)? {
+                    Value::Text(s) => s,
+                    other => other.to_string(),
+                };
+                let boolean = matches!(opt_search_modifier, Some(ast::SearchModifier::InBooleanMode));
+                let spec = MatchSpec {
+                    columns: cols,
+                    query,
+                    boolean,
+                };
+                let slot = match self.matches.iter().position(|m| *m == spec) {
+                    Some(i) => i,
+                    None => {
+                        self.matches.push(spec);
+                        self.matches.len() - 1
+                    }
+                };
+                CExpr::Match(slot)
+            }
+            Expr::Function(f) => self.compile_function(f)?,
+            other => return Err(SqlError::unsupported(format!("expression {other}"))),
+        })
+    }
+
+    fn compile_function(&mut self, f: &ast::Function) -> SqlResult<CExpr> {
+        let name = object_parts(&f.name).join(".");
+        let mut star = false;
+        let mut distinct = false;
+        let mut args = Vec::new();
+        match &f.args {
+            ast::FunctionArguments::None => {}
+            ast::FunctionArguments::Subquery(_) => {
+                return Err(SqlError::unsupported("subquery as function argument"))
+            }
+            ast::FunctionArguments::List(l) => {
+                distinct = matches!(l.duplicate_treatment, Some(ast::DuplicateTreatment::Distinct));
+                for a in &l.args {
+                    match a {
+                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => {
+                            args.push(e.clone())
+                        }
+                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Wildcard) => star = true,
+                        other => {
+                            return Err(SqlError::unsupported(format!("function argument {other}")))
+                        }
+                    }
+                }
+            }
+        }
+        if let Some(func) = agg_func(&name) {
+            if !self.allow_aggs {
+                return Err(SqlError::new(
+                    code::INVALID_GROUP_FUNC,
+                    "Invalid use of group function",
+                ));
+            }
+            let (func, arg) = if star {
+                if func != AggFunc::Count {
+                    return Err(SqlError::parse(format!("{name}(*) is not valid")));
+                }
+                (AggFunc::CountStar, None)
+            } else {
+                let [a] = args.as_slice() else {
+                    return Err(SqlError::wrong_args(format!(
+                        "Incorrect parameter count in the call to native function '{name}'"
+                    )));
+                };
+                // Aggregate arguments may not contain aggregates.
+                let saved = self.allow_aggs;
+                self.allow_aggs = false;
+                let c = self.compile(a);
+                self.allow_aggs = saved;
+                (func, Some(c?))
+            };
+            self.aggs.push(AggCall {
+                func,
+                arg,
+                distinct,
+            });
+            return Ok(CExpr::Agg(self.aggs.len() - 1));
+        }
+        let cargs = args
+            .iter()
+            .map(|a| self.compile(a))
+            .collect::<SqlResult<Vec<_>>>()?;
+        Ok(CExpr::Func(name, cargs))
+    }
+}
+
+/// SQL truthiness: `None` for NULL.
+pub fn truth(v: &Value) -> Option<bool> {
+    match v {
+        Value::Null => None,
+        Value::Bool(b) => Some(*b),
+        Value::Int(i) => Some(*i != 0),
+        Value::Float(f) => Some(*f != 0.0),
+        Value::Text(s) => Some(s.trim().parse::<f64>().map(|f| f != 0.0).unwrap_or(false)),
+        Value::DateTime(_) | Value::Vector(_) => Some(true),
+    }
+}
+
+fn num(v: &Value) -> Option<Value> {
+    match v {
+        Value::Int(_) | Value::Float(_) => Some(v.clone()),
+        Value::Bool(b) => Some(Value::Int(*b as i64)),
+        Value::Text(s) => {
+            let t = s.trim();
+            if let Ok(i) = t.parse::<i64>() {
+                Some(Value::Int(i))
+            } else {
+                Some(Value::Float(t.parse::<f64>().unwrap_or(0.0)))
+            }
+        }
+        Value::DateTime(us) => Some(Value::Int(*us)),
+        _ => None,
+    }
+}
+
+fn as_f64(v: &Value) -> Option<f64> {
+    match num(v)? {
+        Value::Int(i) => Some(i as f64),
+        Value::Float(f) => Some(f),
+        _ => None,
+    }
+}
+
+/// Compare two non-NULL values with MySQL coercions (text vs number compares
+/// as numbers; text vs datetime parses the text).
+pub fn sql_cmp(a: &Value, b: &Value) -> Option<Ordering> {
+    match (a, b) {
+        (Value::Null, _) | (_, Value::Null) => None,
+        (Value::Text(x), Value::Text(y)) => Some(x.cmp(y)),
+        (Value::DateTime(x), Value::Text(s)) => parse_datetime(s).map(|y| x.cmp(&y)),
+        (Value::Text(s), Value::DateTime(y)) => parse_datetime(s).map(|x| x.cmp(y)),
+        (Value::Vector(_), _) | (_, Value::Vector(_)) => Some(a.total_cmp(b)),
+        (Value::Text(_), _) | (_, Value::Text(_)) => {
+            let (x, y) = (num(a)?, num(b)?);
+            Some(x.total_cmp(&y))
+        }
+        _ => Some(a.total_cmp(b)),
+    }
+}
+
+fn arith(op: BinOp, a: &Value, b: &Value) -> SqlResult<Value> {
+    let (Some(x), Some(y)) = (num(a), num(b)) else {
+        return Ok(Value::Null);
+    };
+    Ok(match (op, &x, &y) {
+        (BinOp::Add, Value::Int(p), Value::Int(q)) => match p.checked_add(*q) {
+            Some(r) => Value::Int(r),
+            None => return Err(overflow("+")),
+        },
+        (BinOp::Sub, Value::Int(p), Value::Int(q)) => match p.checked_sub(*q) {
+            Some(r) => Value::Int(r),
+            None => return Err(overflow("-")),
+        },
+        (BinOp::Mul, Value::Int(p), Value::Int(q)) => match p.checked_mul(*q) {
+            Some(r) => Value::Int(r),
+            None => return Err(overflow("*")),
+        },
+        (BinOp::Mod, Value::Int(p), Value::Int(q)) => {
+            if *q == 0 {
+                Value::Null
+            } else {
+                Value::Int(p.wrapping_rem(*q))
+            }
+        }
+        (BinOp::IntDiv, _, _) => {
+            let (p, q) = (as_f64(&x).unwrap_or(0.0), as_f64(&y).unwrap_or(0.0));
+            if q == 0.0 {
+                Value::Null
+            } else {
+                Value::Int((p / q).trunc() as i64)
+            }
+        }
+        _ => {
+            let (p, q) = (as_f64(&x).unwrap_or(0.0), as_f64(&y).unwrap_or(0.0));
+            match op {
+                BinOp::Add => Value::Float(p + q),
+                BinOp::Sub => Value::Float(p - q),
+                BinOp::Mul => Value::Float(p * q),
+                BinOp::Div => {
+                    if q == 0.0 {
+                        Value::Null
+                    } else {
+                        Value::Float(p / q)
+                    }
+                }
+                BinOp::Mod => {
+                    if q == 0.0 {
+                        Value::Null
+                    } else {
+                        Value::Float(p % q)
+                    }
+                }
+                _ => Value::Null,
+            }
+        }
+    })
+}
+
+fn overflow(op: &str) -> SqlError {
+    SqlError::new(1690, format!("BIGINT value is out of range in '{op}'"))
+}
+
+/// LIKE matching with `%` and `_` (case-insensitive, as MySQL's default
+/// collation) and `\` escapes.
+pub fn like_match(s: &str, pat: &str) -> bool {
+    let s: Vec<char> = s.to_lowercase().chars().collect();
+    let p: Vec<char> = pat.to_lowercase().chars().collect();
+    fn go(s: &[char], p: &[char]) -> bool {
+        match p.first() {
+            None => s.is_empty(),
+            Some('%') => (0..=s.len()).any(|i| go(&s[i..], &p[1..])),
+            Some('_') => !s.is_empty() && go(&s[1..], &p[1..]),
+            Some('\\') if p.len() > 1 => s.first() == p.get(1) && go(&s[1..], &p[2..]),
+            Some(c) => s.first() == Some(c) && go(&s[1..], &p[1..]),
+        }
+    }
+    go(&s, &p)
+}
+
+/// Vector argument: a vector value or a `'[…]'` literal.
+pub fn vector_arg(v: &Value, fname: &str) -> SqlResult<Option<Vec<f64>>> {
+    match v {
+        Value::Null => Ok(None),
+        Value::Vector(x) => Ok(Some(x.clone())),
+        Value::Text(s) => parse_vector(s)
+            .map(Some)
+            .map_err(|m| SqlError::new(code::INCORRECT_VALUE, format!("{fname}: {m}"))),
+        other => Err(SqlError::wrong_args(format!(
+            "{fname}: expected a vector, got '{other}'"
+        ))),
+    }
+}
+
+/// Exact vector distance functions (as MatrixOne defines them).
+pub fn vector_fn(name: &str, a: &[f64], b: &[f64]) -> SqlResult<f64> {
+    if a.len() != b.len() {
+        return Err(SqlError::new(
+            code::INCORRECT_VALUE,
+            format!(
+                "{name}: vector dimensions do not match ({} vs {})",
+                a.len(),
+                b.len()
+            ),
+        ));
+    }
+    let dot: f64 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+    Ok(match name {
+        "l2_distance" => a
+            .iter()
+            .zip(b)
+            .map(|(x, y)| (x - y) * (x - y))
+            .sum::<f64>()
+            .sqrt(),
+        "l2_distance_sq" => a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum(),
+        "inner_product" => dot,
+        "cosine_distance" | "cosine_similarity" => {
+            let na = a.iter().map(|x| x * x).sum::<f64>().sqrt();
+            let nb = b.iter().map(|x| x * x).sum::<f64>().sqrt();
+            let sim = if na == 0.0 || nb == 0.0 {
+                0.0
+            } else {
+                dot / (na * nb)
+            };
+            if name == "cosine_similarity" {
+                sim
+            } else {
+                1.0 - sim
+            }
+        }
+        _ => return Err(SqlError::new(code::UNKNOWN_FUNCTION, format!("FUNCTION {name} does not exist"))),
+    })
+}
+
+fn text(v: &Value) -> String {
+    match v {
+        Value::Text(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn want(args: &[Value], n: usize, name: &str) -> SqlResult<()> {
+    if args.len() != n {
+        return Err(SqlError::wrong_args(format!(
+            "Incorrect parameter count in the call to native function '{name}'"
+        )));
+    }
+    Ok(())
+}
+
+/// Evaluate a scalar (non-host) function.
+fn call_builtin(name: &str, args: &[Value]) -> SqlResult<Value> {
+    let arg0 = || args.first().cloned().unwrap_or(Value::Null);
+    match name {
+        "l2_distance" | "l2_distance_sq" | "cosine_distance" | "cosine_similarity"
+        | "inner_product" => {
+            want(args, 2, name)?;
+            let (Some(a), Some(b)) = (vector_arg(&args[0], name)?, vector_arg(&args[1], name)?)
+            else {
+                return Ok(Value::Null);
+            };
+            Ok(Value::Float(vector_fn(name, &a, &b)?))
+        }
+        "l2_norm" => {
+            want(args, 1, name)?;
+            Ok(match vector_arg(&args[0], name)? {
+                None => Value::Null,
+                Some(a) => Value::Float(a.iter().map(|x| x * x).sum::<f64>().sqrt()),
+            })
+        }
+        "vector_dims" => {
+            want(args, 1, name)?;
+            Ok(match vector_arg(&args[0], name)? {
+                None => Value::Null,
+                Some(a) => Value::Int(a.len() as i64),
+            })
+        }
+        "abs" => {
+            want(args, 1, name)?;
+            Ok(match num(&args[0]) {
+                Some(Value::Int(i)) => Value::Int(i.wrapping_abs()),
+                Some(Value::Float(f)) => Value::Float(f.abs()),
+                _ => Value::Null,
+            })
+        }
+        "round" | "floor" | "ceil" | "ceiling" => {
+            let x = arg0();
+            if x.is_null() {
+                return Ok(Value::Null);
+            }
+            let d = args.get(1).and_then(as_f64).unwrap_or(0.0) as i32;
+            let f = as_f64(&x).unwrap_or(0.0);
+            let m = 10f64.powi(d);
+            let r = match name {
+                "round" => (f * m).round() / m,
+                "floor" => (f * m).floor() / m,
+                _ => (f * m).ceil() / m,
+            };
+            Ok(if d <= 0 && matches!(num(&x), Some(Value::Int(_))) || d == 0 {
+                Value::Int(r as i64)
+            } else {
+                Value::Float(r)
+            })
+        }
+        "sqrt" => Ok(match args.first().and_then(as_f64) {
+            Some(f) if f >= 0.0 => Value::Float(f.sqrt()),
+            _ => Value::Null,
+        }),
+        "lower" | "lcase" => Ok(match arg0() {
+            Value::Null => Value::Null,
+            v => Value::Text(text(&v).to_lowercase()),
+        }),
+        "upper" | "ucase" => Ok(match arg0() {
+            Value::Null => Value::Null,
+            v => Value::Text(text(&v).to_uppercase()),
+        }),
+        "length" | "octet_length" => Ok(match arg0() {
+            Value::Null => Value::Null,
+            v => Value::Int(text(&v).len() as i64),
+        }),
+        "char_length" | "character_length" => Ok(match arg0() {
+            Value::Null => Value::Null,
+            v => Value::Int(text(&v).chars().count() as i64),
+        }),
+        "concat" => {
+            let mut s = String::new();
+            for a in args {
+                if a.is_null() {
+                    return Ok(Value::Null);
+                }
+                s.push_str(&text(a));
+            }
+            Ok(Value::Text(s))
+        }
+        "coalesce" => Ok(args.iter().find(|a| !a.is_null()).cloned().unwrap_or(Value::Null)),
+        "ifnull" => {
+            want(args, 2, name)?;
+            Ok(if args[0].is_null() {
+                args[1].clone()
+            } else {
+                args[0].clone()
+            })
+        }
+        "if" => {
+            want(args, 3, name)?;
+            Ok(if truth(&args[0]) == Some(true) {
+                args[1].clone()
+            } else {
+                args[2].clone()
+            })
+        }
+        "now" | "current_timestamp" | "sysdate" => {
+            let us = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_micros() as i64)
+                .unwrap_or(0);
+            Ok(Value::DateTime(us - us % 1_000_000))
+        }
+        "version" => Ok(Value::Text(format!("8.0.30-tributary-{}", env!("CARGO_PKG_VERSION")))),
+        _ => Err(SqlError::new(
+            code::UNKNOWN_FUNCTION,
+            format!("FUNCTION {name} does not exist"),
+        )),
+    }
+}
+
+fn cast(v: Value, to: CastTo) -> Value {
+    if v.is_null() {
+        return v;
+    }
+    match to {
+        CastTo::Int => match num(&v) {
+            Some(Value::Float(f)) => Value::Int(f.trunc() as i64),
+            Some(x) => x,
+            None => Value::Null,
+        },
+        CastTo::Float => as_f64(&v).map(Value::Float).unwrap_or(Value::Null),
+        CastTo::Text => Value::Text(match &v {
+            Value::Float(f) => format_float(*f),
+            other => text(other),
+        }),
+        CastTo::DateTime => match &v {
+            Value::DateTime(_) => v,
+            other => parse_datetime(&text(other))
+                .map(Value::DateTime)
+                .unwrap_or(Value::Null),
+        },
+    }
+}
+
+impl CExpr {
+    /// Evaluate against a row.
+    pub fn eval(&self, cx: &EvalCtx<'_>) -> SqlResult<Value> {
+        Ok(match self {
+            CExpr::Lit(v) => v.clone(),
+            CExpr::Col(i) => cx.row.get(*i).cloned().unwrap_or(Value::Null),
+            CExpr::Agg(i) => cx.aggs.get(*i).cloned().unwrap_or(Value::Null),
+            CExpr::Match(i) => cx.matches.get(*i).cloned().unwrap_or(Value::Float(0.0)),
+            CExpr::Not(x) => match truth(&x.eval(cx)?) {
+                None => Value::Null,
+                Some(b) => Value::Bool(!b),
+            },
+            CExpr::Neg(x) => match num(&x.eval(cx)?) {
+                Some(Value::Int(i)) => Value::Int(i.checked_neg().ok_or_else(|| overflow("-"))?),
+                Some(Value::Float(f)) => Value::Float(-f),
+                _ => Value::Null,
+            },
+            CExpr::IsNull(x, negated) => Value::Bool(x.eval(cx)?.is_null() != *negated),
+            CExpr::Bin(op, a, b) => {
+                match op {
+                    BinOp::And => {
+                        let l = truth(&a.eval(cx)?);
+                        if l == Some(false) {
+                            return Ok(Value::Bool(false));
+                        }
+                        let r = truth(&b.eval(cx)?);
+                        return Ok(match (l, r) {
+                            (_, Some(false)) => Value::Bool(false),
+                            (Some(true), Some(true)) => Value::Bool(true),
+                            _ => Value::Null,
+                        });
+                    }
+                    BinOp::Or => {
+                        let l = truth(&a.eval(cx)?);
+                        if l == Some(true) {
+                            return Ok(Value::Bool(true));
+                        }
+                        let r = truth(&b.eval(cx)?);
+                        return Ok(match (l, r) {
+                            (_, Some(true)) => Value::Bool(true),
+                            (Some(false), Some(false)) => Value::Bool(false),
+                            _ => Value::Null,
+                        });
+                    }
+                    _ => {}
+                }
+                let (l, r) = (a.eval(cx)?, b.eval(cx)?);
+                match op {
+                    BinOp::Xor => match (truth(&l), truth(&r)) {
+                        (Some(x), Some(y)) => Value::Bool(x != y),
+                        _ => Value::Null,
+                    },
+                    BinOp::NullSafeEq => Value::Bool(match (l.is_null(), r.is_null()) {
+                        (true, true) => true,
+                        (false, false) => sql_cmp(&l, &r) == Some(Ordering::Equal),
+                        _ => false,
+                    }),
+                    BinOp::Eq | BinOp::NotEq | BinOp::Lt | BinOp::LtEq | BinOp::Gt | BinOp::GtEq => {
+                        match sql_cmp(&l, &r) {
+                            None => Value::Null,
+                            Some(o) => Value::Bool(match op {
+                                BinOp::Eq => o == Ordering::Equal,
+                                BinOp::NotEq => o != Ordering::Equal,
+                                BinOp::Lt => o == Ordering::Less,
+                                BinOp::LtEq => o != Ordering::Greater,
+                                BinOp::Gt => o == Ordering::Greater,
+                                _ => o != Ordering::Less,
+                            }),
+                        }
+                    }
+                    _ => arith(*op, &l, &r)?,
+                }
+            }
+            CExpr::InList(x, items, negated) => {
+                let v = x.eval(cx)?;
+                if v.is_null() {
+                    return Ok(Value::Null);
+                }
+                let mut saw_null = false;
+                for it in items {
+                    let w = it.eval(cx)?;
+                    match sql_cmp(&v, &w) {
+                        Some(Ordering::Equal) => return Ok(Value::Bool(!negated)),
+                        None => saw_null = true,
+                        _ => {}
+                    }
+                }
+                if saw_null {
+                    Value::Null
+                } else {
+                    Value::Bool(*negated)
+                }
+            }
+            CExpr::Between(x, lo, hi, negated) => {
+                let v = x.eval(cx)?;
+                let (l, h) = (lo.eval(cx)?, hi.eval(cx)?);
+                match (sql_cmp(&v, &l), sql_cmp(&v, &h)) {
+                    (Some(a), Some(b)) => {
+                        let inside = a != Ordering::Less && b != Ordering::Greater;
+                        Value::Bool(inside != *negated)
+                    }
+                    _ => Value::Null,
+                }
+            }
+            CExpr::Like(x, p, negated) => {
+                let (v, pat) = (x.eval(cx)?, p.eval(cx)?);
+                if v.is_null() || pat.is_null() {
+                    Value::Null
+                } else {
+                    Value::Bool(like_match(&text(&v), &text(&pat)) != *negated)
+                }
+            }
+            CExpr::Case(op, arms, els) => {
+                let base = match op {
+                    Some(o) => Some(o.eval(cx)?),
+                    None => None,
+                };
+                for (cond, res) in arms {
+                    let c = cond.eval(cx)?;
+                    let hit = match &base {
+                        Some(b) => sql_cmp(b, &c) == Some(Ordering::Equal),
+                        None => truth(&c) == Some(true),
+                    };
+                    if hit {
+                        return res.eval(cx);
+                    }
+                }
+                match els {
+                    Some(e) => e.eval(cx)?,
+                    None => Value::Null,
+                }
+            }
+            CExpr::Cast(x, to) => cast(x.eval(cx)?, *to),
+            CExpr::Func(name, args) => {
+                let vals = args
+                    .iter()
+                    .map(|a| a.eval(cx))
+                    .collect::<SqlResult<Vec<_>>>()?;
+                match cx.funcs.call(name, &vals) {
+                    Some(r) => r?,
+                    None => call_builtin(name, &vals)?,
+                }
+            }
+        })
+    }
+
+    /// Whether the expression reads no column, aggregate or MATCH slot
+    /// (so it can be folded to a constant once).
+    pub fn is_constant(&self) -> bool {
+        match self {
+            CExpr::Lit(_) => true,
+            CExpr::Col(_) | CExpr::Agg(_) | CExpr::Match(_) => false,
+            CExpr::Bin(_, a, b) => a.is_constant() && b.is_constant(),
+            CExpr::Not(a) | CExpr::Neg(a) | CExpr::IsNull(a, _) | CExpr::Cast(a, _) => {
+                a.is_constant()
+            }
+            CExpr::InList(a, items, _) => a.is_constant() && items.iter().all(|i| i.is_constant()),
+            CExpr::Between(a, b, c, _) => a.is_constant() && b.is_constant() && c.is_constant(),
+            CExpr::Like(a, b, _) => a.is_constant() && b.is_constant(),
+            CExpr::Case(..) => false,
+            CExpr::Func(name, args) => {
+                !matches!(name.as_str(), "now" | "current_timestamp" | "sysdate")
+                    && !name.contains("fault")
+                    && args.iter().all(|a| a.is_constant())
+            }
+        }
+    }
+
+    /// Split a conjunction into its terms.
+    pub fn conjuncts(&self) -> Vec<&CExpr> {
+        match self {
+            CExpr::Bin(BinOp::And, a, b) => {
+                let mut v = a.conjuncts();
+                v.extend(b.conjuncts());
+                v
+            }
+            other => vec![other],
+        }
+    }
+}
+
+/// Evaluate a constant expression.
+pub fn eval_const(e: &CExpr, funcs: &dyn FunctionHost) -> SqlResult<Value> {
+    e.eval(&EvalCtx {
+        row: &[],
+        aggs: &[],
+        matches: &[],
+        funcs,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn like_and_vectors() {
+        assert!(like_match("Hello", "h%o"));
+        assert!(like_match("a_c", "a\\_c"));
+        assert!(!like_match("abc", "a\\_c"));
+        assert!(like_match("abc", "_b_"));
+        assert!((vector_fn("l2_distance", &[0.0, 0.0], &[3.0, 4.0]).unwrap() - 5.0).abs() < 1e-9);
+        assert!((vector_fn("cosine_distance", &[1.0, 0.0], &[0.0, 1.0]).unwrap() - 1.0).abs() < 1e-9);
+        assert_eq!(vector_fn("inner_product", &[1.0, 2.0], &[3.0, 4.0]).unwrap(), 11.0);
+        assert!(vector_fn("l2_distance", &[1.0], &[1.0, 2.0]).is_err());
+    }
+
+    #[test]
+    fn three_valued_logic() {
+        let t = CExpr::Lit(Value::Bool(true));
+        let n = CExpr::Lit(Value::Null);
+        let f = CExpr::Lit(Value::Bool(false));
+        let and = CExpr::Bin(BinOp::And, Box::new(n.clone()), Box::new(f.clone()));
+        assert_eq!(eval_const(&and, &NoHost).unwrap(), Value::Bool(false));
+        let or = CExpr::Bin(BinOp::Or, Box::new(n.clone()), Box::new(t));
+        assert_eq!(eval_const(&or, &NoHost).unwrap(), Value::Bool(true));
+        let eq = CExpr::Bin(BinOp::Eq, Box::new(n), Box::new(f));
+        assert_eq!(eval_const(&eq, &NoHost).unwrap(), Value::Null);
+    }
+}

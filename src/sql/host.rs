@@ -1,0 +1,135 @@
+//! Session-level functions evaluated inside expressions: fault-injection
+//! control (MatrixOne-compatible, privileged users only), `database()`,
+//! `user()`, `last_insert_id()`.
+//!
+//! Never reads table data.
+
+use crate::error::{code, SqlError, SqlResult};
+use crate::sql::expr::FunctionHost;
+use crate::sql::{Engine, SessionState};
+use crate::types::Value;
+
+/// The [`FunctionHost`] of a session.
+pub struct SessionHost<'a> {
+    db: Option<String>,
+    user: String,
+    privileged: bool,
+    last_insert_id: u64,
+    _engine: &'a Engine,
+}
+
+impl<'a> SessionHost<'a> {
+    /// Capture what the functions need from the session.
+    pub fn new(st: &SessionState, engine: &'a Engine) -> Self {
+        SessionHost {
+            db: st.db.clone(),
+            user: st.user.clone(),
+            privileged: st.privileged,
+            last_insert_id: st.last_insert_id,
+            _engine: engine,
+        }
+    }
+
+    fn require_privilege(&self, f: &str) -> SqlResult<()> {
+        if self.privileged {
+            Ok(())
+        } else {
+            Err(SqlError::new(
+                code::SPECIFIC_ACCESS_DENIED,
+                format!("Access denied; you need the SUPER privilege for {f}()"),
+            ))
+        }
+    }
+}
+
+fn text_arg(args: &[Value], i: usize, f: &str) -> SqlResult<String> {
+    match args.get(i) {
+        Some(Value::Text(s)) => Ok(s.clone()),
+        Some(Value::Null) | None => Err(SqlError::wrong_args(format!(
+            "{f}: argument {} is missing or NULL",
+            i + 1
+        ))),
+        Some(other) => Ok(other.to_string()),
+    }
+}
+
+fn int_arg(args: &[Value], i: usize, f: &str) -> SqlResult<i64> {
+    match args.get(i) {
+        Some(Value::Int(v)) => Ok(*v),
+        Some(Value::Float(v)) => Ok(*v as i64),
+        Some(Value::Text(s)) => s
+            .trim()
+            .parse()
+            .map_err(|_| SqlError::wrong_args(format!("{f}: argument {} must be an integer", i + 1))),
+        Some(Value::Bool(b)) => Ok(*b as i64),
+        _ => Err(SqlError::wrong_args(format!(
+            "{f}: argument {} must be an integer",
+            i + 1
+        ))),
+    }
+}
+
+impl FunctionHost for SessionHost<'_> {
+    fn call(&self, name: &str, args: &[Value]) -> Option<SqlResult<Value>> {
+        let reg = tributary_fault::global();
+        let r = match name {
+            "database" | "schema" => Ok(self.db.clone().map(Value::Text).unwrap_or(Value::Null)),
+            "user" | "current_user" => Ok(Value::Text(format!("{}@localhost", self.user))),
+            "last_insert_id" => Ok(Value::Int(self.last_insert_id as i64)),
+            "connection_id" => Ok(Value::Int(1)),
+            "enable_fault_injection" => self
+                .require_privilege(name)
+                .map(|_| Value::Bool(reg.enable() || reg.is_enabled())),
+            "disable_fault_injection" => self
+                .require_privilege(name)
+                .map(|_| Value::Bool(reg.disable() || !reg.is_enabled())),
+            "add_fault_point" => self.require_privilege(name).and_then(|_| {
+                let n = text_arg(args, 0, name)?;
+                let freq = text_arg(args, 1, name)?;
+                let action = text_arg(args, 2, name)?;
+                let iarg = int_arg(args, 3, name)?;
+                let sarg = match args.get(4) {
+                    Some(Value::Null) | None => String::new(),
+                    Some(Value::Text(s)) => s.clone(),
+                    Some(o) => o.to_string(),
+                };
+                let constant = match args.get(5) {
+                    None | Some(Value::Null) => false,
+                    Some(v) => crate::sql::expr::truth(v) == Some(true),
+                };
+                reg.add(&n, &freq, &action, iarg, &sarg, constant)
+                    .map(|_| Value::Bool(true))
+                    .map_err(fault_err)
+            }),
+            "remove_fault_point" => self.require_privilege(name).and_then(|_| {
+                let n = text_arg(args, 0, name)?;
+                reg.remove(&n).map(Value::Bool).map_err(fault_err)
+            }),
+            "trigger_fault_point" => self.require_privilege(name).and_then(|_| {
+                let n = text_arg(args, 0, name)?;
+                reg.trigger(&n).map(Value::Int).map_err(fault_err)
+            }),
+            "list_fault_points" => self
+                .require_privilege(name)
+                .map(|_| Value::Text(reg.list_json())),
+            "fault_inject" => self.require_privilege(name).and_then(|_| {
+                let scope = text_arg(args, 0, name)?;
+                let method = text_arg(args, 1, name)?;
+                let params = match args.get(2) {
+                    Some(Value::Null) | None => String::new(),
+                    Some(Value::Text(s)) => s.clone(),
+                    Some(o) => o.to_string(),
+                };
+                reg.handle_fault_inject(&scope, &method, &params)
+                    .map(Value::Text)
+                    .map_err(fault_err)
+            }),
+            _ => return None,
+        };
+        Some(r)
+    }
+}
+
+fn fault_err(e: tributary_fault::FaultError) -> SqlError {
+    SqlError::wrong_args(e.to_string())
+}

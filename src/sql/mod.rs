@@ -1,0 +1,302 @@
+//! The SQL layer: parse → choose an access path → execute, per session.
+//!
+//! Owns statement semantics (autocommit, explicit transactions, statement
+//! atomicity through savepoints, implicit commit before DDL), result shapes
+//! and the mapping of every lower-layer error to a MySQL code (via
+//! [`crate::error`]). Never touches storage encodings directly: rows and keys
+//! go through [`crate::catalog::codec`].
+//!
+//! Modules: [`parse`] (statement recognition), [`expr`] (expressions),
+//! [`access`] (access paths), [`select`] (queries), [`dml`] (INSERT, UPDATE,
+//! DELETE and synchronous index maintenance), [`ddl`] (CREATE/DROP), [`show`]
+//! (SHOW, DESCRIBE, EXPLAIN output), [`host`] (session functions, fault
+//! injection control).
+
+pub mod access;
+pub mod ddl;
+pub mod dml;
+pub mod expr;
+pub mod host;
+pub mod parse;
+pub mod select;
+pub mod show;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use tributary_storage::{Storage, StorageError, Transaction, TxnOptions};
+
+use crate::catalog::IdAllocator;
+use crate::config::Config;
+use crate::error::{code, SqlError, SqlResult};
+use crate::iscp::Iscp;
+use crate::types::{QueryResult, Warning};
+use parse::Stmt;
+
+/// Shared engine state of one database (one per `Database`, i.e. per CN).
+pub struct Engine {
+    pub storage: Arc<dyn Storage>,
+    pub config: Config,
+    pub ids: IdAllocator,
+    pub iscp: Arc<Iscp>,
+}
+
+/// Per-connection state.
+pub struct SessionState {
+    pub db: Option<String>,
+    pub txn: Option<Box<dyn Transaction>>,
+    pub autocommit: bool,
+    pub vars: BTreeMap<String, String>,
+    pub warnings: Vec<Warning>,
+    pub user: String,
+    pub privileged: bool,
+    pub last_insert_id: u64,
+}
+
+impl SessionState {
+    /// Fresh session state for `user`.
+    pub fn new(user: &str, privileged: bool) -> Self {
+        SessionState {
+            db: None,
+            txn: None,
+            autocommit: true,
+            vars: BTreeMap::new(),
+            warnings: Vec::new(),
+            user: user.into(),
+            privileged,
+            last_insert_id: 0,
+        }
+    }
+
+    /// Current database or error 1046.
+    pub fn require_db(&self) -> SqlResult<&str> {
+        self.db
+            .as_deref()
+            .ok_or_else(|| SqlError::new(code::NO_DB, "No database selected"))
+    }
+
+    /// Resolve an optional database qualifier.
+    pub fn db_for<'a>(&'a self, q: Option<&'a str>) -> SqlResult<&'a str> {
+        match q {
+            Some(d) => Ok(d),
+            None => self.require_db(),
+        }
+    }
+
+    /// Session variable as bool (`1`, `on`, `true`).
+    pub fn var_bool(&self, name: &str) -> bool {
+        self.vars
+            .get(name)
+            .map(|v| matches!(v.to_ascii_lowercase().as_str(), "1" | "on" | "true"))
+            .unwrap_or(false)
+    }
+}
+
+/// Execution context handed to statement implementations.
+pub struct Ctx<'a> {
+    pub engine: &'a Engine,
+    pub txn: &'a mut dyn Transaction,
+    pub session: &'a mut SessionState,
+}
+
+impl Engine {
+    fn txn_options(&self, st: &SessionState) -> TxnOptions {
+        let timeout = st
+            .vars
+            .get("innodb_lock_wait_timeout")
+            .or_else(|| st.vars.get("lock_wait_timeout"))
+            .and_then(|v| v.parse::<f64>().ok())
+            .map(std::time::Duration::from_secs_f64)
+            .unwrap_or(self.config.lock_wait_timeout);
+        TxnOptions {
+            lock_wait_timeout: timeout,
+            read_only: false,
+        }
+    }
+
+    /// Begin a storage transaction with the session's settings.
+    pub fn begin(&self, st: &SessionState) -> SqlResult<Box<dyn Transaction>> {
+        Ok(self.storage.begin(self.txn_options(st))?)
+    }
+
+    /// Execute one statement for a session.
+    pub fn execute(&self, st: &mut SessionState, sql: &str) -> SqlResult<QueryResult> {
+        let stmt = parse::parse(sql)?;
+        let keep_warnings = matches!(stmt, Stmt::ShowWarnings);
+        if !keep_warnings {
+            st.warnings.clear();
+        }
+        let mut res = self.dispatch(st, stmt)?;
+        if !keep_warnings {
+            st.warnings = res.warnings.clone();
+        } else {
+            res.warnings.clear();
+        }
+        Ok(res)
+    }
+
+    fn dispatch(&self, st: &mut SessionState, stmt: Stmt) -> SqlResult<QueryResult> {
+        match stmt {
+            Stmt::Begin => {
+                self.commit_open(st)?;
+                st.txn = Some(self.begin(st)?);
+                Ok(QueryResult::default())
+            }
+            Stmt::Commit => {
+                self.commit_open(st)?;
+                Ok(QueryResult::default())
+            }
+            Stmt::Rollback => {
+                if let Some(t) = st.txn.take() {
+                    t.rollback();
+                }
+                Ok(QueryResult::default())
+            }
+            Stmt::Use { db } => {
+                let mut txn = self.begin(st)?;
+                let found = crate::catalog::get_database(txn.as_mut(), &db)?;
+                txn.rollback();
+                if found.is_none() {
+                    return Err(SqlError::new(code::BAD_DB, format!("Unknown database '{db}'")));
+                }
+                st.db = Some(db);
+                Ok(QueryResult::default())
+            }
+            Stmt::Set { name, value } => self.set_var(st, &name, &value),
+            Stmt::ShowWarnings => Ok(show::warnings(st)),
+            Stmt::ShowVariables { like } => Ok(show::variables(self, st, like.as_deref())),
+            s if is_ddl(&s) => {
+                // DDL commits the open transaction first (as MySQL does) and
+                // runs in its own transaction.
+                self.commit_open(st)?;
+                ddl::execute(self, st, s)
+            }
+            s => self.in_txn(st, |cx| run_in_txn(cx, s)),
+        }
+    }
+
+    fn set_var(&self, st: &mut SessionState, name: &str, value: &str) -> SqlResult<QueryResult> {
+        match name {
+            "names" => {}
+            "autocommit" => {
+                let on = matches!(value.to_ascii_lowercase().as_str(), "1" | "on" | "true");
+                if on && !st.autocommit {
+                    self.commit_open(st)?;
+                }
+                st.autocommit = on;
+            }
+            _ => {
+                st.vars.insert(name.to_string(), value.to_string());
+            }
+        }
+        Ok(QueryResult::default())
+    }
+
+    /// Commit the session's open transaction, if any.
+    pub fn commit_open(&self, st: &mut SessionState) -> SqlResult<()> {
+        if let Some(t) = st.txn.take() {
+            t.commit()?;
+        }
+        Ok(())
+    }
+
+    /// Run `f` inside the session's transaction (explicit, or an implicit
+    /// one when autocommit is off), or in a fresh autocommit transaction.
+    /// A failed statement is rolled back to its savepoint; a deadlock rolls
+    /// back the whole transaction, as InnoDB does.
+    pub fn in_txn(
+        &self,
+        st: &mut SessionState,
+        f: impl FnOnce(&mut Ctx<'_>) -> SqlResult<QueryResult>,
+    ) -> SqlResult<QueryResult> {
+        if st.txn.is_none() && !st.autocommit {
+            st.txn = Some(self.begin(st)?);
+        }
+        if let Some(mut txn) = st.txn.take() {
+            let sp = txn.savepoint();
+            let r = {
+                let mut cx = Ctx {
+                    engine: self,
+                    txn: txn.as_mut(),
+                    session: st,
+                };
+                f(&mut cx)
+            };
+            match r {
+                Ok(v) => {
+                    st.txn = Some(txn);
+                    Ok(v)
+                }
+                Err(e) if e.code == code::LOCK_DEADLOCK => {
+                    txn.rollback();
+                    Err(e)
+                }
+                Err(e) => {
+                    txn.rollback_to(sp);
+                    st.txn = Some(txn);
+                    Err(e)
+                }
+            }
+        } else {
+            let mut txn = self.begin(st)?;
+            let r = {
+                let mut cx = Ctx {
+                    engine: self,
+                    txn: txn.as_mut(),
+                    session: st,
+                };
+                f(&mut cx)
+            };
+            match r {
+                Ok(v) => {
+                    txn.commit().map_err(SqlError::from)?;
+                    Ok(v)
+                }
+                Err(e) => {
+                    txn.rollback();
+                    Err(e)
+                }
+            }
+        }
+    }
+}
+
+fn is_ddl(s: &Stmt) -> bool {
+    match s {
+        Stmt::CreateDatabase { .. }
+        | Stmt::DropDatabase { .. }
+        | Stmt::DropTable { .. }
+        | Stmt::CreateIndex(_)
+        | Stmt::DropIndex { .. } => true,
+        Stmt::Ast(a) => matches!(a.as_ref(), sqlparser::ast::Statement::CreateTable(_)),
+        _ => false,
+    }
+}
+
+fn run_in_txn(cx: &mut Ctx<'_>, s: Stmt) -> SqlResult<QueryResult> {
+    use sqlparser::ast::Statement as S;
+    match s {
+        Stmt::Ast(a) => match *a {
+            S::Query(q) => select::query(cx, &q),
+            S::Insert(ins) => dml::insert(cx, &ins),
+            S::Update(up) => dml::update(cx, &up),
+            S::Delete(del) => dml::delete(cx, &del),
+            other => Err(SqlError::unsupported(
+                other.to_string().chars().take(60).collect::<String>(),
+            )),
+        },
+        Stmt::ShowDatabases => show::databases(cx),
+        Stmt::ShowTables { db } => show::tables(cx, db),
+        Stmt::ShowIndex { table } => show::index(cx, &table),
+        Stmt::ShowCreateTable { table } => show::create_table(cx, &table),
+        Stmt::Describe { table } => show::describe(cx, &table),
+        Stmt::ShowIscpStatus => show::iscp_status(cx),
+        Stmt::Explain(inner) => show::explain(cx, *inner),
+        other => Err(SqlError::internal(format!("unexpected statement {other:?}"))),
+    }
+}
+
+/// Whether a storage error is a lock conflict the client should retry.
+pub fn is_lock_error(e: &StorageError) -> bool {
+    matches!(e, StorageError::Deadlock | StorageError::LockWaitTimeout)
+}

@@ -1,0 +1,599 @@
+//! SELECT: scan → filter → group/aggregate → order → limit → project.
+//!
+//! One table (or none) per query; the access path comes from [`access`]
+//! (or, for vector/full-text queries, from the ISCP-maintained index through
+//! [`crate::iscp::search`]), and the WHERE clause is always re-checked
+//! exactly on every candidate row. Never writes, except row locks taken by
+//! `SELECT … FOR UPDATE`.
+
+use std::cmp::Ordering;
+use std::collections::HashMap;
+
+use sqlparser::ast::{self as ast, Expr, Query, SelectItem, SetExpr};
+
+use crate::catalog::{self, TableDef, SYSTEM_DB};
+use crate::error::{code, SqlError, SqlResult};
+use crate::sql::access::{self, Access};
+use crate::sql::expr::{
+    eval_const, ident_name, object_parts, AggCall, AggFunc, CExpr, Compiler, EvalCtx, Scope,
+};
+use crate::sql::host::SessionHost;
+use crate::sql::Ctx;
+use crate::types::{Column, ColumnKind, DataType, QueryResult, Value};
+
+/// A resolved FROM clause.
+pub struct Source {
+    pub table: Option<TableDef>,
+    pub alias: String,
+    pub scope: Scope,
+}
+
+/// A compiled single-table query.
+pub struct Plan {
+    pub source: Source,
+    pub filter: Option<CExpr>,
+    pub access: Access,
+    /// Index-assisted candidate source (vector / full-text), if any.
+    pub index_path: Option<crate::iscp::search::IndexPath>,
+    pub projection: Vec<(String, CExpr, ColumnKind)>,
+    pub aggs: Vec<AggCall>,
+    pub matches: Vec<crate::sql::expr::MatchSpec>,
+    pub group_by: Vec<CExpr>,
+    pub having: Option<CExpr>,
+    pub order_by: Vec<(CExpr, bool)>,
+    pub limit: Option<usize>,
+    pub offset: usize,
+    pub aggregate: bool,
+    pub distinct: bool,
+    pub for_update: bool,
+}
+
+/// Resolve `FROM` (zero or one table).
+pub fn resolve_source(cx: &mut Ctx<'_>, from: &[ast::TableWithJoins]) -> SqlResult<Source> {
+    match from {
+        [] => Ok(Source {
+            table: None,
+            alias: String::new(),
+            scope: Scope::default(),
+        }),
+        [twj] => {
+            if !twj.joins.is_empty() {
+                return Err(SqlError::unsupported("JOIN"));
+            }
+            let ast::TableFactor::Table { name, alias, .. } = &twj.relation else {
+                return Err(SqlError::unsupported("derived tables"));
+            };
+            let parts = object_parts(name);
+            let (db, tname) = match parts.as_slice() {
+                [t] => (cx.session.require_db()?.to_string(), t.clone()),
+                [d, t] => (d.clone(), t.clone()),
+                _ => return Err(SqlError::parse(format!("bad table name {name}"))),
+            };
+            if catalog::get_database(cx.txn, &db)?.is_none() {
+                return Err(SqlError::new(code::BAD_DB, format!("Unknown database '{db}'")));
+            }
+            let t = catalog::require_table(cx.txn, &db, &tname, false)?;
+            let alias = alias
+                .as_ref()
+                .map(|a| ident_name(&a.name))
+                .unwrap_or_else(|| tname.clone());
+            let scope = Scope {
+                cols: t
+                    .columns
+                    .iter()
+                    .map(|c| (alias.clone(), c.name.clone()))
+                    .collect(),
+            };
+            Ok(Source {
+                table: Some(t),
+                alias,
+                scope,
+            })
+        }
+        _ => Err(SqlError::unsupported("multi-table FROM (joins)")),
+    }
+}
+
+fn kind_of_type(t: &DataType) -> ColumnKind {
+    match t {
+        DataType::Bool | DataType::Int | DataType::BigInt => ColumnKind::Int,
+        DataType::Float | DataType::Double => ColumnKind::Float,
+        DataType::DateTime => ColumnKind::DateTime,
+        _ => ColumnKind::Text,
+    }
+}
+
+fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnKind {
+    match e {
+        CExpr::Col(i) => src
+            .table
+            .as_ref()
+            .and_then(|t| t.columns.get(*i))
+            .map(|c| kind_of_type(&c.ty))
+            .unwrap_or(ColumnKind::Text),
+        CExpr::Lit(Value::Int(_)) | CExpr::Lit(Value::Bool(_)) => ColumnKind::Int,
+        CExpr::Lit(Value::Float(_)) => ColumnKind::Float,
+        CExpr::Match(_) => ColumnKind::Float,
+        CExpr::Agg(i) => match aggs.get(*i) {
+            Some(AggCall {
+                func: AggFunc::Count | AggFunc::CountStar,
+                ..
+            }) => ColumnKind::Int,
+            Some(AggCall {
+                func: AggFunc::Avg, ..
+            }) => ColumnKind::Float,
+            Some(AggCall { arg: Some(a), .. }) => kind_of_expr(a, src, aggs),
+            _ => ColumnKind::Text,
+        },
+        CExpr::Func(name, _) => match name.as_str() {
+            "l2_distance" | "cosine_distance" | "inner_product" | "l2_norm" | "l2_distance_sq"
+            | "cosine_similarity" | "sqrt" => ColumnKind::Float,
+            "length" | "char_length" | "vector_dims" | "trigger_fault_point" => ColumnKind::Int,
+            _ => ColumnKind::Text,
+        },
+        CExpr::Bin(op, a, b) => {
+            use crate::sql::expr::BinOp::*;
+            match op {
+                Eq | NotEq | Lt | LtEq | Gt | GtEq | And | Or | Xor | NullSafeEq => ColumnKind::Int,
+                Div => ColumnKind::Float,
+                _ => {
+                    let (x, y) = (kind_of_expr(a, src, aggs), kind_of_expr(b, src, aggs));
+                    if x == ColumnKind::Float || y == ColumnKind::Float {
+                        ColumnKind::Float
+                    } else {
+                        ColumnKind::Int
+                    }
+                }
+            }
+        }
+        CExpr::Not(_) | CExpr::IsNull(..) | CExpr::InList(..) | CExpr::Between(..) | CExpr::Like(..) => {
+            ColumnKind::Int
+        }
+        _ => ColumnKind::Text,
+    }
+}
+
+/// Compile a SELECT body plus ORDER BY / LIMIT into a plan.
+pub fn plan(cx: &mut Ctx<'_>, q: &Query) -> SqlResult<Plan> {
+    let SetExpr::Select(sel) = q.body.as_ref() else {
+        return Err(SqlError::unsupported("UNION / VALUES as a query"));
+    };
+    let source = resolve_source(cx, &sel.from)?;
+    let host = SessionHost::new(cx.session, cx.engine);
+    let has_group = !matches!(&sel.group_by, ast::GroupByExpr::Expressions(v, _) if v.is_empty());
+    let mut comp = Compiler::new(&source.scope, true);
+
+    // Projection.
+    let mut projection = Vec::new();
+    for item in &sel.projection {
+        match item {
+            SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard(..) => {
+                for (i, (_, c)) in source.scope.cols.iter().enumerate() {
+                    projection.push((c.clone(), CExpr::Col(i)));
+                }
+            }
+            SelectItem::UnnamedExpr(e) => {
+                let name = match e {
+                    Expr::Identifier(i) => i.value.clone(),
+                    Expr::CompoundIdentifier(p) => {
+                        p.last().map(|i| i.value.clone()).unwrap_or_default()
+                    }
+                    other => other.to_string(),
+                };
+                projection.push((name, comp.compile(e)?));
+            }
+            SelectItem::ExprWithAlias { expr, alias } => {
+                projection.push((alias.value.clone(), comp.compile(expr)?));
+            }
+            other => return Err(SqlError::unsupported(format!("select item {other}"))),
+        }
+    }
+    // WHERE may not contain aggregates.
+    let filter = match &sel.selection {
+        Some(w) => {
+            let saved = comp.allow_aggs;
+            comp.allow_aggs = false;
+            let f = comp.compile(w);
+            comp.allow_aggs = saved;
+            Some(f?)
+        }
+        None => None,
+    };
+    let group_by = match &sel.group_by {
+        ast::GroupByExpr::Expressions(v, _) => {
+            let mut out = Vec::new();
+            for e in v {
+                out.push(resolve_alias_or_pos(e, &projection)?.map_or_else(|| comp.compile(e), Ok)?);
+            }
+            out
+        }
+        ast::GroupByExpr::All(_) => return Err(SqlError::unsupported("GROUP BY ALL")),
+    };
+    let having = match &sel.having {
+        Some(h) => Some(resolve_alias_or_pos(h, &projection)?.map_or_else(|| comp.compile(h), Ok)?),
+        None => None,
+    };
+    let mut order_by = Vec::new();
+    if let Some(ob) = &q.order_by {
+        let ast::OrderByKind::Expressions(list) = &ob.kind else {
+            return Err(SqlError::unsupported("ORDER BY ALL"));
+        };
+        for o in list {
+            let desc = matches!(o.options.sort, Some(ast::OrderBySort::Desc));
+            let e = match resolve_alias_or_pos(&o.expr, &projection)? {
+                Some(e) => e,
+                None => comp.compile(&o.expr)?,
+            };
+            order_by.push((e, desc));
+        }
+    }
+    let (limit, offset) = match &q.limit_clause {
+        None => (None, 0),
+        Some(ast::LimitClause::LimitOffset { limit, offset, .. }) => {
+            let l = match limit {
+                Some(e) => Some(const_usize(e, &host, "LIMIT")?),
+                None => None,
+            };
+            let o = match offset {
+                Some(o) => const_usize(&o.value, &host, "OFFSET")?,
+                None => 0,
+            };
+            (l, o)
+        }
+        Some(ast::LimitClause::OffsetCommaLimit { offset, limit }) => (
+            Some(const_usize(limit, &host, "LIMIT")?),
+            const_usize(offset, &host, "OFFSET")?,
+        ),
+    };
+    let aggs = std::mem::take(&mut comp.aggs);
+    let matches = std::mem::take(&mut comp.matches);
+    let aggregate = has_group || !aggs.is_empty();
+    let projection: Vec<(String, CExpr, ColumnKind)> = projection
+        .into_iter()
+        .map(|(n, e)| {
+            let k = kind_of_expr(&e, &source, &aggs);
+            (n, e, k)
+        })
+        .collect();
+    let access = match &source.table {
+        Some(t) => access::choose(t, filter.as_ref(), &host),
+        None => Access::FullScan,
+    };
+    let index_path = match &source.table {
+        Some(t) if !aggregate => crate::iscp::search::choose_index_path(
+            cx.engine,
+            cx.session,
+            t,
+            &order_by,
+            limit.map(|l| l + offset),
+            &matches,
+            filter.as_ref(),
+            &host,
+        )?,
+        _ => None,
+    };
+    Ok(Plan {
+        source,
+        filter,
+        access,
+        index_path,
+        projection,
+        aggs,
+        matches,
+        group_by,
+        having,
+        order_by,
+        limit,
+        offset,
+        aggregate,
+        distinct: matches!(sel.distinct, Some(ast::Distinct::Distinct)),
+        for_update: !q.locks.is_empty(),
+    })
+}
+
+fn const_usize(e: &Expr, host: &SessionHost<'_>, what: &str) -> SqlResult<usize> {
+    let scope = Scope::default();
+    let mut c = Compiler::new(&scope, false);
+    let v = eval_const(&c.compile(e)?, host)?;
+    match v {
+        Value::Int(i) if i >= 0 => Ok(i as usize),
+        other => Err(SqlError::parse(format!("{what} must be a non-negative integer, got {other}"))),
+    }
+}
+
+/// `ORDER BY 2` / `ORDER BY alias` refer to select items.
+fn resolve_alias_or_pos(
+    e: &Expr,
+    projection: &[(String, CExpr)],
+) -> SqlResult<Option<CExpr>> {
+    match e {
+        Expr::Value(v) => {
+            if let ast::Value::Number(n, _) = &v.value {
+                let i: usize = n
+                    .parse()
+                    .map_err(|_| SqlError::parse(format!("bad position {n}")))?;
+                return projection
+                    .get(i.wrapping_sub(1))
+                    .map(|(_, e)| Some(e.clone()))
+                    .ok_or_else(|| {
+                        SqlError::new(code::BAD_FIELD, format!("Unknown column '{i}' in 'order clause'"))
+                    });
+            }
+            Ok(None)
+        }
+        Expr::Identifier(i) => Ok(projection
+            .iter()
+            .find(|(n, e)| n.eq_ignore_ascii_case(&i.value) && !matches!(e, CExpr::Col(_)))
+            .map(|(_, e)| e.clone())),
+        _ => Ok(None),
+    }
+}
+
+/// Fetch candidate rows for a plan (index path or access path) with their
+/// MATCH scores.
+fn candidates(cx: &mut Ctx<'_>, plan: &Plan) -> SqlResult<Vec<(Vec<Value>, Vec<Value>)>> {
+    let Some(t) = &plan.source.table else {
+        return Ok(vec![(Vec::new(), Vec::new())]);
+    };
+    if t.db == SYSTEM_DB {
+        if let Some(rows) = catalog::virtual_rows(cx.txn, &t.name)? {
+            return Ok(rows.into_iter().map(|r| (r, Vec::new())).collect());
+        }
+    }
+    if let Some(ip) = &plan.index_path {
+        return crate::iscp::search::fetch_candidates(cx, t, ip, &plan.matches);
+    }
+    let rows = access::fetch(cx.txn, t, &plan.access, plan.for_update)?;
+    let scores = if plan.matches.is_empty() {
+        Vec::new()
+    } else {
+        crate::iscp::search::exact_match_scores(cx.engine, t, &plan.matches)?
+    };
+    Ok(rows
+        .into_iter()
+        .map(|(k, r)| {
+            let m = if scores.is_empty() {
+                Vec::new()
+            } else {
+                scores
+                    .iter()
+                    .map(|s| s.get(&k).copied().map(Value::Float).unwrap_or(Value::Float(0.0)))
+                    .collect()
+            };
+            (r, m)
+        })
+        .collect())
+}
+
+#[derive(Default, Clone)]
+struct AggState {
+    count: i64,
+    sum_i: i64,
+    sum_f: f64,
+    float: bool,
+    best: Option<Value>,
+    seen: Vec<Value>,
+}
+
+fn agg_update(st: &mut AggState, call: &AggCall, v: Option<Value>) -> SqlResult<()> {
+    match call.func {
+        AggFunc::CountStar => st.count += 1,
+        _ => {
+            let Some(v) = v else { return Ok(()) };
+            if v.is_null() {
+                return Ok(());
+            }
+            if call.distinct {
+                if st.seen.iter().any(|s| s.total_cmp(&v) == Ordering::Equal) {
+                    return Ok(());
+                }
+                st.seen.push(v.clone());
+            }
+            st.count += 1;
+            match call.func {
+                AggFunc::Sum | AggFunc::Avg => match &v {
+                    Value::Int(i) if !st.float => match st.sum_i.checked_add(*i) {
+                        Some(s) => st.sum_i = s,
+                        None => {
+                            st.float = true;
+                            st.sum_f = st.sum_i as f64 + *i as f64;
+                        }
+                    },
+                    other => {
+                        let f = match other {
+                            Value::Int(i) => *i as f64,
+                            Value::Float(f) => *f,
+                            Value::Bool(b) => *b as i64 as f64,
+                            Value::Text(s) => s.trim().parse().unwrap_or(0.0),
+                            _ => 0.0,
+                        };
+                        if !st.float {
+                            st.float = true;
+                            st.sum_f = st.sum_i as f64;
+                        }
+                        st.sum_f += f;
+                    }
+                },
+                AggFunc::Min => {
+                    if st.best.as_ref().is_none_or(|b| v.total_cmp(b) == Ordering::Less) {
+                        st.best = Some(v);
+                    }
+                }
+                AggFunc::Max => {
+                    if st.best.as_ref().is_none_or(|b| v.total_cmp(b) == Ordering::Greater) {
+                        st.best = Some(v);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(())
+}
+
+fn agg_final(st: &AggState, call: &AggCall) -> Value {
+    match call.func {
+        AggFunc::CountStar | AggFunc::Count => Value::Int(st.count),
+        AggFunc::Sum => {
+            if st.count == 0 {
+                Value::Null
+            } else if st.float {
+                Value::Float(st.sum_f)
+            } else {
+                Value::Int(st.sum_i)
+            }
+        }
+        AggFunc::Avg => {
+            if st.count == 0 {
+                Value::Null
+            } else {
+                let s = if st.float { st.sum_f } else { st.sum_i as f64 };
+                Value::Float(s / st.count as f64)
+            }
+        }
+        AggFunc::Min | AggFunc::Max => st.best.clone().unwrap_or(Value::Null),
+    }
+}
+
+/// Execute a plan, returning output rows.
+pub fn run(cx: &mut Ctx<'_>, plan: &Plan) -> SqlResult<Vec<Vec<Value>>> {
+    let rows = candidates(cx, plan)?;
+    let host = SessionHost::new(cx.session, cx.engine);
+    let empty: Vec<Value> = Vec::new();
+    // Filter.
+    let mut kept = Vec::with_capacity(rows.len());
+    for (row, m) in rows {
+        if let Some(f) = &plan.filter {
+            let v = f.eval(&EvalCtx {
+                row: &row,
+                aggs: &empty,
+                matches: &m,
+                funcs: &host,
+            })?;
+            if crate::sql::expr::truth(&v) != Some(true) {
+                continue;
+            }
+        }
+        kept.push((row, m));
+    }
+    // Each output unit: (context row, aggs, matches).
+    let mut units: Vec<(Vec<Value>, Vec<Value>, Vec<Value>)> = Vec::new();
+    if plan.aggregate {
+        let mut groups: Vec<(Vec<Value>, Vec<Value>, Vec<AggState>)> = Vec::new();
+        let mut index: HashMap<Vec<u8>, usize> = HashMap::new();
+        for (row, m) in kept {
+            let cx_row = EvalCtx {
+                row: &row,
+                aggs: &empty,
+                matches: &m,
+                funcs: &host,
+            };
+            let key: Vec<Value> = plan
+                .group_by
+                .iter()
+                .map(|g| g.eval(&cx_row))
+                .collect::<SqlResult<_>>()?;
+            let kb = crate::catalog::codec::encode_key(&key);
+            let gi = match index.get(&kb) {
+                Some(&i) => i,
+                None => {
+                    groups.push((row.clone(), m.clone(), vec![AggState::default(); plan.aggs.len()]));
+                    index.insert(kb, groups.len() - 1);
+                    groups.len() - 1
+                }
+            };
+            for (ai, call) in plan.aggs.iter().enumerate() {
+                let v = match &call.arg {
+                    Some(a) => Some(a.eval(&cx_row)?),
+                    None => None,
+                };
+                agg_update(&mut groups[gi].2[ai], call, v)?;
+            }
+        }
+        if groups.is_empty() && plan.group_by.is_empty() {
+            let width = plan.source.scope.cols.len();
+            groups.push((vec![Value::Null; width], Vec::new(), vec![AggState::default(); plan.aggs.len()]));
+        }
+        for (row, m, states) in groups {
+            let aggs: Vec<Value> = states
+                .iter()
+                .zip(&plan.aggs)
+                .map(|(s, c)| agg_final(s, c))
+                .collect();
+            if let Some(h) = &plan.having {
+                let v = h.eval(&EvalCtx {
+                    row: &row,
+                    aggs: &aggs,
+                    matches: &m,
+                    funcs: &host,
+                })?;
+                if crate::sql::expr::truth(&v) != Some(true) {
+                    continue;
+                }
+            }
+            units.push((row, aggs, m));
+        }
+    } else {
+        units = kept.into_iter().map(|(r, m)| (r, Vec::new(), m)).collect();
+    }
+    // Project + sort keys.
+    let mut out: Vec<(Vec<Value>, Vec<Value>)> = Vec::with_capacity(units.len());
+    for (row, aggs, m) in &units {
+        let ecx = EvalCtx {
+            row,
+            aggs,
+            matches: m,
+            funcs: &host,
+        };
+        let proj: Vec<Value> = plan
+            .projection
+            .iter()
+            .map(|(_, e, _)| e.eval(&ecx))
+            .collect::<SqlResult<_>>()?;
+        let keys: Vec<Value> = plan
+            .order_by
+            .iter()
+            .map(|(e, _)| e.eval(&ecx))
+            .collect::<SqlResult<_>>()?;
+        out.push((proj, keys));
+    }
+    if plan.distinct {
+        let mut seen = std::collections::HashSet::new();
+        out.retain(|(p, _)| seen.insert(crate::catalog::codec::encode_key(p)));
+    }
+    if !plan.order_by.is_empty() {
+        out.sort_by(|a, b| {
+            for (i, (_, desc)) in plan.order_by.iter().enumerate() {
+                let o = a.1[i].total_cmp(&b.1[i]);
+                let o = if *desc { o.reverse() } else { o };
+                if o != Ordering::Equal {
+                    return o;
+                }
+            }
+            Ordering::Equal
+        });
+    }
+    let it = out.into_iter().skip(plan.offset).map(|(p, _)| p);
+    Ok(match plan.limit {
+        Some(l) => it.take(l).collect(),
+        None => it.collect(),
+    })
+}
+
+/// Execute a query statement.
+pub fn query(cx: &mut Ctx<'_>, q: &Query) -> SqlResult<QueryResult> {
+    let plan = plan(cx, q)?;
+    let rows = run(cx, &plan)?;
+    Ok(QueryResult {
+        columns: plan
+            .projection
+            .iter()
+            .map(|(n, _, k)| Column {
+                name: n.clone(),
+                kind: *k,
+            })
+            .collect(),
+        rows,
+        ..Default::default()
+    })
+}

@@ -1,0 +1,313 @@
+//! SHOW …, DESCRIBE and EXPLAIN: result sets about the schema, the session
+//! and query plans. Never writes.
+
+use crate::catalog::{self, IndexKind, TableDef};
+use crate::error::{SqlError, SqlResult};
+use crate::sql::parse::{Name, Stmt};
+use crate::sql::{select, Ctx, Engine, SessionState};
+use crate::types::{Column, ColumnKind, QueryResult, Value};
+
+fn text_cols(names: &[&str]) -> Vec<Column> {
+    names
+        .iter()
+        .map(|n| Column {
+            name: n.to_string(),
+            kind: ColumnKind::Text,
+        })
+        .collect()
+}
+
+fn rs(names: &[&str], rows: Vec<Vec<Value>>) -> QueryResult {
+    QueryResult {
+        columns: text_cols(names),
+        rows,
+        ..Default::default()
+    }
+}
+
+fn t(s: impl Into<String>) -> Value {
+    Value::Text(s.into())
+}
+
+fn table(cx: &mut Ctx<'_>, n: &Name) -> SqlResult<TableDef> {
+    let db = cx.session.db_for(n.db.as_deref())?.to_string();
+    catalog::require_database(cx.txn, &db)?;
+    catalog::require_table(cx.txn, &db, &n.name, false)
+}
+
+/// SHOW DATABASES
+pub fn databases(cx: &mut Ctx<'_>) -> SqlResult<QueryResult> {
+    let rows = catalog::list_databases(cx.txn)?
+        .into_iter()
+        .map(|d| vec![t(d.name)])
+        .collect();
+    Ok(rs(&["Database"], rows))
+}
+
+/// SHOW TABLES
+pub fn tables(cx: &mut Ctx<'_>, db: Option<String>) -> SqlResult<QueryResult> {
+    let db = match db {
+        Some(d) => d,
+        None => cx.session.require_db()?.to_string(),
+    };
+    catalog::require_database(cx.txn, &db)?;
+    let rows = catalog::list_tables(cx.txn, &db)?
+        .into_iter()
+        .map(|x| vec![t(x.name)])
+        .collect();
+    Ok(rs(&[&format!("Tables_in_{db}")], rows))
+}
+
+/// SHOW INDEX FROM t
+pub fn index(cx: &mut Ctx<'_>, n: &Name) -> SqlResult<QueryResult> {
+    let td = table(cx, n)?;
+    let mut rows = Vec::new();
+    for (seq, &c) in td.pk.iter().enumerate() {
+        rows.push(vec![
+            t(td.name.clone()),
+            Value::Int(0),
+            t("PRIMARY"),
+            Value::Int(seq as i64 + 1),
+            t(td.columns[c].name.clone()),
+            t("BTREE"),
+            t("NO"),
+            t(""),
+        ]);
+    }
+    for ix in &td.indexes {
+        let non_unique = !matches!(ix.kind, IndexKind::BTree { unique: true });
+        let params = match &ix.kind {
+            IndexKind::Hnsw {
+                op_type,
+                m,
+                ef_construction,
+                ef_search,
+            } => format!("op_type={op_type} m={m} ef_construction={ef_construction} ef_search={ef_search}"),
+            IndexKind::FullText { parser } => format!("parser={parser}"),
+            IndexKind::BTree { .. } => String::new(),
+        };
+        for (seq, &c) in ix.columns.iter().enumerate() {
+            rows.push(vec![
+                t(td.name.clone()),
+                Value::Int(non_unique as i64),
+                t(ix.name.clone()),
+                Value::Int(seq as i64 + 1),
+                t(td.columns[c].name.clone()),
+                t(ix.kind.algo()),
+                t(if ix.is_async { "YES" } else { "NO" }),
+                t(params.clone()),
+            ]);
+        }
+    }
+    let mut r = rs(
+        &["Table", "Non_unique", "Key_name", "Seq_in_index", "Column_name", "Index_type", "Async", "Index_params"],
+        rows,
+    );
+    r.columns[1].kind = ColumnKind::Int;
+    r.columns[3].kind = ColumnKind::Int;
+    Ok(r)
+}
+
+/// The CREATE TABLE text of a table.
+pub fn create_table_sql(td: &TableDef) -> String {
+    let mut lines = Vec::new();
+    for c in &td.columns {
+        let mut l = format!("  `{}` {}", c.name, c.ty.sql_name());
+        if !c.nullable {
+            l.push_str(" NOT NULL");
+        }
+        if c.auto_increment {
+            l.push_str(" AUTO_INCREMENT");
+        }
+        match &c.default {
+            Some(Value::Text(s)) => l.push_str(&format!(" DEFAULT '{}'", s.replace('\'', "''"))),
+            Some(v) => l.push_str(&format!(" DEFAULT {v}")),
+            None if c.nullable => l.push_str(" DEFAULT NULL"),
+            None => {}
+        }
+        lines.push(l);
+    }
+    if !td.pk.is_empty() {
+        let cols: Vec<String> = td.pk.iter().map(|&i| format!("`{}`", td.columns[i].name)).collect();
+        lines.push(format!("  PRIMARY KEY ({})", cols.join(",")));
+    }
+    for ix in &td.indexes {
+        let cols: Vec<String> = ix.columns.iter().map(|&i| format!("`{}`", td.columns[i].name)).collect();
+        let asy = if ix.is_async { " ASYNC" } else { "" };
+        lines.push(match &ix.kind {
+            IndexKind::BTree { unique: true } => format!("  UNIQUE KEY `{}` ({}){asy}", ix.name, cols.join(",")),
+            IndexKind::BTree { unique: false } => format!("  KEY `{}` ({}){asy}", ix.name, cols.join(",")),
+            IndexKind::Hnsw {
+                op_type,
+                m,
+                ef_construction,
+                ef_search,
+            } => format!(
+                "  KEY `{}` USING hnsw ({}) OP_TYPE '{op_type}' M {m} EF_CONSTRUCTION {ef_construction} EF_SEARCH {ef_search}{asy}",
+                ix.name,
+                cols.join(",")
+            ),
+            IndexKind::FullText { parser } => {
+                let p = if parser == "default" { String::new() } else { format!(" WITH PARSER {parser}") };
+                format!("  FULLTEXT KEY `{}` ({}){p}{asy}", ix.name, cols.join(","))
+            }
+        });
+    }
+    format!("CREATE TABLE `{}` (\n{}\n)", td.name, lines.join(",\n"))
+}
+
+/// SHOW CREATE TABLE
+pub fn create_table(cx: &mut Ctx<'_>, n: &Name) -> SqlResult<QueryResult> {
+    let td = table(cx, n)?;
+    Ok(rs(
+        &["Table", "Create Table"],
+        vec![vec![t(td.name.clone()), t(create_table_sql(&td))]],
+    ))
+}
+
+/// DESCRIBE t
+pub fn describe(cx: &mut Ctx<'_>, n: &Name) -> SqlResult<QueryResult> {
+    let td = table(cx, n)?;
+    let rows = td
+        .columns
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let key = if td.pk.contains(&i) {
+                "PRI"
+            } else if td.indexes.iter().any(|x| x.columns.first() == Some(&i)) {
+                "MUL"
+            } else {
+                ""
+            };
+            vec![
+                t(c.name.clone()),
+                t(c.ty.sql_name()),
+                t(if c.nullable { "YES" } else { "NO" }),
+                t(key),
+                c.default.as_ref().map(|v| t(v.to_string())).unwrap_or(Value::Null),
+                t(if c.auto_increment { "auto_increment" } else { "" }),
+            ]
+        })
+        .collect();
+    Ok(rs(&["Field", "Type", "Null", "Key", "Default", "Extra"], rows))
+}
+
+/// SHOW ISCP STATUS: one row per job with lag and progress.
+pub fn iscp_status(cx: &mut Ctx<'_>) -> SqlResult<QueryResult> {
+    let latest = cx.engine.storage.latest_ts();
+    let jobs = crate::iscp::log::read_all(cx.txn)?;
+    let mut rows = Vec::new();
+    for j in jobs {
+        let lag = if j.state.is_terminal() {
+            0
+        } else {
+            let newest = crate::iscp::log::newest_change_ts(cx.engine, j.key.table_id, j.watermark, latest)?;
+            newest.saturating_sub(j.watermark) as i64
+        };
+        rows.push(vec![
+            Value::Int(j.key.table_id as i64),
+            t(j.key.job_name.clone()),
+            Value::Int(j.key.job_id as i64),
+            t(j.state.name()),
+            Value::Int(j.state as i64),
+            Value::Int(j.watermark as i64),
+            Value::Int(lag),
+            Value::Int(j.status.rows_applied as i64),
+            Value::Int(j.status.iterations as i64),
+            t(j.status.stage.clone()),
+            t(j.status.progress_text()),
+            Value::Int(j.status.error_code as i64),
+            t(j.status.error_msg.clone()),
+        ]);
+    }
+    let mut r = rs(
+        &[
+            "table_id", "job_name", "job_id", "state", "state_code", "watermark", "lag_ts", "rows_applied",
+            "iterations", "stage", "progress", "error_code", "error_msg",
+        ],
+        rows,
+    );
+    for i in [0, 2, 4, 5, 6, 7, 8, 11] {
+        r.columns[i].kind = ColumnKind::Int;
+    }
+    Ok(r)
+}
+
+/// EXPLAIN <select>
+pub fn explain(cx: &mut Ctx<'_>, inner: Stmt) -> SqlResult<QueryResult> {
+    let Stmt::Ast(a) = inner else {
+        return Err(SqlError::unsupported("EXPLAIN of this statement"));
+    };
+    let sqlparser::ast::Statement::Query(q) = *a else {
+        return Err(SqlError::unsupported("EXPLAIN of a non-SELECT statement"));
+    };
+    let plan = select::plan(cx, &q)?;
+    let mut lines = Vec::new();
+    lines.push(format!(
+        "Project ({} column{})",
+        plan.projection.len(),
+        if plan.projection.len() == 1 { "" } else { "s" }
+    ));
+    if let Some(l) = plan.limit {
+        lines.push(format!("  Limit {l} offset {}", plan.offset));
+    }
+    if !plan.order_by.is_empty() {
+        lines.push("  Sort".into());
+    }
+    if plan.aggregate {
+        lines.push(format!("  Aggregate ({} group key(s))", plan.group_by.len()));
+    }
+    if plan.filter.is_some() {
+        lines.push("  Filter (exact re-check of WHERE)".into());
+    }
+    match (&plan.source.table, &plan.index_path) {
+        (None, _) => lines.push("  Values (1 row)".into()),
+        (Some(td), Some(ip)) => lines.push(format!("  {}", ip.describe(td))),
+        (Some(td), None) if td.db == catalog::SYSTEM_DB && catalog::VIRTUAL_TABLES.contains(&td.name.as_str()) => {
+            lines.push(format!("  System View {}", td.qualified()))
+        }
+        (Some(td), None) => lines.push(format!("  {}", plan.access.describe(td))),
+    }
+    Ok(rs(&["QUERY PLAN"], lines.into_iter().map(|l| vec![t(l)]).collect()))
+}
+
+/// SHOW WARNINGS
+pub fn warnings(st: &SessionState) -> QueryResult {
+    let rows = st
+        .warnings
+        .iter()
+        .map(|w| vec![t("Warning"), Value::Int(w.code as i64), t(w.message.clone())])
+        .collect();
+    let mut r = rs(&["Level", "Code", "Message"], rows);
+    r.columns[1].kind = ColumnKind::Int;
+    r
+}
+
+/// SHOW VARIABLES [LIKE …]
+pub fn variables(engine: &Engine, st: &SessionState, like: Option<&str>) -> QueryResult {
+    let mut vars: Vec<(String, String)> = vec![
+        ("autocommit".into(), if st.autocommit { "ON".into() } else { "OFF".into() }),
+        (
+            "innodb_lock_wait_timeout".into(),
+            engine.config.lock_wait_timeout.as_secs().to_string(),
+        ),
+        ("version_comment".into(), "Tributary".into()),
+        ("fast_search".into(), "OFF".into()),
+        ("iscp_wait_fresh".into(), "OFF".into()),
+    ];
+    for (k, v) in &st.vars {
+        if let Some(e) = vars.iter_mut().find(|(n, _)| n == k) {
+            e.1 = v.clone();
+        } else {
+            vars.push((k.clone(), v.clone()));
+        }
+    }
+    vars.sort();
+    let rows = vars
+        .into_iter()
+        .filter(|(k, _)| like.is_none_or(|p| crate::sql::expr::like_match(k, p)))
+        .map(|(k, v)| vec![t(k), t(v)])
+        .collect();
+    rs(&["Variable_name", "Value"], rows)
+}

@@ -1,0 +1,310 @@
+//! Values, column types and statement results: the data model shared by the
+//! SQL engine, the MySQL server and the CLI.
+//!
+//! This module owns how a SQL value looks in memory and how it prints. It
+//! never touches storage encoding (see `catalog::codec`) or the wire protocol.
+
+use std::cmp::Ordering;
+use std::fmt;
+
+/// A column's SQL type.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub enum DataType {
+    Bool,
+    Int,
+    BigInt,
+    Float,
+    Double,
+    /// VARCHAR(n): at most n characters.
+    Varchar(u32),
+    Text,
+    DateTime,
+    /// VECF32(n)
+    VecF32(u32),
+    /// VECF64(n)
+    VecF64(u32),
+}
+
+impl DataType {
+    /// SQL spelling, as SHOW CREATE TABLE and DESCRIBE print it.
+    pub fn sql_name(&self) -> String {
+        match self {
+            DataType::Bool => "BOOL".into(),
+            DataType::Int => "INT".into(),
+            DataType::BigInt => "BIGINT".into(),
+            DataType::Float => "FLOAT".into(),
+            DataType::Double => "DOUBLE".into(),
+            DataType::Varchar(n) => format!("VARCHAR({n})"),
+            DataType::Text => "TEXT".into(),
+            DataType::DateTime => "DATETIME".into(),
+            DataType::VecF32(n) => format!("VECF32({n})"),
+            DataType::VecF64(n) => format!("VECF64({n})"),
+        }
+    }
+
+    /// Whether values of this type are vectors.
+    pub fn vector_dim(&self) -> Option<u32> {
+        match self {
+            DataType::VecF32(n) | DataType::VecF64(n) => Some(*n),
+            _ => None,
+        }
+    }
+}
+
+/// A SQL value.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub enum Value {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Text(String),
+    /// Microseconds since 1970-01-01 00:00:00 (UTC, no zone).
+    DateTime(i64),
+    Vector(Vec<f64>),
+}
+
+impl Value {
+    /// True for SQL NULL.
+    pub fn is_null(&self) -> bool {
+        matches!(self, Value::Null)
+    }
+
+    /// Total order used by ORDER BY, indexes and comparisons (NULL first;
+    /// numbers compare across Int/Float; text by bytes).
+    pub fn total_cmp(&self, other: &Value) -> Ordering {
+        use Value::*;
+        match (self, other) {
+            (Null, Null) => Ordering::Equal,
+            (Null, _) => Ordering::Less,
+            (_, Null) => Ordering::Greater,
+            (Bool(a), Bool(b)) => a.cmp(b),
+            (Int(a), Int(b)) => a.cmp(b),
+            (Int(a), Float(b)) => (*a as f64).total_cmp(b),
+            (Float(a), Int(b)) => a.total_cmp(&(*b as f64)),
+            (Float(a), Float(b)) => a.total_cmp(b),
+            (Bool(a), Int(b)) => (*a as i64).cmp(b),
+            (Int(a), Bool(b)) => a.cmp(&(*b as i64)),
+            (Text(a), Text(b)) => a.cmp(b),
+            (DateTime(a), DateTime(b)) => a.cmp(b),
+            (Vector(a), Vector(b)) => {
+                for (x, y) in a.iter().zip(b.iter()) {
+                    match x.total_cmp(y) {
+                        Ordering::Equal => continue,
+                        o => return o,
+                    }
+                }
+                a.len().cmp(&b.len())
+            }
+            (a, b) => a.rank().cmp(&b.rank()),
+        }
+    }
+
+    fn rank(&self) -> u8 {
+        match self {
+            Value::Null => 0,
+            Value::Bool(_) => 1,
+            Value::Int(_) | Value::Float(_) => 2,
+            Value::DateTime(_) => 3,
+            Value::Text(_) => 4,
+            Value::Vector(_) => 5,
+        }
+    }
+
+    /// Text form as the MySQL text protocol and `--batch` print it
+    /// (`None` for NULL).
+    pub fn to_text(&self) -> Option<String> {
+        match self {
+            Value::Null => None,
+            other => Some(other.to_string()),
+        }
+    }
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Null => write!(f, "NULL"),
+            Value::Bool(b) => write!(f, "{}", if *b { 1 } else { 0 }),
+            Value::Int(i) => write!(f, "{i}"),
+            Value::Float(x) => write!(f, "{}", format_float(*x)),
+            Value::Text(s) => write!(f, "{s}"),
+            Value::DateTime(us) => write!(f, "{}", format_datetime(*us)),
+            Value::Vector(v) => {
+                write!(f, "[")?;
+                for (i, x) in v.iter().enumerate() {
+                    if i > 0 {
+                        write!(f, ", ")?;
+                    }
+                    write!(f, "{}", format_float(*x))?;
+                }
+                write!(f, "]")
+            }
+        }
+    }
+}
+
+/// Shortest round-trip float formatting without a trailing `.0`
+/// (`1` not `1.0`, as MySQL prints doubles).
+pub fn format_float(x: f64) -> String {
+    if x.is_finite() && x == x.trunc() && x.abs() < 1e15 {
+        format!("{}", x as i64)
+    } else {
+        format!("{x}")
+    }
+}
+
+/// `YYYY-MM-DD HH:MM:SS[.ffffff]` for microseconds since the epoch.
+pub fn format_datetime(us: i64) -> String {
+    let secs = us.div_euclid(1_000_000);
+    let micros = us.rem_euclid(1_000_000);
+    let days = secs.div_euclid(86_400);
+    let sod = secs.rem_euclid(86_400);
+    let (y, m, d) = civil_from_days(days);
+    let base = format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}",
+        sod / 3600,
+        (sod / 60) % 60,
+        sod % 60
+    );
+    if micros == 0 {
+        base
+    } else {
+        format!("{base}.{micros:06}")
+    }
+}
+
+/// Parse `YYYY-MM-DD[ HH:MM:SS[.f]]` into microseconds since the epoch.
+pub fn parse_datetime(s: &str) -> Option<i64> {
+    let s = s.trim();
+    let (date, time) = match s.split_once([' ', 'T']) {
+        Some((d, t)) => (d, Some(t)),
+        None => (s, None),
+    };
+    let mut dp = date.split('-');
+    let y: i64 = dp.next()?.parse().ok()?;
+    let m: u32 = dp.next()?.parse().ok()?;
+    let d: u32 = dp.next()?.parse().ok()?;
+    if dp.next().is_some() || !(1..=12).contains(&m) || !(1..=31).contains(&d) {
+        return None;
+    }
+    let (mut hh, mut mm, mut ss, mut frac) = (0i64, 0i64, 0i64, 0i64);
+    if let Some(t) = time {
+        let (hms, f) = match t.split_once('.') {
+            Some((a, b)) => (a, Some(b)),
+            None => (t, None),
+        };
+        let mut tp = hms.split(':');
+        hh = tp.next()?.parse().ok()?;
+        mm = tp.next()?.parse().ok()?;
+        ss = tp.next().unwrap_or("0").parse().ok()?;
+        if hh > 23 || mm > 59 || ss > 59 {
+            return None;
+        }
+        if let Some(f) = f {
+            if f.is_empty() || f.len() > 6 || !f.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            frac = format!("{f:0<6}").parse().ok()?;
+        }
+    }
+    let days = days_from_civil(y, m, d);
+    Some(((days * 86_400) + hh * 3600 + mm * 60 + ss) * 1_000_000 + frac)
+}
+
+// Howard Hinnant's civil-date algorithms.
+fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let m = m as i64;
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + d as i64 - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+/// The type a result column reports to clients.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ColumnKind {
+    Int,
+    Float,
+    Text,
+    DateTime,
+}
+
+/// One result column.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Column {
+    pub name: String,
+    pub kind: ColumnKind,
+}
+
+/// A warning attached to a statement's result (SHOW WARNINGS).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Warning {
+    pub code: u16,
+    pub message: String,
+}
+
+/// The result of one statement.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct QueryResult {
+    /// Empty for statements that return no result set.
+    pub columns: Vec<Column>,
+    pub rows: Vec<Vec<Value>>,
+    /// Rows inserted/updated/deleted.
+    pub affected_rows: u64,
+    pub last_insert_id: u64,
+    pub warnings: Vec<Warning>,
+}
+
+impl QueryResult {
+    /// Whether the statement produced a result set (even an empty one).
+    pub fn has_result_set(&self) -> bool {
+        !self.columns.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn datetime_round_trip() {
+        for s in [
+            "1970-01-01 00:00:00",
+            "2026-12-02 16:25:41",
+            "1999-02-28 23:59:59.500000",
+        ] {
+            let us = parse_datetime(s).expect("parse");
+            assert_eq!(format_datetime(us), s);
+        }
+        assert_eq!(
+            parse_datetime("2024-02-29").map(format_datetime).as_deref(),
+            Some("2024-02-29 00:00:00")
+        );
+        assert!(parse_datetime("2024-13-01").is_none());
+        assert!(parse_datetime("nonsense").is_none());
+    }
+
+    #[test]
+    fn numbers_compare_across_types() {
+        assert_eq!(Value::Int(2).total_cmp(&Value::Float(2.5)), Ordering::Less);
+        assert_eq!(Value::Null.total_cmp(&Value::Int(0)), Ordering::Less);
+        assert_eq!(format_float(3.0), "3");
+        assert_eq!(format_float(0.25), "0.25");
+    }
+}

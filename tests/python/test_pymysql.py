@@ -1,0 +1,170 @@
+"""PyMySQL (text protocol) round trips against `tributary serve`."""
+
+import pymysql
+import pytest
+
+
+def connect(server, db=None, user="root", password="", **kw):
+    return pymysql.connect(
+        host=server.host, port=server.port, user=user, password=password,
+        database=db, autocommit=True, **kw
+    )
+
+
+def test_round_trip_with_nulls(server, dbname):
+    conn = connect(server, dbname)
+    with conn.cursor() as c:
+        c.execute("CREATE TABLE t (id INT PRIMARY KEY, name VARCHAR(20), score DOUBLE)")
+        assert c.execute("INSERT INTO t VALUES (1, 'a', 1.5), (2, NULL, NULL)") == 2
+        c.execute("SELECT id, name, score FROM t ORDER BY id")
+        assert [d[0] for d in c.description] == ["id", "name", "score"]
+        assert c.fetchall() == ((1, "a", 1.5), (2, None, None))
+        c.execute("UPDATE t SET name = 'b' WHERE id = 2")
+        assert c.rowcount == 1
+        c.execute("SELECT name FROM t WHERE id = 2")
+        assert c.fetchone() == ("b",)
+    conn.close()
+
+
+def test_errors_keep_connection_usable(server, dbname):
+    conn = connect(server, dbname)
+    with conn.cursor() as c:
+        with pytest.raises(pymysql.err.ProgrammingError) as e:
+            c.execute("SELECT * FROM no_such_table")
+        assert e.value.args[0] == 1146
+        with pytest.raises(pymysql.err.ProgrammingError) as e:
+            c.execute("SELEKT 1")
+        assert e.value.args[0] == 1064
+        c.execute("CREATE TABLE k (id INT PRIMARY KEY)")
+        c.execute("INSERT INTO k VALUES (1)")
+        with pytest.raises(pymysql.err.IntegrityError) as e:
+            c.execute("INSERT INTO k VALUES (1)")
+        assert e.value.args[0] == 1062
+        c.execute("SELECT COUNT(*) FROM k")
+        assert c.fetchone() == (1,)
+    conn.close()
+
+
+def test_transaction_commit_and_rollback(server, dbname):
+    conn = connect(server, dbname)
+    with conn.cursor() as c:
+        c.execute("CREATE TABLE tx (id INT PRIMARY KEY)")
+        c.execute("BEGIN")
+        c.execute("INSERT INTO tx VALUES (1)")
+        c.execute("COMMIT")
+        c.execute("BEGIN")
+        c.execute("INSERT INTO tx VALUES (2)")
+        c.execute("ROLLBACK")
+        c.execute("SELECT id FROM tx ORDER BY id")
+        assert c.fetchall() == ((1,),)
+    conn.close()
+
+
+def test_multi_statement_query(server, dbname):
+    conn = connect(server, dbname, client_flag=pymysql.constants.CLIENT.MULTI_STATEMENTS)
+    with conn.cursor() as c:
+        c.execute("CREATE TABLE m (id INT PRIMARY KEY); INSERT INTO m VALUES (1),(2); SELECT id FROM m ORDER BY id")
+        # first result: CREATE (no rows)
+        assert c.description is None
+        assert c.nextset()
+        assert c.rowcount == 2
+        assert c.nextset()
+        assert c.fetchall() == ((1,), (2,))
+        assert not c.nextset()
+        c.execute("SELECT 1")
+        assert c.fetchone() == (1,)
+    conn.close()
+
+
+def test_auth_alice(server):
+    conn = connect(server, user="alice", password="secret")
+    with conn.cursor() as c:
+        c.execute("SELECT 1")
+        assert c.fetchone() == (1,)
+    conn.close()
+    with pytest.raises(pymysql.err.OperationalError) as e:
+        connect(server, user="alice", password="wrong")
+    assert e.value.args[0] == 1045
+    assert "Access denied" in e.value.args[1]
+    with pytest.raises(pymysql.err.OperationalError) as e:
+        connect(server, user="root", password="nope")
+    assert e.value.args[0] == 1045
+
+
+def test_init_db(server, dbname):
+    conn = connect(server)
+    conn.select_db(dbname)
+    with conn.cursor() as c:
+        c.execute("CREATE TABLE i (id INT PRIMARY KEY)")
+        c.execute("INSERT INTO i VALUES (7)")
+    conn.close()
+    conn = connect(server, dbname)
+    with conn.cursor() as c:
+        c.execute("SELECT id FROM i")
+        assert c.fetchone() == (7,)
+    conn.close()
+
+
+def test_unknown_database_on_connect(server):
+    with pytest.raises(pymysql.err.OperationalError) as e:
+        connect(server, db="no_such_db_xyz")
+    assert e.value.args[0] == 1049
+
+
+@pytest.fixture(scope="module")
+def limited_server():
+    """A second server with a 1 MiB packet limit and 3 connections."""
+    import os
+    import tempfile
+
+    from conftest import start_server, stop_server, Server
+
+    with tempfile.TemporaryDirectory(prefix="tributary-pytest-small-") as d:
+        proc, port, _ = start_server(
+            os.path.join(d, "data"),
+            ["--max-allowed-packet", str(1 << 20), "--max-connections", "3", "--admin-listen", "off"],
+        )
+        yield Server(proc, port, None, d)
+        assert stop_server(proc) == 0
+
+
+def test_packet_too_large_closes_connection(limited_server):
+    conn = connect(limited_server, max_allowed_packet=64 << 20)
+    big = "SELECT '" + "x" * (2 << 20) + "'"
+    with pytest.raises(pymysql.err.OperationalError) as e:
+        with conn.cursor() as c:
+            c.execute(big)
+    # MySQL semantics: error 1153, then the server closes the connection.
+    # (2006/2013 if the client saw the close before reading the error.)
+    assert e.value.args[0] in (1153, 2006, 2013), e.value.args
+    conn.close()
+    # A query under the limit works on a new connection.
+    conn = connect(limited_server)
+    with conn.cursor() as c:
+        c.execute("SELECT '" + "y" * 1000 + "'")
+        assert c.fetchone() == ("y" * 1000,)
+    conn.close()
+
+
+def test_too_many_connections(limited_server):
+    held = [connect(limited_server) for _ in range(3)]
+    try:
+        with pytest.raises(pymysql.err.OperationalError) as e:
+            connect(limited_server)
+        assert e.value.args[0] == 1040
+    finally:
+        for c in held:
+            c.close()
+    # A slot frees up once a connection closes (the server notices the close
+    # asynchronously, so retry until a deadline).
+    import time
+
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            conn = connect(limited_server)
+            break
+        except pymysql.err.OperationalError as e:
+            if e.args[0] != 1040 or time.monotonic() > deadline:
+                raise
+    conn.close()
