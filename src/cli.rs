@@ -74,7 +74,12 @@ pub struct SqlArgs {
     #[arg(long, short = 'B')]
     pub batch: bool,
     /// Statements to run (`;`-separated).
-    #[arg(long = "execute", short = 'e', value_name = "SQL", conflicts_with = "file")]
+    #[arg(
+        long = "execute",
+        short = 'e',
+        value_name = "SQL",
+        conflicts_with = "file"
+    )]
     pub execute: Option<String>,
     /// SQL script to run (default: standard input).
     pub file: Option<PathBuf>,
@@ -130,7 +135,10 @@ fn serve(a: ServeArgs) -> i32 {
         match a.admin_listen.parse() {
             Ok(addr) => Some(addr),
             Err(e) => {
-                eprintln!("tributary: invalid --admin-listen {:?}: {e}", a.admin_listen);
+                eprintln!(
+                    "tributary: invalid --admin-listen {:?}: {e}",
+                    a.admin_listen
+                );
                 return 2;
             }
         }

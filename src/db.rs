@@ -43,7 +43,10 @@ impl Database {
     pub fn open_with(path: impl AsRef<Path>, config: Config) -> SqlResult<Database> {
         let path = path.as_ref();
         std::fs::create_dir_all(path).map_err(|e| {
-            SqlError::internal(format!("cannot create data directory {}: {e}", path.display()))
+            SqlError::internal(format!(
+                "cannot create data directory {}: {e}",
+                path.display()
+            ))
         })?;
         let storage: Arc<dyn Storage> = EmbeddedStorage::open(path)?;
         Self::open_shared(storage, config)
@@ -105,7 +108,10 @@ impl Session {
 
     /// Execute a script of `;`-separated statements; stops at the first
     /// error. Returns the result of every statement that ran.
-    pub fn execute_script(&mut self, sql: &str) -> Result<Vec<QueryResult>, (Vec<QueryResult>, SqlError)> {
+    pub fn execute_script(
+        &mut self,
+        sql: &str,
+    ) -> Result<Vec<QueryResult>, (Vec<QueryResult>, SqlError)> {
         let mut out = Vec::new();
         for s in split_statements(sql) {
             match self.execute(&s) {
@@ -135,7 +141,8 @@ impl Session {
 
     /// Switch the current database (COM_INIT_DB / USE).
     pub fn use_database(&mut self, db: &str) -> SqlResult<()> {
-        self.execute(&format!("USE `{}`", db.replace('`', "``"))).map(|_| ())
+        self.execute(&format!("USE `{}`", db.replace('`', "``")))
+            .map(|_| ())
     }
 
     /// Whether a transaction is open.

@@ -5,8 +5,8 @@
 //! `tributary_fault` → `tributary_storage` → [`catalog`] → `tributary_index`
 //! → [`iscp`] → [`sql`] → [`server`] / CLI. See `docs/ARCHITECTURE.md`.
 
-pub mod cli;
 pub mod catalog;
+pub mod cli;
 pub mod config;
 pub mod db;
 pub mod error;

@@ -68,7 +68,10 @@ struct Reader<'a> {
 
 impl<'a> Reader<'a> {
     fn take(&mut self, n: usize) -> Result<&'a [u8], CodecError> {
-        let end = self.pos.checked_add(n).ok_or(CodecError("length overflow"))?;
+        let end = self
+            .pos
+            .checked_add(n)
+            .ok_or(CodecError("length overflow"))?;
         let s = self.b.get(self.pos..end).ok_or(CodecError("truncated"))?;
         self.pos = end;
         Ok(s)
@@ -151,7 +154,11 @@ pub fn encode_key_value(out: &mut Vec<u8>, v: &Value) {
         Value::Float(f) => {
             out.push(0x03);
             let bits = f.to_bits();
-            let ord = if bits >> 63 == 1 { !bits } else { bits | (1u64 << 63) };
+            let ord = if bits >> 63 == 1 {
+                !bits
+            } else {
+                bits | (1u64 << 63)
+            };
             out.extend_from_slice(&ord.to_be_bytes());
         }
         Value::Text(s) => {

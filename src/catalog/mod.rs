@@ -119,7 +119,12 @@ pub fn list_databases(txn: &mut dyn Transaction) -> SqlResult<Vec<DatabaseDef>> 
         id: 0,
         name: SYSTEM_DB.into(),
     }];
-    for (k, v) in txn.scan(SYS_DATABASES, Bound::Unbounded, Bound::Unbounded, usize::MAX)? {
+    for (k, v) in txn.scan(
+        SYS_DATABASES,
+        Bound::Unbounded,
+        Bound::Unbounded,
+        usize::MAX,
+    )? {
         let d: DatabaseDef =
             serde_json::from_slice(&v).map_err(|e| corrupt(&String::from_utf8_lossy(&k), e))?;
         out.push(d);
@@ -415,7 +420,9 @@ pub fn virtual_rows(txn: &mut dyn Transaction, name: &str) -> SqlResult<Option<V
                         Value::Text(cols.join(",")),
                         Value::Bool(ix.is_async),
                         Value::Text(params),
-                        ix.job_id.map(|j| Value::Int(j as i64)).unwrap_or(Value::Null),
+                        ix.job_id
+                            .map(|j| Value::Int(j as i64))
+                            .unwrap_or(Value::Null),
                         Value::Int(ix.storage_id as i64),
                     ]);
                 }

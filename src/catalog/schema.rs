@@ -221,7 +221,9 @@ pub fn coerce_value(ty: &DataType, v: Value, what: &str) -> SqlResult<Value> {
         DataType::Text => Ok(Value::Text(text_of(v))),
         DataType::DateTime => match v {
             Value::DateTime(us) => Ok(Value::DateTime(us)),
-            Value::Text(ref s) => parse_datetime(s).map(Value::DateTime).ok_or_else(|| bad(&v)),
+            Value::Text(ref s) => parse_datetime(s)
+                .map(Value::DateTime)
+                .ok_or_else(|| bad(&v)),
             other => Err(bad(&other)),
         },
         DataType::VecF32(dim) | DataType::VecF64(dim) => {
@@ -322,11 +324,20 @@ mod tests {
         assert_eq!(v.unwrap_err().code, code::DATA_TOO_LONG);
         let v = coerce_to_column(&col(DataType::Int, false), Value::Null);
         assert_eq!(v.unwrap_err().code, code::BAD_NULL);
-        let v = coerce_to_column(&col(DataType::VecF32(2), true), Value::Text("[1,2,3]".into()));
+        let v = coerce_to_column(
+            &col(DataType::VecF32(2), true),
+            Value::Text("[1,2,3]".into()),
+        );
         assert!(v.unwrap_err().message.contains("dimension"));
-        let v = coerce_to_column(&col(DataType::VecF32(2), true), Value::Text("[1,nan]".into()));
+        let v = coerce_to_column(
+            &col(DataType::VecF32(2), true),
+            Value::Text("[1,nan]".into()),
+        );
         assert!(v.is_err());
-        let v = coerce_to_column(&col(DataType::VecF32(2), true), Value::Text("[1,1e39]".into()));
+        let v = coerce_to_column(
+            &col(DataType::VecF32(2), true),
+            Value::Text("[1,1e39]".into()),
+        );
         assert!(v.is_err());
         assert_eq!(
             coerce_to_column(&col(DataType::BigInt, true), Value::Text("42".into())).unwrap(),

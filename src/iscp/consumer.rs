@@ -27,6 +27,9 @@ use crate::iscp::Iscp;
 use crate::sql::access::btree_entry_key;
 use crate::types::Value;
 
+/// Key/value pairs read from storage.
+pub type KvPairs = Vec<(Vec<u8>, Vec<u8>)>;
+
 /// How a work unit ended.
 #[derive(Debug)]
 pub enum Outcome {
@@ -72,8 +75,12 @@ fn sql_outcome(e: SqlError) -> Outcome {
 
 /// The indexed column values of an encoded row.
 fn cols_of(row: &[u8], cols: &[usize]) -> Result<Vec<Value>, SqlError> {
-    let r = decode_row(row).map_err(|e| SqlError::internal(format!("corrupt row in change log: {e}")))?;
-    Ok(cols.iter().map(|&c| r.get(c).cloned().unwrap_or(Value::Null)).collect())
+    let r = decode_row(row)
+        .map_err(|e| SqlError::internal(format!("corrupt row in change log: {e}")))?;
+    Ok(cols
+        .iter()
+        .map(|&c| r.get(c).cloned().unwrap_or(Value::Null))
+        .collect())
 }
 
 /// Turn changes into index ops.
@@ -99,7 +106,12 @@ fn begin(iscp: &Iscp) -> Result<Box<dyn Transaction>, SqlError> {
 }
 
 /// Write B-tree entries for changes (async secondary index).
-fn apply_btree(txn: &mut dyn Transaction, storage_id: u64, changes: &[Change], cols: &[usize]) -> Result<(), SqlError> {
+fn apply_btree(
+    txn: &mut dyn Transaction,
+    storage_id: u64,
+    changes: &[Change],
+    cols: &[usize],
+) -> Result<(), SqlError> {
     for c in changes {
         if let Some(o) = &c.old {
             let ov = cols_of(o, cols)?;
@@ -107,7 +119,11 @@ fn apply_btree(txn: &mut dyn Transaction, storage_id: u64, changes: &[Change], c
         }
         if let Some(n) = &c.new {
             let nv = cols_of(n, cols)?;
-            txn.put(storage_id, &btree_entry_key(&nv, &c.key, false), c.key.clone())?;
+            txn.put(
+                storage_id,
+                &btree_entry_key(&nv, &c.key, false),
+                c.key.clone(),
+            )?;
         }
     }
     Ok(())
@@ -121,7 +137,11 @@ fn commit_unit(
     token: &CancellationToken,
     f: impl FnOnce(&mut JobRow),
 ) -> Result<Outcome, SqlError> {
-    if let Err(e) = tributary_fault::hit_blocking(points::ISCP_LONG_BEFORE_WATERMARK, Some(&j.spec.index), Some(token)) {
+    if let Err(e) = tributary_fault::hit_blocking(
+        points::ISCP_LONG_BEFORE_WATERMARK,
+        Some(&j.spec.index),
+        Some(token),
+    ) {
         txn.rollback();
         return Ok(fault_outcome(e));
     }
@@ -143,7 +163,9 @@ fn commit_unit(
         }
         Err(GuardRefusal::CasLost { expected, found }) => {
             txn.rollback();
-            Ok(Outcome::Stopped(format!("superseded (iteration {expected} vs {found})")))
+            Ok(Outcome::Stopped(format!(
+                "superseded (iteration {expected} vs {found})"
+            )))
         }
         Err(r) => {
             txn.rollback();
@@ -153,17 +175,21 @@ fn commit_unit(
 }
 
 async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T, Outcome> {
-    tokio::task::spawn_blocking(f).await.map_err(|e| Outcome::Failed {
-        code: 3,
-        msg: format!("consumer task failed: {e}"),
-    })
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| Outcome::Failed {
+            code: 3,
+            msg: format!("consumer task failed: {e}"),
+        })
 }
 
 /// Apply pre-phase fault points for an index kind.
 async fn before_apply(j: &JobRow, token: &CancellationToken) -> Result<(), Outcome> {
     let idx = Some(j.spec.index.as_str());
     let r = match j.spec.kind {
-        IndexKind::Hnsw { .. } => tributary_fault::hit(points::ISCP_LONG_HNSW_BEFORE_UPDATE, idx, token).await,
+        IndexKind::Hnsw { .. } => {
+            tributary_fault::hit(points::ISCP_LONG_HNSW_BEFORE_UPDATE, idx, token).await
+        }
         _ => tributary_fault::hit(points::ISCP_LONG_BEFORE_EXEC, idx, token).await,
     };
     r.map(|_| ()).map_err(fault_outcome)
@@ -171,9 +197,13 @@ async fn before_apply(j: &JobRow, token: &CancellationToken) -> Result<(), Outco
 
 async fn before_save(j: &JobRow, token: &CancellationToken) -> Result<(), Outcome> {
     if matches!(j.spec.kind, IndexKind::Hnsw { .. }) {
-        tributary_fault::hit(points::ISCP_LONG_HNSW_BEFORE_SAVE, Some(&j.spec.index), token)
-            .await
-            .map_err(fault_outcome)?;
+        tributary_fault::hit(
+            points::ISCP_LONG_HNSW_BEFORE_SAVE,
+            Some(&j.spec.index),
+            token,
+        )
+        .await
+        .map_err(fault_outcome)?;
     }
     Ok(())
 }
@@ -220,7 +250,8 @@ pub async fn incremental_unit(
         IndexKind::BTree { .. } => {
             let mut txn = txn;
             let (sid, cols) = (j.spec.storage_id, j.spec.columns.clone());
-            match blocking(move || apply_btree(txn.as_mut(), sid, &slice, &cols).map(|_| txn)).await {
+            match blocking(move || apply_btree(txn.as_mut(), sid, &slice, &cols).map(|_| txn)).await
+            {
                 Ok(Ok(t)) => t,
                 Ok(Err(e)) => return sql_outcome(e),
                 Err(o) => return o,
@@ -252,7 +283,12 @@ pub async fn incremental_unit(
     finish(iscp, j, r, Some(to_ts))
 }
 
-fn finish(iscp: &Iscp, j: &JobRow, r: Result<Result<Outcome, SqlError>, Outcome>, new_wm: Option<u64>) -> Outcome {
+fn finish(
+    iscp: &Iscp,
+    j: &JobRow,
+    r: Result<Result<Outcome, SqlError>, Outcome>,
+    new_wm: Option<u64>,
+) -> Outcome {
     let out = match r {
         Ok(Ok(o)) => o,
         Ok(Err(e)) => sql_outcome(e),
@@ -262,8 +298,11 @@ fn finish(iscp: &Iscp, j: &JobRow, r: Result<Result<Outcome, SqlError>, Outcome>
         Outcome::Committed { .. } => {
             iscp.live_committed(j.key.job_id);
             if let Some(w) = new_wm {
-                iscp.storage
-                    .set_consumer_watermark(&consumer_name(j.key.job_id), j.key.table_id, w);
+                iscp.storage.set_consumer_watermark(
+                    &consumer_name(j.key.job_id),
+                    j.key.table_id,
+                    w,
+                );
             }
         }
         _ => iscp.invalidate(j.key.job_id),
@@ -281,12 +320,20 @@ pub fn consumer_name(job_id: u64) -> String {
 /// watermark is the snapshot ts of its first unit; changes after it are
 /// replayed by the incremental stage (idempotent by primary key), so a
 /// build resumed after a crash (at a later snapshot) is still exact.
-pub async fn initial_build_unit(iscp: &Arc<Iscp>, j: &JobRow, token: &CancellationToken) -> Outcome {
+pub async fn initial_build_unit(
+    iscp: &Arc<Iscp>,
+    j: &JobRow,
+    token: &CancellationToken,
+) -> Outcome {
     if let Err(o) = before_apply(j, token).await {
         return o;
     }
     let first = j.status.build_ts == 0;
-    let build_ts = if first { iscp.storage.latest_ts() } else { j.status.build_ts };
+    let build_ts = if first {
+        iscp.storage.latest_ts()
+    } else {
+        j.status.build_ts
+    };
     if first {
         // Keep every change after the build snapshot.
         iscp.storage
@@ -295,12 +342,18 @@ pub async fn initial_build_unit(iscp: &Arc<Iscp>, j: &JobRow, token: &Cancellati
     let after = j.status.build_after.as_deref().and_then(unhex);
     let snap = iscp.storage.latest_ts();
     let cap = iscp.config.iscp_max_batch.max(1);
-    let rows = match iscp.storage.snapshot_scan(j.key.table_id, snap, after.as_deref(), cap) {
+    let rows = match iscp
+        .storage
+        .snapshot_scan(j.key.table_id, snap, after.as_deref(), cap)
+    {
         Ok(r) => r,
         Err(e) => return sql_outcome(e.into()),
     };
     let total = if first {
-        match iscp.storage.snapshot_scan(j.key.table_id, snap, None, usize::MAX) {
+        match iscp
+            .storage
+            .snapshot_scan(j.key.table_id, snap, None, usize::MAX)
+        {
             Ok(all) => all.len() as u64,
             Err(e) => return sql_outcome(e.into()),
         }
@@ -334,7 +387,9 @@ pub async fn initial_build_unit(iscp: &Arc<Iscp>, j: &JobRow, token: &Cancellati
         IndexKind::BTree { .. } => {
             let mut txn = txn;
             let (sid, cols) = (j.spec.storage_id, j.spec.columns.clone());
-            match blocking(move || apply_btree(txn.as_mut(), sid, &changes, &cols).map(|_| txn)).await {
+            match blocking(move || apply_btree(txn.as_mut(), sid, &changes, &cols).map(|_| txn))
+                .await
+            {
                 Ok(Ok(t)) => t,
                 Ok(Err(e)) => return sql_outcome(e),
                 Err(o) => return o,
@@ -380,6 +435,6 @@ pub async fn initial_build_unit(iscp: &Arc<Iscp>, j: &JobRow, token: &Cancellati
 }
 
 /// Entries of an async B-tree index in a key range (for searches and tests).
-pub fn btree_entries(txn: &mut dyn Transaction, storage_id: u64) -> Result<Vec<(Vec<u8>, Vec<u8>)>, SqlError> {
+pub fn btree_entries(txn: &mut dyn Transaction, storage_id: u64) -> Result<KvPairs, SqlError> {
     Ok(txn.scan(storage_id, Bound::Unbounded, Bound::Unbounded, usize::MAX)?)
 }

@@ -87,7 +87,10 @@ async fn try_finalize(iscp: &Arc<Iscp>, j: &JobRow, token: &CancellationToken) -
     let key = j.key.clone();
     let storage_id = j.spec.storage_id;
     let r = tokio::task::spawn_blocking(move || -> Result<(), String> {
-        iscp2.storage.purge_table(storage_id).map_err(|e| e.to_string())?;
+        iscp2
+            .storage
+            .purge_table(storage_id)
+            .map_err(|e| e.to_string())?;
         iscp2.storage.remove_consumer(&consumer_name(key.job_id));
         let mut txn = iscp2
             .storage

@@ -8,9 +8,9 @@
 //! * `d` ++ ts ++ seq — delta records applied since the base.
 //!
 //! A consumer commit writes only deltas (cost proportional to the change),
-//! and rewrites the base every [`CHECKPOINT_DELTAS`] deltas. Loading = base
-//! + replay of deltas in order, so any CN loads the same index. This module
-//! never writes the job log.
+//! and rewrites the base every [`CHECKPOINT_DELTAS`] deltas. Loading is the
+//! base plus a replay of the deltas in order, so any CN loads the same
+//! index. This module never writes the job log.
 
 use std::collections::HashMap;
 use std::ops::Bound;
@@ -64,6 +64,7 @@ impl Labels {
 }
 
 /// The index proper.
+#[allow(clippy::large_enum_variant)] // one per job; boxing buys nothing
 pub enum IndexData {
     Hnsw(VectorIndex),
     FullText(FullTextIndex),
@@ -148,7 +149,8 @@ impl LiveIndex {
                                     other => Some(other.to_string()),
                                 })
                                 .collect();
-                            let refs: Vec<Option<&str>> = texts.iter().map(|t| t.as_deref()).collect();
+                            let refs: Vec<Option<&str>> =
+                                texts.iter().map(|t| t.as_deref()).collect();
                             ix.upsert(label, &refs).map_err(ierr)?;
                         }
                     }
@@ -234,7 +236,9 @@ impl LiveIndex {
         let rest = blob.get(pos..).ok_or_else(bad)?;
         let data = match &spec.kind {
             IndexKind::Hnsw { .. } => IndexData::Hnsw(VectorIndex::from_bytes(rest).map_err(ierr)?),
-            IndexKind::FullText { .. } => IndexData::FullText(FullTextIndex::from_bytes(rest).map_err(ierr)?),
+            IndexKind::FullText { .. } => {
+                IndexData::FullText(FullTextIndex::from_bytes(rest).map_err(ierr)?)
+            }
             IndexKind::BTree { .. } => return Err(bad()),
         };
         Ok(LiveIndex { data, labels })
@@ -293,7 +297,7 @@ pub fn hex(b: &[u8]) -> String {
 
 /// Parse lower/upper-case hex.
 pub fn unhex(s: &str) -> Option<Vec<u8>> {
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         return None;
     }
     (0..s.len())
@@ -305,7 +309,9 @@ pub fn unhex(s: &str) -> Option<Vec<u8>> {
 fn read_meta(txn: &mut dyn Transaction, storage_id: u64) -> SqlResult<Meta> {
     match txn.get(storage_id, b"m", false)? {
         None => Ok(Meta::default()),
-        Some(b) => serde_json::from_slice(&b).map_err(|e| SqlError::internal(format!("index meta: {e}"))),
+        Some(b) => {
+            serde_json::from_slice(&b).map_err(|e| SqlError::internal(format!("index meta: {e}")))
+        }
     }
 }
 

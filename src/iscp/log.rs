@@ -61,7 +61,10 @@ impl JobState {
     }
     /// States a progress write must never overwrite.
     pub fn is_protected(self) -> bool {
-        matches!(self, JobState::Error | JobState::Canceled | JobState::Canceling)
+        matches!(
+            self,
+            JobState::Error | JobState::Canceled | JobState::Canceling
+        )
     }
     /// No more work will happen (for lag reporting).
     pub fn is_terminal(self) -> bool {
@@ -199,10 +202,12 @@ fn from_row(r: &[Value]) -> SqlResult<JobRow> {
             job_name: txt(2)?,
             job_id: int(3)? as u64,
         },
-        spec: serde_json::from_str(&txt(4)?).map_err(|e| SqlError::internal(format!("job_spec: {e}")))?,
+        spec: serde_json::from_str(&txt(4)?)
+            .map_err(|e| SqlError::internal(format!("job_spec: {e}")))?,
         state: JobState::from_i64(int(5)?),
         watermark: int(6)? as u64,
-        status: serde_json::from_str(&txt(7)?).map_err(|e| SqlError::internal(format!("job_status: {e}")))?,
+        status: serde_json::from_str(&txt(7)?)
+            .map_err(|e| SqlError::internal(format!("job_status: {e}")))?,
         create_at: match r.get(8) {
             Some(Value::DateTime(v)) => *v,
             _ => 0,

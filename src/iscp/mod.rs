@@ -235,7 +235,12 @@ impl Iscp {
     /// the ones still pending. Works on any CN: the condition is the durable
     /// job row, re-read after every local finalization and at least every
     /// 20 ms (another CN's runner finalizes through storage).
-    pub fn await_canceled(&self, _engine: &crate::sql::Engine, keys: &[JobKey], wait: Duration) -> Vec<JobKey> {
+    pub fn await_canceled(
+        &self,
+        _engine: &crate::sql::Engine,
+        keys: &[JobKey],
+        wait: Duration,
+    ) -> Vec<JobKey> {
         self.wake();
         let deadline = Instant::now() + wait;
         let mut pending: Vec<JobKey> = keys.to_vec();

@@ -90,13 +90,19 @@ impl Runner {
         self.tasks.abort_all();
         while self.tasks.join_next().await.is_some() {}
         if self.leader {
-            self.iscp.storage.release_lease(RUNNER_LEASE, &self.iscp.config.node_name);
+            self.iscp
+                .storage
+                .release_lease(RUNNER_LEASE, &self.iscp.config.node_name);
         }
     }
 
     async fn tick(&mut self) {
         let node = self.iscp.config.node_name.clone();
-        match self.iscp.storage.try_lease(RUNNER_LEASE, &node, self.iscp.config.lease_ttl) {
+        match self
+            .iscp
+            .storage
+            .try_lease(RUNNER_LEASE, &node, self.iscp.config.lease_ttl)
+        {
             Ok(true) => {
                 if !self.leader {
                     tracing::info!(node = %node, "became the ISCP runner");
@@ -113,7 +119,9 @@ impl Runner {
                 return;
             }
         }
-        self.iscp.is_runner.store(true, std::sync::atomic::Ordering::Release);
+        self.iscp
+            .is_runner
+            .store(true, std::sync::atomic::Ordering::Release);
         let jobs = match self.iscp.read_jobs() {
             Ok(j) => j,
             Err(e) => {
@@ -157,7 +165,9 @@ impl Runner {
                 };
                 if permit.is_some() {
                     let span = tracing::info_span!("iscp_table", table);
-                    table_iteration(iscp, table, jobs, token).instrument(span).await;
+                    table_iteration(iscp, table, jobs, token)
+                        .instrument(span)
+                        .await;
                 }
                 busy.lock().remove(&table);
             });
@@ -173,7 +183,9 @@ fn schedulable(j: &JobRow, iscp: &Iscp) -> bool {
     if j.status.retries > 0 {
         let base = iscp.config.iscp_retry_base.as_millis() as u64;
         let cap = iscp.config.iscp_retry_cap.as_millis() as u64;
-        let backoff = base.saturating_mul(1u64 << j.status.retries.min(20)).min(cap);
+        let backoff = base
+            .saturating_mul(1u64 << j.status.retries.min(20))
+            .min(cap);
         if now_ms() < j.status.last_run_ms.saturating_add(backoff) {
             return false;
         }
@@ -263,7 +275,12 @@ async fn table_iteration(iscp: Arc<Iscp>, table: u64, jobs: Vec<JobRow>, token: 
 /// Read at most `iscp_max_batch` changes after `from`, never splitting a
 /// transaction (unless one transaction alone exceeds the cap, in which case
 /// that transaction is read whole).
-fn read_batch(iscp: &Iscp, table: u64, from: u64, to: u64) -> Result<Vec<Change>, tributary_storage::StorageError> {
+fn read_batch(
+    iscp: &Iscp,
+    table: u64,
+    from: u64,
+    to: u64,
+) -> Result<Vec<Change>, tributary_storage::StorageError> {
     let cap = iscp.config.iscp_max_batch.max(1);
     let b = iscp.storage.changes(table, from, to, None, cap)?;
     let mut changes = b.changes;
@@ -308,7 +325,9 @@ async fn run_consumer(
     let _tg = iscp.runtime.task(TaskKind::Consumer, Some(j.key.job_id));
     let span = tracing::info_span!("iscp_job", job_id = j.key.job_id, index = %index, from_ts = j.watermark);
     let outcome = async {
-        if let Err(e) = tributary_fault::hit(points::ISCP_AFTER_REGISTER_CONSUMER, Some(&index), &token).await {
+        if let Err(e) =
+            tributary_fault::hit(points::ISCP_AFTER_REGISTER_CONSUMER, Some(&index), &token).await
+        {
             return Outcome::Stopped(e.to_string());
         }
         match input {
@@ -321,8 +340,11 @@ async fn run_consumer(
                 let Some(batch) = batch else {
                     return Outcome::Stopped("retriever closed".into());
                 };
-                let slice: Vec<Change> =
-                    batch.iter().filter(|c| c.commit_ts > j.watermark).cloned().collect();
+                let slice: Vec<Change> = batch
+                    .iter()
+                    .filter(|c| c.commit_ts > j.watermark)
+                    .cloned()
+                    .collect();
                 consumer::incremental_unit(iscp, j, slice, to_ts, &token).await
             }
         }
@@ -335,7 +357,9 @@ async fn run_consumer(
                 iscp.wake.notify_one();
             }
         }
-        Outcome::Stopped(why) => tracing::debug!(job = j.key.job_id, why = %why, "consumer stopped"),
+        Outcome::Stopped(why) => {
+            tracing::debug!(job = j.key.job_id, why = %why, "consumer stopped")
+        }
         Outcome::Failed { code, msg } => {
             iscp.invalidate(j.key.job_id);
             if let Err(e) = record_error(iscp, j, code, &msg) {
@@ -346,7 +370,12 @@ async fn run_consumer(
     drop(guard);
 }
 
-fn record_error(iscp: &Iscp, j: &JobRow, code: u32, msg: &str) -> Result<(), crate::error::SqlError> {
+fn record_error(
+    iscp: &Iscp,
+    j: &JobRow,
+    code: u32,
+    msg: &str,
+) -> Result<(), crate::error::SqlError> {
     let mut txn = iscp.storage.begin(TxnOptions {
         lock_wait_timeout: Duration::from_secs(5),
         read_only: false,
@@ -368,7 +397,11 @@ fn record_error(iscp: &Iscp, j: &JobRow, code: u32, msg: &str) -> Result<(), cra
         }
         Err(refusal) => {
             txn.rollback();
-            tracing::info!(job = j.key.job_id, ?refusal, "error not recorded: job superseded or dropped");
+            tracing::info!(
+                job = j.key.job_id,
+                ?refusal,
+                "error not recorded: job superseded or dropped"
+            );
         }
     }
     Ok(())

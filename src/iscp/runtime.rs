@@ -170,7 +170,11 @@ impl Runtime {
 
     /// Live tasks of a kind.
     pub fn tasks_of_kind(&self, kind: TaskKind) -> usize {
-        self.tasks.lock().values().filter(|(k, _)| *k == kind).count()
+        self.tasks
+            .lock()
+            .values()
+            .filter(|(k, _)| *k == kind)
+            .count()
     }
 
     /// Registry sizes.
@@ -192,7 +196,10 @@ mod tests {
         let rt = Arc::new(Runtime::default());
         let root = CancellationToken::new();
         let (tok, guard) = rt.register_consumer(7, &root).unwrap();
-        assert!(rt.register_consumer(7, &root).is_none(), "one consumer per job");
+        assert!(
+            rt.register_consumer(7, &root).is_none(),
+            "one consumer per job"
+        );
         let mut done = rt.fence_and_cancel(7).unwrap();
         assert!(tok.is_cancelled());
         assert!(rt.register_consumer(7, &root).is_none(), "fenced");

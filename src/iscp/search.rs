@@ -61,13 +61,21 @@ impl IndexPath {
                 "Vector Index Search on {} using {} (hnsw, k={k}{})",
                 t.qualified(),
                 index.name,
-                if *fast { ", index only" } else { ", fresh tail merged" }
+                if *fast {
+                    ", index only"
+                } else {
+                    ", fresh tail merged"
+                }
             ),
             IndexPath::FullText { index, fast, .. } => format!(
                 "Full-Text Search on {} using {}{}",
                 t.qualified(),
                 index.name,
-                if *fast { " (index only)" } else { " (fresh tail merged)" }
+                if *fast {
+                    " (index only)"
+                } else {
+                    " (fresh tail merged)"
+                }
             ),
         }
     }
@@ -100,7 +108,9 @@ pub fn choose_index_path(
         if let [CExpr::Col(c), q] = args.as_slice() {
             if q.is_constant() {
                 for ix in &t.indexes {
-                    let IndexKind::Hnsw { op_type, .. } = &ix.kind else { continue };
+                    let IndexKind::Hnsw { op_type, .. } = &ix.kind else {
+                        continue;
+                    };
                     if ix.columns.first() != Some(c) {
                         continue;
                     }
@@ -108,15 +118,24 @@ pub fn choose_index_path(
                         continue;
                     }
                     let v = eval_const(q, host)?;
-                    let Some(qv) = vector_arg(&v, name)? else { return Ok(None) };
+                    let Some(qv) = vector_arg(&v, name)? else {
+                        return Ok(None);
+                    };
                     let dim = t.columns[*c].ty.vector_dim().unwrap_or(0) as usize;
                     if qv.len() != dim {
                         return Err(SqlError::new(
                             code::INCORRECT_VALUE,
-                            format!("{name}: query vector has {} dimensions, column has {dim}", qv.len()),
+                            format!(
+                                "{name}: query vector has {} dimensions, column has {dim}",
+                                qv.len()
+                            ),
                         ));
                     }
-                    let overfetch = if filter.is_some() { (k * 20).max(200) } else { k };
+                    let overfetch = if filter.is_some() {
+                        (k * 20).max(200)
+                    } else {
+                        k
+                    };
                     return Ok(Some(IndexPath::Vector {
                         index: ix.clone(),
                         query: qv.iter().map(|x| *x as f32).collect(),
@@ -140,9 +159,13 @@ pub fn choose_index_path(
                 _ => None,
             };
             let Some(slot) = slot else { continue };
-            let Some(spec) = matches.get(slot) else { continue };
+            let Some(spec) = matches.get(slot) else {
+                continue;
+            };
             for ix in &t.indexes {
-                if matches!(ix.kind, IndexKind::FullText { .. }) && same_cols(&ix.columns, &spec.columns) {
+                if matches!(ix.kind, IndexKind::FullText { .. })
+                    && same_cols(&ix.columns, &spec.columns)
+                {
                     return Ok(Some(IndexPath::FullText {
                         index: ix.clone(),
                         slot,
@@ -163,7 +186,9 @@ fn same_cols(a: &[usize], b: &[usize]) -> bool {
 }
 
 fn job_row(cx: &mut Ctx<'_>, t: &TableDef, ix: &IndexDef) -> SqlResult<Option<JobRow>> {
-    let Some(job_id) = ix.job_id else { return Ok(None) };
+    let Some(job_id) = ix.job_id else {
+        return Ok(None);
+    };
     let key = JobKey {
         table_id: t.id,
         job_name: log::job_name(&ix.name),
@@ -175,7 +200,13 @@ fn job_row(cx: &mut Ctx<'_>, t: &TableDef, ix: &IndexDef) -> SqlResult<Option<Jo
 }
 
 /// Keys changed in `(after, upto]`, or `None` if more than `cap`.
-fn tail_keys(engine: &Engine, table: u64, after: u64, upto: u64, cap: usize) -> SqlResult<Option<HashSet<Vec<u8>>>> {
+fn tail_keys(
+    engine: &Engine,
+    table: u64,
+    after: u64,
+    upto: u64,
+    cap: usize,
+) -> SqlResult<Option<HashSet<Vec<u8>>>> {
     let mut keys = HashSet::new();
     if upto <= after {
         return Ok(Some(keys));
@@ -210,7 +241,9 @@ fn all_rows(txn: &mut dyn Transaction, t: &TableDef) -> SqlResult<Vec<(Vec<u8>, 
 fn get_row(txn: &mut dyn Transaction, t: &TableDef, k: &[u8]) -> SqlResult<Option<Vec<Value>>> {
     match txn.get(t.id, k, false)? {
         None => Ok(None),
-        Some(v) => decode_row(&v).map(Some).map_err(|e| SqlError::internal(e.to_string())),
+        Some(v) => decode_row(&v)
+            .map(Some)
+            .map_err(|e| SqlError::internal(e.to_string())),
     }
 }
 
@@ -226,7 +259,11 @@ fn texts_of(row: &[Value], cols: &[usize]) -> Vec<Option<String>> {
 
 /// Provisional relevance for rows not in the index: matched query-term
 /// occurrences (BM25 needs corpus statistics the tail does not have).
-fn tail_score(parser: tributary_index::Parser, texts: &[Option<String>], spec: &MatchSpec) -> Option<f64> {
+fn tail_score(
+    parser: tributary_index::Parser,
+    texts: &[Option<String>],
+    spec: &MatchSpec,
+) -> Option<f64> {
     let refs: Vec<Option<&str>> = texts.iter().map(|t| t.as_deref()).collect();
     let words: HashSet<String> = refs
         .iter()
@@ -241,7 +278,8 @@ fn tail_score(parser: tributary_index::Parser, texts: &[Option<String>], spec: &
             Some('-') if spec.boolean => ('-', &raw[1..]),
             _ => (' ', raw),
         };
-        let toks = tributary_index::tokenize_with(parser, term.trim_matches(|c| c == '"' || c == '*'));
+        let toks =
+            tributary_index::tokenize_with(parser, term.trim_matches(|c| c == '"' || c == '*'));
         let hit = !toks.is_empty() && toks.iter().all(|t| words.contains(t));
         match sign {
             '+' if !hit => return None,
@@ -258,7 +296,10 @@ fn tail_score(parser: tributary_index::Parser, texts: &[Option<String>], spec: &
     }
     let mut n = 0usize;
     for t in refs.iter().flatten() {
-        n += tributary_index::tokenize_with(parser, t).iter().filter(|w| q.contains(*w)).count();
+        n += tributary_index::tokenize_with(parser, t)
+            .iter()
+            .filter(|w| q.contains(*w))
+            .count();
     }
     Some(n.max(1) as f64)
 }
@@ -306,14 +347,17 @@ pub fn fetch_candidates(
 ) -> SqlResult<Vec<(Vec<Value>, Vec<Value>)>> {
     let snapshot = cx.txn.start_ts();
     let (ix, fast, wait) = match ip {
-        IndexPath::Vector { index, fast, wait, .. } => (index, *fast, *wait),
+        IndexPath::Vector {
+            index, fast, wait, ..
+        } => (index, *fast, *wait),
         IndexPath::FullText { index, fast, .. } => (index, *fast, false),
     };
     let mut row = job_row(cx, t, ix)?;
     if wait {
         let deadline = Instant::now() + cx.engine.config.drop_wait;
         while let Some(r) = &row {
-            if r.status.stage != STAGE_INIT && r.watermark >= snapshot || Instant::now() >= deadline {
+            if r.status.stage != STAGE_INIT && r.watermark >= snapshot || Instant::now() >= deadline
+            {
                 break;
             }
             cx.engine.iscp.wake();
@@ -334,7 +378,11 @@ pub fn fetch_candidates(
             .map(|(k, r)| {
                 let m = scores
                     .iter()
-                    .map(|s| s.get(&k).map(|x| Value::Float(*x)).unwrap_or(Value::Float(0.0)))
+                    .map(|s| {
+                        s.get(&k)
+                            .map(|x| Value::Float(*x))
+                            .unwrap_or(Value::Float(0.0))
+                    })
                     .collect();
                 (r, m)
             })
@@ -350,7 +398,13 @@ pub fn fetch_candidates(
     let tail = if fast {
         HashSet::new()
     } else {
-        match tail_keys(cx.engine, t.id, w, snapshot, cx.engine.config.fresh_tail_cap)? {
+        match tail_keys(
+            cx.engine,
+            t.id,
+            w,
+            snapshot,
+            cx.engine.config.fresh_tail_cap,
+        )? {
             Some(k) => k,
             None => {
                 drop(g);
@@ -360,7 +414,12 @@ pub fn fetch_candidates(
     };
     let mut out = Vec::new();
     match (ip, &g.index.data) {
-        (IndexPath::Vector { query, overfetch, .. }, crate::iscp::live::IndexData::Hnsw(vx)) => {
+        (
+            IndexPath::Vector {
+                query, overfetch, ..
+            },
+            crate::iscp::live::IndexData::Hnsw(vx),
+        ) => {
             let want = overfetch + tail.len();
             let hits = vx
                 .search(query, want.min(vx.len().max(1)))
@@ -381,17 +440,28 @@ pub fn fetch_candidates(
             let Some(spec) = matches.get(*slot) else {
                 return Err(SqlError::internal("MATCH slot out of range"));
             };
-            let mode = if spec.boolean { MatchMode::Boolean } else { MatchMode::Natural };
-            let hits = fx
-                .search(&spec.query, mode, 100_000)
-                .map_err(|e| SqlError::new(code::WRONG_ARGUMENTS, format!("full-text query: {e}")))?;
+            let mode = if spec.boolean {
+                MatchMode::Boolean
+            } else {
+                MatchMode::Natural
+            };
+            let hits = fx.search(&spec.query, mode, 100_000).map_err(|e| {
+                SqlError::new(code::WRONG_ARGUMENTS, format!("full-text query: {e}"))
+            })?;
             let scored: Vec<(Vec<u8>, f64)> = hits
                 .iter()
-                .filter_map(|(label, s)| g.index.labels.by_label.get(label).map(|pk| (pk.clone(), *s as f64)))
+                .filter_map(|(label, s)| {
+                    g.index
+                        .labels
+                        .by_label
+                        .get(label)
+                        .map(|pk| (pk.clone(), *s as f64))
+                })
                 .filter(|(pk, _)| !tail.contains(pk))
                 .collect();
             let parser = match &ix.kind {
-                IndexKind::FullText { parser } => tributary_index::Parser::from_name(parser).unwrap_or(tributary_index::Parser::Default),
+                IndexKind::FullText { parser } => tributary_index::Parser::from_name(parser)
+                    .unwrap_or(tributary_index::Parser::Default),
                 _ => tributary_index::Parser::Default,
             };
             drop(g);

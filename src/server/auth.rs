@@ -189,10 +189,7 @@ mod tests {
         let t = UserTable::new(&[]);
         let salt = random_salt();
         assert_eq!(t.verify("root", &salt, &[]), Some(true));
-        assert_eq!(
-            t.verify("root", &salt, &scramble_native("x", &salt)),
-            None
-        );
+        assert_eq!(t.verify("root", &salt, &scramble_native("x", &salt)), None);
         let t = UserTable::new(&["root:pw".parse().unwrap()]);
         assert_eq!(t.verify("root", &salt, &[]), None);
         assert_eq!(

@@ -94,13 +94,14 @@ async fn list_faults() -> Response {
     json_response(StatusCode::OK, tributary_fault::global().list_json())
 }
 
-async fn add_fault(body: Result<Json<AddFault>, axum::extract::rejection::JsonRejection>) -> Response {
+async fn add_fault(
+    body: Result<Json<AddFault>, axum::extract::rejection::JsonRejection>,
+) -> Response {
     let Json(f) = match body {
         Ok(b) => b,
         Err(e) => return (StatusCode::BAD_REQUEST, e.body_text()).into_response(),
     };
-    match tributary_fault::global().add(&f.name, &f.freq, &f.action, f.iarg, &f.sarg, f.constant)
-    {
+    match tributary_fault::global().add(&f.name, &f.freq, &f.action, f.iarg, &f.sarg, f.constant) {
         Ok(()) => json_response(StatusCode::OK, tributary_fault::global().list_json()),
         Err(e) => error_response(&e),
     }
@@ -109,7 +110,11 @@ async fn add_fault(body: Result<Json<AddFault>, axum::extract::rejection::JsonRe
 async fn remove_fault(Path(name): Path<String>) -> Response {
     match tributary_fault::global().remove(&name) {
         Ok(true) => (StatusCode::OK, "removed").into_response(),
-        Ok(false) => (StatusCode::NOT_FOUND, format!("fault point {name} not found")).into_response(),
+        Ok(false) => (
+            StatusCode::NOT_FOUND,
+            format!("fault point {name} not found"),
+        )
+            .into_response(),
         Err(e) => error_response(&e),
     }
 }

@@ -110,12 +110,13 @@ pub struct MysqlServer {
 impl MysqlServer {
     /// Bind the listening socket.
     pub async fn bind(db: Database, opts: ServerOptions) -> Result<MysqlServer, ServerError> {
-        let listener = TcpListener::bind(opts.listen)
-            .await
-            .map_err(|source| ServerError::Bind {
-                addr: opts.listen.to_string(),
-                source,
-            })?;
+        let listener =
+            TcpListener::bind(opts.listen)
+                .await
+                .map_err(|source| ServerError::Bind {
+                    addr: opts.listen.to_string(),
+                    source,
+                })?;
         Ok(MysqlServer {
             listener,
             shared: Arc::new(Shared {
@@ -219,10 +220,8 @@ async fn handle_connection(
     let auth_failure: wire::AuthFailureSlot = Arc::new(Mutex::new(None));
     let activity = Arc::new(mysql::Activity::default());
     let mut reader = LimitReader::new(rd, shared.max_allowed_packet);
-    let mut writer = BufWriter::with_capacity(
-        WRITE_BUFFER,
-        HandshakeWriter::new(wr, auth_failure.clone()),
-    );
+    let mut writer =
+        BufWriter::with_capacity(WRITE_BUFFER, HandshakeWriter::new(wr, auth_failure.clone()));
     let conn = mysql::Connection::new(
         shared.clone(),
         session,

@@ -127,7 +127,9 @@ impl Connection {
             Ok(r) => r,
             Err(e) => {
                 tracing::error!(conn = self.conn_id, error = %e, "statement task failed");
-                Err(SqlError::internal(format!("statement execution failed: {e}")))
+                Err(SqlError::internal(format!(
+                    "statement execution failed: {e}"
+                )))
             }
         }
     }
@@ -538,8 +540,10 @@ impl<W: AsyncWrite + Send + Unpin> AsyncMysqlShim<W> for Connection {
             return results
                 .error(
                     ErrorKind::ER_UNKNOWN_STMT_HANDLER,
-                    format!("Unknown prepared statement handler ({id}) given to mysqld_stmt_execute")
-                        .as_bytes(),
+                    format!(
+                        "Unknown prepared statement handler ({id}) given to mysqld_stmt_execute"
+                    )
+                    .as_bytes(),
                 )
                 .await;
         };

@@ -355,9 +355,12 @@ mod tests {
         w.write_all(&greeting[..5]).await.unwrap();
         w.write_all(&greeting[5..]).await.unwrap();
         *slot.lock() = Some("Access denied for user 'x'".into());
-        w.write_all(&packet(2, &[0xff, 0xa2, 0x06, b'#', b'2', b'8', b'0', b'0', b'0', b'n']))
-            .await
-            .unwrap();
+        w.write_all(&packet(
+            2,
+            &[0xff, 0xa2, 0x06, b'#', b'2', b'8', b'0', b'0', b'0', b'n'],
+        ))
+        .await
+        .unwrap();
         w.write_all(b"after").await.unwrap();
         w.flush().await.unwrap();
         drop(w);

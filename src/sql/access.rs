@@ -69,11 +69,7 @@ fn flip(op: BinOp) -> BinOp {
 }
 
 /// Collect per-column constant bounds from the WHERE conjuncts.
-fn column_bounds(
-    t: &TableDef,
-    filter: Option<&CExpr>,
-    host: &dyn FunctionHost,
-) -> Vec<ColBounds> {
+fn column_bounds(t: &TableDef, filter: Option<&CExpr>, host: &dyn FunctionHost) -> Vec<ColBounds> {
     let mut b = vec![ColBounds::default(); t.columns.len()];
     let Some(f) = filter else { return b };
     for term in f.conjuncts() {
@@ -95,7 +91,9 @@ fn column_bounds(
                     (o, CExpr::Col(c)) if o.is_constant() => (*c, o, flip(*op)),
                     _ => continue,
                 };
-                let Some(v) = coerce(col, other) else { continue };
+                let Some(v) = coerce(col, other) else {
+                    continue;
+                };
                 let Some(cb) = b.get_mut(col) else { continue };
                 match op {
                     BinOp::Eq => cb.eq = Some(v),
@@ -130,10 +128,15 @@ fn column_bounds(
     b
 }
 
-fn range_on_first(cb: &ColBounds) -> Option<(Bound<Vec<u8>>, Bound<Vec<u8>>)> {
+/// A key range.
+type KeyRange = (Bound<Vec<u8>>, Bound<Vec<u8>>);
+
+fn range_on_first(cb: &ColBounds) -> Option<KeyRange> {
     if let Some(v) = &cb.eq {
         let k = encode_key(std::slice::from_ref(v));
-        let end = prefix_end(&k).map(Bound::Excluded).unwrap_or(Bound::Unbounded);
+        let end = prefix_end(&k)
+            .map(Bound::Excluded)
+            .unwrap_or(Bound::Unbounded);
         return Some((Bound::Included(k), end));
     }
     if cb.lo.is_none() && cb.hi.is_none() {
@@ -149,7 +152,9 @@ fn range_on_first(cb: &ColBounds) -> Option<(Bound<Vec<u8>>, Bound<Vec<u8>>)> {
             if *incl {
                 Bound::Included(k)
             } else {
-                prefix_end(&k).map(Bound::Included).unwrap_or(Bound::Unbounded)
+                prefix_end(&k)
+                    .map(Bound::Included)
+                    .unwrap_or(Bound::Unbounded)
             }
         }
     };
@@ -158,7 +163,9 @@ fn range_on_first(cb: &ColBounds) -> Option<(Bound<Vec<u8>>, Bound<Vec<u8>>)> {
         Some((v, incl)) => {
             let k = encode_key(std::slice::from_ref(v));
             if *incl {
-                prefix_end(&k).map(Bound::Excluded).unwrap_or(Bound::Unbounded)
+                prefix_end(&k)
+                    .map(Bound::Excluded)
+                    .unwrap_or(Bound::Unbounded)
             } else {
                 Bound::Excluded(k)
             }
@@ -198,7 +205,9 @@ pub fn choose(t: &TableDef, filter: Option<&CExpr>, host: &dyn FunctionHost) -> 
         if ix.is_async || !matches!(ix.kind, IndexKind::BTree { .. }) {
             continue;
         }
-        let Some(&first) = ix.columns.first() else { continue };
+        let Some(&first) = ix.columns.first() else {
+            continue;
+        };
         let cb = &bounds[first];
         if let Some((s, e)) = range_on_first(cb) {
             let is_eq = cb.eq.is_some();
@@ -226,7 +235,8 @@ pub fn fetch(
 ) -> SqlResult<Vec<(Vec<u8>, Vec<Value>)>> {
     let mut out = Vec::new();
     let decode = |k: Vec<u8>, v: &[u8]| -> SqlResult<(Vec<u8>, Vec<Value>)> {
-        let row = decode_row(v).map_err(|e| SqlError::internal(format!("{}: {e}", t.qualified())))?;
+        let row =
+            decode_row(v).map_err(|e| SqlError::internal(format!("{}: {e}", t.qualified())))?;
         Ok((k, row))
     };
     match access {

@@ -65,7 +65,11 @@ pub fn execute(engine: &Engine, st: &mut SessionState, s: Stmt) -> SqlResult<Que
 
 /// After a DROP committed: purge storage that nobody reads any more and
 /// wait (bounded) for dropped ISCP jobs to reach Canceled.
-fn finish_drop(engine: &Engine, mut r: QueryResult, dropped: Vec<Dropped>) -> SqlResult<QueryResult> {
+fn finish_drop(
+    engine: &Engine,
+    mut r: QueryResult,
+    dropped: Vec<Dropped>,
+) -> SqlResult<QueryResult> {
     let mut jobs = Vec::new();
     for d in dropped {
         match d {
@@ -78,7 +82,9 @@ fn finish_drop(engine: &Engine, mut r: QueryResult, dropped: Vec<Dropped>) -> Sq
         }
     }
     if !jobs.is_empty() {
-        let pending = engine.iscp.await_canceled(engine, &jobs, engine.config.drop_wait);
+        let pending = engine
+            .iscp
+            .await_canceled(engine, &jobs, engine.config.drop_wait);
         for k in pending {
             r.warnings.push(Warning {
                 code: 1105,
@@ -235,7 +241,10 @@ fn drop_tables(
 pub fn parse_type(s: &str) -> SqlResult<DataType> {
     let l = s.trim().to_ascii_lowercase();
     let (base, arg) = match l.split_once('(') {
-        Some((b, rest)) => (b.trim().to_string(), rest.trim_end_matches(')').trim().to_string()),
+        Some((b, rest)) => (
+            b.trim().to_string(),
+            rest.trim_end_matches(')').trim().to_string(),
+        ),
         None => (l.clone(), String::new()),
     };
     let n = || -> SqlResult<u32> {
@@ -256,7 +265,10 @@ pub fn parse_type(s: &str) -> SqlResult<DataType> {
         "varchar" | "char" | "character varying" => {
             let len = if arg.is_empty() { 255 } else { n()? };
             if len == 0 || len > 65_535 {
-                return Err(SqlError::new(1074, format!("Column length too big for {s} (max = 65535)")));
+                return Err(SqlError::new(
+                    1074,
+                    format!("Column length too big for {s} (max = 65535)"),
+                ));
             }
             DataType::Varchar(len)
         }
@@ -265,7 +277,9 @@ pub fn parse_type(s: &str) -> SqlResult<DataType> {
         "vecf32" | "vecf64" => {
             let d = n()?;
             if d == 0 || d > 65_535 {
-                return Err(SqlError::parse(format!("vector dimension must be 1..65535 in {s}")));
+                return Err(SqlError::parse(format!(
+                    "vector dimension must be 1..65535 in {s}"
+                )));
             }
             if base == "vecf32" {
                 DataType::VecF32(d)
@@ -334,7 +348,10 @@ fn create_table(cx: &mut Ctx<'_>, ct: &ast::CreateTable) -> SqlResult<QueryResul
     for (i, c) in ct.columns.iter().enumerate() {
         let cname = ident_name(&c.name);
         if t.column_index(&cname).is_some() {
-            return Err(SqlError::new(1060, format!("Duplicate column name '{cname}'")));
+            return Err(SqlError::new(
+                1060,
+                format!("Duplicate column name '{cname}'"),
+            ));
         }
         let ty = parse_type(&c.data_type.to_string())?;
         let mut col = ColumnDef {
@@ -375,12 +392,17 @@ fn create_table(cx: &mut Ctx<'_>, ct: &ast::CreateTable) -> SqlResult<QueryResul
                         col.auto_increment = true;
                     }
                 }
-                ColumnOption::Comment(_) | ColumnOption::CharacterSet(_) | ColumnOption::Collation(_) => {}
+                ColumnOption::Comment(_)
+                | ColumnOption::CharacterSet(_)
+                | ColumnOption::Collation(_) => {}
                 other => return Err(SqlError::unsupported(format!("column option {other}"))),
             }
         }
         if col.auto_increment && !matches!(col.ty, DataType::Int | DataType::BigInt) {
-            return Err(SqlError::new(1063, format!("Incorrect column specifier for column '{cname}'")));
+            return Err(SqlError::new(
+                1063,
+                format!("Incorrect column specifier for column '{cname}'"),
+            ));
         }
         t.columns.push(col);
     }
@@ -392,7 +414,10 @@ fn create_table(cx: &mut Ctx<'_>, ct: &ast::CreateTable) -> SqlResult<QueryResul
         match c {
             TableConstraint::PrimaryKey(pk) => {
                 if !t.pk.is_empty() {
-                    return Err(SqlError::new(code::MULTIPLE_PRI_KEY, "Multiple primary key defined"));
+                    return Err(SqlError::new(
+                        code::MULTIPLE_PRI_KEY,
+                        "Multiple primary key defined",
+                    ));
                 }
                 t.pk = index_columns(&t, &pk.columns)?;
                 for &p in &t.pk {
@@ -419,7 +444,11 @@ fn create_table(cx: &mut Ctx<'_>, ct: &ast::CreateTable) -> SqlResult<QueryResul
             TableConstraint::FulltextOrSpatial(ft) if ft.fulltext => {
                 let cols = index_columns(&t, &ft.columns)?;
                 pending_indexes.push(IndexSpec {
-                    name: ft.opt_index_name.as_ref().map(ident_name).unwrap_or_default(),
+                    name: ft
+                        .opt_index_name
+                        .as_ref()
+                        .map(ident_name)
+                        .unwrap_or_default(),
                     columns: cols.iter().map(|&c| t.columns[c].name.clone()).collect(),
                     fulltext: true,
                     ..Default::default()
@@ -440,7 +469,11 @@ fn create_table(cx: &mut Ctx<'_>, ct: &ast::CreateTable) -> SqlResult<QueryResul
     let mut created = None;
     for mut spec in pending_indexes {
         if spec.name.is_empty() {
-            spec.name = spec.columns.first().cloned().unwrap_or_else(|| "idx".into());
+            spec.name = spec
+                .columns
+                .first()
+                .cloned()
+                .unwrap_or_else(|| "idx".into());
         }
         spec.table = Name {
             db: Some(t.db.clone()),
@@ -468,7 +501,9 @@ fn index_def(cx: &mut Ctx<'_>, t: &TableDef, spec: &IndexSpec) -> SqlResult<Inde
     let using = spec.using.as_deref().unwrap_or("");
     let kind = if using == "hnsw" {
         let [c] = cols.as_slice() else {
-            return Err(SqlError::wrong_args("an HNSW index covers exactly one vector column"));
+            return Err(SqlError::wrong_args(
+                "an HNSW index covers exactly one vector column",
+            ));
         };
         if t.columns[*c].ty.vector_dim().is_none() {
             return Err(SqlError::wrong_args(format!(
@@ -477,15 +512,24 @@ fn index_def(cx: &mut Ctx<'_>, t: &TableDef, spec: &IndexSpec) -> SqlResult<Inde
                 t.columns[*c].ty.sql_name()
             )));
         }
-        let op_type = spec.op_type.clone().unwrap_or_else(|| "vector_l2_ops".into());
+        let op_type = spec
+            .op_type
+            .clone()
+            .unwrap_or_else(|| "vector_l2_ops".into());
         tributary_index::Metric::from_op_type(&op_type)
             .map_err(|e| SqlError::wrong_args(e.to_string()))?;
         let m = spec.m.unwrap_or(16);
         let efc = spec.ef_construction.unwrap_or(128);
         let efs = spec.ef_search.unwrap_or(64);
-        for (what, v, lo, hi) in [("M", m, 2, 256), ("EF_CONSTRUCTION", efc, 1, 10_000), ("EF_SEARCH", efs, 1, 10_000)] {
+        for (what, v, lo, hi) in [
+            ("M", m, 2, 256),
+            ("EF_CONSTRUCTION", efc, 1, 10_000),
+            ("EF_SEARCH", efs, 1, 10_000),
+        ] {
             if v < lo || v > hi {
-                return Err(SqlError::wrong_args(format!("{what} must be between {lo} and {hi}, got {v}")));
+                return Err(SqlError::wrong_args(format!(
+                    "{what} must be between {lo} and {hi}, got {v}"
+                )));
             }
         }
         IndexKind::Hnsw {
@@ -505,7 +549,8 @@ fn index_def(cx: &mut Ctx<'_>, t: &TableDef, spec: &IndexSpec) -> SqlResult<Inde
             }
         }
         let parser = spec.parser.clone().unwrap_or_else(|| "default".into());
-        tributary_index::Parser::from_name(&parser).map_err(|e| SqlError::wrong_args(e.to_string()))?;
+        tributary_index::Parser::from_name(&parser)
+            .map_err(|e| SqlError::wrong_args(e.to_string()))?;
         IndexKind::FullText { parser }
     } else if using.is_empty() || using == "btree" {
         for &c in &cols {
@@ -580,11 +625,18 @@ fn create_index(
             let row = decode_row(&v).map_err(|e| SqlError::internal(e.to_string()))?;
             let vals: Vec<Value> = ix.columns.iter().map(|&c| row[c].clone()).collect();
             let ek = btree_entry_key(&vals, &k, unique);
-            if unique && vals.iter().all(|v| !v.is_null()) && cx.txn.get(ix.storage_id, &ek, true)?.is_some() {
+            if unique
+                && vals.iter().all(|v| !v.is_null())
+                && cx.txn.get(ix.storage_id, &ek, true)?.is_some()
+            {
                 let shown: Vec<String> = vals.iter().map(|v| v.to_string()).collect();
                 return Err(SqlError::new(
                     code::DUP_ENTRY,
-                    format!("Duplicate entry '{}' for key '{}'", shown.join("-"), ix.name),
+                    format!(
+                        "Duplicate entry '{}' for key '{}'",
+                        shown.join("-"),
+                        ix.name
+                    ),
                 ));
             }
             cx.txn.put(ix.storage_id, &ek, k)?;
@@ -603,7 +655,11 @@ fn drop_index(
 ) -> SqlResult<QueryResult> {
     let db = cx.session.db_for(table.db.as_deref())?.to_string();
     let mut t = catalog::require_table(cx.txn, &db, &table.name, true)?;
-    let Some(pos) = t.indexes.iter().position(|i| i.name.eq_ignore_ascii_case(name)) else {
+    let Some(pos) = t
+        .indexes
+        .iter()
+        .position(|i| i.name.eq_ignore_ascii_case(name))
+    else {
         return Err(SqlError::new(
             code::CANT_DROP_FIELD_OR_KEY,
             format!("Can't DROP '{name}'; check that column/key exists"),

@@ -123,7 +123,12 @@ fn next_auto_increment(cx: &mut Ctx<'_>, t: &TableDef, at_least: Option<i64>) ->
 }
 
 /// Insert one full row (already ordered by table columns, not yet coerced).
-pub fn insert_row(cx: &mut Ctx<'_>, t: &TableDef, mut row: Vec<Value>, replace: bool) -> SqlResult<()> {
+pub fn insert_row(
+    cx: &mut Ctx<'_>,
+    t: &TableDef,
+    mut row: Vec<Value>,
+    replace: bool,
+) -> SqlResult<()> {
     for (i, c) in t.columns.iter().enumerate() {
         if c.auto_increment {
             let explicit = match &row[i] {
@@ -199,7 +204,10 @@ pub fn insert(cx: &mut Ctx<'_>, ins: &ast::Insert) -> SqlResult<QueryResult> {
                     let mut c = Compiler::new(&scope, false);
                     let ce = c.compile(e).map_err(|err| {
                         if err.code == code::BAD_FIELD {
-                            SqlError::new(code::BAD_FIELD, err.message.replace("'field list'", "'VALUES'"))
+                            SqlError::new(
+                                code::BAD_FIELD,
+                                err.message.replace("'field list'", "'VALUES'"),
+                            )
                         } else {
                             err
                         }
@@ -297,7 +305,11 @@ fn single_table(cx: &mut Ctx<'_>, twj: &ast::TableWithJoins) -> SqlResult<(Table
         .map(|a| ident_name(&a.name))
         .unwrap_or_else(|| t.name.clone());
     let scope = Scope {
-        cols: t.columns.iter().map(|c| (a.clone(), c.name.clone())).collect(),
+        cols: t
+            .columns
+            .iter()
+            .map(|c| (a.clone(), c.name.clone()))
+            .collect(),
     };
     Ok((t, scope))
 }

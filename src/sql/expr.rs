@@ -408,7 +408,10 @@ impl<'a> Compiler<'a> {
                     Value::Text(s) => s,
                     other => other.to_string(),
                 };
-                let boolean = matches!(opt_search_modifier, Some(ast::SearchModifier::InBooleanMode));
+                let boolean = matches!(
+                    opt_search_modifier,
+                    Some(ast::SearchModifier::InBooleanMode)
+                );
                 let spec = MatchSpec {
                     columns: cols,
                     query,
@@ -439,7 +442,10 @@ impl<'a> Compiler<'a> {
                 return Err(SqlError::unsupported("subquery as function argument"))
             }
             ast::FunctionArguments::List(l) => {
-                distinct = matches!(l.duplicate_treatment, Some(ast::DuplicateTreatment::Distinct));
+                distinct = matches!(
+                    l.duplicate_treatment,
+                    Some(ast::DuplicateTreatment::Distinct)
+                );
                 for a in &l.args {
                     match a {
                         ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => {
@@ -676,7 +682,12 @@ pub fn vector_fn(name: &str, a: &[f64], b: &[f64]) -> SqlResult<f64> {
                 1.0 - sim
             }
         }
-        _ => return Err(SqlError::new(code::UNKNOWN_FUNCTION, format!("FUNCTION {name} does not exist"))),
+        _ => {
+            return Err(SqlError::new(
+                code::UNKNOWN_FUNCTION,
+                format!("FUNCTION {name} does not exist"),
+            ))
+        }
     })
 }
 
@@ -744,11 +755,13 @@ fn call_builtin(name: &str, args: &[Value]) -> SqlResult<Value> {
                 "floor" => (f * m).floor() / m,
                 _ => (f * m).ceil() / m,
             };
-            Ok(if d <= 0 && matches!(num(&x), Some(Value::Int(_))) || d == 0 {
-                Value::Int(r as i64)
-            } else {
-                Value::Float(r)
-            })
+            Ok(
+                if d <= 0 && matches!(num(&x), Some(Value::Int(_))) || d == 0 {
+                    Value::Int(r as i64)
+                } else {
+                    Value::Float(r)
+                },
+            )
         }
         "sqrt" => Ok(match args.first().and_then(as_f64) {
             Some(f) if f >= 0.0 => Value::Float(f.sqrt()),
@@ -780,7 +793,11 @@ fn call_builtin(name: &str, args: &[Value]) -> SqlResult<Value> {
             }
             Ok(Value::Text(s))
         }
-        "coalesce" => Ok(args.iter().find(|a| !a.is_null()).cloned().unwrap_or(Value::Null)),
+        "coalesce" => Ok(args
+            .iter()
+            .find(|a| !a.is_null())
+            .cloned()
+            .unwrap_or(Value::Null)),
         "ifnull" => {
             want(args, 2, name)?;
             Ok(if args[0].is_null() {
@@ -804,7 +821,10 @@ fn call_builtin(name: &str, args: &[Value]) -> SqlResult<Value> {
                 .unwrap_or(0);
             Ok(Value::DateTime(us - us % 1_000_000))
         }
-        "version" => Ok(Value::Text(format!("8.0.30-tributary-{}", env!("CARGO_PKG_VERSION")))),
+        "version" => Ok(Value::Text(format!(
+            "8.0.30-tributary-{}",
+            env!("CARGO_PKG_VERSION")
+        ))),
         _ => Err(SqlError::new(
             code::UNKNOWN_FUNCTION,
             format!("FUNCTION {name} does not exist"),
@@ -893,19 +913,22 @@ impl CExpr {
                         (false, false) => sql_cmp(&l, &r) == Some(Ordering::Equal),
                         _ => false,
                     }),
-                    BinOp::Eq | BinOp::NotEq | BinOp::Lt | BinOp::LtEq | BinOp::Gt | BinOp::GtEq => {
-                        match sql_cmp(&l, &r) {
-                            None => Value::Null,
-                            Some(o) => Value::Bool(match op {
-                                BinOp::Eq => o == Ordering::Equal,
-                                BinOp::NotEq => o != Ordering::Equal,
-                                BinOp::Lt => o == Ordering::Less,
-                                BinOp::LtEq => o != Ordering::Greater,
-                                BinOp::Gt => o == Ordering::Greater,
-                                _ => o != Ordering::Less,
-                            }),
-                        }
-                    }
+                    BinOp::Eq
+                    | BinOp::NotEq
+                    | BinOp::Lt
+                    | BinOp::LtEq
+                    | BinOp::Gt
+                    | BinOp::GtEq => match sql_cmp(&l, &r) {
+                        None => Value::Null,
+                        Some(o) => Value::Bool(match op {
+                            BinOp::Eq => o == Ordering::Equal,
+                            BinOp::NotEq => o != Ordering::Equal,
+                            BinOp::Lt => o == Ordering::Less,
+                            BinOp::LtEq => o != Ordering::Greater,
+                            BinOp::Gt => o == Ordering::Greater,
+                            _ => o != Ordering::Less,
+                        }),
+                    },
                     _ => arith(*op, &l, &r)?,
                 }
             }
@@ -1038,8 +1061,13 @@ mod tests {
         assert!(!like_match("abc", "a\\_c"));
         assert!(like_match("abc", "_b_"));
         assert!((vector_fn("l2_distance", &[0.0, 0.0], &[3.0, 4.0]).unwrap() - 5.0).abs() < 1e-9);
-        assert!((vector_fn("cosine_distance", &[1.0, 0.0], &[0.0, 1.0]).unwrap() - 1.0).abs() < 1e-9);
-        assert_eq!(vector_fn("inner_product", &[1.0, 2.0], &[3.0, 4.0]).unwrap(), 11.0);
+        assert!(
+            (vector_fn("cosine_distance", &[1.0, 0.0], &[0.0, 1.0]).unwrap() - 1.0).abs() < 1e-9
+        );
+        assert_eq!(
+            vector_fn("inner_product", &[1.0, 2.0], &[3.0, 4.0]).unwrap(),
+            11.0
+        );
         assert!(vector_fn("l2_distance", &[1.0], &[1.0, 2.0]).is_err());
     }
 

@@ -57,10 +57,9 @@ fn int_arg(args: &[Value], i: usize, f: &str) -> SqlResult<i64> {
     match args.get(i) {
         Some(Value::Int(v)) => Ok(*v),
         Some(Value::Float(v)) => Ok(*v as i64),
-        Some(Value::Text(s)) => s
-            .trim()
-            .parse()
-            .map_err(|_| SqlError::wrong_args(format!("{f}: argument {} must be an integer", i + 1))),
+        Some(Value::Text(s)) => s.trim().parse().map_err(|_| {
+            SqlError::wrong_args(format!("{f}: argument {} must be an integer", i + 1))
+        }),
         Some(Value::Bool(b)) => Ok(*b as i64),
         _ => Err(SqlError::wrong_args(format!(
             "{f}: argument {} must be an integer",

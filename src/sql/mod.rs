@@ -157,7 +157,10 @@ impl Engine {
                 let found = crate::catalog::get_database(txn.as_mut(), &db)?;
                 txn.rollback();
                 if found.is_none() {
-                    return Err(SqlError::new(code::BAD_DB, format!("Unknown database '{db}'")));
+                    return Err(SqlError::new(
+                        code::BAD_DB,
+                        format!("Unknown database '{db}'"),
+                    ));
                 }
                 st.db = Some(db);
                 Ok(QueryResult::default())
@@ -292,7 +295,9 @@ fn run_in_txn(cx: &mut Ctx<'_>, s: Stmt) -> SqlResult<QueryResult> {
         Stmt::Describe { table } => show::describe(cx, &table),
         Stmt::ShowIscpStatus => show::iscp_status(cx),
         Stmt::Explain(inner) => show::explain(cx, *inner),
-        other => Err(SqlError::internal(format!("unexpected statement {other:?}"))),
+        other => Err(SqlError::internal(format!(
+            "unexpected statement {other:?}"
+        ))),
     }
 }
 

@@ -41,25 +41,52 @@ pub struct IndexSpec {
 pub enum Stmt {
     /// Handled through sqlparser's AST.
     Ast(Box<Statement>),
-    CreateDatabase { name: String, if_not_exists: bool },
-    DropDatabase { name: String, if_exists: bool },
-    DropTable { names: Vec<Name>, if_exists: bool },
+    CreateDatabase {
+        name: String,
+        if_not_exists: bool,
+    },
+    DropDatabase {
+        name: String,
+        if_exists: bool,
+    },
+    DropTable {
+        names: Vec<Name>,
+        if_exists: bool,
+    },
     CreateIndex(IndexSpec),
-    DropIndex { name: String, table: Name },
+    DropIndex {
+        name: String,
+        table: Name,
+    },
     ShowDatabases,
-    ShowTables { db: Option<String> },
-    ShowIndex { table: Name },
-    ShowCreateTable { table: Name },
+    ShowTables {
+        db: Option<String>,
+    },
+    ShowIndex {
+        table: Name,
+    },
+    ShowCreateTable {
+        table: Name,
+    },
     ShowIscpStatus,
     ShowWarnings,
-    ShowVariables { like: Option<String> },
-    Describe { table: Name },
+    ShowVariables {
+        like: Option<String>,
+    },
+    Describe {
+        table: Name,
+    },
     Explain(Box<Stmt>),
     Begin,
     Commit,
     Rollback,
-    Use { db: String },
-    Set { name: String, value: String },
+    Use {
+        db: String,
+    },
+    Set {
+        name: String,
+        value: String,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -82,7 +109,9 @@ fn tokenize(sql: &str) -> SqlResult<Vec<Tok>> {
             i += 1;
         } else if c.is_alphabetic() || c == '_' || c == '@' {
             let s = i;
-            while i < cs.len() && (cs[i].is_alphanumeric() || cs[i] == '_' || cs[i] == '@' || cs[i] == '$') {
+            while i < cs.len()
+                && (cs[i].is_alphanumeric() || cs[i] == '_' || cs[i] == '@' || cs[i] == '$')
+            {
                 i += 1;
             }
             out.push(Tok::Word(cs[s..i].iter().collect()));
@@ -122,7 +151,11 @@ fn tokenize(sql: &str) -> SqlResult<Vec<Tok>> {
                     s.push(d);
                 }
             }
-            out.push(if q == '`' { Tok::QIdent(s) } else { Tok::Str(s) });
+            out.push(if q == '`' {
+                Tok::QIdent(s)
+            } else {
+                Tok::Str(s)
+            });
         } else {
             out.push(Tok::Punct(c));
             i += 1;
@@ -214,7 +247,8 @@ impl P {
         match self.t.get(self.i).cloned() {
             Some(Tok::Num(n)) => {
                 self.i += 1;
-                n.parse().map_err(|_| self.err("expected a positive integer"))
+                n.parse()
+                    .map_err(|_| self.err("expected a positive integer"))
             }
             _ => Err(self.err("expected a positive integer")),
         }
@@ -290,6 +324,22 @@ pub fn parse(sql: &str) -> SqlResult<Stmt> {
     let mut p = P { t: toks, i: 0 };
     if p.done() {
         return Err(SqlError::parse("Query was empty"));
+    }
+    // EXPLAIN <statement>: parse the rest of the original text.
+    if p.peek_kw("explain") {
+        let trimmed = sql.trim_start();
+        let rest = trimmed.get(7..).unwrap_or("");
+        let first = rest
+            .split_whitespace()
+            .next()
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        if ["select", "insert", "update", "delete", "with", "("]
+            .iter()
+            .any(|k| first.starts_with(k))
+        {
+            return Ok(Stmt::Explain(Box::new(parse(rest)?)));
+        }
     }
     if let Some(s) = parse_custom(&mut p)? {
         return Ok(s);
@@ -478,9 +528,7 @@ fn parse_custom(p: &mut P) -> SqlResult<Option<Stmt>> {
             let table = p.name()?;
             return Ok(Some(Stmt::Describe { table }));
         }
-        let rest = tokens_rest(p);
-        let inner = parse_tokens_rest(&rest)?;
-        return Ok(Some(Stmt::Explain(Box::new(inner))));
+        return Err(p.err("unsupported EXPLAIN"));
     }
     if p.kw("begin") {
         p.kw("work");
@@ -539,42 +587,6 @@ fn parse_custom(p: &mut P) -> SqlResult<Option<Stmt>> {
     Ok(None)
 }
 
-fn tokens_rest(p: &P) -> Vec<Tok> {
-    p.t.get(p.i..).map(|s| s.to_vec()).unwrap_or_default()
-}
-
-/// Re-render tokens as SQL text (for the statement after EXPLAIN).
-fn render(toks: &[Tok]) -> String {
-    let mut s = String::new();
-    for t in toks {
-        match t {
-            Tok::Word(w) | Tok::Num(w) => {
-                s.push_str(w);
-                s.push(' ');
-            }
-            Tok::QIdent(w) => {
-                s.push('`');
-                s.push_str(&w.replace('`', "``"));
-                s.push_str("` ");
-            }
-            Tok::Str(v) => {
-                s.push('\'');
-                s.push_str(&v.replace('\\', "\\\\").replace('\'', "''"));
-                s.push_str("' ");
-            }
-            Tok::Punct(c) => {
-                s.push(*c);
-                s.push(' ');
-            }
-        }
-    }
-    s
-}
-
-fn parse_tokens_rest(toks: &[Tok]) -> SqlResult<Stmt> {
-    parse(&render(toks))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -586,9 +598,13 @@ mod tests {
         assert_eq!(spec.name, "idx01");
         assert_eq!(spec.using.as_deref(), Some("hnsw"));
         assert_eq!(spec.op_type.as_deref(), Some("vector_l2_ops"));
-        assert_eq!((spec.m, spec.ef_construction, spec.ef_search), (Some(16), Some(128), Some(64)));
+        assert_eq!(
+            (spec.m, spec.ef_construction, spec.ef_search),
+            (Some(16), Some(128), Some(64))
+        );
         assert!(spec.is_async);
-        let s = parse("create fulltext index ft on db1.t(title, body) with parser ngram async").unwrap();
+        let s = parse("create fulltext index ft on db1.t(title, body) with parser ngram async")
+            .unwrap();
         let Stmt::CreateIndex(spec) = s else { panic!() };
         assert!(spec.fulltext && spec.is_async);
         assert_eq!(spec.table.db.as_deref(), Some("db1"));
@@ -597,7 +613,10 @@ mod tests {
         let s = parse("ALTER TABLE t DROP INDEX idx01").unwrap();
         assert!(matches!(s, Stmt::DropIndex { .. }));
         assert!(parse("CREATE INDEX i ON t(v) BOGUS 3").is_err());
-        assert!(matches!(parse("SHOW ISCP STATUS").unwrap(), Stmt::ShowIscpStatus));
+        assert!(matches!(
+            parse("SHOW ISCP STATUS").unwrap(),
+            Stmt::ShowIscpStatus
+        ));
     }
 
     #[test]

@@ -70,7 +70,10 @@ pub fn resolve_source(cx: &mut Ctx<'_>, from: &[ast::TableWithJoins]) -> SqlResu
                 _ => return Err(SqlError::parse(format!("bad table name {name}"))),
             };
             if catalog::get_database(cx.txn, &db)?.is_none() {
-                return Err(SqlError::new(code::BAD_DB, format!("Unknown database '{db}'")));
+                return Err(SqlError::new(
+                    code::BAD_DB,
+                    format!("Unknown database '{db}'"),
+                ));
             }
             let t = catalog::require_table(cx.txn, &db, &tname, false)?;
             let alias = alias
@@ -146,9 +149,11 @@ fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnKind {
                 }
             }
         }
-        CExpr::Not(_) | CExpr::IsNull(..) | CExpr::InList(..) | CExpr::Between(..) | CExpr::Like(..) => {
-            ColumnKind::Int
-        }
+        CExpr::Not(_)
+        | CExpr::IsNull(..)
+        | CExpr::InList(..)
+        | CExpr::Between(..)
+        | CExpr::Like(..) => ColumnKind::Int,
         _ => ColumnKind::Text,
     }
 }
@@ -203,7 +208,9 @@ pub fn plan(cx: &mut Ctx<'_>, q: &Query) -> SqlResult<Plan> {
         ast::GroupByExpr::Expressions(v, _) => {
             let mut out = Vec::new();
             for e in v {
-                out.push(resolve_alias_or_pos(e, &projection)?.map_or_else(|| comp.compile(e), Ok)?);
+                out.push(
+                    resolve_alias_or_pos(e, &projection)?.map_or_else(|| comp.compile(e), Ok)?,
+                );
             }
             out
         }
@@ -297,15 +304,14 @@ fn const_usize(e: &Expr, host: &SessionHost<'_>, what: &str) -> SqlResult<usize>
     let v = eval_const(&c.compile(e)?, host)?;
     match v {
         Value::Int(i) if i >= 0 => Ok(i as usize),
-        other => Err(SqlError::parse(format!("{what} must be a non-negative integer, got {other}"))),
+        other => Err(SqlError::parse(format!(
+            "{what} must be a non-negative integer, got {other}"
+        ))),
     }
 }
 
 /// `ORDER BY 2` / `ORDER BY alias` refer to select items.
-fn resolve_alias_or_pos(
-    e: &Expr,
-    projection: &[(String, CExpr)],
-) -> SqlResult<Option<CExpr>> {
+fn resolve_alias_or_pos(e: &Expr, projection: &[(String, CExpr)]) -> SqlResult<Option<CExpr>> {
     match e {
         Expr::Value(v) => {
             if let ast::Value::Number(n, _) = &v.value {
@@ -316,7 +322,10 @@ fn resolve_alias_or_pos(
                     .get(i.wrapping_sub(1))
                     .map(|(_, e)| Some(e.clone()))
                     .ok_or_else(|| {
-                        SqlError::new(code::BAD_FIELD, format!("Unknown column '{i}' in 'order clause'"))
+                        SqlError::new(
+                            code::BAD_FIELD,
+                            format!("Unknown column '{i}' in 'order clause'"),
+                        )
                     });
             }
             Ok(None)
@@ -357,7 +366,12 @@ fn candidates(cx: &mut Ctx<'_>, plan: &Plan) -> SqlResult<Vec<(Vec<Value>, Vec<V
             } else {
                 scores
                     .iter()
-                    .map(|s| s.get(&k).copied().map(Value::Float).unwrap_or(Value::Float(0.0)))
+                    .map(|s| {
+                        s.get(&k)
+                            .copied()
+                            .map(Value::Float)
+                            .unwrap_or(Value::Float(0.0))
+                    })
                     .collect()
             };
             (r, m)
@@ -414,15 +428,21 @@ fn agg_update(st: &mut AggState, call: &AggCall, v: Option<Value>) -> SqlResult<
                         st.sum_f += f;
                     }
                 },
-                AggFunc::Min => {
-                    if st.best.as_ref().is_none_or(|b| v.total_cmp(b) == Ordering::Less) {
-                        st.best = Some(v);
-                    }
+                AggFunc::Min
+                    if st
+                        .best
+                        .as_ref()
+                        .is_none_or(|b| v.total_cmp(b) == Ordering::Less) =>
+                {
+                    st.best = Some(v);
                 }
-                AggFunc::Max => {
-                    if st.best.as_ref().is_none_or(|b| v.total_cmp(b) == Ordering::Greater) {
-                        st.best = Some(v);
-                    }
+                AggFunc::Max
+                    if st
+                        .best
+                        .as_ref()
+                        .is_none_or(|b| v.total_cmp(b) == Ordering::Greater) =>
+                {
+                    st.best = Some(v);
                 }
                 _ => {}
             }
@@ -497,7 +517,11 @@ pub fn run(cx: &mut Ctx<'_>, plan: &Plan) -> SqlResult<Vec<Vec<Value>>> {
             let gi = match index.get(&kb) {
                 Some(&i) => i,
                 None => {
-                    groups.push((row.clone(), m.clone(), vec![AggState::default(); plan.aggs.len()]));
+                    groups.push((
+                        row.clone(),
+                        m.clone(),
+                        vec![AggState::default(); plan.aggs.len()],
+                    ));
                     index.insert(kb, groups.len() - 1);
                     groups.len() - 1
                 }
@@ -512,7 +536,11 @@ pub fn run(cx: &mut Ctx<'_>, plan: &Plan) -> SqlResult<Vec<Vec<Value>>> {
         }
         if groups.is_empty() && plan.group_by.is_empty() {
             let width = plan.source.scope.cols.len();
-            groups.push((vec![Value::Null; width], Vec::new(), vec![AggState::default(); plan.aggs.len()]));
+            groups.push((
+                vec![Value::Null; width],
+                Vec::new(),
+                vec![AggState::default(); plan.aggs.len()],
+            ));
         }
         for (row, m, states) in groups {
             let aggs: Vec<Value> = states

@@ -82,7 +82,9 @@ pub fn index(cx: &mut Ctx<'_>, n: &Name) -> SqlResult<QueryResult> {
                 m,
                 ef_construction,
                 ef_search,
-            } => format!("op_type={op_type} m={m} ef_construction={ef_construction} ef_search={ef_search}"),
+            } => format!(
+                "op_type={op_type} m={m} ef_construction={ef_construction} ef_search={ef_search}"
+            ),
             IndexKind::FullText { parser } => format!("parser={parser}"),
             IndexKind::BTree { .. } => String::new(),
         };
@@ -100,7 +102,16 @@ pub fn index(cx: &mut Ctx<'_>, n: &Name) -> SqlResult<QueryResult> {
         }
     }
     let mut r = rs(
-        &["Table", "Non_unique", "Key_name", "Seq_in_index", "Column_name", "Index_type", "Async", "Index_params"],
+        &[
+            "Table",
+            "Non_unique",
+            "Key_name",
+            "Seq_in_index",
+            "Column_name",
+            "Index_type",
+            "Async",
+            "Index_params",
+        ],
         rows,
     );
     r.columns[1].kind = ColumnKind::Int;
@@ -128,11 +139,19 @@ pub fn create_table_sql(td: &TableDef) -> String {
         lines.push(l);
     }
     if !td.pk.is_empty() {
-        let cols: Vec<String> = td.pk.iter().map(|&i| format!("`{}`", td.columns[i].name)).collect();
+        let cols: Vec<String> = td
+            .pk
+            .iter()
+            .map(|&i| format!("`{}`", td.columns[i].name))
+            .collect();
         lines.push(format!("  PRIMARY KEY ({})", cols.join(",")));
     }
     for ix in &td.indexes {
-        let cols: Vec<String> = ix.columns.iter().map(|&i| format!("`{}`", td.columns[i].name)).collect();
+        let cols: Vec<String> = ix
+            .columns
+            .iter()
+            .map(|&i| format!("`{}`", td.columns[i].name))
+            .collect();
         let asy = if ix.is_async { " ASYNC" } else { "" };
         lines.push(match &ix.kind {
             IndexKind::BTree { unique: true } => format!("  UNIQUE KEY `{}` ({}){asy}", ix.name, cols.join(",")),
@@ -185,12 +204,22 @@ pub fn describe(cx: &mut Ctx<'_>, n: &Name) -> SqlResult<QueryResult> {
                 t(c.ty.sql_name()),
                 t(if c.nullable { "YES" } else { "NO" }),
                 t(key),
-                c.default.as_ref().map(|v| t(v.to_string())).unwrap_or(Value::Null),
-                t(if c.auto_increment { "auto_increment" } else { "" }),
+                c.default
+                    .as_ref()
+                    .map(|v| t(v.to_string()))
+                    .unwrap_or(Value::Null),
+                t(if c.auto_increment {
+                    "auto_increment"
+                } else {
+                    ""
+                }),
             ]
         })
         .collect();
-    Ok(rs(&["Field", "Type", "Null", "Key", "Default", "Extra"], rows))
+    Ok(rs(
+        &["Field", "Type", "Null", "Key", "Default", "Extra"],
+        rows,
+    ))
 }
 
 /// SHOW ISCP STATUS: one row per job with lag and progress.
@@ -202,7 +231,8 @@ pub fn iscp_status(cx: &mut Ctx<'_>) -> SqlResult<QueryResult> {
         let lag = if j.state.is_terminal() {
             0
         } else {
-            let newest = crate::iscp::log::newest_change_ts(cx.engine, j.key.table_id, j.watermark, latest)?;
+            let newest =
+                crate::iscp::log::newest_change_ts(cx.engine, j.key.table_id, j.watermark, latest)?;
             newest.saturating_sub(j.watermark) as i64
         };
         rows.push(vec![
@@ -223,8 +253,19 @@ pub fn iscp_status(cx: &mut Ctx<'_>) -> SqlResult<QueryResult> {
     }
     let mut r = rs(
         &[
-            "table_id", "job_name", "job_id", "state", "state_code", "watermark", "lag_ts", "rows_applied",
-            "iterations", "stage", "progress", "error_code", "error_msg",
+            "table_id",
+            "job_name",
+            "job_id",
+            "state",
+            "state_code",
+            "watermark",
+            "lag_ts",
+            "rows_applied",
+            "iterations",
+            "stage",
+            "progress",
+            "error_code",
+            "error_msg",
         ],
         rows,
     );
@@ -256,7 +297,10 @@ pub fn explain(cx: &mut Ctx<'_>, inner: Stmt) -> SqlResult<QueryResult> {
         lines.push("  Sort".into());
     }
     if plan.aggregate {
-        lines.push(format!("  Aggregate ({} group key(s))", plan.group_by.len()));
+        lines.push(format!(
+            "  Aggregate ({} group key(s))",
+            plan.group_by.len()
+        ));
     }
     if plan.filter.is_some() {
         lines.push("  Filter (exact re-check of WHERE)".into());
@@ -264,12 +308,18 @@ pub fn explain(cx: &mut Ctx<'_>, inner: Stmt) -> SqlResult<QueryResult> {
     match (&plan.source.table, &plan.index_path) {
         (None, _) => lines.push("  Values (1 row)".into()),
         (Some(td), Some(ip)) => lines.push(format!("  {}", ip.describe(td))),
-        (Some(td), None) if td.db == catalog::SYSTEM_DB && catalog::VIRTUAL_TABLES.contains(&td.name.as_str()) => {
+        (Some(td), None)
+            if td.db == catalog::SYSTEM_DB
+                && catalog::VIRTUAL_TABLES.contains(&td.name.as_str()) =>
+        {
             lines.push(format!("  System View {}", td.qualified()))
         }
         (Some(td), None) => lines.push(format!("  {}", plan.access.describe(td))),
     }
-    Ok(rs(&["QUERY PLAN"], lines.into_iter().map(|l| vec![t(l)]).collect()))
+    Ok(rs(
+        &["QUERY PLAN"],
+        lines.into_iter().map(|l| vec![t(l)]).collect(),
+    ))
 }
 
 /// SHOW WARNINGS
@@ -277,7 +327,13 @@ pub fn warnings(st: &SessionState) -> QueryResult {
     let rows = st
         .warnings
         .iter()
-        .map(|w| vec![t("Warning"), Value::Int(w.code as i64), t(w.message.clone())])
+        .map(|w| {
+            vec![
+                t("Warning"),
+                Value::Int(w.code as i64),
+                t(w.message.clone()),
+            ]
+        })
         .collect();
     let mut r = rs(&["Level", "Code", "Message"], rows);
     r.columns[1].kind = ColumnKind::Int;
@@ -287,7 +343,14 @@ pub fn warnings(st: &SessionState) -> QueryResult {
 /// SHOW VARIABLES [LIKE …]
 pub fn variables(engine: &Engine, st: &SessionState, like: Option<&str>) -> QueryResult {
     let mut vars: Vec<(String, String)> = vec![
-        ("autocommit".into(), if st.autocommit { "ON".into() } else { "OFF".into() }),
+        (
+            "autocommit".into(),
+            if st.autocommit {
+                "ON".into()
+            } else {
+                "OFF".into()
+            },
+        ),
         (
             "innodb_lock_wait_timeout".into(),
             engine.config.lock_wait_timeout.as_secs().to_string(),

@@ -28,13 +28,13 @@ impl Rng {
     }
 }
 
-/// Clustered data: 200 random centres, points = centre + 0.25 * uniform noise.
+/// Clustered data: 200 random centres, points = centre + 0.5 * uniform noise.
 fn clustered(rng: &mut Rng, n: usize, dims: usize) -> Vec<Vec<f32>> {
     let centres: Vec<Vec<f32>> = (0..200).map(|_| rng.vector(dims)).collect();
     (0..n)
         .map(|_| {
             let c = &centres[(rng.next_u64() % centres.len() as u64) as usize];
-            c.iter().map(|x| x + 0.25 * rng.unit()).collect()
+            c.iter().map(|x| x + 0.5 * rng.unit()).collect()
         })
         .collect()
 }
@@ -94,10 +94,41 @@ fn vector_bench(name: &str, data: &[Vec<f32>], queries: &[Vec<f32>]) {
 }
 
 const WORDS: &[&str] = &[
-    "rust", "database", "index", "vector", "search", "query", "table", "commit", "snapshot",
-    "watermark", "consumer", "runner", "drop", "cancel", "drain", "lock", "tantivy", "usearch",
-    "storage", "catalog", "engine", "mysql", "protocol", "server", "client", "session",
-    "iteration", "change", "log", "hidden", "async", "hnsw", "graph", "token", "score",
+    "rust",
+    "database",
+    "index",
+    "vector",
+    "search",
+    "query",
+    "table",
+    "commit",
+    "snapshot",
+    "watermark",
+    "consumer",
+    "runner",
+    "drop",
+    "cancel",
+    "drain",
+    "lock",
+    "tantivy",
+    "usearch",
+    "storage",
+    "catalog",
+    "engine",
+    "mysql",
+    "protocol",
+    "server",
+    "client",
+    "session",
+    "iteration",
+    "change",
+    "log",
+    "hidden",
+    "async",
+    "hnsw",
+    "graph",
+    "token",
+    "score",
 ];
 
 fn text_bench(n: usize) {

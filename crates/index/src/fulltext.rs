@@ -22,9 +22,12 @@
 //!   plain clauses only add score; otherwise at least one plain clause must match. `-`
 //!   clauses exclude. A query with only `-` clauses matches nothing (as in MySQL).
 //!   An atom matches a row when one field matches it entirely: a word or phrase that
-//!   analyzes to several tokens is a phrase (consecutive positions) under the default
-//!   parser and a conjunction of its grams under the ngram parser; for a prefix atom the
-//!   last token is a prefix and the others must be present (positions ignored).
+//!   analyzes to several tokens is a phrase (consecutive positions). Under the ngram
+//!   parser a word or phrase is a phrase of its 2-grams, i.e. a substring match (`tab`
+//!   matches `database`; the gap between words counts as one position whatever the
+//!   separator). Default-parser prefix atom (`word*`): the last token is a prefix and
+//!   the others must be present (positions ignored); under the ngram parser `*` only
+//!   matters after a one-character word.
 //!   Unbalanced quotes or parentheses, doubled operators and `@distance` are
 //!   [`IndexError::Query`].
 //!
@@ -35,6 +38,7 @@
 //! the caller replays them (ISCP re-reads changes from its watermark).
 
 use std::collections::{BTreeSet, HashMap, HashSet};
+use std::ops::Bound;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -191,7 +195,11 @@ impl Tokenizer for WordNgramTokenizer {
     fn token_stream<'a>(&'a mut self, text: &'a str) -> VecTokenStream {
         let mut tokens = Vec::new();
         let mut word: Vec<(usize, char)> = Vec::new();
-        let mut position = 0usize;
+        // Position of a gram = position of the word's first character + offset of the
+        // gram's first character in the word; consecutive words are one position apart
+        // (whatever separates them), so 2-grams at consecutive positions spell out
+        // contiguous text and phrase queries work on grams.
+        let mut word_pos = 0usize;
         let mut flush = |word: &mut Vec<(usize, char)>, tokens: &mut Vec<Token>| {
             if word.is_empty() {
                 return;
@@ -202,9 +210,9 @@ impl Tokenizer for WordNgramTokenizer {
             };
             let n = word.len();
             if n < NGRAM_MIN {
-                push_token(tokens, text, word[0].0, end_of(n - 1), &mut position);
+                push_token(tokens, text, word[0].0, end_of(n - 1), word_pos);
             } else {
-                for start in 0..n {
+                for (start, &(from, _)) in word.iter().enumerate() {
                     for len in NGRAM_MIN..=NGRAM_MAX {
                         if start + len > n {
                             break;
@@ -212,13 +220,14 @@ impl Tokenizer for WordNgramTokenizer {
                         push_token(
                             tokens,
                             text,
-                            word[start].0,
+                            from,
                             end_of(start + len - 1),
-                            &mut position,
+                            word_pos + start,
                         );
                     }
                 }
             }
+            word_pos += n + 1;
             word.clear();
         };
         for (off, c) in text.char_indices() {
@@ -237,18 +246,17 @@ impl Tokenizer for WordNgramTokenizer {
     }
 }
 
-fn push_token(tokens: &mut Vec<Token>, text: &str, from: usize, to: usize, position: &mut usize) {
+fn push_token(tokens: &mut Vec<Token>, text: &str, from: usize, to: usize, position: usize) {
     let Some(slice) = text.get(from..to) else {
         return;
     };
     tokens.push(Token {
         offset_from: from,
         offset_to: to,
-        position: *position,
+        position,
         text: slice.to_lowercase(),
         position_length: 1,
     });
-    *position += 1;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -498,7 +506,10 @@ fn text_field_name(i: usize) -> String {
 
 fn build_schema(n_fields: usize, parser: Parser) -> Schema {
     let mut b = Schema::builder();
-    b.add_u64_field(KEY_FIELD, NumericOptions::default().set_indexed().set_fast());
+    b.add_u64_field(
+        KEY_FIELD,
+        NumericOptions::default().set_indexed().set_fast(),
+    );
     let text = TextOptions::default().set_indexing_options(
         TextFieldIndexing::default()
             .set_tokenizer(parser.tokenizer_name())
@@ -532,7 +543,10 @@ impl FullTextIndex {
         let key_field = schema
             .get_field(KEY_FIELD)
             .map_err(|e| IndexError::Corrupt(format!("schema: {e}")))?;
-        if !matches!(schema.get_field_entry(key_field).field_type(), FieldType::U64(_)) {
+        if !matches!(
+            schema.get_field_entry(key_field).field_type(),
+            FieldType::U64(_)
+        ) {
             return Err(IndexError::Corrupt("schema: key field is not u64".into()));
         }
         let mut text_fields = Vec::with_capacity(n_fields);
@@ -714,47 +728,40 @@ impl FullTextIndex {
     }
 
     /// One atom over all fields: OR of its per-field queries.
-    fn terms_query(&self, tokens: &[(usize, String)], prefix: bool) -> Result<Option<Box<dyn Query>>> {
-        let Some(((_, last), init)) = tokens.split_last() else {
+    fn terms_query(
+        &self,
+        tokens: &[(usize, String)],
+        prefix: bool,
+    ) -> Result<Option<Box<dyn Query>>> {
+        let Some(plan) = AtomPlan::new(self.parser, tokens, prefix) else {
             return Ok(None);
         };
         let mut per_field: Vec<(Occur, Box<dyn Query>)> = Vec::new();
         for &f in &self.text_fields {
-            let q: Box<dyn Query> = if prefix {
-                let re: Box<dyn Query> = Box::new(RegexQuery::from_pattern(
-                    &format!("{}.*", escape_regex(last)),
-                    f,
-                )?);
-                if init.is_empty() {
-                    re
-                } else {
-                    let mut c: Vec<(Occur, Box<dyn Query>)> = init
-                        .iter()
-                        .map(|(_, t)| (Occur::Must, self.term_query(f, t)))
-                        .collect();
-                    c.push((Occur::Must, re));
-                    Box::new(BooleanQuery::new(c))
-                }
-            } else if init.is_empty() {
-                self.term_query(f, last)
-            } else {
-                match self.parser {
-                    Parser::Default => {
-                        let base = tokens[0].0;
-                        Box::new(PhraseQuery::new_with_offset(
-                            tokens
-                                .iter()
-                                .map(|(p, t)| (p.saturating_sub(base), Term::from_field_text(f, t)))
-                                .collect(),
-                        ))
-                    }
-                    Parser::Ngram => Box::new(BooleanQuery::new(
-                        tokens
+            let q: Box<dyn Query> = match &plan {
+                AtomPlan::Term(t) => self.term_query(f, t),
+                AtomPlan::Prefix { exact, prefix } => {
+                    let re: Box<dyn Query> = Box::new(RegexQuery::from_pattern(
+                        &format!("{}.*", escape_regex(prefix)),
+                        f,
+                    )?);
+                    if exact.is_empty() {
+                        re
+                    } else {
+                        let mut c: Vec<(Occur, Box<dyn Query>)> = exact
                             .iter()
-                            .map(|(_, t)| (Occur::Must, self.term_query(f, t)))
-                            .collect(),
-                    )),
+                            .map(|t| (Occur::Must, self.term_query(f, t)))
+                            .collect();
+                        c.push((Occur::Must, re));
+                        Box::new(BooleanQuery::new(c))
+                    }
                 }
+                AtomPlan::Phrase(terms) => Box::new(PhraseQuery::new_with_offset(
+                    terms
+                        .iter()
+                        .map(|(p, t)| (*p, Term::from_field_text(f, t)))
+                        .collect(),
+                )),
             };
             per_field.push((Occur::Should, q));
         }
@@ -840,9 +847,12 @@ impl FullTextIndex {
                     let Atom::Terms { tokens, prefix } = atom else {
                         return false;
                     };
-                    docs.iter().zip(&sets).any(|(doc, set)| {
-                        field_matches(parser, doc, set, tokens, *prefix)
-                    })
+                    let Some(plan) = AtomPlan::new(parser, tokens, *prefix) else {
+                        return false;
+                    };
+                    docs.iter()
+                        .zip(&sets)
+                        .any(|(doc, set)| plan.matches(doc, set))
                 };
                 eval_clauses(&clauses, &atom_ok)
             }
@@ -867,15 +877,13 @@ impl FullTextIndex {
         .map_err(|e| IndexError::Corrupt(format!("encoding header: {e}")))?;
         let mut files = Vec::new();
         for name in names {
-            let exists = dir
-                .exists(&name)
-                .map_err(|e| tantivy::TantivyError::from(e))?;
+            let exists = dir.exists(&name).map_err(tantivy::TantivyError::from)?;
             if !exists {
                 continue;
             }
             let data = dir
                 .atomic_read(&name)
-                .map_err(|e| tantivy::TantivyError::from(e))?;
+                .map_err(tantivy::TantivyError::from)?;
             let name = name.to_str().map(str::to_owned).ok_or_else(|| {
                 IndexError::FullText(tantivy::TantivyError::InternalError(format!(
                     "non-UTF-8 file name {name:?}"
@@ -938,37 +946,92 @@ impl FullTextIndex {
     }
 }
 
-/// Does one field (its analyzed tokens) match one atom?
-fn field_matches(
-    parser: Parser,
-    doc: &[(usize, String)],
-    set: &BTreeSet<&str>,
-    tokens: &[(usize, String)],
-    prefix: bool,
-) -> bool {
-    let Some(((_, last), init)) = tokens.split_last() else {
-        return false;
-    };
-    if prefix {
-        return init.iter().all(|(_, t)| set.contains(t.as_str()))
-            && set
-                .range::<str, _>((std::ops::Bound::Included(last.as_str()), std::ops::Bound::Unbounded))
-                .next()
-                .is_some_and(|t| t.starts_with(last.as_str()));
+/// How one analyzed atom is matched inside one field; shared by the tantivy
+/// translation and the exact matcher so both have identical semantics.
+enum AtomPlan<'a> {
+    /// The field contains the token.
+    Term(&'a str),
+    /// The field contains every `exact` token and a token starting with `prefix`.
+    Prefix {
+        exact: Vec<&'a str>,
+        prefix: &'a str,
+    },
+    /// The field contains the tokens at these relative positions (≥ 2 tokens).
+    Phrase(Vec<(usize, &'a str)>),
+}
+
+impl<'a> AtomPlan<'a> {
+    fn new(parser: Parser, tokens: &'a [(usize, String)], prefix: bool) -> Option<Self> {
+        let ((_, last), init) = tokens.split_last()?;
+        let phrase = |toks: Vec<&'a (usize, String)>| -> Option<Self> {
+            let base = toks.first()?.0;
+            if toks.len() == 1 {
+                return Some(AtomPlan::Term(toks[0].1.as_str()));
+            }
+            Some(AtomPlan::Phrase(
+                toks.iter()
+                    .map(|(p, t)| (p.saturating_sub(base), t.as_str()))
+                    .collect(),
+            ))
+        };
+        match parser {
+            Parser::Default => {
+                if prefix {
+                    Some(AtomPlan::Prefix {
+                        exact: init.iter().map(|(_, t)| t.as_str()).collect(),
+                        prefix: last.as_str(),
+                    })
+                } else {
+                    phrase(tokens.iter().collect())
+                }
+            }
+            Parser::Ngram => {
+                // Grams already give substring matching; a trailing `*` only matters
+                // for a one-character word ("d*": any gram starting with d).
+                if prefix && tokens.len() == 1 && last.chars().count() < NGRAM_MIN {
+                    return Some(AtomPlan::Prefix {
+                        exact: Vec::new(),
+                        prefix: last.as_str(),
+                    });
+                }
+                // The shortest grams (and one-character words) tile the text: a phrase
+                // of them at consecutive positions is a substring match.
+                phrase(
+                    tokens
+                        .iter()
+                        .filter(|(_, t)| t.chars().count() <= NGRAM_MIN)
+                        .collect(),
+                )
+            }
+        }
     }
-    if init.is_empty() || parser == Parser::Ngram {
-        return tokens.iter().all(|(_, t)| set.contains(t.as_str()));
+
+    /// Does one field (its analyzed tokens, and the same as a set) match?
+    fn matches(&self, doc: &[(usize, String)], set: &BTreeSet<&str>) -> bool {
+        match self {
+            AtomPlan::Term(t) => set.contains(t),
+            AtomPlan::Prefix { exact, prefix } => {
+                exact.iter().all(|t| set.contains(t))
+                    && set
+                        .range::<str, _>((Bound::Included(*prefix), Bound::Unbounded))
+                        .next()
+                        .is_some_and(|t| t.starts_with(prefix))
+            }
+            AtomPlan::Phrase(terms) => {
+                let at: HashSet<(usize, &str)> =
+                    doc.iter().map(|(p, t)| (*p, t.as_str())).collect();
+                let Some((_, first)) = terms.first() else {
+                    return false;
+                };
+                doc.iter().any(|(start, t)| {
+                    t == first
+                        && terms
+                            .iter()
+                            .all(|(rel, tok)| at.contains(&(start + rel, *tok)))
+                })
+            }
+        }
     }
-    // Phrase: tokens at the same relative positions.
-    let at: HashMap<usize, &str> = doc.iter().map(|(p, t)| (*p, t.as_str())).collect();
-    let base = tokens[0].0;
-    doc.iter().any(|(start, t)| {
-        t == &tokens[0].1
-            && tokens.iter().all(|(p, tok)| {
-                at.get(&(start + p.saturating_sub(base)))
-                    .is_some_and(|d| *d == tok)
-            })
-    })
 }
 
 #[cfg(test)]

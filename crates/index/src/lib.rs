@@ -15,8 +15,8 @@
 //! `RamDirectory`), know about SQL, catalogs or transactions, or panic on bytes it is
 //! handed back — corrupt blobs are reported as [`IndexError::Corrupt`].
 
-pub mod fulltext;
 mod codec;
+pub mod fulltext;
 pub mod vector;
 
 pub use fulltext::{tokenize_with, FullTextIndex, MatchMode, Parser};

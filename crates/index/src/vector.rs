@@ -524,7 +524,10 @@ mod tests {
         ix.upsert(1, &[1.0, 2.0]).unwrap();
         let r = ix.search(&[3.0, 1.0], 1).unwrap();
         let want = Metric::InnerProduct.distance(&[1.0, 2.0], &[3.0, 1.0]);
-        assert!((r[0].1 - want).abs() < 1e-5 && (want + 4.0).abs() < 1e-6, "{r:?}");
+        assert!(
+            (r[0].1 - want).abs() < 1e-5 && (want + 4.0).abs() < 1e-6,
+            "{r:?}"
+        );
     }
 
     #[test]

@@ -10,10 +10,10 @@ use common::Rng;
 use tributary_index::{tokenize_with, FullTextIndex, IndexError, MatchMode, Parser};
 
 const VOCAB: &[&str] = &[
-    "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india",
-    "juliet", "kilo", "lima", "mike", "november", "oscar", "papa", "quebec", "romeo",
-    "sierra", "tango", "uniform", "victor", "whiskey", "xray", "yankee", "zulu", "Rust",
-    "DATABASE", "Index", "vector",
+    "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet",
+    "kilo", "lima", "mike", "november", "oscar", "papa", "quebec", "romeo", "sierra", "tango",
+    "uniform", "victor", "whiskey", "xray", "yankee", "zulu", "Rust", "DATABASE", "Index",
+    "vector",
 ];
 
 type Doc = (u64, Vec<Option<String>>);
@@ -27,7 +27,8 @@ fn corpus(rng: &mut Rng, n: usize) -> Vec<Doc> {
                         return None;
                     }
                     let len = 1 + rng.below(8);
-                    let words: Vec<&str> = (0..len).map(|_| VOCAB[rng.below(VOCAB.len())]).collect();
+                    let words: Vec<&str> =
+                        (0..len).map(|_| VOCAB[rng.below(VOCAB.len())]).collect();
                     // Mix separators so the analyzer has work to do.
                     Some(words.join(if rng.below(2) == 0 { " " } else { ", " }))
                 })
@@ -63,8 +64,14 @@ fn keys(r: &[(u64, f32)]) -> BTreeSet<u64> {
 }
 
 fn assert_scores(r: &[(u64, f32)]) {
-    assert!(r.iter().all(|(_, s)| *s > 0.0 && s.is_finite()), "non-positive score");
-    assert!(r.windows(2).all(|w| w[0].1 >= w[1].1), "scores not descending");
+    assert!(
+        r.iter().all(|(_, s)| *s > 0.0 && s.is_finite()),
+        "non-positive score"
+    );
+    assert!(
+        r.windows(2).all(|w| w[0].1 >= w[1].1),
+        "scores not descending"
+    );
 }
 
 #[test]
@@ -162,8 +169,14 @@ fn boolean_queries_match_brute_force() {
         }
     }
     // Phrase semantics are positional: "alpha bravo" only where adjacent in order.
-    let phrase = keys(&ix.search("\"alpha bravo\"", MatchMode::Boolean, 100_000).unwrap());
-    let conj = keys(&ix.search("+alpha +bravo", MatchMode::Boolean, 100_000).unwrap());
+    let phrase = keys(
+        &ix.search("\"alpha bravo\"", MatchMode::Boolean, 100_000)
+            .unwrap(),
+    );
+    let conj = keys(
+        &ix.search("+alpha +bravo", MatchMode::Boolean, 100_000)
+            .unwrap(),
+    );
     assert!(phrase.is_subset(&conj) && phrase.len() < conj.len());
 }
 
@@ -172,7 +185,10 @@ fn malformed_boolean_queries_are_errors() {
     let ix = build(&corpus(&mut Rng::new(3), 10), Parser::Default);
     for q in ["\"alpha", "(alpha bravo", "alpha)", "++alpha", "alpha @2"] {
         assert!(
-            matches!(ix.search(q, MatchMode::Boolean, 10), Err(IndexError::Query(_))),
+            matches!(
+                ix.search(q, MatchMode::Boolean, 10),
+                Err(IndexError::Query(_))
+            ),
             "{q}"
         );
         assert!(!ix.matches_text(&[Some("alpha bravo"), None], q, MatchMode::Boolean));
@@ -185,7 +201,10 @@ fn malformed_boolean_queries_are_errors() {
 fn ngram_parser_finds_substrings() {
     let docs: Vec<Doc> = vec![
         (1, vec![Some("A database system".into()), None]),
-        (2, vec![Some("数据库管理系统".into()), Some("向量索引".into())]),
+        (
+            2,
+            vec![Some("数据库管理系统".into()), Some("向量索引".into())],
+        ),
         (3, vec![Some("tabular data".into()), None]),
         (4, vec![Some("nothing here".into()), Some("x".into())]),
     ];
@@ -209,13 +228,46 @@ fn ngram_parser_finds_substrings() {
         BTreeSet::from([1])
     );
     assert_eq!(
-        keys(&ix.search("+\"data sys\" -tabular", MatchMode::Boolean, 10).unwrap()),
+        keys(
+            &ix.search("+\"base sys\" -tabular", MatchMode::Boolean, 10)
+                .unwrap()
+        ),
         BTreeSet::from([1])
     );
+    // Phrases are substring matches: "data sys" is not contiguous in "database system".
+    assert!(ix
+        .search("+\"data sys\"", MatchMode::Boolean, 10)
+        .unwrap()
+        .is_empty());
     assert!(ix.matches_text(&[Some("DATABASE"), None], "+tab", MatchMode::Boolean));
+    assert!(!ix.matches_text(&[Some("at bat"), None], "+tab", MatchMode::Boolean));
     assert!(!ix.matches_text(&[Some("data"), None], "+tab", MatchMode::Boolean));
     assert_eq!(tokenize_with(Parser::Ngram, "x"), vec!["x"]);
-    assert_eq!(keys(&ix.search("x", MatchMode::Natural, 10).unwrap()), BTreeSet::from([4]));
+
+    // Cross-check the ngram index against the exact matcher on a generated corpus.
+    let docs = corpus(&mut Rng::new(6), 800);
+    let ix2 = build(&docs, Parser::Ngram);
+    for q in [
+        "+lima -ik",
+        "\"ta go\"",
+        "ango",
+        "+rom* +ust",
+        "(ha ph) -\"ta ta\"",
+        "z*",
+    ] {
+        let got = keys(&ix2.search(q, MatchMode::Boolean, 100_000).unwrap());
+        let want: BTreeSet<u64> = docs
+            .iter()
+            .filter(|(_, f)| ix2.matches_text(&as_refs(f), q, MatchMode::Boolean))
+            .map(|(k, _)| *k)
+            .collect();
+        assert!(!want.is_empty(), "{q:?} should match something");
+        assert_eq!(got, want, "ngram query {q:?}");
+    }
+    assert_eq!(
+        keys(&ix.search("x", MatchMode::Natural, 10).unwrap()),
+        BTreeSet::from([4])
+    );
 }
 
 #[test]
@@ -225,34 +277,58 @@ fn upsert_and_remove_visible_after_commit() {
     ix.upsert(2, &[Some("other words")]).unwrap();
     assert_eq!(ix.len(), 0, "nothing is visible before commit");
     assert!(ix.has_pending());
-    assert!(ix.search("words", MatchMode::Natural, 10).unwrap().is_empty());
+    assert!(ix
+        .search("words", MatchMode::Natural, 10)
+        .unwrap()
+        .is_empty());
     ix.commit().unwrap();
     assert!(!ix.has_pending());
     assert_eq!(ix.len(), 2);
-    assert_eq!(keys(&ix.search("words", MatchMode::Natural, 10).unwrap()), BTreeSet::from([1, 2]));
+    assert_eq!(
+        keys(&ix.search("words", MatchMode::Natural, 10).unwrap()),
+        BTreeSet::from([1, 2])
+    );
 
     ix.upsert(1, &[Some("new text")]).unwrap();
     // Still the old content until commit.
-    assert_eq!(keys(&ix.search("old", MatchMode::Natural, 10).unwrap()), BTreeSet::from([1]));
+    assert_eq!(
+        keys(&ix.search("old", MatchMode::Natural, 10).unwrap()),
+        BTreeSet::from([1])
+    );
     ix.commit().unwrap();
     assert!(ix.search("old", MatchMode::Natural, 10).unwrap().is_empty());
-    assert_eq!(keys(&ix.search("new", MatchMode::Natural, 10).unwrap()), BTreeSet::from([1]));
+    assert_eq!(
+        keys(&ix.search("new", MatchMode::Natural, 10).unwrap()),
+        BTreeSet::from([1])
+    );
     assert_eq!(ix.len(), 2);
 
     ix.remove(2).unwrap();
     ix.remove(999).unwrap();
     ix.commit().unwrap();
     assert_eq!(ix.len(), 1);
-    assert!(ix.search("other", MatchMode::Natural, 10).unwrap().is_empty());
+    assert!(ix
+        .search("other", MatchMode::Natural, 10)
+        .unwrap()
+        .is_empty());
 
     // Upsert twice in one batch: the last one wins.
     ix.upsert(3, &[Some("first")]).unwrap();
     ix.upsert(3, &[Some("second")]).unwrap();
     ix.commit().unwrap();
-    assert!(ix.search("first", MatchMode::Natural, 10).unwrap().is_empty());
-    assert_eq!(keys(&ix.search("second", MatchMode::Natural, 10).unwrap()), BTreeSet::from([3]));
+    assert!(ix
+        .search("first", MatchMode::Natural, 10)
+        .unwrap()
+        .is_empty());
+    assert_eq!(
+        keys(&ix.search("second", MatchMode::Natural, 10).unwrap()),
+        BTreeSet::from([3])
+    );
 
-    assert!(matches!(ix.upsert(4, &[]), Err(IndexError::InvalidDocument(_))));
+    assert!(matches!(
+        ix.upsert(4, &[]),
+        Err(IndexError::InvalidDocument(_))
+    ));
     assert!(FullTextIndex::new(0, Parser::Default).is_err());
 }
 
@@ -288,11 +364,14 @@ fn bytes_round_trip_gives_equal_results() {
             );
         }
         assert_eq!(
-            ix.search("+golf -alpha", MatchMode::Boolean, 10_000).unwrap(),
-            back.search("+golf -alpha", MatchMode::Boolean, 10_000).unwrap()
+            ix.search("+golf -alpha", MatchMode::Boolean, 10_000)
+                .unwrap(),
+            back.search("+golf -alpha", MatchMode::Boolean, 10_000)
+                .unwrap()
         );
         // The restored index stays writable and round-trips again.
-        back.upsert(1_000_000, &[Some("brand new"), Some("golf")]).unwrap();
+        back.upsert(1_000_000, &[Some("brand new"), Some("golf")])
+            .unwrap();
         back.commit().unwrap();
         assert!(keys(&back.search("brand", MatchMode::Natural, 10).unwrap()).contains(&1_000_000));
         let again = FullTextIndex::from_bytes(&back.to_bytes().unwrap()).unwrap();
@@ -311,11 +390,16 @@ fn garbage_bytes_are_errors() {
     let good = ix.to_bytes().unwrap();
     let corrupt = |r: Result<FullTextIndex, IndexError>| matches!(r, Err(IndexError::Corrupt(_)));
     assert!(corrupt(FullTextIndex::from_bytes(&[])));
-    assert!(corrupt(FullTextIndex::from_bytes(b"garbage garbage garbage")));
+    assert!(corrupt(FullTextIndex::from_bytes(
+        b"garbage garbage garbage"
+    )));
     let noise: Vec<u8> = (0..good.len()).map(|_| rng.next_u64() as u8).collect();
     assert!(corrupt(FullTextIndex::from_bytes(&noise)));
     for cut in [1, 12, good.len() / 3, good.len() - 1] {
-        assert!(corrupt(FullTextIndex::from_bytes(&good[..cut])), "cut {cut}");
+        assert!(
+            corrupt(FullTextIndex::from_bytes(&good[..cut])),
+            "cut {cut}"
+        );
     }
     for _ in 0..30 {
         let mut bad = good.clone();

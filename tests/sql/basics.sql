@@ -1,0 +1,25 @@
+-- DDL, DML, expressions, ordering, limits, aggregates.
+CREATE DATABASE shop;
+CREATE DATABASE shop;
+CREATE DATABASE IF NOT EXISTS shop;
+USE shop;
+CREATE TABLE items (id INT PRIMARY KEY, name VARCHAR(10) NOT NULL, price DOUBLE, qty INT DEFAULT 1, added DATETIME);
+INSERT INTO items VALUES (1, 'apple', 1.5, 10, '2026-01-02 03:04:05'), (2, 'banana', 0.25, 100, NULL), (3, 'cherry', 7, 2, '2026-12-02');
+INSERT INTO items (id, name) VALUES (4, 'date');
+SELECT * FROM items ORDER BY id;
+SELECT id, price * qty AS total FROM items WHERE price IS NOT NULL ORDER BY total DESC;
+SELECT name FROM items WHERE name LIKE '%an%' OR id IN (3, 4) ORDER BY name;
+SELECT name FROM items WHERE price BETWEEN 1 AND 10 AND NOT (qty > 5) ORDER BY id;
+SELECT count(*), sum(qty), min(price), max(name), avg(qty) FROM items;
+SELECT qty > 5 AS big, count(*) FROM items GROUP BY qty > 5 ORDER BY big;
+SELECT id FROM items ORDER BY id LIMIT 2 OFFSET 1;
+SELECT id FROM items ORDER BY id LIMIT 1, 2;
+UPDATE items SET qty = qty + 1 WHERE id <= 2;
+SELECT id, qty FROM items WHERE id <= 2 ORDER BY id;
+DELETE FROM items WHERE name = 'date';
+SELECT count(*) FROM items;
+SELECT 1 + 2 * 3, 7 / 2, 7 DIV 2, 7 % 3, concat('a', 'b'), upper('x'), coalesce(NULL, 5), NULL = NULL, NULL <=> NULL;
+DROP TABLE items;
+DROP TABLE items;
+DROP TABLE IF EXISTS items;
+DROP DATABASE shop;

@@ -1,0 +1,23 @@
+-- Vector types, exact vector functions, HNSW and full-text indexes (fresh by default).
+CREATE DATABASE vec;
+USE vec;
+CREATE TABLE docs (id BIGINT PRIMARY KEY, title VARCHAR(100), body TEXT, v VECF32(3), w VECF64(2));
+INSERT INTO docs VALUES (1, 'Rust', 'rust database engine', '[1,0,0]', '[1,1]'), (2, 'Python', 'python web framework', '[0,1,0]', '[2,2]'), (3, 'Go', 'fast rust like services', '[0,0,1]', '[3,3]');
+SELECT id, l2_distance(v, '[1,1,0]'), cosine_distance(v, '[1,0,0]'), inner_product(v, '[2,3,4]'), l2_norm(w) FROM docs ORDER BY id;
+CREATE INDEX vidx USING HNSW ON docs(v) OP_TYPE 'vector_l2_ops' M 16 EF_CONSTRUCTION 128 EF_SEARCH 64 ASYNC;
+CREATE FULLTEXT INDEX ft ON docs(title, body) ASYNC;
+INSERT INTO docs VALUES (4, 'Zig', 'rust rust rust', '[0.9,0.1,0]', '[4,4]');
+EXPLAIN SELECT id FROM docs ORDER BY l2_distance(v, '[1,0,0]') LIMIT 2;
+SELECT id FROM docs ORDER BY l2_distance(v, '[1,0,0]') LIMIT 2;
+SELECT id FROM docs WHERE id > 1 ORDER BY l2_distance(v, '[1,0.5,0]') LIMIT 2;
+EXPLAIN SELECT id FROM docs WHERE MATCH(title, body) AGAINST('rust');
+SELECT id FROM docs WHERE MATCH(title, body) AGAINST('rust') ORDER BY id;
+SELECT id FROM docs WHERE MATCH(title, body) AGAINST('+rust -fast' IN BOOLEAN MODE) ORDER BY id;
+DELETE FROM docs WHERE id = 4;
+SELECT id FROM docs ORDER BY l2_distance(v, '[1,0,0]') LIMIT 1;
+SHOW INDEX FROM docs;
+CREATE INDEX bad USING HNSW ON docs(title);
+CREATE INDEX bad USING HNSW ON docs(v) OP_TYPE 'vector_nope_ops';
+DROP INDEX vidx ON docs;
+DROP INDEX ft ON docs;
+SELECT job_name, job_state FROM mo_catalog.mo_iscp_log ORDER BY job_name;
