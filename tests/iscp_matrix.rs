@@ -41,7 +41,10 @@ fn wait_until(what: &str, timeout: Duration, mut cond: impl FnMut() -> bool) {
             return;
         }
         let now = Instant::now();
-        assert!(now < deadline, "timed out after {timeout:?} waiting for: {what}");
+        assert!(
+            now < deadline,
+            "timed out after {timeout:?} waiting for: {what}"
+        );
         std::thread::park_timeout((deadline - now).min(ms(5)));
     }
 }
@@ -205,9 +208,11 @@ fn assert_canceled(db: &Database, s: &mut Session, j: &JobRow) {
         j.spec.storage_id
     );
     let rt = &db.engine().iscp.runtime;
-    wait_until(&format!("no task/fence/consumer for job {id}"), WAIT, || {
-        rt.tasks_for_job(id).is_empty() && !rt.is_fenced(id) && !rt.is_running(id)
-    });
+    wait_until(
+        &format!("no task/fence/consumer for job {id}"),
+        WAIT,
+        || rt.tasks_for_job(id).is_empty() && !rt.is_fenced(id) && !rt.is_running(id),
+    );
 }
 
 /// Shared shape of rows 1–7: index ready, point armed, rows inserted so a
@@ -232,7 +237,11 @@ fn stall_then_drop(index_sql: &str, name: &str, key: &str, action: &str, iarg: i
     remove_all_points();
     assert_canceled(&db, &mut s, &j);
     let rt = &db.engine().iscp.runtime;
-    wait_until("consumers drained", WAIT, || rt.sizes().consumers == 0);
+    let iscp = &db.engine().iscp;
+    wait_until("consumers drained, no fence, no cached index", WAIT, || {
+        let z = rt.sizes();
+        z.consumers == 0 && z.fences == 0 && iscp.live_count() == 0
+    });
 }
 
 const HNSW_V: &str = "CREATE INDEX idx01 USING HNSW ON t(v) OP_TYPE 'vector_l2_ops' ASYNC";
@@ -250,7 +259,13 @@ fn cancel_after_consumer_registration() {
 
 #[test]
 fn cancel_after_worker_submit() {
-    stall_then_drop(HNSW_V, "idx01", "fj/iscp/cancel/after-submit:idx01", "wait", 0);
+    stall_then_drop(
+        HNSW_V,
+        "idx01",
+        "fj/iscp/cancel/after-submit:idx01",
+        "wait",
+        0,
+    );
 }
 
 #[test]
@@ -314,14 +329,20 @@ fn long_wait_via_sleep_before_send() {
     let (_dir, db, mut s) = setup(cfg());
     let j = create_hnsw(&mut s, &db, "idx01", "v");
     let key = "fj/iscp/cancel/long/before-send:idx01";
-    let r = q(&mut s, &format!("SELECT add_fault_point('{key}', ':::', 'sleep', 30, '')"));
+    let r = q(
+        &mut s,
+        &format!("SELECT add_fault_point('{key}', ':::', 'sleep', 30, '')"),
+    );
     assert_eq!(r, vec![vec![Value::Bool(true)]]);
     insert_rows(&mut s, 10, 12);
     wait_hits(key, 1);
     let t0 = Instant::now();
     let warnings = q_warn(&mut s, "DROP INDEX idx01 ON t");
     let elapsed = t0.elapsed();
-    println!("DROP INDEX with before-send sleep 30 returned in {} ms", elapsed.as_millis());
+    println!(
+        "DROP INDEX with before-send sleep 30 returned in {} ms",
+        elapsed.as_millis()
+    );
     assert!(warnings.is_empty(), "DROP warnings: {warnings:?}");
     assert!(elapsed < Duration::from_secs(1), "DROP took {elapsed:?}");
     q(&mut s, &format!("SELECT remove_fault_point('{key}')"));
@@ -401,8 +422,14 @@ fn multiple_jobs_drop_only_idx01() {
         })
         .collect();
     scored.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-    assert!(scored[2].0 < scored[3].0, "test data must not tie at the cut");
-    let expected: Vec<Vec<Value>> = scored[..3].iter().map(|&(_, i)| vec![Value::Int(i)]).collect();
+    assert!(
+        scored[2].0 < scored[3].0,
+        "test data must not tie at the cut"
+    );
+    let expected: Vec<Vec<Value>> = scored[..3]
+        .iter()
+        .map(|&(_, i)| vec![Value::Int(i)])
+        .collect();
     let got = q(
         &mut s,
         "SELECT id FROM t ORDER BY l2_distance(w,'[7.2,1,1]') LIMIT 3",
@@ -417,7 +444,10 @@ fn fault_cleanup() {
         arm(&format!("{p}:idx01"), ":::", "wait", 0, "");
         arm(p, ":::", "sleep", 30, "");
     }
-    assert_eq!(global().list().len(), 2 * tributary_fault::points::ALL.len());
+    assert_eq!(
+        global().list().len(),
+        2 * tributary_fault::points::ALL.len()
+    );
     assert!(global().remove("all").unwrap());
     assert!(global().list().is_empty());
     tributary_fault::testing::assert_no_armed_points(global());
@@ -449,18 +479,31 @@ fn long_cancel_finalization() {
     };
     let (_dir, db, mut s) = setup(config);
     let j = create_hnsw(&mut s, &db, "idx01", "v");
-    arm("fj/iscp/cancel/before-mark-canceled:idx01", ":::", "sleep", 5, "");
+    arm(
+        "fj/iscp/cancel/before-mark-canceled:idx01",
+        ":::",
+        "sleep",
+        5,
+        "",
+    );
     let warnings = q_warn(&mut s, "DROP INDEX idx01 ON t");
     assert!(
         warnings.iter().any(|w| w.code == 1105),
         "expected a 1105 warning, got {warnings:?}"
     );
-    assert_eq!(sql_job(&mut s, j.key.job_id).0, 6, "Canceling right after DROP");
+    assert_eq!(
+        sql_job(&mut s, j.key.job_id).0,
+        6,
+        "Canceling right after DROP"
+    );
     let t0 = Instant::now();
     wait_until("Canceled after the sleep", Duration::from_secs(15), || {
         state_of(&db, j.key.job_id) == JobState::Canceled
     });
-    println!("Canceling -> Canceled after {} ms", t0.elapsed().as_millis());
+    println!(
+        "Canceling -> Canceled after {} ms",
+        t0.elapsed().as_millis()
+    );
     remove_all_points();
     assert_canceled(&db, &mut s, &j);
 }
@@ -487,7 +530,10 @@ fn mark_canceled_error_once() {
         state_of(&db, j.key.job_id) == JobState::Canceled
     });
     let hits = point(key).map(|p| p.hits).unwrap_or(0);
-    assert!(hits >= 2, "first attempt failed, a retry followed (hits {hits})");
+    assert!(
+        hits >= 2,
+        "first attempt failed, a retry followed (hits {hits})"
+    );
     remove_all_points();
     assert_canceled(&db, &mut s, &j);
 }
@@ -511,7 +557,13 @@ fn restart_recovery() {
         );
         insert_rows(&mut s, 1, 4);
         let j = create_hnsw(&mut s, &db, "idx01", "v");
-        arm("fj/iscp/cancel/before-mark-canceled:idx01", ":::", "sleep", 30, "");
+        arm(
+            "fj/iscp/cancel/before-mark-canceled:idx01",
+            ":::",
+            "sleep",
+            30,
+            "",
+        );
         let warnings = q_warn(&mut s, "DROP INDEX idx01 ON t");
         assert!(
             warnings.iter().any(|w| w.code == 1105),
@@ -520,7 +572,11 @@ fn restart_recovery() {
         assert_eq!(sql_job(&mut s, j.key.job_id).0, 6);
         let t0 = Instant::now();
         db.shutdown();
-        assert!(t0.elapsed() < Duration::from_secs(5), "shutdown took {:?}", t0.elapsed());
+        assert!(
+            t0.elapsed() < Duration::from_secs(5),
+            "shutdown took {:?}",
+            t0.elapsed()
+        );
         assert_eq!(state_of(&db, j.key.job_id), JobState::Canceling);
         drop(s);
         drop(db);
@@ -541,14 +597,21 @@ fn final_state_check() {
     q(&mut s, "CREATE FULLTEXT INDEX ft ON t(body) ASYNC");
     let c = wait_incremental(&db, "ft");
     insert_rows(&mut s, 10, 12);
-    for sql in ["DROP INDEX idx_a ON t", "ALTER TABLE t DROP INDEX idx_b", "DROP TABLE t"] {
+    for sql in [
+        "DROP INDEX idx_a ON t",
+        "ALTER TABLE t DROP INDEX idx_b",
+        "DROP TABLE t",
+    ] {
         let warnings = q_warn(&mut s, sql);
         assert!(warnings.is_empty(), "{sql}: warnings {warnings:?}");
     }
     for j in [&a, &b, &c] {
         assert_canceled(&db, &mut s, j);
     }
-    let rows = q(&mut s, "SELECT job_name, job_state FROM mo_catalog.mo_iscp_log");
+    let rows = q(
+        &mut s,
+        "SELECT job_name, job_state FROM mo_catalog.mo_iscp_log",
+    );
     assert_eq!(rows.len(), 3);
     for r in rows {
         assert_eq!(r[1], Value::Int(5), "{r:?}");
@@ -597,7 +660,10 @@ fn drop_from_non_runner_cn() {
     let t0 = Instant::now();
     let warnings = q_warn(&mut sb, "DROP INDEX idx01 ON t");
     let took = t0.elapsed();
-    assert!(took < Duration::from_secs(5), "DROP from cn-b took {took:?}");
+    assert!(
+        took < Duration::from_secs(5),
+        "DROP from cn-b took {took:?}"
+    );
     assert!(warnings.is_empty(), "DROP warnings: {warnings:?}");
     remove_all_points();
     assert_canceled(&a, &mut sb, &j);
@@ -642,7 +708,10 @@ fn recreate_same_name_after_drop() {
     let new = wait_incremental(&db, "idx01");
     assert_ne!(new.key.job_id, old.key.job_id, "a new generation");
     assert_canceled(&db, &mut s, &old);
-    let got = q(&mut s, "SELECT id FROM t ORDER BY l2_distance(v,'[0,0,0]') LIMIT 2");
+    let got = q(
+        &mut s,
+        "SELECT id FROM t ORDER BY l2_distance(v,'[0,0,0]') LIMIT 2",
+    );
     assert_eq!(got, vec![vec![Value::Int(1)], vec![Value::Int(2)]]);
     assert_eq!(state_of(&db, new.key.job_id), JobState::Completed);
 }
@@ -654,7 +723,10 @@ fn create_drop_loop_bounded_memory() {
     for i in 0..200 {
         q(&mut s, HNSW_V);
         let warnings = q_warn(&mut s, "DROP INDEX idx01 ON t");
-        assert!(warnings.is_empty(), "iteration {i}: DROP warnings: {warnings:?}");
+        assert!(
+            warnings.is_empty(),
+            "iteration {i}: DROP warnings: {warnings:?}"
+        );
     }
     let iscp = &db.engine().iscp;
     let jobs = iscp.read_jobs().unwrap();
@@ -662,7 +734,9 @@ fn create_drop_loop_bounded_memory() {
     assert!(jobs.iter().all(|j| j.state == JobState::Canceled));
     wait_until("runtime registries and index cache empty", WAIT, || {
         let z = iscp.runtime.sizes();
-        let no_job_tasks = jobs.iter().all(|j| iscp.runtime.tasks_for_job(j.key.job_id).is_empty());
+        let no_job_tasks = jobs
+            .iter()
+            .all(|j| iscp.runtime.tasks_for_job(j.key.job_id).is_empty());
         no_job_tasks && z.fences == 0 && z.consumers == 0 && iscp.live_count() == 0
     });
 }
