@@ -308,7 +308,7 @@ mod tests {
     #[tokio::test]
     async fn limit_reader_passes_small_and_rejects_large() {
         let mut data = packet(0, &[3, b'a', b'b']);
-        data.extend(packet(0, &vec![b'x'; 100]));
+        data.extend(packet(0, &[b'x'; 100]));
         let mut r = LimitReader::new(&data[..], 50);
         let mut got = Vec::new();
         let err = r.read_to_end(&mut got).await.unwrap_err();

@@ -40,8 +40,10 @@ def _reader(stream, q):
     q.put(None)
 
 
-def start_server(data_dir, extra_args=()):
-    """Start `tributary serve`; returns (Popen, port, admin_port or None)."""
+def start_server(data_dir, extra_args=(), admin=True):
+    """Start `tributary serve`; returns (Popen, port, admin_port or None).
+
+    With admin=False the admin endpoint is disabled (`--admin-listen off`)."""
     if not os.path.exists(BIN):
         pytest.fail(f"tributary binary not found at {BIN} (set TRIBUTARY_BIN)")
     args = [
@@ -51,12 +53,12 @@ def start_server(data_dir, extra_args=()):
         data_dir,
         "--listen",
         "127.0.0.1:0",
-        "--admin-listen",
-        "127.0.0.1:0",
         "--user",
         "alice:secret",
         *extra_args,
     ]
+    if "--admin-listen" not in extra_args:
+        args += ["--admin-listen", "127.0.0.1:0"]
     env = dict(os.environ)
     env.pop("TRIBUTARY_FAULTS", None)
     proc = subprocess.Popen(
@@ -69,7 +71,7 @@ def start_server(data_dir, extra_args=()):
     q = queue.Queue()
     threading.Thread(target=_reader, args=(proc.stdout, q), daemon=True).start()
     port = admin_port = None
-    want_admin = "off" not in extra_args
+    want_admin = admin
     deadline = time.monotonic() + START_DEADLINE_S
     while port is None or (want_admin and admin_port is None):
         left = deadline - time.monotonic()

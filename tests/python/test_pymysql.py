@@ -122,7 +122,8 @@ def limited_server():
     with tempfile.TemporaryDirectory(prefix="tributary-pytest-small-") as d:
         proc, port, _ = start_server(
             os.path.join(d, "data"),
-            ["--max-allowed-packet", str(1 << 20), "--max-connections", "3", "--admin-listen", "off"],
+            ["--max-allowed-packet", str(1 << 20), "--max-connections", "3"],
+            admin=False,
         )
         yield Server(proc, port, None, d)
         assert stop_server(proc) == 0

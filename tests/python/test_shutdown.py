@@ -12,7 +12,7 @@ from conftest import start_server, stop_server
 def test_sigterm_exits_zero_and_keeps_data():
     with tempfile.TemporaryDirectory(prefix="tributary-pytest-stop-") as d:
         data = os.path.join(d, "data")
-        proc, port, _ = start_server(data, ["--admin-listen", "off"])
+        proc, port, _ = start_server(data, admin=False)
         try:
             conn = pymysql.connect(host="127.0.0.1", port=port, user="root", password="",
                                    autocommit=True)
@@ -23,7 +23,7 @@ def test_sigterm_exits_zero_and_keeps_data():
             # Leave the connection open: shutdown must close idle connections.
         finally:
             assert stop_server(proc) == 0
-        proc, port, _ = start_server(data, ["--admin-listen", "off"])
+        proc, port, _ = start_server(data, admin=False)
         try:
             conn = pymysql.connect(host="127.0.0.1", port=port, user="root", password="")
             with conn.cursor() as c:
