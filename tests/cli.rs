@@ -157,7 +157,14 @@ fn error_stops_and_keeps_earlier_statements() {
     );
     // Statements before the error kept their effect; the one after did not run.
     let o = bin()
-        .args(["sql", "--data", data, "--batch", "-e", &format!("USE d; {QUERY}")])
+        .args([
+            "sql",
+            "--data",
+            data,
+            "--batch",
+            "-e",
+            &format!("USE d; {QUERY}"),
+        ])
         .output()
         .unwrap();
     assert_ok(&o);
@@ -169,7 +176,13 @@ fn malformed_fault_spec_is_reported() {
     let dir = tempfile::tempdir().unwrap();
     let o = bin()
         .env("TRIBUTARY_FAULTS", "this is not a fault spec")
-        .args(["sql", "--data", dir.path().to_str().unwrap(), "-e", "SELECT 1"])
+        .args([
+            "sql",
+            "--data",
+            dir.path().to_str().unwrap(),
+            "-e",
+            "SELECT 1",
+        ])
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
