@@ -83,6 +83,14 @@ pub struct SqlArgs {
     pub execute: Option<String>,
     /// SQL script to run (default: standard input).
     pub file: Option<PathBuf>,
+    /// Before exiting, wait until every index job has finished its initial
+    /// build and caught up, showing a progress bar on stderr (an embedded
+    /// process only propagates while it runs).
+    #[arg(long)]
+    pub wait_index: bool,
+    /// Upper bound of `--wait-index`, in seconds.
+    #[arg(long, default_value_t = 600)]
+    pub wait_timeout: u64,
 }
 
 /// Parse the process arguments, run, and return the exit code.
@@ -311,8 +319,71 @@ fn sql(a: SqlArgs) -> i32 {
     }
     let _ = out.flush();
     drop(out);
+    if code == 0 && a.wait_index {
+        if let Err(msg) = wait_for_indexes(&db, Duration::from_secs(a.wait_timeout)) {
+            eprintln!("tributary: {msg}");
+            code = 1;
+        }
+    }
     db.shutdown();
     code
+}
+
+/// Build progress of all live jobs: (rows done, rows total, all caught up).
+fn index_progress(db: &Database) -> Result<(u64, u64, bool), String> {
+    let jobs = db.engine().iscp.read_jobs().map_err(|e| e.to_string())?;
+    let latest = db.engine().storage.latest_ts();
+    let (mut done, mut total, mut level) = (0u64, 0u64, true);
+    for j in jobs {
+        if j.drop_at.is_some() || j.state.is_protected() {
+            continue;
+        }
+        if j.status.stage == crate::iscp::log::STAGE_INIT {
+            level = false;
+            done += j.status.build_done;
+            total += j.status.build_total.max(j.status.build_done);
+        } else {
+            let newest = crate::iscp::log::newest_change_ts(
+                db.engine(),
+                j.key.table_id,
+                j.watermark,
+                latest,
+            )
+            .map_err(|e| e.to_string())?;
+            if newest > j.watermark {
+                level = false;
+            }
+        }
+    }
+    Ok((done, total, level))
+}
+
+/// `--wait-index`: wait with a progress bar until every job is level.
+fn wait_for_indexes(db: &Database, timeout: Duration) -> Result<(), String> {
+    let bar =
+        indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "building indexes {bar:40} {pos}/{len} rows ({elapsed})",
+        )
+        .map_err(|e| e.to_string())?,
+    );
+    let deadline = std::time::Instant::now() + timeout;
+    loop {
+        let (done, total, level) = index_progress(db)?;
+        bar.set_length(total.max(1));
+        bar.set_position(done);
+        if level {
+            bar.finish_and_clear();
+            return Ok(());
+        }
+        if std::time::Instant::now() >= deadline {
+            bar.abandon();
+            return Err(format!("indexes still building after {timeout:?}"));
+        }
+        db.engine().iscp.wake();
+        std::thread::park_timeout(Duration::from_millis(50));
+    }
 }
 
 /// `mysql -B` escaping: NUL, tab, newline and backslash.

@@ -33,6 +33,13 @@ pub struct Config {
     pub node_name: String,
     /// Runner lease time-to-live. Default 5 s (renewed every tick).
     pub lease_ttl: Duration,
+    /// How often the runner reclaims old row versions and change-log
+    /// entries (storage GC). Default 30 s.
+    pub gc_interval: Duration,
+    /// How long a write to a table with non-ASYNC vector/full-text indexes
+    /// waits for them to apply it before returning (with a warning when
+    /// exceeded). Default 30 s.
+    pub sync_index_wait: Duration,
 }
 
 impl Default for Config {
@@ -49,6 +56,8 @@ impl Default for Config {
             iscp_enabled: true,
             node_name: "cn0".into(),
             lease_ttl: Duration::from_secs(5),
+            gc_interval: Duration::from_secs(30),
+            sync_index_wait: Duration::from_secs(30),
         }
     }
 }

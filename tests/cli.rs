@@ -192,3 +192,49 @@ fn malformed_fault_spec_is_reported() {
         text(&o.stderr)
     );
 }
+
+#[test]
+fn wait_index_finishes_initial_build_before_exit() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().to_str().unwrap();
+    let mut rows = Vec::new();
+    for i in 0..500 {
+        rows.push(format!("({i}, '[{i},1]')"));
+    }
+    let script = format!(
+        "CREATE DATABASE d; USE d; CREATE TABLE t (id INT PRIMARY KEY, v VECF32(2)); \
+         INSERT INTO t VALUES {}; \
+         CREATE INDEX i USING HNSW ON t(v) OP_TYPE 'vector_l2_ops' ASYNC;",
+        rows.join(",")
+    );
+    let o = bin()
+        .args([
+            "sql",
+            "--data",
+            data,
+            "--batch",
+            "--wait-index",
+            "-e",
+            &script,
+        ])
+        .output()
+        .unwrap();
+    assert_ok(&o);
+    // Read the job state with ISCP disabled, so nothing can finish the
+    // build after the CLI exited: it must already be complete.
+    let db = tributary::Database::open_with(
+        dir.path(),
+        tributary::Config {
+            iscp_enabled: false,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let r = db
+        .session()
+        .execute("SELECT job_status FROM mo_catalog.mo_iscp_log")
+        .unwrap();
+    let status = r.rows[0][0].to_string();
+    assert!(status.contains("\"stage\":\"incremental\""), "{status}");
+    assert!(status.contains("\"build_done\":500"), "{status}");
+}

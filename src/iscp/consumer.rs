@@ -297,6 +297,7 @@ fn finish(
     match &out {
         Outcome::Committed { .. } => {
             iscp.live_committed(j.key.job_id);
+            iscp.notify_canceled();
             if let Some(w) = new_wm {
                 iscp.storage.set_consumer_watermark(
                     &consumer_name(j.key.job_id),

@@ -410,3 +410,129 @@ pub fn newest_change_ts(engine: &Engine, table: u64, after: Ts, upto: Ts) -> Sql
     }
     Ok(newest)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::{ColumnDef, TableDef};
+    use crate::types::DataType;
+    use tributary_storage::{EmbeddedStorage, Storage, TxnOptions};
+
+    fn setup() -> (tempfile::TempDir, std::sync::Arc<EmbeddedStorage>, JobKey) {
+        let dir = tempfile::tempdir().unwrap();
+        let st = EmbeddedStorage::open(dir.path()).unwrap();
+        let t = TableDef {
+            id: 1000,
+            db: "d".into(),
+            name: "t".into(),
+            columns: vec![ColumnDef {
+                name: "v".into(),
+                ty: DataType::VecF32(2),
+                nullable: true,
+                default: None,
+                auto_increment: false,
+            }],
+            pk: vec![],
+            indexes: vec![],
+            comment: String::new(),
+        };
+        let ix = IndexDef {
+            name: "i".into(),
+            storage_id: 1001,
+            kind: IndexKind::BTree { unique: false },
+            columns: vec![0],
+            is_async: true,
+            job_id: Some(7),
+        };
+        let mut txn = st.begin(TxnOptions::default()).unwrap();
+        let key = register_job(txn.as_mut(), &t, &ix).unwrap();
+        txn.commit().unwrap();
+        (dir, st, key)
+    }
+
+    fn update(
+        st: &EmbeddedStorage,
+        key: &JobKey,
+        expected: u64,
+        f: impl FnOnce(&mut JobRow),
+    ) -> Result<JobRow, GuardRefusal> {
+        let mut txn = st.begin(TxnOptions::default()).unwrap();
+        let r = guarded_update(txn.as_mut(), key, expected, f).unwrap();
+        txn.commit().unwrap();
+        r
+    }
+
+    #[test]
+    fn progress_writes_are_compare_and_set_on_iterations() {
+        let (_d, st, key) = setup();
+        let j = update(&st, &key, 0, |j| j.watermark = 10).unwrap();
+        assert_eq!((j.status.iterations, j.watermark), (1, 10));
+        // A stale writer that still expects iteration 0 loses.
+        let r = update(&st, &key, 0, |j| j.watermark = 99);
+        assert_eq!(
+            r.unwrap_err(),
+            GuardRefusal::CasLost {
+                expected: 0,
+                found: 1
+            }
+        );
+        // The watermark never moves backwards, the stage never regresses.
+        let j = update(&st, &key, 1, |j| {
+            j.watermark = 20;
+            j.status.stage = STAGE_INCREMENTAL.into();
+        })
+        .unwrap();
+        let j2 = update(&st, &key, j.status.iterations, |j| {
+            j.watermark = 5;
+            j.status.stage = STAGE_INIT.into();
+        })
+        .unwrap();
+        assert_eq!(j2.watermark, 20);
+        assert_eq!(j2.status.stage, STAGE_INCREMENTAL);
+    }
+
+    #[test]
+    fn no_write_overwrites_error_canceling_or_canceled() {
+        let (_d, st, key) = setup();
+        // Permanent error → Error; later progress is refused.
+        let mut txn = st.begin(TxnOptions::default()).unwrap();
+        write_error(txn.as_mut(), &key, 0, 10_001, "bad vector")
+            .unwrap()
+            .unwrap();
+        txn.commit().unwrap();
+        let r = update(&st, &key, 1, |j| j.watermark = 50);
+        assert_eq!(r.unwrap_err(), GuardRefusal::Protected(JobState::Error));
+        // DROP: Canceling with drop_at, still refused; then Canceled.
+        let mut txn = st.begin(TxnOptions::default()).unwrap();
+        mark_canceling(txn.as_mut(), &key).unwrap();
+        txn.commit().unwrap();
+        let r = update(&st, &key, 1, |j| j.watermark = 50);
+        assert_eq!(r.unwrap_err(), GuardRefusal::Protected(JobState::Canceling));
+        let mut txn = st.begin(TxnOptions::default()).unwrap();
+        assert!(mark_canceled(txn.as_mut(), &key).unwrap());
+        txn.commit().unwrap();
+        let mut txn = st.begin(TxnOptions::default()).unwrap();
+        let j = read_job(txn.as_mut(), &key, false).unwrap().unwrap();
+        assert_eq!(j.state, JobState::Canceled);
+        assert!(j.drop_at.is_some());
+        assert_eq!(j.status.error_code, 10_001);
+        // Another generation of the same name is a different row.
+        let other = JobKey {
+            job_id: 8,
+            ..key.clone()
+        };
+        assert!(read_job(txn.as_mut(), &other, false).unwrap().is_none());
+    }
+
+    #[test]
+    fn temporary_errors_keep_the_job_schedulable() {
+        let (_d, st, key) = setup();
+        let mut txn = st.begin(TxnOptions::default()).unwrap();
+        let j = write_error(txn.as_mut(), &key, 0, 1, "changesNext")
+            .unwrap()
+            .unwrap();
+        txn.commit().unwrap();
+        assert_eq!(j.state, JobState::Completed);
+        assert_eq!((j.status.error_code, j.status.retries), (1, 1));
+    }
+}

@@ -146,14 +146,6 @@ impl Iscp {
         r
     }
 
-    /// The token a retriever uses for `job_id`'s sends: the consumer's own
-    /// token, so cancelling the consumer also cancels the retriever.
-    pub fn job_token(&self, job_id: u64, parent: &CancellationToken) -> CancellationToken {
-        self.runtime
-            .consumer_token(job_id)
-            .unwrap_or_else(|| parent.child_token())
-    }
-
     /// Cached index for a consumer, reloaded when it does not match the
     /// job's durable state.
     pub fn live_for_consumer(&self, j: &JobRow) -> SqlResult<LiveHandle> {
@@ -225,10 +217,43 @@ impl Iscp {
         self.live.lock().len()
     }
 
+    /// Wake statements waiting on job progress (a unit committed or a job
+    /// was canceled).
     pub(crate) fn notify_canceled(&self) {
         let mut g = self.canceled.0.lock();
         *g += 1;
         self.canceled.1.notify_all();
+    }
+
+    /// Wait up to `wait` until every job in `keys` has applied everything up
+    /// to `ts` (incremental stage, watermark ≥ ts) or is no longer live;
+    /// returns the ones still behind. Used by writes to tables with
+    /// non-ASYNC vector/full-text indexes.
+    pub fn await_watermark(&self, keys: &[JobKey], ts: u64, wait: Duration) -> Vec<JobKey> {
+        self.wake();
+        let deadline = Instant::now() + wait;
+        let mut pending: Vec<JobKey> = keys.to_vec();
+        loop {
+            pending.retain(|k| match self.read_job(k) {
+                Ok(Some(r)) => {
+                    !(r.state.is_protected()
+                        || r.drop_at.is_some()
+                        || (r.status.stage != log::STAGE_INIT && r.watermark >= ts))
+                }
+                Ok(None) => false,
+                Err(_) => true,
+            });
+            if pending.is_empty() {
+                return pending;
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return pending;
+            }
+            let mut g = self.canceled.0.lock();
+            let slice = (deadline - now).min(Duration::from_millis(20));
+            self.canceled.1.wait_for(&mut g, slice);
+        }
     }
 
     /// Wait up to `wait` for every job in `keys` to reach Canceled; returns

@@ -52,6 +52,7 @@ pub struct Runner {
     workers: Arc<Semaphore>,
     tasks: JoinSet<()>,
     leader: bool,
+    last_gc: std::time::Instant,
 }
 
 impl Runner {
@@ -66,6 +67,7 @@ impl Runner {
             workers,
             tasks: JoinSet::new(),
             leader: false,
+            last_gc: std::time::Instant::now(),
         }
     }
 
@@ -122,6 +124,17 @@ impl Runner {
         self.iscp
             .is_runner
             .store(true, std::sync::atomic::Ordering::Release);
+        if self.last_gc.elapsed() >= self.iscp.config.gc_interval {
+            self.last_gc = std::time::Instant::now();
+            let storage = self.iscp.storage.clone();
+            self.tasks.spawn(async move {
+                match tokio::task::spawn_blocking(move || storage.gc()).await {
+                    Ok(Ok(st)) => tracing::debug!(?st, "storage GC"),
+                    Ok(Err(e)) => tracing::warn!(error = %e, "storage GC failed"),
+                    Err(e) => tracing::warn!(error = %e, "storage GC task failed"),
+                }
+            });
+        }
         let jobs = match self.iscp.read_jobs() {
             Ok(j) => j,
             Err(e) => {
@@ -203,7 +216,11 @@ async fn table_iteration(iscp: Arc<Iscp>, table: u64, jobs: Vec<JobRow>, token: 
         if token.is_cancelled() {
             return;
         }
-        run_consumer(&iscp, &j, None, &token).await;
+        // Registered at submit: a DROP from now on cancels this unit.
+        let Some(reg) = iscp.runtime.register_consumer(j.key.job_id, &token) else {
+            continue;
+        };
+        run_consumer(&iscp, &j, None, reg).await;
     }
     if incr.is_empty() {
         return;
@@ -230,20 +247,24 @@ async fn table_iteration(iscp: Arc<Iscp>, table: u64, jobs: Vec<JobRow>, token: 
         if j.watermark >= to_ts {
             continue;
         }
+        // Register before fan-out, so the retriever's sends and the
+        // consumer share one token that a DROP cancels.
+        let Some((jt, guard)) = iscp.runtime.register_consumer(j.key.job_id, &token) else {
+            continue;
+        };
         let (tx, rx) = mpsc::channel::<Arc<Vec<Change>>>(FANOUT_CHANNEL);
         let iscp2 = iscp.clone();
-        let token2 = token.clone();
         let job = j.clone();
+        let jt2 = jt.clone();
         set.spawn(async move {
-            run_consumer(&iscp2, &job, Some((rx, to_ts)), &token2).await;
+            run_consumer(&iscp2, &job, Some((rx, to_ts)), (jt2, guard)).await;
         });
-        senders.push((j, tx));
+        senders.push((j, tx, jt));
     }
     // The retriever: fan the batch out, one bounded send per consumer.
     {
         let _rg = iscp.runtime.task(TaskKind::Retriever, None);
-        for (j, tx) in senders {
-            let jt = iscp.job_token(j.key.job_id, &token);
+        for (j, tx, jt) in senders {
             let index = j.spec.index.clone();
             let sent = async {
                 tributary_fault::hit(points::ISCP_FANOUT_BEFORE_SEND, Some(&index), &jt).await?;
@@ -304,25 +325,26 @@ fn read_batch(
     Ok(changes)
 }
 
-/// Register, run and unregister one job's consumer for one work unit.
+/// Run one job's (already registered) consumer for one work unit; the
+/// guard unregisters it and signals the drain when the unit ends.
 async fn run_consumer(
     iscp: &Arc<Iscp>,
     j: &JobRow,
     input: Option<(mpsc::Receiver<Arc<Vec<Change>>>, u64)>,
-    parent: &CancellationToken,
+    (token, guard): (CancellationToken, crate::iscp::runtime::ConsumerGuard),
 ) {
+    let _tg = iscp.runtime.task(TaskKind::Consumer, Some(j.key.job_id));
     let index = j.spec.index.clone();
-    if tributary_fault::hit(points::ISCP_AFTER_SUBMIT, Some(&index), parent)
+    // After submit to the worker: a DROP now fences the job and cancels the
+    // token, so the unit is skipped without writing anything.
+    if tributary_fault::hit(points::ISCP_AFTER_SUBMIT, Some(&index), &token)
         .await
         .is_err()
+        || token.is_cancelled()
     {
+        drop(guard);
         return;
     }
-    // A job fenced after submit is skipped here.
-    let Some((token, guard)) = iscp.runtime.register_consumer(j.key.job_id, parent) else {
-        return;
-    };
-    let _tg = iscp.runtime.task(TaskKind::Consumer, Some(j.key.job_id));
     let span = tracing::info_span!("iscp_job", job_id = j.key.job_id, index = %index, from_ts = j.watermark);
     let outcome = async {
         if let Err(e) =

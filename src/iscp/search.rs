@@ -35,6 +35,9 @@ use crate::sql::expr::{eval_const, vector_arg, CExpr, FunctionHost, MatchSpec};
 use crate::sql::{Ctx, Engine, SessionState};
 use crate::types::Value;
 
+/// The HNSW beam is at least this many times k (see `fetch_candidates`).
+pub const SEARCH_BEAM_PER_K: usize = 20;
+
 /// A chosen index path.
 #[derive(Debug, Clone)]
 pub enum IndexPath {
@@ -416,13 +419,20 @@ pub fn fetch_candidates(
     match (ip, &g.index.data) {
         (
             IndexPath::Vector {
-                query, overfetch, ..
+                query,
+                overfetch,
+                k,
+                ..
             },
             crate::iscp::live::IndexData::Hnsw(vx),
         ) => {
             let want = overfetch + tail.len();
+            // A beam of at least SEARCH_BEAM_PER_K·k: HNSW recall on hard
+            // (uniform, high-dimensional) data needs a wider beam than the
+            // index's EF_SEARCH; candidates are re-ranked exactly anyway.
+            let ef = want.max(k * SEARCH_BEAM_PER_K);
             let hits = vx
-                .search(query, want.min(vx.len().max(1)))
+                .search_with_ef(query, want.min(vx.len().max(1)), ef)
                 .map_err(|e| SqlError::internal(format!("vector search: {e}")))?;
             let pks: Vec<Vec<u8>> = hits
                 .iter()

@@ -44,9 +44,26 @@ pub fn execute(engine: &Engine, st: &mut SessionState, s: Stmt) -> SqlResult<Que
         }
         Stmt::CreateIndex(spec) => {
             let mut created = None;
-            let r = engine.in_txn(st, |cx| create_index(cx, &spec, &mut created))?;
-            if created.is_some() {
+            let mut r = engine.in_txn(st, |cx| create_index(cx, &spec, &mut created))?;
+            if let Some(key) = created {
                 engine.iscp.wake();
+                if !spec.is_async {
+                    // A synchronous vector/full-text index is usable when
+                    // CREATE returns: wait (bounded) for its initial build.
+                    let ts = engine.storage.latest_ts();
+                    for k in engine
+                        .iscp
+                        .await_watermark(&[key], ts, engine.config.sync_index_wait)
+                    {
+                        r.warnings.push(Warning {
+                            code: 1105,
+                            message: format!(
+                                "index job {} is still building; it will finish in the background",
+                                k.job_name
+                            ),
+                        });
+                    }
+                }
             }
             Ok(r)
         }
@@ -590,7 +607,7 @@ fn index_def(cx: &mut Ctx<'_>, t: &TableDef, spec: &IndexSpec) -> SqlResult<Inde
 fn create_index(
     cx: &mut Ctx<'_>,
     spec: &IndexSpec,
-    created: &mut Option<u64>,
+    created: &mut Option<iscp::JobKey>,
 ) -> SqlResult<QueryResult> {
     let db = cx.session.db_for(spec.table.db.as_deref())?.to_string();
     if db == SYSTEM_DB {
@@ -608,8 +625,7 @@ fn create_index(
     }
     let ix = index_def(cx, &t, spec)?;
     if ix.job_id.is_some() {
-        iscp::log::register_job(cx.txn, &t, &ix)?;
-        *created = ix.job_id;
+        *created = Some(iscp::log::register_job(cx.txn, &t, &ix)?);
     } else {
         // Synchronous B-tree: build from the current rows in this txn.
         let IndexKind::BTree { unique } = ix.kind else {

@@ -57,7 +57,8 @@ pub fn row_key(cx: &Ctx<'_>, t: &TableDef, row: &[Value]) -> SqlResult<Vec<u8>> 
 }
 
 /// Add / remove the B-tree index entries of one row change (synchronous
-/// indexes only), enforcing UNIQUE with locking reads.
+/// indexes only), enforcing UNIQUE with locking reads. Non-ASYNC vector and
+/// full-text indexes are recorded so that the commit waits for them.
 pub fn maintain_indexes(
     cx: &mut Ctx<'_>,
     t: &TableDef,
@@ -66,6 +67,16 @@ pub fn maintain_indexes(
     new: Option<&[Value]>,
 ) -> SqlResult<()> {
     for ix in &t.indexes {
+        if let (Some(job_id), false) = (ix.job_id, ix.is_async) {
+            let k = crate::iscp::JobKey {
+                table_id: t.id,
+                job_name: crate::iscp::job_name(&ix.name),
+                job_id,
+            };
+            if !cx.session.sync_jobs.contains(&k) {
+                cx.session.sync_jobs.push(k);
+            }
+        }
         let IndexKind::BTree { unique } = ix.kind else {
             continue;
         };

@@ -51,6 +51,10 @@ pub struct SessionState {
     pub user: String,
     pub privileged: bool,
     pub last_insert_id: u64,
+    /// Non-ASYNC vector/full-text jobs written by the open transaction (or
+    /// the running autocommit statement): after commit the session waits
+    /// for them to apply the write.
+    pub sync_jobs: Vec<crate::iscp::JobKey>,
 }
 
 impl SessionState {
@@ -65,6 +69,7 @@ impl SessionState {
             user: user.into(),
             privileged,
             last_insert_id: 0,
+            sync_jobs: Vec::new(),
         }
     }
 
@@ -150,6 +155,7 @@ impl Engine {
                 if let Some(t) = st.txn.take() {
                     t.rollback();
                 }
+                st.sync_jobs.clear();
                 Ok(QueryResult::default())
             }
             Stmt::Use { db } => {
@@ -198,9 +204,34 @@ impl Engine {
     /// Commit the session's open transaction, if any.
     pub fn commit_open(&self, st: &mut SessionState) -> SqlResult<()> {
         if let Some(t) = st.txn.take() {
-            t.commit()?;
+            let ts = t.commit()?;
+            let _ = self.wait_sync_jobs(st, ts);
         }
         Ok(())
+    }
+
+    /// After a commit at `ts`: wait (bounded by `sync_index_wait`) until the
+    /// non-ASYNC vector/full-text indexes the transaction wrote have applied
+    /// it, so they behave as synchronous indexes for the writer. Returns a
+    /// warning per index still behind.
+    fn wait_sync_jobs(&self, st: &mut SessionState, ts: u64) -> Vec<Warning> {
+        let mut jobs = std::mem::take(&mut st.sync_jobs);
+        if jobs.is_empty() {
+            return Vec::new();
+        }
+        jobs.sort();
+        jobs.dedup();
+        self.iscp
+            .await_watermark(&jobs, ts, self.config.sync_index_wait)
+            .into_iter()
+            .map(|k| Warning {
+                code: 1105,
+                message: format!(
+                    "index job {} has not applied this write yet (waited {:?}); it will catch up in the background",
+                    k.job_name, self.config.sync_index_wait
+                ),
+            })
+            .collect()
     }
 
     /// Run `f` inside the session's transaction (explicit, or an implicit
@@ -232,6 +263,7 @@ impl Engine {
                 }
                 Err(e) if e.code == code::LOCK_DEADLOCK => {
                     txn.rollback();
+                    st.sync_jobs.clear();
                     Err(e)
                 }
                 Err(e) => {
@@ -251,12 +283,14 @@ impl Engine {
                 f(&mut cx)
             };
             match r {
-                Ok(v) => {
-                    txn.commit().map_err(SqlError::from)?;
+                Ok(mut v) => {
+                    let ts = txn.commit().map_err(SqlError::from)?;
+                    v.warnings.extend(self.wait_sync_jobs(st, ts));
                     Ok(v)
                 }
                 Err(e) => {
                     txn.rollback();
+                    st.sync_jobs.clear();
                     Err(e)
                 }
             }

@@ -1,0 +1,122 @@
+//! Several compute nodes over one storage: exactly one runs ISCP (the
+//! lease), and an index saved by the runner answers identically when loaded
+//! on another CN.
+
+use std::time::{Duration, Instant};
+
+use tributary::{Config, Database, Value};
+use tributary_storage::{EmbeddedStorage, Storage};
+
+fn cfg(node: &str, iscp: bool) -> Config {
+    Config {
+        node_name: node.into(),
+        iscp_enabled: iscp,
+        iscp_interval: Duration::from_millis(20),
+        ..Config::default()
+    }
+}
+
+fn ids(db: &Database, sql: &[&str]) -> Vec<i64> {
+    let mut s = db.session();
+    let mut last = None;
+    for q in sql {
+        last = Some(s.execute(q).unwrap_or_else(|e| panic!("{q}: {e}")));
+    }
+    last.unwrap()
+        .rows
+        .iter()
+        .map(|r| match r[0] {
+            Value::Int(i) => i,
+            ref o => panic!("not an int: {o}"),
+        })
+        .collect()
+}
+
+#[test]
+fn index_saved_on_runner_answers_the_same_on_another_cn() {
+    let dir = tempfile::tempdir().unwrap();
+    let storage: std::sync::Arc<dyn Storage> = EmbeddedStorage::open(dir.path()).unwrap();
+    let a = Database::open_shared(storage.clone(), cfg("cn-a", true)).unwrap();
+    let b = Database::open_shared(storage.clone(), cfg("cn-b", true)).unwrap();
+    let mut s = a.session();
+    for q in [
+        "CREATE DATABASE d",
+        "USE d",
+        "CREATE TABLE t (id INT PRIMARY KEY, body TEXT, v VECF32(4))",
+    ] {
+        s.execute(q).unwrap();
+    }
+    let mut seed = 9u64;
+    let mut next = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % 1000) as f64 / 100.0
+    };
+    let words = ["alpha", "beta", "gamma", "delta"];
+    let rows: Vec<String> = (0..300)
+        .map(|i| {
+            format!(
+                "({i}, '{} {}', '[{},{},{},{}]')",
+                words[i % 4],
+                words[(i / 4) % 4],
+                next(),
+                next(),
+                next(),
+                next()
+            )
+        })
+        .collect();
+    s.execute(&format!("INSERT INTO t VALUES {}", rows.join(",")))
+        .unwrap();
+    s.execute("CREATE INDEX vi USING HNSW ON t(v) OP_TYPE 'vector_l2_ops' ASYNC")
+        .unwrap();
+    s.execute("CREATE FULLTEXT INDEX ft ON t(body) ASYNC")
+        .unwrap();
+    // Wait until both jobs are level (on whichever CN is the runner).
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let jobs = a.engine().iscp.read_jobs().unwrap();
+        if jobs.len() == 2
+            && jobs
+                .iter()
+                .all(|j| j.status.stage == "incremental" && j.status.rows_applied >= 300)
+        {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "indexes did not catch up: {jobs:?}"
+        );
+        std::thread::park_timeout(Duration::from_millis(5));
+    }
+    // Exactly one CN holds the runner lease.
+    let runners = [&a, &b]
+        .iter()
+        .filter(|d| {
+            d.engine()
+                .iscp
+                .is_runner
+                .load(std::sync::atomic::Ordering::Acquire)
+        })
+        .count();
+    assert_eq!(runners, 1, "exactly one runner");
+    let knn = [
+        "USE d",
+        "SET fast_search = 1",
+        "SELECT id FROM t ORDER BY l2_distance(v, '[5,5,5,5]') LIMIT 10",
+    ];
+    let fts = [
+        "USE d",
+        "SET fast_search = 1",
+        "SELECT id FROM t WHERE MATCH(body) AGAINST('+alpha +gamma' IN BOOLEAN MODE) ORDER BY id",
+    ];
+    let (ka, kb) = (ids(&a, &knn), ids(&b, &knn));
+    assert_eq!(ka.len(), 10);
+    assert_eq!(ka, kb, "same vector answers on both CNs");
+    let (fa, fb) = (ids(&a, &fts), ids(&b, &fts));
+    assert!(!fa.is_empty());
+    assert_eq!(fa, fb, "same full-text answers on both CNs");
+    a.shutdown();
+    b.shutdown();
+}
