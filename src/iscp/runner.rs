@@ -47,7 +47,9 @@ fn now_ms() -> u64 {
 pub struct Runner {
     iscp: Arc<Iscp>,
     token: CancellationToken,
-    busy_tables: Arc<Mutex<HashSet<u64>>>,
+    /// Jobs handed to a table iteration that has not registered their
+    /// consumers yet (afterwards the runtime's consumer map tracks them).
+    scheduled: Arc<Mutex<HashSet<u64>>>,
     canceling: Arc<Mutex<HashSet<u64>>>,
     workers: Arc<Semaphore>,
     tasks: JoinSet<()>,
@@ -62,7 +64,7 @@ impl Runner {
         Runner {
             iscp,
             token,
-            busy_tables: Arc::default(),
+            scheduled: Arc::default(),
             canceling: Arc::default(),
             workers,
             tasks: JoinSet::new(),
@@ -157,18 +159,24 @@ impl Runner {
                 }
                 continue;
             }
-            if !schedulable(&j, &self.iscp) {
+            if !schedulable(&j, &self.iscp)
+                || self.iscp.runtime.is_running(j.key.job_id)
+                || self.scheduled.lock().contains(&j.key.job_id)
+            {
                 continue;
             }
             by_table.entry(j.key.table_id).or_default().push(j);
         }
         for (table, jobs) in by_table {
-            if !self.busy_tables.lock().insert(table) {
-                continue;
+            {
+                let mut sched = self.scheduled.lock();
+                for j in &jobs {
+                    sched.insert(j.key.job_id);
+                }
             }
             let iscp = self.iscp.clone();
             let token = self.token.child_token();
-            let busy = self.busy_tables.clone();
+            let sched = self.scheduled.clone();
             let workers = self.workers.clone();
             self.tasks.spawn(async move {
                 // Bounded worker pool: wait for a permit (cancellable).
@@ -176,13 +184,17 @@ impl Runner {
                     p = workers.acquire_owned() => p.ok(),
                     _ = token.cancelled() => None,
                 };
+                let ids: Vec<u64> = jobs.iter().map(|j| j.key.job_id).collect();
                 if permit.is_some() {
                     let span = tracing::info_span!("iscp_table", table);
-                    table_iteration(iscp, table, jobs, token)
+                    table_iteration(iscp, table, jobs, token, &sched)
                         .instrument(span)
                         .await;
                 }
-                busy.lock().remove(&table);
+                let mut s = sched.lock();
+                for id in ids {
+                    s.remove(&id);
+                }
             });
         }
     }
@@ -208,50 +220,84 @@ fn schedulable(j: &JobRow, iscp: &Iscp) -> bool {
 
 /// One bounded work unit for one table: initial-build units for jobs still
 /// in the init stage, then one shared change read for the others.
-async fn table_iteration(iscp: Arc<Iscp>, table: u64, jobs: Vec<JobRow>, token: CancellationToken) {
+///
+/// Consumers are registered at submit (a DROP from then on cancels them) and
+/// run concurrently: a stalled job never holds up the other jobs of its
+/// table — they are scheduled again by the next tick while it waits.
+async fn table_iteration(
+    iscp: Arc<Iscp>,
+    table: u64,
+    jobs: Vec<JobRow>,
+    token: CancellationToken,
+    scheduled: &Mutex<HashSet<u64>>,
+) {
     let _g = iscp.runtime.task(TaskKind::TableIteration, None);
-    let (init, incr): (Vec<JobRow>, Vec<JobRow>) =
-        jobs.into_iter().partition(|j| j.status.stage == STAGE_INIT);
-    for j in init {
-        if token.is_cancelled() {
-            return;
+    let mut regs = Vec::new();
+    for j in jobs {
+        if let Some(reg) = iscp.runtime.register_consumer(j.key.job_id, &token) {
+            regs.push((j, reg));
         }
-        // Registered at submit: a DROP from now on cancels this unit.
-        let Some(reg) = iscp.runtime.register_consumer(j.key.job_id, &token) else {
-            continue;
-        };
-        run_consumer(&iscp, &j, None, reg).await;
     }
+    {
+        let mut s = scheduled.lock();
+        for (j, _) in &regs {
+            s.remove(&j.key.job_id);
+        }
+    }
+    let mut set = JoinSet::new();
+    let mut incr = Vec::new();
+    for (j, reg) in regs {
+        if j.status.stage == STAGE_INIT {
+            let iscp2 = iscp.clone();
+            set.spawn(async move { run_consumer(&iscp2, &j, None, reg).await });
+        } else {
+            incr.push((j, reg));
+        }
+    }
+    fan_out(&iscp, table, incr, &mut set).await;
+    while let Some(r) = set.join_next().await {
+        if let Err(e) = r {
+            tracing::error!(error = %e, "ISCP consumer task panicked");
+        }
+    }
+}
+
+type Registration = (CancellationToken, crate::iscp::runtime::ConsumerGuard);
+
+/// Read the table's changes once from the lowest watermark of `incr` and
+/// fan them out, one bounded channel per consumer.
+async fn fan_out(
+    iscp: &Arc<Iscp>,
+    table: u64,
+    incr: Vec<(JobRow, Registration)>,
+    set: &mut JoinSet<()>,
+) {
     if incr.is_empty() {
         return;
     }
     let latest = iscp.storage.latest_ts();
-    let from = incr.iter().map(|j| j.watermark).min().unwrap_or(0);
-    if from >= latest {
-        return;
-    }
-    let batch = match read_batch(&iscp, table, from, latest) {
+    let from = incr.iter().map(|(j, _)| j.watermark).min().unwrap_or(0);
+    let batch = if from >= latest {
+        Ok(Vec::new())
+    } else {
+        read_batch(iscp, table, from, latest)
+    };
+    let batch = match batch {
         Ok(b) => b,
         Err(e) => {
             tracing::warn!(table, error = %e, "reading changes failed");
             return;
         }
     };
+    // Nothing new: the registrations drop here, unregistering the consumers.
     let Some(to_ts) = batch.last().map(|c| c.commit_ts) else {
         return;
     };
     let batch = Arc::new(batch);
-    let mut set = JoinSet::new();
-    let mut senders = Vec::new();
-    for j in incr {
+    for (j, (jt, guard)) in incr {
         if j.watermark >= to_ts {
             continue;
         }
-        // Register before fan-out, so the retriever's sends and the
-        // consumer share one token that a DROP cancels.
-        let Some((jt, guard)) = iscp.runtime.register_consumer(j.key.job_id, &token) else {
-            continue;
-        };
         let (tx, rx) = mpsc::channel::<Arc<Vec<Change>>>(FANOUT_CHANNEL);
         let iscp2 = iscp.clone();
         let job = j.clone();
@@ -259,12 +305,12 @@ async fn table_iteration(iscp: Arc<Iscp>, table: u64, jobs: Vec<JobRow>, token: 
         set.spawn(async move {
             run_consumer(&iscp2, &job, Some((rx, to_ts)), (jt2, guard)).await;
         });
-        senders.push((j, tx, jt));
-    }
-    // The retriever: fan the batch out, one bounded send per consumer.
-    {
-        let _rg = iscp.runtime.task(TaskKind::Retriever, None);
-        for (j, tx, jt) in senders {
+        // One retriever send per consumer, concurrently: a stalled send to
+        // one job never delays its siblings.
+        let iscp3 = iscp.clone();
+        let batch = batch.clone();
+        set.spawn(async move {
+            let _rg = iscp3.runtime.task(TaskKind::Retriever, Some(j.key.job_id));
             let index = j.spec.index.clone();
             let sent = async {
                 tributary_fault::hit(points::ISCP_FANOUT_BEFORE_SEND, Some(&index), &jt).await?;
@@ -277,19 +323,14 @@ async fn table_iteration(iscp: Arc<Iscp>, table: u64, jobs: Vec<JobRow>, token: 
                         // A canceled retriever rejects the data: the batch
                         // is dropped, never queued for a dead consumer.
                         _ = jt.cancelled() => {}
-                        r = tx.send(batch.clone()) => { let _ = r; }
+                        r = tx.send(batch) => { let _ = r; }
                     }
                 }
                 Err(e) => tracing::info!(job = j.key.job_id, error = %e, "fan-out stopped"),
             }
-            // Dropping tx closes the channel: the consumer never waits on
-            // a sender that will not send.
-        }
-    }
-    while let Some(r) = set.join_next().await {
-        if let Err(e) = r {
-            tracing::error!(error = %e, "ISCP consumer task panicked");
-        }
+            // Dropping tx closes the channel: the consumer never waits on a
+            // sender that will not send.
+        });
     }
 }
 
