@@ -181,11 +181,12 @@ fn main() {
         insert_done.as_secs_f64()
     );
     let iscp_rate = n_vec as f64 / e.as_secs_f64();
-    let mut ix = tributary_index::VectorIndex::new(tributary_index::HnswOptions::new(
-        dims,
-        tributary_index::Metric::L2,
-    ))
-    .expect("raw");
+    // The raw baseline uses exactly the options the SQL index got.
+    let mut opts = tributary_index::HnswOptions::new(dims, tributary_index::Metric::L2);
+    opts.m = tributary::sql::ddl::DEFAULT_HNSW_M;
+    opts.ef_construction = tributary::sql::ddl::DEFAULT_HNSW_EF_CONSTRUCTION;
+    opts.ef_search = tributary::sql::ddl::DEFAULT_HNSW_EF_SEARCH;
+    let mut ix = tributary_index::VectorIndex::new(opts).expect("raw");
     let t = Instant::now();
     for (i, v) in raw.iter().enumerate() {
         ix.upsert(i as u64, v).expect("add");

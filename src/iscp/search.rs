@@ -36,7 +36,7 @@ use crate::sql::{Ctx, Engine, SessionState};
 use crate::types::Value;
 
 /// The HNSW beam is at least this many times k (see `fetch_candidates`).
-pub const SEARCH_BEAM_PER_K: usize = 40;
+pub const SEARCH_BEAM_PER_K: usize = 20;
 
 /// A chosen index path.
 #[derive(Debug, Clone)]

@@ -25,6 +25,15 @@ use crate::sql::parse::{IndexSpec, Name, Stmt};
 use crate::sql::{Ctx, Engine, SessionState};
 use crate::types::{DataType, QueryResult, Value, Warning};
 
+/// Default HNSW connectivity. MatrixOne uses 16; on uniform 128-d data
+/// M = 16 reaches only ~0.94 recall@10 even with a wide beam, M = 32 reaches
+/// ≥ 0.98 (measured in `tests/iscp_e2e.rs`), so Tributary defaults to 32.
+pub const DEFAULT_HNSW_M: usize = 32;
+/// Default EF_CONSTRUCTION (as MatrixOne).
+pub const DEFAULT_HNSW_EF_CONSTRUCTION: usize = 128;
+/// Default EF_SEARCH (as MatrixOne).
+pub const DEFAULT_HNSW_EF_SEARCH: usize = 64;
+
 /// Execute a DDL statement (the session has no open transaction).
 pub fn execute(engine: &Engine, st: &mut SessionState, s: Stmt) -> SqlResult<QueryResult> {
     match s {
@@ -535,9 +544,9 @@ fn index_def(cx: &mut Ctx<'_>, t: &TableDef, spec: &IndexSpec) -> SqlResult<Inde
             .unwrap_or_else(|| "vector_l2_ops".into());
         tributary_index::Metric::from_op_type(&op_type)
             .map_err(|e| SqlError::wrong_args(e.to_string()))?;
-        let m = spec.m.unwrap_or(16);
-        let efc = spec.ef_construction.unwrap_or(128);
-        let efs = spec.ef_search.unwrap_or(64);
+        let m = spec.m.unwrap_or(DEFAULT_HNSW_M);
+        let efc = spec.ef_construction.unwrap_or(DEFAULT_HNSW_EF_CONSTRUCTION);
+        let efs = spec.ef_search.unwrap_or(DEFAULT_HNSW_EF_SEARCH);
         for (what, v, lo, hi) in [
             ("M", m, 2, 256),
             ("EF_CONSTRUCTION", efc, 1, 10_000),
