@@ -740,3 +740,88 @@ fn create_drop_loop_bounded_memory() {
         no_job_tasks && z.fences == 0 && z.consumers == 0 && iscp.live_count() == 0
     });
 }
+
+/// Row "Reproduce original DROP INDEX issue" (MatrixOne #25711): ALTER TABLE
+/// … DROP INDEX right after inserts used to deadlock with the consumer's
+/// hidden-table write. 30 rounds of create / write / immediate drop: no
+/// error, no warning, no consumer left, index metadata gone, data intact.
+#[test]
+fn reproduce_original_drop_index_issue() {
+    let _g = FaultGuard::enable();
+    let (_dir, db, mut s) = setup(cfg());
+    let mut jobs = Vec::new();
+    for round in 0..30i64 {
+        q(&mut s, HNSW_V);
+        let base = 100 + round * 10;
+        insert_rows(&mut s, base, base + 4);
+        let t0 = Instant::now();
+        let w = q_warn(&mut s, "ALTER TABLE t DROP INDEX idx01");
+        assert!(w.is_empty(), "round {round}: DROP warnings {w:?}");
+        assert!(
+            t0.elapsed() < Duration::from_secs(5),
+            "round {round}: DROP hung"
+        );
+        jobs.push(
+            db.engine()
+                .iscp
+                .read_jobs()
+                .unwrap()
+                .into_iter()
+                .max_by_key(|j| j.key.job_id)
+                .unwrap(),
+        );
+    }
+    for j in &jobs {
+        assert_canceled(&db, &mut s, j);
+    }
+    let idx = q(
+        &mut s,
+        "SELECT count(*) FROM mo_catalog.mo_indexes WHERE table_name = 't'",
+    );
+    assert_eq!(idx[0][0], Value::Int(0), "no index metadata left");
+    let n = q(&mut s, "SELECT count(*) FROM t");
+    assert_eq!(n[0][0], Value::Int(4 + 30 * 5), "table data intact");
+    let z = db.engine().iscp.runtime.sizes();
+    assert_eq!((z.consumers, z.fences), (0, 0));
+}
+
+/// DROP DATABASE goes through the same protocol for every job of every
+/// table in it.
+#[test]
+fn drop_database_cancels_every_job() {
+    let _g = FaultGuard::enable();
+    let (_dir, db, mut s) = setup(cfg());
+    q(
+        &mut s,
+        "CREATE TABLE t2 (id INT PRIMARY KEY, body TEXT, k INT)",
+    );
+    q(
+        &mut s,
+        "INSERT INTO t2 VALUES (1, 'alpha', 1), (2, 'beta', 2)",
+    );
+    let a = create_hnsw(&mut s, &db, "idx01", "v");
+    q(&mut s, "CREATE FULLTEXT INDEX ft2 ON t2(body) ASYNC");
+    q(&mut s, "CREATE INDEX k2 ON t2(k) ASYNC");
+    let b = wait_incremental(&db, "ft2");
+    let c = wait_incremental(&db, "k2");
+    // Stall one consumer so DROP DATABASE meets in-flight work.
+    arm(
+        "fj/iscp/cancel/long/before-watermark:ft2",
+        ":::",
+        "sleep",
+        30,
+        "",
+    );
+    q(&mut s, "INSERT INTO t2 VALUES (3, 'gamma', 3)");
+    wait_hits("fj/iscp/cancel/long/before-watermark:ft2", 1);
+    let t0 = Instant::now();
+    let w = q_warn(&mut s, "DROP DATABASE d");
+    assert!(w.is_empty(), "DROP DATABASE warnings {w:?}");
+    assert!(t0.elapsed() < Duration::from_secs(5));
+    remove_all_points();
+    for j in [&a, &b, &c] {
+        assert_canceled(&db, &mut s, j);
+    }
+    let dbs = q(&mut s, "SHOW DATABASES");
+    assert!(!dbs.iter().any(|r| r[0] == Value::Text("d".into())));
+}
