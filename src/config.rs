@@ -36,6 +36,9 @@ pub struct Config {
     /// How often the runner reclaims old row versions and change-log
     /// entries (storage GC). Default 30 s.
     pub gc_interval: Duration,
+    /// Canceled rows stay in `mo_iscp_log` this long after their drop
+    /// (then the runner's GC deletes them). Default 1 h, as MatrixOne.
+    pub iscp_log_retention: Duration,
     /// How long a write to a table with non-ASYNC vector/full-text indexes
     /// waits for them to apply it before returning (with a warning when
     /// exceeded). Default 30 s.
@@ -57,6 +60,7 @@ impl Default for Config {
             node_name: "cn0".into(),
             lease_ttl: Duration::from_secs(5),
             gc_interval: Duration::from_secs(30),
+            iscp_log_retention: Duration::from_secs(3600),
             sync_index_wait: Duration::from_secs(30),
         }
     }

@@ -105,28 +105,105 @@ fn begin(iscp: &Iscp) -> Result<Box<dyn Transaction>, SqlError> {
     })?)
 }
 
-/// Write B-tree entries for changes (async secondary index).
-fn apply_btree(
-    txn: &mut dyn Transaction,
-    storage_id: u64,
-    changes: &[Change],
-    cols: &[usize],
-) -> Result<(), SqlError> {
-    for c in changes {
-        if let Some(o) = &c.old {
-            let ov = cols_of(o, cols)?;
-            txn.delete(storage_id, &btree_entry_key(&ov, &c.key, false))?;
+/// What every index kind implements: where its cancellation fault points
+/// sit and how one batch of changes is applied inside the unit's commit
+/// transaction. The runner and the unit logic never look at the kind.
+pub trait IndexConsumer: Send + Sync {
+    /// Fault point hit before the apply phase.
+    fn before_apply_point(&self) -> &'static str;
+    /// Fault point hit after the apply, before the commit (persist phase).
+    fn before_save_point(&self) -> Option<&'static str>;
+    /// Apply `changes` (commit ts `ts`) for job `j`, writing its hidden
+    /// table inside `txn`. Runs on a blocking thread.
+    fn apply(
+        &self,
+        iscp: &Iscp,
+        j: &JobRow,
+        txn: &mut dyn Transaction,
+        changes: &[Change],
+        ts: u64,
+    ) -> Result<(), SqlError>;
+}
+
+/// Async secondary (B-tree) index: entries go straight to the hidden table.
+pub struct BTreeConsumer;
+
+impl IndexConsumer for BTreeConsumer {
+    fn before_apply_point(&self) -> &'static str {
+        points::ISCP_LONG_BEFORE_EXEC
+    }
+    fn before_save_point(&self) -> Option<&'static str> {
+        None
+    }
+    fn apply(
+        &self,
+        _iscp: &Iscp,
+        j: &JobRow,
+        txn: &mut dyn Transaction,
+        changes: &[Change],
+        _ts: u64,
+    ) -> Result<(), SqlError> {
+        let (storage_id, cols) = (j.spec.storage_id, &j.spec.columns);
+        for c in changes {
+            if let Some(o) = &c.old {
+                let ov = cols_of(o, cols)?;
+                txn.delete(storage_id, &btree_entry_key(&ov, &c.key, false))?;
+            }
+            if let Some(n) = &c.new {
+                let nv = cols_of(n, cols)?;
+                txn.put(
+                    storage_id,
+                    &btree_entry_key(&nv, &c.key, false),
+                    c.key.clone(),
+                )?;
+            }
         }
-        if let Some(n) = &c.new {
-            let nv = cols_of(n, cols)?;
-            txn.put(
-                storage_id,
-                &btree_entry_key(&nv, &c.key, false),
-                c.key.clone(),
-            )?;
+        Ok(())
+    }
+}
+
+/// HNSW (usearch) or full-text (tantivy): apply to the in-memory index,
+/// then persist deltas (and periodic checkpoints) in the hidden table.
+pub struct LiveConsumer {
+    pub hnsw: bool,
+}
+
+impl IndexConsumer for LiveConsumer {
+    fn before_apply_point(&self) -> &'static str {
+        if self.hnsw {
+            points::ISCP_LONG_HNSW_BEFORE_UPDATE
+        } else {
+            points::ISCP_LONG_BEFORE_EXEC
         }
     }
-    Ok(())
+    fn before_save_point(&self) -> Option<&'static str> {
+        self.hnsw.then_some(points::ISCP_LONG_HNSW_BEFORE_SAVE)
+    }
+    fn apply(
+        &self,
+        iscp: &Iscp,
+        j: &JobRow,
+        txn: &mut dyn Transaction,
+        changes: &[Change],
+        ts: u64,
+    ) -> Result<(), SqlError> {
+        let ops = ops_of(changes, &j.spec.columns)?;
+        let entry = iscp.live_for_consumer(j)?;
+        let mut g = entry.write();
+        g.index.apply(&ops)?;
+        live::persist(txn, j.spec.storage_id, &mut g.index, ts, &ops)?;
+        g.pending_ts = Some(ts);
+        Ok(())
+    }
+}
+
+/// The consumer of an index kind.
+pub fn consumer_for(kind: &IndexKind) -> &'static dyn IndexConsumer {
+    match kind {
+        IndexKind::BTree { .. } => &BTreeConsumer,
+        IndexKind::Hnsw { .. } => &LiveConsumer { hnsw: true },
+        IndexKind::FullText { .. } => &LiveConsumer { hnsw: false },
+    }
 }
 
 /// The common tail of every unit: fault point, guarded job-row update
@@ -183,46 +260,40 @@ async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> 
         })
 }
 
-/// Apply pre-phase fault points for an index kind.
-async fn before_apply(j: &JobRow, token: &CancellationToken) -> Result<(), Outcome> {
+/// The apply phase shared by every unit: fault point, apply on a blocking
+/// thread inside a fresh transaction, persist fault point. Returns the open
+/// transaction for [`commit_unit`].
+async fn apply_phase(
+    iscp: &Arc<Iscp>,
+    j: &JobRow,
+    changes: Vec<Change>,
+    ts: u64,
+    token: &CancellationToken,
+) -> Result<Box<dyn Transaction>, Outcome> {
+    let consumer = consumer_for(&j.spec.kind);
     let idx = Some(j.spec.index.as_str());
-    let r = match j.spec.kind {
-        IndexKind::Hnsw { .. } => {
-            tributary_fault::hit(points::ISCP_LONG_HNSW_BEFORE_UPDATE, idx, token).await
-        }
-        _ => tributary_fault::hit(points::ISCP_LONG_BEFORE_EXEC, idx, token).await,
-    };
-    r.map(|_| ()).map_err(fault_outcome)
-}
-
-async fn before_save(j: &JobRow, token: &CancellationToken) -> Result<(), Outcome> {
-    if matches!(j.spec.kind, IndexKind::Hnsw { .. }) {
-        tributary_fault::hit(
-            points::ISCP_LONG_HNSW_BEFORE_SAVE,
-            Some(&j.spec.index),
-            token,
-        )
+    tributary_fault::hit(consumer.before_apply_point(), idx, token)
         .await
         .map_err(fault_outcome)?;
+    let mut txn = begin(iscp).map_err(sql_outcome)?;
+    let (iscp2, j2) = (iscp.clone(), j.clone());
+    let txn = match blocking(move || {
+        consumer
+            .apply(&iscp2, &j2, txn.as_mut(), &changes, ts)
+            .map(|_| txn)
+    })
+    .await
+    {
+        Ok(Ok(t)) => t,
+        Ok(Err(e)) => return Err(sql_outcome(e)),
+        Err(o) => return Err(o),
+    };
+    if let Some(p) = consumer.before_save_point() {
+        if let Err(e) = tributary_fault::hit(p, idx, token).await {
+            txn.rollback();
+            return Err(fault_outcome(e));
+        }
     }
-    Ok(())
-}
-
-/// Apply `ops` to the in-memory index (loading it if needed), then persist
-/// deltas in `txn`. Returns the txn for the commit step.
-fn apply_live(
-    iscp: &Iscp,
-    j: &JobRow,
-    mut txn: Box<dyn Transaction>,
-    ops: &[Op],
-    ts: u64,
-) -> Result<Box<dyn Transaction>, SqlError> {
-    let entry = iscp.live_for_consumer(j)?;
-    let mut g = entry.write();
-    g.index.apply(ops)?;
-    live::persist(txn.as_mut(), j.spec.storage_id, &mut g.index, ts, ops)?;
-    g.pending_ts = Some(ts);
-    drop(g);
     Ok(txn)
 }
 
@@ -234,43 +305,10 @@ pub async fn incremental_unit(
     to_ts: u64,
     token: &CancellationToken,
 ) -> Outcome {
-    if let Err(o) = before_apply(j, token).await {
-        return o;
-    }
     let n = slice.len() as u64;
-    let ops = match ops_of(&slice, &j.spec.columns) {
-        Ok(o) => o,
-        Err(e) => return sql_outcome(e),
-    };
-    let txn = match begin(iscp) {
+    let txn = match apply_phase(iscp, j, slice, to_ts, token).await {
         Ok(t) => t,
-        Err(e) => return sql_outcome(e),
-    };
-    let txn = match j.spec.kind {
-        IndexKind::BTree { .. } => {
-            let mut txn = txn;
-            let (sid, cols) = (j.spec.storage_id, j.spec.columns.clone());
-            match blocking(move || apply_btree(txn.as_mut(), sid, &slice, &cols).map(|_| txn)).await
-            {
-                Ok(Ok(t)) => t,
-                Ok(Err(e)) => return sql_outcome(e),
-                Err(o) => return o,
-            }
-        }
-        _ => {
-            let (iscp2, j2) = (iscp.clone(), j.clone());
-            let applied = blocking(move || apply_live(&iscp2, &j2, txn, &ops, to_ts)).await;
-            let txn = match applied {
-                Ok(Ok(t)) => t,
-                Ok(Err(e)) => return sql_outcome(e),
-                Err(o) => return o,
-            };
-            if let Err(o) = before_save(j, token).await {
-                txn.rollback();
-                return o;
-            }
-            txn
-        }
+        Err(o) => return o,
     };
     let (j2, tok) = (j.clone(), token.clone());
     let r = blocking(move || {
@@ -326,9 +364,6 @@ pub async fn initial_build_unit(
     j: &JobRow,
     token: &CancellationToken,
 ) -> Outcome {
-    if let Err(o) = before_apply(j, token).await {
-        return o;
-    }
     let first = j.status.build_ts == 0;
     let build_ts = if first {
         iscp.storage.latest_ts()
@@ -376,40 +411,9 @@ pub async fn initial_build_unit(
             new: Some(v),
         })
         .collect();
-    let ops = match ops_of(&changes, &j.spec.columns) {
-        Ok(o) => o,
-        Err(e) => return sql_outcome(e),
-    };
-    let txn = match begin(iscp) {
+    let txn = match apply_phase(iscp, j, changes, snap, token).await {
         Ok(t) => t,
-        Err(e) => return sql_outcome(e),
-    };
-    let txn = match j.spec.kind {
-        IndexKind::BTree { .. } => {
-            let mut txn = txn;
-            let (sid, cols) = (j.spec.storage_id, j.spec.columns.clone());
-            match blocking(move || apply_btree(txn.as_mut(), sid, &changes, &cols).map(|_| txn))
-                .await
-            {
-                Ok(Ok(t)) => t,
-                Ok(Err(e)) => return sql_outcome(e),
-                Err(o) => return o,
-            }
-        }
-        _ => {
-            let (iscp2, j2) = (iscp.clone(), j.clone());
-            let applied = blocking(move || apply_live(&iscp2, &j2, txn, &ops, snap)).await;
-            let txn = match applied {
-                Ok(Ok(t)) => t,
-                Ok(Err(e)) => return sql_outcome(e),
-                Err(o) => return o,
-            };
-            if let Err(o) = before_save(j, token).await {
-                txn.rollback();
-                return o;
-            }
-            txn
-        }
+        Err(o) => return o,
     };
     let (j2, tok) = (j.clone(), token.clone());
     let r = blocking(move || {

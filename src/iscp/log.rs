@@ -386,6 +386,139 @@ pub fn mark_canceled(txn: &mut dyn Transaction, key: &JobKey) -> SqlResult<bool>
     Ok(true)
 }
 
+/// The runner's view of the job log: every row that is not yet Canceled,
+/// kept current by tailing the log table's own change log (as MatrixOne's
+/// executor tails `mo_iscp_log`), so a tick costs O(changed rows), not
+/// O(jobs ever created). A full read happens only at start or when the
+/// change log was garbage-collected under it.
+#[derive(Default)]
+pub struct LogTail {
+    jobs: std::collections::BTreeMap<JobKey, JobRow>,
+    ts: Ts,
+    loaded: bool,
+    consumer: String,
+}
+
+/// Max change-log entries read per batch while tailing.
+pub const LOG_TAIL_BATCH: usize = 4096;
+
+impl LogTail {
+    /// A tail that registers its position as change-log consumer `name`
+    /// (so GC keeps what it has not read yet).
+    pub fn new(name: &str) -> Self {
+        LogTail {
+            consumer: name.to_string(),
+            ..Default::default()
+        }
+    }
+
+    fn apply(&mut self, row: JobRow) {
+        if row.state == JobState::Canceled {
+            self.jobs.remove(&row.key);
+        } else {
+            self.jobs.insert(row.key.clone(), row);
+        }
+    }
+
+    fn full(&mut self, storage: &dyn tributary_storage::Storage) -> SqlResult<()> {
+        let mut txn = storage.begin(tributary_storage::TxnOptions::default())?;
+        let ts = txn.start_ts();
+        let rows = read_all(txn.as_mut());
+        txn.rollback();
+        self.jobs.clear();
+        for r in rows? {
+            self.apply(r);
+        }
+        self.ts = ts;
+        self.loaded = true;
+        Ok(())
+    }
+
+    /// Bring the view up to date.
+    pub fn refresh(&mut self, storage: &dyn tributary_storage::Storage) -> SqlResult<()> {
+        if !self.loaded {
+            self.full(storage)?;
+        } else {
+            let latest = storage.latest_ts();
+            let mut resume = None;
+            while latest > self.ts {
+                let b = match storage.changes(ISCP_LOG, self.ts, latest, resume, LOG_TAIL_BATCH) {
+                    Ok(b) => b,
+                    Err(tributary_storage::StorageError::ChangesGone { .. }) => {
+                        self.full(storage)?;
+                        break;
+                    }
+                    Err(e) => return Err(e.into()),
+                };
+                for c in &b.changes {
+                    match &c.new {
+                        Some(v) => {
+                            let r = decode_row(v).map_err(|e| SqlError::internal(e.to_string()))?;
+                            self.apply(from_row(&r)?);
+                        }
+                        None => {
+                            if let Some(o) = &c.old {
+                                let r =
+                                    decode_row(o).map_err(|e| SqlError::internal(e.to_string()))?;
+                                self.jobs.remove(&from_row(&r)?.key);
+                            }
+                        }
+                    }
+                }
+                match b.resume {
+                    Some(r) => resume = Some(r),
+                    None => {
+                        self.ts = latest;
+                        break;
+                    }
+                }
+            }
+        }
+        storage.set_consumer_watermark(&self.consumer, ISCP_LOG, self.ts);
+        Ok(())
+    }
+
+    /// Rows not yet Canceled, in key order.
+    pub fn jobs(&self) -> Vec<JobRow> {
+        self.jobs.values().cloned().collect()
+    }
+
+    /// Number of rows in the view (bounded-memory checks).
+    pub fn len(&self) -> usize {
+        self.jobs.len()
+    }
+
+    /// Whether the view is empty.
+    pub fn is_empty(&self) -> bool {
+        self.jobs.is_empty()
+    }
+
+    /// Forget everything and release the change-log registration (the node
+    /// lost the runner lease).
+    pub fn reset(&mut self, storage: &dyn tributary_storage::Storage) {
+        if self.loaded {
+            storage.remove_consumer(&self.consumer);
+        }
+        self.jobs.clear();
+        self.loaded = false;
+        self.ts = 0;
+    }
+}
+
+/// Delete Canceled rows whose drop_at is older than `retention` (the log's
+/// GC, as MatrixOne's `GCTTL`). Returns the number removed.
+pub fn gc_canceled(txn: &mut dyn Transaction, retention: std::time::Duration) -> SqlResult<u64> {
+    let cutoff = now_us() - retention.as_micros().min(i64::MAX as u128) as i64;
+    let mut n = 0;
+    for j in read_all(txn)? {
+        if j.state == JobState::Canceled && j.drop_at.is_some_and(|d| d < cutoff) {
+            txn.delete(ISCP_LOG, &row_key(&j.key))?;
+            n += 1;
+        }
+    }
+    Ok(n)
+}
+
 /// Commit ts of the newest change of `table` in `(after, upto]` (or `after`
 /// when there is none): the lag numerator.
 pub fn newest_change_ts(engine: &Engine, table: u64, after: Ts, upto: Ts) -> SqlResult<Ts> {
@@ -534,5 +667,43 @@ mod tests {
         txn.commit().unwrap();
         assert_eq!(j.state, JobState::Completed);
         assert_eq!((j.status.error_code, j.status.retries), (1, 1));
+    }
+
+    #[test]
+    fn log_tail_follows_the_change_log_and_forgets_canceled_rows() {
+        let (_d, st, key) = setup();
+        let mut tail = LogTail::new("test-tail");
+        tail.refresh(st.as_ref()).unwrap();
+        assert_eq!(tail.len(), 1);
+        update(&st, &key, 0, |j| j.watermark = 42).unwrap();
+        tail.refresh(st.as_ref()).unwrap();
+        assert_eq!(
+            tail.jobs()[0].watermark,
+            42,
+            "progress seen through the change log"
+        );
+        let mut txn = st.begin(TxnOptions::default()).unwrap();
+        mark_canceling(txn.as_mut(), &key).unwrap();
+        txn.commit().unwrap();
+        tail.refresh(st.as_ref()).unwrap();
+        assert_eq!(tail.jobs()[0].state, JobState::Canceling);
+        let mut txn = st.begin(TxnOptions::default()).unwrap();
+        mark_canceled(txn.as_mut(), &key).unwrap();
+        txn.commit().unwrap();
+        tail.refresh(st.as_ref()).unwrap();
+        assert!(tail.is_empty(), "Canceled rows leave the runner's view");
+        // Retention GC removes the row itself once old enough.
+        let mut txn = st.begin(TxnOptions::default()).unwrap();
+        assert_eq!(
+            gc_canceled(txn.as_mut(), std::time::Duration::from_secs(3600)).unwrap(),
+            0
+        );
+        assert_eq!(
+            gc_canceled(txn.as_mut(), std::time::Duration::ZERO).unwrap(),
+            1
+        );
+        txn.commit().unwrap();
+        let mut txn = st.begin(TxnOptions::default()).unwrap();
+        assert!(read_all(txn.as_mut()).unwrap().is_empty());
     }
 }

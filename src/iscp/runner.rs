@@ -43,6 +43,10 @@ fn now_ms() -> u64 {
         .unwrap_or(0)
 }
 
+fn iscp_node(iscp: &Iscp) -> String {
+    iscp.config.node_name.clone()
+}
+
 /// Runner state kept between ticks.
 pub struct Runner {
     iscp: Arc<Iscp>,
@@ -55,12 +59,14 @@ pub struct Runner {
     tasks: JoinSet<()>,
     leader: bool,
     last_gc: std::time::Instant,
+    log: log::LogTail,
 }
 
 impl Runner {
     /// A runner for `iscp`, stopped by `token`.
     pub fn new(iscp: Arc<Iscp>, token: CancellationToken) -> Self {
         let workers = Arc::new(Semaphore::new(iscp.config.iscp_workers.max(1)));
+        let log = log::LogTail::new(&format!("iscp:log-tail:{}", iscp_node(&iscp)));
         Runner {
             iscp,
             token,
@@ -70,6 +76,7 @@ impl Runner {
             tasks: JoinSet::new(),
             leader: false,
             last_gc: std::time::Instant::now(),
+            log,
         }
     }
 
@@ -115,11 +122,13 @@ impl Runner {
             }
             Ok(false) => {
                 self.leader = false;
+                self.log.reset(self.iscp.storage.as_ref());
                 return;
             }
             Err(e) => {
                 tracing::warn!(error = %e, "ISCP lease check failed");
                 self.leader = false;
+                self.log.reset(self.iscp.storage.as_ref());
                 return;
             }
         }
@@ -129,21 +138,29 @@ impl Runner {
         if self.last_gc.elapsed() >= self.iscp.config.gc_interval {
             self.last_gc = std::time::Instant::now();
             let storage = self.iscp.storage.clone();
+            let retention = self.iscp.config.iscp_log_retention;
             self.tasks.spawn(async move {
-                match tokio::task::spawn_blocking(move || storage.gc()).await {
+                let gc = move || -> Result<tributary_storage::GcStats, crate::error::SqlError> {
+                    let mut txn = storage.begin(TxnOptions::default())?;
+                    let removed = log::gc_canceled(txn.as_mut(), retention)?;
+                    txn.commit()?;
+                    if removed > 0 {
+                        tracing::info!(removed, "removed old Canceled rows from mo_iscp_log");
+                    }
+                    Ok(storage.gc()?)
+                };
+                match tokio::task::spawn_blocking(gc).await {
                     Ok(Ok(st)) => tracing::debug!(?st, "storage GC"),
                     Ok(Err(e)) => tracing::warn!(error = %e, "storage GC failed"),
                     Err(e) => tracing::warn!(error = %e, "storage GC task failed"),
                 }
             });
         }
-        let jobs = match self.iscp.read_jobs() {
-            Ok(j) => j,
-            Err(e) => {
-                tracing::warn!(error = %e, "reading mo_iscp_log failed");
-                return;
-            }
-        };
+        if let Err(e) = self.log.refresh(self.iscp.storage.as_ref()) {
+            tracing::warn!(error = %e, "reading mo_iscp_log failed");
+            return;
+        }
+        let jobs = self.log.jobs();
         let mut by_table: BTreeMap<u64, Vec<JobRow>> = BTreeMap::new();
         for j in jobs {
             if j.drop_at.is_some() || j.state == JobState::Canceling {
