@@ -63,6 +63,70 @@ pub struct ServeArgs {
     /// Seconds shutdown waits for in-flight statements.
     #[arg(long, default_value_t = 5)]
     pub shutdown_grace_secs: u64,
+    #[command(flatten)]
+    pub engine: EngineArgs,
+}
+
+/// Engine settings shared by `serve` and `sql` (defaults: [`Config`]).
+#[derive(Debug, Args, Clone, Default)]
+pub struct EngineArgs {
+    /// Row-lock wait timeout in seconds (error 1205 after it).
+    #[arg(long, value_name = "SECS")]
+    pub lock_wait_timeout: Option<f64>,
+    /// ISCP runner tick interval in milliseconds.
+    #[arg(long, value_name = "MS")]
+    pub iscp_interval_ms: Option<u64>,
+    /// Max changes per ISCP work unit.
+    #[arg(long, value_name = "N")]
+    pub iscp_max_batch: Option<usize>,
+    /// ISCP worker pool size.
+    #[arg(long, value_name = "N")]
+    pub iscp_workers: Option<usize>,
+    /// Max not-yet-indexed rows a fresh index search evaluates exactly.
+    #[arg(long, value_name = "N")]
+    pub fresh_tail_cap: Option<usize>,
+    /// How long DROP waits for Canceled before returning with a warning (ms).
+    #[arg(long, value_name = "MS")]
+    pub drop_wait_ms: Option<u64>,
+    /// Node name for the ISCP runner lease.
+    #[arg(long)]
+    pub node_name: Option<String>,
+    /// Never run the ISCP runner on this node.
+    #[arg(long)]
+    pub no_iscp: bool,
+}
+
+impl EngineArgs {
+    /// The configuration these flags describe.
+    pub fn config(&self) -> Config {
+        let mut c = Config::default();
+        if let Some(s) = self
+            .lock_wait_timeout
+            .filter(|s| s.is_finite() && *s >= 0.0)
+        {
+            c.lock_wait_timeout = Duration::from_secs_f64(s);
+        }
+        if let Some(ms) = self.iscp_interval_ms {
+            c.iscp_interval = Duration::from_millis(ms.max(1));
+        }
+        if let Some(n) = self.iscp_max_batch {
+            c.iscp_max_batch = n.max(1);
+        }
+        if let Some(n) = self.iscp_workers {
+            c.iscp_workers = n.max(1);
+        }
+        if let Some(n) = self.fresh_tail_cap {
+            c.fresh_tail_cap = n;
+        }
+        if let Some(ms) = self.drop_wait_ms {
+            c.drop_wait = Duration::from_millis(ms);
+        }
+        if let Some(n) = &self.node_name {
+            c.node_name = n.clone();
+        }
+        c.iscp_enabled = !self.no_iscp;
+        c
+    }
 }
 
 #[derive(Debug, Args)]
@@ -91,6 +155,8 @@ pub struct SqlArgs {
     /// Upper bound of `--wait-index`, in seconds.
     #[arg(long, default_value_t = 600)]
     pub wait_timeout: u64,
+    #[command(flatten)]
+    pub engine: EngineArgs,
 }
 
 /// Parse the process arguments, run, and return the exit code.
@@ -164,10 +230,8 @@ fn serve(a: ServeArgs) -> i32 {
     let grace = Duration::from_secs(a.shutdown_grace_secs);
     let code = rt.block_on(async move {
         let data = a.data.clone();
-        let db = match tokio::task::spawn_blocking(move || {
-            Database::open_with(&data, Config::default())
-        })
-        .await
+        let config = a.engine.config();
+        let db = match tokio::task::spawn_blocking(move || Database::open_with(&data, config)).await
         {
             Ok(Ok(db)) => db,
             Ok(Err(e)) => {
@@ -285,7 +349,7 @@ fn sql(a: SqlArgs) -> i32 {
             s
         }
     };
-    let db = match Database::open_with(&a.data, Config::default()) {
+    let db = match Database::open_with(&a.data, a.engine.config()) {
         Ok(db) => db,
         Err(e) => {
             eprintln!("tributary: cannot open {}: {e}", a.data.display());

@@ -238,3 +238,28 @@ fn wait_index_finishes_initial_build_before_exit() {
     assert!(status.contains("\"stage\":\"incremental\""), "{status}");
     assert!(status.contains("\"build_done\":500"), "{status}");
 }
+
+#[test]
+fn engine_flags_reach_the_config() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().to_str().unwrap();
+    let o = bin()
+        .args([
+            "sql",
+            "--data",
+            data,
+            "--batch",
+            "--lock-wait-timeout",
+            "7",
+            "--no-iscp",
+            "-e",
+            "SHOW VARIABLES LIKE 'innodb_lock_wait_timeout'",
+        ])
+        .output()
+        .unwrap();
+    assert_ok(&o);
+    assert_eq!(
+        text(&o.stdout),
+        "Variable_name\tValue\ninnodb_lock_wait_timeout\t7\n"
+    );
+}
