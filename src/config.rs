@@ -13,7 +13,7 @@ pub struct Config {
     pub lock_wait_timeout: Duration,
     /// ISCP runner tick interval. Default 200 ms.
     pub iscp_interval: Duration,
-    /// Max changes read per ISCP work unit (bounded iteration). Default 4096.
+    /// Max changes read per ISCP work unit (bounded iteration). Default 16384.
     pub iscp_max_batch: usize,
     /// Worker pool size for ISCP consumers. Default 4.
     pub iscp_workers: usize,
@@ -50,7 +50,7 @@ impl Default for Config {
         Config {
             lock_wait_timeout: Duration::from_secs(50),
             iscp_interval: Duration::from_millis(200),
-            iscp_max_batch: 4096,
+            iscp_max_batch: 16_384,
             iscp_workers: 4,
             fresh_tail_cap: 100_000,
             drop_wait: Duration::from_secs(10),

@@ -335,6 +335,7 @@ fn finish(
     match &out {
         Outcome::Committed { .. } => {
             iscp.live_committed(j.key.job_id);
+            iscp.note_committed(j.key.job_id, j.status.iterations + 1);
             iscp.notify_canceled();
             if let Some(w) = new_wm {
                 iscp.storage.set_consumer_watermark(

@@ -59,6 +59,9 @@ pub struct Iscp {
     pub wake: Notify,
     pub is_runner: AtomicBool,
     live: Mutex<HashMap<u64, LiveHandle>>,
+    /// Iterations this runner has committed per job: a job row older than
+    /// this (a stale view) is not scheduled again.
+    committed: Mutex<HashMap<u64, u64>>,
     canceled: (Mutex<u64>, Condvar),
     thread: Mutex<Option<(CancellationToken, std::thread::JoinHandle<()>)>>,
 }
@@ -73,6 +76,7 @@ impl Iscp {
             wake: Notify::new(),
             is_runner: AtomicBool::new(false),
             live: Mutex::new(HashMap::new()),
+            committed: Mutex::new(HashMap::new()),
             canceled: (Mutex::new(0), Condvar::new()),
             thread: Mutex::new(None),
         })
@@ -202,14 +206,30 @@ impl Iscp {
         }
     }
 
+    /// Record that this runner committed iteration `iterations` of a job.
+    pub fn note_committed(&self, job_id: u64, iterations: u64) {
+        let mut g = self.committed.lock();
+        let e = g.entry(job_id).or_insert(0);
+        *e = (*e).max(iterations);
+    }
+
+    /// Whether `row` is older than what this runner already committed.
+    pub fn is_stale(&self, row: &JobRow) -> bool {
+        self.committed
+            .lock()
+            .get(&row.key.job_id)
+            .is_some_and(|&c| c > row.status.iterations)
+    }
+
     /// Forget the cached index (after a failed or refused commit).
     pub fn invalidate(&self, job_id: u64) {
         self.live.lock().remove(&job_id);
     }
 
-    /// Forget a dropped job's index.
+    /// Forget a dropped job's index and progress.
     pub fn drop_live(&self, job_id: u64) {
         self.live.lock().remove(&job_id);
+        self.committed.lock().remove(&job_id);
     }
 
     /// Number of cached indexes (bounded-memory checks).

@@ -178,6 +178,7 @@ impl Runner {
             }
             if !schedulable(&j, &self.iscp)
                 || self.iscp.runtime.is_running(j.key.job_id)
+                || self.iscp.is_stale(&j)
                 || self.scheduled.lock().contains(&j.key.job_id)
             {
                 continue;
@@ -425,7 +426,18 @@ async fn run_consumer(
                     .filter(|c| c.commit_ts > j.watermark)
                     .cloned()
                     .collect();
-                consumer::incremental_unit(iscp, j, slice, to_ts, &token).await
+                match consumer::incremental_unit(iscp, j, slice, to_ts, &token).await {
+                    // More committed changes already wait (a bounded unit
+                    // left a backlog): schedule the next unit now instead of
+                    // at the next tick.
+                    Outcome::Committed { .. } => Outcome::Committed {
+                        more: iscp
+                            .storage
+                            .changes(j.key.table_id, to_ts, iscp.storage.latest_ts(), None, 1)
+                            .is_ok_and(|b| !b.changes.is_empty()),
+                    },
+                    o => o,
+                }
             }
         }
     }
