@@ -43,10 +43,6 @@ fn now_ms() -> u64 {
         .unwrap_or(0)
 }
 
-fn iscp_node(iscp: &Iscp) -> String {
-    iscp.config.node_name.clone()
-}
-
 /// Runner state kept between ticks.
 pub struct Runner {
     iscp: Arc<Iscp>,
@@ -66,7 +62,7 @@ impl Runner {
     /// A runner for `iscp`, stopped by `token`.
     pub fn new(iscp: Arc<Iscp>, token: CancellationToken) -> Self {
         let workers = Arc::new(Semaphore::new(iscp.config.iscp_workers.max(1)));
-        let log = log::LogTail::new(&format!("iscp:log-tail:{}", iscp_node(&iscp)));
+        let log = log::LogTail::new(&format!("iscp:log-tail:{}", iscp.config.node_name));
         Runner {
             iscp,
             token,
@@ -251,15 +247,15 @@ async fn table_iteration(
 ) {
     let _g = iscp.runtime.task(TaskKind::TableIteration, None);
     let mut regs = Vec::new();
-    for j in jobs {
-        if let Some(reg) = iscp.runtime.register_consumer(j.key.job_id, &token) {
-            regs.push((j, reg));
-        }
-    }
     {
+        // Registered (or refused) now: from here on the runtime's consumer
+        // map, not `scheduled`, keeps a job from being scheduled twice.
         let mut s = scheduled.lock();
-        for (j, _) in &regs {
+        for j in jobs {
             s.remove(&j.key.job_id);
+            if let Some(reg) = iscp.runtime.register_consumer(j.key.job_id, &token) {
+                regs.push((j, reg));
+            }
         }
     }
     let mut set = JoinSet::new();
