@@ -367,15 +367,24 @@ pub async fn initial_build_unit(
 ) -> Outcome {
     let first = j.status.build_ts == 0;
     let build_ts = if first {
-        iscp.storage.latest_ts()
+        // Take the build snapshot with an open transaction pinning GC, and
+        // register the change-log consumer before releasing it, so no GC can
+        // drop changes after the snapshot in between.
+        let pin = match iscp.storage.begin(TxnOptions {
+            lock_wait_timeout: Duration::from_secs(1),
+            read_only: true,
+        }) {
+            Ok(p) => p,
+            Err(e) => return sql_outcome(e.into()),
+        };
+        let ts = pin.start_ts();
+        iscp.storage
+            .set_consumer_watermark(&consumer_name(j.key.job_id), j.key.table_id, ts);
+        pin.rollback();
+        ts
     } else {
         j.status.build_ts
     };
-    if first {
-        // Keep every change after the build snapshot.
-        iscp.storage
-            .set_consumer_watermark(&consumer_name(j.key.job_id), j.key.table_id, build_ts);
-    }
     let after = j.status.build_after.as_deref().and_then(unhex);
     let snap = iscp.storage.latest_ts();
     let cap = iscp.config.iscp_max_batch.max(1);
