@@ -191,7 +191,14 @@ impl IndexConsumer for LiveConsumer {
         let entry = iscp.live_for_consumer(j)?;
         let mut g = entry.write();
         g.index.apply(&ops)?;
-        live::persist(txn, j.spec.storage_id, &mut g.index, ts, &ops)?;
+        live::persist(
+            txn,
+            j.spec.storage_id,
+            &mut g.index,
+            ts,
+            j.status.iterations as u32,
+            &ops,
+        )?;
         g.pending_ts = Some(ts);
         Ok(())
     }

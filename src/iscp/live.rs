@@ -5,7 +5,7 @@
 //! Hidden-table layout (keys):
 //! * `m` — JSON [`Meta`]: base checkpoint ts, chunk count, delta count;
 //! * `b` ++ u32 — chunks of the base blob (labels + serialized index);
-//! * `d` ++ ts ++ seq — delta records applied since the base.
+//! * `d` ++ ts ++ seq — one delta record per work unit since the base.
 //!
 //! A consumer commit writes only deltas (cost proportional to the change),
 //! and rewrites the base every [`CHECKPOINT_DELTAS`] deltas. Loading is the
@@ -270,6 +270,40 @@ fn encode_op(op: &Op) -> Vec<u8> {
     encode_row(&row)
 }
 
+/// A unit's delta record: u32 count, then per op a u32 length and the op.
+fn encode_ops(ops: &[Op]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(ops.len() * 64);
+    out.extend_from_slice(&(ops.len() as u32).to_le_bytes());
+    for op in ops {
+        let b = encode_op(op);
+        out.extend_from_slice(&(b.len() as u32).to_le_bytes());
+        out.extend_from_slice(&b);
+    }
+    out
+}
+
+fn decode_ops(b: &[u8]) -> SqlResult<Vec<Op>> {
+    let bad = || SqlError::internal("corrupt index delta record");
+    let u32_at = |pos: usize| -> SqlResult<usize> {
+        let s = b.get(pos..pos + 4).ok_or_else(bad)?;
+        Ok(u32::from_le_bytes([s[0], s[1], s[2], s[3]]) as usize)
+    };
+    let n = u32_at(0)?;
+    let mut pos = 4;
+    let mut ops = Vec::with_capacity(n.min(b.len()));
+    for _ in 0..n {
+        let len = u32_at(pos)?;
+        pos += 4;
+        let rec = b.get(pos..pos + len).ok_or_else(bad)?;
+        ops.push(decode_op(rec)?);
+        pos += len;
+    }
+    if pos != b.len() {
+        return Err(bad());
+    }
+    Ok(ops)
+}
+
 fn decode_op(b: &[u8]) -> SqlResult<Op> {
     let r = decode_row(b).map_err(|e| SqlError::internal(e.to_string()))?;
     let pk = match r.get(1) {
@@ -315,13 +349,15 @@ fn read_meta(txn: &mut dyn Transaction, storage_id: u64) -> SqlResult<Meta> {
     }
 }
 
-/// Persist a batch of ops (deltas at `ts`) and, past the threshold, a new
-/// base. Runs inside the consumer's commit transaction.
+/// Persist a batch of ops (one delta record keyed `(ts, seq)`; `seq` is the
+/// job iteration, so a retried unit overwrites its own record) and, past the
+/// threshold, a new base. Runs inside the consumer's commit transaction.
 pub fn persist(
     txn: &mut dyn Transaction,
     storage_id: u64,
     live: &mut LiveIndex,
     ts: u64,
+    seq: u32,
     ops: &[Op],
 ) -> SqlResult<()> {
     let mut meta = read_meta(txn, storage_id)?;
@@ -349,8 +385,10 @@ pub fn persist(
             deltas: 0,
         };
     } else {
-        for (i, op) in ops.iter().enumerate() {
-            txn.put(storage_id, &delta_key(ts, i as u32), encode_op(op))?;
+        // One record per work unit (not per change): a storage write costs
+        // ~10 µs per key, so 16k per-change records would dominate the unit.
+        if !ops.is_empty() {
+            txn.put(storage_id, &delta_key(ts, seq), encode_ops(ops))?;
         }
         meta.deltas += ops.len() as u64;
     }
@@ -380,10 +418,35 @@ pub fn load(txn: &mut dyn Transaction, spec: &JobSpec, dims: usize) -> SqlResult
         Bound::Excluded(vec![b'e']),
         usize::MAX,
     )?;
-    let ops: Vec<Op> = deltas
-        .iter()
-        .map(|(_, v)| decode_op(v))
-        .collect::<SqlResult<_>>()?;
+    let mut ops: Vec<Op> = Vec::new();
+    for (_, v) in &deltas {
+        ops.extend(decode_ops(v)?);
+    }
     live.apply(&ops)?;
     Ok(live)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn delta_records_round_trip_and_reject_garbage() {
+        let ops = vec![
+            Op::Upsert {
+                pk: vec![1, 2, 0],
+                vals: vec![Value::Text("rust db".into()), Value::Null],
+            },
+            Op::Delete { pk: vec![9] },
+            Op::Upsert {
+                pk: vec![],
+                vals: vec![Value::Vector(vec![1.0, -2.0])],
+            },
+        ];
+        let b = encode_ops(&ops);
+        assert_eq!(decode_ops(&b).unwrap(), ops);
+        assert!(decode_ops(&b[..b.len() - 1]).is_err());
+        assert!(decode_ops(&[5, 0, 0, 0]).is_err());
+        assert!(decode_ops(&[]).is_err());
+    }
 }

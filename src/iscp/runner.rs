@@ -422,15 +422,17 @@ async fn run_consumer(
                     .filter(|c| c.commit_ts > j.watermark)
                     .cloned()
                     .collect();
+                // A unit that was (nearly) full means a backlog: schedule the
+                // next unit at once. Small units wait for the next tick, so a
+                // steady stream is applied in batches, not change by change.
+                let large = batch.len().saturating_mul(2) >= iscp.config.iscp_max_batch.max(1);
                 match consumer::incremental_unit(iscp, j, slice, to_ts, &token).await {
-                    // More committed changes already wait (a bounded unit
-                    // left a backlog): schedule the next unit now instead of
-                    // at the next tick.
                     Outcome::Committed { .. } => Outcome::Committed {
-                        more: iscp
-                            .storage
-                            .changes(j.key.table_id, to_ts, iscp.storage.latest_ts(), None, 1)
-                            .is_ok_and(|b| !b.changes.is_empty()),
+                        more: large
+                            && iscp
+                                .storage
+                                .changes(j.key.table_id, to_ts, iscp.storage.latest_ts(), None, 1)
+                                .is_ok_and(|b| !b.changes.is_empty()),
                     },
                     o => o,
                 }
