@@ -484,6 +484,8 @@ pub struct FullTextIndex {
     index: Index,
     reader: IndexReader,
     writer: Option<IndexWriter<TantivyDocument>>,
+    /// Buffered operations not yet committed.
+    pending: bool,
     key_field: Field,
     text_fields: Vec<Field>,
     analyzer: TextAnalyzer,
@@ -585,6 +587,7 @@ impl FullTextIndex {
             index,
             reader,
             writer: None,
+            pending: false,
             key_field,
             text_fields,
             analyzer: parser.analyzer(),
@@ -613,7 +616,7 @@ impl FullTextIndex {
 
     /// True when upserts/removes are buffered and not yet committed.
     pub fn has_pending(&self) -> bool {
-        self.writer.is_some()
+        self.pending
     }
 
     fn writer(&mut self) -> Result<&IndexWriter<TantivyDocument>> {
@@ -652,6 +655,7 @@ impl FullTextIndex {
         let w = self.writer()?;
         w.delete_term(term);
         w.add_document(doc)?;
+        self.pending = true;
         Ok(())
     }
 
@@ -659,16 +663,33 @@ impl FullTextIndex {
     pub fn remove(&mut self, key: u64) -> Result<()> {
         let term = Term::from_field_u64(self.key_field, key);
         self.writer()?.delete_term(term);
+        self.pending = true;
         Ok(())
     }
 
-    /// Makes buffered operations searchable. Waits for any segment merge the commit
-    /// triggers, then releases the writer.
+    /// Makes buffered operations searchable. The writer is kept for the next
+    /// batch (creating one per commit cost more than the indexing of a
+    /// small batch); merges continue in the background. [`release`](Self::release)
+    /// waits for them and frees the writer.
     pub fn commit(&mut self) -> Result<()> {
+        if let Some(w) = self.writer.as_mut() {
+            if self.pending {
+                w.commit()?;
+                self.reader.reload()?;
+                self.pending = false;
+            }
+        }
+        Ok(())
+    }
+
+    /// Commit, wait for every segment merge, and drop the writer (its thread
+    /// and memory arena), leaving the index quiescent.
+    pub fn release(&mut self) -> Result<()> {
         if let Some(mut w) = self.writer.take() {
             w.commit()?;
             w.wait_merging_threads()?;
             self.reader.reload()?;
+            self.pending = false;
         }
         Ok(())
     }
@@ -862,7 +883,7 @@ impl FullTextIndex {
     /// Commits, then serializes every file of the index (meta.json, the managed-file
     /// list and all segment files) into one checksummed blob.
     pub fn to_bytes(&mut self) -> Result<Vec<u8>> {
-        self.commit()?;
+        self.release()?;
         let dir = self.index.directory();
         let mut names: BTreeSet<PathBuf> = BTreeSet::new();
         names.insert(PathBuf::from("meta.json"));
