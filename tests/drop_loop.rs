@@ -9,11 +9,15 @@
 //! test binaries may arm them) and never sleeps to synchronise: it polls a
 //! condition with a deadline ([`wait_until`]).
 
+mod common;
+
 use std::time::{Duration, Instant};
 
 use tributary::iscp::log::JobState;
 use tributary::{Config, Database, Session, Value};
 use tributary_fault::FaultGuard;
+
+use common::wait_until;
 
 /// Create/drop cycles, as the issue asks. Measured in a debug build on 2
 /// shared cores: ~3.4 ms per cycle, ~34 s for the loop, <1 s to settle.
@@ -21,22 +25,6 @@ const CYCLES: usize = 10_000;
 
 /// Bound of the final convergence wait (everything Canceled, maps drained).
 const SETTLE: Duration = Duration::from_secs(30);
-
-/// Poll `cond` every few ms until it holds; panics after `timeout`.
-fn wait_until(what: &str, timeout: Duration, mut cond: impl FnMut() -> bool) {
-    let deadline = Instant::now() + timeout;
-    loop {
-        if cond() {
-            return;
-        }
-        let now = Instant::now();
-        assert!(
-            now < deadline,
-            "timed out after {timeout:?} waiting for: {what}"
-        );
-        std::thread::park_timeout((deadline - now).min(Duration::from_millis(5)));
-    }
-}
 
 /// Run one statement; panic with the SQL on error. Returns rows and warnings.
 fn q(s: &mut Session, sql: &str) -> (Vec<Vec<Value>>, Vec<tributary::Warning>) {

@@ -14,6 +14,8 @@
 //! deadline ([`wait_until`]). This file must never change product state
 //! outside its own temporary data directories.
 
+mod common;
+
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -25,39 +27,10 @@ use tributary::iscp::log::{JobRow, JobState, STAGE_INCREMENTAL};
 use tributary::{Config, Database, Session, Value};
 use tributary_fault::{global, FaultGuard, PointInfo};
 
+use common::{cfg, ms, wait_until};
+
 const WAIT: Duration = Duration::from_secs(30);
 const CRASH_ENV: &str = "TRIBUTARY_CRASH_DIR";
-
-fn ms(v: u64) -> Duration {
-    Duration::from_millis(v)
-}
-
-/// The default test configuration: fast ticks, bounded waits.
-fn cfg() -> Config {
-    Config {
-        iscp_interval: ms(20),
-        drop_wait: Duration::from_secs(5),
-        iscp_retry_base: ms(50),
-        iscp_retry_cap: ms(500),
-        ..Default::default()
-    }
-}
-
-/// Poll `cond` every few ms until it holds; panics after `timeout`.
-fn wait_until(what: &str, timeout: Duration, mut cond: impl FnMut() -> bool) {
-    let deadline = Instant::now() + timeout;
-    loop {
-        if cond() {
-            return;
-        }
-        let now = Instant::now();
-        assert!(
-            now < deadline,
-            "timed out after {timeout:?} waiting for: {what}"
-        );
-        std::thread::park_timeout((deadline - now).min(ms(5)));
-    }
-}
 
 /// Like [`wait_until`] but returns whether the condition held in time.
 fn holds_within(timeout: Duration, mut cond: impl FnMut() -> bool) -> bool {

@@ -343,7 +343,7 @@ fn finish(
         Outcome::Committed { .. } => {
             iscp.live_committed(j.key.job_id);
             iscp.note_committed(j.key.job_id, j.status.iterations + 1);
-            iscp.notify_canceled();
+            iscp.notify_progress();
             if let Some(w) = new_wm {
                 iscp.storage.set_consumer_watermark(
                     &consumer_name(j.key.job_id),

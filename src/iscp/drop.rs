@@ -47,7 +47,7 @@ pub async fn finalize(iscp: Arc<Iscp>, j: JobRow, token: CancellationToken) {
         match try_finalize(&iscp, &j, &token).await {
             Ok(()) => {
                 iscp.runtime.unfence(job_id);
-                iscp.notify_canceled();
+                iscp.notify_progress();
                 tracing::info!(job_id, attempt, "ISCP job canceled");
                 return;
             }

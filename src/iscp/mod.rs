@@ -62,7 +62,7 @@ pub struct Iscp {
     /// Iterations this runner has committed per job: a job row older than
     /// this (a stale view) is not scheduled again.
     committed: Mutex<HashMap<u64, u64>>,
-    canceled: (Mutex<u64>, Condvar),
+    progress: (Mutex<u64>, Condvar),
     thread: Mutex<Option<(CancellationToken, std::thread::JoinHandle<()>)>>,
 }
 
@@ -77,7 +77,7 @@ impl Iscp {
             is_runner: AtomicBool::new(false),
             live: Mutex::new(HashMap::new()),
             committed: Mutex::new(HashMap::new()),
-            canceled: (Mutex::new(0), Condvar::new()),
+            progress: (Mutex::new(0), Condvar::new()),
             thread: Mutex::new(None),
         })
     }
@@ -239,10 +239,10 @@ impl Iscp {
 
     /// Wake statements waiting on job progress (a unit committed or a job
     /// was canceled).
-    pub(crate) fn notify_canceled(&self) {
-        let mut g = self.canceled.0.lock();
+    pub(crate) fn notify_progress(&self) {
+        let mut g = self.progress.0.lock();
         *g += 1;
-        self.canceled.1.notify_all();
+        self.progress.1.notify_all();
     }
 
     /// Wait up to `wait` until every job in `keys` has applied everything up
@@ -250,61 +250,51 @@ impl Iscp {
     /// returns the ones still behind. Used by writes to tables with
     /// non-ASYNC vector/full-text indexes.
     pub fn await_watermark(&self, keys: &[JobKey], ts: u64, wait: Duration) -> Vec<JobKey> {
-        self.wake();
-        let deadline = Instant::now() + wait;
-        let mut pending: Vec<JobKey> = keys.to_vec();
-        loop {
-            pending.retain(|k| match self.read_job(k) {
-                Ok(Some(r)) => {
-                    !(r.state.is_protected()
-                        || r.drop_at.is_some()
-                        || (r.status.stage != log::STAGE_INIT && r.watermark >= ts))
-                }
-                Ok(None) => false,
-                Err(_) => true,
-            });
-            if pending.is_empty() {
-                return pending;
-            }
-            let now = Instant::now();
-            if now >= deadline {
-                return pending;
-            }
-            let mut g = self.canceled.0.lock();
-            let slice = (deadline - now).min(Duration::from_millis(20));
-            self.canceled.1.wait_for(&mut g, slice);
-        }
+        self.await_jobs(keys, wait, |r| {
+            !(r.state.is_protected()
+                || r.drop_at.is_some()
+                || (r.status.stage != log::STAGE_INIT && r.watermark >= ts))
+        })
     }
 
     /// Wait up to `wait` for every job in `keys` to reach Canceled; returns
     /// the ones still pending. Works on any CN: the condition is the durable
-    /// job row, re-read after every local finalization and at least every
-    /// 20 ms (another CN's runner finalizes through storage).
+    /// job row (another CN's runner finalizes through storage).
     pub fn await_canceled(
         &self,
         _engine: &crate::sql::Engine,
         keys: &[JobKey],
         wait: Duration,
     ) -> Vec<JobKey> {
+        self.await_jobs(keys, wait, |r| r.state != JobState::Canceled)
+    }
+
+    /// Wake the runner, then re-read the durable job rows after every local
+    /// progress notification and at least every 20 ms until no row is
+    /// `still_pending` (a missing row is done) or `wait` has passed; returns
+    /// the keys still pending.
+    fn await_jobs(
+        &self,
+        keys: &[JobKey],
+        wait: Duration,
+        still_pending: impl Fn(&JobRow) -> bool,
+    ) -> Vec<JobKey> {
         self.wake();
         let deadline = Instant::now() + wait;
         let mut pending: Vec<JobKey> = keys.to_vec();
         loop {
             pending.retain(|k| match self.read_job(k) {
-                Ok(Some(r)) => r.state != JobState::Canceled,
+                Ok(Some(r)) => still_pending(&r),
                 Ok(None) => false,
                 Err(_) => true,
             });
-            if pending.is_empty() {
-                return pending;
-            }
             let now = Instant::now();
-            if now >= deadline {
+            if pending.is_empty() || now >= deadline {
                 return pending;
             }
-            let mut g = self.canceled.0.lock();
+            let mut g = self.progress.0.lock();
             let slice = (deadline - now).min(Duration::from_millis(20));
-            self.canceled.1.wait_for(&mut g, slice);
+            self.progress.1.wait_for(&mut g, slice);
         }
     }
 }
