@@ -10,7 +10,6 @@
 //! consumer, and a paused consumer never holds the job row. Never writes the
 //! job row except through [`log::guarded_update`].
 
-use std::ops::Bound;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -26,9 +25,6 @@ use crate::iscp::log::{self, GuardRefusal, JobRow, JobState, STAGE_INCREMENTAL};
 use crate::iscp::Iscp;
 use crate::sql::access::btree_entry_key;
 use crate::types::Value;
-
-/// Key/value pairs read from storage.
-pub type KvPairs = Vec<(Vec<u8>, Vec<u8>)>;
 
 /// How a work unit ended.
 #[derive(Debug)]
@@ -454,9 +450,4 @@ pub async fn initial_build_unit(
         Outcome::Committed { .. } => Outcome::Committed { more: true },
         o => o,
     }
-}
-
-/// Entries of an async B-tree index in a key range (for searches and tests).
-pub fn btree_entries(txn: &mut dyn Transaction, storage_id: u64) -> Result<KvPairs, SqlError> {
-    Ok(txn.scan(storage_id, Bound::Unbounded, Bound::Unbounded, usize::MAX)?)
 }

@@ -128,11 +128,6 @@ impl Runtime {
         r
     }
 
-    /// The cancellation token of the running consumer of `job_id`.
-    pub fn consumer_token(&self, job_id: u64) -> Option<CancellationToken> {
-        self.consumers.lock().get(&job_id).map(|c| c.token.clone())
-    }
-
     /// Whether `job_id` is fenced.
     pub fn is_fenced(&self, job_id: u64) -> bool {
         self.fences.lock().contains(&job_id)
@@ -166,15 +161,6 @@ impl Runtime {
             .filter(|(_, j)| *j == Some(job_id))
             .map(|(k, _)| *k)
             .collect()
-    }
-
-    /// Live tasks of a kind.
-    pub fn tasks_of_kind(&self, kind: TaskKind) -> usize {
-        self.tasks
-            .lock()
-            .values()
-            .filter(|(k, _)| *k == kind)
-            .count()
     }
 
     /// Registry sizes.

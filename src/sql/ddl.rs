@@ -11,7 +11,7 @@
 
 use sqlparser::ast::{self as ast, ColumnOption, Statement, TableConstraint};
 
-use crate::catalog::codec::{decode_row, encode_key};
+use crate::catalog::codec::decode_row;
 use crate::catalog::schema::coerce_value;
 use crate::catalog::{
     self, alloc_object_id, ColumnDef, DatabaseDef, IndexDef, IndexKind, TableDef, SYSTEM_DB,
@@ -694,9 +694,4 @@ fn drop_index(
     drop_index_parts(cx, &t, &ix, dropped)?;
     catalog::put_table(cx.txn, &t)?;
     Ok(QueryResult::default())
-}
-
-/// Key of a row for tests and tools: the memcomparable PK encoding.
-pub fn pk_key(vals: &[Value]) -> Vec<u8> {
-    encode_key(vals)
 }

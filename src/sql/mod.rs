@@ -24,7 +24,7 @@ pub mod show;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use tributary_storage::{Storage, StorageError, Transaction, TxnOptions};
+use tributary_storage::{Storage, Transaction, TxnOptions};
 
 use crate::catalog::IdAllocator;
 use crate::config::Config;
@@ -333,9 +333,4 @@ fn run_in_txn(cx: &mut Ctx<'_>, s: Stmt) -> SqlResult<QueryResult> {
             "unexpected statement {other:?}"
         ))),
     }
-}
-
-/// Whether a storage error is a lock conflict the client should retry.
-pub fn is_lock_error(e: &StorageError) -> bool {
-    matches!(e, StorageError::Deadlock | StorageError::LockWaitTimeout)
 }
