@@ -18,6 +18,30 @@ fn xorshift(s: &mut u64) -> f32 {
     (*s % 10_000) as f32 / 10_000.0
 }
 
+/// The f32 values of a `'[…]'` literal made by [`vec_lit`].
+fn parse_lit(lit: &str) -> Vec<f32> {
+    lit.trim_matches(|c| c == '[' || c == ']')
+        .split(',')
+        .filter_map(|x| x.parse().ok())
+        .collect()
+}
+
+/// Raw usearch add rate (rows/s) for `vectors`, with exactly the options a
+/// SQL `CREATE INDEX … USING HNSW` gets by default.
+fn raw_usearch_rate(vectors: &[Vec<f32>]) -> f64 {
+    let dims = vectors.first().map(|v| v.len()).unwrap_or(1);
+    let mut opts = tributary_index::HnswOptions::new(dims, tributary_index::Metric::L2);
+    opts.m = tributary::sql::ddl::DEFAULT_HNSW_M;
+    opts.ef_construction = tributary::sql::ddl::DEFAULT_HNSW_EF_CONSTRUCTION;
+    opts.ef_search = tributary::sql::ddl::DEFAULT_HNSW_EF_SEARCH;
+    let mut ix = tributary_index::VectorIndex::new(opts).expect("raw");
+    let t = Instant::now();
+    for (i, v) in vectors.iter().enumerate() {
+        ix.upsert(i as u64, v).expect("add");
+    }
+    vectors.len() as f64 / t.elapsed().as_secs_f64()
+}
+
 fn vec_lit(s: &mut u64, d: usize) -> String {
     let v: Vec<String> = (0..d).map(|_| format!("{:.4}", xorshift(s))).collect();
     format!("[{}]", v.join(","))
@@ -193,11 +217,7 @@ fn main() {
         let vals: Vec<String> = (0..100)
             .map(|i| {
                 let lit = vec_lit(&mut seed, dims);
-                let v: Vec<f32> = lit
-                    .trim_matches(|c| c == '[' || c == ']')
-                    .split(',')
-                    .filter_map(|x| x.parse().ok())
-                    .collect();
+                let v = parse_lit(&lit);
                 raw.push(v);
                 format!("({}, '{lit}')", chunk * 100 + i)
             })
@@ -214,17 +234,7 @@ fn main() {
         insert_done.as_secs_f64()
     );
     let iscp_rate = n_vec as f64 / e.as_secs_f64();
-    // The raw baseline uses exactly the options the SQL index got.
-    let mut opts = tributary_index::HnswOptions::new(dims, tributary_index::Metric::L2);
-    opts.m = tributary::sql::ddl::DEFAULT_HNSW_M;
-    opts.ef_construction = tributary::sql::ddl::DEFAULT_HNSW_EF_CONSTRUCTION;
-    opts.ef_search = tributary::sql::ddl::DEFAULT_HNSW_EF_SEARCH;
-    let mut ix = tributary_index::VectorIndex::new(opts).expect("raw");
-    let t = Instant::now();
-    for (i, v) in raw.iter().enumerate() {
-        ix.upsert(i as u64, v).expect("add");
-    }
-    let raw_rate = n_vec as f64 / t.elapsed().as_secs_f64();
+    let raw_rate = raw_usearch_rate(&raw);
     println!(
         "raw usearch add (same data): {raw_rate:.0} rows/s; ratio ISCP/raw = {:.2}",
         iscp_rate / raw_rate
@@ -236,11 +246,7 @@ fn main() {
     let mut elapsed = Duration::ZERO;
     for _ in 0..nq {
         let q = vec_lit(&mut seed, dims);
-        let qv: Vec<f32> = q
-            .trim_matches(|c| c == '[' || c == ']')
-            .split(',')
-            .filter_map(|x| x.parse().ok())
-            .collect();
+        let qv = parse_lit(&q);
         let t = Instant::now();
         let r = s
             .execute(&format!(
@@ -394,12 +400,7 @@ fn main() {
     let mut raw2: Vec<Vec<f32>> = Vec::with_capacity(n_vec);
     for i in 0..n_vec {
         let lit = vec_lit(&mut seed2, dims);
-        raw2.push(
-            lit.trim_matches(|c| c == '[' || c == ']')
-                .split(',')
-                .filter_map(|x| x.parse().ok())
-                .collect(),
-        );
+        raw2.push(parse_lit(&lit));
         vec_rows.push(format!("({i}, '{lit}')"));
     }
     let hnsw_backlog = backlog_rate(
@@ -413,14 +414,7 @@ fn main() {
         "vbi",
         &vec_rows,
     );
-    let mut opts = tributary_index::HnswOptions::new(dims, tributary_index::Metric::L2);
-    opts.m = tributary::sql::ddl::DEFAULT_HNSW_M;
-    let mut ix2 = tributary_index::VectorIndex::new(opts).expect("raw");
-    let t = Instant::now();
-    for (i, v) in raw2.iter().enumerate() {
-        ix2.upsert(i as u64, v).expect("add");
-    }
-    let raw2_rate = n_vec as f64 / t.elapsed().as_secs_f64();
+    let raw2_rate = raw_usearch_rate(&raw2);
     println!(
         "ISCP HNSW backlog apply (128-d): {hnsw_backlog:.0} rows/s vs raw usearch {raw2_rate:.0} rows/s; ratio = {:.2}",
         hnsw_backlog / raw2_rate

@@ -25,9 +25,9 @@ use std::time::{Duration, Instant};
 
 use tributary::iscp::log::{JobRow, JobState, STAGE_INCREMENTAL};
 use tributary::{Config, Database, Session, Value};
-use tributary_fault::{global, FaultGuard, PointInfo};
+use tributary_fault::{global, FaultGuard};
 
-use common::{cfg, ms, wait_until};
+use common::{cfg, ms, point, remove_all_points, wait_until, wait_waiters};
 
 const WAIT: Duration = Duration::from_secs(30);
 const CRASH_ENV: &str = "TRIBUTARY_CRASH_DIR";
@@ -205,23 +205,8 @@ fn text(v: Option<&Value>) -> String {
     }
 }
 
-fn point(key: &str) -> Option<PointInfo> {
-    global().list().into_iter().find(|p| p.key() == key)
-}
-
 fn arm_wait(key: &str) {
     global().add(key, ":::", "wait", 0, "", false).unwrap();
-}
-
-fn wait_waiters(key: &str) {
-    wait_until(&format!("a waiter on {key}"), WAIT, || {
-        point(key).is_some_and(|p| p.waiters >= 1)
-    });
-}
-
-fn remove_all_points() {
-    global().remove("all").unwrap();
-    tributary_fault::testing::assert_no_armed_points(global());
 }
 
 /// Number of entries in a job's hidden table at the latest ts.
@@ -560,7 +545,7 @@ fn two_hnsw_and_fulltext_advance_independently() {
         table,
         &format!("INSERT INTO t VALUES {}", vals.join(",")),
     );
-    wait_waiters(key);
+    wait_waiters(key, WAIT);
     wait_until("idx_w and ft pass batch A", WAIT, || {
         job(&db, "idx_w").watermark >= ts_a && job(&db, "ft").watermark >= ts_a
     });

@@ -15,9 +15,9 @@ use std::time::{Duration, Instant};
 
 use tributary::iscp::log::{JobRow, JobState, STAGE_INCREMENTAL};
 use tributary::{Config, Database, Session, Value};
-use tributary_fault::{global, FaultGuard, PointInfo};
+use tributary_fault::{global, FaultGuard};
 
-use common::{cfg, ms, wait_until};
+use common::{cfg, ms, point, remove_all_points, wait_hits, wait_until, wait_waiters};
 use tributary_storage::{EmbeddedStorage, Storage};
 
 const WAIT: Duration = Duration::from_secs(15);
@@ -84,29 +84,8 @@ fn state_of(db: &Database, job_id: u64) -> JobState {
         .unwrap_or(JobState::Invalid)
 }
 
-fn point(key: &str) -> Option<PointInfo> {
-    global().list().into_iter().find(|p| p.key() == key)
-}
-
 fn arm(key: &str, freq: &str, action: &str, iarg: i64, sarg: &str) {
     global().add(key, freq, action, iarg, sarg, false).unwrap();
-}
-
-fn wait_hits(key: &str, n: u64) {
-    wait_until(&format!("{key} hit {n} times"), WAIT, || {
-        point(key).is_some_and(|p| p.hits >= n)
-    });
-}
-
-fn wait_waiters(key: &str) {
-    wait_until(&format!("a waiter on {key}"), WAIT, || {
-        point(key).is_some_and(|p| p.waiters >= 1)
-    });
-}
-
-fn remove_all_points() {
-    global().remove("all").unwrap();
-    tributary_fault::testing::assert_no_armed_points(global());
 }
 
 fn hidden_empty(db: &Database, storage_id: u64) -> bool {
@@ -198,9 +177,9 @@ fn stall_then_drop(index_sql: &str, name: &str, key: &str, action: &str, iarg: i
     arm(key, ":::", action, iarg, "");
     insert_rows(&mut s, 10, 12);
     if action == "wait" {
-        wait_waiters(key);
+        wait_waiters(key, WAIT);
     } else {
-        wait_hits(key, 1);
+        wait_hits(key, 1, WAIT);
     }
     let t0 = Instant::now();
     let warnings = q_warn(&mut s, &format!("DROP INDEX {name} ON t"));
@@ -308,7 +287,7 @@ fn long_wait_via_sleep_before_send() {
     );
     assert_eq!(r, vec![vec![Value::Bool(true)]]);
     insert_rows(&mut s, 10, 12);
-    wait_hits(key, 1);
+    wait_hits(key, 1, WAIT);
     let t0 = Instant::now();
     let warnings = q_warn(&mut s, "DROP INDEX idx01 ON t");
     let elapsed = t0.elapsed();
@@ -367,7 +346,7 @@ fn multiple_jobs_drop_only_idx01() {
     let key = "fj/iscp/cancel/long/before-send:idx01";
     arm(key, ":::", "sleep", 30, "");
     insert_rows(&mut s, 10, 12);
-    wait_hits(key, 1);
+    wait_hits(key, 1, WAIT);
     let warnings = q_warn(&mut s, "DROP INDEX idx01 ON t");
     assert!(warnings.is_empty(), "DROP warnings: {warnings:?}");
     remove_all_points();
@@ -627,7 +606,7 @@ fn drop_from_non_runner_cn() {
     let key = "fj/iscp/cancel/long/before-watermark:idx01";
     arm(key, ":::", "wait", 0, "");
     insert_rows(&mut sa, 10, 12);
-    wait_waiters(key);
+    wait_waiters(key, WAIT);
     let mut sb = b.session();
     q(&mut sb, "USE d");
     let t0 = Instant::now();
@@ -658,7 +637,7 @@ fn drop_during_initial_build_large_table() {
     let key = "fj/iscp/cancel/long/hnsw-before-update:idx01";
     arm(key, "3:3::", "sleep", 30, "");
     q(&mut s, HNSW_V);
-    wait_hits(key, 3);
+    wait_hits(key, 3, WAIT);
     let j = job(&db, "idx01");
     assert_eq!(j.status.stage, "init", "still in the initial build");
     let t0 = Instant::now();
@@ -786,7 +765,7 @@ fn drop_database_cancels_every_job() {
         "",
     );
     q(&mut s, "INSERT INTO t2 VALUES (3, 'gamma', 3)");
-    wait_hits("fj/iscp/cancel/long/before-watermark:ft2", 1);
+    wait_hits("fj/iscp/cancel/long/before-watermark:ft2", 1, WAIT);
     let t0 = Instant::now();
     let w = q_warn(&mut s, "DROP DATABASE d");
     assert!(w.is_empty(), "DROP DATABASE warnings {w:?}");

@@ -39,3 +39,33 @@ pub fn wait_until(what: &str, timeout: Duration, mut cond: impl FnMut() -> bool)
         std::thread::park_timeout((deadline - now).min(ms(5)));
     }
 }
+
+/// The armed fault point `key` (`name` or `name:target`), if any.
+pub fn point(key: &str) -> Option<tributary_fault::PointInfo> {
+    tributary_fault::global()
+        .list()
+        .into_iter()
+        .find(|p| p.key() == key)
+}
+
+/// Wait until fault point `key` has been hit at least `n` times.
+pub fn wait_hits(key: &str, n: u64, timeout: Duration) {
+    wait_until(&format!("{key} hit {n} times"), timeout, || {
+        point(key).is_some_and(|p| p.hits >= n)
+    });
+}
+
+/// Wait until something blocks in fault point `key`.
+pub fn wait_waiters(key: &str, timeout: Duration) {
+    wait_until(&format!("a waiter on {key}"), timeout, || {
+        point(key).is_some_and(|p| p.waiters >= 1)
+    });
+}
+
+/// Remove every fault point and check none is left armed.
+pub fn remove_all_points() {
+    tributary_fault::global()
+        .remove("all")
+        .expect("remove all fault points");
+    tributary_fault::testing::assert_no_armed_points(tributary_fault::global());
+}
