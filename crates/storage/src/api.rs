@@ -12,15 +12,25 @@
 //!   commit returned sees that commit.
 //! * **Reads.** Plain reads in a transaction see the snapshot at its
 //!   `start_ts` plus the transaction's own writes. *Locking* reads (`get` with
-//!   `lock = true`, and every write) take the row lock first and then read the
-//!   **latest committed** version ("current read", as InnoDB does), so
-//!   concurrent read-modify-write statements never lose updates.
-//! * **Locks.** Pessimistic, exclusive, per `(table, key)`, held until commit
-//!   or rollback. A wait that would close a cycle in the wait-for graph fails
-//!   at once with [`StorageError::Deadlock`] (MySQL 1213) for the requester; a
-//!   wait longer than [`TxnOptions::lock_wait_timeout`] fails with
+//!   `lock = true`, [`Transaction::get_for_share`], and every write) take the
+//!   row lock first and then read the **latest committed** version ("current
+//!   read", as InnoDB does), so concurrent read-modify-write statements never
+//!   lose updates.
+//! * **Locks.** Pessimistic, per `(table, key)`, held until commit or
+//!   rollback, in two modes. *Exclusive* (X) locks are taken by every write,
+//!   by `get` with `lock = true` and by [`Transaction::lock`]; *shared* (S)
+//!   locks by [`Transaction::get_for_share`]. S is compatible with S; X
+//!   conflicts with S and X. A transaction holding X already has S; one
+//!   holding S that asks for X upgrades once it is the only holder, and waits
+//!   for the other S holders otherwise. A waiter waits for every conflicting
+//!   holder; a wait that would close a cycle in the wait-for graph (two S
+//!   holders both upgrading included) fails at once with
+//!   [`StorageError::Deadlock`] (MySQL 1213) for the requester; a wait longer
+//!   than [`TxnOptions::lock_wait_timeout`] fails with
 //!   [`StorageError::LockWaitTimeout`] (MySQL 1205). Neither ends the
 //!   transaction: the caller rolls back the statement (see savepoints).
+//!   Read-only transactions take no locks. The SQL layer uses S/X on a
+//!   table's catalog record as a metadata lock (DML takes S, DDL takes X).
 //! * **Atomicity.** [`Transaction::savepoint`] / [`Transaction::rollback_to`]
 //!   undo the writes made after the savepoint (the SQL layer takes one per
 //!   statement, so a failed statement writes nothing). Locks stay held.
@@ -222,6 +232,13 @@ pub trait Transaction: Send {
         end: Bound<Vec<u8>>,
         limit: usize,
     ) -> Result<Vec<(Vec<u8>, Vec<u8>)>>;
+
+    /// Locking read in share mode (`SELECT … FOR SHARE`): take a shared lock on
+    /// `(table, key)` and read the latest committed version (plus own writes).
+    /// Shared locks are compatible with each other and conflict with exclusive
+    /// locks; held until commit or rollback. Fails like a write in a
+    /// read-only transaction (read-only transactions take no locks).
+    fn get_for_share(&mut self, table: TableId, key: &[u8]) -> Result<Option<Vec<u8>>>;
 
     /// Take the exclusive row lock on `(table, key)` without reading.
     fn lock(&mut self, table: TableId, key: &[u8]) -> Result<()>;

@@ -1,5 +1,6 @@
-//! Transactions: snapshot isolation, own writes, savepoints, row locks,
-//! deadlocks, lock-wait timeouts and concurrent read-modify-write.
+//! Transactions: snapshot isolation, own writes, savepoints, row locks
+//! (shared and exclusive), deadlocks, lock-wait timeouts and concurrent
+//! read-modify-write.
 
 use std::ops::Bound;
 use std::sync::mpsc;
@@ -28,6 +29,45 @@ fn opts(timeout_ms: u64) -> TxnOptions {
         lock_wait_timeout: Duration::from_millis(timeout_ms),
         read_only: false,
     }
+}
+
+/// Upper bound for anything that is expected to happen.
+const LONG: Duration = Duration::from_secs(10);
+
+/// Lock-wait timeout (ms) of requests that must be woken by a release or
+/// fail with a deadlock: longer than [`LONG`], so a lost wake-up or a missed
+/// deadlock fails the test instead of being rescued by the timeout.
+const WAIT_MS: u64 = 30_000;
+
+/// Wait (bounded by [`LONG`]) until `txn` is blocked in a lock wait. Fails if
+/// the blocked call's result arrives on `done` first, i.e. it was not blocked.
+fn wait_until_blocked<R: std::fmt::Debug>(s: &EmbeddedStorage, txn: u64, done: &mpsc::Receiver<R>) {
+    let deadline = Instant::now() + LONG;
+    loop {
+        if s.lock_waiters().contains(&txn) {
+            return;
+        }
+        match done.try_recv() {
+            Ok(r) => panic!("txn {txn} was not blocked: {r:?}"),
+            Err(mpsc::TryRecvError::Disconnected) => panic!("txn {txn}'s thread died"),
+            Err(mpsc::TryRecvError::Empty) => {}
+        }
+        assert!(Instant::now() < deadline, "txn {txn} never blocked");
+        thread::yield_now();
+    }
+}
+
+/// A transaction that is waiting must stay waiting: its result has not
+/// arrived and it is still registered as a lock waiter.
+fn assert_still_blocked<R: std::fmt::Debug>(
+    s: &EmbeddedStorage,
+    txn: u64,
+    done: &mpsc::Receiver<R>,
+) {
+    if let Ok(r) = done.recv_timeout(Duration::from_millis(100)) {
+        panic!("txn {txn} was not blocked: {r:?}");
+    }
+    assert!(s.lock_waiters().contains(&txn), "txn {txn} stopped waiting");
 }
 
 #[test]
@@ -263,4 +303,273 @@ fn concurrent_locked_increments_lose_nothing() {
     let mut r = s.begin(TxnOptions::default()).unwrap();
     let v = r.get(T, b"counter", false).unwrap().unwrap();
     assert_eq!(u64::from_be_bytes(v.try_into().unwrap()), 500);
+}
+
+#[test]
+fn two_txns_hold_shared_lock_together() {
+    let (_d, s) = open();
+    put_commit(&s, b"k", b"0");
+    let mut a = s.begin(opts(200)).unwrap();
+    let mut b = s.begin(opts(200)).unwrap();
+    assert_eq!(a.get_for_share(T, b"k").unwrap(), Some(b"0".to_vec()));
+    // An exclusive lock would make this time out.
+    assert_eq!(b.get_for_share(T, b"k").unwrap(), Some(b"0".to_vec()));
+    // Both still hold S: a writer times out, and re-asking S is a no-op.
+    let mut w = s.begin(opts(100)).unwrap();
+    assert_eq!(
+        w.put(T, b"k", b"1".to_vec()),
+        Err(StorageError::LockWaitTimeout)
+    );
+    assert_eq!(a.get_for_share(T, b"k").unwrap(), Some(b"0".to_vec()));
+    a.commit().unwrap();
+    assert_eq!(
+        w.put(T, b"k", b"1".to_vec()),
+        Err(StorageError::LockWaitTimeout),
+        "b still holds S"
+    );
+    b.commit().unwrap();
+    w.put(T, b"k", b"1".to_vec()).unwrap();
+}
+
+#[test]
+fn shared_blocks_exclusive_until_holder_commits() {
+    let (_d, s) = open();
+    put_commit(&s, b"k", b"0");
+    let mut holder = s.begin(TxnOptions::default()).unwrap();
+    holder.get_for_share(T, b"k").unwrap();
+    let writer = s.begin(opts(WAIT_MS)).unwrap();
+    let writer_id = writer.id();
+    let (tx, rx) = mpsc::channel();
+    let h = thread::spawn(move || {
+        let mut t = writer;
+        let r = t.put(T, b"k", b"1".to_vec());
+        let c = r.clone().map(|_| t.commit());
+        tx.send((r, c)).unwrap();
+    });
+    wait_until_blocked(&s, writer_id, &rx);
+    assert_still_blocked(&s, writer_id, &rx);
+    holder.commit().unwrap();
+    let (r, c) = rx.recv_timeout(LONG).unwrap();
+    assert_eq!(r, Ok(Some(b"0".to_vec())));
+    assert!(c.unwrap().is_ok());
+    h.join().unwrap();
+    let mut r = s.begin(TxnOptions::default()).unwrap();
+    assert_eq!(r.get(T, b"k", false).unwrap(), Some(b"1".to_vec()));
+}
+
+#[test]
+fn exclusive_blocks_shared_and_share_read_is_current() {
+    let (_d, s) = open();
+    put_commit(&s, b"k", b"0");
+    // The reader's snapshot predates the writer's commit.
+    let mut reader = s.begin(opts(WAIT_MS)).unwrap();
+    let reader_id = reader.id();
+    let mut holder = s.begin(TxnOptions::default()).unwrap();
+    holder.put(T, b"k", b"1".to_vec()).unwrap();
+    let (tx, rx) = mpsc::channel();
+    let h = thread::spawn(move || {
+        let shared = reader.get_for_share(T, b"k");
+        let snapshot = reader.get(T, b"k", false);
+        tx.send((shared, snapshot)).unwrap();
+        reader.commit().unwrap();
+    });
+    wait_until_blocked(&s, reader_id, &rx);
+    assert_still_blocked(&s, reader_id, &rx);
+    holder.commit().unwrap();
+    let (shared, snapshot) = rx.recv_timeout(LONG).unwrap();
+    // Current read, not the snapshot.
+    assert_eq!(shared, Ok(Some(b"1".to_vec())));
+    assert_eq!(snapshot, Ok(Some(b"0".to_vec())));
+    h.join().unwrap();
+}
+
+#[test]
+fn sole_shared_holder_upgrades_to_exclusive() {
+    let (_d, s) = open();
+    put_commit(&s, b"k", b"0");
+    let mut t = s.begin(opts(200)).unwrap();
+    t.get_for_share(T, b"k").unwrap();
+    assert_eq!(t.put(T, b"k", b"1".to_vec()).unwrap(), Some(b"0".to_vec()));
+    // Now exclusive: another share request waits and times out.
+    let mut other = s.begin(opts(100)).unwrap();
+    assert_eq!(
+        other.get_for_share(T, b"k"),
+        Err(StorageError::LockWaitTimeout)
+    );
+    // X covers S.
+    assert_eq!(t.get_for_share(T, b"k").unwrap(), Some(b"1".to_vec()));
+    t.commit().unwrap();
+    assert_eq!(other.get_for_share(T, b"k").unwrap(), Some(b"1".to_vec()));
+}
+
+#[test]
+fn two_shared_holders_upgrading_deadlock_one() {
+    let (_d, s) = open();
+    put_commit(&s, b"k", b"0");
+    let timeout = opts(WAIT_MS);
+    let mut t1 = s.begin(timeout.clone()).unwrap();
+    let mut t2 = s.begin(timeout).unwrap();
+    let t1_id = t1.id();
+    t1.get_for_share(T, b"k").unwrap();
+    t2.get_for_share(T, b"k").unwrap();
+    let (tx, rx) = mpsc::channel();
+    let h = thread::spawn(move || {
+        let r = t1.put(T, b"k", b"1".to_vec());
+        let c = r.clone().map(|_| t1.commit());
+        tx.send((r, c)).unwrap();
+    });
+    // t1 waits for t2's S; t2 asking X now would wait for t1: a cycle.
+    wait_until_blocked(&s, t1_id, &rx);
+    let started = Instant::now();
+    assert_eq!(t2.put(T, b"k", b"2".to_vec()), Err(StorageError::Deadlock));
+    assert!(started.elapsed() < LONG / 2, "deadlock was not immediate");
+    // The deadlock did not end t2: t1 waits until t2 rolls back.
+    assert_still_blocked(&s, t1_id, &rx);
+    t2.rollback();
+    let (r, c) = rx.recv_timeout(LONG).unwrap();
+    assert_eq!(r, Ok(Some(b"0".to_vec())));
+    assert!(c.unwrap().is_ok());
+    h.join().unwrap();
+    let mut r = s.begin(TxnOptions::default()).unwrap();
+    assert_eq!(r.get(T, b"k", false).unwrap(), Some(b"1".to_vec()));
+}
+
+#[test]
+fn two_shared_holders_upgrading_concurrently_fail_exactly_one() {
+    let (_d, s) = open();
+    put_commit(&s, b"k", b"0");
+    let barrier = Arc::new(Barrier::new(2));
+    let handles: Vec<_> = [b"1", b"2"]
+        .into_iter()
+        .map(|v| {
+            let s = s.clone();
+            let barrier = barrier.clone();
+            thread::spawn(move || {
+                let mut t = s.begin(opts(WAIT_MS)).unwrap();
+                t.get_for_share(T, b"k").unwrap();
+                barrier.wait();
+                match t.put(T, b"k", v.to_vec()) {
+                    Err(StorageError::Deadlock) => {
+                        t.rollback();
+                        false
+                    }
+                    Ok(_) => {
+                        t.commit().unwrap();
+                        true
+                    }
+                    Err(e) => panic!("unexpected {e}"),
+                }
+            })
+        })
+        .collect();
+    let results: Vec<bool> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    assert_eq!(results.iter().filter(|ok| **ok).count(), 1, "{results:?}");
+}
+
+#[test]
+fn cycle_through_shared_holder_is_a_deadlock() {
+    let (_d, s) = open();
+    let mut t1 = s.begin(opts(WAIT_MS)).unwrap();
+    let mut t2 = s.begin(opts(WAIT_MS)).unwrap();
+    let t1_id = t1.id();
+    t1.get_for_share(T, b"a").unwrap();
+    t2.put(T, b"b", b"2".to_vec()).unwrap();
+    let (tx, rx) = mpsc::channel();
+    let h = thread::spawn(move || {
+        let r = t1.lock(T, b"b");
+        tx.send(r).unwrap();
+        t1.rollback();
+    });
+    wait_until_blocked(&s, t1_id, &rx);
+    let started = Instant::now();
+    assert_eq!(t2.lock(T, b"a"), Err(StorageError::Deadlock));
+    assert!(started.elapsed() < LONG / 2, "deadlock was not immediate");
+    assert_still_blocked(&s, t1_id, &rx);
+    t2.rollback();
+    assert_eq!(rx.recv_timeout(LONG).unwrap(), Ok(()));
+    h.join().unwrap();
+}
+
+#[test]
+fn shared_request_times_out() {
+    let (_d, s) = open();
+    let mut holder = s.begin(TxnOptions::default()).unwrap();
+    holder.lock(T, b"k").unwrap();
+    let mut t = s.begin(opts(200)).unwrap();
+    let started = Instant::now();
+    assert_eq!(t.get_for_share(T, b"k"), Err(StorageError::LockWaitTimeout));
+    assert!(started.elapsed() >= Duration::from_millis(200));
+    // The transaction survives and holds nothing on `k`.
+    assert_eq!(t.get_for_share(T, b"other").unwrap(), None);
+    holder.commit().unwrap();
+    assert_eq!(t.get_for_share(T, b"k").unwrap(), None);
+}
+
+#[test]
+fn get_for_share_sees_own_uncommitted_writes() {
+    let (_d, s) = open();
+    put_commit(&s, b"k", b"0");
+    put_commit(&s, b"gone", b"0");
+    let mut t = s.begin(opts(200)).unwrap();
+    t.put(T, b"k", b"mine".to_vec()).unwrap();
+    t.put(T, b"new", b"fresh".to_vec()).unwrap();
+    t.delete(T, b"gone").unwrap();
+    assert_eq!(t.get_for_share(T, b"k").unwrap(), Some(b"mine".to_vec()));
+    assert_eq!(t.get_for_share(T, b"new").unwrap(), Some(b"fresh".to_vec()));
+    assert_eq!(t.get_for_share(T, b"gone").unwrap(), None);
+    // Other transactions still see the committed value.
+    let mut r = s.begin(TxnOptions::default()).unwrap();
+    assert_eq!(r.get(T, b"k", false).unwrap(), Some(b"0".to_vec()));
+}
+
+#[test]
+fn read_only_get_for_share_fails_like_a_write_and_locks_nothing() {
+    let (_d, s) = open();
+    put_commit(&s, b"k", b"0");
+    let mut ro = s
+        .begin(TxnOptions {
+            read_only: true,
+            ..TxnOptions::default()
+        })
+        .unwrap();
+    let err = ro.get_for_share(T, b"k");
+    assert!(matches!(err, Err(StorageError::TxnClosed(_))), "{err:?}");
+    assert_eq!(err, ro.put(T, b"k", b"1".to_vec()));
+    // No lock was taken.
+    let mut w = s.begin(opts(100)).unwrap();
+    w.put(T, b"k", b"1".to_vec()).unwrap();
+    w.commit().unwrap();
+}
+
+#[test]
+fn cycle_through_any_of_several_shared_holders_is_a_deadlock() {
+    let (_d, s) = open();
+    // Six transactions hold S(a); one of them (picked by `w`) waits for X(b),
+    // held by `t2`. `t2` asking X(a) waits for all six: a cycle.
+    for w in 0..6 {
+        let mut readers: Vec<_> = (0..6).map(|_| s.begin(opts(WAIT_MS)).unwrap()).collect();
+        for r in &mut readers {
+            r.get_for_share(T, b"a").unwrap();
+        }
+        let mut t2 = s.begin(opts(WAIT_MS)).unwrap();
+        t2.put(T, b"b", b"2".to_vec()).unwrap();
+        let mut waiter = readers.remove(w);
+        let waiter_id = waiter.id();
+        let (tx, rx) = mpsc::channel();
+        let h = thread::spawn(move || {
+            let r = waiter.lock(T, b"b");
+            tx.send(r).unwrap();
+            waiter.rollback();
+        });
+        wait_until_blocked(&s, waiter_id, &rx);
+        let started = Instant::now();
+        assert_eq!(t2.lock(T, b"a"), Err(StorageError::Deadlock), "via {w}");
+        assert!(started.elapsed() < LONG / 2, "deadlock was not immediate");
+        t2.rollback();
+        assert_eq!(rx.recv_timeout(LONG).unwrap(), Ok(()));
+        h.join().unwrap();
+        for r in readers {
+            r.rollback();
+        }
+    }
 }

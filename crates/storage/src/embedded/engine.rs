@@ -22,7 +22,8 @@ use super::mvcc::VersionStore;
 use super::txn::EmbeddedTxn;
 use super::{changelog, gc, lease};
 use crate::api::{
-    ChangeBatch, GcStats, Result, Storage, StorageError, TableId, Transaction, Ts, TxnOptions,
+    ChangeBatch, GcStats, Result, Storage, StorageError, TableId, Transaction, Ts, TxnId,
+    TxnOptions,
 };
 
 /// State shared by the storage handle and its transactions.
@@ -146,6 +147,13 @@ impl EmbeddedStorage {
     pub fn begin_embedded(&self, opts: TxnOptions) -> Result<EmbeddedTxn> {
         self.inner.check_poison()?;
         Ok(EmbeddedTxn::new(self.inner.clone(), opts))
+    }
+
+    /// Transactions blocked in a row-lock wait right now, in id order
+    /// (diagnostics: lock-wait views, and tests that must know a request is
+    /// waiting before they act).
+    pub fn lock_waiters(&self) -> Vec<TxnId> {
+        self.inner.locks.waiters()
     }
 }
 

@@ -1,52 +1,135 @@
-//! Row lock manager: exclusive locks per `(table, key)`, wait-for graph,
-//! deadlock detection and lock-wait timeouts.
+//! Row lock manager: shared (S) and exclusive (X) locks per `(table, key)`,
+//! the wait-for graph, deadlock detection and lock-wait timeouts.
 //!
-//! Owns who holds which row lock and who waits for which row. Each waiting
-//! transaction waits for exactly one row, so the wait-for graph is followed
-//! as `waiter -> owner of the row it waits for -> ...`; a request whose wait
+//! Owns who holds which row lock in which mode and who waits for which row
+//! in which mode. S is compatible with S; X conflicts with S and with X. A
+//! transaction holding X already covers S; a transaction holding S that asks
+//! for X upgrades in place once it is the only holder. Per row, the holders
+//! are therefore either any number of S holders or exactly one X holder.
+//!
+//! There is no wait queue (no fairness): a request is granted as soon as no
+//! *other* holder of the row conflicts with it, so a waiter waits for
+//! exactly the set of its conflicting holders, computed from the current
+//! holders each time. Each waiting transaction waits for one row, so the
+//! wait-for graph is `waiter -> each conflicting holder of the row it waits
+//! for -> ...`, walked depth-first with a visited set; a request whose wait
 //! would close a cycle back to the requester fails at once with
-//! [`StorageError::Deadlock`]. Waits are bounded by the caller's timeout.
+//! [`StorageError::Deadlock`] for that requester only. Only a transaction
+//! that is not waiting can gain locks (one thread per transaction), and a
+//! non-waiting transaction has no outgoing edges, so every cycle is closed —
+//! and detected — by a request that is about to wait: detection is exact.
+//! Releasing locks wakes every waiter (one condition variable), which then
+//! re-checks its request, so an X request is granted once all conflicting
+//! holders have released.
 //!
-//! This module must never read or write rows, and never wait without a
-//! deadline.
+//! This module must never read or write rows, never grant a lock that
+//! conflicts with another holder's, and never wait without a deadline
+//! (timeouts too large to represent are waited out in bounded slices).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 
 use crate::api::{Result, StorageError, TableId, TxnId};
 
-type RowId = (TableId, Vec<u8>);
+/// A row: `(table, key)`.
+pub(super) type RowId = (TableId, Vec<u8>);
+
+/// Lock mode. `Exclusive` covers `Shared` (the derived order says so).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(super) enum LockMode {
+    /// Compatible with other shared locks (`SELECT … FOR SHARE`).
+    Shared,
+    /// Conflicts with every other lock (writes, `FOR UPDATE`).
+    Exclusive,
+}
+
+impl LockMode {
+    /// Whether a lock already held in mode `self` satisfies a request for
+    /// `wanted`.
+    pub(super) fn covers(self, wanted: LockMode) -> bool {
+        self >= wanted
+    }
+
+    fn compatible(self, other: LockMode) -> bool {
+        self == LockMode::Shared && other == LockMode::Shared
+    }
+}
 
 #[derive(Debug, Default)]
 struct State {
-    owners: HashMap<RowId, TxnId>,
-    waiting: HashMap<TxnId, RowId>,
+    /// Holders per row. Invariant: a row present here has at least one
+    /// holder, and an `Exclusive` holder is the only holder of its row.
+    holders: HashMap<RowId, HashMap<TxnId, LockMode>>,
+    /// What each blocked transaction waits for.
+    waiting: HashMap<TxnId, (RowId, LockMode)>,
 }
 
 impl State {
-    /// Would `txn` waiting for `row` close a cycle?
-    fn closes_cycle(&self, txn: TxnId, row: &RowId) -> bool {
-        let mut cur = match self.owners.get(row) {
-            Some(o) => *o,
-            None => return false,
-        };
-        // Each step visits a distinct waiting transaction unless there is a
-        // cycle; bound the walk by the number of waiters anyway.
-        for _ in 0..=self.waiting.len() {
+    /// Holders of `row` other than `txn` whose lock conflicts with a request
+    /// by `txn` for `mode`.
+    fn conflicting<'a>(
+        &'a self,
+        txn: TxnId,
+        row: &RowId,
+        mode: LockMode,
+    ) -> impl Iterator<Item = TxnId> + 'a {
+        self.holders
+            .get(row)
+            .into_iter()
+            .flat_map(|h| h.iter())
+            .filter(move |(t, m)| **t != txn && !m.compatible(mode))
+            .map(|(t, _)| *t)
+    }
+
+    /// Grant `(row, mode)` to `txn` if no other holder conflicts. Returns
+    /// `Some(true)` when the lock was newly taken or upgraded, `Some(false)`
+    /// when an already held lock covers the request, `None` when it must wait.
+    fn try_grant(&mut self, txn: TxnId, row: &RowId, mode: LockMode) -> Option<bool> {
+        if self.conflicting(txn, row, mode).next().is_some() {
+            return None;
+        }
+        let held = self.holders.entry(row.clone()).or_default();
+        match held.get(&txn) {
+            Some(m) if m.covers(mode) => Some(false),
+            _ => {
+                held.insert(txn, mode);
+                Some(true)
+            }
+        }
+    }
+
+    /// Would `txn` waiting for `(row, mode)` close a cycle in the wait-for
+    /// graph? Depth-first over conflicting holders, each transaction visited
+    /// once.
+    fn closes_cycle(&self, txn: TxnId, row: &RowId, mode: LockMode) -> bool {
+        let mut stack: Vec<TxnId> = self.conflicting(txn, row, mode).collect();
+        let mut seen: HashSet<TxnId> = HashSet::new();
+        while let Some(cur) = stack.pop() {
             if cur == txn {
                 return true;
             }
-            let Some(next_row) = self.waiting.get(&cur) else {
-                return false;
-            };
-            match self.owners.get(next_row) {
-                Some(o) => cur = *o,
-                None => return false,
+            if !seen.insert(cur) {
+                continue;
+            }
+            if let Some((next_row, next_mode)) = self.waiting.get(&cur) {
+                stack.extend(self.conflicting(cur, next_row, *next_mode));
             }
         }
         false
+    }
+
+    /// Drop `txn`'s lock on `row`. Returns whether it held one.
+    fn release(&mut self, txn: TxnId, row: &RowId) -> bool {
+        let Some(held) = self.holders.get_mut(row) else {
+            return false;
+        };
+        let had = held.remove(&txn).is_some();
+        if held.is_empty() {
+            self.holders.remove(row);
+        }
+        had
     }
 }
 
@@ -58,38 +141,38 @@ pub(super) struct LockManager {
 }
 
 impl LockManager {
-    /// Acquire the exclusive lock on `(table, key)` for `txn`. Returns
-    /// `Ok(true)` when newly acquired, `Ok(false)` when already held.
+    /// Acquire the lock on `(table, key)` in `mode` for `txn`, waiting at
+    /// most `timeout` for conflicting holders to release. Returns `Ok(true)`
+    /// when newly acquired or upgraded (S to X), `Ok(false)` when a lock
+    /// already held covers the request.
     pub fn acquire(
         &self,
         txn: TxnId,
         table: TableId,
         key: &[u8],
+        mode: LockMode,
         timeout: Duration,
     ) -> Result<bool> {
         let row: RowId = (table, key.to_vec());
         let deadline = Instant::now().checked_add(timeout);
         let mut st = self.state.lock();
+        let mut timed_out = false;
         loop {
-            match st.owners.get(&row) {
-                None => {
-                    st.waiting.remove(&txn);
-                    st.owners.insert(row, txn);
-                    return Ok(true);
-                }
-                Some(o) if *o == txn => {
-                    st.waiting.remove(&txn);
-                    return Ok(false);
-                }
-                Some(_) => {}
-            }
-            if st.closes_cycle(txn, &row) {
+            if let Some(newly) = st.try_grant(txn, &row, mode) {
                 st.waiting.remove(&txn);
-                tracing::debug!(txn, table, "deadlock detected");
+                return Ok(newly);
+            }
+            if timed_out {
+                st.waiting.remove(&txn);
+                return Err(StorageError::LockWaitTimeout);
+            }
+            if st.closes_cycle(txn, &row, mode) {
+                st.waiting.remove(&txn);
+                tracing::debug!(txn, table, ?mode, "deadlock detected");
                 return Err(StorageError::Deadlock);
             }
-            st.waiting.insert(txn, row.clone());
-            let timed_out = match deadline {
+            st.waiting.insert(txn, (row.clone(), mode));
+            timed_out = match deadline {
                 Some(d) => self.released.wait_until(&mut st, d).timed_out(),
                 // A timeout too large to represent: wait in bounded slices.
                 None => {
@@ -97,22 +180,23 @@ impl LockManager {
                     false
                 }
             };
-            if timed_out && st.owners.get(&row).is_some_and(|o| *o != txn) {
-                st.waiting.remove(&txn);
-                return Err(StorageError::LockWaitTimeout);
-            }
         }
     }
 
-    /// Release the given locks of `txn` and wake waiters.
+    /// Transactions currently waiting for a lock, in id order.
+    pub fn waiters(&self) -> Vec<TxnId> {
+        let mut w: Vec<TxnId> = self.state.lock().waiting.keys().copied().collect();
+        w.sort_unstable();
+        w
+    }
+
+    /// Release the given locks of `txn` (whatever their mode) and wake
+    /// waiters.
     pub fn release_all<'a>(&self, txn: TxnId, rows: impl IntoIterator<Item = &'a RowId>) {
         let mut st = self.state.lock();
         let mut any = false;
         for row in rows {
-            if st.owners.get(row) == Some(&txn) {
-                st.owners.remove(row);
-                any = true;
-            }
+            any |= st.release(txn, row);
         }
         st.waiting.remove(&txn);
         drop(st);
@@ -124,28 +208,204 @@ impl LockManager {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::mpsc;
+    use std::sync::Arc;
+    use std::thread;
+
+    use super::LockMode::{Exclusive as X, Shared as S};
     use super::*;
+
+    const SHORT: Duration = Duration::from_millis(50);
+    /// Bound for anything expected to happen.
+    const LONG: Duration = Duration::from_secs(10);
+    /// Lock-wait timeout of requests that must be woken by a release: longer
+    /// than [`LONG`], so a lost wake-up fails the test instead of being
+    /// rescued by the waiter's own timeout.
+    const WAIT: Duration = Duration::from_secs(30);
+
+    fn row(k: &[u8]) -> RowId {
+        (1, k.to_vec())
+    }
 
     #[test]
     fn reentrant_and_exclusive() {
         let m = LockManager::default();
-        assert!(m.acquire(1, 1, b"k", Duration::from_millis(10)).unwrap());
-        assert!(!m.acquire(1, 1, b"k", Duration::from_millis(10)).unwrap());
+        assert!(m.acquire(1, 1, b"k", X, SHORT).unwrap());
+        assert!(!m.acquire(1, 1, b"k", X, SHORT).unwrap());
+        // X covers S.
+        assert!(!m.acquire(1, 1, b"k", S, SHORT).unwrap());
         assert_eq!(
-            m.acquire(2, 1, b"k", Duration::from_millis(50)),
+            m.acquire(2, 1, b"k", X, SHORT),
             Err(StorageError::LockWaitTimeout)
         );
-        m.release_all(1, [&(1, b"k".to_vec())]);
-        assert!(m.acquire(2, 1, b"k", Duration::from_millis(10)).unwrap());
+        m.release_all(1, [&row(b"k")]);
+        assert!(m.acquire(2, 1, b"k", X, SHORT).unwrap());
     }
 
     #[test]
-    fn cycle_detection_follows_owners() {
+    fn shared_locks_coexist() {
+        let m = LockManager::default();
+        assert!(m.acquire(1, 1, b"k", S, SHORT).unwrap());
+        assert!(m.acquire(2, 1, b"k", S, SHORT).unwrap());
+        // S again is a no-op.
+        assert!(!m.acquire(1, 1, b"k", S, SHORT).unwrap());
+        let st = m.state.lock();
+        assert_eq!(st.holders[&row(b"k")].len(), 2);
+    }
+
+    #[test]
+    fn shared_conflicts_with_exclusive_both_ways() {
+        let m = LockManager::default();
+        m.acquire(1, 1, b"k", S, SHORT).unwrap();
+        assert_eq!(
+            m.acquire(2, 1, b"k", X, SHORT),
+            Err(StorageError::LockWaitTimeout)
+        );
+        m.release_all(1, [&row(b"k")]);
+        m.acquire(2, 1, b"k", X, SHORT).unwrap();
+        assert_eq!(
+            m.acquire(3, 1, b"k", S, SHORT),
+            Err(StorageError::LockWaitTimeout)
+        );
+        // The failed requests left nothing behind.
+        let st = m.state.lock();
+        assert!(st.waiting.is_empty());
+        assert_eq!(st.holders[&row(b"k")].len(), 1);
+    }
+
+    #[test]
+    fn sole_shared_holder_upgrades() {
+        let m = LockManager::default();
+        assert!(m.acquire(1, 1, b"k", S, SHORT).unwrap());
+        assert!(m.acquire(1, 1, b"k", X, SHORT).unwrap());
+        assert_eq!(
+            m.acquire(2, 1, b"k", S, SHORT),
+            Err(StorageError::LockWaitTimeout)
+        );
+    }
+
+    #[test]
+    fn exclusive_waiter_wakes_when_last_shared_holder_releases() {
+        let m = Arc::new(LockManager::default());
+        m.acquire(1, 1, b"k", S, SHORT).unwrap();
+        m.acquire(2, 1, b"k", S, SHORT).unwrap();
+        let (tx, rx) = mpsc::channel();
+        let m2 = m.clone();
+        let h = thread::spawn(move || {
+            let r = m2.acquire(3, 1, b"k", X, WAIT);
+            tx.send(r).unwrap();
+        });
+        let deadline = Instant::now() + LONG;
+        while !m.waiters().contains(&3) {
+            assert!(rx.try_recv().is_err(), "X granted over S holders");
+            assert!(Instant::now() < deadline, "txn 3 never waited");
+            thread::yield_now();
+        }
+        m.release_all(1, [&row(b"k")]);
+        assert!(
+            rx.recv_timeout(SHORT).is_err(),
+            "X granted over one S holder"
+        );
+        m.release_all(2, [&row(b"k")]);
+        assert_eq!(rx.recv_timeout(LONG).unwrap(), Ok(true));
+        h.join().unwrap();
+    }
+
+    #[test]
+    fn double_upgrade_is_a_deadlock_for_the_second() {
+        let m = Arc::new(LockManager::default());
+        m.acquire(1, 1, b"k", S, SHORT).unwrap();
+        m.acquire(2, 1, b"k", S, SHORT).unwrap();
+        let (tx, rx) = mpsc::channel();
+        let m2 = m.clone();
+        let h = thread::spawn(move || {
+            let r = m2.acquire(1, 1, b"k", X, WAIT);
+            tx.send(r).unwrap();
+        });
+        // Wait (bounded) until txn 1 is registered as waiting.
+        let deadline = Instant::now() + LONG;
+        while !m.waiters().contains(&1) {
+            assert!(Instant::now() < deadline, "txn 1 never waited");
+            thread::yield_now();
+        }
+        let started = Instant::now();
+        assert_eq!(m.acquire(2, 1, b"k", X, WAIT), Err(StorageError::Deadlock));
+        assert!(started.elapsed() < LONG, "deadlock was not immediate");
+        m.release_all(2, [&row(b"k")]);
+        assert_eq!(rx.recv_timeout(LONG).unwrap(), Ok(true));
+        h.join().unwrap();
+    }
+
+    #[test]
+    fn cycle_detection_follows_every_holder() {
         let mut st = State::default();
-        st.owners.insert((1, b"a".to_vec()), 1);
-        st.owners.insert((1, b"b".to_vec()), 2);
-        st.waiting.insert(1, (1, b"b".to_vec()));
-        assert!(st.closes_cycle(2, &(1, b"a".to_vec())));
-        assert!(!st.closes_cycle(3, &(1, b"a".to_vec())));
+        // a: S by 1 and 3; b: X by 2; 1 waits for X(b).
+        st.holders
+            .insert(row(b"a"), HashMap::from([(1, S), (3, S)]));
+        st.holders.insert(row(b"b"), HashMap::from([(2, X)]));
+        st.waiting.insert(1, (row(b"b"), X));
+        // 2 wanting X(a) waits for 1 and 3; 1 waits for 2.
+        assert!(st.closes_cycle(2, &row(b"a"), X));
+        // 2 wanting S(a) conflicts with nobody.
+        assert!(!st.closes_cycle(2, &row(b"a"), S));
+        // 4 is not part of any cycle.
+        assert!(!st.closes_cycle(4, &row(b"a"), X));
+        // A cycle not through the requester is not the requester's deadlock:
+        // 5 and 6 wait for each other; 7 waits for 5.
+        st.holders.insert(row(b"c"), HashMap::from([(5, X)]));
+        st.holders.insert(row(b"d"), HashMap::from([(6, X)]));
+        st.waiting.insert(5, (row(b"d"), X));
+        st.waiting.insert(6, (row(b"c"), X));
+        assert!(!st.closes_cycle(7, &row(b"c"), S));
+    }
+
+    #[test]
+    fn cycle_detection_follows_each_of_many_holders() {
+        // Eight S holders of `a`; exactly one of them (`w`) waits for X(b),
+        // held by 100. 100 asking X(a) waits for all eight: a cycle through
+        // `w`, whichever holder that is.
+        for w in 1..=8 {
+            let mut st = State::default();
+            st.holders
+                .insert(row(b"a"), (1..=8).map(|t| (t, S)).collect());
+            st.holders.insert(row(b"b"), HashMap::from([(100, X)]));
+            st.waiting.insert(w, (row(b"b"), X));
+            assert!(st.closes_cycle(100, &row(b"a"), X), "cycle via {w}");
+            assert!(!st.closes_cycle(200, &row(b"a"), X));
+        }
+        // A longer chain: 100 waits for {1..8}; 5 waits for X(c) held by 300;
+        // 300 waits for X(d), held in S by 400 (not waiting): no cycle ...
+        let mut st = State::default();
+        st.holders
+            .insert(row(b"a"), (1..=8).map(|t| (t, S)).collect());
+        st.holders.insert(row(b"c"), HashMap::from([(300, X)]));
+        st.waiting.insert(5, (row(b"c"), X));
+        st.holders.insert(row(b"d"), HashMap::from([(400, S)]));
+        st.waiting.insert(300, (row(b"d"), X));
+        assert!(!st.closes_cycle(100, &row(b"a"), X));
+        // ... until 100 also holds S(d).
+        if let Some(h) = st.holders.get_mut(&row(b"d")) {
+            h.insert(100, S);
+        }
+        assert!(st.closes_cycle(100, &row(b"a"), X));
+    }
+
+    #[test]
+    fn release_frees_both_modes() {
+        let m = LockManager::default();
+        m.acquire(1, 1, b"s", S, SHORT).unwrap();
+        m.acquire(1, 1, b"x", X, SHORT).unwrap();
+        m.acquire(2, 1, b"s", S, SHORT).unwrap();
+        m.release_all(1, [&row(b"s"), &row(b"x")]);
+        assert!(m.acquire(3, 1, b"x", X, SHORT).unwrap());
+        // 2 still holds S(s).
+        assert_eq!(
+            m.acquire(3, 1, b"s", X, SHORT),
+            Err(StorageError::LockWaitTimeout)
+        );
+        m.release_all(2, [&row(b"s")]);
+        assert!(m.acquire(3, 1, b"s", X, SHORT).unwrap());
+        let st = m.state.lock();
+        assert_eq!(st.holders.len(), 2);
     }
 }

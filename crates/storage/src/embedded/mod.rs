@@ -5,8 +5,8 @@
 //!
 //! * `mvcc` — the in-memory version store (every live row with its recent
 //!   versions); snapshot reads pick the newest version `<= ts`.
-//! * `locks` — exclusive row locks, the wait-for graph (deadlock
-//!   detection) and lock-wait timeouts.
+//! * `locks` — shared and exclusive row locks, the wait-for graph
+//!   (deadlock detection) and lock-wait timeouts.
 //! * `durable` — the redb file: rows, change log, counters, watermarks,
 //!   leases and sequences. Every commit is one fsynced redb transaction.
 //! * `changelog` — encoding of [`crate::api::Change`], net effect per

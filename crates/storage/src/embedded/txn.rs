@@ -2,20 +2,23 @@
 //!
 //! Owns the transaction's write set (an ordered log of writes, with
 //! savepoints as log positions, plus a per-table index of the latest own
-//! write per key), the row locks it holds, its snapshot registration, and
-//! the commit path.
+//! write per key), the row locks it holds and their modes (shared from
+//! [`Transaction::get_for_share`], exclusive from writes and locking reads),
+//! its snapshot registration, and the commit path.
 //!
-//! This module must never let a transaction write a row it has not locked,
-//! never release locks before its commit is durable and visible, and never
-//! leave a snapshot registered after the transaction ends (drop included).
+//! This module must never let a transaction write a row it has not locked
+//! exclusively, never let a read-only transaction take a lock, never release
+//! locks before its commit is durable and visible, and never leave a snapshot
+//! registered after the transaction ends (drop included).
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::ops::Bound;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::changelog;
 use super::engine::Inner;
+use super::locks::{LockMode, RowId};
 use crate::api::{Result, Savepoint, StorageError, TableId, Transaction, Ts, TxnId, TxnOptions};
 
 type OwnWrites = BTreeMap<TableId, BTreeMap<Vec<u8>, Option<Vec<u8>>>>;
@@ -30,7 +33,8 @@ pub struct EmbeddedTxn {
     log: Vec<(TableId, Vec<u8>, Option<Vec<u8>>)>,
     /// Latest own write per key, rebuilt from `log` on `rollback_to`.
     own: OwnWrites,
-    locks: HashSet<(TableId, Vec<u8>)>,
+    /// Row locks held, with the strongest mode held on each.
+    locks: HashMap<RowId, LockMode>,
     open: bool,
 }
 
@@ -57,7 +61,7 @@ impl EmbeddedTxn {
             opts,
             log: Vec::new(),
             own: BTreeMap::new(),
-            locks: HashSet::new(),
+            locks: HashMap::new(),
             open: true,
         }
     }
@@ -88,14 +92,18 @@ impl EmbeddedTxn {
         self.own.get(&table).and_then(|m| m.get(key))
     }
 
-    fn take_lock(&mut self, table: TableId, key: &[u8]) -> Result<()> {
-        if self.locks.contains(&(table, key.to_vec())) {
+    /// Take the row lock on `(table, key)` in `mode` (an exclusive lock
+    /// already held covers a shared request; a shared one is upgraded).
+    fn take_lock(&mut self, table: TableId, key: &[u8], mode: LockMode) -> Result<()> {
+        let row: RowId = (table, key.to_vec());
+        if self.locks.get(&row).is_some_and(|m| m.covers(mode)) {
             return Ok(());
         }
         self.inner
             .locks
-            .acquire(self.id, table, key, self.opts.lock_wait_timeout)?;
-        self.locks.insert((table, key.to_vec()));
+            .acquire(self.id, table, key, mode, self.opts.lock_wait_timeout)?;
+        let held = self.locks.entry(row).or_insert(mode);
+        *held = (*held).max(mode);
         Ok(())
     }
 
@@ -114,7 +122,7 @@ impl EmbeddedTxn {
         value: Option<Vec<u8>>,
     ) -> Result<Option<Vec<u8>>> {
         self.ensure_writable()?;
-        self.take_lock(table, key)?;
+        self.take_lock(table, key, LockMode::Exclusive)?;
         let prev = self.current(table, key);
         self.own
             .entry(table)
@@ -130,7 +138,7 @@ impl EmbeddedTxn {
             return;
         }
         self.open = false;
-        self.inner.locks.release_all(self.id, self.locks.iter());
+        self.inner.locks.release_all(self.id, self.locks.keys());
         self.locks.clear();
         self.inner.unregister_snapshot(self.start_ts);
     }
@@ -147,7 +155,7 @@ impl EmbeddedTxn {
         let ts = last
             .checked_add(1)
             .ok_or_else(|| StorageError::Corrupt("commit timestamp exhausted".into()))?;
-        // We hold the row lock of every written key, so the latest
+        // We hold the exclusive row lock of every written key, so the latest
         // committed version is the "before" image of this transaction.
         let changes = changelog::build_changes(ts, &self.own, |t, k| inner.versions.latest(t, k));
         if changes.is_empty() {
@@ -186,7 +194,7 @@ impl Transaction for EmbeddedTxn {
     fn get(&mut self, table: TableId, key: &[u8], lock: bool) -> Result<Option<Vec<u8>>> {
         self.ensure_open()?;
         if lock && !self.opts.read_only {
-            self.take_lock(table, key)?;
+            self.take_lock(table, key, LockMode::Exclusive)?;
             return Ok(self.current(table, key));
         }
         Ok(match self.own_write(table, key) {
@@ -263,9 +271,15 @@ impl Transaction for EmbeddedTxn {
         Ok(out)
     }
 
+    fn get_for_share(&mut self, table: TableId, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.ensure_writable()?;
+        self.take_lock(table, key, LockMode::Shared)?;
+        Ok(self.current(table, key))
+    }
+
     fn lock(&mut self, table: TableId, key: &[u8]) -> Result<()> {
         self.ensure_writable()?;
-        self.take_lock(table, key)
+        self.take_lock(table, key, LockMode::Exclusive)
     }
 
     fn put(&mut self, table: TableId, key: &[u8], value: Vec<u8>) -> Result<Option<Vec<u8>>> {
