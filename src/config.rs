@@ -39,10 +39,14 @@ pub struct Config {
     /// Canceled rows stay in `mo_iscp_log` this long after their drop
     /// (then the runner's GC deletes them). Default 1 h, as MatrixOne.
     pub iscp_log_retention: Duration,
-    /// How long a write to a table with non-ASYNC vector/full-text indexes
-    /// waits for them to apply it before returning (with a warning when
-    /// exceeded). Default 30 s.
-    pub sync_index_wait: Duration,
+    /// A vector/full-text index writes a new base (serialized index) after
+    /// this many changes — or half its size, whichever is more. Between
+    /// bases its changes are replayed from the change log on load. Default
+    /// 20 000.
+    pub index_checkpoint_changes: u64,
+    /// … or when anything changed and its base is older than this (bounds
+    /// replay and change-log retention under a slow trickle). Default 60 s.
+    pub index_checkpoint_age: Duration,
 }
 
 impl Default for Config {
@@ -61,7 +65,8 @@ impl Default for Config {
             lease_ttl: Duration::from_secs(5),
             gc_interval: Duration::from_secs(30),
             iscp_log_retention: Duration::from_secs(3600),
-            sync_index_wait: Duration::from_secs(30),
+            index_checkpoint_changes: 20_000,
+            index_checkpoint_age: Duration::from_secs(60),
         }
     }
 }

@@ -174,6 +174,28 @@ pub fn require_table(
     get_table(txn, db, name, lock)?.ok_or_else(|| no_such_table(db, name))
 }
 
+/// The table, read for a statement that writes it: takes a **shared**
+/// lock on its catalog record (a metadata lock, as MySQL's MDL) and reads
+/// the latest committed definition. Writers of one table therefore run
+/// concurrently, while DDL on it — which locks the record exclusively —
+/// waits for every open transaction that wrote the table, and those wait
+/// for the DDL. So a writer can never miss an index that a concurrent
+/// CREATE INDEX builds, nor write one that a DROP has removed. Error 1146
+/// when missing.
+pub fn require_table_for_write(
+    txn: &mut dyn Transaction,
+    db: &str,
+    name: &str,
+) -> SqlResult<TableDef> {
+    if db == SYSTEM_DB {
+        return system_table_def(name).ok_or_else(|| no_such_table(db, name));
+    }
+    match txn.get_for_share(SYS_TABLES, &table_key(db, name))? {
+        None => Err(no_such_table(db, name)),
+        Some(b) => serde_json::from_slice(&b).map_err(|e| corrupt(name, e)),
+    }
+}
+
 /// Error 1146 for `db.name`.
 pub fn no_such_table(db: &str, name: &str) -> SqlError {
     SqlError::new(

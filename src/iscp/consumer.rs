@@ -3,12 +3,15 @@
 //! job-row check in **one** transaction.
 //!
 //! Three kinds behind one entry point: async B-tree (entries written to the
-//! hidden table), HNSW (usearch, deltas + checkpoints) and full-text
-//! (tantivy, deltas + checkpoints). Lock order inside the commit
-//! transaction: hidden-table rows first, the job row **last** and with no
-//! wait after it — so a DDL that holds the job row never waits on a
-//! consumer, and a paused consumer never holds the job row. Never writes the
-//! job row except through [`log::guarded_update`].
+//! hidden table), HNSW (usearch) and full-text (tantivy) — the last two keep
+//! their durable state as a base plus the source's change log (see
+//! [`crate::iscp::live`]), so their units commit the watermark and, now and
+//! then, a new base. Synchronous vector/full-text indexes have a
+//! checkpoint-only unit ([`sync_unit`]): their writers maintain them.
+//! Lock order inside the commit transaction: hidden-table rows first, the
+//! job row **last** and with no wait after it — so a DDL that holds the job
+//! row never waits on a consumer, and a paused consumer never holds the job
+//! row. Never writes the job row except through [`log::guarded_update`].
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,14 +20,12 @@ use tokio_util::sync::CancellationToken;
 use tributary_fault::points;
 use tributary_storage::{Change, ChangeKind, Transaction, TxnOptions};
 
-use crate::catalog::codec::decode_row;
 use crate::catalog::IndexKind;
 use crate::error::SqlError;
-use crate::iscp::live::{self, hex, unhex, Op};
+use crate::iscp::live::{self, hex, unhex};
 use crate::iscp::log::{self, GuardRefusal, JobRow, JobState, STAGE_INCREMENTAL};
 use crate::iscp::Iscp;
 use crate::sql::access::btree_entry_key;
-use crate::types::Value;
 
 /// How a work unit ended.
 #[derive(Debug)]
@@ -35,6 +36,8 @@ pub enum Outcome {
     Stopped(String),
     /// Failed with an error code (1..9999 temporary, ≥ 10000 permanent).
     Failed { code: u32, msg: String },
+    /// Nothing was due (a synchronous index with no checkpoint to write).
+    Idle,
 }
 
 fn now_ms() -> u64 {
@@ -69,31 +72,6 @@ fn sql_outcome(e: SqlError) -> Outcome {
     }
 }
 
-/// The indexed column values of an encoded row.
-fn cols_of(row: &[u8], cols: &[usize]) -> Result<Vec<Value>, SqlError> {
-    let r = decode_row(row)
-        .map_err(|e| SqlError::internal(format!("corrupt row in change log: {e}")))?;
-    Ok(cols
-        .iter()
-        .map(|&c| r.get(c).cloned().unwrap_or(Value::Null))
-        .collect())
-}
-
-/// Turn changes into index ops.
-pub fn ops_of(changes: &[Change], cols: &[usize]) -> Result<Vec<Op>, SqlError> {
-    let mut ops = Vec::with_capacity(changes.len());
-    for c in changes {
-        match (c.kind, &c.new) {
-            (ChangeKind::Delete, _) | (_, None) => ops.push(Op::Delete { pk: c.key.clone() }),
-            (_, Some(n)) => ops.push(Op::Upsert {
-                pk: c.key.clone(),
-                vals: cols_of(n, cols)?,
-            }),
-        }
-    }
-    Ok(ops)
-}
-
 fn begin(iscp: &Iscp) -> Result<Box<dyn Transaction>, SqlError> {
     Ok(iscp.storage.begin(TxnOptions {
         lock_wait_timeout: Duration::from_secs(10),
@@ -109,8 +87,10 @@ pub trait IndexConsumer: Send + Sync {
     fn before_apply_point(&self) -> &'static str;
     /// Fault point hit after the apply, before the commit (persist phase).
     fn before_save_point(&self) -> Option<&'static str>;
-    /// Apply `changes` (commit ts `ts`) for job `j`, writing its hidden
-    /// table inside `txn`. Runs on a blocking thread.
+    /// Apply `changes` for job `j`, writing its hidden table inside `txn`;
+    /// `ts` is the job's watermark once the unit commits. Runs on a
+    /// blocking thread. Changes kept in memory are published by
+    /// [`Iscp::live_committed`] after the commit.
     fn apply(
         &self,
         iscp: &Iscp,
@@ -118,7 +98,20 @@ pub trait IndexConsumer: Send + Sync {
         txn: &mut dyn Transaction,
         changes: &[Change],
         ts: u64,
+        unit: Unit,
     ) -> Result<(), SqlError>;
+    /// Where the source's change log must be kept from once a unit with
+    /// watermark `wm` committed (`None`: leave the registration).
+    fn retain_from(&self, iscp: &Iscp, j: &JobRow, wm: u64) -> Option<u64>;
+}
+
+/// What kind of work unit an apply belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    /// Changes read from the change log.
+    Incremental,
+    /// Rows of the initial build's snapshot scan; `done` = the last unit.
+    Build { done: bool },
 }
 
 /// Async secondary (B-tree) index: entries go straight to the hidden table.
@@ -138,15 +131,16 @@ impl IndexConsumer for BTreeConsumer {
         txn: &mut dyn Transaction,
         changes: &[Change],
         _ts: u64,
+        _unit: Unit,
     ) -> Result<(), SqlError> {
         let (storage_id, cols) = (j.spec.storage_id, &j.spec.columns);
         for c in changes {
             if let Some(o) = &c.old {
-                let ov = cols_of(o, cols)?;
+                let ov = live::cols_of(o, cols)?;
                 txn.delete(storage_id, &btree_entry_key(&ov, &c.key, false))?;
             }
             if let Some(n) = &c.new {
-                let nv = cols_of(n, cols)?;
+                let nv = live::cols_of(n, cols)?;
                 txn.put(
                     storage_id,
                     &btree_entry_key(&nv, &c.key, false),
@@ -156,10 +150,14 @@ impl IndexConsumer for BTreeConsumer {
         }
         Ok(())
     }
+    fn retain_from(&self, _iscp: &Iscp, _j: &JobRow, wm: u64) -> Option<u64> {
+        // The entries are the index: nothing before the watermark is needed.
+        Some(wm)
+    }
 }
 
-/// HNSW (usearch) or full-text (tantivy): apply to the in-memory index,
-/// then persist deltas (and periodic checkpoints) in the hidden table.
+/// HNSW (usearch) or full-text (tantivy): apply to the in-memory index;
+/// the unit commits the watermark, and a new base when one is due.
 pub struct LiveConsumer {
     pub hnsw: bool,
 }
@@ -182,21 +180,37 @@ impl IndexConsumer for LiveConsumer {
         txn: &mut dyn Transaction,
         changes: &[Change],
         ts: u64,
+        unit: Unit,
     ) -> Result<(), SqlError> {
-        let ops = ops_of(changes, &j.spec.columns)?;
+        let ops = live::Source::of(j.key.table_id, &j.spec).ops(changes)?;
         let entry = iscp.live_for_consumer(j)?;
         let mut g = entry.write();
-        g.index.apply(&ops)?;
-        live::persist(
-            txn,
-            j.spec.storage_id,
-            &mut g.index,
-            ts,
-            j.status.iterations as u32,
-            &ops,
-        )?;
+        // Staged only: tantivy indexes on its own thread while the unit
+        // commits; `Iscp::live_committed` publishes.
+        g.index.stage(&ops)?;
+        let sid = j.spec.storage_id;
+        match unit {
+            Unit::Build { done } => {
+                let seq = j.status.iterations as u32;
+                live::persist_build(txn, sid, &mut g.index, ts, seq, &ops, done)?;
+                if done {
+                    g.based_at(ts, 0);
+                }
+            }
+            Unit::Incremental => {
+                g.since_base += ops.len() as u64;
+                if g.checkpoint_due(&iscp.config) {
+                    live::checkpoint(txn, sid, &mut g.index, ts)?;
+                    g.based_at(ts, 0);
+                }
+            }
+        }
         g.pending_ts = Some(ts);
         Ok(())
+    }
+    fn retain_from(&self, iscp: &Iscp, j: &JobRow, _wm: u64) -> Option<u64> {
+        // Replay on load starts at the base.
+        iscp.cached(j.key.job_id).map(|h| h.read().base_ts)
     }
 }
 
@@ -212,6 +226,7 @@ pub fn consumer_for(kind: &IndexKind) -> &'static dyn IndexConsumer {
 /// The common tail of every unit: fault point, guarded job-row update
 /// (locked last), commit. Runs on a blocking thread.
 fn commit_unit(
+    iscp: &Iscp,
     mut txn: Box<dyn Transaction>,
     j: &JobRow,
     token: &CancellationToken,
@@ -239,6 +254,7 @@ fn commit_unit(
     })? {
         Ok(_) => {
             txn.commit()?;
+            iscp.live_committed(j.key.job_id);
             Ok(Outcome::Committed { more: false })
         }
         Err(GuardRefusal::CasLost { expected, found }) => {
@@ -271,6 +287,7 @@ async fn apply_phase(
     j: &JobRow,
     changes: Vec<Change>,
     ts: u64,
+    unit: Unit,
     token: &CancellationToken,
 ) -> Result<Box<dyn Transaction>, Outcome> {
     let consumer = consumer_for(&j.spec.kind);
@@ -282,7 +299,7 @@ async fn apply_phase(
     let (iscp2, j2) = (iscp.clone(), j.clone());
     let txn = match blocking(move || {
         consumer
-            .apply(&iscp2, &j2, txn.as_mut(), &changes, ts)
+            .apply(&iscp2, &j2, txn.as_mut(), &changes, ts, unit)
             .map(|_| txn)
     })
     .await
@@ -309,13 +326,13 @@ pub async fn incremental_unit(
     token: &CancellationToken,
 ) -> Outcome {
     let n = slice.len() as u64;
-    let txn = match apply_phase(iscp, j, slice, to_ts, token).await {
+    let txn = match apply_phase(iscp, j, slice, to_ts, Unit::Incremental, token).await {
         Ok(t) => t,
         Err(o) => return o,
     };
-    let (j2, tok) = (j.clone(), token.clone());
+    let (iscp2, j2, tok) = (iscp.clone(), j.clone(), token.clone());
     let r = blocking(move || {
-        commit_unit(txn, &j2, &tok, |row| {
+        commit_unit(&iscp2, txn, &j2, &tok, |row| {
             row.watermark = to_ts;
             row.status.rows_applied += n;
         })
@@ -337,14 +354,14 @@ fn finish(
     };
     match &out {
         Outcome::Committed { .. } => {
-            iscp.live_committed(j.key.job_id);
             iscp.note_committed(j.key.job_id, j.status.iterations + 1);
             iscp.notify_progress();
-            if let Some(w) = new_wm {
+            let low = new_wm.and_then(|w| consumer_for(&j.spec.kind).retain_from(iscp, j, w));
+            if let Some(low) = low {
                 iscp.storage.set_consumer_watermark(
                     &consumer_name(j.key.job_id),
                     j.key.table_id,
-                    w,
+                    low,
                 );
             }
         }
@@ -424,13 +441,15 @@ pub async fn initial_build_unit(
             new: Some(v),
         })
         .collect();
-    let txn = match apply_phase(iscp, j, changes, snap, token).await {
+    // Memory and delta records are keyed by the build watermark: replay
+    // order is execution order, and the incremental stage starts above it.
+    let txn = match apply_phase(iscp, j, changes, build_ts, Unit::Build { done }, token).await {
         Ok(t) => t,
         Err(o) => return o,
     };
-    let (j2, tok) = (j.clone(), token.clone());
+    let (iscp2, j2, tok) = (iscp.clone(), j.clone(), token.clone());
     let r = blocking(move || {
-        commit_unit(txn, &j2, &tok, |row| {
+        commit_unit(&iscp2, txn, &j2, &tok, |row| {
             row.status.build_ts = build_ts;
             row.status.build_total = total.max(row.status.build_done + n);
             row.status.build_done += n;
@@ -450,4 +469,73 @@ pub async fn initial_build_unit(
         Outcome::Committed { .. } => Outcome::Committed { more: true },
         o => o,
     }
+}
+
+/// One unit of a synchronous vector/full-text index's job. Its writers
+/// maintain the index (entries in their own transactions); the job only
+/// keeps the durable base fresh: catch this CN's memory up with the entry
+/// log and, when a checkpoint is due, write a base at that position and
+/// make it the job's watermark, in one guarded transaction. The memory
+/// lock is released before any fault point or commit, so a stalled unit
+/// never holds up writers or searches.
+pub async fn sync_unit(iscp: &Arc<Iscp>, j: &JobRow, token: &CancellationToken) -> Outcome {
+    let consumer = consumer_for(&j.spec.kind);
+    let idx = Some(j.spec.index.as_str());
+    if let Err(e) = tributary_fault::hit(consumer.before_apply_point(), idx, token).await {
+        return fault_outcome(e);
+    }
+    let (iscp2, j2) = (iscp.clone(), j.clone());
+    let prepared = blocking(move || -> Result<_, SqlError> {
+        let latest = iscp2.storage.latest_ts();
+        let h = iscp2.sync_catch_up(&j2.key, &j2.spec, latest)?;
+        let mut g = h.write();
+        if !g.checkpoint_due(&iscp2.config) {
+            return Ok(None);
+        }
+        let mut txn = begin(&iscp2)?;
+        let (pos, n) = (g.watermark, g.since_base);
+        if let Err(e) = live::checkpoint(txn.as_mut(), j2.spec.storage_id, &mut g.index, pos) {
+            txn.rollback();
+            return Err(e);
+        }
+        Ok(Some((txn, pos, n)))
+    })
+    .await;
+    let (txn, pos, n) = match prepared {
+        Ok(Ok(Some(p))) => p,
+        Ok(Ok(None)) => return Outcome::Idle,
+        Ok(Err(e)) => return sql_outcome(e),
+        Err(o) => return o,
+    };
+    if let Some(p) = consumer.before_save_point() {
+        if let Err(e) = tributary_fault::hit(p, idx, token).await {
+            txn.rollback();
+            return fault_outcome(e);
+        }
+    }
+    let (iscp2, j2, tok) = (iscp.clone(), j.clone(), token.clone());
+    let r = blocking(move || {
+        commit_unit(&iscp2, txn, &j2, &tok, |row| {
+            row.watermark = row.watermark.max(pos);
+            row.status.rows_applied += n;
+        })
+    })
+    .await;
+    let out = match r {
+        Ok(Ok(o)) => o,
+        Ok(Err(e)) => sql_outcome(e),
+        Err(o) => o,
+    };
+    if let Outcome::Committed { .. } = out {
+        if let Some(h) = iscp.cached(j.key.job_id) {
+            let mut g = h.write();
+            let after = g.since_base.saturating_sub(n);
+            g.based_at(pos, after);
+        }
+        iscp.note_committed(j.key.job_id, j.status.iterations + 1);
+        iscp.notify_progress();
+        iscp.storage
+            .set_consumer_watermark(&consumer_name(j.key.job_id), j.spec.storage_id, pos);
+    }
+    out
 }

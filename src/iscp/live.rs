@@ -2,22 +2,34 @@
 //! the primary-key ↔ label map) and its persistence in the job's hidden
 //! storage table.
 //!
-//! Hidden-table layout (keys):
-//! * `m` — JSON [`Meta`]: base checkpoint ts, chunk count, delta count;
-//! * `b` ++ u32 — chunks of the base blob (labels + serialized index);
-//! * `d` ++ ts ++ seq — one delta record per work unit since the base.
+//! **Durable state = base + log.** The hidden table holds a *base*: the
+//! serialized index reflecting every change up to `base_ts`. The changes
+//! after it are not copied anywhere: they are the source's own change log,
+//! kept from GC by the job's storage consumer registration at `base_ts`,
+//! and replayed on load. The source ([`Source`]) is the base table for an
+//! asynchronous index and the hidden table's entries for a synchronous one.
+//! So a work unit commits only the job's new watermark (plus, now and then,
+//! a new base), and any CN loads the same index: base + replay up to the
+//! job's durable watermark (asynchronous) or up to its snapshot
+//! (synchronous).
 //!
-//! A consumer commit writes only deltas (cost proportional to the change),
-//! and rewrites the base every [`CHECKPOINT_DELTAS`] deltas. Loading is the
-//! base plus a replay of the deltas in order, so any CN loads the same
-//! index. This module never writes the job log.
+//! Hidden-table layout (keys):
+//! * `m` — JSON [`Meta`]: format, base ts, chunk count, build-delta count;
+//! * `b` ++ u32 — chunks of the base blob (labels + serialized index);
+//! * `d` ++ ts ++ seq — one delta record per initial-build unit (build rows
+//!   come from snapshot scans, which no change log can replay); replaced by
+//!   the base the last build unit writes;
+//! * `e` ++ pk — synchronous indexes only: the row's indexed values,
+//!   written by the writing transaction itself.
+//!
+//! This module never writes the job log.
 
 use std::collections::HashMap;
 use std::ops::Bound;
 
 use serde::{Deserialize, Serialize};
 use tributary_index::{FullTextIndex, HnswOptions, Metric, Parser, VectorIndex};
-use tributary_storage::Transaction;
+use tributary_storage::{Change, ChangeKind, Storage, Transaction};
 
 use crate::catalog::codec::{decode_row, encode_row};
 use crate::catalog::IndexKind;
@@ -25,15 +37,27 @@ use crate::error::{SqlError, SqlResult};
 use crate::iscp::log::JobSpec;
 use crate::types::Value;
 
-/// Rewrite the base after this many deltas.
-pub const CHECKPOINT_DELTAS: u64 = 20_000;
 /// Base blob chunk size in the hidden table.
 pub const CHUNK_BYTES: usize = 256 * 1024;
+/// Change-log batch size of a replay.
+const REPLAY_BATCH: usize = 4096;
+/// First byte of a synchronous index entry key.
+pub const ENTRY_PREFIX: u8 = b'e';
+const META_KEY: &[u8] = b"m";
+/// Current hidden-table format: 1 = base at a watermark + change-log
+/// replay (0 = every unit wrote a delta record).
+const FORMAT: u32 = 1;
 
 /// Hidden-table metadata record.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Meta {
+    #[serde(default)]
+    pub format: u32,
     pub chunks: u32,
+    /// The base reflects every change up to this ts.
+    #[serde(default)]
+    pub base_ts: u64,
+    /// Ops in build delta records.
     pub deltas: u64,
 }
 
@@ -126,8 +150,17 @@ impl LiveIndex {
         })
     }
 
-    /// Apply ops in order (idempotent by primary key).
+    /// Apply ops in order (idempotent by primary key) and make them
+    /// searchable: [`stage`](Self::stage) then [`publish`](Self::publish).
     pub fn apply(&mut self, ops: &[Op]) -> SqlResult<()> {
+        self.stage(ops)?;
+        self.publish()
+    }
+
+    /// Apply ops in order (idempotent by primary key). HNSW changes are
+    /// searchable at once; full-text changes are buffered in tantivy's
+    /// writer (indexed by its own thread) until [`publish`](Self::publish).
+    pub fn stage(&mut self, ops: &[Op]) -> SqlResult<()> {
         for op in ops {
             match op {
                 Op::Upsert { pk, vals } => {
@@ -167,6 +200,12 @@ impl LiveIndex {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// Make staged full-text changes searchable (waits for tantivy's
+    /// indexing thread); a no-op for HNSW.
+    pub fn publish(&mut self) -> SqlResult<()> {
         if let IndexData::FullText(ix) = &mut self.data {
             ix.commit().map_err(ierr)?;
         }
@@ -258,6 +297,14 @@ fn chunk_key(i: u32) -> Vec<u8> {
     k
 }
 
+/// Key of a synchronous index's entry for primary key `pk`.
+pub fn entry_key(pk: &[u8]) -> Vec<u8> {
+    let mut k = Vec::with_capacity(pk.len() + 1);
+    k.push(ENTRY_PREFIX);
+    k.extend_from_slice(pk);
+    k
+}
+
 fn encode_op(op: &Op) -> Vec<u8> {
     let row: Vec<Value> = match op {
         Op::Upsert { pk, vals } => {
@@ -270,7 +317,7 @@ fn encode_op(op: &Op) -> Vec<u8> {
     encode_row(&row)
 }
 
-/// A unit's delta record: u32 count, then per op a u32 length and the op.
+/// A build unit's delta record: u32 count, then per op a u32 length and the op.
 fn encode_ops(ops: &[Op]) -> Vec<u8> {
     let mut out = Vec::with_capacity(ops.len() * 64);
     out.extend_from_slice(&(ops.len() as u32).to_le_bytes());
@@ -322,9 +369,11 @@ fn decode_op(b: &[u8]) -> SqlResult<Op> {
 
 /// Lower-case hex.
 pub fn hex(b: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut s = String::with_capacity(b.len() * 2);
     for x in b {
-        s.push_str(&format!("{x:02x}"));
+        s.push(DIGITS[(x >> 4) as usize] as char);
+        s.push(DIGITS[(x & 15) as usize] as char);
     }
     s
 }
@@ -341,67 +390,200 @@ pub fn unhex(s: &str) -> Option<Vec<u8>> {
 }
 
 fn read_meta(txn: &mut dyn Transaction, storage_id: u64) -> SqlResult<Meta> {
-    match txn.get(storage_id, b"m", false)? {
-        None => Ok(Meta::default()),
+    match txn.get(storage_id, META_KEY, false)? {
+        None => Ok(Meta {
+            format: FORMAT,
+            ..Meta::default()
+        }),
         Some(b) => {
             serde_json::from_slice(&b).map_err(|e| SqlError::internal(format!("index meta: {e}")))
         }
     }
 }
 
-/// Persist a batch of ops (one delta record keyed `(ts, seq)`; `seq` is the
-/// job iteration, so a retried unit overwrites its own record) and, past the
-/// threshold, a new base. Runs inside the consumer's commit transaction.
-pub fn persist(
-    txn: &mut dyn Transaction,
-    storage_id: u64,
-    live: &mut LiveIndex,
-    ts: u64,
-    seq: u32,
-    ops: &[Op],
-) -> SqlResult<()> {
-    let mut meta = read_meta(txn, storage_id)?;
-    if meta.deltas + ops.len() as u64 > CHECKPOINT_DELTAS {
-        // New base; drop old deltas and surplus chunks.
-        let blob = live.base_blob()?;
-        let chunks: Vec<&[u8]> = blob.chunks(CHUNK_BYTES).collect();
-        for (i, c) in chunks.iter().enumerate() {
-            txn.put(storage_id, &chunk_key(i as u32), c.to_vec())?;
-        }
-        for i in chunks.len() as u32..meta.chunks {
-            txn.delete(storage_id, &chunk_key(i))?;
-        }
-        let old = txn.scan(
-            storage_id,
-            Bound::Included(vec![b'd']),
-            Bound::Excluded(vec![b'e']),
-            usize::MAX,
-        )?;
-        for (k, _) in old {
-            txn.delete(storage_id, &k)?;
-        }
-        meta = Meta {
-            chunks: chunks.len() as u32,
-            deltas: 0,
-        };
-    } else {
-        // One record per work unit (not per change): a storage write costs
-        // ~10 µs per key, so 16k per-change records would dominate the unit.
-        if !ops.is_empty() {
-            txn.put(storage_id, &delta_key(ts, seq), encode_ops(ops))?;
-        }
-        meta.deltas += ops.len() as u64;
-    }
-    let mb = serde_json::to_vec(&meta).map_err(|e| SqlError::internal(e.to_string()))?;
-    txn.put(storage_id, b"m", mb)?;
+fn write_meta(txn: &mut dyn Transaction, storage_id: u64, meta: &Meta) -> SqlResult<()> {
+    let mb = serde_json::to_vec(meta).map_err(|e| SqlError::internal(e.to_string()))?;
+    txn.put(storage_id, META_KEY, mb)?;
     Ok(())
 }
 
-/// Load a job's index from its hidden table (base + deltas).
-pub fn load(txn: &mut dyn Transaction, spec: &JobSpec, dims: usize) -> SqlResult<LiveIndex> {
+fn delete_range(txn: &mut dyn Transaction, storage_id: u64, prefix: u8) -> SqlResult<()> {
+    let old = txn.scan(
+        storage_id,
+        Bound::Included(vec![prefix]),
+        Bound::Excluded(vec![prefix + 1]),
+        usize::MAX,
+    )?;
+    for (k, _) in old {
+        txn.delete(storage_id, &k)?;
+    }
+    Ok(())
+}
+
+/// Write a new base — the serialized index, reflecting every change up to
+/// `base_ts` — replacing the old base and any build delta records. Runs
+/// inside the commit transaction of the unit that makes `base_ts` the
+/// job's watermark. Publishes staged full-text changes.
+pub fn checkpoint(
+    txn: &mut dyn Transaction,
+    storage_id: u64,
+    live: &mut LiveIndex,
+    base_ts: u64,
+) -> SqlResult<()> {
+    let old = read_meta(txn, storage_id)?;
+    let blob = live.base_blob()?;
+    let chunks: Vec<&[u8]> = blob.chunks(CHUNK_BYTES).collect();
+    for (i, c) in chunks.iter().enumerate() {
+        txn.put(storage_id, &chunk_key(i as u32), c.to_vec())?;
+    }
+    for i in chunks.len() as u32..old.chunks {
+        txn.delete(storage_id, &chunk_key(i))?;
+    }
+    if old.deltas > 0 {
+        delete_range(txn, storage_id, b'd')?;
+    }
+    write_meta(
+        txn,
+        storage_id,
+        &Meta {
+            format: FORMAT,
+            chunks: chunks.len() as u32,
+            base_ts,
+            deltas: 0,
+        },
+    )
+}
+
+/// Persist one initial-build unit: a delta record keyed `(build_ts, seq)`
+/// (`seq` is the job iteration, so a retried unit overwrites its own
+/// record), or — for the unit that completes the build — a base at
+/// `build_ts`. Build rows come from snapshot scans, not from the change
+/// log, so they cannot be replayed from it and are recorded here.
+pub fn persist_build(
+    txn: &mut dyn Transaction,
+    storage_id: u64,
+    live: &mut LiveIndex,
+    build_ts: u64,
+    seq: u32,
+    ops: &[Op],
+    done: bool,
+) -> SqlResult<()> {
+    if done {
+        return checkpoint(txn, storage_id, live, build_ts);
+    }
+    let mut meta = read_meta(txn, storage_id)?;
+    if !ops.is_empty() {
+        txn.put(storage_id, &delta_key(build_ts, seq), encode_ops(ops))?;
+    }
+    meta.deltas += ops.len() as u64;
+    write_meta(txn, storage_id, &meta)
+}
+
+/// Where an index's changes come from, and how they become index ops.
+#[derive(Debug, Clone)]
+pub enum Source {
+    /// An asynchronous index: the base table's change log (full rows).
+    Table { table_id: u64, cols: Vec<usize> },
+    /// A synchronous index: its hidden table's entries (`e` ++ pk →
+    /// indexed values), written by the writing transactions themselves.
+    Entries { storage_id: u64 },
+}
+
+impl Source {
+    /// The source of a job.
+    pub fn of(table_id: u64, spec: &JobSpec) -> Source {
+        if spec.is_sync_live() {
+            Source::Entries {
+                storage_id: spec.storage_id,
+            }
+        } else {
+            Source::Table {
+                table_id,
+                cols: spec.columns.clone(),
+            }
+        }
+    }
+
+    /// The storage table whose change log feeds the index.
+    pub fn table(&self) -> u64 {
+        match self {
+            Source::Table { table_id, .. } => *table_id,
+            Source::Entries { storage_id } => *storage_id,
+        }
+    }
+
+    /// Index ops of `changes` (in order).
+    pub fn ops(&self, changes: &[Change]) -> SqlResult<Vec<Op>> {
+        let mut ops = Vec::with_capacity(changes.len());
+        for c in changes {
+            match self {
+                Source::Table { cols, .. } => match (c.kind, &c.new) {
+                    (ChangeKind::Delete, _) | (_, None) => {
+                        ops.push(Op::Delete { pk: c.key.clone() })
+                    }
+                    (_, Some(n)) => ops.push(Op::Upsert {
+                        pk: c.key.clone(),
+                        vals: cols_of(n, cols)?,
+                    }),
+                },
+                Source::Entries { .. } => {
+                    let Some((&ENTRY_PREFIX, pk)) = c.key.split_first() else {
+                        continue; // base chunks and metadata
+                    };
+                    ops.push(match &c.new {
+                        None => Op::Delete { pk: pk.to_vec() },
+                        Some(v) => Op::Upsert {
+                            pk: pk.to_vec(),
+                            vals: decode_row(v).map_err(|e| {
+                                SqlError::internal(format!("corrupt index entry: {e}"))
+                            })?,
+                        },
+                    });
+                }
+            }
+        }
+        Ok(ops)
+    }
+}
+
+/// The indexed column values of an encoded row.
+pub fn cols_of(row: &[u8], cols: &[usize]) -> SqlResult<Vec<Value>> {
+    let r = decode_row(row)
+        .map_err(|e| SqlError::internal(format!("corrupt row in change log: {e}")))?;
+    Ok(cols
+        .iter()
+        .map(|&c| r.get(c).cloned().unwrap_or(Value::Null))
+        .collect())
+}
+
+/// Encoded value of a synchronous index entry.
+pub fn encode_entry(vals: &[Value]) -> Vec<u8> {
+    encode_row(vals)
+}
+
+/// An index loaded from its hidden table, positioned at `position`.
+pub struct Loaded {
+    pub index: LiveIndex,
+    /// Base checkpoint ts (change log is replayed above it).
+    pub base_ts: u64,
+    /// Changes replayed on top of the base (drives the next checkpoint).
+    pub since_base: u64,
+}
+
+/// Load a job's index from its hidden table as of the snapshot of `txn`:
+/// the base, then any build deltas, then a replay of the source's change
+/// log in `(base_ts, upto]` — or, for a synchronous index without a base,
+/// every entry visible in `txn`.
+pub fn load(
+    storage: &dyn Storage,
+    txn: &mut dyn Transaction,
+    spec: &JobSpec,
+    source: &Source,
+    upto: u64,
+) -> SqlResult<Loaded> {
     let meta = read_meta(txn, spec.storage_id)?;
     let mut live = if meta.chunks == 0 {
-        LiveIndex::new(spec, dims)?
+        LiveIndex::new(spec, spec.dims)?
     } else {
         let mut blob = Vec::new();
         for i in 0..meta.chunks {
@@ -412,18 +594,77 @@ pub fn load(txn: &mut dyn Transaction, spec: &JobSpec, dims: usize) -> SqlResult
         }
         LiveIndex::from_base(spec, &blob)?
     };
-    let deltas = txn.scan(
-        spec.storage_id,
-        Bound::Included(vec![b'd']),
-        Bound::Excluded(vec![b'e']),
-        usize::MAX,
-    )?;
-    let mut ops: Vec<Op> = Vec::new();
-    for (_, v) in &deltas {
-        ops.extend(decode_ops(v)?);
+    if meta.deltas > 0 {
+        let deltas = txn.scan(
+            spec.storage_id,
+            Bound::Included(vec![b'd']),
+            Bound::Excluded(vec![b'e']),
+            usize::MAX,
+        )?;
+        let mut ops: Vec<Op> = Vec::new();
+        for (_, v) in &deltas {
+            ops.extend(decode_ops(v)?);
+        }
+        live.stage(&ops)?;
     }
-    live.apply(&ops)?;
-    Ok(live)
+    let since_base = if meta.format < FORMAT {
+        // Written before bases were kept at a watermark: its delta records
+        // cover everything up to the watermark. Checkpoint at the next unit.
+        u64::MAX
+    } else if matches!(source, Source::Entries { .. }) && meta.chunks == 0 {
+        let rows = txn.scan(
+            spec.storage_id,
+            Bound::Included(vec![ENTRY_PREFIX]),
+            Bound::Excluded(vec![ENTRY_PREFIX + 1]),
+            usize::MAX,
+        )?;
+        let changes: Vec<Change> = rows
+            .into_iter()
+            .map(|(key, v)| Change {
+                commit_ts: upto,
+                seq: 0,
+                kind: ChangeKind::Insert,
+                key,
+                old: None,
+                new: Some(v),
+            })
+            .collect();
+        live.stage(&source.ops(&changes)?)?;
+        changes.len() as u64
+    } else {
+        replay(storage, source, &mut live, meta.base_ts, upto)?
+    };
+    live.publish()?;
+    Ok(Loaded {
+        index: live,
+        base_ts: meta.base_ts,
+        since_base,
+    })
+}
+
+/// Apply the source's changes in `(from, upto]` to `live` (staged, not
+/// published); returns how many changes were applied.
+pub fn replay(
+    storage: &dyn Storage,
+    source: &Source,
+    live: &mut LiveIndex,
+    from: u64,
+    upto: u64,
+) -> SqlResult<u64> {
+    let mut n = 0u64;
+    if upto <= from {
+        return Ok(0);
+    }
+    let mut resume = None;
+    loop {
+        let b = storage.changes(source.table(), from, upto, resume, REPLAY_BATCH)?;
+        n += b.changes.len() as u64;
+        live.stage(&source.ops(&b.changes)?)?;
+        match b.resume {
+            Some(r) => resume = Some(r),
+            None => return Ok(n),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -136,6 +136,34 @@ pub struct JobSpec {
     pub dims: usize,
 }
 
+impl JobSpec {
+    /// A synchronous (non-ASYNC) vector or full-text index: its writers
+    /// maintain entries in the hidden table in their own transaction, and
+    /// its job only checkpoints (see `crate::iscp::live`).
+    pub fn is_sync_live(&self) -> bool {
+        !self.is_async && !matches!(self.kind, IndexKind::BTree { .. })
+    }
+
+    /// The spec of index `ix` of table `t`.
+    pub fn of(t: &TableDef, ix: &IndexDef) -> JobSpec {
+        JobSpec {
+            db: t.db.clone(),
+            table: t.name.clone(),
+            index: ix.name.clone(),
+            kind: ix.kind.clone(),
+            columns: ix.columns.clone(),
+            storage_id: ix.storage_id,
+            is_async: ix.is_async,
+            dims: ix
+                .columns
+                .first()
+                .and_then(|c| t.columns.get(*c))
+                .and_then(|c| c.ty.vector_dim())
+                .unwrap_or(0) as usize,
+        }
+    }
+}
+
 /// One row of the log.
 #[derive(Debug, Clone, PartialEq)]
 pub struct JobRow {
@@ -234,27 +262,21 @@ pub fn register_job(txn: &mut dyn Transaction, t: &TableDef, ix: &IndexDef) -> S
         job_name: job_name(&ix.name),
         job_id,
     };
+    let spec = JobSpec::of(t, ix);
+    // A synchronous index is complete when its CREATE commits (the DDL
+    // writes its entries): it has no initial-build stage.
+    let stage = if spec.is_sync_live() {
+        STAGE_INCREMENTAL
+    } else {
+        STAGE_INIT
+    };
     let row = JobRow {
         key: key.clone(),
-        spec: JobSpec {
-            db: t.db.clone(),
-            table: t.name.clone(),
-            index: ix.name.clone(),
-            kind: ix.kind.clone(),
-            columns: ix.columns.clone(),
-            storage_id: ix.storage_id,
-            is_async: ix.is_async,
-            dims: ix
-                .columns
-                .first()
-                .and_then(|c| t.columns.get(*c))
-                .and_then(|c| c.ty.vector_dim())
-                .unwrap_or(0) as usize,
-        },
+        spec,
         state: JobState::Completed,
         watermark: 0,
         status: JobStatus {
-            stage: STAGE_INIT.into(),
+            stage: stage.into(),
             ..Default::default()
         },
         create_at: now_us(),

@@ -42,10 +42,49 @@ pub struct LiveEntry {
     pub index: live::LiveIndex,
     /// `job_status.iterations` of the durable state this memory equals.
     pub iteration: u64,
-    /// Watermark of that durable state.
+    /// Every change of the source up to this ts is in the (published)
+    /// index: the job's durable watermark (asynchronous), or how far this
+    /// CN has caught up with the entry log (synchronous).
     pub watermark: u64,
-    /// Ts applied in memory but not yet committed.
+    /// Watermark of a unit staged in memory but not yet committed.
     pub pending_ts: Option<u64>,
+    /// Ts of the durable base this memory was built on (or wrote last).
+    pub base_ts: u64,
+    /// Changes applied since that base (drives the next checkpoint).
+    pub since_base: u64,
+    /// When that base was loaded or written.
+    pub base_at: Instant,
+}
+
+impl LiveEntry {
+    /// The ts whose changes the searchable view reflects: HNSW changes are
+    /// searchable as soon as they are staged, full-text ones only once
+    /// published (after the unit's commit).
+    pub fn view_ts(&self) -> u64 {
+        match (&self.index.data, self.pending_ts) {
+            (live::IndexData::Hnsw(_), Some(p)) => p.max(self.watermark),
+            _ => self.watermark,
+        }
+    }
+
+    /// Whether a new base is due: after `index_checkpoint_changes` changes
+    /// (or half the index, whichever is more, so checkpoint cost stays
+    /// proportional to the changes it saves replaying), or after
+    /// `index_checkpoint_age` when anything changed at all.
+    pub fn checkpoint_due(&self, cfg: &Config) -> bool {
+        let len = self.index.len() as u64;
+        self.since_base > 0
+            && (self.since_base >= cfg.index_checkpoint_changes.max(len / 2)
+                || self.base_at.elapsed() >= cfg.index_checkpoint_age)
+    }
+
+    /// Record that a base reflecting everything up to `base_ts` is durable;
+    /// `applied` changes of this memory came after it.
+    pub fn based_at(&mut self, base_ts: u64, applied: u64) {
+        self.base_ts = base_ts;
+        self.since_base = applied;
+        self.base_at = Instant::now();
+    }
 }
 
 /// Shared handle to a cached index.
@@ -159,50 +198,136 @@ impl Iscp {
                 return Ok(h);
             }
         }
-        let h = self.load_live(j)?;
+        let h = self.load_live(&j.key, &j.spec)?;
         self.live.lock().insert(j.key.job_id, h.clone());
         Ok(h)
     }
 
-    fn load_live(&self, j: &JobRow) -> SqlResult<LiveHandle> {
-        let mut txn = self.storage.begin(TxnOptions::default())?;
-        let row = log::read_job(txn.as_mut(), &j.key, false)?;
-        let index = live::load(txn.as_mut(), &j.spec, j.spec.dims)?;
+    /// Load a job's index from its hidden table: base + replay up to the
+    /// job's durable watermark (asynchronous) or up to the load snapshot
+    /// (synchronous: every entry committed so far).
+    fn load_live(&self, key: &JobKey, spec: &log::JobSpec) -> SqlResult<LiveHandle> {
+        let mut txn = self.storage.begin(TxnOptions {
+            read_only: true,
+            ..Default::default()
+        })?;
+        let loaded = (|| {
+            let row = log::read_job(txn.as_mut(), key, false)?;
+            let (iteration, wm) = row
+                .map(|r| (r.status.iterations, r.watermark))
+                .unwrap_or((0, 0));
+            let upto = if spec.is_sync_live() {
+                txn.start_ts()
+            } else {
+                wm
+            };
+            let source = live::Source::of(key.table_id, spec);
+            let l = live::load(self.storage.as_ref(), txn.as_mut(), spec, &source, upto)?;
+            Ok::<_, SqlError>((l, iteration, upto))
+        })();
         txn.rollback();
-        let (iteration, watermark) = row
-            .map(|r| (r.status.iterations, r.watermark))
-            .unwrap_or((j.status.iterations, j.watermark));
+        let (l, iteration, watermark) = loaded?;
         Ok(Arc::new(RwLock::new(LiveEntry {
-            index,
+            index: l.index,
             iteration,
             watermark,
             pending_ts: None,
+            base_ts: l.base_ts,
+            since_base: l.since_base,
+            base_at: Instant::now(),
         })))
     }
 
-    /// Index for a search: the cached one if it reflects `row`, else a
+    /// A synchronous index's cached memory on this CN, caught up with every
+    /// entry committed up to `upto` (loaded on first use; reloaded when the
+    /// entry log it needs was already collected).
+    pub fn sync_catch_up(
+        &self,
+        key: &JobKey,
+        spec: &log::JobSpec,
+        upto: u64,
+    ) -> SqlResult<LiveHandle> {
+        let cached = self.live.lock().get(&key.job_id).cloned();
+        let h = match cached {
+            Some(h) => h,
+            None => {
+                let h = self.load_live(key, spec)?;
+                self.live
+                    .lock()
+                    .entry(key.job_id)
+                    .or_insert_with(|| h.clone())
+                    .clone()
+            }
+        };
+        if h.read().watermark >= upto {
+            return Ok(h);
+        }
+        let mut g = h.write();
+        let from = g.watermark;
+        if from >= upto {
+            drop(g);
+            return Ok(h);
+        }
+        let source = live::Source::of(key.table_id, spec);
+        let applied = live::replay(self.storage.as_ref(), &source, &mut g.index, from, upto)
+            .and_then(|n| g.index.publish().map(|_| n));
+        match applied {
+            Ok(n) => {
+                g.watermark = upto;
+                g.since_base += n;
+                drop(g);
+                Ok(h)
+            }
+            Err(e) => {
+                // Half-applied memory is not trusted: reload from storage.
+                tracing::info!(job_id = key.job_id, error = %e, "reloading synchronous index");
+                drop(g);
+                self.invalidate(key.job_id);
+                let h = self.load_live(key, spec)?;
+                self.live.lock().insert(key.job_id, h.clone());
+                if h.read().watermark < upto {
+                    return Err(SqlError::internal(format!(
+                        "synchronous index {} cannot catch up to ts {upto}",
+                        spec.index
+                    )));
+                }
+                Ok(h)
+            }
+        }
+    }
+
+    /// Index for a search: the cached one if it is at least as new as
+    /// `row` (a unit in flight only moves its view ahead, which the search
+    /// covers with its exact tail — see [`LiveEntry::view_ts`]), else a
     /// fresh load from the hidden table (any CN can serve searches).
     pub fn live_for_search(&self, row: &JobRow) -> SqlResult<LiveHandle> {
         if let Some(h) = self.live.lock().get(&row.key.job_id).cloned() {
-            let g = h.read();
-            if g.iteration >= row.status.iterations && g.pending_ts.is_none() {
-                drop(g);
+            if h.read().iteration >= row.status.iterations {
                 return Ok(h);
             }
         }
-        let h = self.load_live(row)?;
+        let h = self.load_live(&row.key, &row.spec)?;
         self.live.lock().insert(row.key.job_id, h.clone());
         Ok(h)
     }
 
-    /// A consumer's commit succeeded: memory now equals durable state.
+    /// A consumer's commit succeeded: publish the staged changes, after
+    /// which memory equals the durable state. A failed publish drops the
+    /// cached index (the next use reloads it from the hidden table).
     pub fn live_committed(&self, job_id: u64) {
-        if let Some(h) = self.live.lock().get(&job_id) {
-            let mut g = h.write();
-            g.iteration += 1;
-            if let Some(ts) = g.pending_ts.take() {
-                g.watermark = g.watermark.max(ts);
-            }
+        let Some(h) = self.live.lock().get(&job_id).cloned() else {
+            return;
+        };
+        let mut g = h.write();
+        if let Err(e) = g.index.publish() {
+            tracing::warn!(job_id, error = %e, "publishing a committed unit failed; reloading");
+            drop(g);
+            self.invalidate(job_id);
+            return;
+        }
+        g.iteration += 1;
+        if let Some(ts) = g.pending_ts.take() {
+            g.watermark = g.watermark.max(ts);
         }
     }
 
@@ -219,6 +344,11 @@ impl Iscp {
             .lock()
             .get(&row.key.job_id)
             .is_some_and(|&c| c > row.status.iterations)
+    }
+
+    /// The cached index of a job on this CN, if any.
+    pub fn cached(&self, job_id: u64) -> Option<LiveHandle> {
+        self.live.lock().get(&job_id).cloned()
     }
 
     /// Forget the cached index (after a failed or refused commit).
@@ -243,18 +373,6 @@ impl Iscp {
         let mut g = self.progress.0.lock();
         *g += 1;
         self.progress.1.notify_all();
-    }
-
-    /// Wait up to `wait` until every job in `keys` has applied everything up
-    /// to `ts` (incremental stage, watermark ≥ ts) or is no longer live;
-    /// returns the ones still behind. Used by writes to tables with
-    /// non-ASYNC vector/full-text indexes.
-    pub fn await_watermark(&self, keys: &[JobKey], ts: u64, wait: Duration) -> Vec<JobKey> {
-        self.await_jobs(keys, wait, |r| {
-            !(r.state.is_protected()
-                || r.drop_at.is_some()
-                || (r.status.stage != log::STAGE_INIT && r.watermark >= ts))
-        })
     }
 
     /// Wait up to `wait` for every job in `keys` to reach Canceled; returns

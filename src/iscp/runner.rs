@@ -261,12 +261,16 @@ async fn table_iteration(
     let mut set = JoinSet::new();
     let mut incr = Vec::new();
     for (j, reg) in regs {
-        if j.status.stage == STAGE_INIT {
-            let iscp2 = iscp.clone();
-            set.spawn(async move { run_consumer(&iscp2, &j, None, reg).await });
+        let input = if j.spec.is_sync_live() {
+            Input::Sync
+        } else if j.status.stage == STAGE_INIT {
+            Input::Build
         } else {
             incr.push((j, reg));
-        }
+            continue;
+        };
+        let iscp2 = iscp.clone();
+        set.spawn(async move { run_consumer(&iscp2, &j, input, reg).await });
     }
     fan_out(&iscp, table, incr, &mut set).await;
     while let Some(r) = set.join_next().await {
@@ -277,6 +281,17 @@ async fn table_iteration(
 }
 
 type Registration = (CancellationToken, crate::iscp::runtime::ConsumerGuard);
+
+/// What a consumer works on in its unit.
+enum Input {
+    /// The next initial-build unit (snapshot scan).
+    Build,
+    /// A synchronous index's checkpoint unit.
+    Sync,
+    /// A slice of the change log, sent by the retriever; the unit's
+    /// watermark.
+    Changes(mpsc::Receiver<Arc<Vec<Change>>>, u64),
+}
 
 /// Read the table's changes once from the lowest watermark of `incr` and
 /// fan them out, one bounded channel per consumer.
@@ -317,7 +332,7 @@ async fn fan_out(
         let job = j.clone();
         let jt2 = jt.clone();
         set.spawn(async move {
-            run_consumer(&iscp2, &job, Some((rx, to_ts)), (jt2, guard)).await;
+            run_consumer(&iscp2, &job, Input::Changes(rx, to_ts), (jt2, guard)).await;
         });
         // One retriever send per consumer, concurrently: a stalled send to
         // one job never delays its siblings.
@@ -385,10 +400,11 @@ fn read_batch(
 async fn run_consumer(
     iscp: &Arc<Iscp>,
     j: &JobRow,
-    input: Option<(mpsc::Receiver<Arc<Vec<Change>>>, u64)>,
+    input: Input,
     (token, guard): (CancellationToken, crate::iscp::runtime::ConsumerGuard),
 ) {
     let _tg = iscp.runtime.task(TaskKind::Consumer, Some(j.key.job_id));
+    let started = std::time::Instant::now();
     let index = j.spec.index.clone();
     // After submit to the worker: a DROP now fences the job and cancels the
     // token, so the unit is skipped without writing anything.
@@ -408,8 +424,9 @@ async fn run_consumer(
             return Outcome::Stopped(e.to_string());
         }
         match input {
-            None => consumer::initial_build_unit(iscp, j, &token).await,
-            Some((mut rx, to_ts)) => {
+            Input::Build => consumer::initial_build_unit(iscp, j, &token).await,
+            Input::Sync => consumer::sync_unit(iscp, j, &token).await,
+            Input::Changes(mut rx, to_ts) => {
                 let batch = tokio::select! {
                     _ = token.cancelled() => return Outcome::Stopped("canceled".into()),
                     b = rx.recv() => b,
@@ -422,11 +439,15 @@ async fn run_consumer(
                     .filter(|c| c.commit_ts > j.watermark)
                     .cloned()
                     .collect();
-                // A unit that was (nearly) full means a backlog: schedule the
-                // next unit at once. Small units wait for the next tick, so a
-                // steady stream is applied in batches, not change by change.
+                // A unit that was (nearly) full means a backlog, and one that
+                // took longer than a tick let a tick's worth of changes pile
+                // up: schedule the next unit at once. Quick small units wait
+                // for the next tick, so a steady stream is applied in
+                // batches, not change by change.
                 let large = batch.len().saturating_mul(2) >= iscp.config.iscp_max_batch.max(1);
-                match consumer::incremental_unit(iscp, j, slice, to_ts, &token).await {
+                let unit = consumer::incremental_unit(iscp, j, slice, to_ts, &token).await;
+                let large = large || started.elapsed() >= iscp.config.iscp_interval;
+                match unit {
                     Outcome::Committed { .. } => Outcome::Committed {
                         more: large
                             && iscp
@@ -450,8 +471,14 @@ async fn run_consumer(
         Outcome::Stopped(why) => {
             tracing::debug!(job = j.key.job_id, why = %why, "consumer stopped")
         }
+        Outcome::Idle => {}
         Outcome::Failed { code, msg } => {
-            iscp.invalidate(j.key.job_id);
+            if !j.spec.is_sync_live() {
+                // A synchronous index's memory is right whatever its
+                // checkpoint did; an asynchronous one may hold a failed
+                // unit's staged changes.
+                iscp.invalidate(j.key.job_id);
+            }
             if let Err(e) = record_error(iscp, j, code, &msg) {
                 tracing::warn!(job = j.key.job_id, error = %e, "recording job error failed");
             }

@@ -356,7 +356,8 @@ pub fn fetch_candidates(
         IndexPath::FullText { index, fast, .. } => (index, *fast, false),
     };
     let mut row = job_row(cx, t, ix)?;
-    if wait {
+    // A synchronous index is always current: nothing to wait for.
+    if wait && !row.as_ref().is_some_and(|r| r.spec.is_sync_live()) {
         let deadline = Instant::now() + cx.engine.config.drop_wait;
         while let Some(r) = &row {
             if r.status.stage != STAGE_INIT && r.watermark >= snapshot || Instant::now() >= deadline
@@ -392,20 +393,31 @@ pub fn fetch_candidates(
             .collect())
     };
     let Some(row) = row else { return exact(cx) };
-    if row.status.stage == STAGE_INIT {
+    let live = if row.spec.is_sync_live() {
+        // A synchronous index answers at the query's snapshot: this CN's
+        // memory first catches up with every entry committed up to it.
+        cx.engine
+            .iscp
+            .sync_catch_up(&row.key, &row.spec, snapshot)?
+    } else if row.status.stage == STAGE_INIT {
         return exact(cx);
-    }
-    let live = cx.engine.iscp.live_for_search(&row)?;
+    } else {
+        cx.engine.iscp.live_for_search(&row)?
+    };
     let g = live.read();
-    let w = g.watermark;
+    let view = g.view_ts();
+    // The tail: keys changed between the index view and the snapshot, in
+    // either direction — not yet applied (view < snapshot), or applied
+    // after the query's snapshot (view > snapshot: the index may hold a
+    // newer value than the query may see). Both are evaluated exactly.
     let tail = if fast {
         HashSet::new()
     } else {
         match tail_keys(
             cx.engine,
             t.id,
-            w,
-            snapshot,
+            view.min(snapshot),
+            view.max(snapshot),
             cx.engine.config.fresh_tail_cap,
         )? {
             Some(k) => k,

@@ -52,28 +52,9 @@ pub fn execute(engine: &Engine, st: &mut SessionState, s: Stmt) -> SqlResult<Que
             finish_drop(engine, r, dropped)
         }
         Stmt::CreateIndex(spec) => {
-            let mut created = None;
-            let mut r = engine.in_txn(st, |cx| create_index(cx, &spec, &mut created))?;
-            if let Some(key) = created {
-                engine.iscp.wake();
-                if !spec.is_async {
-                    // A synchronous vector/full-text index is usable when
-                    // CREATE returns: wait (bounded) for its initial build.
-                    let ts = engine.storage.latest_ts();
-                    for k in engine
-                        .iscp
-                        .await_watermark(&[key], ts, engine.config.sync_index_wait)
-                    {
-                        r.warnings.push(Warning {
-                            code: 1105,
-                            message: format!(
-                                "index job {} is still building; it will finish in the background",
-                                k.job_name
-                            ),
-                        });
-                    }
-                }
-            }
+            let mut created = Vec::new();
+            let r = engine.in_txn(st, |cx| create_index(cx, &spec, &mut created))?;
+            after_create(engine, created);
             Ok(r)
         }
         Stmt::DropIndex { name, table } => {
@@ -82,11 +63,38 @@ pub fn execute(engine: &Engine, st: &mut SessionState, s: Stmt) -> SqlResult<Que
             finish_drop(engine, r, dropped)
         }
         Stmt::Ast(a) => match *a {
-            Statement::CreateTable(ct) => engine.in_txn(st, |cx| create_table(cx, &ct)),
+            Statement::CreateTable(ct) => {
+                let mut created = Vec::new();
+                let r = engine.in_txn(st, |cx| create_table(cx, &ct, &mut created))?;
+                after_create(engine, created);
+                Ok(r)
+            }
             other => Err(SqlError::unsupported(other.to_string())),
         },
         other => Err(SqlError::internal(format!("not DDL: {other:?}"))),
     }
+}
+
+/// After a CREATE that registered ISCP jobs committed: keep the entry log
+/// of every new synchronous vector/full-text index until its first base
+/// and load this CN's copy (its entries were written by the CREATE), then
+/// wake the runner.
+fn after_create(engine: &Engine, created: Vec<(iscp::JobKey, iscp::log::JobSpec)>) {
+    if created.is_empty() {
+        return;
+    }
+    let ts = engine.storage.latest_ts();
+    for (key, job) in created.iter().filter(|(_, j)| j.is_sync_live()) {
+        engine.storage.set_consumer_watermark(
+            &iscp::consumer::consumer_name(key.job_id),
+            job.storage_id,
+            0,
+        );
+        if let Err(e) = engine.iscp.sync_catch_up(key, job, ts) {
+            tracing::warn!(index = %job.index, error = %e, "loading the new index failed; the first search retries");
+        }
+    }
+    engine.iscp.wake();
 }
 
 /// After a DROP committed: purge storage that nobody reads any more and
@@ -334,7 +342,11 @@ fn index_columns(t: &TableDef, cols: &[ast::IndexColumn]) -> SqlResult<Vec<usize
         .collect()
 }
 
-fn create_table(cx: &mut Ctx<'_>, ct: &ast::CreateTable) -> SqlResult<QueryResult> {
+fn create_table(
+    cx: &mut Ctx<'_>,
+    ct: &ast::CreateTable,
+    created: &mut Vec<(iscp::JobKey, iscp::log::JobSpec)>,
+) -> SqlResult<QueryResult> {
     let parts = object_parts(&ct.name);
     let (db, name) = match parts.as_slice() {
         [t] => (cx.session.require_db()?.to_string(), t.clone()),
@@ -492,7 +504,6 @@ fn create_table(cx: &mut Ctx<'_>, ct: &ast::CreateTable) -> SqlResult<QueryResul
         });
     }
     catalog::put_table(cx.txn, &t)?;
-    let mut created = None;
     for mut spec in pending_indexes {
         if spec.name.is_empty() {
             spec.name = spec
@@ -505,7 +516,7 @@ fn create_table(cx: &mut Ctx<'_>, ct: &ast::CreateTable) -> SqlResult<QueryResul
             db: Some(t.db.clone()),
             name: t.name.clone(),
         };
-        create_index(cx, &spec, &mut created)?;
+        create_index(cx, &spec, created)?;
     }
     Ok(QueryResult::default())
 }
@@ -616,7 +627,7 @@ fn index_def(cx: &mut Ctx<'_>, t: &TableDef, spec: &IndexSpec) -> SqlResult<Inde
 fn create_index(
     cx: &mut Ctx<'_>,
     spec: &IndexSpec,
-    created: &mut Option<iscp::JobKey>,
+    created: &mut Vec<(iscp::JobKey, iscp::log::JobSpec)>,
 ) -> SqlResult<QueryResult> {
     let db = cx.session.db_for(spec.table.db.as_deref())?.to_string();
     if db == SYSTEM_DB {
@@ -634,19 +645,27 @@ fn create_index(
     }
     let ix = index_def(cx, &t, spec)?;
     if ix.job_id.is_some() {
-        *created = Some(iscp::log::register_job(cx.txn, &t, &ix)?);
+        let key = iscp::log::register_job(cx.txn, &t, &ix)?;
+        let job = iscp::log::JobSpec::of(&t, &ix);
+        if job.is_sync_live() {
+            // Synchronous vector/full-text: one entry per current row, in
+            // this transaction (the index is complete when CREATE commits).
+            for (k, v) in current_rows(cx, &t)? {
+                let vals = iscp::live::cols_of(&v, &ix.columns)?;
+                cx.txn.put(
+                    ix.storage_id,
+                    &iscp::live::entry_key(&k),
+                    iscp::live::encode_entry(&vals),
+                )?;
+            }
+        }
+        created.push((key, job));
     } else {
         // Synchronous B-tree: build from the current rows in this txn.
         let IndexKind::BTree { unique } = ix.kind else {
             return Err(SqlError::internal("synchronous index must be a B-tree"));
         };
-        let rows = cx.txn.scan(
-            t.id,
-            std::ops::Bound::Unbounded,
-            std::ops::Bound::Unbounded,
-            usize::MAX,
-        )?;
-        for (k, v) in rows {
+        for (k, v) in current_rows(cx, &t)? {
             let row = decode_row(&v).map_err(|e| SqlError::internal(e.to_string()))?;
             let vals: Vec<Value> = ix.columns.iter().map(|&c| row[c].clone()).collect();
             let ek = btree_entry_key(&vals, &k, unique);
@@ -670,6 +689,28 @@ fn create_index(
     t.indexes.push(ix);
     catalog::put_table(cx.txn, &t)?;
     Ok(QueryResult::default())
+}
+
+/// Every committed row of `t` as of now — not as of the DDL transaction's
+/// snapshot. The caller holds `t`'s catalog record exclusively, so every
+/// writer of `t` has committed (writers hold it shared) and no new one can
+/// start: the latest state is the whole truth a synchronous index must be
+/// built from. (A snapshot read would miss the rows of writers the DDL
+/// waited for.)
+fn current_rows(cx: &mut Ctx<'_>, t: &TableDef) -> SqlResult<Vec<(Vec<u8>, Vec<u8>)>> {
+    const PAGE: usize = 4096;
+    let storage = &cx.engine.storage;
+    let ts = storage.latest_ts();
+    let mut out: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+    loop {
+        let after = out.last().map(|(k, _)| k.clone());
+        let page = storage.snapshot_scan(t.id, ts, after.as_deref(), PAGE)?;
+        let more = page.len() == PAGE;
+        out.extend(page);
+        if !more {
+            return Ok(out);
+        }
+    }
 }
 
 fn drop_index(

@@ -13,6 +13,8 @@ use crate::catalog::codec::{encode_key, encode_row};
 use crate::catalog::schema::coerce_to_column;
 use crate::catalog::{self, IndexKind, TableDef, SYSTEM_DB, SYS_AUTOINC};
 use crate::error::{code, SqlError, SqlResult};
+use crate::iscp::live;
+use crate::iscp::log::JobSpec;
 use crate::sql::access::{self, btree_entry_key};
 use crate::sql::expr::{eval_const, ident_name, object_parts, truth, Compiler, EvalCtx, Scope};
 use crate::sql::host::SessionHost;
@@ -34,7 +36,7 @@ fn table_from_name(cx: &mut Ctx<'_>, name: &ast::ObjectName) -> SqlResult<TableD
         ));
     }
     catalog::require_database(cx.txn, &db)?;
-    catalog::require_table(cx.txn, &db, &t, false)
+    catalog::require_table_for_write(cx.txn, &db, &t)
 }
 
 /// Render a key's values for a duplicate-key message.
@@ -56,9 +58,12 @@ pub fn row_key(cx: &Ctx<'_>, t: &TableDef, row: &[Value]) -> SqlResult<Vec<u8>> 
     }
 }
 
-/// Add / remove the B-tree index entries of one row change (synchronous
-/// indexes only), enforcing UNIQUE with locking reads. Non-ASYNC vector and
-/// full-text indexes are recorded so that the commit waits for them.
+/// Maintain the synchronous indexes of one row change in the writing
+/// transaction: B-tree entries (UNIQUE enforced with locking reads), and
+/// the entries of synchronous vector/full-text indexes (`e` ++ pk → the
+/// indexed values), which this CN's in-memory index applies right after
+/// the commit (see `Engine::catch_up_sync`). Asynchronous indexes are left
+/// to ISCP.
 pub fn maintain_indexes(
     cx: &mut Ctx<'_>,
     t: &TableDef,
@@ -67,19 +72,6 @@ pub fn maintain_indexes(
     new: Option<&[Value]>,
 ) -> SqlResult<()> {
     for ix in &t.indexes {
-        if let (Some(job_id), false) = (ix.job_id, ix.is_async) {
-            let k = crate::iscp::JobKey {
-                table_id: t.id,
-                job_name: crate::iscp::job_name(&ix.name),
-                job_id,
-            };
-            if !cx.session.sync_jobs.contains(&k) {
-                cx.session.sync_jobs.push(k);
-            }
-        }
-        let IndexKind::BTree { unique } = ix.kind else {
-            continue;
-        };
         if ix.is_async {
             continue;
         }
@@ -94,6 +86,10 @@ pub fn maintain_indexes(
         if old_vals.is_some() && old_vals == new_vals {
             continue;
         }
+        let IndexKind::BTree { unique } = ix.kind else {
+            sync_live_entry(cx, t, ix, key, new_vals.as_deref())?;
+            continue;
+        };
         if let Some(ov) = &old_vals {
             cx.txn
                 .delete(ix.storage_id, &btree_entry_key(ov, key, unique))?;
@@ -109,6 +105,37 @@ pub fn maintain_indexes(
             }
             cx.txn.put(ix.storage_id, &ek, key.to_vec())?;
         }
+    }
+    Ok(())
+}
+
+/// Write (or delete) a synchronous vector/full-text index entry and note
+/// the index for the post-commit catch-up.
+fn sync_live_entry(
+    cx: &mut Ctx<'_>,
+    t: &TableDef,
+    ix: &crate::catalog::IndexDef,
+    key: &[u8],
+    new_vals: Option<&[Value]>,
+) -> SqlResult<()> {
+    let Some(job_id) = ix.job_id else {
+        return Err(SqlError::internal(format!(
+            "index {} has no ISCP job",
+            ix.name
+        )));
+    };
+    let ek = live::entry_key(key);
+    match new_vals {
+        Some(v) => cx.txn.put(ix.storage_id, &ek, live::encode_entry(v))?,
+        None => cx.txn.delete(ix.storage_id, &ek)?,
+    };
+    if !cx.session.sync_jobs.iter().any(|(k, _)| k.job_id == job_id) {
+        let k = crate::iscp::JobKey {
+            table_id: t.id,
+            job_name: crate::iscp::job_name(&ix.name),
+            job_id,
+        };
+        cx.session.sync_jobs.push((k, JobSpec::of(t, ix)));
     }
     Ok(())
 }

@@ -51,10 +51,10 @@ pub struct SessionState {
     pub user: String,
     pub privileged: bool,
     pub last_insert_id: u64,
-    /// Non-ASYNC vector/full-text jobs written by the open transaction (or
-    /// the running autocommit statement): after commit the session waits
-    /// for them to apply the write.
-    pub sync_jobs: Vec<crate::iscp::JobKey>,
+    /// Synchronous vector/full-text indexes written by the open transaction
+    /// (or the running autocommit statement): after commit this CN's copy
+    /// of each catches up with the write before the statement returns.
+    pub sync_jobs: Vec<(crate::iscp::JobKey, crate::iscp::log::JobSpec)>,
 }
 
 impl SessionState {
@@ -205,33 +205,23 @@ impl Engine {
     pub fn commit_open(&self, st: &mut SessionState) -> SqlResult<()> {
         if let Some(t) = st.txn.take() {
             let ts = t.commit()?;
-            let _ = self.wait_sync_jobs(st, ts);
+            self.catch_up_sync(st, ts);
         }
         Ok(())
     }
 
-    /// After a commit at `ts`: wait (bounded by `sync_index_wait`) until the
-    /// non-ASYNC vector/full-text indexes the transaction wrote have applied
-    /// it, so they behave as synchronous indexes for the writer. Returns a
-    /// warning per index still behind.
-    fn wait_sync_jobs(&self, st: &mut SessionState, ts: u64) -> Vec<Warning> {
-        let mut jobs = std::mem::take(&mut st.sync_jobs);
-        if jobs.is_empty() {
-            return Vec::new();
+    /// After a commit at `ts`: bring this CN's in-memory copy of every
+    /// synchronous vector/full-text index the transaction wrote up to `ts`
+    /// (the entries themselves were committed with the rows), so the
+    /// writer's next query is served from memory that already has its
+    /// write. A failure here loses nothing: the next search catches up (or
+    /// reloads) from the committed entries.
+    fn catch_up_sync(&self, st: &mut SessionState, ts: u64) {
+        for (key, spec) in std::mem::take(&mut st.sync_jobs) {
+            if let Err(e) = self.iscp.sync_catch_up(&key, &spec, ts) {
+                tracing::warn!(index = %spec.index, error = %e, "synchronous index catch-up failed; the next search retries");
+            }
         }
-        jobs.sort();
-        jobs.dedup();
-        self.iscp
-            .await_watermark(&jobs, ts, self.config.sync_index_wait)
-            .into_iter()
-            .map(|k| Warning {
-                code: 1105,
-                message: format!(
-                    "index job {} has not applied this write yet (waited {:?}); it will catch up in the background",
-                    k.job_name, self.config.sync_index_wait
-                ),
-            })
-            .collect()
     }
 
     /// Run `f` inside the session's transaction (explicit, or an implicit
@@ -283,9 +273,9 @@ impl Engine {
                 f(&mut cx)
             };
             match r {
-                Ok(mut v) => {
+                Ok(v) => {
                     let ts = txn.commit().map_err(SqlError::from)?;
-                    v.warnings.extend(self.wait_sync_jobs(st, ts));
+                    self.catch_up_sync(st, ts);
                     Ok(v)
                 }
                 Err(e) => {

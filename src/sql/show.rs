@@ -228,7 +228,10 @@ pub fn iscp_status(cx: &mut Ctx<'_>) -> SqlResult<QueryResult> {
     let jobs = crate::iscp::log::read_all(cx.txn)?;
     let mut rows = Vec::new();
     for j in jobs {
-        let lag = if j.state.is_terminal() {
+        // A synchronous index is written by the writing transactions
+        // themselves: it never lags (its watermark is its last base).
+        let sync = j.spec.is_sync_live();
+        let lag = if j.state.is_terminal() || sync {
             0
         } else {
             let newest =
@@ -245,7 +248,11 @@ pub fn iscp_status(cx: &mut Ctx<'_>) -> SqlResult<QueryResult> {
             Value::Int(lag),
             Value::Int(j.status.rows_applied as i64),
             Value::Int(j.status.iterations as i64),
-            t(j.status.stage.clone()),
+            t(if sync {
+                "sync".to_string()
+            } else {
+                j.status.stage.clone()
+            }),
             t(j.status.progress_text()),
             Value::Int(j.status.error_code as i64),
             t(j.status.error_msg.clone()),
