@@ -487,7 +487,7 @@ pub async fn sync_unit(iscp: &Arc<Iscp>, j: &JobRow, token: &CancellationToken) 
     let (iscp2, j2) = (iscp.clone(), j.clone());
     let prepared = blocking(move || -> Result<_, SqlError> {
         let latest = iscp2.storage.latest_ts();
-        let h = iscp2.sync_catch_up(&j2.key, &j2.spec, latest)?;
+        let h = iscp2.sync_catch_up(&j2.key, &j2.spec, latest, false)?;
         let mut g = h.write();
         if !g.checkpoint_due(&iscp2.config) {
             return Ok(None);

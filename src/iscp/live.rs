@@ -203,6 +203,14 @@ impl LiveIndex {
         Ok(())
     }
 
+    /// Whether staged changes wait for [`publish`](Self::publish).
+    pub fn has_pending(&self) -> bool {
+        match &self.data {
+            IndexData::Hnsw(_) => false,
+            IndexData::FullText(ix) => ix.has_pending(),
+        }
+    }
+
     /// Make staged full-text changes searchable (waits for tantivy's
     /// indexing thread); a no-op for HNSW.
     pub fn publish(&mut self) -> SqlResult<()> {

@@ -240,12 +240,16 @@ impl Iscp {
 
     /// A synchronous index's cached memory on this CN, caught up with every
     /// entry committed up to `upto` (loaded on first use; reloaded when the
-    /// entry log it needs was already collected).
+    /// entry log it needs was already collected). Full-text changes are
+    /// only staged unless `publish` (searches publish; writers leave the
+    /// tantivy commit to the next search, so a single-row write does not
+    /// pay one).
     pub fn sync_catch_up(
         &self,
         key: &JobKey,
         spec: &log::JobSpec,
         upto: u64,
+        publish: bool,
     ) -> SqlResult<LiveHandle> {
         let cached = self.live.lock().get(&key.job_id).cloned();
         let h = match cached {
@@ -259,21 +263,27 @@ impl Iscp {
                     .clone()
             }
         };
-        if h.read().watermark >= upto {
+        let current = |g: &LiveEntry| g.watermark >= upto && !(publish && g.index.has_pending());
+        if current(&h.read()) {
             return Ok(h);
         }
         let mut g = h.write();
-        let from = g.watermark;
-        if from >= upto {
+        if current(&g) {
             drop(g);
             return Ok(h);
         }
+        let from = g.watermark;
         let source = live::Source::of(key.table_id, spec);
         let applied = live::replay(self.storage.as_ref(), &source, &mut g.index, from, upto)
-            .and_then(|n| g.index.publish().map(|_| n));
+            .and_then(|n| {
+                if publish {
+                    g.index.publish()?;
+                }
+                Ok(n)
+            });
         match applied {
             Ok(n) => {
-                g.watermark = upto;
+                g.watermark = g.watermark.max(upto);
                 g.since_base += n;
                 drop(g);
                 Ok(h)

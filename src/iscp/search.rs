@@ -398,7 +398,7 @@ pub fn fetch_candidates(
         // memory first catches up with every entry committed up to it.
         cx.engine
             .iscp
-            .sync_catch_up(&row.key, &row.spec, snapshot)?
+            .sync_catch_up(&row.key, &row.spec, snapshot, true)?
     } else if row.status.stage == STAGE_INIT {
         return exact(cx);
     } else {

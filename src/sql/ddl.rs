@@ -90,7 +90,7 @@ fn after_create(engine: &Engine, created: Vec<(iscp::JobKey, iscp::log::JobSpec)
             job.storage_id,
             0,
         );
-        if let Err(e) = engine.iscp.sync_catch_up(key, job, ts) {
+        if let Err(e) = engine.iscp.sync_catch_up(key, job, ts, false) {
             tracing::warn!(index = %job.index, error = %e, "loading the new index failed; the first search retries");
         }
     }

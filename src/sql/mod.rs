@@ -218,7 +218,7 @@ impl Engine {
     /// reloads) from the committed entries.
     fn catch_up_sync(&self, st: &mut SessionState, ts: u64) {
         for (key, spec) in std::mem::take(&mut st.sync_jobs) {
-            if let Err(e) = self.iscp.sync_catch_up(&key, &spec, ts) {
+            if let Err(e) = self.iscp.sync_catch_up(&key, &spec, ts, false) {
                 tracing::warn!(index = %spec.index, error = %e, "synchronous index catch-up failed; the next search retries");
             }
         }
