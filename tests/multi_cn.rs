@@ -120,3 +120,87 @@ fn index_saved_on_runner_answers_the_same_on_another_cn() {
     a.shutdown();
     b.shutdown();
 }
+
+/// Incremental units with a base every 25 changes: the CN that did not run
+/// ISCP loads base + change-log replay and answers exactly as the runner,
+/// and as the table itself.
+#[test]
+fn index_with_frequent_bases_loads_the_same_on_another_cn() {
+    let dir = tempfile::tempdir().unwrap();
+    let storage: std::sync::Arc<dyn Storage> = EmbeddedStorage::open(dir.path()).unwrap();
+    let c = |node: &str, iscp: bool| Config {
+        index_checkpoint_changes: 25,
+        ..cfg(node, iscp)
+    };
+    let a = Database::open_shared(storage.clone(), c("cn-a", true)).unwrap();
+    let b = Database::open_shared(storage.clone(), c("cn-b", false)).unwrap();
+    let mut s = a.session();
+    for q in [
+        "CREATE DATABASE d",
+        "USE d",
+        "CREATE TABLE t (id INT PRIMARY KEY, body TEXT, v VECF32(2))",
+        "CREATE INDEX vi USING HNSW ON t(v) OP_TYPE 'vector_l2_ops' ASYNC",
+        "CREATE FULLTEXT INDEX ft ON t(body) ASYNC",
+    ] {
+        s.execute(q).unwrap();
+    }
+    // 200 rows in 20 statements, then updates and deletes: many units.
+    for chunk in 0..20 {
+        let rows: Vec<String> = (0..10)
+            .map(|i| {
+                let id = chunk * 10 + i;
+                format!("({id}, 'w{id} all', '[{id},0]')")
+            })
+            .collect();
+        s.execute(&format!("INSERT INTO t VALUES {}", rows.join(",")))
+            .unwrap();
+    }
+    s.execute("UPDATE t SET v = '[1000,0]', body = 'moved all' WHERE id = 7")
+        .unwrap();
+    s.execute("DELETE FROM t WHERE id >= 150").unwrap();
+    let latest = storage.latest_ts();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let jobs = a.engine().iscp.read_jobs().unwrap();
+        if jobs.iter().all(|j| j.watermark >= latest) {
+            // Bases were written along the way (the hidden table's
+            // metadata names one past the initial build).
+            for j in &jobs {
+                let mut txn = storage.begin(Default::default()).unwrap();
+                let meta = txn.get(j.spec.storage_id, b"m", false).unwrap().unwrap();
+                txn.rollback();
+                let meta: serde_json::Value = serde_json::from_slice(&meta).unwrap();
+                let base_ts = meta["base_ts"].as_u64().unwrap();
+                assert!(base_ts > j.status.build_ts, "{meta} for {j:?}");
+            }
+            break;
+        }
+        assert!(Instant::now() < deadline, "not caught up: {jobs:?}");
+        std::thread::park_timeout(Duration::from_millis(5));
+    }
+    for (q, want) in [
+        (
+            "SELECT id FROM t ORDER BY l2_distance(v, '[999,0]') LIMIT 1",
+            vec![7],
+        ),
+        (
+            "SELECT id FROM t ORDER BY l2_distance(v, '[149.2,0]') LIMIT 2",
+            vec![149, 148],
+        ),
+        (
+            "SELECT id FROM t WHERE MATCH(body) AGAINST('moved')",
+            vec![7],
+        ),
+        ("SELECT id FROM t WHERE MATCH(body) AGAINST('w160')", vec![]),
+        ("SELECT id FROM t WHERE MATCH(body) AGAINST('w7')", vec![]),
+    ] {
+        for db in [&a, &b] {
+            assert_eq!(ids(db, &["USE d", "SET fast_search = 1", q]), want, "{q}");
+        }
+    }
+    let all = "SELECT id FROM t WHERE MATCH(body) AGAINST('all') ORDER BY id";
+    let want: Vec<i64> = (0..150).collect();
+    assert_eq!(ids(&b, &["USE d", "SET fast_search = 1", all]), want);
+    a.shutdown();
+    b.shutdown();
+}

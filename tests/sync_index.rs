@@ -315,6 +315,7 @@ fn sync_index_write_on_one_cn_is_searchable_on_another_at_once() {
         Config {
             node_name: "cn-b".into(),
             iscp_enabled: false,
+            gc_interval: ms(1),
             ..cfg()
         },
     )
@@ -335,6 +336,15 @@ fn sync_index_write_on_one_cn_is_searchable_on_another_at_once() {
     let present: Vec<i64> = (2..=22).collect();
     assert_index_equals(&mut a, &present, &[1]);
     assert_index_equals(&mut b, &present, &[1]);
+
+    // Dropped on A: B, which runs no ISCP, forgets its copies by its next
+    // index load (bounded memory under create/drop on every CN).
+    assert_eq!(sql_only.engine().iscp.live_count(), 2);
+    q(&mut a, "DROP INDEX hv ON t");
+    q(&mut a, "DROP INDEX ft ON t");
+    q(&mut a, "CREATE FULLTEXT INDEX ft2 ON t(body)");
+    assert_eq!(matches(&mut b, "w22"), BTreeSet::from([22]));
+    assert_eq!(sql_only.engine().iscp.live_count(), 1);
     sql_only.shutdown();
     runner.shutdown();
 }

@@ -39,6 +39,8 @@ use runtime::Runtime;
 
 /// A job's in-memory index and the durable state it reflects.
 pub struct LiveEntry {
+    /// The job this memory belongs to.
+    pub key: JobKey,
     pub index: live::LiveIndex,
     /// `job_status.iterations` of the durable state this memory equals.
     pub iteration: u64,
@@ -101,6 +103,8 @@ pub struct Iscp {
     /// Iterations this runner has committed per job: a job row older than
     /// this (a stale view) is not scheduled again.
     committed: Mutex<HashMap<u64, u64>>,
+    /// Last [`Iscp::evict_dropped`] sweep.
+    last_sweep: Mutex<Instant>,
     progress: (Mutex<u64>, Condvar),
     thread: Mutex<Option<(CancellationToken, std::thread::JoinHandle<()>)>>,
 }
@@ -116,6 +120,7 @@ impl Iscp {
             is_runner: AtomicBool::new(false),
             live: Mutex::new(HashMap::new()),
             committed: Mutex::new(HashMap::new()),
+            last_sweep: Mutex::new(Instant::now()),
             progress: (Mutex::new(0), Condvar::new()),
             thread: Mutex::new(None),
         })
@@ -199,7 +204,7 @@ impl Iscp {
             }
         }
         let h = self.load_live(&j.key, &j.spec)?;
-        self.live.lock().insert(j.key.job_id, h.clone());
+        self.cache(j.key.job_id, &h);
         Ok(h)
     }
 
@@ -228,6 +233,7 @@ impl Iscp {
         txn.rollback();
         let (l, iteration, watermark) = loaded?;
         Ok(Arc::new(RwLock::new(LiveEntry {
+            key: key.clone(),
             index: l.index,
             iteration,
             watermark,
@@ -256,11 +262,8 @@ impl Iscp {
             Some(h) => h,
             None => {
                 let h = self.load_live(key, spec)?;
-                self.live
-                    .lock()
-                    .entry(key.job_id)
-                    .or_insert_with(|| h.clone())
-                    .clone()
+                self.cache(key.job_id, &h);
+                h
             }
         };
         let current = |g: &LiveEntry| g.watermark >= upto && !(publish && g.index.has_pending());
@@ -294,7 +297,7 @@ impl Iscp {
                 drop(g);
                 self.invalidate(key.job_id);
                 let h = self.load_live(key, spec)?;
-                self.live.lock().insert(key.job_id, h.clone());
+                self.cache(key.job_id, &h);
                 if h.read().watermark < upto {
                     return Err(SqlError::internal(format!(
                         "synchronous index {} cannot catch up to ts {upto}",
@@ -317,7 +320,7 @@ impl Iscp {
             }
         }
         let h = self.load_live(&row.key, &row.spec)?;
-        self.live.lock().insert(row.key.job_id, h.clone());
+        self.cache(row.key.job_id, &h);
         Ok(h)
     }
 
@@ -370,6 +373,46 @@ impl Iscp {
     pub fn drop_live(&self, job_id: u64) {
         self.live.lock().remove(&job_id);
         self.committed.lock().remove(&job_id);
+    }
+
+    /// Cache a freshly loaded index. At most every `gc_interval`, first
+    /// drop cached indexes of dropped jobs: the runner CN forgets a job when
+    /// it finalizes the drop, every other CN (which may have loaded the
+    /// index for searches or synchronous writes) at its next load.
+    fn cache(&self, job_id: u64, h: &LiveHandle) {
+        let due = {
+            let mut last = self.last_sweep.lock();
+            let due = last.elapsed() >= self.config.gc_interval;
+            if due {
+                *last = Instant::now();
+            }
+            due
+        };
+        if due {
+            if let Err(e) = self.evict_dropped() {
+                tracing::warn!(error = %e, "index cache sweep failed");
+            }
+        }
+        self.live.lock().insert(job_id, h.clone());
+    }
+
+    /// Drop cached indexes whose job is gone or dropped; returns how many.
+    pub fn evict_dropped(&self) -> SqlResult<usize> {
+        let keys: Vec<JobKey> = self
+            .live
+            .lock()
+            .values()
+            .map(|h| h.read().key.clone())
+            .collect();
+        let mut n = 0;
+        for k in keys {
+            let live = matches!(self.read_job(&k)?, Some(r) if r.drop_at.is_none());
+            if !live {
+                self.drop_live(k.job_id);
+                n += 1;
+            }
+        }
+        Ok(n)
     }
 
     /// Number of cached indexes (bounded-memory checks).

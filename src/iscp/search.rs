@@ -61,26 +61,29 @@ impl IndexPath {
     pub fn describe(&self, t: &TableDef) -> String {
         match self {
             IndexPath::Vector { index, k, fast, .. } => format!(
-                "Vector Index Search on {} using {} (hnsw, k={k}{})",
+                "Vector Index Search on {} using {} (hnsw, k={k}, {})",
                 t.qualified(),
                 index.name,
-                if *fast {
-                    ", index only"
-                } else {
-                    ", fresh tail merged"
-                }
+                freshness(index, *fast)
             ),
             IndexPath::FullText { index, fast, .. } => format!(
-                "Full-Text Search on {} using {}{}",
+                "Full-Text Search on {} using {} ({})",
                 t.qualified(),
                 index.name,
-                if *fast {
-                    " (index only)"
-                } else {
-                    " (fresh tail merged)"
-                }
+                freshness(index, *fast)
             ),
         }
+    }
+}
+
+/// How an index path sees recent writes (EXPLAIN).
+fn freshness(index: &IndexDef, fast: bool) -> &'static str {
+    if !index.is_async {
+        "synchronous"
+    } else if fast {
+        "index only"
+    } else {
+        "fresh tail merged"
     }
 }
 
