@@ -12,7 +12,10 @@
 //! `docs/ISCP.md` for the state machine and the protocol.
 //!
 //! [`Iscp`] is one CN's handle: it owns the runner thread (a tokio runtime
-//! of its own, joined on shutdown) and the in-memory index cache.
+//! of its own, joined on shutdown) and the in-memory index cache — also
+//! the copies of synchronous (non-ASYNC) vector/full-text indexes, which
+//! writers and searches catch up with the index's entry log
+//! ([`Iscp::sync_catch_up`]) without any runner.
 
 pub mod consumer;
 pub mod drop;

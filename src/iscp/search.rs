@@ -2,11 +2,16 @@
 //! LIMIT k`, full-text for `MATCH … AGAINST`, **fresh by default**.
 //!
 //! Strategy:
-//! * The index answers for rows up to its watermark `W`. Rows changed after
-//!   `W` (the not-yet-applied tail: `changes(table, W, snapshot]`, at most
-//!   `fresh_tail_cap` keys) are excluded from the index answer and evaluated
-//!   exactly from the query's snapshot, then merged. So a query sees every
-//!   committed write even while the consumer is stalled.
+//! * The index's in-memory copy reflects the changes up to its view `V`.
+//!   Rows changed between `V` and the query's snapshot `S` — the
+//!   not-yet-applied tail when `V < S`, or changes the query must not see
+//!   yet when `V > S` (at most `fresh_tail_cap` keys) — are excluded from
+//!   the index answer and evaluated exactly from the query's snapshot, then
+//!   merged. So a query sees every committed write even while the consumer
+//!   is stalled, and none from after its snapshot.
+//! * A synchronous (non-ASYNC) index first catches this CN's copy up with
+//!   its entries up to `S` (publishing staged full-text documents), so its
+//!   tail is empty unless another writer moved the copy past `S`.
 //! * With WHERE filters the index is over-fetched (`max(20·k, 200)`
 //!   candidates), candidates are re-read at the query's snapshot and the
 //!   whole WHERE plus the exact distance are re-evaluated by the executor;

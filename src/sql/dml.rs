@@ -1,9 +1,13 @@
-//! INSERT, UPDATE, DELETE and the synchronous maintenance of B-tree
-//! indexes in the writing transaction.
+//! INSERT, UPDATE, DELETE and the synchronous maintenance of indexes in the
+//! writing transaction: B-tree entries, and the entries of non-ASYNC HNSW
+//! and full-text indexes (whose in-memory copies the session catches up
+//! after commit).
 //!
-//! Every write takes the row lock (through storage) and checks primary-key
-//! and unique-index duplicates with locking current reads, so two sessions
-//! can never both insert the same key. Asynchronous indexes are not touched
+//! Every statement reads its table's definition under a shared lock on the
+//! catalog record (a metadata lock: DDL takes it exclusively). Every write
+//! takes the row lock (through storage) and checks primary-key and
+//! unique-index duplicates with locking current reads, so two sessions can
+//! never both insert the same key. Asynchronous indexes are not touched
 //! here: their input is the storage change log, read by ISCP. Never commits:
 //! the session decides (autocommit or explicit transaction).
 
