@@ -391,3 +391,40 @@ fn sync_index_checkpoints_and_reloads_exactly() {
     assert_eq!(hv.state, JobState::Completed);
     assert!(hv.status.rows_applied >= 100, "{:?}", hv.status);
 }
+
+#[test]
+fn drop_cancels_a_checkpoint_stalled_before_its_save() {
+    let _g = tributary_fault::FaultGuard::enable();
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open_with(
+        dir.path(),
+        Config {
+            index_checkpoint_changes: 10,
+            ..cfg()
+        },
+    )
+    .unwrap();
+    let mut s = db.session();
+    let reg = tributary_fault::global();
+    let key = format!("{}:hv", tributary_fault::points::ISCP_LONG_HNSW_BEFORE_SAVE);
+    reg.add(&key, ":::", "sleep", 30, "", false).unwrap();
+    // 20 rows written by CREATE: a base is due at once, and the unit
+    // writing it stalls in a 30 s sleep before saving.
+    setup(&mut s, 20);
+    common::wait_hits(&key, 1, WAIT);
+    let hv = job(&db, "hv");
+    assert_eq!(hv.watermark, 0, "no base yet");
+    let t = std::time::Instant::now();
+    q(&mut s, "DROP INDEX hv ON t");
+    assert!(
+        t.elapsed() < Duration::from_secs(5),
+        "DROP waited {:?} for a stalled checkpoint",
+        t.elapsed()
+    );
+    let hv = job(&db, "hv");
+    assert_eq!(hv.state, JobState::Canceled);
+    assert_eq!(hidden_count(&db, hv.spec.storage_id), 0, "nothing saved");
+    // The other index is untouched and still answers.
+    assert_eq!(matches(&mut s, "w3"), BTreeSet::from([3]));
+    common::remove_all_points();
+}

@@ -7,7 +7,7 @@
 //! their durable state as a base plus the source's change log (see
 //! [`crate::iscp::live`]), so their units commit the watermark and, now and
 //! then, a new base. Synchronous vector/full-text indexes have a
-//! checkpoint-only unit ([`sync_unit`]): their writers maintain them.
+//! checkpoint-only unit ([`checkpoint_unit`]): their writers maintain them.
 //! Lock order inside the commit transaction: hidden-table rows first, the
 //! job row **last** and with no wait after it — so a DDL that holds the job
 //! row never waits on a consumer, and a paused consumer never holds the job
@@ -78,6 +78,10 @@ fn begin(iscp: &Iscp) -> Result<Box<dyn Transaction>, SqlError> {
         read_only: false,
     })?)
 }
+
+/// A backlog that keeps a job busy writes a base inside an incremental
+/// unit once this many times `index_checkpoint_changes` piled up.
+pub const CHECKPOINT_BACKLOG: u64 = 4;
 
 /// What every index kind implements: where its cancellation fault points
 /// sit and how one batch of changes is applied inside the unit's commit
@@ -198,8 +202,16 @@ impl IndexConsumer for LiveConsumer {
                 }
             }
             Unit::Incremental => {
+                // Bases are normally written by a checkpoint unit when the
+                // job is idle (off the path to searchable); a backlog that
+                // never lets it idle writes one here at CHECKPOINT_BACKLOG
+                // times the threshold, bounding replay.
                 g.since_base += ops.len() as u64;
-                if g.checkpoint_due(&iscp.config) {
+                let cap = iscp
+                    .config
+                    .index_checkpoint_changes
+                    .saturating_mul(CHECKPOINT_BACKLOG);
+                if g.since_base >= cap.max(g.index.len() as u64 / 2) {
                     live::checkpoint(txn, sid, &mut g.index, ts)?;
                     g.based_at(ts, 0);
                 }
@@ -471,14 +483,16 @@ pub async fn initial_build_unit(
     }
 }
 
-/// One unit of a synchronous vector/full-text index's job. Its writers
-/// maintain the index (entries in their own transactions); the job only
-/// keeps the durable base fresh: catch this CN's memory up with the entry
-/// log and, when a checkpoint is due, write a base at that position and
-/// make it the job's watermark, in one guarded transaction. The memory
-/// lock is released before any fault point or commit, so a stalled unit
-/// never holds up writers or searches.
-pub async fn sync_unit(iscp: &Arc<Iscp>, j: &JobRow, token: &CancellationToken) -> Outcome {
+/// A checkpoint unit: write a new base of a vector/full-text index when one
+/// is due, as its own guarded transaction, off the path that makes changes
+/// searchable. It is the only unit of a synchronous index's job (whose
+/// writers maintain the index: the unit first catches this CN's copy up with
+/// the entry log, and the base's position becomes the job's watermark), and
+/// runs for an asynchronous job when its table has nothing new for it (the
+/// copy then equals the durable watermark, which stays). The memory lock is
+/// released before any fault point or commit, so a stalled unit never holds
+/// up writers or searches.
+pub async fn checkpoint_unit(iscp: &Arc<Iscp>, j: &JobRow, token: &CancellationToken) -> Outcome {
     let consumer = consumer_for(&j.spec.kind);
     let idx = Some(j.spec.index.as_str());
     if let Err(e) = tributary_fault::hit(consumer.before_apply_point(), idx, token).await {
@@ -486,10 +500,14 @@ pub async fn sync_unit(iscp: &Arc<Iscp>, j: &JobRow, token: &CancellationToken) 
     }
     let (iscp2, j2) = (iscp.clone(), j.clone());
     let prepared = blocking(move || -> Result<_, SqlError> {
-        let latest = iscp2.storage.latest_ts();
-        let h = iscp2.sync_catch_up(&j2.key, &j2.spec, latest, false)?;
+        let h = if j2.spec.is_sync_live() {
+            let latest = iscp2.storage.latest_ts();
+            iscp2.sync_catch_up(&j2.key, &j2.spec, latest, false)?
+        } else {
+            iscp2.live_for_consumer(&j2)?
+        };
         let mut g = h.write();
-        if !g.checkpoint_due(&iscp2.config) {
+        if !g.checkpoint_due(&iscp2.config) || g.pending_ts.is_some() {
             return Ok(None);
         }
         let mut txn = begin(&iscp2)?;
@@ -513,11 +531,14 @@ pub async fn sync_unit(iscp: &Arc<Iscp>, j: &JobRow, token: &CancellationToken) 
             return fault_outcome(e);
         }
     }
+    let sync = j.spec.is_sync_live();
     let (iscp2, j2, tok) = (iscp.clone(), j.clone(), token.clone());
     let r = blocking(move || {
         commit_unit(&iscp2, txn, &j2, &tok, |row| {
             row.watermark = row.watermark.max(pos);
-            row.status.rows_applied += n;
+            if sync {
+                row.status.rows_applied += n;
+            }
         })
     })
     .await;
@@ -526,6 +547,7 @@ pub async fn sync_unit(iscp: &Arc<Iscp>, j: &JobRow, token: &CancellationToken) 
         Ok(Err(e)) => sql_outcome(e),
         Err(o) => o,
     };
+    // A failed or refused checkpoint leaves the memory as it was.
     if let Outcome::Committed { .. } = out {
         if let Some(h) = iscp.cached(j.key.job_id) {
             let mut g = h.write();
@@ -534,8 +556,9 @@ pub async fn sync_unit(iscp: &Arc<Iscp>, j: &JobRow, token: &CancellationToken) 
         }
         iscp.note_committed(j.key.job_id, j.status.iterations + 1);
         iscp.notify_progress();
+        let source = live::Source::of(j.key.table_id, &j.spec);
         iscp.storage
-            .set_consumer_watermark(&consumer_name(j.key.job_id), j.spec.storage_id, pos);
+            .set_consumer_watermark(&consumer_name(j.key.job_id), source.table(), pos);
     }
     out
 }

@@ -262,7 +262,7 @@ async fn table_iteration(
     let mut incr = Vec::new();
     for (j, reg) in regs {
         let input = if j.spec.is_sync_live() {
-            Input::Sync
+            Input::Checkpoint
         } else if j.status.stage == STAGE_INIT {
             Input::Build
         } else {
@@ -286,8 +286,9 @@ type Registration = (CancellationToken, crate::iscp::runtime::ConsumerGuard);
 enum Input {
     /// The next initial-build unit (snapshot scan).
     Build,
-    /// A synchronous index's checkpoint unit.
-    Sync,
+    /// A checkpoint unit (a synchronous index's only kind of unit; an
+    /// idle asynchronous vector/full-text job's when a base is due).
+    Checkpoint,
     /// A slice of the change log, sent by the retriever; the unit's
     /// watermark.
     Changes(mpsc::Receiver<Arc<Vec<Change>>>, u64),
@@ -309,7 +310,7 @@ async fn fan_out(
     let batch = if from >= latest {
         Ok(Vec::new())
     } else {
-        read_batch(iscp, table, from, latest)
+        read_batch(iscp, table, from, latest, iscp.config.iscp_max_batch)
     };
     let batch = match batch {
         Ok(b) => b,
@@ -318,15 +319,25 @@ async fn fan_out(
             return;
         }
     };
-    // Nothing new: the registrations drop here, unregistering the consumers.
-    let Some(to_ts) = batch.last().map(|c| c.commit_ts) else {
-        return;
-    };
-    let batch = Arc::new(batch);
-    for (j, (jt, guard)) in incr {
-        if j.watermark >= to_ts {
-            continue;
+    let to_ts = batch.last().map(|c| c.commit_ts).unwrap_or(0);
+    let (busy, idle): (Vec<_>, Vec<_>) = incr.into_iter().partition(|(j, _)| j.watermark < to_ts);
+    // Jobs with nothing new write a base if one is due; the others'
+    // registrations drop here, unregistering their consumers.
+    for (j, reg) in idle {
+        let due = iscp.cached(j.key.job_id).is_some_and(|h| {
+            let g = h.read();
+            g.pending_ts.is_none() && g.checkpoint_due(&iscp.config)
+        });
+        if due {
+            let iscp2 = iscp.clone();
+            set.spawn(async move { run_consumer(&iscp2, &j, Input::Checkpoint, reg).await });
         }
+    }
+    if busy.is_empty() {
+        return;
+    }
+    let batch = Arc::new(batch);
+    for (j, (jt, guard)) in busy {
         let (tx, rx) = mpsc::channel::<Arc<Vec<Change>>>(FANOUT_CHANNEL);
         let iscp2 = iscp.clone();
         let job = j.clone();
@@ -371,8 +382,9 @@ fn read_batch(
     table: u64,
     from: u64,
     to: u64,
+    cap: usize,
 ) -> Result<Vec<Change>, tributary_storage::StorageError> {
-    let cap = iscp.config.iscp_max_batch.max(1);
+    let cap = cap.max(1);
     let b = iscp.storage.changes(table, from, to, None, cap)?;
     let mut changes = b.changes;
     if b.resume.is_some() {
@@ -425,7 +437,7 @@ async fn run_consumer(
         }
         match input {
             Input::Build => consumer::initial_build_unit(iscp, j, &token).await,
-            Input::Sync => consumer::sync_unit(iscp, j, &token).await,
+            Input::Checkpoint => consumer::checkpoint_unit(iscp, j, &token).await,
             Input::Changes(mut rx, to_ts) => {
                 let batch = tokio::select! {
                     _ = token.cancelled() => return Outcome::Stopped("canceled".into()),
@@ -434,11 +446,28 @@ async fn run_consumer(
                 let Some(batch) = batch else {
                     return Outcome::Stopped("retriever closed".into());
                 };
-                let slice: Vec<Change> = batch
+                let mut slice: Vec<Change> = batch
                     .iter()
                     .filter(|c| c.commit_ts > j.watermark)
                     .cloned()
                     .collect();
+                // A batch that waited (a stalled send, a busy worker pool)
+                // is stale: top it up with what committed since, up to the
+                // unit bound, rather than spend a whole unit on it.
+                let max = iscp.config.iscp_max_batch.max(1);
+                let mut to_ts = to_ts;
+                if started.elapsed() >= iscp.config.iscp_interval && slice.len() < max / 2 {
+                    let latest = iscp.storage.latest_ts();
+                    match read_batch(iscp, j.key.table_id, to_ts, latest, max - slice.len()) {
+                        Ok(more) => {
+                            if let Some(last) = more.last() {
+                                to_ts = last.commit_ts;
+                            }
+                            slice.extend(more);
+                        }
+                        Err(e) => tracing::debug!(error = %e, "top-up read failed; unit as sent"),
+                    }
+                }
                 // A unit that was (nearly) full means a backlog, and one that
                 // took longer than a tick let a tick's worth of changes pile
                 // up: schedule the next unit at once. Quick small units wait
