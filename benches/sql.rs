@@ -7,7 +7,7 @@
 //! a committed backlog (rows/s from commit to searchable in the index's
 //! memory) for HNSW (128-d) and full-text, each repetition run right after
 //! the raw library (usearch add, tantivy add_document) on the same data,
-//! medians of `BENCH_REPS` (3); propagation overlapped with ingestion; lag
+//! medians of `BENCH_REPS` (5); propagation overlapped with ingestion; lag
 //! under a steady insert load; vector search QPS and recall@10; the write
 //! cost of synchronous (non-ASYNC) indexes.
 
@@ -189,8 +189,11 @@ fn main() {
         .unwrap_or(2_000);
     let n_batch_rows: usize = 20_000;
     let dir = tempfile::tempdir().expect("tempdir");
+    // No age-based checkpoints: a base of an earlier phase's index written
+    // in the middle of a later measurement would be noise.
     let cfg = Config {
         iscp_interval: Duration::from_millis(20),
+        index_checkpoint_age: Duration::from_secs(3600),
         ..Config::default()
     };
     let db = Database::open_with(dir.path(), cfg).expect("open");
@@ -265,7 +268,7 @@ fn main() {
     let reps: usize = std::env::var("BENCH_REPS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(3);
+        .unwrap_or(5);
     let n_vec: usize = std::env::var("BENCH_VECTORS")
         .ok()
         .and_then(|v| v.parse().ok())

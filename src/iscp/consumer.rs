@@ -83,6 +83,9 @@ fn begin(iscp: &Iscp) -> Result<Box<dyn Transaction>, SqlError> {
 /// unit once this many times `index_checkpoint_changes` piled up.
 pub const CHECKPOINT_BACKLOG: u64 = 4;
 
+/// Changes decoded at a time while staging an incremental unit.
+const STAGE_SLICE: usize = 512;
+
 /// What every index kind implements: where its cancellation fault points
 /// sit and how one batch of changes is applied inside the unit's commit
 /// transaction. The runner and the unit logic never look at the kind.
@@ -186,15 +189,16 @@ impl IndexConsumer for LiveConsumer {
         ts: u64,
         unit: Unit,
     ) -> Result<(), SqlError> {
-        let ops = live::Source::of(j.key.table_id, &j.spec).ops(changes)?;
+        let source = live::Source::of(j.key.table_id, &j.spec);
         let entry = iscp.live_for_consumer(j)?;
         let mut g = entry.write();
         // Staged only: tantivy indexes on its own thread while the unit
         // commits; `Iscp::live_committed` publishes.
-        g.index.stage(&ops)?;
         let sid = j.spec.storage_id;
         match unit {
             Unit::Build { done } => {
+                let ops = source.ops(changes)?;
+                g.index.stage(&ops)?;
                 let seq = j.status.iterations as u32;
                 live::persist_build(txn, sid, &mut g.index, ts, seq, &ops, done)?;
                 if done {
@@ -202,11 +206,17 @@ impl IndexConsumer for LiveConsumer {
                 }
             }
             Unit::Incremental => {
+                // Decoded slice by slice, so tantivy's indexing thread starts
+                // at once and decoding overlaps it.
+                for slice in changes.chunks(STAGE_SLICE) {
+                    let ops = source.ops(slice)?;
+                    g.index.stage(&ops)?;
+                    g.since_base += ops.len() as u64;
+                }
                 // Bases are normally written by a checkpoint unit when the
                 // job is idle (off the path to searchable); a backlog that
                 // never lets it idle writes one here at CHECKPOINT_BACKLOG
                 // times the threshold, bounding replay.
-                g.since_base += ops.len() as u64;
                 let cap = iscp
                     .config
                     .index_checkpoint_changes

@@ -24,6 +24,7 @@
 //!
 //! This module never writes the job log.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::ops::Bound;
 
@@ -61,11 +62,15 @@ pub struct Meta {
     pub deltas: u64,
 }
 
+/// Hash maps keyed by primary keys (user data): foldhash is several times
+/// faster than SipHash on short keys and randomly seeded per map.
+type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+
 /// Primary key ↔ index label.
 #[derive(Debug, Default, Clone)]
 pub struct Labels {
-    pub by_pk: HashMap<Vec<u8>, u64>,
-    pub by_label: HashMap<u64, Vec<u8>>,
+    pub by_pk: FastMap<Vec<u8>, u64>,
+    pub by_label: FastMap<u64, Vec<u8>>,
     pub next: u64,
 }
 
@@ -174,12 +179,12 @@ impl LiveIndex {
                             }
                         },
                         IndexData::FullText(ix) => {
-                            let texts: Vec<Option<String>> = vals
+                            let texts: Vec<Option<Cow<'_, str>>> = vals
                                 .iter()
                                 .map(|v| match v {
                                     Value::Null => None,
-                                    Value::Text(s) => Some(s.clone()),
-                                    other => Some(other.to_string()),
+                                    Value::Text(s) => Some(Cow::Borrowed(s.as_str())),
+                                    other => Some(Cow::Owned(other.to_string())),
                                 })
                                 .collect();
                             let refs: Vec<Option<&str>> =
@@ -556,11 +561,18 @@ impl Source {
 
 /// The indexed column values of an encoded row.
 pub fn cols_of(row: &[u8], cols: &[usize]) -> SqlResult<Vec<Value>> {
-    let r = decode_row(row)
+    let mut r = decode_row(row)
         .map_err(|e| SqlError::internal(format!("corrupt row in change log: {e}")))?;
+    // Move each value out (no copy of the text), unless a later index
+    // column names the same table column again.
     Ok(cols
         .iter()
-        .map(|&c| r.get(c).cloned().unwrap_or(Value::Null))
+        .enumerate()
+        .map(|(i, &c)| match r.get_mut(c) {
+            Some(v) if cols[i + 1..].contains(&c) => v.clone(),
+            Some(v) => std::mem::replace(v, Value::Null),
+            None => Value::Null,
+        })
         .collect())
 }
 

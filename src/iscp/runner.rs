@@ -446,11 +446,12 @@ async fn run_consumer(
                 let Some(batch) = batch else {
                     return Outcome::Stopped("retriever closed".into());
                 };
-                let mut slice: Vec<Change> = batch
-                    .iter()
-                    .filter(|c| c.commit_ts > j.watermark)
-                    .cloned()
-                    .collect();
+                // The batch is in commit order: this job's slice is the part
+                // above its watermark (no copy when it is the last holder).
+                let n_batch = batch.len();
+                let mut slice = Arc::try_unwrap(batch).unwrap_or_else(|shared| shared.to_vec());
+                let skip = slice.partition_point(|c| c.commit_ts <= j.watermark);
+                slice.drain(..skip);
                 // A batch that waited (a stalled send, a busy worker pool)
                 // is stale: top it up with what committed since, up to the
                 // unit bound, rather than spend a whole unit on it.
@@ -473,7 +474,7 @@ async fn run_consumer(
                 // up: schedule the next unit at once. Quick small units wait
                 // for the next tick, so a steady stream is applied in
                 // batches, not change by change.
-                let large = batch.len().saturating_mul(2) >= iscp.config.iscp_max_batch.max(1);
+                let large = n_batch.saturating_mul(2) >= iscp.config.iscp_max_batch.max(1);
                 let unit = consumer::incremental_unit(iscp, j, slice, to_ts, &token).await;
                 let large = large || started.elapsed() >= iscp.config.iscp_interval;
                 match unit {
