@@ -38,6 +38,12 @@ pub(super) fn horizons(inner: &Inner) -> HashMap<TableId, Ts> {
     out
 }
 
+/// Change-log entries deleted per redb write transaction. redb has one
+/// writer at a time, so every commit waits while GC holds it: GC deletes in
+/// bounded batches, each its own transaction, and a waiting commit goes
+/// between two batches.
+pub(super) const GC_BATCH: usize = 1024;
+
 /// Run one GC pass.
 pub(super) fn run(inner: &Inner) -> Result<GcStats> {
     inner.check_poison()?;
@@ -46,36 +52,82 @@ pub(super) fn run(inner: &Inner) -> Result<GcStats> {
     for (table, h) in &horizons {
         stats.versions_removed += inner.versions.gc_table(*table, *h);
     }
-    stats.changes_removed = inner.durably(|d| {
-        let w = d.begin_write()?;
-        let mut removed: u64 = 0;
-        {
-            let mut gc_tab = w.open_table(CHANGE_GC).map_err(io)?;
-            let mut log = w.open_table(CHANGES).map_err(io)?;
-            for (table, h) in &horizons {
-                let old = gc_tab
-                    .get(*table)
-                    .map_err(io)?
-                    .map(|g| g.value())
-                    .unwrap_or(0);
-                if *h <= old {
-                    continue;
-                }
-                log.retain_in((*table, 0, 0)..=(*table, *h, u32::MAX), |_, _| {
-                    removed += 1;
-                    false
-                })
-                .map_err(io)?;
-                gc_tab.insert(*table, *h).map_err(io)?;
-            }
-        }
-        w.commit().map_err(io)?;
-        Ok(removed)
-    })?;
+    let mut pending: Vec<(TableId, Ts, bool)> =
+        horizons.into_iter().map(|(t, h)| (t, h, false)).collect();
+    pending.sort_unstable();
+    while !pending.is_empty() {
+        // Each batch holds the commit mutex like a commit does and hands it
+        // over fairly: a waiting commit runs before the next batch.
+        let guard = inner.commit_mu.lock();
+        let r = inner.durably(|d| gc_batch(d, &pending));
+        parking_lot::MutexGuard::unlock_fair(guard);
+        let (removed, still) = r?;
+        stats.changes_removed += removed;
+        pending = still;
+    }
     tracing::debug!(
         versions = stats.versions_removed,
         changes = stats.changes_removed,
         "gc pass"
     );
     Ok(stats)
+}
+
+/// One write transaction of a GC pass: delete at most [`GC_BATCH`]
+/// change-log entries at or below the tables' horizons and record each
+/// table's new horizon. A table cut short records the ts of its last
+/// deleted entry — reads from there on see only entries above it, all
+/// intact — and is returned (marked as continuing: its recorded horizon
+/// may already equal its target while entries of that ts remain) for the
+/// next batch.
+fn gc_batch(
+    d: &super::durable::Durable,
+    pending: &[(TableId, Ts, bool)],
+) -> Result<(u64, Vec<(TableId, Ts, bool)>)> {
+    let w = d.begin_write()?;
+    let mut removed: u64 = 0;
+    let mut still = Vec::new();
+    {
+        let mut gc_tab = w.open_table(CHANGE_GC).map_err(io)?;
+        let mut log = w.open_table(CHANGES).map_err(io)?;
+        let mut budget = GC_BATCH;
+        for &(table, h, continuing) in pending {
+            let old = gc_tab
+                .get(table)
+                .map_err(io)?
+                .map(|g| g.value())
+                .unwrap_or(0);
+            if h <= old && !continuing {
+                continue;
+            }
+            if budget == 0 {
+                still.push((table, h, continuing));
+                continue;
+            }
+            let keys: Vec<(u64, u64, u32)> = log
+                .range((table, 0, 0)..=(table, h, u32::MAX))
+                .map_err(io)?
+                .take(budget)
+                .map(|e| e.map(|(k, _)| k.value()).map_err(io))
+                .collect::<Result<_>>()?;
+            for k in &keys {
+                log.remove(k).map_err(io)?;
+            }
+            let finished = keys.len() < budget;
+            budget -= keys.len();
+            removed += keys.len() as u64;
+            let new_h = match keys.last() {
+                Some(last) if !finished => last.1,
+                _ => h,
+            };
+            if new_h > old {
+                gc_tab.insert(table, new_h).map_err(io)?;
+            }
+            if !finished {
+                still.push((table, h, true));
+            }
+        }
+    }
+    w.commit().map_err(io)?;
+    Ok((removed, still))
 }
