@@ -199,10 +199,11 @@ impl IndexConsumer for LiveConsumer {
             Unit::Build { done } => {
                 let ops = source.ops(changes)?;
                 g.index.stage(&ops)?;
-                let seq = j.status.iterations as u32;
-                live::persist_build(txn, sid, &mut g.index, ts, seq, &ops, done)?;
                 if done {
+                    live::checkpoint(iscp.storage.as_ref(), txn, sid, &mut g.index, ts)?;
                     g.based_at(ts, 0);
+                } else {
+                    live::persist_build(txn, sid, ts, j.status.iterations as u32, &ops)?;
                 }
             }
             Unit::Incremental => {
@@ -222,7 +223,7 @@ impl IndexConsumer for LiveConsumer {
                     .index_checkpoint_changes
                     .saturating_mul(CHECKPOINT_BACKLOG);
                 if g.since_base >= cap.max(g.index.len() as u64 / 2) {
-                    live::checkpoint(txn, sid, &mut g.index, ts)?;
+                    live::checkpoint(iscp.storage.as_ref(), txn, sid, &mut g.index, ts)?;
                     g.based_at(ts, 0);
                 }
             }
@@ -516,13 +517,19 @@ pub async fn checkpoint_unit(iscp: &Arc<Iscp>, j: &JobRow, token: &CancellationT
         } else {
             iscp2.live_for_consumer(&j2)?
         };
-        let mut g = h.write();
-        if !g.checkpoint_due(&iscp2.config) || g.pending_ts.is_some() {
-            return Ok(None);
-        }
+        let (blob, pos, n) = {
+            let mut g = h.write();
+            if !g.checkpoint_due(&iscp2.config) || g.pending_ts.is_some() {
+                return Ok(None);
+            }
+            (g.index.base_blob()?, g.watermark, g.since_base)
+        };
+        // Memory unlocked: writers and searches go on while the chunks
+        // are written and the base installed.
+        let sid = j2.spec.storage_id;
+        let chunks = live::write_chunks(iscp2.storage.as_ref(), sid, pos, &blob)?;
         let mut txn = begin(&iscp2)?;
-        let (pos, n) = (g.watermark, g.since_base);
-        if let Err(e) = live::checkpoint(txn.as_mut(), j2.spec.storage_id, &mut g.index, pos) {
+        if let Err(e) = live::install_base(txn.as_mut(), sid, pos, chunks) {
             txn.rollback();
             return Err(e);
         }

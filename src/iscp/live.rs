@@ -15,7 +15,9 @@
 //!
 //! Hidden-table layout (keys):
 //! * `m` — JSON [`Meta`]: format, base ts, chunk count, build-delta count;
-//! * `b` ++ u32 — chunks of the base blob (labels + serialized index);
+//! * `b` ++ gen ++ u32 — chunks of the base blob (labels + serialized
+//!   index), written in transactions of their own before the unit that
+//!   installs them (so a large base never stalls other commits);
 //! * `d` ++ ts ++ seq — one delta record per initial-build unit (build rows
 //!   come from snapshot scans, which no change log can replay); replaced by
 //!   the base the last build unit writes;
@@ -40,13 +42,16 @@ use crate::types::Value;
 
 /// Base blob chunk size in the hidden table.
 pub const CHUNK_BYTES: usize = 256 * 1024;
+/// Base chunks written per transaction (1 MiB).
+const CHUNKS_PER_TXN: usize = 4;
 /// Change-log batch size of a replay.
 const REPLAY_BATCH: usize = 4096;
 /// First byte of a synchronous index entry key.
 pub const ENTRY_PREFIX: u8 = b'e';
 const META_KEY: &[u8] = b"m";
-/// Current hidden-table format: 1 = base at a watermark + change-log
-/// replay (0 = every unit wrote a delta record).
+/// Current hidden-table format: 1 = base at a watermark, in chunks of its
+/// own generation, + change-log replay (0 = one base generation, and every
+/// unit wrote a delta record).
 const FORMAT: u32 = 1;
 
 /// Hidden-table metadata record.
@@ -54,6 +59,9 @@ const FORMAT: u32 = 1;
 pub struct Meta {
     #[serde(default)]
     pub format: u32,
+    /// Generation of the base's chunks (its ts; format 1).
+    #[serde(default)]
+    pub gen: u64,
     pub chunks: u32,
     /// The base reflects every change up to this ts.
     #[serde(default)]
@@ -238,7 +246,8 @@ impl LiveIndex {
         self.len() == 0
     }
 
-    fn base_blob(&mut self) -> SqlResult<Vec<u8>> {
+    /// The serialized index (labels + usearch/tantivy bytes).
+    pub fn base_blob(&mut self) -> SqlResult<Vec<u8>> {
         let mut out = Vec::new();
         out.extend_from_slice(&self.labels.next.to_le_bytes());
         out.extend_from_slice(&(self.labels.by_pk.len() as u64).to_le_bytes());
@@ -304,8 +313,13 @@ fn delta_key(ts: u64, seq: u32) -> Vec<u8> {
     k
 }
 
-fn chunk_key(i: u32) -> Vec<u8> {
+/// Key of chunk `i` of base generation `gen` (`b` ++ gen ++ i); format 0
+/// had a single generation (`b` ++ i).
+fn chunk_key(meta_format: u32, gen: u64, i: u32) -> Vec<u8> {
     let mut k = vec![b'b'];
+    if meta_format > 0 {
+        k.extend_from_slice(&gen.to_be_bytes());
+    }
     k.extend_from_slice(&i.to_be_bytes());
     k
 }
@@ -434,23 +448,70 @@ fn delete_range(txn: &mut dyn Transaction, storage_id: u64, prefix: u8) -> SqlRe
 }
 
 /// Write a new base — the serialized index, reflecting every change up to
-/// `base_ts` — replacing the old base and any build delta records. Runs
-/// inside the commit transaction of the unit that makes `base_ts` the
-/// job's watermark. Publishes staged full-text changes.
+/// `base_ts` — and make it the index's base inside `txn`, the commit
+/// transaction of the unit that makes `base_ts` the job's watermark.
+/// Publishes staged full-text changes. See [`write_chunks`].
 pub fn checkpoint(
+    storage: &dyn Storage,
     txn: &mut dyn Transaction,
     storage_id: u64,
     live: &mut LiveIndex,
     base_ts: u64,
 ) -> SqlResult<()> {
-    let old = read_meta(txn, storage_id)?;
     let blob = live.base_blob()?;
+    let chunks = write_chunks(storage, storage_id, base_ts, &blob)?;
+    install_base(txn, storage_id, base_ts, chunks)
+}
+
+/// Write a base blob as generation `gen` (the base's ts), a few chunks per
+/// transaction of its own, so a large base never holds the storage writer
+/// — and with it every other commit — for long. The chunks stay invisible
+/// to loads until [`install_base`] switches the metadata to them; chunks of
+/// an attempt that is never installed are deleted by the next install.
+/// Returns the chunk count.
+pub fn write_chunks(
+    storage: &dyn Storage,
+    storage_id: u64,
+    gen: u64,
+    blob: &[u8],
+) -> SqlResult<u32> {
     let chunks: Vec<&[u8]> = blob.chunks(CHUNK_BYTES).collect();
-    for (i, c) in chunks.iter().enumerate() {
-        txn.put(storage_id, &chunk_key(i as u32), c.to_vec())?;
+    for (n, group) in chunks.chunks(CHUNKS_PER_TXN).enumerate() {
+        let mut txn = storage.begin(Default::default())?;
+        for (j, c) in group.iter().enumerate() {
+            let i = (n * CHUNKS_PER_TXN + j) as u32;
+            if let Err(e) = txn.put(storage_id, &chunk_key(FORMAT, gen, i), c.to_vec()) {
+                txn.rollback();
+                return Err(e.into());
+            }
+        }
+        txn.commit()?;
     }
-    for i in chunks.len() as u32..old.chunks {
-        txn.delete(storage_id, &chunk_key(i))?;
+    Ok(chunks.len() as u32)
+}
+
+/// Make the chunks [`write_chunks`] wrote for generation `gen` the base
+/// at `gen` (its ts), inside the unit's commit transaction `txn`: the
+/// metadata names them, and every other generation's chunks and any build
+/// delta records are deleted.
+pub fn install_base(
+    txn: &mut dyn Transaction,
+    storage_id: u64,
+    gen: u64,
+    chunks: u32,
+) -> SqlResult<()> {
+    let old = read_meta(txn, storage_id)?;
+    let stale = txn.scan(
+        storage_id,
+        Bound::Included(vec![b'b']),
+        Bound::Excluded(vec![b'c']),
+        usize::MAX,
+    )?;
+    let ours = |k: &[u8]| k.len() == 13 && k.get(1..9) == Some(&gen.to_be_bytes()[..]);
+    for (k, _) in stale {
+        if !ours(&k) {
+            txn.delete(storage_id, &k)?;
+        }
     }
     if old.deltas > 0 {
         delete_range(txn, storage_id, b'd')?;
@@ -460,30 +521,27 @@ pub fn checkpoint(
         storage_id,
         &Meta {
             format: FORMAT,
-            chunks: chunks.len() as u32,
-            base_ts,
+            gen,
+            chunks,
+            base_ts: gen,
             deltas: 0,
         },
     )
 }
 
-/// Persist one initial-build unit: a delta record keyed `(build_ts, seq)`
-/// (`seq` is the job iteration, so a retried unit overwrites its own
-/// record), or — for the unit that completes the build — a base at
-/// `build_ts`. Build rows come from snapshot scans, not from the change
-/// log, so they cannot be replayed from it and are recorded here.
+/// Persist one initial-build unit (not the last: that one writes a base
+/// at the build watermark with [`checkpoint`]): a delta record keyed
+/// `(build_ts, seq)` (`seq` is the job iteration, so a retried unit
+/// overwrites its own record). Build rows come from snapshot scans, not
+/// from the change log, so they cannot be replayed from it and are
+/// recorded here.
 pub fn persist_build(
     txn: &mut dyn Transaction,
     storage_id: u64,
-    live: &mut LiveIndex,
     build_ts: u64,
     seq: u32,
     ops: &[Op],
-    done: bool,
 ) -> SqlResult<()> {
-    if done {
-        return checkpoint(txn, storage_id, live, build_ts);
-    }
     let mut meta = read_meta(txn, storage_id)?;
     if !ops.is_empty() {
         txn.put(storage_id, &delta_key(build_ts, seq), encode_ops(ops))?;
@@ -608,7 +666,7 @@ pub fn load(
         let mut blob = Vec::new();
         for i in 0..meta.chunks {
             let c = txn
-                .get(spec.storage_id, &chunk_key(i), false)?
+                .get(spec.storage_id, &chunk_key(meta.format, meta.gen, i), false)?
                 .ok_or_else(|| SqlError::internal("missing index chunk"))?;
             blob.extend_from_slice(&c);
         }
@@ -774,7 +832,7 @@ mod tests {
         live.apply(&[upsert(1, "alpha"), upsert(2, "beta")])
             .unwrap();
         let mut txn = storage.begin(Default::default()).unwrap();
-        checkpoint(txn.as_mut(), hidden, &mut live, base_ts).unwrap();
+        checkpoint(storage.as_ref(), txn.as_mut(), hidden, &mut live, base_ts).unwrap();
         txn.commit().unwrap();
         // Changes after the base live only in the table's change log.
         write(3, Some("gamma"));
@@ -816,5 +874,53 @@ mod tests {
         txn.rollback();
         assert_eq!(l.index.len(), 2);
         assert_eq!(l.since_base, u64::MAX, "a new base is due at the next unit");
+    }
+
+    #[test]
+    fn a_base_is_installed_whole_and_stale_generations_are_deleted() {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = tributary_storage::EmbeddedStorage::open(dir.path()).unwrap();
+        let hidden = 11u64;
+        let spec = ft_spec(hidden);
+        let mut live = LiveIndex::new(&spec, 0).unwrap();
+        live.apply(&[upsert(1, "alpha")]).unwrap();
+        // An attempt whose chunks were written but never installed (a
+        // failed or refused unit): invisible to loads.
+        let blob = live.base_blob().unwrap();
+        write_chunks(storage.as_ref(), hidden, 5, &blob).unwrap();
+        let source = Source::Table {
+            table_id: 10,
+            cols: vec![1],
+        };
+        let mut txn = storage.begin(Default::default()).unwrap();
+        let l = load(storage.as_ref(), txn.as_mut(), &spec, &source, 0).unwrap();
+        txn.rollback();
+        assert_eq!(l.index.len(), 0, "an uninstalled base is not the base");
+        // The next checkpoint installs its own generation and deletes the
+        // stale one.
+        live.apply(&[upsert(2, "beta")]).unwrap();
+        let mut txn = storage.begin(Default::default()).unwrap();
+        checkpoint(storage.as_ref(), txn.as_mut(), hidden, &mut live, 7).unwrap();
+        txn.commit().unwrap();
+        let mut txn = storage.begin(Default::default()).unwrap();
+        let keys: Vec<Vec<u8>> = txn
+            .scan(
+                hidden,
+                Bound::Included(vec![b'b']),
+                Bound::Excluded(vec![b'c']),
+                usize::MAX,
+            )
+            .unwrap()
+            .into_iter()
+            .map(|(k, _)| k)
+            .collect();
+        assert!(!keys.is_empty());
+        assert!(
+            keys.iter().all(|k| k[1..9] == 7u64.to_be_bytes()),
+            "{keys:?}"
+        );
+        let l = load(storage.as_ref(), txn.as_mut(), &spec, &source, 7).unwrap();
+        txn.rollback();
+        assert_eq!((l.base_ts, l.index.len()), (7, 2));
     }
 }

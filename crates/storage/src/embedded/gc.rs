@@ -44,6 +44,9 @@ pub(super) fn horizons(inner: &Inner) -> HashMap<TableId, Ts> {
 /// between two batches.
 pub(super) const GC_BATCH: usize = 1024;
 
+/// A table still to collect: `(table, horizon, continuing)`.
+type Pending = (TableId, Ts, bool);
+
 /// Run one GC pass.
 pub(super) fn run(inner: &Inner) -> Result<GcStats> {
     inner.check_poison()?;
@@ -52,8 +55,7 @@ pub(super) fn run(inner: &Inner) -> Result<GcStats> {
     for (table, h) in &horizons {
         stats.versions_removed += inner.versions.gc_table(*table, *h);
     }
-    let mut pending: Vec<(TableId, Ts, bool)> =
-        horizons.into_iter().map(|(t, h)| (t, h, false)).collect();
+    let mut pending: Vec<Pending> = horizons.into_iter().map(|(t, h)| (t, h, false)).collect();
     pending.sort_unstable();
     while !pending.is_empty() {
         // Each batch holds the commit mutex like a commit does and hands it
@@ -80,10 +82,7 @@ pub(super) fn run(inner: &Inner) -> Result<GcStats> {
 /// intact — and is returned (marked as continuing: its recorded horizon
 /// may already equal its target while entries of that ts remain) for the
 /// next batch.
-fn gc_batch(
-    d: &super::durable::Durable,
-    pending: &[(TableId, Ts, bool)],
-) -> Result<(u64, Vec<(TableId, Ts, bool)>)> {
+fn gc_batch(d: &super::durable::Durable, pending: &[Pending]) -> Result<(u64, Vec<Pending>)> {
     let w = d.begin_write()?;
     let mut removed: u64 = 0;
     let mut still = Vec::new();
