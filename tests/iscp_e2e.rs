@@ -23,11 +23,11 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use tributary::iscp::log::{JobRow, JobState, STAGE_INCREMENTAL};
+use tributary::iscp::log::{JobState, STAGE_INCREMENTAL};
 use tributary::{Config, Database, Session, Value};
 use tributary_fault::{global, FaultGuard};
 
-use common::{cfg, ms, point, remove_all_points, wait_until, wait_waiters};
+use common::{cfg, hidden_count, job, ms, point, remove_all_points, wait_until, wait_waiters};
 
 const WAIT: Duration = Duration::from_secs(30);
 const CRASH_ENV: &str = "TRIBUTARY_CRASH_DIR";
@@ -119,19 +119,6 @@ fn brute_top(rows: &HashMap<i64, Vec<f32>>, qv: &[f32], k: usize) -> Vec<i64> {
     d.into_iter().take(k).map(|(_, id)| id).collect()
 }
 
-/// The newest generation of index `name`'s job (typed, fresh read).
-fn job(db: &Database, name: &str) -> JobRow {
-    let jn = tributary::iscp::job_name(name);
-    db.engine()
-        .iscp
-        .read_jobs()
-        .unwrap()
-        .into_iter()
-        .filter(|j| j.key.job_name == jn)
-        .max_by_key(|j| j.key.job_id)
-        .unwrap_or_else(|| panic!("no job for index {name}"))
-}
-
 /// Commit ts of the newest change of `table` after `after` (or `after`).
 fn newest_change(db: &Database, table: u64, after: u64) -> u64 {
     let latest = db.engine().storage.latest_ts();
@@ -207,14 +194,6 @@ fn text(v: Option<&Value>) -> String {
 
 fn arm_wait(key: &str) {
     global().add(key, ":::", "wait", 0, "", false).unwrap();
-}
-
-/// Number of entries in a job's hidden table at the latest ts.
-fn hidden_count(db: &Database, storage_id: u64) -> usize {
-    let st = &db.engine().storage;
-    st.snapshot_scan(storage_id, st.latest_ts(), None, usize::MAX)
-        .unwrap()
-        .len()
 }
 
 /// Open a fresh database in a temp dir with `USE e2e`.

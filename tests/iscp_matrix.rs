@@ -17,7 +17,7 @@ use tributary::iscp::log::{JobRow, JobState, STAGE_INCREMENTAL};
 use tributary::{Config, Database, Session, Value};
 use tributary_fault::{global, FaultGuard};
 
-use common::{cfg, ms, point, remove_all_points, wait_hits, wait_until, wait_waiters};
+use common::{cfg, job, ms, point, remove_all_points, wait_hits, wait_until, wait_waiters};
 use tributary_storage::{EmbeddedStorage, Storage};
 
 const WAIT: Duration = Duration::from_secs(15);
@@ -36,19 +36,6 @@ fn q_warn(s: &mut Session, sql: &str) -> Vec<tributary::Warning> {
         Ok(r) => r.warnings,
         Err(e) => panic!("{sql}: {e:?}"),
     }
-}
-
-/// The newest generation of index `name`'s job (typed, fresh read).
-fn job(db: &Database, name: &str) -> JobRow {
-    let jn = tributary::iscp::job_name(name);
-    db.engine()
-        .iscp
-        .read_jobs()
-        .unwrap()
-        .into_iter()
-        .filter(|j| j.key.job_name == jn)
-        .max_by_key(|j| j.key.job_id)
-        .unwrap_or_else(|| panic!("no job for index {name}"))
 }
 
 /// `(job_state, job_status, drop_at)` of job `job_id` through SQL.

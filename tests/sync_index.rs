@@ -11,11 +11,11 @@ use std::collections::BTreeSet;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use tributary::iscp::log::{JobRow, JobState};
+use tributary::iscp::log::JobState;
 use tributary::{Config, Database, Session, Value};
 use tributary_storage::{EmbeddedStorage, Storage};
 
-use common::{cfg, ms, wait_until};
+use common::{cfg, hidden_count, job, ms, wait_until};
 
 const WAIT: Duration = Duration::from_secs(30);
 
@@ -107,33 +107,6 @@ fn assert_index_equals(s: &mut Session, present: &[i64], gone: &[i64]) {
     }
     let all: BTreeSet<i64> = present.iter().copied().collect();
     assert_eq!(matches(s, "common"), all, "MATCH of every row");
-}
-
-fn job(db: &Database, name: &str) -> JobRow {
-    let jn = tributary::iscp::job_name(name);
-    db.engine()
-        .iscp
-        .read_jobs()
-        .unwrap()
-        .into_iter()
-        .filter(|j| j.key.job_name == jn)
-        .max_by_key(|j| j.key.job_id)
-        .unwrap_or_else(|| panic!("no job for index {name}"))
-}
-
-fn hidden_count(db: &Database, storage_id: u64) -> usize {
-    let mut txn = db.engine().storage.begin(Default::default()).unwrap();
-    let n = txn
-        .scan(
-            storage_id,
-            std::ops::Bound::Unbounded,
-            std::ops::Bound::Unbounded,
-            usize::MAX,
-        )
-        .unwrap()
-        .len();
-    txn.rollback();
-    n
 }
 
 #[test]

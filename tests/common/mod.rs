@@ -5,7 +5,8 @@
 
 use std::time::{Duration, Instant};
 
-use tributary::Config;
+use tributary::iscp::log::JobRow;
+use tributary::{Config, Database};
 
 /// Milliseconds.
 pub fn ms(v: u64) -> Duration {
@@ -68,4 +69,25 @@ pub fn remove_all_points() {
         .remove("all")
         .expect("remove all fault points");
     tributary_fault::testing::assert_no_armed_points(tributary_fault::global());
+}
+
+/// The newest generation of index `name`'s job (typed, fresh read).
+pub fn job(db: &Database, name: &str) -> JobRow {
+    let jn = tributary::iscp::job_name(name);
+    db.engine()
+        .iscp
+        .read_jobs()
+        .unwrap()
+        .into_iter()
+        .filter(|j| j.key.job_name == jn)
+        .max_by_key(|j| j.key.job_id)
+        .unwrap_or_else(|| panic!("no job for index {name}"))
+}
+
+/// Number of entries in a job's hidden table at the latest ts.
+pub fn hidden_count(db: &Database, storage_id: u64) -> usize {
+    let st = &db.engine().storage;
+    st.snapshot_scan(storage_id, st.latest_ts(), None, usize::MAX)
+        .unwrap()
+        .len()
 }

@@ -40,6 +40,40 @@ const LONG: Duration = Duration::from_secs(10);
 const WAIT_MS: u64 = 30_000;
 
 /// Wait (bounded by [`LONG`]) until `txn` is blocked in a lock wait. Fails if
+/// What [`spawn_put_commit`]'s thread reports: the put's result (the value
+/// it replaced) and, if it succeeded, the commit's.
+type PutCommit = (
+    Result<Option<Vec<u8>>, StorageError>,
+    Result<Result<u64, StorageError>, StorageError>,
+);
+
+/// In a thread: `txn` puts `k` = "1" (waiting for its lock) and commits.
+fn spawn_put_commit(
+    mut txn: Box<dyn tributary_storage::Transaction>,
+) -> (mpsc::Receiver<PutCommit>, thread::JoinHandle<()>) {
+    let (tx, rx) = mpsc::channel();
+    let h = thread::spawn(move || {
+        let r = txn.put(T, b"k", b"1".to_vec());
+        let c = r.clone().map(|_| txn.commit());
+        tx.send((r, c)).unwrap();
+    });
+    (rx, h)
+}
+
+/// The [`spawn_put_commit`] thread replaced "0" and committed "1".
+fn assert_put_committed(
+    s: &EmbeddedStorage,
+    rx: &mpsc::Receiver<PutCommit>,
+    h: thread::JoinHandle<()>,
+) {
+    let (r, c) = rx.recv_timeout(LONG).unwrap();
+    assert_eq!(r, Ok(Some(b"0".to_vec())));
+    assert!(c.unwrap().is_ok());
+    h.join().unwrap();
+    let mut r = s.begin(TxnOptions::default()).unwrap();
+    assert_eq!(r.get(T, b"k", false).unwrap(), Some(b"1".to_vec()));
+}
+
 /// the blocked call's result arrives on `done` first, i.e. it was not blocked.
 fn wait_until_blocked<R: std::fmt::Debug>(s: &EmbeddedStorage, txn: u64, done: &mpsc::Receiver<R>) {
     let deadline = Instant::now() + LONG;
@@ -339,22 +373,11 @@ fn shared_blocks_exclusive_until_holder_commits() {
     holder.get_for_share(T, b"k").unwrap();
     let writer = s.begin(opts(WAIT_MS)).unwrap();
     let writer_id = writer.id();
-    let (tx, rx) = mpsc::channel();
-    let h = thread::spawn(move || {
-        let mut t = writer;
-        let r = t.put(T, b"k", b"1".to_vec());
-        let c = r.clone().map(|_| t.commit());
-        tx.send((r, c)).unwrap();
-    });
+    let (rx, h) = spawn_put_commit(writer);
     wait_until_blocked(&s, writer_id, &rx);
     assert_still_blocked(&s, writer_id, &rx);
     holder.commit().unwrap();
-    let (r, c) = rx.recv_timeout(LONG).unwrap();
-    assert_eq!(r, Ok(Some(b"0".to_vec())));
-    assert!(c.unwrap().is_ok());
-    h.join().unwrap();
-    let mut r = s.begin(TxnOptions::default()).unwrap();
-    assert_eq!(r.get(T, b"k", false).unwrap(), Some(b"1".to_vec()));
+    assert_put_committed(&s, &rx, h);
 }
 
 #[test]
@@ -412,12 +435,7 @@ fn two_shared_holders_upgrading_deadlock_one() {
     let t1_id = t1.id();
     t1.get_for_share(T, b"k").unwrap();
     t2.get_for_share(T, b"k").unwrap();
-    let (tx, rx) = mpsc::channel();
-    let h = thread::spawn(move || {
-        let r = t1.put(T, b"k", b"1".to_vec());
-        let c = r.clone().map(|_| t1.commit());
-        tx.send((r, c)).unwrap();
-    });
+    let (rx, h) = spawn_put_commit(t1);
     // t1 waits for t2's S; t2 asking X now would wait for t1: a cycle.
     wait_until_blocked(&s, t1_id, &rx);
     let started = Instant::now();
@@ -426,12 +444,7 @@ fn two_shared_holders_upgrading_deadlock_one() {
     // The deadlock did not end t2: t1 waits until t2 rolls back.
     assert_still_blocked(&s, t1_id, &rx);
     t2.rollback();
-    let (r, c) = rx.recv_timeout(LONG).unwrap();
-    assert_eq!(r, Ok(Some(b"0".to_vec())));
-    assert!(c.unwrap().is_ok());
-    h.join().unwrap();
-    let mut r = s.begin(TxnOptions::default()).unwrap();
-    assert_eq!(r.get(T, b"k", false).unwrap(), Some(b"1".to_vec()));
+    assert_put_committed(&s, &rx, h);
 }
 
 #[test]
