@@ -401,11 +401,13 @@ impl Iscp {
 
     /// Drop cached indexes whose job is gone or dropped; returns how many.
     pub fn evict_dropped(&self) -> SqlResult<usize> {
+        // An entry locked right now is in use (a unit, a catch-up): skip it
+        // rather than wait with the cache map locked.
         let keys: Vec<JobKey> = self
             .live
             .lock()
             .values()
-            .map(|h| h.read().key.clone())
+            .filter_map(|h| h.try_read().map(|g| g.key.clone()))
             .collect();
         let mut n = 0;
         for k in keys {

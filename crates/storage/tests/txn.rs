@@ -39,7 +39,6 @@ const LONG: Duration = Duration::from_secs(10);
 /// deadlock fails the test instead of being rescued by the timeout.
 const WAIT_MS: u64 = 30_000;
 
-/// Wait (bounded by [`LONG`]) until `txn` is blocked in a lock wait. Fails if
 /// What [`spawn_put_commit`]'s thread reports: the put's result (the value
 /// it replaced) and, if it succeeded, the commit's.
 type PutCommit = (
@@ -74,6 +73,7 @@ fn assert_put_committed(
     assert_eq!(r.get(T, b"k", false).unwrap(), Some(b"1".to_vec()));
 }
 
+/// Wait (bounded by [`LONG`]) until `txn` is blocked in a lock wait. Fails if
 /// the blocked call's result arrives on `done` first, i.e. it was not blocked.
 fn wait_until_blocked<R: std::fmt::Debug>(s: &EmbeddedStorage, txn: u64, done: &mpsc::Receiver<R>) {
     let deadline = Instant::now() + LONG;
@@ -585,4 +585,94 @@ fn cycle_through_any_of_several_shared_holders_is_a_deadlock() {
             r.rollback();
         }
     }
+}
+
+type Txn = Box<dyn tributary_storage::Transaction>;
+type Read = Result<Option<Vec<u8>>, StorageError>;
+
+/// In a thread: `txn` takes a shared lock on `k` and reports what it read;
+/// the thread returns the transaction.
+fn spawn_share(mut txn: Txn) -> (mpsc::Receiver<Read>, thread::JoinHandle<Txn>) {
+    let (tx, rx) = mpsc::channel();
+    let h = thread::spawn(move || {
+        tx.send(txn.get_for_share(T, b"k")).unwrap();
+        txn
+    });
+    (rx, h)
+}
+
+#[test]
+fn queued_exclusive_is_not_starved_by_later_shared_requests() {
+    let (_d, s) = open();
+    put_commit(&s, b"k", b"0");
+    let mut reader = s.begin(TxnOptions::default()).unwrap();
+    reader.get_for_share(T, b"k").unwrap();
+    let writer = s.begin(opts(WAIT_MS)).unwrap();
+    let writer_id = writer.id();
+    let (wrx, wh) = spawn_put_commit(writer);
+    wait_until_blocked(&s, writer_id, &wrx);
+    // A later shared request queues behind the waiting writer although it
+    // is compatible with the current (shared) holder.
+    let late = s.begin(opts(WAIT_MS)).unwrap();
+    let late_id = late.id();
+    let (lrx, lh) = spawn_share(late);
+    wait_until_blocked(&s, late_id, &lrx);
+    assert_still_blocked(&s, writer_id, &wrx);
+    reader.commit().unwrap();
+    assert_put_committed(&s, &wrx, wh);
+    // … and reads the writer's value (a current read) once it is through.
+    assert_eq!(lrx.recv_timeout(LONG).unwrap(), Ok(Some(b"1".to_vec())));
+    lh.join().unwrap().rollback();
+}
+
+#[test]
+fn shared_waiters_resume_when_a_queued_exclusive_gives_up() {
+    let (_d, s) = open();
+    put_commit(&s, b"k", b"0");
+    let mut reader = s.begin(TxnOptions::default()).unwrap();
+    reader.get_for_share(T, b"k").unwrap();
+    // The writer gives up after 300 ms (its lock-wait timeout) …
+    let writer = s.begin(opts(300)).unwrap();
+    let writer_id = writer.id();
+    let (wrx, wh) = spawn_put_commit(writer);
+    wait_until_blocked(&s, writer_id, &wrx);
+    let late = s.begin(opts(WAIT_MS)).unwrap();
+    let late_id = late.id();
+    let (lrx, lh) = spawn_share(late);
+    wait_until_blocked(&s, late_id, &lrx);
+    let (r, _) = wrx.recv_timeout(LONG).unwrap();
+    assert_eq!(r, Err(StorageError::LockWaitTimeout));
+    wh.join().unwrap();
+    // … and the shared request behind it is granted at once, long before
+    // its own timeout, while the first reader still holds its lock.
+    assert_eq!(lrx.recv_timeout(LONG).unwrap(), Ok(Some(b"0".to_vec())));
+    lh.join().unwrap().rollback();
+    reader.rollback();
+}
+
+#[test]
+fn cycle_through_a_queued_exclusive_request_is_a_deadlock() {
+    let (_d, s) = open();
+    put_commit(&s, b"k", b"0");
+    // t1 holds X(a); t2 holds S(k); t3 waits for X(k) (behind t2); t1 asks
+    // S(k) and queues behind t3. t2 asking X(a) closes t2 → t1 → t3 → t2.
+    let mut t1 = s.begin(opts(WAIT_MS)).unwrap();
+    t1.put(T, b"a", b"x".to_vec()).unwrap();
+    let mut t2 = s.begin(opts(WAIT_MS)).unwrap();
+    t2.get_for_share(T, b"k").unwrap();
+    let t3 = s.begin(opts(WAIT_MS)).unwrap();
+    let t3_id = t3.id();
+    let (rx3, h3) = spawn_put_commit(t3);
+    wait_until_blocked(&s, t3_id, &rx3);
+    let t1_id = t1.id();
+    let (rx1, h1) = spawn_share(t1);
+    wait_until_blocked(&s, t1_id, &rx1);
+    let started = Instant::now();
+    assert_eq!(t2.put(T, b"a", b"y".to_vec()), Err(StorageError::Deadlock));
+    assert!(started.elapsed() < LONG / 2, "deadlock was not immediate");
+    // Breaking the cycle lets everyone through in order.
+    t2.rollback();
+    assert_put_committed(&s, &rx3, h3);
+    assert_eq!(rx1.recv_timeout(LONG).unwrap(), Ok(Some(b"1".to_vec())));
+    h1.join().unwrap().rollback();
 }

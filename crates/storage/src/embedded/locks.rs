@@ -7,20 +7,27 @@
 //! for X upgrades in place once it is the only holder. Per row, the holders
 //! are therefore either any number of S holders or exactly one X holder.
 //!
-//! There is no wait queue (no fairness): a request is granted as soon as no
-//! *other* holder of the row conflicts with it, so a waiter waits for
-//! exactly the set of its conflicting holders, computed from the current
-//! holders each time. Each waiting transaction waits for one row, so the
-//! wait-for graph is `waiter -> each conflicting holder of the row it waits
-//! for -> ...`, walked depth-first with a visited set; a request whose wait
-//! would close a cycle back to the requester fails at once with
+//! A request already covered by a lock its transaction holds is granted at
+//! once. Otherwise it is granted as soon as no *other* holder of the row
+//! conflicts with it — and, for a shared request, no other transaction is
+//! waiting for an exclusive lock on the row (writer preference, so a stream
+//! of shared requests cannot starve an exclusive one). A waiter waits for
+//! exactly that set, computed from the current state each time. Each
+//! waiting transaction waits for one row, so the wait-for graph is
+//! `waiter -> each conflicting holder of the row it waits for -> ...` (plus
+//! the queued exclusive requests a shared waiter yields to), walked
+//! depth-first with a visited set; a request whose wait would close a
+//! cycle back to the requester fails at once with
 //! [`StorageError::Deadlock`] for that requester only. Only a transaction
 //! that is not waiting can gain locks (one thread per transaction), and a
 //! non-waiting transaction has no outgoing edges, so every cycle is closed —
-//! and detected — by a request that is about to wait: detection is exact.
+//! and detected — by a request that is about to wait (registered as waiting
+//! before the walk, so the edges its queued exclusive request gives the
+//! row's shared waiters are seen): detection is exact.
 //! Releasing locks wakes every waiter (one condition variable), which then
 //! re-checks its request, so an X request is granted once all conflicting
-//! holders have released.
+//! holders have released; so does an exclusive request that gives up
+//! (timeout, deadlock), since shared requests may have been yielding to it.
 //!
 //! This module must never read or write rows, never grant a lock that
 //! conflicts with another holder's, and never wait without a deadline
@@ -67,37 +74,56 @@ struct State {
 }
 
 impl State {
-    /// Holders of `row` other than `txn` whose lock conflicts with a request
-    /// by `txn` for `mode`.
+    /// Transactions other than `txn` that a request by `txn` for `mode` on
+    /// `row` must wait for: holders whose lock conflicts, and — for a shared
+    /// request — transactions already waiting for an exclusive lock on the
+    /// row (writer preference: a stream of shared requests, such as the
+    /// metadata locks of concurrent writers, must not starve a waiting DDL).
     fn conflicting<'a>(
         &'a self,
         txn: TxnId,
-        row: &RowId,
+        row: &'a RowId,
         mode: LockMode,
     ) -> impl Iterator<Item = TxnId> + 'a {
-        self.holders
+        let holders = self
+            .holders
             .get(row)
             .into_iter()
             .flat_map(|h| h.iter())
             .filter(move |(t, m)| **t != txn && !m.compatible(mode))
-            .map(|(t, _)| *t)
+            .map(|(t, _)| *t);
+        let queued_exclusive = self
+            .waiting
+            .iter()
+            .filter(move |(t, (r, m))| {
+                mode == LockMode::Shared && **t != txn && *m == LockMode::Exclusive && r == row
+            })
+            .map(|(t, _)| *t);
+        holders.chain(queued_exclusive)
     }
 
-    /// Grant `(row, mode)` to `txn` if no other holder conflicts. Returns
-    /// `Some(true)` when the lock was newly taken or upgraded, `Some(false)`
-    /// when an already held lock covers the request, `None` when it must wait.
+    /// Grant `(row, mode)` to `txn` unless it must wait. Returns
+    /// `Some(false)` when an already held lock covers the request (granted
+    /// whatever is queued: a holder never waits for its own row),
+    /// `Some(true)` when the lock was newly taken or upgraded, `None` when it
+    /// must wait.
     fn try_grant(&mut self, txn: TxnId, row: &RowId, mode: LockMode) -> Option<bool> {
+        if self
+            .holders
+            .get(row)
+            .and_then(|h| h.get(&txn))
+            .is_some_and(|m| m.covers(mode))
+        {
+            return Some(false);
+        }
         if self.conflicting(txn, row, mode).next().is_some() {
             return None;
         }
-        let held = self.holders.entry(row.clone()).or_default();
-        match held.get(&txn) {
-            Some(m) if m.covers(mode) => Some(false),
-            _ => {
-                held.insert(txn, mode);
-                Some(true)
-            }
-        }
+        self.holders
+            .entry(row.clone())
+            .or_default()
+            .insert(txn, mode);
+        Some(true)
     }
 
     /// Would `txn` waiting for `(row, mode)` close a cycle in the wait-for
@@ -163,15 +189,18 @@ impl LockManager {
                 return Ok(newly);
             }
             if timed_out {
-                st.waiting.remove(&txn);
+                self.give_up(&mut st, txn, mode);
                 return Err(StorageError::LockWaitTimeout);
             }
+            // Registered before the check: a queued exclusive request adds
+            // edges from the row's shared waiters to itself, which the
+            // walk must see.
+            st.waiting.insert(txn, (row.clone(), mode));
             if st.closes_cycle(txn, &row, mode) {
-                st.waiting.remove(&txn);
+                self.give_up(&mut st, txn, mode);
                 tracing::debug!(txn, table, ?mode, "deadlock detected");
                 return Err(StorageError::Deadlock);
             }
-            st.waiting.insert(txn, (row.clone(), mode));
             timed_out = match deadline {
                 Some(d) => self.released.wait_until(&mut st, d).timed_out(),
                 // A timeout too large to represent: wait in bounded slices.
@@ -180,6 +209,14 @@ impl LockManager {
                     false
                 }
             };
+        }
+    }
+
+    /// `txn` stops waiting without the lock; shared requests that yielded to
+    /// its exclusive one are woken to re-check.
+    fn give_up(&self, st: &mut State, txn: TxnId, mode: LockMode) {
+        if st.waiting.remove(&txn).is_some() && mode == LockMode::Exclusive {
+            self.released.notify_all();
         }
     }
 
