@@ -399,7 +399,8 @@ fn index_progress(db: &Database) -> Result<(u64, u64, bool), String> {
     let latest = db.engine().storage.latest_ts();
     let (mut done, mut total, mut level) = (0u64, 0u64, true);
     for j in jobs {
-        if j.drop_at.is_some() || j.state.is_protected() {
+        // A synchronous index is complete from its CREATE on.
+        if j.drop_at.is_some() || j.state.is_protected() || j.spec.is_sync_live() {
             continue;
         }
         if j.status.stage == crate::iscp::log::STAGE_INIT {

@@ -204,7 +204,8 @@ fn wait_index_finishes_initial_build_before_exit() {
     let script = format!(
         "CREATE DATABASE d; USE d; CREATE TABLE t (id INT PRIMARY KEY, v VECF32(2)); \
          INSERT INTO t VALUES {}; \
-         CREATE INDEX i USING HNSW ON t(v) OP_TYPE 'vector_l2_ops' ASYNC;",
+         CREATE INDEX i USING HNSW ON t(v) OP_TYPE 'vector_l2_ops' ASYNC; \
+         CREATE INDEX s USING HNSW ON t(v) OP_TYPE 'vector_cosine_ops';",
         rows.join(",")
     );
     let o = bin()
@@ -232,7 +233,7 @@ fn wait_index_finishes_initial_build_before_exit() {
     .unwrap();
     let r = db
         .session()
-        .execute("SELECT job_status FROM mo_catalog.mo_iscp_log")
+        .execute("SELECT job_status FROM mo_catalog.mo_iscp_log WHERE job_name = 'index_i'")
         .unwrap();
     let status = r.rows[0][0].to_string();
     assert!(status.contains("\"stage\":\"incremental\""), "{status}");
