@@ -121,6 +121,17 @@ pub struct JobKey {
     pub job_id: u64,
 }
 
+impl JobKey {
+    /// The job of index `ix` of table `t` (`None`: the index has no job).
+    pub fn of(t: &TableDef, ix: &IndexDef) -> Option<JobKey> {
+        Some(JobKey {
+            table_id: t.id,
+            job_name: job_name(&ix.name),
+            job_id: ix.job_id?,
+        })
+    }
+}
+
 /// `job_spec` JSON: what the consumer needs to run without the catalog.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct JobSpec {
@@ -254,14 +265,7 @@ fn put(txn: &mut dyn Transaction, j: &JobRow) -> SqlResult<()> {
 
 /// Register a new job generation for `ix` on `t` (CREATE INDEX).
 pub fn register_job(txn: &mut dyn Transaction, t: &TableDef, ix: &IndexDef) -> SqlResult<JobKey> {
-    let job_id = ix
-        .job_id
-        .ok_or_else(|| SqlError::internal("index without job id"))?;
-    let key = JobKey {
-        table_id: t.id,
-        job_name: job_name(&ix.name),
-        job_id,
-    };
+    let key = JobKey::of(t, ix).ok_or_else(|| SqlError::internal("index without job id"))?;
     let spec = JobSpec::of(t, ix);
     // A synchronous index is complete when its CREATE commits (the DDL
     // writes its entries): it has no initial-build stage.

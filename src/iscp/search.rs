@@ -34,7 +34,7 @@ use tributary_storage::Transaction;
 use crate::catalog::codec::decode_row;
 use crate::catalog::{IndexDef, IndexKind, TableDef};
 use crate::error::{code, SqlError, SqlResult};
-use crate::iscp::log::{self, JobRow, STAGE_INIT};
+use crate::iscp::log::{JobRow, STAGE_INIT};
 use crate::iscp::JobKey;
 use crate::sql::expr::{eval_const, vector_arg, CExpr, FunctionHost, MatchSpec};
 use crate::sql::{Ctx, Engine, SessionState};
@@ -197,13 +197,8 @@ fn same_cols(a: &[usize], b: &[usize]) -> bool {
 }
 
 fn job_row(cx: &mut Ctx<'_>, t: &TableDef, ix: &IndexDef) -> SqlResult<Option<JobRow>> {
-    let Some(job_id) = ix.job_id else {
+    let Some(key) = JobKey::of(t, ix) else {
         return Ok(None);
-    };
-    let key = JobKey {
-        table_id: t.id,
-        job_name: log::job_name(&ix.name),
-        job_id,
     };
     // Read the job row fresh (not at the query snapshot): the index cache
     // reflects the latest durable state.

@@ -218,13 +218,8 @@ fn drop_index_parts(
     ix: &IndexDef,
     dropped: &mut Vec<Dropped>,
 ) -> SqlResult<()> {
-    match ix.job_id {
-        Some(job_id) => {
-            let key = iscp::JobKey {
-                table_id: t.id,
-                job_name: iscp::job_name(&ix.name),
-                job_id,
-            };
+    match iscp::JobKey::of(t, ix) {
+        Some(key) => {
             iscp::log::mark_canceling(cx.txn, &key)?;
             dropped.push(Dropped::Job(key));
         }

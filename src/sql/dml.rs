@@ -18,7 +18,7 @@ use crate::catalog::schema::coerce_to_column;
 use crate::catalog::{self, IndexKind, TableDef, SYSTEM_DB, SYS_AUTOINC};
 use crate::error::{code, SqlError, SqlResult};
 use crate::iscp::live;
-use crate::iscp::log::JobSpec;
+use crate::iscp::log::{JobKey, JobSpec};
 use crate::sql::access::{self, btree_entry_key};
 use crate::sql::expr::{eval_const, ident_name, object_parts, truth, Compiler, EvalCtx, Scope};
 use crate::sql::host::SessionHost;
@@ -122,7 +122,7 @@ fn sync_live_entry(
     key: &[u8],
     new_vals: Option<&[Value]>,
 ) -> SqlResult<()> {
-    let Some(job_id) = ix.job_id else {
+    let Some(job) = JobKey::of(t, ix) else {
         return Err(SqlError::internal(format!(
             "index {} has no ISCP job",
             ix.name
@@ -133,13 +133,8 @@ fn sync_live_entry(
         Some(v) => cx.txn.put(ix.storage_id, &ek, live::encode_entry(v))?,
         None => cx.txn.delete(ix.storage_id, &ek)?,
     };
-    if !cx.session.sync_jobs.iter().any(|(k, _)| k.job_id == job_id) {
-        let k = crate::iscp::JobKey {
-            table_id: t.id,
-            job_name: crate::iscp::job_name(&ix.name),
-            job_id,
-        };
-        cx.session.sync_jobs.push((k, JobSpec::of(t, ix)));
+    if !cx.session.sync_jobs.iter().any(|(k, _)| *k == job) {
+        cx.session.sync_jobs.push((job, JobSpec::of(t, ix)));
     }
     Ok(())
 }
