@@ -377,20 +377,25 @@ fn finish(
     };
     match &out {
         Outcome::Committed { .. } => {
-            iscp.note_committed(j.key.job_id, j.status.iterations + 1);
-            iscp.notify_progress();
             let low = new_wm.and_then(|w| consumer_for(&j.spec.kind).retain_from(iscp, j, w));
-            if let Some(low) = low {
-                iscp.storage.set_consumer_watermark(
-                    &consumer_name(j.key.job_id),
-                    j.key.table_id,
-                    low,
-                );
-            }
+            unit_committed(iscp, j, low);
         }
         _ => iscp.invalidate(j.key.job_id),
     }
     out
+}
+
+/// Bookkeeping after any unit of `j` committed: this runner's iteration
+/// count, waiters on job progress, and — when `retain_from` is given — the
+/// job's change-log registration on its source.
+fn unit_committed(iscp: &Iscp, j: &JobRow, retain_from: Option<u64>) {
+    iscp.note_committed(j.key.job_id, j.status.iterations + 1);
+    iscp.notify_progress();
+    if let Some(low) = retain_from {
+        let source = live::Source::of(j.key.table_id, &j.spec);
+        iscp.storage
+            .set_consumer_watermark(&consumer_name(j.key.job_id), source.table(), low);
+    }
 }
 
 /// Storage consumer name of a job (keeps its change log from GC).
@@ -571,11 +576,7 @@ pub async fn checkpoint_unit(iscp: &Arc<Iscp>, j: &JobRow, token: &CancellationT
             let after = g.since_base.saturating_sub(n);
             g.based_at(pos, after);
         }
-        iscp.note_committed(j.key.job_id, j.status.iterations + 1);
-        iscp.notify_progress();
-        let source = live::Source::of(j.key.table_id, &j.spec);
-        iscp.storage
-            .set_consumer_watermark(&consumer_name(j.key.job_id), source.table(), pos);
+        unit_committed(iscp, j, Some(pos));
     }
     out
 }

@@ -200,14 +200,23 @@ impl Iscp {
     /// Cached index for a consumer, reloaded when it does not match the
     /// job's durable state.
     pub fn live_for_consumer(&self, j: &JobRow) -> SqlResult<LiveHandle> {
-        if let Some(h) = self.live.lock().get(&j.key.job_id).cloned() {
-            let ok = h.read().iteration == j.status.iterations;
-            if ok {
+        self.cached_or_load(&j.key, &j.spec, |g| g.iteration == j.status.iterations)
+    }
+
+    /// The cached index of `key` if `usable`, else a fresh load (cached).
+    fn cached_or_load(
+        &self,
+        key: &JobKey,
+        spec: &log::JobSpec,
+        usable: impl Fn(&LiveEntry) -> bool,
+    ) -> SqlResult<LiveHandle> {
+        if let Some(h) = self.cached(key.job_id) {
+            if usable(&h.read()) {
                 return Ok(h);
             }
         }
-        let h = self.load_live(&j.key, &j.spec)?;
-        self.cache(j.key.job_id, &h);
+        let h = self.load_live(key, spec)?;
+        self.cache(key.job_id, &h);
         Ok(h)
     }
 
@@ -260,15 +269,7 @@ impl Iscp {
         upto: u64,
         publish: bool,
     ) -> SqlResult<LiveHandle> {
-        let cached = self.live.lock().get(&key.job_id).cloned();
-        let h = match cached {
-            Some(h) => h,
-            None => {
-                let h = self.load_live(key, spec)?;
-                self.cache(key.job_id, &h);
-                h
-            }
-        };
+        let h = self.cached_or_load(key, spec, |_| true)?;
         let current = |g: &LiveEntry| g.watermark >= upto && !(publish && g.index.has_pending());
         if current(&h.read()) {
             return Ok(h);
@@ -317,21 +318,16 @@ impl Iscp {
     /// covers with its exact tail — see [`LiveEntry::view_ts`]), else a
     /// fresh load from the hidden table (any CN can serve searches).
     pub fn live_for_search(&self, row: &JobRow) -> SqlResult<LiveHandle> {
-        if let Some(h) = self.live.lock().get(&row.key.job_id).cloned() {
-            if h.read().iteration >= row.status.iterations {
-                return Ok(h);
-            }
-        }
-        let h = self.load_live(&row.key, &row.spec)?;
-        self.cache(row.key.job_id, &h);
-        Ok(h)
+        self.cached_or_load(&row.key, &row.spec, |g| {
+            g.iteration >= row.status.iterations
+        })
     }
 
     /// A consumer's commit succeeded: publish the staged changes, after
     /// which memory equals the durable state. A failed publish drops the
     /// cached index (the next use reloads it from the hidden table).
     pub fn live_committed(&self, job_id: u64) {
-        let Some(h) = self.live.lock().get(&job_id).cloned() else {
+        let Some(h) = self.cached(job_id) else {
             return;
         };
         let mut g = h.write();
