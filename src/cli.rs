@@ -19,7 +19,7 @@ use crate::db::{split_statements, Database};
 use crate::server::auth::UserSpec;
 use crate::server::http::AdminServer;
 use crate::server::{MysqlServer, ServerOptions};
-use crate::types::{ColumnKind, QueryResult};
+use crate::types::QueryResult;
 
 /// Tributary: an embedded-first SQL database with asynchronous indexes.
 #[derive(Debug, Parser)]
@@ -42,9 +42,10 @@ pub struct ServeArgs {
     /// Data directory.
     #[arg(long, default_value = "./tributary-data")]
     pub data: PathBuf,
-    /// MySQL listen address (port 0 picks a free port).
+    /// MySQL listen address `host:port` (host names are resolved; port 0
+    /// picks a free port).
     #[arg(long, default_value = "127.0.0.1:6001")]
-    pub listen: SocketAddr,
+    pub listen: String,
     /// Extra user as NAME:PASSWORD (repeatable); `root:PW` sets root's password.
     #[arg(long = "user", value_name = "NAME:PASSWORD")]
     pub users: Vec<UserSpec>,
@@ -483,7 +484,10 @@ pub fn format_batch(r: &QueryResult) -> String {
             if i > 0 {
                 s.push('\t');
             }
-            match row.get(i).and_then(|v| v.to_text()) {
+            match row
+                .get(i)
+                .and_then(|v| crate::types::format_value(v, r.columns[i].kind))
+            {
                 Some(t) => batch_escape(&t, &mut s),
                 None => s.push_str("NULL"),
             }
@@ -526,7 +530,7 @@ pub fn format_table(r: &QueryResult) -> String {
             (0..r.columns.len())
                 .map(|i| {
                     row.get(i)
-                        .and_then(|v| v.to_text())
+                        .and_then(|v| crate::types::format_value(v, r.columns[i].kind))
                         .unwrap_or_else(|| "NULL".into())
                 })
                 .collect()
@@ -571,7 +575,7 @@ pub fn format_table(r: &QueryResult) -> String {
     for row in &cells {
         s.push('|');
         for ((cell, w), c) in row.iter().zip(&widths).zip(&r.columns) {
-            let right = matches!(c.kind, ColumnKind::Int | ColumnKind::Float);
+            let right = c.kind.is_numeric();
             s.push(' ');
             s.push_str(&pad(cell, *w, right));
             s.push_str(" |");
@@ -589,7 +593,7 @@ pub fn format_table(r: &QueryResult) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::types::{Column, Value};
+    use crate::types::{Column, ColumnKind, Value};
 
     fn sample() -> QueryResult {
         QueryResult {

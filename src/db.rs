@@ -129,6 +129,11 @@ impl Session {
         self.state.privileged = privileged;
     }
 
+    /// Set the id `CONNECTION_ID()` returns (the server's connection id).
+    pub fn set_connection_id(&mut self, id: u32) {
+        self.state.connection_id = id;
+    }
+
     /// The authenticated user.
     pub fn user(&self) -> &str {
         &self.state.user
@@ -149,11 +154,33 @@ impl Session {
     pub fn in_transaction(&self) -> bool {
         self.state.txn.is_some()
     }
+
+    /// Whether autocommit is on (`SET autocommit = 0` turns it off).
+    pub fn autocommit(&self) -> bool {
+        self.state.autocommit
+    }
+
+    /// The columns of `table` (in the current database) as
+    /// `(name, SQL type as DESCRIBE prints it)`: what COM_FIELD_LIST sends.
+    /// 1146 for a missing table, 1046 without a current database.
+    pub fn table_columns(&mut self, table: &str) -> SqlResult<Vec<(String, String)>> {
+        let r = self.execute(&format!("DESCRIBE `{}`", table.replace('`', "``")))?;
+        let text = |v: Option<&crate::types::Value>| {
+            v.and_then(crate::types::Value::to_text).unwrap_or_default()
+        };
+        Ok(r.rows
+            .iter()
+            .map(|row| (text(row.first()), text(row.get(1))))
+            .collect())
+    }
 }
 
 /// Split a script into statements on `;`, honouring quotes and comments.
 /// Empty statements are dropped.
 pub fn split_statements(sql: &str) -> Vec<String> {
+    // Executable comments (`/*!40101 SET NAMES utf8mb4 */`) are statement
+    // text, not comments: expand them before comments are dropped.
+    let sql = &*crate::sql::parse::expand_versioned_comments(sql);
     let mut out = Vec::new();
     let mut cur = String::new();
     let mut chars = sql.chars().peekable();

@@ -22,6 +22,7 @@ pub mod code {
     pub const NO_DB: u16 = 1046;
     pub const DUP_KEYNAME: u16 = 1061;
     pub const CANT_DROP_FIELD_OR_KEY: u16 = 1091;
+    pub const KEY_DOES_NOT_EXIST: u16 = 1176;
     pub const DATA_TOO_LONG: u16 = 1406;
     pub const BAD_NULL: u16 = 1048;
     pub const TRUNCATED_WRONG_VALUE: u16 = 1292;
@@ -121,6 +122,7 @@ pub fn sqlstate_for(code: u16) -> &'static str {
         DB_CREATE_EXISTS | DB_DROP_EXISTS => "HY000",
         DUP_KEYNAME => "42000",
         CANT_DROP_FIELD_OR_KEY => "42000",
+        KEY_DOES_NOT_EXIST => "42000",
         DATA_TOO_LONG => "22001",
         TRUNCATED_WRONG_VALUE => "22007",
         WRONG_VALUE_COUNT => "21S01",
@@ -140,6 +142,16 @@ pub fn sqlstate_for(code: u16) -> &'static str {
         TOO_MANY_CONNECTIONS => "08004",
         QUERY_INTERRUPTED => "70100",
         INCORRECT_VALUE => "HY000",
+        FT_MATCHING_KEY_NOT_FOUND => "HY000",
+        1264 | 1690 => "22003",
+        1792 => "25006",
+        1366 => "HY000",
+        1300 => "HY000",
+        1426 | 1427 => "42000",
+        1065 => "42000",
+        1047 => "08S01",
+        1243 => "HY000",
+        1390 => "HY000",
         _ => "HY000",
     }
 }
@@ -149,6 +161,7 @@ impl From<StorageError> for SqlError {
         let code = match &e {
             StorageError::Deadlock => code::LOCK_DEADLOCK,
             StorageError::LockWaitTimeout => code::LOCK_WAIT_TIMEOUT,
+            StorageError::ReadOnly => 1792,
             _ => code::UNKNOWN_ERROR,
         };
         SqlError::new(code, e.to_string())

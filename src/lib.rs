@@ -15,6 +15,10 @@ pub mod server;
 pub mod sql;
 pub mod types;
 
+/// The version string the server reports (handshake, `VERSION()`,
+/// `@@version`): MySQL 8.0.36 compatible, then Tributary's own version.
+pub const SERVER_VERSION: &str = concat!("8.0.36-tributary-", env!("CARGO_PKG_VERSION"));
+
 pub use config::Config;
 pub use db::{Database, Session};
 pub use error::{SqlError, SqlResult};

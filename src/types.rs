@@ -23,7 +23,24 @@ pub enum DataType {
     VecF32(u32),
     /// VECF64(n)
     VecF64(u32),
+    /// TINYINT / SMALLINT / MEDIUMINT (signed or not) and INT / BIGINT
+    /// UNSIGNED: an integer of `bits` bits, range-checked on write. Values
+    /// are `Value::Int`; BIGINT UNSIGNED values above i64::MAX are refused.
+    Integer {
+        bits: u8,
+        unsigned: bool,
+    },
+    /// DATE: `Value::DateTime` at midnight.
+    Date,
+    /// DECIMAL(precision, scale), precision ≤ [`MAX_DECIMAL_PRECISION`]:
+    /// `Value::Float` holding the value rounded to `scale` digits, printed
+    /// with exactly `scale` fractional digits.
+    Decimal(u8, u8),
 }
+
+/// Largest DECIMAL precision held exactly (an f64 carries 15 significant
+/// decimal digits); a wider DECIMAL is refused rather than approximated.
+pub const MAX_DECIMAL_PRECISION: u8 = 15;
 
 impl DataType {
     /// SQL spelling, as SHOW CREATE TABLE and DESCRIBE print it.
@@ -39,7 +56,31 @@ impl DataType {
             DataType::DateTime => "DATETIME".into(),
             DataType::VecF32(n) => format!("VECF32({n})"),
             DataType::VecF64(n) => format!("VECF64({n})"),
+            DataType::Integer { bits, unsigned } => {
+                let base = match bits {
+                    8 => "TINYINT",
+                    16 => "SMALLINT",
+                    24 => "MEDIUMINT",
+                    32 => "INT",
+                    _ => "BIGINT",
+                };
+                if *unsigned {
+                    format!("{base} UNSIGNED")
+                } else {
+                    base.into()
+                }
+            }
+            DataType::Date => "DATE".into(),
+            DataType::Decimal(p, s) => format!("DECIMAL({p},{s})"),
         }
+    }
+
+    /// Whether values of this type are integers (AUTO_INCREMENT allowed).
+    pub fn is_integer(&self) -> bool {
+        matches!(
+            self,
+            DataType::Int | DataType::BigInt | DataType::Integer { .. }
+        )
     }
 
     /// Whether values of this type are vectors.
@@ -80,9 +121,10 @@ impl Value {
             (_, Null) => Ordering::Greater,
             (Bool(a), Bool(b)) => a.cmp(b),
             (Int(a), Int(b)) => a.cmp(b),
-            (Int(a), Float(b)) => (*a as f64).total_cmp(b),
-            (Float(a), Int(b)) => a.total_cmp(&(*b as f64)),
-            (Float(a), Float(b)) => a.total_cmp(b),
+            // `+ 0.0` folds -0.0 into 0.0: they are one SQL value.
+            (Int(a), Float(b)) => (*a as f64).total_cmp(&(b + 0.0)),
+            (Float(a), Int(b)) => (a + 0.0).total_cmp(&(*b as f64)),
+            (Float(a), Float(b)) => (a + 0.0).total_cmp(&(b + 0.0)),
             (Bool(a), Int(b)) => (*a as i64).cmp(b),
             (Int(a), Bool(b)) => a.cmp(&(*b as i64)),
             (Text(a), Text(b)) => a.cmp(b),
@@ -236,13 +278,120 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
     (if m <= 2 { y + 1 } else { y }, m, d)
 }
 
-/// The type a result column reports to clients.
+/// The type a result column reports to clients (MySQL column type in the
+/// wire protocol's column definition).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ColumnKind {
+    /// BIGINT (MYSQL_TYPE_LONGLONG).
     Int,
+    /// DOUBLE.
     Float,
+    /// VARCHAR / TEXT (utf8mb4).
     Text,
+    /// DATETIME(6 when fractional).
     DateTime,
+    /// DATE (values are `DateTime` at midnight; printed `YYYY-MM-DD`).
+    Date,
+    /// DECIMAL(precision, scale) (MYSQL_TYPE_NEWDECIMAL; values printed
+    /// with exactly `scale` digits after the point).
+    Decimal { precision: u8, scale: u8 },
+    /// A vector (VECF32/VECF64), sent as its text form.
+    Vector,
+}
+
+/// A value's text form as a column of `kind` is sent and printed: DATE as
+/// `YYYY-MM-DD`, DECIMAL with exactly its scale's digits; `None` for NULL.
+pub fn format_value(v: &Value, kind: ColumnKind) -> Option<String> {
+    match (kind, v) {
+        (_, Value::Null) => None,
+        (ColumnKind::Date, Value::DateTime(us)) => {
+            let mut s = format_datetime(*us);
+            s.truncate(10);
+            Some(s)
+        }
+        (ColumnKind::Decimal { scale, .. }, Value::Float(f)) => Some(format_decimal(*f, scale)),
+        (ColumnKind::Decimal { scale, .. }, Value::Int(i)) => Some(if scale == 0 {
+            i.to_string()
+        } else {
+            format!("{i}.{}", "0".repeat(usize::from(scale)))
+        }),
+        _ => v.to_text(),
+    }
+}
+
+/// `x` with exactly `scale` fractional digits, rounded half away from zero
+/// on its shortest decimal form (so 1.005 → "1.01", as DECIMAL does).
+pub fn format_decimal(x: f64, scale: u8) -> String {
+    let s = round_decimal_text(&format_float_plain(x), scale);
+    if s.starts_with('-') && s[1..].bytes().all(|b| b == b'0' || b == b'.') {
+        s[1..].to_string()
+    } else {
+        s
+    }
+}
+
+/// Shortest round-trip decimal form of `x` without an exponent.
+fn format_float_plain(x: f64) -> String {
+    let s = format!("{x}");
+    if !s.contains(['e', 'E']) {
+        return s;
+    }
+    // Rust's Display never uses exponents for f64, but be safe.
+    format!("{x:.17}")
+}
+
+/// Round a plain decimal string (`-12.3456`) to `scale` fractional digits,
+/// half away from zero, padding with zeros.
+pub fn round_decimal_text(s: &str, scale: u8) -> String {
+    let (neg, body) = match s.strip_prefix('-') {
+        Some(b) => (true, b),
+        None => (false, s),
+    };
+    let (int, frac) = body.split_once('.').unwrap_or((body, ""));
+    let scale = usize::from(scale);
+    let mut digits: Vec<u8> = int
+        .bytes()
+        .chain(frac.bytes().chain(std::iter::repeat(b'0')).take(scale))
+        .collect();
+    let round_up = frac.as_bytes().get(scale).is_some_and(|d| *d >= b'5');
+    if round_up {
+        let mut i = digits.len();
+        loop {
+            if i == 0 {
+                digits.insert(0, b'1');
+                break;
+            }
+            i -= 1;
+            if digits[i] == b'9' {
+                digits[i] = b'0';
+            } else {
+                digits[i] += 1;
+                break;
+            }
+        }
+    }
+    let split = digits.len() - scale;
+    let mut out = String::with_capacity(digits.len() + 2);
+    if neg {
+        out.push('-');
+    }
+    let int_part = std::str::from_utf8(&digits[..split]).unwrap_or("0");
+    out.push_str(if int_part.is_empty() { "0" } else { int_part });
+    if scale > 0 {
+        out.push('.');
+        out.push_str(std::str::from_utf8(&digits[split..]).unwrap_or(""));
+    }
+    out
+}
+
+impl ColumnKind {
+    /// Whether values of this kind are numbers (right-aligned in tables).
+    pub fn is_numeric(self) -> bool {
+        matches!(
+            self,
+            ColumnKind::Int | ColumnKind::Float | ColumnKind::Decimal { .. }
+        )
+    }
 }
 
 /// One result column.
@@ -298,6 +447,23 @@ mod tests {
         );
         assert!(parse_datetime("2024-13-01").is_none());
         assert!(parse_datetime("nonsense").is_none());
+    }
+
+    #[test]
+    fn decimal_and_date_text() {
+        assert_eq!(format_decimal(1.005, 2), "1.01");
+        assert_eq!(format_decimal(-1.005, 2), "-1.01");
+        assert_eq!(format_decimal(0.1 + 0.2, 2), "0.30");
+        assert_eq!(format_decimal(9.995, 2), "10.00");
+        assert_eq!(format_decimal(3.0, 0), "3");
+        assert_eq!(format_decimal(-0.001, 2), "0.00");
+        assert_eq!(format_decimal(12.5, 3), "12.500");
+        let d = parse_datetime("2024-02-29").map(Value::DateTime).unwrap();
+        assert_eq!(
+            format_value(&d, ColumnKind::Date).as_deref(),
+            Some("2024-02-29")
+        );
+        assert_eq!(format_value(&Value::Null, ColumnKind::Date), None);
     }
 
     #[test]

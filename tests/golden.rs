@@ -25,7 +25,11 @@ fn render(sql: &str, db: &mut tributary::Session) -> String {
                     for row in &r.rows {
                         let cells: Vec<String> = row
                             .iter()
-                            .map(|v| v.to_text().unwrap_or_else(|| "NULL".into()))
+                            .zip(&r.columns)
+                            .map(|(v, c)| {
+                                tributary::types::format_value(v, c.kind)
+                                    .unwrap_or_else(|| "NULL".into())
+                            })
                             .collect();
                         let _ = writeln!(out, "{}", cells.join("\t"));
                     }

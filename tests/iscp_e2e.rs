@@ -963,6 +963,29 @@ fn crash_during_propagation_then_restart() {
         rows.len(),
         "async B-tree entries vs table rows"
     );
+    // The consistency checker agrees, for every vector/full-text index.
+    for ix in ["idx_v", "ft", "idx_sv", "fts"] {
+        assert_index_consistent(&mut s, ix, "t");
+    }
+}
+
+/// `CHECK INDEX` reports no missing, unreachable or stale entry.
+fn assert_index_consistent(s: &mut Session, index: &str, table: &str) {
+    let r = s
+        .execute(&format!("CHECK INDEX {index} ON {table}"))
+        .unwrap_or_else(|e| panic!("CHECK INDEX {index}: {e}"));
+    let row = &r.rows[0];
+    let status = row.last().cloned();
+    assert_eq!(
+        status,
+        Some(Value::Text("OK".into())),
+        "CHECK INDEX {index}: {:?}",
+        r.columns
+            .iter()
+            .map(|c| &c.name)
+            .zip(row)
+            .collect::<Vec<_>>()
+    );
 }
 
 // ---------------------------------------------------------------- test 9

@@ -153,7 +153,8 @@ pub fn encode_key_value(out: &mut Vec<u8>, v: &Value) {
         }
         Value::Float(f) => {
             out.push(0x03);
-            let bits = f.to_bits();
+            // -0.0 and 0.0 are one value in SQL: one key.
+            let bits = (f + 0.0).to_bits();
             let ord = if bits >> 63 == 1 {
                 !bits
             } else {

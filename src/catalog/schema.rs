@@ -219,6 +219,66 @@ pub fn coerce_value(ty: &DataType, v: Value, what: &str) -> SqlResult<Value> {
             Ok(Value::Text(s))
         }
         DataType::Text => Ok(Value::Text(text_of(v))),
+        DataType::Integer { bits, unsigned } => {
+            let Value::Int(i) = coerce_value(&DataType::BigInt, v, what)? else {
+                return Err(SqlError::internal("integer coercion"));
+            };
+            let (lo, hi) = if *unsigned {
+                (0i128, (1i128 << bits) - 1)
+            } else {
+                (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
+            };
+            if i128::from(i) < lo || i128::from(i) > hi {
+                return Err(out_of_range(what));
+            }
+            Ok(Value::Int(i))
+        }
+        DataType::Date => {
+            let us = match coerce_value(&DataType::DateTime, v, what)? {
+                Value::DateTime(us) => us,
+                _ => return Err(SqlError::internal("date coercion")),
+            };
+            // MySQL keeps the date part of a datetime stored in a DATE.
+            Ok(Value::DateTime(
+                us.div_euclid(86_400_000_000) * 86_400_000_000,
+            ))
+        }
+        DataType::Decimal(p, sc) => {
+            let text = match &v {
+                Value::Int(i) => i.to_string(),
+                Value::Float(f) if f.is_finite() => crate::types::format_float(*f),
+                Value::Bool(b) => u8::from(*b).to_string(),
+                Value::Text(t) => {
+                    let t = t.trim();
+                    match t.parse::<f64>() {
+                        Ok(f) if f.is_finite() && !t.contains(['e', 'E', 'x', 'X']) => {
+                            t.trim_start_matches('+').to_string()
+                        }
+                        Ok(f) if f.is_finite() => crate::types::format_float(f),
+                        _ => return Err(bad(&v)),
+                    }
+                }
+                other => return Err(bad(other)),
+            };
+            if text.contains(['e', 'E']) {
+                return Err(out_of_range(what));
+            }
+            let rounded = crate::types::round_decimal_text(&text, *sc);
+            let int_digits = rounded
+                .trim_start_matches('-')
+                .split('.')
+                .next()
+                .unwrap_or("")
+                .trim_start_matches('0')
+                .len();
+            if int_digits > usize::from(p - sc) {
+                return Err(out_of_range(what));
+            }
+            rounded
+                .parse::<f64>()
+                .map(Value::Float)
+                .map_err(|_| bad(&v))
+        }
         DataType::DateTime => match v {
             Value::DateTime(us) => Ok(Value::DateTime(us)),
             Value::Text(ref s) => parse_datetime(s)

@@ -17,6 +17,7 @@
 //! writers and searches catch up with the index's entry log
 //! ([`Iscp::sync_catch_up`]) without any runner.
 
+pub mod check;
 pub mod consumer;
 pub mod drop;
 pub mod live;

@@ -40,6 +40,10 @@ use crate::sql::expr::{eval_const, vector_arg, CExpr, FunctionHost, MatchSpec};
 use crate::sql::{Ctx, Engine, SessionState};
 use crate::types::Value;
 
+/// Most hits one full-text search returns; a query matching more rows is
+/// answered by exact evaluation.
+const FULLTEXT_HIT_CAP: usize = 100_000;
+
 /// The HNSW beam is at least this many times k (see `fetch_candidates`).
 pub const SEARCH_BEAM_PER_K: usize = 20;
 
@@ -66,7 +70,7 @@ impl IndexPath {
     pub fn describe(&self, t: &TableDef) -> String {
         match self {
             IndexPath::Vector { index, k, fast, .. } => format!(
-                "Vector Index Search on {} using {} (hnsw, k={k}, {})",
+                "Vector Index Search on {} using {} (hnsw, k={k}, {}; exact if fewer than k pass)",
                 t.qualified(),
                 index.name,
                 freshness(index, *fast)
@@ -142,8 +146,12 @@ pub fn choose_index_path(
                             ),
                         ));
                     }
+                    // A filter is applied after the search: fetch more. If
+                    // fewer than k rows still pass, the executor re-runs
+                    // the query exactly (`select::run`), so this only
+                    // sizes the fast path.
                     let overfetch = if filter.is_some() {
-                        (k * 20).max(200)
+                        k.saturating_mul(20).max(200)
                     } else {
                         k
                     };
@@ -170,6 +178,19 @@ pub fn choose_index_path(
                 _ => None,
             };
             let Some(slot) = slot else { continue };
+            // The index yields only matching rows (score > 0): usable only
+            // when the term is not true for a row that does not match
+            // (`MATCH(..) = 0` must see every row).
+            let zeros = vec![Value::Float(0.0); matches.len()];
+            let at_zero = term.eval(&crate::sql::expr::EvalCtx {
+                row: &[],
+                aggs: &[],
+                matches: &zeros,
+                funcs: host,
+            })?;
+            if crate::sql::expr::truth(&at_zero) == Some(true) {
+                continue;
+            }
             let Some(spec) = matches.get(slot) else {
                 continue;
             };
@@ -189,6 +210,23 @@ pub fn choose_index_path(
     Ok(None)
 }
 
+/// MySQL's rule: `MATCH (cols)` needs a FULLTEXT index on exactly those
+/// columns (error 1191 otherwise) — never a silent score of 0.
+pub fn require_fulltext_indexes(t: &TableDef, matches: &[MatchSpec]) -> SqlResult<()> {
+    for spec in matches {
+        let found = t.indexes.iter().any(|ix| {
+            matches!(ix.kind, IndexKind::FullText { .. }) && same_cols(&ix.columns, &spec.columns)
+        });
+        if !found {
+            return Err(SqlError::new(
+                crate::error::code::FT_MATCHING_KEY_NOT_FOUND,
+                "Can't find FULLTEXT index matching the column list",
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn same_cols(a: &[usize], b: &[usize]) -> bool {
     let (mut x, mut y) = (a.to_vec(), b.to_vec());
     x.sort();
@@ -196,7 +234,7 @@ fn same_cols(a: &[usize], b: &[usize]) -> bool {
     x == y
 }
 
-fn job_row(cx: &mut Ctx<'_>, t: &TableDef, ix: &IndexDef) -> SqlResult<Option<JobRow>> {
+pub(crate) fn job_row(cx: &mut Ctx<'_>, t: &TableDef, ix: &IndexDef) -> SqlResult<Option<JobRow>> {
     let Some(key) = JobKey::of(t, ix) else {
         return Ok(None);
     };
@@ -206,7 +244,7 @@ fn job_row(cx: &mut Ctx<'_>, t: &TableDef, ix: &IndexDef) -> SqlResult<Option<Jo
 }
 
 /// Keys changed in `(after, upto]`, or `None` if more than `cap`.
-fn tail_keys(
+pub(crate) fn tail_keys(
     engine: &Engine,
     table: u64,
     after: u64,
@@ -233,7 +271,10 @@ fn tail_keys(
     }
 }
 
-fn all_rows(txn: &mut dyn Transaction, t: &TableDef) -> SqlResult<Vec<(Vec<u8>, Vec<Value>)>> {
+pub(crate) fn all_rows(
+    txn: &mut dyn Transaction,
+    t: &TableDef,
+) -> SqlResult<Vec<(Vec<u8>, Vec<Value>)>> {
     let rows = txn.scan(t.id, Bound::Unbounded, Bound::Unbounded, usize::MAX)?;
     rows.into_iter()
         .map(|(k, v)| {
@@ -313,14 +354,12 @@ fn tail_score(
 /// Exact MATCH scores of every row (no usable full-text index): one map
 /// per MATCH slot, key → score; rows absent from a map do not match.
 pub fn exact_match_scores(
-    engine: &Engine,
+    txn: &mut dyn Transaction,
     t: &TableDef,
     matches: &[MatchSpec],
 ) -> SqlResult<Vec<HashMap<Vec<u8>, f64>>> {
-    let mut txn = engine.storage.begin(Default::default())?;
-    let rows = all_rows(txn.as_mut(), t);
-    txn.rollback();
-    let rows = rows?;
+    // The statement's own snapshot (its transaction's writes included).
+    let rows = all_rows(txn, t)?;
     let mut out = Vec::new();
     for spec in matches {
         let parser = t
@@ -377,7 +416,7 @@ pub fn fetch_candidates(
         let scores = if matches.is_empty() {
             Vec::new()
         } else {
-            exact_match_scores(cx.engine, t, matches)?
+            exact_match_scores(cx.txn, t, matches)?
         };
         Ok(rows
             .into_iter()
@@ -445,9 +484,15 @@ pub fn fetch_candidates(
             // A beam of at least SEARCH_BEAM_PER_K·k: HNSW recall on hard
             // (uniform, high-dimensional) data needs a wider beam than the
             // index's EF_SEARCH; candidates are re-ranked exactly anyway.
-            let ef = want.max(k * SEARCH_BEAM_PER_K);
+            // Both bounded by the index size: a huge LIMIT must never
+            // reach the library as a capacity request.
+            let size = vx.len().max(1);
+            let want = want.min(size);
+            let ef = want
+                .max(k.saturating_mul(SEARCH_BEAM_PER_K))
+                .min(size.max(64));
             let hits = vx
-                .search_with_ef(query, want.min(vx.len().max(1)), ef)
+                .search_with_ef(query, want, ef)
                 .map_err(|e| SqlError::internal(format!("vector search: {e}")))?;
             let pks: Vec<Vec<u8>> = hits
                 .iter()
@@ -470,9 +515,17 @@ pub fn fetch_candidates(
             } else {
                 MatchMode::Natural
             };
-            let hits = fx.search(&spec.query, mode, 100_000).map_err(|e| {
-                SqlError::new(code::WRONG_ARGUMENTS, format!("full-text query: {e}"))
-            })?;
+            let hits = fx
+                .search(&spec.query, mode, FULLTEXT_HIT_CAP)
+                .map_err(|e| {
+                    SqlError::new(code::WRONG_ARGUMENTS, format!("full-text query: {e}"))
+                })?;
+            if hits.len() >= FULLTEXT_HIT_CAP {
+                // More matches than one search returns: never truncate an
+                // answer, evaluate exactly instead.
+                drop(g);
+                return exact(cx);
+            }
             let scored: Vec<(Vec<u8>, f64)> = hits
                 .iter()
                 .filter_map(|(label, s)| {

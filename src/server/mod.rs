@@ -3,52 +3,69 @@
 //! This module owns the listening socket, the connection limit, per
 //! connection tasks and graceful shutdown. Every spawned task is owned by a
 //! [`TaskTracker`] and joined; shutdown is driven by one
-//! [`CancellationToken`]. It never executes SQL itself (see [`mysql`]) and
-//! never blocks the async runtime on the engine.
+//! [`CancellationToken`]. It never executes SQL itself (see [`conn`]) and
+//! never blocks the async runtime on the engine. The protocol is our own
+//! ([`protocol`]), following MySQL 8's documented client/server protocol.
 //!
 //! Protocol behaviour (documented deviations from MySQL):
 //! * A COM_QUERY with several statements is split with
 //!   [`crate::db::split_statements`] and executed in order, stopping at the
-//!   first error; every statement's result is sent (multi-results), the
-//!   failing one as an error packet. This happens whether or not the client
-//!   asked for `CLIENT_MULTI_STATEMENTS`.
+//!   first error; every statement's result is sent (multi-results, flagged
+//!   with `SERVER_MORE_RESULTS_EXISTS`), the failing one as an error
+//!   packet. This happens whether or not the client asked for
+//!   `CLIENT_MULTI_STATEMENTS`; only `COM_SET_OPTION(MULTI_STATEMENTS_OFF)`
+//!   turns it off (then several statements are error 1064).
 //! * `max_allowed_packet`: a client packet larger than the limit gets error
 //!   1153 and the connection is closed (as MySQL does). The rest of the
 //!   oversized packet is drained (bounded in bytes and time) first so the
 //!   client can read the error instead of a reset.
-//! * OK packets carry affected rows and last insert id; opensrv-mysql 0.7
-//!   always encodes a warning count of 0.
-//! * Prepared statements report their result columns at execute time only.
+//! * Every OK and EOF packet carries the real server status
+//!   (`SERVER_STATUS_IN_TRANS`, `SERVER_STATUS_AUTOCOMMIT`,
+//!   `SERVER_MORE_RESULTS_EXISTS`) and warning count; `CLIENT_DEPRECATE_EOF`
+//!   is honoured when the client asks for it.
+//! * Authentication is `mysql_native_password` only: a client asking for
+//!   another plugin (e.g. `caching_sha2_password`) gets an
+//!   AuthSwitchRequest. No TLS, compression or `LOAD DATA LOCAL`.
+//! * Prepared statements report their parameter count at prepare time and
+//!   their result columns at execute time only; no server-side cursors
+//!   (COM_STMT_FETCH is error 1047). Bound values are substituted into the
+//!   statement text as literals ([`params`]).
+//! * COM_PROCESS_KILL and the other legacy commands (COM_CREATE_DB,
+//!   COM_REFRESH, replication, …) are error 1047 "Unknown command"; the
+//!   connection stays open.
+//! * COM_STATISTICS reports uptime, connections and questions; slow
+//!   queries, opens and open tables are always 0.
 
 pub mod auth;
+pub mod conn;
 pub mod http;
-pub mod mysql;
 pub mod params;
-pub mod wire;
+pub mod protocol;
 
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use opensrv_mysql::{AsyncMysqlIntermediary, IntermediaryOptions};
-use parking_lot::Mutex;
 use thiserror::Error;
-use tokio::io::{AsyncReadExt, AsyncWriteExt, BufWriter};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::db::Database;
-use crate::error::code;
 use auth::{UserSpec, UserTable};
-use wire::{HandshakeWriter, LimitReader};
+use conn::{Activity, ConnError};
+use protocol::codes::{self, WireError};
+use protocol::packet::{PacketReader, PacketWriter};
 
 /// Server settings.
 #[derive(Debug, Clone)]
 pub struct ServerOptions {
-    pub listen: SocketAddr,
+    /// `host:port`; a host name (`localhost:6001`) is resolved at bind
+    /// time and the first address that binds is used.
+    pub listen: String,
     pub users: Vec<UserSpec>,
     /// Concurrent connections; more get error 1040. Default 151 (MySQL's).
     pub max_connections: usize,
@@ -61,7 +78,7 @@ pub struct ServerOptions {
 impl Default for ServerOptions {
     fn default() -> Self {
         ServerOptions {
-            listen: SocketAddr::from(([127, 0, 0, 1], 6001)),
+            listen: "127.0.0.1:6001".to_string(),
             users: Vec::new(),
             max_connections: 151,
             max_allowed_packet: 64 << 20,
@@ -78,6 +95,8 @@ pub enum ServerError {
         addr: String,
         source: std::io::Error,
     },
+    #[error("cannot resolve listen address {addr}: {reason}")]
+    Resolve { addr: String, reason: String },
     #[error("admin endpoint {0} is not a loopback address; pass --admin-allow-remote to allow it")]
     RemoteAdmin(SocketAddr),
     #[error("admin HTTP server failed: {0}")]
@@ -90,13 +109,15 @@ pub struct Shared {
     pub(crate) users: UserTable,
     max_allowed_packet: usize,
     shutdown_grace: Duration,
+    /// For COM_STATISTICS.
+    started: Instant,
+    questions: AtomicU64,
+    connections: AtomicUsize,
 }
 
 /// Bytes drained after an oversized packet before closing, and for how long.
 const OVERSIZE_DRAIN_BYTES: usize = 64 << 20;
 const OVERSIZE_DRAIN_TIME: Duration = Duration::from_secs(2);
-/// Output buffer per connection (rows are batched into it).
-const WRITE_BUFFER: usize = 64 << 10;
 /// Bound on writing a refusal/error to a client that does not read.
 const ERROR_WRITE_TIMEOUT: Duration = Duration::from_secs(2);
 
@@ -108,15 +129,9 @@ pub struct MysqlServer {
 }
 
 impl MysqlServer {
-    /// Bind the listening socket.
+    /// Bind the listening socket (resolving a host name first).
     pub async fn bind(db: Database, opts: ServerOptions) -> Result<MysqlServer, ServerError> {
-        let listener =
-            TcpListener::bind(opts.listen)
-                .await
-                .map_err(|source| ServerError::Bind {
-                    addr: opts.listen.to_string(),
-                    source,
-                })?;
+        let listener = bind_listener(&opts.listen).await?;
         Ok(MysqlServer {
             listener,
             shared: Arc::new(Shared {
@@ -124,6 +139,9 @@ impl MysqlServer {
                 users: UserTable::new(&opts.users),
                 max_allowed_packet: opts.max_allowed_packet,
                 shutdown_grace: opts.shutdown_grace,
+                started: Instant::now(),
+                questions: AtomicU64::new(0),
+                connections: AtomicUsize::new(0),
             }),
             max_connections: opts.max_connections,
         })
@@ -184,19 +202,55 @@ impl MysqlServer {
     }
 }
 
+/// Resolve `addr` (`host:port`, host names allowed) and bind the first
+/// address that works.
+async fn bind_listener(addr: &str) -> Result<TcpListener, ServerError> {
+    let addrs: Vec<SocketAddr> = tokio::net::lookup_host(addr)
+        .await
+        .map_err(|e| ServerError::Resolve {
+            addr: addr.to_string(),
+            reason: e.to_string(),
+        })?
+        .collect();
+    let mut last = None;
+    for a in &addrs {
+        match TcpListener::bind(a).await {
+            Ok(l) => return Ok(l),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(match last {
+        Some(source) => ServerError::Bind {
+            addr: addr.to_string(),
+            source,
+        },
+        None => ServerError::Resolve {
+            addr: addr.to_string(),
+            reason: "no addresses".to_string(),
+        },
+    })
+}
+
 /// Send error 1040 as the first packet and close.
 async fn refuse(mut stream: TcpStream) {
-    let pkt = wire::error_packet(
+    let pkt = codes::error_frame(
         0,
-        code::TOO_MANY_CONNECTIONS,
-        "08004",
-        "Too many connections",
+        &WireError::new(codes::TOO_MANY_CONNECTIONS, "Too many connections"),
     );
     let _ = tokio::time::timeout(ERROR_WRITE_TIMEOUT, async {
         stream.write_all(&pkt).await?;
         stream.shutdown().await
     })
     .await;
+}
+
+/// Counts a connection in [`Shared::connections`] while alive.
+struct Counted(Arc<Shared>);
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        self.0.connections.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 async fn handle_connection(
@@ -208,35 +262,22 @@ async fn handle_connection(
     _permit: OwnedSemaphorePermit,
 ) {
     let _ = stream.set_nodelay(true);
-    let db = shared.db.clone();
-    let session = match tokio::task::spawn_blocking(move || db.session()).await {
-        Ok(s) => s,
-        Err(e) => {
-            tracing::error!(conn = id, error = %e, "cannot create session");
-            return;
-        }
-    };
+    shared.connections.fetch_add(1, Ordering::Relaxed);
+    let _counted = Counted(shared.clone());
     let (rd, wr) = stream.into_split();
-    let auth_failure: wire::AuthFailureSlot = Arc::new(Mutex::new(None));
-    let activity = Arc::new(mysql::Activity::default());
-    let mut reader = LimitReader::new(rd, shared.max_allowed_packet);
-    let mut writer =
-        BufWriter::with_capacity(WRITE_BUFFER, HandshakeWriter::new(wr, auth_failure.clone()));
-    let conn = mysql::Connection::new(
-        shared.clone(),
-        session,
-        id,
-        peer.ip().to_string(),
-        auth_failure,
-        activity.clone(),
-    );
-    let opts = IntermediaryOptions {
-        process_use_statement_on_query: true,
-        reject_connection_on_dbname_absence: false,
-    };
+    let activity = Arc::new(Activity::default());
+    let mut reader = PacketReader::new(rd, shared.max_allowed_packet);
+    let mut writer = PacketWriter::new(wr);
     tracing::debug!(conn = id, %peer, "connected");
     let result = {
-        let run = AsyncMysqlIntermediary::run_with_options(conn, &mut reader, &mut writer, &opts);
+        let run = conn::run(
+            shared.clone(),
+            id,
+            peer,
+            &mut reader,
+            &mut writer,
+            activity.clone(),
+        );
         tokio::pin!(run);
         tokio::select! {
             r = &mut run => Some(r),
@@ -257,33 +298,27 @@ async fn handle_connection(
     };
     match result {
         Some(Ok(())) => tracing::debug!(conn = id, "disconnected"),
-        Some(Err(e)) => {
-            if let Some(o) = reader.oversize() {
-                tracing::info!(conn = id, size = o.size, "packet too large");
-                let pkt = wire::error_packet(
-                    o.seq.wrapping_add(1),
-                    code::NET_PACKET_TOO_LARGE,
-                    "08S01",
-                    "Got a packet bigger than 'max_allowed_packet' bytes",
-                );
-                let _ = tokio::time::timeout(ERROR_WRITE_TIMEOUT, async {
-                    writer.write_all(&pkt).await?;
-                    writer.flush().await
-                })
-                .await;
-                drain(reader.inner_mut(), o.unread).await;
-            } else {
-                tracing::debug!(conn = id, error = %e, "connection ended");
-            }
+        Some(Err(ConnError::TooLarge { seq, size, unread })) => {
+            tracing::info!(conn = id, size, "packet too large");
+            writer.set_seq(seq.wrapping_add(1));
+            let e = WireError::new(
+                codes::NET_PACKET_TOO_LARGE,
+                "Got a packet bigger than 'max_allowed_packet' bytes",
+            );
+            let _ = tokio::time::timeout(ERROR_WRITE_TIMEOUT, async {
+                writer.write(&e.payload()).await?;
+                writer.flush().await
+            })
+            .await;
+            drain(reader.inner_mut(), unread).await;
         }
-        None => {
-            // Closed for shutdown between commands: flush what was written.
-            let _ = tokio::time::timeout(ERROR_WRITE_TIMEOUT, writer.flush()).await;
-        }
+        Some(Err(e)) => tracing::debug!(conn = id, error = %e, "connection ended"),
+        None => {}
     }
+    // Flush what was written (a final error, or the last response when
+    // closing for shutdown between commands) and close.
     let _ = tokio::time::timeout(ERROR_WRITE_TIMEOUT, writer.shutdown()).await;
 }
-
 /// Read and discard up to `unread` (bounded) bytes so that closing does not
 /// reset the connection before the client read our error.
 async fn drain<R: tokio::io::AsyncRead + Unpin>(r: &mut R, unread: usize) {

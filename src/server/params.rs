@@ -3,8 +3,8 @@
 //!
 //! This module owns the text rewriting of a prepared statement into the
 //! single statement the engine executes. It never executes SQL and never
-//! touches the wire: the MySQL layer converts opensrv's borrowed parameter
-//! values into [`Param`] first.
+//! touches the wire: [`super::protocol::command`] decodes binary-protocol
+//! parameters into [`Param`] first.
 
 use thiserror::Error;
 

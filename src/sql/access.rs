@@ -15,7 +15,7 @@ use crate::catalog::schema::coerce_value;
 use crate::catalog::{IndexKind, TableDef};
 use crate::error::{SqlError, SqlResult};
 use crate::sql::expr::{eval_const, BinOp, CExpr, FunctionHost};
-use crate::types::Value;
+use crate::types::{DataType, Value};
 
 /// How rows are fetched.
 #[derive(Debug, Clone, PartialEq)]
@@ -82,7 +82,16 @@ fn column_bounds(t: &TableDef, filter: Option<&CExpr>, host: &dyn FunctionHost) 
                 return None;
             }
             let c = t.columns.get(col)?;
-            coerce_value(&c.ty, v, &c.name).ok()
+            // A text column compared with a number compares as numbers
+            // ('05' = 5): no key range can express that.
+            if matches!(c.ty, DataType::Varchar(_) | DataType::Text) && !matches!(v, Value::Text(_))
+            {
+                return None;
+            }
+            let k = coerce_value(&c.ty, v.clone(), &c.name).ok()?;
+            // A bound is usable only if coercion kept the value: `id > 606.5`
+            // must not become `id > 607`.
+            (crate::sql::expr::sql_cmp(&v, &k) == Some(std::cmp::Ordering::Equal)).then_some(k)
         };
         match term {
             CExpr::Bin(op, l, r) => {

@@ -266,9 +266,65 @@ fn drop_tables(
     Ok(r)
 }
 
+/// The CREATE INDEX statement that re-creates index `ix` of `t` (REINDEX).
+pub fn spec_of(t: &TableDef, ix: &IndexDef) -> IndexSpec {
+    let mut spec = IndexSpec {
+        name: ix.name.clone(),
+        table: Name {
+            db: Some(t.db.clone()),
+            name: t.name.clone(),
+        },
+        columns: ix
+            .columns
+            .iter()
+            .filter_map(|&c| t.columns.get(c).map(|c| c.name.clone()))
+            .collect(),
+        is_async: ix.is_async,
+        ..Default::default()
+    };
+    match &ix.kind {
+        IndexKind::BTree { unique } => spec.unique = *unique,
+        IndexKind::Hnsw {
+            op_type,
+            m,
+            ef_construction,
+            ef_search,
+        } => {
+            spec.using = Some("hnsw".into());
+            spec.op_type = Some(op_type.clone());
+            spec.m = Some(*m);
+            spec.ef_construction = Some(*ef_construction);
+            spec.ef_search = Some(*ef_search);
+        }
+        IndexKind::FullText { parser } => {
+            spec.fulltext = true;
+            spec.parser = Some(parser.clone());
+        }
+    }
+    spec
+}
+
 /// Parse a column type from sqlparser's rendering of it.
+///
+/// Every accepted type keeps MySQL's range and precision: TINYINT is an
+/// 8-bit integer (not a boolean), UNSIGNED is range-checked, DECIMAL keeps
+/// its scale. A type this engine cannot hold faithfully is refused (1235).
 pub fn parse_type(s: &str) -> SqlResult<DataType> {
     let l = s.trim().to_ascii_lowercase();
+    let mut words: Vec<&str> = l.split_whitespace().collect();
+    let mut unsigned = false;
+    words.retain(|w| match *w {
+        "unsigned" => {
+            unsigned = true;
+            false
+        }
+        "signed" => false,
+        _ => true,
+    });
+    if words.contains(&"zerofill") {
+        return Err(SqlError::unsupported(format!("column type {s}")));
+    }
+    let l = words.join(" ");
     let (base, arg) = match l.split_once('(') {
         Some((b, rest)) => (
             b.trim().to_string(),
@@ -284,13 +340,66 @@ pub fn parse_type(s: &str) -> SqlResult<DataType> {
             .parse::<u32>()
             .map_err(|_| SqlError::parse(format!("bad type length in {s}")))
     };
-    let base = base.trim_end_matches(" unsigned").trim().to_string();
+    let base = base.trim().to_string();
+    let integer = |bits: u8| -> DataType {
+        match (bits, unsigned) {
+            (32, false) => DataType::Int,
+            (64, false) => DataType::BigInt,
+            (bits, unsigned) => DataType::Integer { bits, unsigned },
+        }
+    };
+    if unsigned
+        && !matches!(
+            base.as_str(),
+            "tinyint" | "smallint" | "mediumint" | "int" | "integer" | "bigint"
+        )
+    {
+        return Err(SqlError::unsupported(format!("column type {s}")));
+    }
     Ok(match base.as_str() {
-        "bool" | "boolean" | "tinyint" => DataType::Bool,
-        "int" | "integer" | "smallint" | "mediumint" => DataType::Int,
-        "bigint" => DataType::BigInt,
+        // MySQL's BOOL is TINYINT(1): it stores any 8-bit integer.
+        "bool" | "boolean" | "tinyint" => integer(8),
+        "smallint" => integer(16),
+        "mediumint" => integer(24),
+        "int" | "integer" => integer(32),
+        "bigint" => integer(64),
         "float" | "real" => DataType::Float,
-        "double" | "double precision" | "decimal" | "numeric" => DataType::Double,
+        "double" | "double precision" => DataType::Double,
+        "decimal" | "numeric" | "dec" => {
+            let mut parts = arg.split(',').map(|p| p.trim());
+            let p = match parts.next() {
+                None | Some("") => 10,
+                Some(x) => x
+                    .parse::<u32>()
+                    .map_err(|_| SqlError::parse(format!("bad DECIMAL precision in {s}")))?,
+            };
+            let sc = match parts.next() {
+                None => 0,
+                Some(x) => x
+                    .parse::<u32>()
+                    .map_err(|_| SqlError::parse(format!("bad DECIMAL scale in {s}")))?,
+            };
+            if p == 0 || p > 65 {
+                return Err(SqlError::new(
+                    1426,
+                    format!("Too-big precision {p} specified for '{s}'. Maximum is 65."),
+                ));
+            }
+            if sc > p {
+                return Err(SqlError::new(
+                    1427,
+                    format!("For float(M,D), double(M,D) or decimal(M,D), M must be >= D (column '{s}')."),
+                ));
+            }
+            if p > u32::from(crate::types::MAX_DECIMAL_PRECISION) {
+                return Err(SqlError::unsupported(format!(
+                    "DECIMAL precision above {} ({s})",
+                    crate::types::MAX_DECIMAL_PRECISION
+                )));
+            }
+            DataType::Decimal(p as u8, sc as u8)
+        }
+        "date" => DataType::Date,
         "varchar" | "char" | "character varying" => {
             let len = if arg.is_empty() { 255 } else { n()? };
             if len == 0 || len > 65_535 {
@@ -302,7 +411,7 @@ pub fn parse_type(s: &str) -> SqlResult<DataType> {
             DataType::Varchar(len)
         }
         "text" | "longtext" | "mediumtext" | "tinytext" | "json" | "blob" => DataType::Text,
-        "datetime" | "timestamp" | "date" => DataType::DateTime,
+        "datetime" | "timestamp" => DataType::DateTime,
         "vecf32" | "vecf64" => {
             let d = n()?;
             if d == 0 || d > 65_535 {
@@ -431,7 +540,7 @@ fn create_table(
                 other => return Err(SqlError::unsupported(format!("column option {other}"))),
             }
         }
-        if col.auto_increment && !matches!(col.ty, DataType::Int | DataType::BigInt) {
+        if col.auto_increment && !col.ty.is_integer() {
             return Err(SqlError::new(
                 1063,
                 format!("Incorrect column specifier for column '{cname}'"),

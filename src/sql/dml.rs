@@ -20,7 +20,9 @@ use crate::error::{code, SqlError, SqlResult};
 use crate::iscp::live;
 use crate::iscp::log::{JobKey, JobSpec};
 use crate::sql::access::{self, btree_entry_key};
-use crate::sql::expr::{eval_const, ident_name, object_parts, truth, Compiler, EvalCtx, Scope};
+use crate::sql::expr::{
+    eval_const, ident_name, object_parts, truth, CExpr, Compiler, EvalCtx, Scope,
+};
 use crate::sql::host::SessionHost;
 use crate::sql::select;
 use crate::sql::Ctx;
@@ -212,6 +214,21 @@ pub fn insert(cx: &mut Ctx<'_>, ins: &ast::Insert) -> SqlResult<QueryResult> {
     if ins.on.is_some() {
         return Err(SqlError::unsupported("INSERT … ON DUPLICATE KEY UPDATE"));
     }
+    if ins.ignore {
+        return Err(SqlError::unsupported("INSERT IGNORE"));
+    }
+    if ins.returning.is_some()
+        || ins.output.is_some()
+        || ins.or.is_some()
+        || ins.insert_alias.is_some()
+        || ins.partitioned.is_some()
+        || !ins.after_columns.is_empty()
+        || ins.overriding.is_some()
+        || ins.settings.is_some()
+        || ins.format_clause.is_some()
+    {
+        return Err(SqlError::unsupported("this INSERT clause"));
+    }
     let t = table_from_name(cx, name)?;
     // Column positions for the given values.
     let positions: Vec<usize> = if ins.columns.is_empty() {
@@ -306,6 +323,7 @@ fn matching_rows(
         None => None,
     };
     if !c.matches.is_empty() {
+        crate::iscp::search::require_fulltext_indexes(t, &c.matches)?;
         return Err(SqlError::unsupported("MATCH … AGAINST in UPDATE/DELETE"));
     }
     let host = SessionHost::new(cx.session, cx.engine);
@@ -327,6 +345,68 @@ fn matching_rows(
         out.push((k, r));
     }
     Ok(out)
+}
+
+/// `ORDER BY … LIMIT n` of a single-table UPDATE/DELETE: the rows it
+/// touches, in that order (MySQL applies LIMIT to matched rows).
+fn order_and_limit(
+    cx: &mut Ctx<'_>,
+    scope: &Scope,
+    mut rows: Vec<(Vec<u8>, Vec<Value>)>,
+    order_by: &[ast::OrderByExpr],
+    limit: Option<&Expr>,
+) -> SqlResult<Vec<(Vec<u8>, Vec<Value>)>> {
+    let host = SessionHost::new(cx.session, cx.engine);
+    if !order_by.is_empty() {
+        let mut c = Compiler::new(scope, false);
+        let keys: Vec<(CExpr, bool)> = order_by
+            .iter()
+            .map(|o| {
+                if o.with_fill.is_some() || o.options.nulls_first.is_some() {
+                    return Err(SqlError::unsupported("NULLS FIRST/LAST or WITH FILL"));
+                }
+                Ok((
+                    c.compile(&o.expr)?,
+                    matches!(o.options.sort, Some(ast::OrderBySort::Desc)),
+                ))
+            })
+            .collect::<SqlResult<_>>()?;
+        let mut keyed = Vec::with_capacity(rows.len());
+        for (k, r) in rows {
+            let ecx = EvalCtx {
+                row: &r,
+                aggs: &[],
+                matches: &[],
+                funcs: &host,
+            };
+            let vals = keys
+                .iter()
+                .map(|(e, _)| e.eval(&ecx))
+                .collect::<SqlResult<Vec<Value>>>()?;
+            keyed.push((vals, k, r));
+        }
+        // Stable: ties keep primary-key order.
+        keyed.sort_by(|a, b| {
+            for (i, (_, desc)) in keys.iter().enumerate() {
+                let o = a.0[i].total_cmp(&b.0[i]);
+                let o = if *desc { o.reverse() } else { o };
+                if o != std::cmp::Ordering::Equal {
+                    return o;
+                }
+            }
+            std::cmp::Ordering::Equal
+        });
+        rows = keyed.into_iter().map(|(_, k, r)| (k, r)).collect();
+    }
+    if let Some(e) = limit {
+        let s = Scope::default();
+        let mut c = Compiler::new(&s, false);
+        match eval_const(&c.compile(e)?, &host)? {
+            Value::Int(i) if i >= 0 => rows.truncate(usize::try_from(i).unwrap_or(usize::MAX)),
+            _ => return Err(SqlError::parse("LIMIT must be a non-negative integer")),
+        }
+    }
+    Ok(rows)
 }
 
 fn single_table(cx: &mut Ctx<'_>, twj: &ast::TableWithJoins) -> SqlResult<(TableDef, Scope)> {
@@ -364,23 +444,18 @@ pub fn update(cx: &mut Ctx<'_>, up: &ast::Update) -> SqlResult<QueryResult> {
         let mut c = Compiler::new(&scope, false);
         sets.push((col, c.compile(&a.value)?));
     }
+    if up.from.is_some() {
+        return Err(SqlError::unsupported("UPDATE … FROM"));
+    }
+    if up.returning.is_some() || up.output.is_some() || up.or.is_some() || up.settings.is_some() {
+        return Err(SqlError::unsupported("this UPDATE clause"));
+    }
     let rows = matching_rows(cx, &t, &scope, up.selection.as_ref())?;
-    let limit = match &up.limit {
-        Some(e) => {
-            let host = SessionHost::new(cx.session, cx.engine);
-            let s = Scope::default();
-            let mut c = Compiler::new(&s, false);
-            match eval_const(&c.compile(e)?, &host)? {
-                Value::Int(i) if i >= 0 => Some(i as usize),
-                _ => return Err(SqlError::parse("LIMIT must be a non-negative integer")),
-            }
-        }
-        None => None,
-    };
+    let rows = order_and_limit(cx, &scope, rows, &up.order_by, up.limit.as_ref())?;
     let host_db = cx.session.db.clone();
     let _ = host_db;
     let mut changed = 0u64;
-    for (key, old) in rows.into_iter().take(limit.unwrap_or(usize::MAX)) {
+    for (key, old) in rows {
         let mut new = old.clone();
         {
             let host = SessionHost::new(cx.session, cx.engine);
@@ -430,8 +505,15 @@ pub fn delete(cx: &mut Ctx<'_>, del: &ast::Delete) -> SqlResult<QueryResult> {
     let [twj] = tables.as_slice() else {
         return Err(SqlError::unsupported("multi-table DELETE"));
     };
+    if !del.tables.is_empty() || del.using.is_some() {
+        return Err(SqlError::unsupported("multi-table DELETE"));
+    }
+    if del.returning.is_some() || del.output.is_some() || del.settings.is_some() {
+        return Err(SqlError::unsupported("this DELETE clause"));
+    }
     let (t, scope) = single_table(cx, twj)?;
     let rows = matching_rows(cx, &t, &scope, del.selection.as_ref())?;
+    let rows = order_and_limit(cx, &scope, rows, &del.order_by, del.limit.as_ref())?;
     let mut n = 0u64;
     for (key, old) in rows {
         maintain_indexes(cx, &t, &key, Some(&old), None)?;

@@ -122,10 +122,56 @@ pub enum CExpr {
 /// Target of CAST/CONVERT.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CastTo {
+    /// SIGNED [INTEGER].
     Int,
+    /// UNSIGNED [INTEGER] (negative values are refused: 1690).
+    Unsigned,
     Float,
-    Text,
+    /// DECIMAL(precision, scale).
+    Decimal(u8, u8),
+    /// CHAR[(n)]: at most n characters when given.
+    Text(Option<u32>),
     DateTime,
+    Date,
+    /// VECF32(n) / VECF64(n).
+    Vector(u32),
+}
+
+/// The CAST target for a SQL type; types CAST does not produce faithfully
+/// are refused (1235), never approximated.
+fn cast_target(ty: &ast::DataType) -> SqlResult<CastTo> {
+    let t = ty.to_string().to_ascii_lowercase();
+    let (base, arg) = match t.split_once('(') {
+        Some((b, rest)) => (b.trim(), rest.trim_end_matches(')').trim()),
+        None => (t.trim(), ""),
+    };
+    let nums: Vec<u32> = arg
+        .split(',')
+        .filter(|x| !x.trim().is_empty())
+        .map(|x| x.trim().parse::<u32>())
+        .collect::<Result<_, _>>()
+        .map_err(|_| SqlError::parse(format!("bad type in CAST: {t}")))?;
+    Ok(match base {
+        "signed" | "signed integer" | "int" | "integer" | "bigint" => CastTo::Int,
+        "unsigned" | "unsigned integer" | "int unsigned" | "bigint unsigned" => CastTo::Unsigned,
+        "double" | "real" | "float" | "double precision" => CastTo::Float,
+        "decimal" | "numeric" | "dec" => {
+            let p = nums.first().copied().unwrap_or(10);
+            let sc = nums.get(1).copied().unwrap_or(0);
+            if p == 0 || p > u32::from(crate::types::MAX_DECIMAL_PRECISION) || sc > p {
+                return Err(SqlError::unsupported(format!("CAST to {t}")));
+            }
+            CastTo::Decimal(p as u8, sc as u8)
+        }
+        "char" | "varchar" | "nchar" | "character" | "text" => CastTo::Text(nums.first().copied()),
+        "datetime" | "timestamp" => CastTo::DateTime,
+        "date" => CastTo::Date,
+        "vecf32" | "vecf64" => match nums.first() {
+            Some(&d) if d > 0 => CastTo::Vector(d),
+            _ => return Err(SqlError::parse(format!("bad type in CAST: {t}"))),
+        },
+        _ => return Err(SqlError::unsupported(format!("CAST to {t}"))),
+    })
 }
 
 /// Per-row evaluation context.
@@ -232,6 +278,29 @@ pub fn contains_aggregate(e: &Expr) -> bool {
         .any(|p| s.contains(p))
 }
 
+/// `@@name`, `@@session.name` (system variable) or `@name` (user
+/// variable) as a call the session's [`FunctionHost`] answers.
+fn variable_ref(first: &str, second: Option<&str>) -> SqlResult<CExpr> {
+    if let Some(rest) = first.strip_prefix("@@") {
+        let name = match (rest.to_ascii_lowercase().as_str(), second) {
+            ("session" | "local", Some(n)) => n.to_ascii_lowercase(),
+            ("global", Some(_)) => {
+                return Err(SqlError::unsupported(
+                    "@@global.x (server-wide values are command-line flags)",
+                ))
+            }
+            (n, None) => n.to_string(),
+            (_, Some(_)) => return Err(SqlError::parse(format!("bad variable {first}"))),
+        };
+        return Ok(CExpr::Func(
+            "@@".into(),
+            vec![CExpr::Lit(Value::Text(name))],
+        ));
+    }
+    let name = first.trim_start_matches('@').to_ascii_lowercase();
+    Ok(CExpr::Func("@".into(), vec![CExpr::Lit(Value::Text(name))]))
+}
+
 impl<'a> Compiler<'a> {
     /// A compiler over `scope`.
     pub fn new(scope: &'a Scope, allow_aggs: bool) -> Self {
@@ -244,8 +313,19 @@ impl<'a> Compiler<'a> {
     }
 
     /// Compile one expression.
+    #[recursive::recursive]
     pub fn compile(&mut self, e: &Expr) -> SqlResult<CExpr> {
         Ok(match e {
+            Expr::Identifier(i) if i.quote_style.is_none() && i.value.starts_with('@') => {
+                variable_ref(&i.value, None)?
+            }
+            Expr::CompoundIdentifier(parts)
+                if parts.len() == 2
+                    && parts[0].quote_style.is_none()
+                    && parts[0].value.starts_with("@@") =>
+            {
+                variable_ref(&parts[0].value, Some(&parts[1].value))?
+            }
             Expr::Identifier(i) => CExpr::Col(self.scope.resolve(None, &ident_name(i))?),
             Expr::CompoundIdentifier(parts) => {
                 let names: Vec<String> = parts.iter().map(ident_name).collect();
@@ -337,6 +417,11 @@ impl<'a> Compiler<'a> {
                 *negated,
             ),
             Expr::Like {
+                escape_char: Some(_),
+                ..
+            } => return Err(SqlError::unsupported("LIKE … ESCAPE")),
+            Expr::Like { any: true, .. } => return Err(SqlError::unsupported("LIKE ANY")),
+            Expr::Like {
                 negated,
                 expr,
                 pattern,
@@ -367,27 +452,15 @@ impl<'a> Compiler<'a> {
                 CExpr::Case(op, arms, els)
             }
             Expr::Cast {
-                expr, data_type, ..
+                expr,
+                data_type,
+                format,
+                ..
             } => {
-                let t = data_type.to_string().to_ascii_lowercase();
-                let to = if t.starts_with("int")
-                    || t.starts_with("bigint")
-                    || t.starts_with("signed")
-                    || t.starts_with("unsigned")
-                {
-                    CastTo::Int
-                } else if t.starts_with("float")
-                    || t.starts_with("double")
-                    || t.starts_with("decimal")
-                    || t.starts_with("real")
-                {
-                    CastTo::Float
-                } else if t.starts_with("datetime") || t.starts_with("timestamp") {
-                    CastTo::DateTime
-                } else {
-                    CastTo::Text
-                };
-                CExpr::Cast(Box::new(self.compile(expr)?), to)
+                if format.is_some() {
+                    return Err(SqlError::unsupported("CAST … FORMAT"));
+                }
+                CExpr::Cast(Box::new(self.compile(expr)?), cast_target(data_type)?)
             }
             Expr::MatchAgainst {
                 columns,
@@ -433,6 +506,24 @@ impl<'a> Compiler<'a> {
 
     fn compile_function(&mut self, f: &ast::Function) -> SqlResult<CExpr> {
         let name = object_parts(&f.name).join(".");
+        // Clauses this engine does not evaluate are refused, never skipped.
+        if f.over.is_some() {
+            return Err(SqlError::unsupported(format!(
+                "window function {name}(…) OVER"
+            )));
+        }
+        if f.filter.is_some() {
+            return Err(SqlError::unsupported("FILTER (WHERE …) on a function"));
+        }
+        if !f.within_group.is_empty() {
+            return Err(SqlError::unsupported("WITHIN GROUP"));
+        }
+        if f.null_treatment.is_some() {
+            return Err(SqlError::unsupported("IGNORE/RESPECT NULLS"));
+        }
+        if !matches!(f.parameters, ast::FunctionArguments::None) {
+            return Err(SqlError::unsupported("parametric functions"));
+        }
         let mut star = false;
         let mut distinct = false;
         let mut args = Vec::new();
@@ -446,6 +537,9 @@ impl<'a> Compiler<'a> {
                     l.duplicate_treatment,
                     Some(ast::DuplicateTreatment::Distinct)
                 );
+                if let Some(c) = l.clauses.first() {
+                    return Err(SqlError::unsupported(format!("{c} in a call to {name}")));
+                }
                 for a in &l.args {
                     match a {
                         ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => {
@@ -547,9 +641,26 @@ pub fn sql_cmp(a: &Value, b: &Value) -> Option<Ordering> {
         (Value::Vector(_), _) | (_, Value::Vector(_)) => Some(a.total_cmp(b)),
         (Value::Text(_), _) | (_, Value::Text(_)) => {
             let (x, y) = (num(a)?, num(b)?);
-            Some(x.total_cmp(&y))
+            Some(num_cmp(&x, &y))
         }
-        _ => Some(a.total_cmp(b)),
+        _ => Some(num_cmp(a, b)),
+    }
+}
+
+/// Numeric comparison in which -0.0 equals 0.0, as in MySQL (`total_cmp`
+/// orders -0.0 first); other values by [`Value::total_cmp`].
+fn num_cmp(a: &Value, b: &Value) -> Ordering {
+    let f = |v: &Value| match v {
+        Value::Int(i) => Some(*i as f64),
+        Value::Float(x) => Some(*x),
+        _ => None,
+    };
+    match (a, b) {
+        (Value::Int(x), Value::Int(y)) => x.cmp(y),
+        _ => match (f(a), f(b)) {
+            (Some(x), Some(y)) if x == 0.0 && y == 0.0 => Ordering::Equal,
+            _ => a.total_cmp(b),
+        },
     }
 }
 
@@ -609,6 +720,101 @@ fn arith(op: BinOp, a: &Value, b: &Value) -> SqlResult<Value> {
             }
         }
     })
+}
+
+/// Element-wise vector arithmetic as MatrixOne defines it: vector ∘ vector
+/// of the same dimension, vector ∘ scalar, and scalar + / * vector (a
+/// scalar may not be the minuend or the dividend). A text operand beside a
+/// vector is read as a vector literal. NULL in, NULL out.
+fn vector_arith(op: BinOp, l: Value, r: Value) -> SqlResult<Value> {
+    enum Operand {
+        Vec(Vec<f64>),
+        Scalar(f64),
+    }
+    fn operand(v: Value) -> SqlResult<Option<Operand>> {
+        Ok(match v {
+            Value::Null => None,
+            Value::Vector(x) => Some(Operand::Vec(x)),
+            Value::Text(s) if s.trim_start().starts_with('[') => Some(Operand::Vec(
+                crate::catalog::schema::parse_vector(&s)
+                    .map_err(|m| SqlError::new(code::WRONG_ARGUMENTS, m))?,
+            )),
+            other => match as_f64(&other) {
+                Some(f) => Some(Operand::Scalar(f)),
+                None => {
+                    return Err(SqlError::new(
+                        code::WRONG_ARGUMENTS,
+                        format!("invalid operand {other} for vector arithmetic"),
+                    ))
+                }
+            },
+        })
+    }
+    let sym = match op {
+        BinOp::Add => "+",
+        BinOp::Sub => "-",
+        BinOp::Mul => "*",
+        BinOp::Div => "/",
+        _ => return Err(SqlError::unsupported(format!("{op:?} on vectors"))),
+    };
+    let (Some(a), Some(b)) = (operand(l)?, operand(r)?) else {
+        return Ok(Value::Null);
+    };
+    let apply = |x: f64, y: f64| -> SqlResult<f64> {
+        let z = match op {
+            BinOp::Add => x + y,
+            BinOp::Sub => x - y,
+            BinOp::Mul => x * y,
+            _ => {
+                if y == 0.0 {
+                    return Err(SqlError::new(code::DIVISION_BY_ZERO, "Division by 0"));
+                }
+                x / y
+            }
+        };
+        if z.is_finite() {
+            Ok(z)
+        } else {
+            Err(SqlError::new(
+                1690,
+                format!("vector element value is out of range in '{sym}'"),
+            ))
+        }
+    };
+    let out = match (a, b) {
+        (Operand::Vec(x), Operand::Vec(y)) => {
+            if x.len() != y.len() {
+                return Err(SqlError::new(
+                    code::WRONG_ARGUMENTS,
+                    format!(
+                        "vector ops between different dimensions ({}, {}) is not permitted",
+                        x.len(),
+                        y.len()
+                    ),
+                ));
+            }
+            x.iter()
+                .zip(&y)
+                .map(|(p, q)| apply(*p, *q))
+                .collect::<SqlResult<Vec<_>>>()?
+        }
+        (Operand::Vec(x), Operand::Scalar(q)) => {
+            x.iter().map(|p| apply(*p, q)).collect::<SqlResult<_>>()?
+        }
+        (Operand::Scalar(p), Operand::Vec(y)) => {
+            if !matches!(op, BinOp::Add | BinOp::Mul) {
+                return Err(SqlError::new(
+                    code::WRONG_ARGUMENTS,
+                    format!("a scalar cannot be the left operand of '{sym}' with a vector"),
+                ));
+            }
+            y.iter().map(|q| apply(p, *q)).collect::<SqlResult<_>>()?
+        }
+        (Operand::Scalar(_), Operand::Scalar(_)) => {
+            return Err(SqlError::internal("vector arithmetic without a vector"))
+        }
+    };
+    Ok(Value::Vector(out))
 }
 
 fn overflow(op: &str) -> SqlError {
@@ -821,10 +1027,7 @@ fn call_builtin(name: &str, args: &[Value]) -> SqlResult<Value> {
                 .unwrap_or(0);
             Ok(Value::DateTime(us - us % 1_000_000))
         }
-        "version" => Ok(Value::Text(format!(
-            "8.0.30-tributary-{}",
-            env!("CARGO_PKG_VERSION")
-        ))),
+        "version" => Ok(Value::Text(crate::sql::vars::server_version())),
         _ => Err(SqlError::new(
             code::UNKNOWN_FUNCTION,
             format!("FUNCTION {name} does not exist"),
@@ -832,32 +1035,97 @@ fn call_builtin(name: &str, args: &[Value]) -> SqlResult<Value> {
     }
 }
 
-fn cast(v: Value, to: CastTo) -> Value {
+fn cast(v: Value, to: CastTo) -> SqlResult<Value> {
     if v.is_null() {
-        return v;
+        return Ok(v);
     }
-    match to {
-        CastTo::Int => match num(&v) {
-            Some(Value::Float(f)) => Value::Int(f.trunc() as i64),
-            Some(x) => x,
-            None => Value::Null,
-        },
+    Ok(match to {
+        CastTo::Int | CastTo::Unsigned => {
+            let i = match &v {
+                // MySQL rounds an approximate value, half away from zero.
+                Value::Float(f) => {
+                    let r = f.round();
+                    if !(-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&r) {
+                        return Err(overflow("CAST"));
+                    }
+                    r as i64
+                }
+                // A string is read up to its first non-digit (as MySQL does).
+                Value::Text(s) => leading_int(s),
+                other => match num(other) {
+                    Some(Value::Int(i)) => i,
+                    Some(Value::Float(f)) => f.round() as i64,
+                    _ => return Ok(Value::Null),
+                },
+            };
+            if to == CastTo::Unsigned && i < 0 {
+                return Err(SqlError::new(
+                    1690,
+                    "BIGINT UNSIGNED value is out of range in 'CAST'",
+                ));
+            }
+            Value::Int(i)
+        }
         CastTo::Float => as_f64(&v).map(Value::Float).unwrap_or(Value::Null),
-        CastTo::Text => Value::Text(match &v {
-            Value::Float(f) => format_float(*f),
-            other => text(other),
-        }),
-        CastTo::DateTime => match &v {
-            Value::DateTime(_) => v,
-            other => parse_datetime(&text(other))
-                .map(Value::DateTime)
-                .unwrap_or(Value::Null),
-        },
+        CastTo::Decimal(p, sc) => crate::catalog::schema::coerce_value(
+            &crate::types::DataType::Decimal(p, sc),
+            v,
+            "CAST",
+        )?,
+        CastTo::Text(n) => {
+            let mut t = match &v {
+                Value::Float(f) => format_float(*f),
+                other => text(other),
+            };
+            if let Some(n) = n {
+                if let Some((i, _)) = t.char_indices().nth(n as usize) {
+                    t.truncate(i);
+                }
+            }
+            Value::Text(t)
+        }
+        CastTo::DateTime | CastTo::Date => {
+            let us = match &v {
+                Value::DateTime(us) => Some(*us),
+                other => parse_datetime(&text(other)),
+            };
+            match us {
+                None => Value::Null,
+                Some(us) if to == CastTo::Date => {
+                    Value::DateTime(us.div_euclid(86_400_000_000) * 86_400_000_000)
+                }
+                Some(us) => Value::DateTime(us),
+            }
+        }
+        CastTo::Vector(dim) => {
+            crate::catalog::schema::coerce_value(&crate::types::DataType::VecF64(dim), v, "CAST")?
+        }
+    })
+}
+
+/// The integer a string starts with (`'12abc'` → 12, `'1.9'` → 1, `'x'` → 0).
+fn leading_int(s: &str) -> i64 {
+    let t = s.trim_start();
+    let (neg, digits) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let end = digits.bytes().take_while(u8::is_ascii_digit).count();
+    let mut v: i64 = 0;
+    for b in digits[..end].bytes() {
+        v = v.saturating_mul(10).saturating_add(i64::from(b - b'0'));
+    }
+    if neg {
+        -v
+    } else {
+        v
     }
 }
 
 impl CExpr {
     /// Evaluate against a row.
+    #[recursive::recursive]
     pub fn eval(&self, cx: &EvalCtx<'_>) -> SqlResult<Value> {
         Ok(match self {
             CExpr::Lit(v) => v.clone(),
@@ -929,6 +1197,9 @@ impl CExpr {
                             _ => o != Ordering::Less,
                         }),
                     },
+                    _ if matches!(l, Value::Vector(_)) || matches!(r, Value::Vector(_)) => {
+                        vector_arith(*op, l, r)?
+                    }
                     _ => arith(*op, &l, &r)?,
                 }
             }
@@ -991,7 +1262,7 @@ impl CExpr {
                     None => Value::Null,
                 }
             }
-            CExpr::Cast(x, to) => cast(x.eval(cx)?, *to),
+            CExpr::Cast(x, to) => cast(x.eval(cx)?, *to)?,
             CExpr::Func(name, args) => {
                 let vals = args
                     .iter()
@@ -1007,6 +1278,7 @@ impl CExpr {
 
     /// Whether the expression reads no column, aggregate or MATCH slot
     /// (so it can be folded to a constant once).
+    #[recursive::recursive]
     pub fn is_constant(&self) -> bool {
         match self {
             CExpr::Lit(_) => true,
@@ -1028,6 +1300,7 @@ impl CExpr {
     }
 
     /// Split a conjunction into its terms.
+    #[recursive::recursive]
     pub fn conjuncts(&self) -> Vec<&CExpr> {
         match self {
             CExpr::Bin(BinOp::And, a, b) => {
@@ -1082,5 +1355,18 @@ mod tests {
         assert_eq!(eval_const(&or, &NoHost).unwrap(), Value::Bool(true));
         let eq = CExpr::Bin(BinOp::Eq, Box::new(n), Box::new(f));
         assert_eq!(eval_const(&eq, &NoHost).unwrap(), Value::Null);
+    }
+
+    #[test]
+    fn negative_zero_equals_zero() {
+        let (nz, z) = (Value::Float(-0.0), Value::Float(0.0));
+        assert_eq!(sql_cmp(&nz, &z), Some(Ordering::Equal));
+        assert_eq!(sql_cmp(&Value::Int(0), &nz), Some(Ordering::Equal));
+        assert_eq!(
+            sql_cmp(&nz, &Value::Text("0".into())),
+            Some(Ordering::Equal)
+        );
+        assert_eq!(sql_cmp(&nz, &Value::Float(0.25)), Some(Ordering::Less));
+        assert_eq!(sql_cmp(&Value::Int(-1), &nz), Some(Ordering::Less));
     }
 }

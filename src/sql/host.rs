@@ -15,6 +15,9 @@ pub struct SessionHost<'a> {
     user: String,
     privileged: bool,
     last_insert_id: u64,
+    connection_id: u32,
+    vars: crate::sql::vars::SessionVars,
+    user_vars: crate::sql::vars::UserVars,
     _engine: &'a Engine,
 }
 
@@ -26,6 +29,9 @@ impl<'a> SessionHost<'a> {
             user: st.user.clone(),
             privileged: st.privileged,
             last_insert_id: st.last_insert_id,
+            connection_id: st.connection_id,
+            vars: crate::sql::vars::SessionVars::of(engine, st),
+            user_vars: st.user_vars.clone(),
             _engine: engine,
         }
     }
@@ -75,7 +81,14 @@ impl FunctionHost for SessionHost<'_> {
             "database" | "schema" => Ok(self.db.clone().map(Value::Text).unwrap_or(Value::Null)),
             "user" | "current_user" => Ok(Value::Text(format!("{}@localhost", self.user))),
             "last_insert_id" => Ok(Value::Int(self.last_insert_id as i64)),
-            "connection_id" => Ok(Value::Int(1)),
+            "connection_id" => Ok(Value::Int(i64::from(self.connection_id))),
+            "version" => Ok(Value::Text(crate::sql::vars::server_version())),
+            // `@@name` and `@name` (compiled to these two internal calls).
+            "@@" => {
+                text_arg(args, 0, name).and_then(|n| crate::sql::vars::system_value(&self.vars, &n))
+            }
+            "@" => text_arg(args, 0, name)
+                .map(|n| self.user_vars.get(&n).cloned().unwrap_or(Value::Null)),
             "enable_fault_injection" => self
                 .require_privilege(name)
                 .map(|_| Value::Bool(reg.enable() || reg.is_enabled())),

@@ -20,6 +20,7 @@ pub mod host;
 pub mod parse;
 pub mod select;
 pub mod show;
+pub mod vars;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -46,11 +47,17 @@ pub struct SessionState {
     pub db: Option<String>,
     pub txn: Option<Box<dyn Transaction>>,
     pub autocommit: bool,
+    /// System variables this session set (lower-case names).
     pub vars: BTreeMap<String, String>,
+    /// User variables (`@v`).
+    pub user_vars: vars::UserVars,
     pub warnings: Vec<Warning>,
     pub user: String,
     pub privileged: bool,
     pub last_insert_id: u64,
+    /// The server's id for this connection (`CONNECTION_ID()`); 0 when
+    /// embedded.
+    pub connection_id: u32,
     /// Synchronous vector/full-text indexes written by the open transaction
     /// (or the running autocommit statement): after commit this CN's copy
     /// of each catches up with the write before the statement returns.
@@ -65,10 +72,12 @@ impl SessionState {
             txn: None,
             autocommit: true,
             vars: BTreeMap::new(),
+            user_vars: BTreeMap::new(),
             warnings: Vec::new(),
             user: user.into(),
             privileged,
             last_insert_id: 0,
+            connection_id: 0,
             sync_jobs: Vec::new(),
         }
     }
@@ -142,9 +151,11 @@ impl Engine {
 
     fn dispatch(&self, st: &mut SessionState, stmt: Stmt) -> SqlResult<QueryResult> {
         match stmt {
-            Stmt::Begin => {
+            Stmt::Begin { read_only } => {
                 self.commit_open(st)?;
-                st.txn = Some(self.begin(st)?);
+                let mut opts = self.txn_options(st);
+                opts.read_only = read_only;
+                st.txn = Some(self.storage.begin(opts)?);
                 Ok(QueryResult::default())
             }
             Stmt::Commit => {
@@ -171,34 +182,112 @@ impl Engine {
                 st.db = Some(db);
                 Ok(QueryResult::default())
             }
-            Stmt::Set { name, value } => self.set_var(st, &name, &value),
+            Stmt::Set(assignments) => {
+                for (target, value) in assignments {
+                    self.set_one(st, target, value)?;
+                }
+                Ok(QueryResult::default())
+            }
+            Stmt::SetNames { charset } => {
+                vars::set_names(st, &charset)?;
+                Ok(QueryResult::default())
+            }
             Stmt::ShowWarnings => Ok(show::warnings(st)),
             Stmt::ShowVariables { like } => Ok(show::variables(self, st, like.as_deref())),
+            Stmt::Reindex { name, table } => {
+                self.commit_open(st)?;
+                let db = st.db_for(table.db.as_deref())?.to_string();
+                let mut txn = self.begin(st)?;
+                let t = crate::catalog::require_table(txn.as_mut(), &db, &table.name, false);
+                txn.rollback();
+                let t = t?;
+                let ix = t.index(&name).ok_or_else(|| {
+                    SqlError::new(
+                        code::KEY_DOES_NOT_EXIST,
+                        format!("Key '{name}' doesn't exist in table '{}'", t.name),
+                    )
+                })?;
+                let spec = ddl::spec_of(&t, ix);
+                // Rebuild = drop (fence, cancel, drain) then create (a new
+                // ISCP job builds it in the background; queries meanwhile
+                // evaluate exactly).
+                ddl::execute(
+                    self,
+                    st,
+                    Stmt::DropIndex {
+                        name: spec.name.clone(),
+                        table: spec.table.clone(),
+                    },
+                )?;
+                self.commit_open(st)?;
+                let r = ddl::execute(self, st, Stmt::CreateIndex(spec));
+                self.commit_open(st)?;
+                r
+            }
             s if is_ddl(&s) => {
                 // DDL commits the open transaction first (as MySQL does) and
                 // runs in its own transaction.
                 self.commit_open(st)?;
-                ddl::execute(self, st, s)
+                let r = ddl::execute(self, st, s);
+                // …and commits itself even with autocommit off.
+                self.commit_open(st)?;
+                r
+            }
+            s if !touches_tables(&s) => {
+                // MySQL opens no transaction for a statement that reads no
+                // table (`SELECT @@autocommit` under autocommit=0).
+                let mut txn = self.begin(st)?;
+                let r = {
+                    let mut cx = Ctx {
+                        engine: self,
+                        txn: txn.as_mut(),
+                        session: st,
+                    };
+                    run_in_txn(&mut cx, s)
+                };
+                txn.rollback();
+                r
             }
             s => self.in_txn(st, |cx| run_in_txn(cx, s)),
         }
     }
 
-    fn set_var(&self, st: &mut SessionState, name: &str, value: &str) -> SqlResult<QueryResult> {
-        match name {
-            "names" => {}
-            "autocommit" => {
-                let on = matches!(value.to_ascii_lowercase().as_str(), "1" | "on" | "true");
-                if on && !st.autocommit {
-                    self.commit_open(st)?;
-                }
-                st.autocommit = on;
+    /// One `SET` assignment (system or user variable).
+    fn set_one(
+        &self,
+        st: &mut SessionState,
+        target: parse::SetTarget,
+        value: parse::SetValue,
+    ) -> SqlResult<()> {
+        use crate::types::Value;
+        use parse::{SetTarget, SetValue};
+        let v = match value {
+            SetValue::Null => Value::Null,
+            SetValue::Literal(s) => Value::Text(s),
+            SetValue::System(n) => vars::system_value(&vars::SessionVars::of(self, st), &n)?,
+            SetValue::User(n) => st.user_vars.get(&n).cloned().unwrap_or(Value::Null),
+        };
+        match target {
+            SetTarget::User(n) => {
+                // A literal keeps its number-ness: @a = 5 is the integer 5.
+                let v = match v {
+                    Value::Text(s) => match s.parse::<i64>() {
+                        Ok(i) if !s.starts_with('+') => Value::Int(i),
+                        _ => Value::Text(s),
+                    },
+                    other => other,
+                };
+                st.user_vars.insert(n, v);
+                Ok(())
             }
-            _ => {
-                st.vars.insert(name.to_string(), value.to_string());
+            SetTarget::System { name, global } => {
+                let text = match v {
+                    Value::Null => "NULL".to_string(),
+                    other => other.to_text().unwrap_or_default(),
+                };
+                vars::set_system(self, st, &name, &text, global)
             }
         }
-        Ok(QueryResult::default())
     }
 
     /// Commit the session's open transaction, if any.
@@ -288,6 +377,23 @@ impl Engine {
     }
 }
 
+/// Whether a statement may read or write a table (and so belongs to the
+/// session's transaction): everything but a SELECT without FROM.
+fn touches_tables(s: &Stmt) -> bool {
+    use sqlparser::ast::{SetExpr, Statement as S};
+    match s {
+        Stmt::Ast(a) => match a.as_ref() {
+            S::Query(q) => {
+                !(q.with.is_none()
+                    && q.locks.is_empty()
+                    && matches!(q.body.as_ref(), SetExpr::Select(sel) if sel.from.is_empty()))
+            }
+            _ => true,
+        },
+        _ => true,
+    }
+}
+
 fn is_ddl(s: &Stmt) -> bool {
     match s {
         Stmt::CreateDatabase { .. }
@@ -318,6 +424,18 @@ fn run_in_txn(cx: &mut Ctx<'_>, s: Stmt) -> SqlResult<QueryResult> {
         Stmt::ShowCreateTable { table } => show::create_table(cx, &table),
         Stmt::Describe { table } => show::describe(cx, &table),
         Stmt::ShowIscpStatus => show::iscp_status(cx),
+        Stmt::CheckIndex { name, table } => {
+            let db = cx.session.db_for(table.db.as_deref())?.to_string();
+            let t = crate::catalog::require_table(cx.txn, &db, &table.name, false)?;
+            let ix = t.index(&name).cloned().ok_or_else(|| {
+                SqlError::new(
+                    code::KEY_DOES_NOT_EXIST,
+                    format!("Key '{name}' doesn't exist in table '{}'", table.name),
+                )
+            })?;
+            let rep = crate::iscp::check::check_index(cx, &t, &ix)?;
+            Ok(crate::iscp::check::report_result(&t, &ix, &rep))
+        }
         Stmt::Explain(inner) => show::explain(cx, *inner),
         other => Err(SqlError::internal(format!(
             "unexpected statement {other:?}"

@@ -77,16 +77,55 @@ pub enum Stmt {
         table: Name,
     },
     Explain(Box<Stmt>),
-    Begin,
+    Begin {
+        read_only: bool,
+    },
     Commit,
     Rollback,
     Use {
         db: String,
     },
-    Set {
-        name: String,
-        value: String,
+    /// `SET a = x, @b = y, …`, applied left to right.
+    Set(Vec<(SetTarget, SetValue)>),
+    /// `SET NAMES cs` / `SET CHARACTER SET cs`.
+    SetNames {
+        charset: String,
     },
+    /// `CHECK INDEX idx ON t` / `ADMIN CHECK INDEX t idx`: the consistency
+    /// checker.
+    CheckIndex {
+        name: String,
+        table: Name,
+    },
+    /// `ALTER TABLE t ALTER REINDEX idx` (MatrixOne): rebuild an index.
+    Reindex {
+        name: String,
+        table: Name,
+    },
+}
+
+/// The left side of one `SET` assignment.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SetTarget {
+    /// A system variable (lower case); `global` for `SET GLOBAL` /
+    /// `@@global.`.
+    System { name: String, global: bool },
+    /// A user variable `@name` (lower case: MySQL's user variables are
+    /// case-insensitive).
+    User(String),
+}
+
+/// The right side of one `SET` assignment.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SetValue {
+    /// A literal: string, number, keyword (`ON`, `DEFAULT`).
+    Literal(String),
+    /// `NULL`.
+    Null,
+    /// `@@name`.
+    System(String),
+    /// `@name`.
+    User(String),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -319,8 +358,131 @@ impl P {
 }
 
 /// Parse one statement.
+/// The MySQL version number executable comments are compared with
+/// (`/*!80036 … */` runs, `/*!80037 … */` does not): the version in
+/// (the server reports MySQL 8.0.36, see [`crate::SERVER_VERSION`]).
+pub const VERSION_ID: u32 = 80036;
+
+/// Execute MySQL's executable comments as MySQL does: `/*! body */` and
+/// `/*!NNNNN body */` with NNNNN ≤ [`VERSION_ID`] become ` body `; with a
+/// higher version, and MariaDB's `/*M!…*/`, they are plain comments and
+/// vanish. Quotes and other comments are left alone. Returns the text
+/// unchanged (borrowed) when it has no executable comment.
+pub fn expand_versioned_comments(sql: &str) -> std::borrow::Cow<'_, str> {
+    if !sql.contains("/*!") {
+        return std::borrow::Cow::Borrowed(sql);
+    }
+    let b = sql.as_bytes();
+    let mut out = String::with_capacity(sql.len());
+    let mut i = 0;
+    let mut quote: Option<u8> = None;
+    let mut start = 0; // start of the pending verbatim run
+    while i < b.len() {
+        let c = b[i];
+        if let Some(q) = quote {
+            if c == b'\\' && q != b'`' {
+                i += 2;
+                continue;
+            }
+            if c == q {
+                quote = None;
+            }
+            i += 1;
+            continue;
+        }
+        match c {
+            b'\'' | b'"' | b'`' => {
+                quote = Some(c);
+                i += 1;
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                let Some(end) = sql[i + 2..].find("*/").map(|e| i + 2 + e) else {
+                    break; // unterminated: leave it to the parser
+                };
+                if b.get(i + 2) == Some(&b'!') {
+                    out.push_str(&sql[start..i]);
+                    let body = &sql[i + 3..end];
+                    let digits = body.bytes().take_while(u8::is_ascii_digit).count();
+                    let runs = match digits {
+                        0 => true,
+                        5 | 6 => body[..digits].parse::<u32>().is_ok_and(|v| v <= VERSION_ID),
+                        _ => true,
+                    };
+                    let body = if matches!(digits, 5 | 6) {
+                        &body[digits..]
+                    } else {
+                        body
+                    };
+                    out.push(' ');
+                    if runs {
+                        out.push_str(body);
+                        out.push(' ');
+                    }
+                    start = end + 2;
+                }
+                i = end + 2;
+            }
+            _ => i += 1,
+        }
+    }
+    out.push_str(&sql[start..]);
+    std::borrow::Cow::Owned(out)
+}
+
+/// Longest chain of binary operators one expression may have (error 1436
+/// beyond it). Parsing, evaluating and dropping an expression recurse once
+/// per operator of a chain; this bound keeps that recursion within a
+/// thread's stack whatever the statement's size.
+pub const MAX_OPERATOR_CHAIN: usize = 4096;
+
+/// Refuse a statement whose operator chains are deeper than
+/// [`MAX_OPERATOR_CHAIN`]: a run of binary operators not separated by a
+/// comma (the bound on any expression tree's depth, since parentheses are
+/// limited by the parser's own recursion limit).
+fn check_operator_chains(toks: &[Tok]) -> SqlResult<()> {
+    let mut run = 0usize;
+    let mut prev_operand = false;
+    for t in toks {
+        let (binary, operand) = match t {
+            Tok::Punct(',') | Tok::Punct(';') => {
+                run = 0;
+                (false, false)
+            }
+            Tok::Punct(')') => (false, true),
+            Tok::Punct('+' | '-' | '*' | '/' | '%' | '=' | '<' | '>' | '&' | '|' | '^') => {
+                (prev_operand, false)
+            }
+            Tok::Punct(_) => (false, false),
+            Tok::Word(w) => {
+                let l = w.to_ascii_lowercase();
+                match l.as_str() {
+                    "and" | "or" | "xor" | "div" | "mod" | "like" | "regexp" | "is" | "in"
+                    | "between" => (prev_operand, false),
+                    _ => (false, true),
+                }
+            }
+            Tok::QIdent(_) | Tok::Str(_) | Tok::Num(_) => (false, true),
+        };
+        if binary {
+            run += 1;
+            if run > MAX_OPERATOR_CHAIN {
+                return Err(SqlError::new(
+                    1436,
+                    format!(
+                        "Thread stack overrun: an expression chains more than {MAX_OPERATOR_CHAIN} operators; split it or use IN (…)"
+                    ),
+                ));
+            }
+        }
+        prev_operand = operand;
+    }
+    Ok(())
+}
+
 pub fn parse(sql: &str) -> SqlResult<Stmt> {
+    let sql = &*expand_versioned_comments(sql);
     let toks = tokenize(sql)?;
+    check_operator_chains(&toks)?;
     let mut p = P { t: toks, i: 0 };
     if p.done() {
         return Err(SqlError::parse("Query was empty"));
@@ -433,9 +595,31 @@ fn parse_custom(p: &mut P) -> SqlResult<Option<Stmt>> {
         }
         return Ok(None);
     }
+    if p.kw("check") {
+        p.expect_kw("index")?;
+        let name = p.ident()?;
+        p.expect_kw("on")?;
+        let table = p.name()?;
+        p.end()?;
+        return Ok(Some(Stmt::CheckIndex { name, table }));
+    }
+    if p.kw("admin") {
+        p.expect_kw("check")?;
+        p.expect_kw("index")?;
+        let table = p.name()?;
+        let name = p.ident()?;
+        p.end()?;
+        return Ok(Some(Stmt::CheckIndex { name, table }));
+    }
     if p.kw("alter") {
         p.expect_kw("table")?;
         let table = p.name()?;
+        if p.kw("alter") {
+            p.expect_kw("reindex")?;
+            let name = p.ident()?;
+            p.end()?;
+            return Ok(Some(Stmt::Reindex { name, table }));
+        }
         if p.kw("add") {
             let unique = p.kw("unique");
             let fulltext = !unique && p.kw("fulltext");
@@ -533,11 +717,30 @@ fn parse_custom(p: &mut P) -> SqlResult<Option<Stmt>> {
     if p.kw("begin") {
         p.kw("work");
         p.end()?;
-        return Ok(Some(Stmt::Begin));
+        return Ok(Some(Stmt::Begin { read_only: false }));
     }
     if p.kw("start") {
         p.expect_kw("transaction")?;
-        return Ok(Some(Stmt::Begin));
+        let mut read_only = false;
+        loop {
+            if p.kw("with") {
+                p.expect_kw("consistent")?;
+                p.expect_kw("snapshot")?;
+            } else if p.kw("read") {
+                if p.kw("only") {
+                    read_only = true;
+                } else {
+                    p.expect_kw("write")?;
+                }
+            } else {
+                break;
+            }
+            if !p.punct(',') {
+                break;
+            }
+        }
+        p.end()?;
+        return Ok(Some(Stmt::Begin { read_only }));
     }
     if p.kw("commit") {
         p.kw("work");
@@ -555,41 +758,211 @@ fn parse_custom(p: &mut P) -> SqlResult<Option<Stmt>> {
         return Ok(Some(Stmt::Use { db }));
     }
     if p.kw("set") {
-        if p.kw("names") || p.kw("character") {
-            return Ok(Some(Stmt::Set {
-                name: "names".into(),
-                value: String::new(),
-            }));
-        }
-        p.kw("session");
-        p.kw("local");
-        let _global = p.kw("global");
-        let mut name = p.ident()?;
-        if let Some(n) = name.strip_prefix("@@") {
-            name = n.to_string();
-        }
-        if p.punct('.') {
-            name = p.ident()?;
-        }
-        if !p.punct('=') {
-            if p.punct(':') && p.punct('=') {
-            } else {
-                return Err(p.err("expected '='"));
-            }
-        }
-        let value = p.string_or_word()?;
-        p.end()?;
-        return Ok(Some(Stmt::Set {
-            name: name.to_ascii_lowercase(),
-            value,
-        }));
+        return parse_set(p).map(Some);
     }
     Ok(None)
+}
+
+/// `SET …` after the keyword.
+fn parse_set(p: &mut P) -> SqlResult<Stmt> {
+    if p.kw("names")
+        || (p.kw("character") && {
+            p.expect_kw("set")?;
+            true
+        })
+        || p.kw("charset")
+    {
+        let charset = p.string_or_word()?;
+        if p.kw("collate") {
+            p.string_or_word()?;
+        }
+        p.end()?;
+        return Ok(Stmt::SetNames { charset });
+    }
+    // SET [GLOBAL|SESSION] TRANSACTION ISOLATION LEVEL …
+    let save = p.i;
+    let global = p.kw("global");
+    if !global {
+        let _ = p.kw("session") || p.kw("local");
+    }
+    if p.kw("transaction") {
+        p.expect_kw("isolation")?;
+        p.expect_kw("level")?;
+        let mut words = Vec::new();
+        while !p.done() && !p.peek_kw(",") {
+            words.push(p.ident()?);
+        }
+        p.end()?;
+        return Ok(Stmt::Set(vec![(
+            SetTarget::System {
+                name: "transaction_isolation".into(),
+                global,
+            },
+            SetValue::Literal(words.join(" ")),
+        )]));
+    }
+    p.i = save;
+    let mut out = Vec::new();
+    loop {
+        let mut global = p.kw("global");
+        if !global {
+            let _ = p.kw("session") || p.kw("local");
+        }
+        let word = p.ident()?;
+        let target = if let Some(rest) = word.strip_prefix("@@") {
+            let mut name = rest.to_ascii_lowercase();
+            if matches!(name.as_str(), "global" | "session" | "local") && p.punct('.') {
+                global |= name == "global";
+                name = p.ident()?.to_ascii_lowercase();
+            }
+            SetTarget::System { name, global }
+        } else if let Some(rest) = word.strip_prefix('@') {
+            SetTarget::User(rest.to_ascii_lowercase())
+        } else {
+            SetTarget::System {
+                name: word.to_ascii_lowercase(),
+                global,
+            }
+        };
+        if !(p.punct('=') || (p.punct(':') && p.punct('='))) {
+            return Err(p.err("expected '='"));
+        }
+        let value = match p.t.get(p.i).cloned() {
+            Some(Tok::Punct('-')) => {
+                p.i += 1;
+                match p.t.get(p.i).cloned() {
+                    Some(Tok::Num(n)) => {
+                        p.i += 1;
+                        SetValue::Literal(format!("-{n}"))
+                    }
+                    _ => return Err(p.err("expected a number")),
+                }
+            }
+            Some(Tok::Word(w)) if w.starts_with("@@") => {
+                p.i += 1;
+                let mut name = w[2..].to_ascii_lowercase();
+                if matches!(name.as_str(), "global" | "session" | "local") && p.punct('.') {
+                    name = p.ident()?.to_ascii_lowercase();
+                }
+                SetValue::System(name)
+            }
+            Some(Tok::Word(w)) if w.starts_with('@') => {
+                p.i += 1;
+                SetValue::User(w[1..].to_ascii_lowercase())
+            }
+            Some(Tok::Word(w)) if w.eq_ignore_ascii_case("null") => {
+                p.i += 1;
+                SetValue::Null
+            }
+            _ => SetValue::Literal(p.string_or_word()?),
+        };
+        out.push((target, value));
+        if !p.punct(',') {
+            break;
+        }
+    }
+    p.end()?;
+    Ok(Stmt::Set(out))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn set_lists_and_variables() {
+        let Stmt::Set(v) = parse(
+            "SET @OLD_UNIQUE_CHECKS=@@UNIQUE_CHECKS, UNIQUE_CHECKS=0, @@session.sql_mode = '', GLOBAL x = -1, @a = NULL",
+        )
+        .unwrap() else {
+            panic!("not a SET")
+        };
+        assert_eq!(
+            v,
+            vec![
+                (
+                    SetTarget::User("old_unique_checks".into()),
+                    SetValue::System("unique_checks".into())
+                ),
+                (
+                    SetTarget::System {
+                        name: "unique_checks".into(),
+                        global: false
+                    },
+                    SetValue::Literal("0".into())
+                ),
+                (
+                    SetTarget::System {
+                        name: "sql_mode".into(),
+                        global: false
+                    },
+                    SetValue::Literal(String::new())
+                ),
+                (
+                    SetTarget::System {
+                        name: "x".into(),
+                        global: true
+                    },
+                    SetValue::Literal("-1".into())
+                ),
+                (SetTarget::User("a".into()), SetValue::Null),
+            ]
+        );
+        assert!(matches!(
+            parse("SET NAMES utf8mb4 COLLATE utf8mb4_bin").unwrap(),
+            Stmt::SetNames { .. }
+        ));
+        assert!(
+            parse("SET a = 1 + 1").is_err(),
+            "expressions are refused, not truncated"
+        );
+        assert!(matches!(
+            parse("START TRANSACTION READ ONLY").unwrap(),
+            Stmt::Begin { read_only: true }
+        ));
+        assert!(parse("START TRANSACTION bogus").is_err());
+    }
+
+    #[test]
+    fn version_id_is_the_server_version() {
+        let v: Vec<u32> = crate::SERVER_VERSION
+            .split('-')
+            .next()
+            .unwrap()
+            .split('.')
+            .map(|x| x.parse().unwrap())
+            .collect();
+        assert_eq!(VERSION_ID, v[0] * 10_000 + v[1] * 100 + v[2]);
+    }
+
+    #[test]
+    fn executable_comments_run_by_version() {
+        let e = |s: &str| expand_versioned_comments(s).into_owned();
+        assert_eq!(
+            e("/*!40100 SET @@SQL_MODE='' */").trim(),
+            "SET @@SQL_MODE=''"
+        );
+        assert_eq!(e("/*! SET a=1 */").trim(), "SET a=1");
+        assert_eq!(
+            e("SELECT /*!40001 SQL_NO_CACHE */ * FROM t"),
+            "SELECT   SQL_NO_CACHE   * FROM t"
+        );
+        assert_eq!(e("/*!99999 DROP TABLE t */SELECT 1").trim(), "SELECT 1");
+        assert_eq!(
+            e("/*M!100100 SET x=1 */SELECT 1"),
+            "/*M!100100 SET x=1 */SELECT 1"
+        );
+        assert_eq!(e("SELECT '/*!40100 x */'"), "SELECT '/*!40100 x */'");
+        assert_eq!(e("SELECT 1 /* plain */"), "SELECT 1 /* plain */");
+        assert!(matches!(
+            parse("/*!40101 SET NAMES utf8mb4 */").unwrap(),
+            Stmt::SetNames { .. }
+        ));
+        assert!(
+            parse("/*!99999 SELECT 1 */").is_err(),
+            "empty after a skipped comment"
+        );
+    }
 
     #[test]
     fn matrixone_index_syntax() {

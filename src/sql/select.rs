@@ -99,13 +99,46 @@ pub fn resolve_source(cx: &mut Ctx<'_>, from: &[ast::TableWithJoins]) -> SqlResu
 
 fn kind_of_type(t: &DataType) -> ColumnKind {
     match t {
-        DataType::Bool | DataType::Int | DataType::BigInt => ColumnKind::Int,
+        DataType::Bool | DataType::Int | DataType::BigInt | DataType::Integer { .. } => {
+            ColumnKind::Int
+        }
+        DataType::Date => ColumnKind::Date,
+        DataType::Decimal(precision, scale) => ColumnKind::Decimal {
+            precision: *precision,
+            scale: *scale,
+        },
         DataType::Float | DataType::Double => ColumnKind::Float,
         DataType::DateTime => ColumnKind::DateTime,
+        DataType::VecF32(_) | DataType::VecF64(_) => ColumnKind::Vector,
         _ => ColumnKind::Text,
     }
 }
 
+/// MySQL's result type of `x op y` when a DECIMAL is involved with
+/// another exact operand: scale max(s1, s2) for + and -, s1 + s2 for *.
+fn decimal_result(op: crate::sql::expr::BinOp, x: ColumnKind, y: ColumnKind) -> Option<ColumnKind> {
+    use crate::sql::expr::BinOp::*;
+    let scale = |k: ColumnKind| match k {
+        ColumnKind::Decimal { scale, .. } => Some(scale),
+        ColumnKind::Int => Some(0),
+        _ => None,
+    };
+    if !matches!(x, ColumnKind::Decimal { .. }) && !matches!(y, ColumnKind::Decimal { .. }) {
+        return None;
+    }
+    let (a, b) = (scale(x)?, scale(y)?);
+    let scale = match op {
+        Add | Sub | Mod => a.max(b),
+        Mul => a.saturating_add(b).min(30),
+        _ => return None,
+    };
+    Some(ColumnKind::Decimal {
+        precision: 65,
+        scale,
+    })
+}
+
+#[recursive::recursive]
 fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnKind {
     match e {
         CExpr::Col(i) => src
@@ -123,15 +156,51 @@ fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnKind {
                 ..
             }) => ColumnKind::Int,
             Some(AggCall {
-                func: AggFunc::Avg, ..
-            }) => ColumnKind::Float,
+                func: AggFunc::Avg,
+                arg: Some(a),
+                ..
+            }) => match kind_of_expr(a, src, aggs) {
+                // MySQL: AVG of a DECIMAL is DECIMAL with 4 more digits.
+                ColumnKind::Decimal { precision, scale } => ColumnKind::Decimal {
+                    precision: precision.saturating_add(4),
+                    scale: scale.saturating_add(4).min(30),
+                },
+                _ => ColumnKind::Float,
+            },
+            Some(AggCall {
+                func: AggFunc::Sum,
+                arg: Some(a),
+                ..
+            }) => match kind_of_expr(a, src, aggs) {
+                ColumnKind::Decimal { scale, .. } => ColumnKind::Decimal {
+                    precision: 65,
+                    scale,
+                },
+                ColumnKind::Int => ColumnKind::Decimal {
+                    precision: 65,
+                    scale: 0,
+                },
+                ColumnKind::Date | ColumnKind::DateTime | ColumnKind::Text => ColumnKind::Float,
+                k => k,
+            },
             Some(AggCall { arg: Some(a), .. }) => kind_of_expr(a, src, aggs),
+            _ => ColumnKind::Text,
+        },
+        CExpr::Func(name, args) if name == "@@" => match args.first() {
+            Some(CExpr::Lit(Value::Text(v))) if crate::sql::vars::is_integer(v) => ColumnKind::Int,
             _ => ColumnKind::Text,
         },
         CExpr::Func(name, _) => match name.as_str() {
             "l2_distance" | "cosine_distance" | "inner_product" | "l2_norm" | "l2_distance_sq"
             | "cosine_similarity" | "sqrt" => ColumnKind::Float,
-            "length" | "char_length" | "vector_dims" | "trigger_fault_point" => ColumnKind::Int,
+            "length"
+            | "char_length"
+            | "vector_dims"
+            | "trigger_fault_point"
+            | "last_insert_id"
+            | "connection_id"
+            | "row_count"
+            | "found_rows" => ColumnKind::Int,
             _ => ColumnKind::Text,
         },
         CExpr::Bin(op, a, b) => {
@@ -141,12 +210,31 @@ fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnKind {
                 Div => ColumnKind::Float,
                 _ => {
                     let (x, y) = (kind_of_expr(a, src, aggs), kind_of_expr(b, src, aggs));
-                    if x == ColumnKind::Float || y == ColumnKind::Float {
+                    if x == ColumnKind::Vector || y == ColumnKind::Vector {
+                        ColumnKind::Vector
+                    } else if let Some(k) = decimal_result(*op, x, y) {
+                        k
+                    } else if x == ColumnKind::Float || y == ColumnKind::Float {
                         ColumnKind::Float
                     } else {
                         ColumnKind::Int
                     }
                 }
+            }
+        }
+        CExpr::Cast(_, to) => {
+            use crate::sql::expr::CastTo;
+            match to {
+                CastTo::Int | CastTo::Unsigned => ColumnKind::Int,
+                CastTo::Float => ColumnKind::Float,
+                CastTo::Decimal(precision, scale) => ColumnKind::Decimal {
+                    precision: *precision,
+                    scale: *scale,
+                },
+                CastTo::Text(_) => ColumnKind::Text,
+                CastTo::DateTime => ColumnKind::DateTime,
+                CastTo::Date => ColumnKind::Date,
+                CastTo::Vector(_) => ColumnKind::Vector,
             }
         }
         CExpr::Not(_)
@@ -158,8 +246,153 @@ fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnKind {
     }
 }
 
+/// Refuse (error 1235, naming the clause) every part of a query this engine
+/// does not implement, so that nothing is silently ignored: a clause the
+/// parser accepted but the executor would skip must never change an answer.
+pub fn reject_unsupported(q: &Query) -> SqlResult<()> {
+    let no = |what: &str| Err(SqlError::unsupported(what));
+    if q.with.is_some() {
+        return no("WITH (common table expressions)");
+    }
+    if q.fetch.is_some() {
+        return no("FETCH FIRST");
+    }
+    if q.for_clause.is_some() {
+        return no("FOR XML/JSON/BROWSE");
+    }
+    if q.settings.is_some() {
+        return no("SETTINGS");
+    }
+    if q.format_clause.is_some() {
+        return no("FORMAT");
+    }
+    if !q.pipe_operators.is_empty() {
+        return no("pipe operators");
+    }
+    if let Some(ast::LimitClause::LimitOffset { limit_by, .. }) = &q.limit_clause {
+        if !limit_by.is_empty() {
+            return no("LIMIT BY");
+        }
+    }
+    if let Some(ob) = &q.order_by {
+        if ob.interpolate.is_some() {
+            return no("INTERPOLATE");
+        }
+        if let ast::OrderByKind::Expressions(list) = &ob.kind {
+            if list
+                .iter()
+                .any(|o| o.with_fill.is_some() || o.options.nulls_first.is_some())
+            {
+                return no("NULLS FIRST/LAST or WITH FILL in ORDER BY");
+            }
+        }
+    }
+    for l in &q.locks {
+        if l.of.is_some() {
+            return no("FOR UPDATE OF");
+        }
+        if l.nonblock.is_some() {
+            return no("NOWAIT / SKIP LOCKED");
+        }
+    }
+    let sel = match q.body.as_ref() {
+        SetExpr::Select(sel) => sel,
+        SetExpr::Query(_) => return no("a parenthesized query as a query body"),
+        SetExpr::SetOperation { op, .. } => {
+            return Err(SqlError::unsupported(format!("{op}")));
+        }
+        SetExpr::Values(_) => return no("VALUES as a query"),
+        _ => return no("this query form"),
+    };
+    if matches!(sel.distinct, Some(ast::Distinct::On(_))) {
+        return no("DISTINCT ON");
+    }
+    if sel.top.is_some() {
+        return no("TOP");
+    }
+    if sel.exclude.is_some() {
+        return no("EXCLUDE");
+    }
+    if sel.into.is_some() {
+        return no("SELECT … INTO");
+    }
+    if !sel.lateral_views.is_empty() {
+        return no("LATERAL VIEW");
+    }
+    if sel.prewhere.is_some() {
+        return no("PREWHERE");
+    }
+    if !sel.connect_by.is_empty() {
+        return no("CONNECT BY");
+    }
+    if !sel.cluster_by.is_empty() || !sel.distribute_by.is_empty() || !sel.sort_by.is_empty() {
+        return no("CLUSTER/DISTRIBUTE/SORT BY");
+    }
+    if !sel.named_window.is_empty() {
+        return no("WINDOW");
+    }
+    if sel.qualify.is_some() {
+        return no("QUALIFY");
+    }
+    if sel.value_table_mode.is_some() {
+        return no("SELECT AS STRUCT/VALUE");
+    }
+    if let Some(m) = &sel.select_modifiers {
+        if m.sql_calc_found_rows {
+            return no("SQL_CALC_FOUND_ROWS");
+        }
+    }
+    match &sel.group_by {
+        ast::GroupByExpr::Expressions(_, mods) if !mods.is_empty() => {
+            return no("GROUP BY … WITH ROLLUP/CUBE/TOTALS")
+        }
+        _ => {}
+    }
+    for twj in &sel.from {
+        if !twj.joins.is_empty() {
+            return no("JOIN");
+        }
+        match &twj.relation {
+            ast::TableFactor::Table {
+                alias,
+                args,
+                with_hints,
+                version,
+                partitions,
+                with_ordinality,
+                json_path,
+                sample,
+                ..
+            } => {
+                if alias.as_ref().is_some_and(|a| !a.columns.is_empty()) {
+                    return no("column aliases on a table");
+                }
+                if args.is_some() {
+                    return no("table functions");
+                }
+                if !with_hints.is_empty() {
+                    return no("table hints");
+                }
+                if version.is_some() {
+                    return no("time travel (AS OF)");
+                }
+                if !partitions.is_empty() {
+                    return no("PARTITION selection");
+                }
+                if *with_ordinality || json_path.is_some() || sample.is_some() {
+                    return no("this table reference");
+                }
+            }
+            ast::TableFactor::Derived { .. } => return no("derived tables"),
+            _ => return no("this FROM item"),
+        }
+    }
+    Ok(())
+}
+
 /// Compile a SELECT body plus ORDER BY / LIMIT into a plan.
 pub fn plan(cx: &mut Ctx<'_>, q: &Query) -> SqlResult<Plan> {
+    reject_unsupported(q)?;
     let SetExpr::Select(sel) = q.body.as_ref() else {
         return Err(SqlError::unsupported("UNION / VALUES as a query"));
     };
@@ -180,7 +413,9 @@ pub fn plan(cx: &mut Ctx<'_>, q: &Query) -> SqlResult<Plan> {
             SelectItem::UnnamedExpr(e) => {
                 let name = match e {
                     Expr::Identifier(i) => i.value.clone(),
-                    Expr::CompoundIdentifier(p) => {
+                    Expr::CompoundIdentifier(p)
+                        if !p.first().is_some_and(|i| i.value.starts_with("@@")) =>
+                    {
                         p.last().map(|i| i.value.clone()).unwrap_or_default()
                     }
                     other => other.to_string(),
@@ -254,6 +489,9 @@ pub fn plan(cx: &mut Ctx<'_>, q: &Query) -> SqlResult<Plan> {
     };
     let aggs = std::mem::take(&mut comp.aggs);
     let matches = std::mem::take(&mut comp.matches);
+    if let Some(t) = &source.table {
+        crate::iscp::search::require_fulltext_indexes(t, &matches)?;
+    }
     let aggregate = has_group || !aggs.is_empty();
     let projection: Vec<(String, CExpr, ColumnKind)> = projection
         .into_iter()
@@ -332,7 +570,7 @@ fn resolve_alias_or_pos(e: &Expr, projection: &[(String, CExpr)]) -> SqlResult<O
         }
         Expr::Identifier(i) => Ok(projection
             .iter()
-            .find(|(n, e)| n.eq_ignore_ascii_case(&i.value) && !matches!(e, CExpr::Col(_)))
+            .find(|(n, _)| n.eq_ignore_ascii_case(&i.value))
             .map(|(_, e)| e.clone())),
         _ => Ok(None),
     }
@@ -340,7 +578,11 @@ fn resolve_alias_or_pos(e: &Expr, projection: &[(String, CExpr)]) -> SqlResult<O
 
 /// Fetch candidate rows for a plan (index path or access path) with their
 /// MATCH scores.
-fn candidates(cx: &mut Ctx<'_>, plan: &Plan) -> SqlResult<Vec<(Vec<Value>, Vec<Value>)>> {
+fn candidates(
+    cx: &mut Ctx<'_>,
+    plan: &Plan,
+    use_index: bool,
+) -> SqlResult<Vec<(Vec<Value>, Vec<Value>)>> {
     let Some(t) = &plan.source.table else {
         return Ok(vec![(Vec::new(), Vec::new())]);
     };
@@ -349,14 +591,14 @@ fn candidates(cx: &mut Ctx<'_>, plan: &Plan) -> SqlResult<Vec<(Vec<Value>, Vec<V
             return Ok(rows.into_iter().map(|r| (r, Vec::new())).collect());
         }
     }
-    if let Some(ip) = &plan.index_path {
+    if let (Some(ip), true) = (&plan.index_path, use_index) {
         return crate::iscp::search::fetch_candidates(cx, t, ip, &plan.matches);
     }
     let rows = access::fetch(cx.txn, t, &plan.access, plan.for_update)?;
     let scores = if plan.matches.is_empty() {
         Vec::new()
     } else {
-        crate::iscp::search::exact_match_scores(cx.engine, t, &plan.matches)?
+        crate::iscp::search::exact_match_scores(cx.txn, t, &plan.matches)?
     };
     Ok(rows
         .into_iter()
@@ -475,9 +717,50 @@ fn agg_final(st: &AggState, call: &AggCall) -> Value {
     }
 }
 
+/// The key that decides whether two rows fall in one GROUP BY group or
+/// are one DISTINCT row: numbers that are equal in SQL (3 and 3.0, -0.0
+/// and 0) get one key.
+fn group_key(vals: &[Value]) -> Vec<u8> {
+    let norm: Vec<Value> = vals
+        .iter()
+        .map(|v| match v {
+            Value::Float(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => Value::Int(*f as i64),
+            Value::Bool(b) => Value::Int(i64::from(*b)),
+            other => other.clone(),
+        })
+        .collect();
+    crate::catalog::codec::encode_key(&norm)
+}
+
 /// Execute a plan, returning output rows.
+///
+/// A vector index path is a fast path, never a different answer: the index
+/// yields its nearest candidates and the WHERE clause is applied after, so
+/// when fewer than LIMIT rows survive (a selective filter, rows the index
+/// does not hold such as NULL vectors, DISTINCT) the query is re-run by
+/// exact evaluation over the snapshot.
 pub fn run(cx: &mut Ctx<'_>, plan: &Plan) -> SqlResult<Vec<Vec<Value>>> {
-    let rows = candidates(cx, plan)?;
+    let out = run_with(cx, plan, plan.index_path.is_some())?;
+    if let (Some(crate::iscp::search::IndexPath::Vector { .. }), Some(limit)) =
+        (&plan.index_path, plan.limit)
+    {
+        if out.len() < limit {
+            return run_with(cx, plan, false);
+        }
+    }
+    Ok(out)
+}
+
+/// Whether an ORDER BY key is a vector distance: rows without one (a NULL
+/// vector) sort after every real neighbour, in both directions, so that
+/// the index path and exact evaluation agree.
+fn is_distance_key(e: &CExpr) -> bool {
+    matches!(e, CExpr::Func(name, _) if matches!(name.as_str(),
+        "l2_distance" | "l2_distance_sq" | "cosine_distance" | "inner_product" | "cosine_similarity"))
+}
+
+fn run_with(cx: &mut Ctx<'_>, plan: &Plan, use_index: bool) -> SqlResult<Vec<Vec<Value>>> {
+    let rows = candidates(cx, plan, use_index)?;
     let host = SessionHost::new(cx.session, cx.engine);
     let empty: Vec<Value> = Vec::new();
     // Filter.
@@ -513,7 +796,7 @@ pub fn run(cx: &mut Ctx<'_>, plan: &Plan) -> SqlResult<Vec<Vec<Value>>> {
                 .iter()
                 .map(|g| g.eval(&cx_row))
                 .collect::<SqlResult<_>>()?;
-            let kb = crate::catalog::codec::encode_key(&key);
+            let kb = group_key(&key);
             let gi = match index.get(&kb) {
                 Some(&i) => i,
                 None => {
@@ -587,13 +870,27 @@ pub fn run(cx: &mut Ctx<'_>, plan: &Plan) -> SqlResult<Vec<Vec<Value>>> {
     }
     if plan.distinct {
         let mut seen = std::collections::HashSet::new();
-        out.retain(|(p, _)| seen.insert(crate::catalog::codec::encode_key(p)));
+        out.retain(|(p, _)| seen.insert(group_key(p)));
     }
     if !plan.order_by.is_empty() {
         out.sort_by(|a, b| {
-            for (i, (_, desc)) in plan.order_by.iter().enumerate() {
-                let o = a.1[i].total_cmp(&b.1[i]);
-                let o = if *desc { o.reverse() } else { o };
+            for (i, (key, desc)) in plan.order_by.iter().enumerate() {
+                let (x, y) = (&a.1[i], &b.1[i]);
+                let o = if is_distance_key(key) && x.is_null() != y.is_null() {
+                    // NULL distance last whatever the direction.
+                    if x.is_null() {
+                        Ordering::Greater
+                    } else {
+                        Ordering::Less
+                    }
+                } else {
+                    let o = x.total_cmp(y);
+                    if *desc {
+                        o.reverse()
+                    } else {
+                        o
+                    }
+                };
                 if o != Ordering::Equal {
                     return o;
                 }

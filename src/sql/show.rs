@@ -349,30 +349,7 @@ pub fn warnings(st: &SessionState) -> QueryResult {
 
 /// SHOW VARIABLES [LIKE …]
 pub fn variables(engine: &Engine, st: &SessionState, like: Option<&str>) -> QueryResult {
-    let mut vars: Vec<(String, String)> = vec![
-        (
-            "autocommit".into(),
-            if st.autocommit {
-                "ON".into()
-            } else {
-                "OFF".into()
-            },
-        ),
-        (
-            "innodb_lock_wait_timeout".into(),
-            engine.config.lock_wait_timeout.as_secs().to_string(),
-        ),
-        ("version_comment".into(), "Tributary".into()),
-        ("fast_search".into(), "OFF".into()),
-        ("iscp_wait_fresh".into(), "OFF".into()),
-    ];
-    for (k, v) in &st.vars {
-        if let Some(e) = vars.iter_mut().find(|(n, _)| n == k) {
-            e.1 = v.clone();
-        } else {
-            vars.push((k.clone(), v.clone()));
-        }
-    }
+    let mut vars = crate::sql::vars::all(engine, st);
     vars.sort();
     let rows = vars
         .into_iter()

@@ -123,7 +123,8 @@ def dbname(server):
 
     _counter[0] += 1
     name = f"t{os.getpid()}_{_counter[0]}"
-    conn = pymysql.connect(host=server.host, port=server.port, user="root", password="")
+    conn = pymysql.connect(host=server.host, port=server.port, user="root", password="",
+                           autocommit=True)
     try:
         with conn.cursor() as c:
             c.execute(f"CREATE DATABASE {name}")

@@ -37,14 +37,24 @@ pub(crate) fn seal(magic: &[u8; 8], version: u32, payload: &[u8]) -> Vec<u8> {
 
 /// Validates magic, version, length and checksum; returns the payload.
 pub(crate) fn unseal<'a>(magic: &[u8; 8], version: u32, bytes: &'a [u8]) -> Result<&'a [u8]> {
+    unseal_versions(magic, version..=version, bytes).map(|(_, p)| p)
+}
+
+/// Like [`unseal`], accepting any version in `versions`; returns it with
+/// the payload.
+pub(crate) fn unseal_versions<'a>(
+    magic: &[u8; 8],
+    versions: std::ops::RangeInclusive<u32>,
+    bytes: &'a [u8],
+) -> Result<(u32, &'a [u8])> {
     let mut r = Reader::new(bytes);
     if r.take(8)? != magic {
         return Err(IndexError::Corrupt("bad magic".into()));
     }
     let v = r.u32()?;
-    if v != version {
+    if !versions.contains(&v) {
         return Err(IndexError::Corrupt(format!(
-            "unsupported format version {v} (expected {version})"
+            "unsupported format version {v} (expected {versions:?})"
         )));
     }
     let len = r.len_u64()?;
@@ -56,7 +66,7 @@ pub(crate) fn unseal<'a>(magic: &[u8; 8], version: u32, bytes: &'a [u8]) -> Resu
     if checksum(payload) != sum {
         return Err(IndexError::Corrupt("checksum mismatch".into()));
     }
-    Ok(payload)
+    Ok((v, payload))
 }
 
 /// Bounds-checked little-endian cursor.
@@ -71,6 +81,11 @@ impl<'a> Reader<'a> {
 
     pub(crate) fn is_empty(&self) -> bool {
         self.buf.is_empty()
+    }
+
+    /// Bytes left.
+    pub(crate) fn remaining(&self) -> usize {
+        self.buf.len()
     }
 
     pub(crate) fn take(&mut self, n: usize) -> Result<&'a [u8]> {

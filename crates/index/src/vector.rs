@@ -6,6 +6,19 @@
 //! of concurrent searches to the number of reserved usearch thread contexts, and the
 //! byte format returned by [`VectorIndex::to_bytes`].
 //!
+//! ## Updates and deletes: tombstones, never slot reuse
+//! usearch's own `remove` frees a node's slot for reuse; the next `add` then
+//! overwrites the node's neighbour lists, and a node reachable only through
+//! the old ones becomes unreachable — a row whose own vector no search finds
+//! (measured: 3 of 2,444 keys after 60,000 updates/deletes of 3,000 keys;
+//! `tests/reachability.rs`). So this wrapper never removes from usearch: a
+//! deleted or replaced vector stays in the graph as a tombstone (still
+//! walked through, never returned, via usearch's filtered search), the new
+//! version gets a fresh usearch key (`key | generation << 40`), and when
+//! tombstones outnumber live vectors the graph is rebuilt from the live
+//! ones ([`VectorIndex::compact`]). Keys are therefore limited to
+//! [`MAX_KEY`].
+//!
 //! Must never: touch files, know about SQL or transactions, or hand unchecked bytes to
 //! usearch — [`VectorIndex::from_bytes`] verifies magic, version and checksum first, so
 //! garbage is an error rather than undefined behaviour in C++.
@@ -47,7 +60,19 @@ const SEARCH_SLOT_WAIT: Duration = Duration::from_secs(30);
 const INITIAL_CAPACITY: usize = 64;
 
 const MAGIC: &[u8; 8] = b"TRIBVEC\0";
-const FORMAT_VERSION: u32 = 1;
+/// Version 2 adds the tombstone and moved-key tables; version 1 (no
+/// tombstones: keys were removed from usearch) still loads.
+const FORMAT_VERSION: u32 = 2;
+
+/// Bits of a usearch key that hold the caller's key; the bits above hold
+/// the generation of its current version.
+const KEY_BITS: u32 = 40;
+/// Largest key [`VectorIndex::upsert`] accepts.
+pub const MAX_KEY: u64 = (1 << KEY_BITS) - 1;
+/// Largest generation before a key's versions force a compaction.
+const MAX_GENERATION: u64 = (1 << (64 - KEY_BITS)) - 2;
+/// Tombstones below this count never trigger a compaction.
+const COMPACT_MIN_TOMBSTONES: usize = 1024;
 
 /// Distance metric of a vector index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -253,6 +278,11 @@ pub struct VectorIndex {
     opts: HnswOptions,
     inner: usearch::Index,
     slots: SearchSlots,
+    /// usearch keys of nodes that are no longer live (deleted or replaced).
+    dead: std::collections::HashSet<u64>,
+    /// Caller key → usearch key, for keys whose current version is not
+    /// generation 0 (absent: the usearch key is the caller key itself).
+    moved: std::collections::HashMap<u64, u64>,
 }
 
 impl std::fmt::Debug for VectorIndex {
@@ -269,6 +299,23 @@ fn vec_err(e: impl std::fmt::Display) -> IndexError {
     IndexError::Vector(e.to_string())
 }
 
+/// Run a call into usearch so that a panic on its Rust side (for example a
+/// capacity overflow) becomes an error for this one call instead of
+/// unwinding through, or aborting, the server.
+fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(p) => {
+            let msg = p
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| p.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "panic".into());
+            Err(IndexError::Vector(format!("usearch {what} failed: {msg}")))
+        }
+    }
+}
+
 impl VectorIndex {
     /// Creates an empty index.
     pub fn new(opts: HnswOptions) -> Result<Self> {
@@ -281,7 +328,92 @@ impl VectorIndex {
             opts,
             inner,
             slots: SearchSlots::new(SEARCH_THREADS),
+            dead: Default::default(),
+            moved: Default::default(),
         })
+    }
+
+    /// The usearch key of `key`'s current (possibly dead) version.
+    fn current(&self, key: u64) -> u64 {
+        self.moved.get(&key).copied().unwrap_or(key)
+    }
+
+    /// Whether usearch node `ukey` is live.
+    fn is_live_node(&self, ukey: u64) -> bool {
+        self.inner.contains(ukey) && !self.dead.contains(&ukey)
+    }
+
+    /// Number of tombstones (deleted or replaced vectors still in the graph).
+    pub fn tombstones(&self) -> usize {
+        self.dead.len()
+    }
+
+    /// Rebuild the graph from the live vectors only (drops every tombstone,
+    /// resets generations). Runs on its own when tombstones outnumber live
+    /// vectors.
+    pub fn compact(&mut self) -> Result<()> {
+        let fresh = usearch::Index::new(&self.opts.usearch_options()).map_err(vec_err)?;
+        fresh
+            .reserve_capacity_and_threads(self.len().max(INITIAL_CAPACITY), SEARCH_THREADS)
+            .map_err(vec_err)?;
+        fresh.change_expansion_add(self.opts.ef_construction);
+        fresh.change_expansion_search(self.opts.ef_search);
+        let mut keys: Vec<(u64, u64)> = Vec::with_capacity(self.len());
+        for &u in self.moved.values() {
+            if !self.dead.contains(&u) {
+                keys.push((u & MAX_KEY, u));
+            }
+        }
+        // Generation-0 nodes: every usearch key that is its own caller key.
+        // usearch cannot enumerate its keys, so they are recovered from the
+        // search of the whole graph below.
+        let all = self.inner.size();
+        if all > 0 {
+            let dims = self.opts.dims;
+            // Any finite, non-zero probe: every node is returned.
+            let probe = vec![1f32; dims];
+            let dead = &self.dead;
+            let _slot = self.slots.acquire()?;
+            let m = guarded("compact scan", || {
+                self.inner.exact_search(&probe, all).map_err(vec_err)
+            })?;
+            for u in m.keys {
+                if u >> KEY_BITS == 0 && !dead.contains(&u) && !self.moved.contains_key(&u) {
+                    keys.push((u, u));
+                }
+            }
+        }
+        if keys.len() != self.len() {
+            return Err(IndexError::Vector(format!(
+                "compaction found {} live vectors, expected {}",
+                keys.len(),
+                self.len()
+            )));
+        }
+        let mut buf = vec![0f32; self.opts.dims];
+        for (key, u) in keys {
+            let n = guarded("get", || self.inner.get(u, &mut buf).map_err(vec_err))?;
+            if n == 0 {
+                return Err(IndexError::Vector(format!("compaction lost key {key}")));
+            }
+            guarded("add", || fresh.add(key, &buf).map_err(vec_err))?;
+        }
+        tracing::debug!(
+            live = fresh.size(),
+            tombstones = self.dead.len(),
+            "vector index compacted"
+        );
+        self.inner = fresh;
+        self.dead.clear();
+        self.moved.clear();
+        Ok(())
+    }
+
+    fn maybe_compact(&mut self) -> Result<()> {
+        if self.dead.len() > COMPACT_MIN_TOMBSTONES && self.dead.len() > self.len() {
+            self.compact()?;
+        }
+        Ok(())
     }
 
     /// The options the index was built with.
@@ -291,7 +423,7 @@ impl VectorIndex {
 
     /// Number of live vectors.
     pub fn len(&self) -> usize {
-        self.inner.size()
+        self.inner.size().saturating_sub(self.dead.len())
     }
 
     /// True when the index holds no vector.
@@ -301,7 +433,7 @@ impl VectorIndex {
 
     /// True when `key` is present.
     pub fn contains(&self, key: u64) -> bool {
-        self.inner.contains(key)
+        key <= MAX_KEY && self.is_live_node(self.current(key))
     }
 
     /// Approximate heap memory used by usearch, in bytes.
@@ -327,16 +459,27 @@ impl VectorIndex {
     }
 
     /// Inserts `v` under `key`, replacing any vector already stored under `key`.
-    /// Capacity grows automatically (doubling).
+    /// Capacity grows automatically (doubling). The replaced vector becomes a
+    /// tombstone (see the module docs).
     pub fn upsert(&mut self, key: u64, v: &[f32]) -> Result<()> {
         self.check_vector(v)?;
-        if key == u64::MAX {
-            // usearch uses the maximal key as its "free slot" marker.
+        if key > MAX_KEY {
             return Err(IndexError::InvalidKey(key));
         }
-        if self.inner.contains(key) {
-            self.inner.remove(key).map_err(vec_err)?;
-        }
+        let cur = self.current(key);
+        let ukey = if self.inner.contains(cur) {
+            let generation = (cur >> KEY_BITS) + 1;
+            if generation > MAX_GENERATION {
+                self.compact()?;
+                return self.upsert(key, v);
+            }
+            self.dead.insert(cur);
+            let u = key | (generation << KEY_BITS);
+            self.moved.insert(key, u);
+            u
+        } else {
+            cur
+        };
         let cap = self.inner.capacity();
         if self.inner.size() + 1 > cap {
             let new_cap = (cap.max(INITIAL_CAPACITY / 2)) * 2;
@@ -345,16 +488,23 @@ impl VectorIndex {
                 .reserve_capacity_and_threads(new_cap, SEARCH_THREADS)
                 .map_err(vec_err)?;
         }
-        self.inner.add(key, v).map_err(vec_err)
+        guarded("add", || self.inner.add(ukey, v).map_err(vec_err))?;
+        self.maybe_compact()
     }
 
-    /// Removes `key`; returns whether it was present.
+    /// Removes `key` (its vector becomes a tombstone); returns whether it was
+    /// present.
     pub fn remove(&mut self, key: u64) -> Result<bool> {
-        if !self.inner.contains(key) {
+        if key > MAX_KEY {
             return Ok(false);
         }
-        let n = self.inner.remove(key).map_err(vec_err)?;
-        Ok(n > 0)
+        let cur = self.current(key);
+        if !self.is_live_node(cur) {
+            return Ok(false);
+        }
+        self.dead.insert(cur);
+        self.maybe_compact()?;
+        Ok(true)
     }
 
     /// The `k` nearest keys to `q` with their SQL distances, ascending.
@@ -375,13 +525,25 @@ impl VectorIndex {
             return Ok(Vec::new());
         }
         let _slot = self.slots.acquire()?;
-        let m = self.inner.search(q, wanted).map_err(vec_err)?;
+        // Never ask the library for more results than the index holds.
+        let wanted = wanted.min(self.inner.size().max(1));
+        let m = if self.dead.is_empty() {
+            guarded("search", || self.inner.search(q, wanted).map_err(vec_err))?
+        } else {
+            let dead = &self.dead;
+            guarded("search", || {
+                self.inner
+                    .filtered_search(q, wanted, |u| !dead.contains(&u))
+                    .map_err(vec_err)
+            })?
+        };
         let metric = self.opts.metric;
         let mut out: Vec<(u64, f32)> = m
             .keys
             .into_iter()
             .zip(m.distances)
-            .map(|(key, d)| (key, metric.sql_distance(d)))
+            .filter(|(u, _)| !self.dead.contains(u))
+            .map(|(u, d)| (u & MAX_KEY, metric.sql_distance(d)))
             .collect();
         out.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
         out.truncate(k);
@@ -394,23 +556,63 @@ impl VectorIndex {
         let opts = serde_json::to_vec(&self.opts)
             .map_err(|e| IndexError::Vector(format!("encoding options: {e}")))?;
         let mut raw = vec![0u8; self.inner.serialized_length()];
-        self.inner.save_to_buffer(&mut raw).map_err(vec_err)?;
-        let mut payload = Vec::with_capacity(raw.len() + opts.len() + 16);
+        guarded("save", || {
+            self.inner.save_to_buffer(&mut raw).map_err(vec_err)
+        })?;
+        let mut payload = Vec::with_capacity(
+            raw.len() + opts.len() + 32 + 8 * self.dead.len() + 16 * self.moved.len(),
+        );
         codec::put_bytes(&mut payload, &opts);
         codec::put_bytes(&mut payload, &raw);
+        let mut dead: Vec<u64> = self.dead.iter().copied().collect();
+        dead.sort_unstable();
+        payload.extend_from_slice(&(dead.len() as u64).to_le_bytes());
+        for u in dead {
+            payload.extend_from_slice(&u.to_le_bytes());
+        }
+        let mut moved: Vec<(u64, u64)> = self.moved.iter().map(|(k, u)| (*k, *u)).collect();
+        moved.sort_unstable();
+        payload.extend_from_slice(&(moved.len() as u64).to_le_bytes());
+        for (k, u) in moved {
+            payload.extend_from_slice(&k.to_le_bytes());
+            payload.extend_from_slice(&u.to_le_bytes());
+        }
         Ok(codec::seal(MAGIC, FORMAT_VERSION, &payload))
     }
 
     /// Rebuilds an index from [`to_bytes`](Self::to_bytes) output. Garbage, truncated
     /// or mismatching bytes yield [`IndexError::Corrupt`].
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        let payload = codec::unseal(MAGIC, FORMAT_VERSION, bytes)?;
+        let (version, payload) = codec::unseal_versions(MAGIC, 1..=FORMAT_VERSION, bytes)?;
         let mut r = Reader::new(payload);
         let n = r.len_u64()?;
         let opts: HnswOptions = serde_json::from_slice(r.take(n)?)
             .map_err(|e| IndexError::Corrupt(format!("options: {e}")))?;
         let n = r.len_u64()?;
         let raw = r.take(n)?;
+        let mut dead = std::collections::HashSet::new();
+        let mut moved = std::collections::HashMap::new();
+        if version >= 2 {
+            let n = r.len_u64()?;
+            if n > r.remaining() / 8 {
+                return Err(IndexError::Corrupt("tombstone count".into()));
+            }
+            for _ in 0..n {
+                dead.insert(r.u64()?);
+            }
+            let n = r.len_u64()?;
+            if n > r.remaining() / 16 {
+                return Err(IndexError::Corrupt("moved-key count".into()));
+            }
+            for _ in 0..n {
+                let k = r.u64()?;
+                let u = r.u64()?;
+                if k > MAX_KEY || u & MAX_KEY != k {
+                    return Err(IndexError::Corrupt(format!("moved key {k} -> {u}")));
+                }
+                moved.insert(k, u);
+            }
+        }
         if !r.is_empty() {
             return Err(IndexError::Corrupt("trailing bytes in payload".into()));
         }
@@ -442,6 +644,8 @@ impl VectorIndex {
             opts,
             inner,
             slots: SearchSlots::new(SEARCH_THREADS),
+            dead,
+            moved,
         })
     }
 }
@@ -449,6 +653,27 @@ impl VectorIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_library_panic_is_an_error_for_that_call() {
+        let r: Result<()> = guarded("search", || panic!("capacity overflow"));
+        match r {
+            Err(IndexError::Vector(m)) => assert!(m.contains("capacity overflow"), "{m}"),
+            other => panic!("expected an error, got {other:?}"),
+        }
+        assert_eq!(guarded("search", || Ok(7)).ok(), Some(7));
+    }
+
+    #[test]
+    fn search_asks_for_at_most_the_index_size() {
+        let mut ix = VectorIndex::new(HnswOptions::new(2, Metric::L2)).unwrap();
+        ix.upsert(1, &[1.0, 2.0]).unwrap();
+        ix.upsert(2, &[3.0, 4.0]).unwrap();
+        let hits = ix
+            .search_with_ef(&[1.0, 2.0], usize::MAX / 2, usize::MAX / 2)
+            .unwrap();
+        assert_eq!(hits.len(), 2);
+    }
 
     fn assert_send_sync<T: Send + Sync>() {}
 

@@ -74,6 +74,9 @@ pub enum StorageError {
     /// The transaction was already committed/rolled back, or poisoned.
     #[error("transaction is no longer active: {0}")]
     TxnClosed(String),
+    /// A write in a read-only transaction (MySQL 1792).
+    #[error("Cannot execute statement in a READ ONLY transaction.")]
+    ReadOnly,
     /// A lease is held by someone else.
     #[error("lease {name} is held by {holder}")]
     LeaseHeld { name: String, holder: String },

@@ -200,7 +200,7 @@ fn commit_timestamps_strictly_increase() {
         .unwrap();
     assert!(matches!(
         ro.put(T, b"x", b"y".to_vec()),
-        Err(StorageError::TxnClosed(_))
+        Err(StorageError::ReadOnly)
     ));
     assert_eq!(ro.commit().unwrap(), last);
 }
@@ -546,7 +546,7 @@ fn read_only_get_for_share_fails_like_a_write_and_locks_nothing() {
         })
         .unwrap();
     let err = ro.get_for_share(T, b"k");
-    assert!(matches!(err, Err(StorageError::TxnClosed(_))), "{err:?}");
+    assert!(matches!(err, Err(StorageError::ReadOnly)), "{err:?}");
     assert_eq!(err, ro.put(T, b"k", b"1".to_vec()));
     // No lock was taken.
     let mut w = s.begin(opts(100)).unwrap();

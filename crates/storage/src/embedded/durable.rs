@@ -43,6 +43,19 @@ pub(super) fn io(e: impl Display) -> StorageError {
     StorageError::Io(e.to_string())
 }
 
+/// Restrict `path` to its owner (the data directory 0700, its file 0600):
+/// table data is nobody else's to read.
+fn private(path: &Path, mode: u32) -> Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).map_err(io)?;
+    }
+    #[cfg(not(unix))]
+    let _ = (path, mode);
+    Ok(())
+}
+
 /// Key of a row in [`ROWS`].
 pub(super) fn row_key(table: TableId, key: &[u8]) -> Vec<u8> {
     let mut k = Vec::with_capacity(8 + key.len());
@@ -81,8 +94,29 @@ pub(super) struct Durable {
 impl Durable {
     /// Open (or create) the database in `dir` and load its contents.
     pub fn open(dir: &Path) -> Result<(Self, Loaded)> {
+        let me = Self::open_file(dir)?;
+        let loaded = me.load()?;
+        Ok((me, loaded))
+    }
+
+    /// The last commit ts stored in the file.
+    pub fn commit_ts(&self) -> Result<Ts> {
+        let r = self.db.begin_read().map_err(io)?;
+        let meta = r.open_table(META).map_err(io)?;
+        Ok(meta
+            .get(META_COMMIT_TS)
+            .map_err(io)?
+            .map(|g| g.value())
+            .unwrap_or(0))
+    }
+
+    /// Open (or create) the database file without loading it (also used to
+    /// reopen it after an I/O failure).
+    pub fn open_file(dir: &Path) -> Result<Self> {
         std::fs::create_dir_all(dir).map_err(io)?;
+        private(dir, 0o700)?;
         let db = Database::create(dir.join(DB_FILE)).map_err(io)?;
+        private(&dir.join(DB_FILE), 0o600)?;
         let me = Self { db };
         // Make sure every table exists so read transactions never see
         // `TableDoesNotExist`.
@@ -98,8 +132,7 @@ impl Durable {
             w.open_table(LEASES).map_err(io)?;
         }
         w.commit().map_err(io)?;
-        let loaded = me.load()?;
-        Ok((me, loaded))
+        Ok(me)
     }
 
     /// A write transaction that fsyncs on commit.

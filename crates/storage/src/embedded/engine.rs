@@ -6,15 +6,16 @@
 //! version store, lock manager and redb file together.
 //!
 //! This module must never publish a timestamp before the commit it names is
-//! durable and installed, and never write after the storage is poisoned.
+//! durable and installed, and never write to a file that failed before it
+//! was reopened and checked against memory.
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use parking_lot::Mutex;
+use parking_lot::{Mutex, RwLock};
 
 use super::durable::Durable;
 use super::locks::LockManager;
@@ -28,7 +29,11 @@ use crate::api::{
 
 /// State shared by the storage handle and its transactions.
 pub(super) struct Inner {
-    pub durable: Durable,
+    /// The redb file; `None` only while it is being reopened after an I/O
+    /// failure (see [`Inner::recover`]).
+    pub durable: RwLock<Option<Durable>>,
+    /// The data directory (to reopen the file).
+    pub dir: PathBuf,
     pub versions: VersionStore,
     pub locks: LockManager,
     /// Newest fully visible commit.
@@ -42,25 +47,76 @@ pub(super) struct Inner {
     pub watermarks: Mutex<HashMap<String, HashMap<TableId, Ts>>>,
     /// Tables with stored data (rows or change log) -> last commit ts.
     pub table_ts: Mutex<HashMap<TableId, Ts>>,
-    /// First durable failure; sticky.
+    /// First durable failure since the file was last (re)opened: durable
+    /// work fails until [`Inner::recover`] has reopened the file.
     pub poison: Mutex<Option<String>>,
 }
 
 impl Inner {
-    /// Fail if the storage is poisoned.
+    /// Before durable work: if a previous operation failed (a full disk, an
+    /// I/O error), reopen the file and go on if it is exactly in the state
+    /// memory has; otherwise fail with the original error. Reads of memory
+    /// never call this: they keep working while writes fail.
     pub fn check_poison(&self) -> Result<()> {
-        match &*self.poison.lock() {
-            Some(msg) => Err(StorageError::Io(msg.clone())),
-            None => Ok(()),
+        let msg = match &*self.poison.lock() {
+            Some(msg) => msg.clone(),
+            None => return Ok(()),
+        };
+        self.recover(&msg)
+    }
+
+    /// Reopen the redb file after an I/O failure. Succeeds only when the
+    /// file's last commit is the last commit memory holds (the failed
+    /// commit left no trace); a commit that reached the file without being
+    /// installed in memory keeps the storage failed until a restart loads
+    /// it.
+    fn recover(&self, cause: &str) -> Result<()> {
+        let mut g = self.durable.write();
+        if self.poison.lock().is_none() {
+            return Ok(()); // another thread recovered meanwhile
+        }
+        // redb refuses further work after an I/O error; close and reopen.
+        *g = None;
+        let reopened = Durable::open_file(&self.dir).and_then(|d| {
+            let stored = d.commit_ts()?;
+            let memory = self.latest_ts.load(Ordering::Acquire);
+            if stored == memory {
+                Ok(d)
+            } else {
+                Err(StorageError::Io(format!(
+                    "after an I/O failure the file holds commit {stored} but memory {memory}; restart to recover"
+                )))
+            }
+        });
+        match reopened {
+            Ok(d) => {
+                *g = Some(d);
+                *self.poison.lock() = None;
+                tracing::warn!(cause, "storage recovered from an I/O failure");
+                Ok(())
+            }
+            Err(e) => {
+                tracing::debug!(cause, error = %e, "storage still failing");
+                // Keep the file closed; the next write tries again.
+                Err(StorageError::Io(format!("{cause} (retry: {e})")))
+            }
         }
     }
 
-    /// Run a durable operation; an I/O failure poisons the storage.
+    /// Run a durable operation; an I/O failure marks the storage failed
+    /// until [`Inner::check_poison`] recovers it.
     pub fn durably<T>(&self, f: impl FnOnce(&Durable) -> Result<T>) -> Result<T> {
         self.check_poison()?;
-        let r = f(&self.durable);
+        let g = self.durable.read();
+        let Some(d) = g.as_ref() else {
+            return Err(StorageError::Io(
+                "storage file is closed after an I/O failure".into(),
+            ));
+        };
+        let r = f(d);
+        drop(g);
         if let Err(StorageError::Io(msg)) = &r {
-            tracing::error!(error = %msg, "storage I/O failed; storage poisoned");
+            tracing::error!(error = %msg, "storage I/O failed; writes fail until it recovers");
             let mut p = self.poison.lock();
             if p.is_none() {
                 *p = Some(msg.clone());
@@ -127,7 +183,8 @@ impl EmbeddedStorage {
             "embedded storage opened"
         );
         let inner = Inner {
-            durable,
+            durable: RwLock::new(Some(durable)),
+            dir: dir.to_path_buf(),
             versions,
             locks: LockManager::default(),
             latest_ts: AtomicU64::new(loaded.commit_ts),
@@ -145,7 +202,8 @@ impl EmbeddedStorage {
 
     /// Begin a transaction returning the concrete type.
     pub fn begin_embedded(&self, opts: TxnOptions) -> Result<EmbeddedTxn> {
-        self.inner.check_poison()?;
+        // Reads are served from memory even while the file is failing;
+        // a write transaction's commit checks (and recovers) the file.
         Ok(EmbeddedTxn::new(self.inner.clone(), opts))
     }
 
@@ -175,7 +233,8 @@ impl Storage for EmbeddedStorage {
         limit: usize,
     ) -> Result<ChangeBatch> {
         let visible = self.latest_ts();
-        changelog::read(&self.inner.durable, table, from, to, visible, resume, limit)
+        self.inner
+            .durably(|d| changelog::read(d, table, from, to, visible, resume, limit))
     }
 
     fn snapshot_scan(

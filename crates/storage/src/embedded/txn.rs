@@ -80,10 +80,7 @@ impl EmbeddedTxn {
     fn ensure_writable(&self) -> Result<()> {
         self.ensure_open()?;
         if self.opts.read_only {
-            return Err(StorageError::TxnClosed(format!(
-                "txn {} is read-only",
-                self.id
-            )));
+            return Err(StorageError::ReadOnly);
         }
         Ok(())
     }

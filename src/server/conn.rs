@@ -1,0 +1,971 @@
+//! One MySQL client connection on Tributary's own protocol layer
+//! ([`super::protocol`]): the connection phase (authentication), then the
+//! command loop that maps each command onto the connection's [`Session`].
+//!
+//! This module owns per-connection state: the session, the negotiated
+//! capabilities, prepared statements (with their long data) and the
+//! status flags every OK/EOF carries. It never runs a [`Session`] method
+//! on the async runtime: every engine call goes through `spawn_blocking`,
+//! one hop per command (never per row). It never closes the connection for
+//! an error in a command, only for a failed (re-)authentication, COM_QUIT,
+//! a closed socket or an oversized packet.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use thiserror::Error;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::Notify;
+
+use super::auth::{random_salt, SALT_LEN};
+use super::params;
+use super::protocol::codes::{self, WireError};
+use super::protocol::command::{decode_params, Command, ParamDecodeError};
+use super::protocol::handshake::{self, HandshakeError, NATIVE_PASSWORD};
+use super::protocol::packet::{put_lenenc_int, PacketError, PacketReader, PacketWriter};
+use super::protocol::resultset::{self, ColumnDef};
+use super::protocol::{caps, status, UTF8MB4_GENERAL_CI};
+use super::Shared;
+use crate::db::{split_statements, Session};
+use crate::error::{SqlError, SqlResult};
+use crate::types::{ColumnKind, QueryResult};
+
+/// Most prepared statements one connection may hold
+/// (MySQL's `max_prepared_stmt_count` is global; this is per connection).
+const MAX_PREPARED_PER_CONN: usize = 16_382;
+/// Most placeholders in one prepared statement (MySQL's limit).
+const MAX_PLACEHOLDERS: usize = 65_535;
+
+/// Whether a connection is inside a command; lets graceful shutdown wait
+/// for the in-flight statement and then close an idle connection.
+#[derive(Default)]
+pub struct Activity {
+    busy: AtomicBool,
+    idle: Notify,
+}
+
+impl Activity {
+    pub fn is_busy(&self) -> bool {
+        self.busy.load(Ordering::Acquire)
+    }
+
+    /// Resolves after the current command (if any) ends.
+    pub async fn wait_idle(&self) {
+        while self.is_busy() {
+            let notified = self.idle.notified();
+            if !self.is_busy() {
+                break;
+            }
+            notified.await;
+        }
+    }
+
+    fn begin(self: &Arc<Self>) -> BusyGuard {
+        self.busy.store(true, Ordering::Release);
+        BusyGuard(self.clone())
+    }
+}
+
+struct BusyGuard(Arc<Activity>);
+
+impl Drop for BusyGuard {
+    fn drop(&mut self) {
+        self.0.busy.store(false, Ordering::Release);
+        self.0.idle.notify_waiters();
+    }
+}
+
+/// Why a connection ended abnormally.
+#[derive(Debug, Error)]
+pub enum ConnError {
+    #[error("i/o error: {0}")]
+    Io(#[from] std::io::Error),
+    /// A client packet over `max_allowed_packet` (the caller answers 1153).
+    #[error("packet of {size} bytes exceeds max_allowed_packet")]
+    TooLarge { seq: u8, size: usize, unread: usize },
+}
+
+/// Result of reading one packet: a packet, or the peer closed.
+enum Read {
+    Packet(u8, Vec<u8>),
+    Closed,
+}
+
+async fn read_packet<R: AsyncRead + Unpin>(r: &mut PacketReader<R>) -> Result<Read, ConnError> {
+    match r.read().await {
+        Ok((seq, p)) => Ok(Read::Packet(seq, p)),
+        Err(PacketError::Closed) => Ok(Read::Closed),
+        Err(PacketError::Io(e)) => Err(ConnError::Io(e)),
+        Err(PacketError::TooLarge { seq, size, unread }) => {
+            Err(ConnError::TooLarge { seq, size, unread })
+        }
+    }
+}
+
+/// A prepared statement.
+struct Prepared {
+    sql: String,
+    params: usize,
+    /// Parameter types bound by the last execute that sent them.
+    types: Vec<(u8, u8)>,
+    long_data: HashMap<u16, Vec<u8>>,
+    long_bytes: usize,
+    /// An error from COM_STMT_SEND_LONG_DATA, reported by the next execute.
+    long_error: Option<WireError>,
+}
+
+/// What the loop does after a command.
+enum Flow {
+    Continue,
+    Close,
+}
+
+/// Per-connection state after authentication.
+struct Conn {
+    shared: Arc<Shared>,
+    id: u32,
+    peer_host: String,
+    salt: [u8; SALT_LEN],
+    caps: u32,
+    user: String,
+    privileged: bool,
+    session: Arc<Mutex<Session>>,
+    stmts: HashMap<u32, Prepared>,
+    next_stmt: u32,
+    /// COM_STMT_SEND_LONG_DATA for an unknown statement: reported by the
+    /// next COM_STMT_EXECUTE (SEND_LONG_DATA itself has no response).
+    pending_error: Option<WireError>,
+    /// Cleared by COM_SET_OPTION(MYSQL_OPTION_MULTI_STATEMENTS_OFF).
+    multi_statements: bool,
+}
+
+fn invalid_utf8(what: &[u8]) -> WireError {
+    let shown: String = what.iter().take(16).map(|b| format!("{b:02X}")).collect();
+    WireError::new(
+        codes::INVALID_CHARACTER_STRING,
+        format!("Invalid utf8mb4 character string: '{shown}'"),
+    )
+}
+
+fn access_denied(user: &str, host: &str, auth: &[u8]) -> WireError {
+    WireError::new(
+        codes::ACCESS_DENIED,
+        format!(
+            "Access denied for user '{user}'@'{host}' (using password: {})",
+            if auth.is_empty() { "NO" } else { "YES" }
+        ),
+    )
+}
+
+async fn send_error<W: AsyncWrite + Unpin>(
+    w: &mut PacketWriter<W>,
+    e: &WireError,
+) -> std::io::Result<()> {
+    w.write(&e.payload()).await
+}
+
+/// What a client presented: user name, auth response, auth plugin.
+struct Credentials<'a> {
+    user: &'a [u8],
+    auth: Vec<u8>,
+    plugin: Option<&'a str>,
+}
+
+/// Authenticate the client's credentials against `salt`, asking the client to
+/// switch to `mysql_native_password` first if it used another plugin.
+/// Returns the user's privilege, or the error to send (then close).
+async fn authenticate<R, W>(
+    shared: &Shared,
+    peer_host: &str,
+    reader: &mut PacketReader<R>,
+    writer: &mut PacketWriter<W>,
+    req: Credentials<'_>,
+    salt: &[u8; SALT_LEN],
+) -> Result<Result<(String, bool), WireError>, ConnError>
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    let Credentials {
+        user,
+        mut auth,
+        plugin,
+    } = req;
+    if handshake::needs_switch(plugin) {
+        writer
+            .write(&handshake::auth_switch_request(NATIVE_PASSWORD, salt))
+            .await?;
+        writer.flush().await?;
+        match read_packet(reader).await? {
+            Read::Packet(seq, p) => {
+                writer.set_seq(seq.wrapping_add(1));
+                auth = p;
+            }
+            Read::Closed => {
+                return Ok(Err(WireError::new(codes::HANDSHAKE_ERROR, "Bad handshake")))
+            }
+        }
+    }
+    let Ok(user) = std::str::from_utf8(user) else {
+        return Ok(Err(access_denied(
+            &String::from_utf8_lossy(user),
+            peer_host,
+            &auth,
+        )));
+    };
+    match shared.users.verify(user, salt, &auth) {
+        Some(privileged) => Ok(Ok((user.to_string(), privileged))),
+        None => Ok(Err(access_denied(user, peer_host, &auth))),
+    }
+}
+
+/// A fresh session of connection `conn_id` for `user`, in database `db`
+/// if given.
+async fn new_session(
+    shared: &Shared,
+    conn_id: u32,
+    user: String,
+    privileged: bool,
+    db: Option<String>,
+) -> SqlResult<Session> {
+    let database = shared.db.clone();
+    match tokio::task::spawn_blocking(move || {
+        let mut s = database.session();
+        s.set_user(&user, privileged);
+        s.set_connection_id(conn_id);
+        if let Some(db) = db {
+            s.use_database(&db)?;
+        }
+        Ok(s)
+    })
+    .await
+    {
+        Ok(r) => r,
+        Err(e) => Err(SqlError::internal(format!("cannot create session: {e}"))),
+    }
+}
+
+/// Run one connection: handshake, then commands until the client quits or
+/// the socket closes.
+pub(crate) async fn run<R, W>(
+    shared: Arc<Shared>,
+    id: u32,
+    peer: SocketAddr,
+    reader: &mut PacketReader<R>,
+    writer: &mut PacketWriter<W>,
+    activity: Arc<Activity>,
+) -> Result<(), ConnError>
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    let peer_host = peer.ip().to_string();
+    let salt = random_salt();
+    writer.set_seq(0);
+    writer
+        .write(&handshake::greeting(
+            id,
+            crate::SERVER_VERSION,
+            &salt,
+            status::AUTOCOMMIT,
+            UTF8MB4_GENERAL_CI,
+        ))
+        .await?;
+    writer.flush().await?;
+    let (seq, payload) = match read_packet(reader).await? {
+        Read::Packet(seq, p) => (seq, p),
+        Read::Closed => return Ok(()),
+    };
+    writer.set_seq(seq.wrapping_add(1));
+    let resp = match handshake::parse_response(&payload) {
+        Ok(r) => r,
+        Err(e) => {
+            tracing::info!(conn = id, error = %e, "bad handshake");
+            let msg = match e {
+                HandshakeError::SslRequested => "SSL connection is not supported",
+                _ => "Bad handshake",
+            };
+            send_error(writer, &WireError::new(codes::HANDSHAKE_ERROR, msg)).await?;
+            return Ok(());
+        }
+    };
+    let verdict = authenticate(
+        &shared,
+        &peer_host,
+        reader,
+        writer,
+        Credentials {
+            user: &resp.user,
+            auth: resp.auth.clone(),
+            plugin: resp.plugin.as_deref(),
+        },
+        &salt,
+    )
+    .await?;
+    let (user, privileged) = match verdict {
+        Ok(x) => x,
+        Err(e) => {
+            tracing::info!(conn = id, "access denied");
+            send_error(writer, &e).await?;
+            return Ok(());
+        }
+    };
+    let db = match resp.database.map(String::from_utf8) {
+        None => None,
+        Some(Ok(db)) => Some(db),
+        Some(Err(e)) => {
+            let name = String::from_utf8_lossy(e.as_bytes()).into_owned();
+            send_error(
+                writer,
+                &WireError::new(codes::BAD_DB, format!("Unknown database '{name}'")),
+            )
+            .await?;
+            return Ok(());
+        }
+    };
+    let session = match new_session(&shared, id, user.clone(), privileged, db).await {
+        Ok(s) => s,
+        Err(e) => {
+            send_error(writer, &WireError::from(&e)).await?;
+            return Ok(());
+        }
+    };
+    tracing::debug!(conn = id, user = %user, "authenticated");
+    let mut conn = Conn {
+        shared,
+        id,
+        peer_host,
+        salt,
+        caps: resp.caps,
+        user,
+        privileged,
+        session: Arc::new(Mutex::new(session)),
+        stmts: HashMap::new(),
+        next_stmt: 1,
+        pending_error: None,
+        multi_statements: true,
+    };
+    conn.ok(writer, 0, 0, 0).await?;
+    writer.flush().await?;
+    loop {
+        let (seq, payload) = match read_packet(reader).await? {
+            Read::Packet(seq, p) => (seq, p),
+            Read::Closed => return Ok(()),
+        };
+        let _busy = activity.begin();
+        writer.set_seq(seq.wrapping_add(1));
+        let flow = conn.dispatch(&payload, reader, writer).await?;
+        writer.flush().await?;
+        if let Flow::Close = flow {
+            return Ok(());
+        }
+    }
+}
+
+impl Conn {
+    fn deprecate_eof(&self) -> bool {
+        self.caps & caps::DEPRECATE_EOF != 0
+    }
+
+    /// Status flags of the session now.
+    fn status(&self) -> u16 {
+        let s = self.session.lock();
+        status::flags(s.in_transaction(), s.autocommit(), false)
+    }
+
+    async fn ok<W: AsyncWrite + Unpin>(
+        &self,
+        w: &mut PacketWriter<W>,
+        affected: u64,
+        last_insert_id: u64,
+        warnings: u16,
+    ) -> std::io::Result<()> {
+        w.write(&resultset::ok_packet(
+            0,
+            affected,
+            last_insert_id,
+            self.status(),
+            warnings,
+        ))
+        .await
+    }
+
+    /// Run `f` on the session in the blocking pool.
+    async fn with_session<T, F>(&self, f: F) -> SqlResult<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Session) -> SqlResult<T> + Send + 'static,
+    {
+        let s = self.session.clone();
+        match tokio::task::spawn_blocking(move || f(&mut s.lock())).await {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::error!(conn = self.id, error = %e, "statement task failed");
+                Err(SqlError::internal(format!(
+                    "statement execution failed: {e}"
+                )))
+            }
+        }
+    }
+
+    /// Execute `statements` in order, stopping after the first error; each
+    /// result comes with the session's status flags right after it.
+    async fn run_statements(&self, statements: Vec<String>) -> Vec<(SqlResult<QueryResult>, u16)> {
+        let r = self
+            .with_session(move |s| {
+                let mut out = Vec::with_capacity(statements.len());
+                for st in &statements {
+                    let r = s.execute(st);
+                    let failed = r.is_err();
+                    out.push((r, status::flags(s.in_transaction(), s.autocommit(), false)));
+                    if failed {
+                        break;
+                    }
+                }
+                Ok(out)
+            })
+            .await;
+        r.unwrap_or_else(|e| vec![(Err(e), self.status())])
+    }
+
+    /// Write every statement's result in order (multi-results flagged with
+    /// SERVER_MORE_RESULTS_EXISTS), ending with an error packet if the last
+    /// one failed. `binary` selects the binary row format.
+    async fn write_results<W: AsyncWrite + Unpin>(
+        &self,
+        w: &mut PacketWriter<W>,
+        results: &[(SqlResult<QueryResult>, u16)],
+        binary: bool,
+    ) -> std::io::Result<()> {
+        let n = results.len();
+        for (i, (r, st)) in results.iter().enumerate() {
+            let more = i + 1 < n;
+            let status = if more {
+                st | status::MORE_RESULTS_EXISTS
+            } else {
+                *st
+            };
+            match r {
+                Err(e) => return send_error(w, &WireError::from(e)).await,
+                Ok(qr) => {
+                    let warnings = qr.warnings.len().min(usize::from(u16::MAX)) as u16;
+                    if qr.has_result_set() {
+                        self.write_result_set(w, qr, status, warnings, binary)
+                            .await?;
+                    } else {
+                        w.write(&resultset::ok_packet(
+                            0,
+                            qr.affected_rows,
+                            qr.last_insert_id,
+                            status,
+                            warnings,
+                        ))
+                        .await?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    async fn write_result_set<W: AsyncWrite + Unpin>(
+        &self,
+        w: &mut PacketWriter<W>,
+        qr: &QueryResult,
+        status: u16,
+        warnings: u16,
+        binary: bool,
+    ) -> std::io::Result<()> {
+        let mut p = Vec::with_capacity(9);
+        put_lenenc_int(&mut p, qr.columns.len() as u64);
+        w.write(&p).await?;
+        let kinds: Vec<ColumnKind> = qr.columns.iter().map(|c| c.kind).collect();
+        for (i, c) in qr.columns.iter().enumerate() {
+            let fractional = c.kind == ColumnKind::DateTime && resultset::has_fraction(&qr.rows, i);
+            w.write(&ColumnDef::new(&c.name, c.kind, fractional).payload(false))
+                .await?;
+        }
+        if !self.deprecate_eof() {
+            w.write(&resultset::eof_packet(0, status)).await?;
+        }
+        for row in &qr.rows {
+            let p = if binary {
+                resultset::binary_row(row, &kinds)
+            } else {
+                resultset::text_row(row, &kinds)
+            };
+            w.write(&p).await?;
+        }
+        w.write(&resultset::end_packet(
+            self.deprecate_eof(),
+            status,
+            warnings,
+        ))
+        .await
+    }
+
+    async fn dispatch<R, W>(
+        &mut self,
+        payload: &[u8],
+        reader: &mut PacketReader<R>,
+        w: &mut PacketWriter<W>,
+    ) -> Result<Flow, ConnError>
+    where
+        R: AsyncRead + Unpin,
+        W: AsyncWrite + Unpin,
+    {
+        match Command::parse(payload) {
+            Command::Quit => return Ok(Flow::Close),
+            Command::Ping => self.ok(w, 0, 0, 0).await?,
+            Command::InitDb(name) => self.init_db(w, name).await?,
+            Command::Query(q) => self.query(w, q).await?,
+            Command::FieldList { table } => self.field_list(w, table).await?,
+            Command::Statistics => self.statistics(w).await?,
+            Command::ChangeUser(body) => return self.change_user(reader, w, body).await,
+            Command::ResetConnection => {
+                let db = self.session.lock().current_database().map(str::to_string);
+                match self.replace_session(db).await {
+                    Ok(()) => self.ok(w, 0, 0, 0).await?,
+                    Err(e) => send_error(w, &WireError::from(&e)).await?,
+                }
+            }
+            Command::SetOption(opt) => match opt {
+                0 | 1 => {
+                    self.multi_statements = opt == 0;
+                    w.write(&resultset::end_packet(
+                        self.deprecate_eof(),
+                        self.status(),
+                        0,
+                    ))
+                    .await?;
+                }
+                _ => send_error(w, &WireError::new(codes::UNKNOWN_COM, "Unknown command")).await?,
+            },
+            Command::StmtPrepare(sql) => self.prepare(w, sql).await?,
+            Command::StmtExecute { id, params } => self.execute(w, id, params).await?,
+            Command::StmtSendLongData { id, param, data } => self.send_long_data(id, param, data),
+            Command::StmtClose(id) => {
+                self.stmts.remove(&id);
+            }
+            Command::StmtReset(id) => match self.stmts.get_mut(&id) {
+                Some(s) => {
+                    s.long_data.clear();
+                    s.long_bytes = 0;
+                    s.long_error = None;
+                    self.ok(w, 0, 0, 0).await?;
+                }
+                None => send_error(w, &unknown_stmt(id, "mysqld_stmt_reset")).await?,
+            },
+            Command::Unknown(byte) => {
+                tracing::debug!(conn = self.id, command = byte, "unknown command");
+                send_error(w, &WireError::new(codes::UNKNOWN_COM, "Unknown command")).await?;
+            }
+            Command::Malformed(byte) => {
+                tracing::debug!(conn = self.id, command = byte, "malformed command");
+                send_error(
+                    w,
+                    &WireError::new(codes::MALFORMED_PACKET, "Malformed communication packet"),
+                )
+                .await?;
+            }
+        }
+        Ok(Flow::Continue)
+    }
+
+    async fn init_db<W: AsyncWrite + Unpin>(
+        &mut self,
+        w: &mut PacketWriter<W>,
+        name: &[u8],
+    ) -> std::io::Result<()> {
+        let Ok(name) = std::str::from_utf8(name) else {
+            return send_error(w, &invalid_utf8(name)).await;
+        };
+        let name = name.to_string();
+        match self.with_session(move |s| s.use_database(&name)).await {
+            Ok(()) => self.ok(w, 0, 0, 0).await,
+            Err(e) => send_error(w, &WireError::from(&e)).await,
+        }
+    }
+
+    async fn query<W: AsyncWrite + Unpin>(
+        &mut self,
+        w: &mut PacketWriter<W>,
+        q: &[u8],
+    ) -> std::io::Result<()> {
+        self.shared.questions.fetch_add(1, Ordering::Relaxed);
+        let Ok(q) = std::str::from_utf8(q) else {
+            return send_error(w, &invalid_utf8(q)).await;
+        };
+        let statements = split_statements(q);
+        if statements.is_empty() {
+            return send_error(w, &WireError::new(codes::EMPTY_QUERY, "Query was empty")).await;
+        }
+        if statements.len() > 1 && !self.multi_statements {
+            return send_error(
+                w,
+                &WireError::new(
+                    codes::PARSE,
+                    "You have an error in your SQL syntax: multi-statements are turned off",
+                ),
+            )
+            .await;
+        }
+        let out = self.run_statements(statements).await;
+        self.write_results(w, &out, false).await
+    }
+
+    async fn field_list<W: AsyncWrite + Unpin>(
+        &mut self,
+        w: &mut PacketWriter<W>,
+        table: &[u8],
+    ) -> std::io::Result<()> {
+        let Ok(table) = std::str::from_utf8(table) else {
+            return send_error(w, &invalid_utf8(table)).await;
+        };
+        let name = table.to_string();
+        let cols = match self.with_session(move |s| s.table_columns(&name)).await {
+            Ok(c) => c,
+            Err(e) => return send_error(w, &WireError::from(&e)).await,
+        };
+        let schema = self
+            .session
+            .lock()
+            .current_database()
+            .unwrap_or_default()
+            .to_string();
+        for (name, ty) in &cols {
+            let mut def = ColumnDef::new(name, kind_of_sql_type(ty), false);
+            def.schema = schema.clone();
+            def.table = table.to_string();
+            w.write(&def.payload(true)).await?;
+        }
+        w.write(&resultset::end_packet(
+            self.deprecate_eof(),
+            self.status(),
+            0,
+        ))
+        .await
+    }
+
+    async fn statistics<W: AsyncWrite + Unpin>(
+        &mut self,
+        w: &mut PacketWriter<W>,
+    ) -> std::io::Result<()> {
+        let uptime = self.shared.started.elapsed().as_secs().max(1);
+        let questions = self.shared.questions.load(Ordering::Relaxed);
+        let threads = self.shared.connections.load(Ordering::Relaxed);
+        let text = format!(
+            "Uptime: {uptime}  Threads: {threads}  Questions: {questions}  Slow queries: 0  \
+             Opens: 0  Flush tables: 0  Open tables: 0  Queries per second avg: {:.3}",
+            questions as f64 / uptime as f64
+        );
+        w.write(text.as_bytes()).await
+    }
+
+    /// Replace the session with a fresh one for the same user (the old one
+    /// rolls back its open transaction when dropped); drop prepared
+    /// statements.
+    async fn replace_session(&mut self, db: Option<String>) -> Result<(), SqlError> {
+        let fresh = new_session(
+            &self.shared,
+            self.id,
+            self.user.clone(),
+            self.privileged,
+            db,
+        )
+        .await?;
+        let old = std::mem::replace(&mut *self.session.lock(), fresh);
+        // Dropping a session may roll back storage work: do it off the
+        // async runtime.
+        let _ = tokio::task::spawn_blocking(move || drop(old)).await;
+        self.stmts.clear();
+        self.pending_error = None;
+        self.multi_statements = true;
+        Ok(())
+    }
+
+    async fn change_user<R, W>(
+        &mut self,
+        reader: &mut PacketReader<R>,
+        w: &mut PacketWriter<W>,
+        body: &[u8],
+    ) -> Result<Flow, ConnError>
+    where
+        R: AsyncRead + Unpin,
+        W: AsyncWrite + Unpin,
+    {
+        let req = match handshake::parse_change_user(body, self.caps) {
+            Ok(r) => r,
+            Err(_) => {
+                send_error(w, &WireError::new(codes::HANDSHAKE_ERROR, "Bad handshake")).await?;
+                return Ok(Flow::Close);
+            }
+        };
+        let salt = self.salt;
+        let verdict = authenticate(
+            &self.shared,
+            &self.peer_host,
+            reader,
+            w,
+            Credentials {
+                user: &req.user,
+                auth: req.auth.clone(),
+                plugin: req.plugin.as_deref(),
+            },
+            &salt,
+        )
+        .await?;
+        let (user, privileged) = match verdict {
+            Ok(x) => x,
+            Err(e) => {
+                tracing::info!(conn = self.id, "access denied on change user");
+                send_error(w, &e).await?;
+                return Ok(Flow::Close);
+            }
+        };
+        let db = match req.database.map(String::from_utf8) {
+            None => None,
+            Some(Ok(db)) => Some(db),
+            Some(Err(e)) => {
+                send_error(w, &invalid_utf8(e.as_bytes())).await?;
+                return Ok(Flow::Close);
+            }
+        };
+        self.user = user;
+        self.privileged = privileged;
+        if let Err(e) = self.replace_session(db).await {
+            send_error(w, &WireError::from(&e)).await?;
+            return Ok(Flow::Close);
+        }
+        self.ok(w, 0, 0, 0).await?;
+        Ok(Flow::Continue)
+    }
+
+    async fn prepare<W: AsyncWrite + Unpin>(
+        &mut self,
+        w: &mut PacketWriter<W>,
+        sql: &[u8],
+    ) -> std::io::Result<()> {
+        let Ok(sql) = std::str::from_utf8(sql) else {
+            return send_error(w, &invalid_utf8(sql)).await;
+        };
+        if split_statements(sql).len() > 1 {
+            return send_error(
+                w,
+                &WireError::new(
+                    codes::PARSE,
+                    "You have an error in your SQL syntax: a prepared statement must be one statement",
+                ),
+            )
+            .await;
+        }
+        let n = params::count_placeholders(sql);
+        if n > MAX_PLACEHOLDERS {
+            return send_error(
+                w,
+                &WireError::new(
+                    codes::PS_MANY_PARAM,
+                    "Prepared statement contains too many placeholders",
+                ),
+            )
+            .await;
+        }
+        if self.stmts.len() >= MAX_PREPARED_PER_CONN {
+            return send_error(
+                w,
+                &WireError::new(
+                    codes::MAX_PREPARED_STMT_COUNT_REACHED,
+                    format!(
+                        "Can't create more than max_prepared_stmt_count statements (current value: {MAX_PREPARED_PER_CONN})"
+                    ),
+                ),
+            )
+            .await;
+        }
+        let mut id = self.next_stmt;
+        while self.stmts.contains_key(&id) || id == 0 {
+            id = id.wrapping_add(1);
+        }
+        self.next_stmt = id.wrapping_add(1);
+        self.stmts.insert(
+            id,
+            Prepared {
+                sql: sql.to_string(),
+                params: n,
+                types: Vec::new(),
+                long_data: HashMap::new(),
+                long_bytes: 0,
+                long_error: None,
+            },
+        );
+        // Result columns are unknown until execution; the execute response
+        // carries its own column definitions.
+        let mut p = Vec::with_capacity(12);
+        p.push(0);
+        p.extend_from_slice(&id.to_le_bytes());
+        p.extend_from_slice(&0u16.to_le_bytes());
+        p.extend_from_slice(&(n as u16).to_le_bytes());
+        p.push(0);
+        p.extend_from_slice(&0u16.to_le_bytes());
+        w.write(&p).await?;
+        if n > 0 {
+            let def = ColumnDef::new("?", ColumnKind::Text, false).payload(false);
+            for _ in 0..n {
+                w.write(&def).await?;
+            }
+            if !self.deprecate_eof() {
+                w.write(&resultset::eof_packet(0, self.status())).await?;
+            }
+        }
+        Ok(())
+    }
+
+    fn send_long_data(&mut self, id: u32, param: u16, data: &[u8]) {
+        let max = self.shared.max_allowed_packet;
+        let Some(stmt) = self.stmts.get_mut(&id) else {
+            self.pending_error = Some(unknown_stmt(id, "mysqld_stmt_send_long_data"));
+            return;
+        };
+        if stmt.long_error.is_some() {
+            return;
+        }
+        if usize::from(param) >= stmt.params {
+            stmt.long_error = Some(WireError::new(
+                codes::WRONG_ARGUMENTS,
+                "Incorrect arguments to mysqld_stmt_send_long_data",
+            ));
+            return;
+        }
+        if stmt.long_bytes + data.len() > max {
+            stmt.long_data.clear();
+            stmt.long_bytes = 0;
+            stmt.long_error = Some(WireError::new(
+                codes::NET_PACKET_TOO_LARGE,
+                "Parameter of prepared statement which is set through mysql_send_long_data() is longer than 'max_allowed_packet' bytes",
+            ));
+            return;
+        }
+        stmt.long_bytes += data.len();
+        stmt.long_data
+            .entry(param)
+            .or_default()
+            .extend_from_slice(data);
+    }
+
+    async fn execute<W: AsyncWrite + Unpin>(
+        &mut self,
+        w: &mut PacketWriter<W>,
+        id: u32,
+        block: &[u8],
+    ) -> std::io::Result<()> {
+        self.shared.questions.fetch_add(1, Ordering::Relaxed);
+        if let Some(e) = self.pending_error.take() {
+            return send_error(w, &e).await;
+        }
+        let Some(stmt) = self.stmts.get_mut(&id) else {
+            return send_error(w, &unknown_stmt(id, "mysqld_stmt_execute")).await;
+        };
+        let long_data = std::mem::take(&mut stmt.long_data);
+        stmt.long_bytes = 0;
+        if let Some(e) = stmt.long_error.take() {
+            return send_error(w, &e).await;
+        }
+        let bound = match decode_params(block, stmt.params, &mut stmt.types, &long_data) {
+            Ok(b) => b,
+            Err(e) => {
+                let msg = match e {
+                    ParamDecodeError::BadTemporal(i) => {
+                        format!("Incorrect temporal value for parameter {}", i + 1)
+                    }
+                    _ => "Incorrect arguments to mysqld_stmt_execute".to_string(),
+                };
+                return send_error(w, &WireError::new(codes::WRONG_ARGUMENTS, msg)).await;
+            }
+        };
+        let sql = match params::substitute(&stmt.sql, &bound) {
+            Ok(s) => s,
+            Err(e) => {
+                return send_error(w, &WireError::new(codes::WRONG_ARGUMENTS, e.to_string())).await
+            }
+        };
+        let out = self.run_statements(vec![sql]).await;
+        self.write_results(w, &out, true).await
+    }
+}
+
+fn unknown_stmt(id: u32, command: &str) -> WireError {
+    WireError::new(
+        codes::UNKNOWN_STMT_HANDLER,
+        format!("Unknown prepared statement handler ({id}) given to {command}"),
+    )
+}
+
+/// The column kind of a SQL type as DESCRIBE prints it (COM_FIELD_LIST).
+fn kind_of_sql_type(ty: &str) -> ColumnKind {
+    let t = ty.trim().to_ascii_uppercase();
+    let starts = |p: &str| t.starts_with(p);
+    if starts("DATETIME") || starts("TIMESTAMP") {
+        ColumnKind::DateTime
+    } else if starts("DATE") {
+        ColumnKind::Date
+    } else if starts("DECIMAL") || starts("NUMERIC") {
+        let inner = t
+            .split_once('(')
+            .and_then(|(_, r)| r.split_once(')'))
+            .map(|(a, _)| a)
+            .unwrap_or("10,0");
+        let mut it = inner.split(',').map(|x| x.trim().parse::<u8>().ok());
+        let precision = it.next().flatten().unwrap_or(10);
+        let scale = it.next().flatten().unwrap_or(0);
+        ColumnKind::Decimal { precision, scale }
+    } else if starts("FLOAT") || starts("DOUBLE") || starts("REAL") {
+        ColumnKind::Float
+    } else if starts("VEC") {
+        ColumnKind::Vector
+    } else if ["BOOL", "TINYINT", "SMALLINT", "MEDIUMINT", "INT", "BIGINT"]
+        .iter()
+        .any(|p| starts(p))
+    {
+        ColumnKind::Int
+    } else {
+        ColumnKind::Text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sql_types_map_to_kinds() {
+        assert_eq!(kind_of_sql_type("BIGINT"), ColumnKind::Int);
+        assert_eq!(kind_of_sql_type("INT UNSIGNED"), ColumnKind::Int);
+        assert_eq!(kind_of_sql_type("DATETIME"), ColumnKind::DateTime);
+        assert_eq!(kind_of_sql_type("DATE"), ColumnKind::Date);
+        assert_eq!(
+            kind_of_sql_type("DECIMAL(6,2)"),
+            ColumnKind::Decimal {
+                precision: 6,
+                scale: 2
+            }
+        );
+        assert_eq!(kind_of_sql_type("VECF32(3)"), ColumnKind::Vector);
+        assert_eq!(kind_of_sql_type("VARCHAR(20)"), ColumnKind::Text);
+        assert_eq!(kind_of_sql_type("DOUBLE"), ColumnKind::Float);
+    }
+
+    #[test]
+    fn error_messages() {
+        let e = access_denied("x", "127.0.0.1", b"abc");
+        assert_eq!(e.code, 1045);
+        assert_eq!(
+            e.message,
+            "Access denied for user 'x'@'127.0.0.1' (using password: YES)"
+        );
+        assert_eq!(invalid_utf8(&[0xff, 0x41]).code, 1300);
+        assert_eq!(unknown_stmt(9, "mysqld_stmt_execute").code, 1243);
+    }
+}

@@ -1,0 +1,421 @@
+//! System variables (`@@x`, `SET x = …`, `SHOW VARIABLES`) and user
+//! variables (`@v`) of a session.
+//!
+//! Owns the catalogue of system variables a MySQL 8 client reads at connect
+//! (with the values Tributary really has), which of them a session may set,
+//! and which values it accepts: a value whose meaning the engine does not
+//! implement (a non-UTF-8 character set, `ANSI_QUOTES`, a time zone other
+//! than UTC, an isolation level other than snapshot) is refused with an
+//! error rather than stored and ignored. Never touches storage.
+
+use std::collections::BTreeMap;
+
+use crate::error::{SqlError, SqlResult};
+use crate::sql::{Engine, SessionState};
+use crate::types::Value;
+
+/// Unknown system variable.
+pub const UNKNOWN_SYSTEM_VARIABLE: u16 = 1193;
+/// Read-only variable.
+pub const READ_ONLY_VARIABLE: u16 = 1238;
+/// Wrong value for a variable.
+pub const WRONG_VALUE_FOR_VAR: u16 = 1231;
+
+/// How a session may change a variable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Access {
+    /// `SET x = …` changes this session's value.
+    Session,
+    /// Readable only.
+    ReadOnly,
+}
+
+/// Values accepted by a settable variable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Accepts {
+    Any,
+    Bool,
+    /// A non-negative integer.
+    Count,
+    /// Seconds, fractions allowed (a Tributary extension for lock waits).
+    Seconds,
+    Charset,
+    Collation,
+    SqlMode,
+    TimeZone,
+    Isolation,
+}
+
+struct Def {
+    name: &'static str,
+    access: Access,
+    accepts: Accepts,
+    default: &'static str,
+}
+
+const fn def(name: &'static str, access: Access, accepts: Accepts, default: &'static str) -> Def {
+    Def {
+        name,
+        access,
+        accepts,
+        default,
+    }
+}
+
+use Accepts as A;
+use Access::{ReadOnly as RO, Session as S};
+
+/// The system variables, sorted by name. `version`, `autocommit`,
+/// `innodb_lock_wait_timeout`, `max_allowed_packet` and `hostname` are
+/// computed in [`read_system`].
+const VARS: &[Def] = &[
+    def("auto_increment_increment", RO, A::Any, "1"),
+    def("auto_increment_offset", RO, A::Any, "1"),
+    def("autocommit", S, A::Bool, "ON"),
+    def("character_set_client", S, A::Charset, "utf8mb4"),
+    def("character_set_connection", S, A::Charset, "utf8mb4"),
+    def("character_set_database", RO, A::Any, "utf8mb4"),
+    def("character_set_results", S, A::Charset, "utf8mb4"),
+    def("character_set_server", RO, A::Any, "utf8mb4"),
+    def("character_set_system", RO, A::Any, "utf8mb3"),
+    def("collation_connection", S, A::Collation, "utf8mb4_bin"),
+    def("collation_database", RO, A::Any, "utf8mb4_bin"),
+    def("collation_server", RO, A::Any, "utf8mb4_bin"),
+    def("default_storage_engine", RO, A::Any, "Tributary"),
+    def("div_precision_increment", RO, A::Any, "4"),
+    def("fast_search", S, A::Bool, "OFF"),
+    def("foreign_key_checks", S, A::Bool, "ON"),
+    def("group_concat_max_len", RO, A::Any, "1024"),
+    def("have_ssl", RO, A::Any, "DISABLED"),
+    def("hostname", RO, A::Any, ""),
+    def("init_connect", RO, A::Any, ""),
+    def("innodb_lock_wait_timeout", S, A::Seconds, ""),
+    def("interactive_timeout", S, A::Count, "28800"),
+    def("iscp_wait_fresh", S, A::Bool, "OFF"),
+    def("license", RO, A::Any, "Apache-2.0"),
+    def("lock_wait_timeout", S, A::Seconds, "31536000"),
+    def("lower_case_table_names", RO, A::Any, "0"),
+    def("max_allowed_packet", RO, A::Any, "67108864"),
+    def("max_execution_time", RO, A::Any, "0"),
+    def("net_buffer_length", RO, A::Any, "16384"),
+    def("net_read_timeout", S, A::Count, "30"),
+    def("net_write_timeout", S, A::Count, "60"),
+    def("performance_schema", RO, A::Any, "OFF"),
+    def("port", RO, A::Any, "6001"),
+    def("protocol_version", RO, A::Any, "10"),
+    def("query_cache_size", RO, A::Any, "0"),
+    def("query_cache_type", RO, A::Any, "OFF"),
+    def("sql_auto_is_null", RO, A::Any, "0"),
+    def(
+        "sql_mode",
+        S,
+        A::SqlMode,
+        "STRICT_TRANS_TABLES,NO_ENGINE_SUBSTITUTION",
+    ),
+    def("sql_notes", S, A::Bool, "ON"),
+    def("sql_quote_show_create", S, A::Bool, "ON"),
+    def("sql_safe_updates", RO, A::Any, "0"),
+    def("sql_select_limit", RO, A::Any, "18446744073709551615"),
+    def("system_time_zone", RO, A::Any, "UTC"),
+    def("time_zone", S, A::TimeZone, "SYSTEM"),
+    def("transaction_isolation", S, A::Isolation, "REPEATABLE-READ"),
+    def("transaction_read_only", RO, A::Any, "OFF"),
+    def("tx_isolation", S, A::Isolation, "REPEATABLE-READ"),
+    def("tx_read_only", RO, A::Any, "OFF"),
+    def("unique_checks", S, A::Bool, "ON"),
+    def("version", RO, A::Any, ""),
+    def("version_comment", RO, A::Any, "Tributary"),
+    def("wait_timeout", S, A::Count, "28800"),
+];
+
+fn find(name: &str) -> Option<&'static Def> {
+    VARS.binary_search_by(|d| d.name.cmp(name))
+        .ok()
+        .map(|i| &VARS[i])
+}
+
+fn unknown(name: &str) -> SqlError {
+    SqlError::new(
+        UNKNOWN_SYSTEM_VARIABLE,
+        format!("Unknown system variable '{name}'"),
+    )
+}
+
+fn wrong_value(name: &str, value: &str) -> SqlError {
+    SqlError::new(
+        WRONG_VALUE_FOR_VAR,
+        format!("Variable '{name}' can't be set to the value of '{value}'"),
+    )
+}
+
+/// The server version string reported everywhere (handshake, `VERSION()`,
+/// `@@version`).
+pub fn server_version() -> String {
+    crate::SERVER_VERSION.to_string()
+}
+
+/// What reading a system variable needs from a session.
+#[derive(Debug, Clone, Default)]
+pub struct SessionVars {
+    pub vars: BTreeMap<String, String>,
+    pub autocommit: bool,
+    pub lock_wait_timeout_secs: u64,
+}
+
+impl SessionVars {
+    /// Capture a session's variables.
+    pub fn of(engine: &Engine, st: &SessionState) -> Self {
+        SessionVars {
+            vars: st.vars.clone(),
+            autocommit: st.autocommit,
+            lock_wait_timeout_secs: engine.config.lock_wait_timeout.as_secs(),
+        }
+    }
+}
+
+/// The value of system variable `name` (lower case) for a session.
+pub fn read_system(engine: &Engine, st: &SessionState, name: &str) -> SqlResult<String> {
+    read_captured(&SessionVars::of(engine, st), name)
+}
+
+/// [`read_system`] over captured session variables.
+pub fn read_captured(sv: &SessionVars, name: &str) -> SqlResult<String> {
+    let d = find(name).ok_or_else(|| unknown(name))?;
+    if let Some(v) = sv.vars.get(d.name) {
+        return Ok(v.clone());
+    }
+    Ok(match d.name {
+        "autocommit" => if sv.autocommit { "ON" } else { "OFF" }.into(),
+        "version" => server_version(),
+        "innodb_lock_wait_timeout" => sv.lock_wait_timeout_secs.to_string(),
+        "hostname" => std::env::var("HOSTNAME").unwrap_or_else(|_| "localhost".into()),
+        _ => d.default.into(),
+    })
+}
+
+/// `@@x` as an expression value: numbers as integers, ON/OFF as 1/0 for
+/// boolean variables (as MySQL returns them), text otherwise.
+pub fn system_value(sv: &SessionVars, name: &str) -> SqlResult<Value> {
+    let raw = read_captured(sv, name)?;
+    let d = find(name).ok_or_else(|| unknown(name))?;
+    if d.accepts == A::Bool {
+        return Ok(Value::Int(i64::from(
+            raw.eq_ignore_ascii_case("ON") || raw == "1",
+        )));
+    }
+    if !raw.is_empty() && raw.bytes().all(|b| b.is_ascii_digit()) {
+        if let Ok(i) = raw.parse::<i64>() {
+            return Ok(Value::Int(i));
+        }
+    }
+    Ok(Value::Text(raw))
+}
+
+/// Whether `@@name` is an integer in expressions (MySQL returns BIGINT for
+/// boolean and numeric variables).
+pub fn is_integer(name: &str) -> bool {
+    find(name).is_some_and(|d| {
+        matches!(d.accepts, A::Bool | A::Count)
+            || (!d.default.is_empty()
+                && d.default.bytes().all(|b| b.is_ascii_digit())
+                && d.default.parse::<i64>().is_ok())
+    })
+}
+
+/// Every system variable with its session value, sorted by name (`SHOW
+/// VARIABLES`).
+pub fn all(engine: &Engine, st: &SessionState) -> Vec<(String, String)> {
+    let sv = SessionVars::of(engine, st);
+    VARS.iter()
+        .map(|d| {
+            (
+                d.name.to_string(),
+                read_captured(&sv, d.name).unwrap_or_default(),
+            )
+        })
+        .collect()
+}
+
+/// Canonical form of `value` for variable `d`, or an error if the engine
+/// would not honour it.
+fn normalize(d: &Def, value: &str) -> SqlResult<String> {
+    let v = value.trim();
+    let lower = v.to_ascii_lowercase();
+    let not_honoured = |what: &str| {
+        Err(SqlError::unsupported(format!(
+            "{} = '{v}' ({what})",
+            d.name
+        )))
+    };
+    Ok(match d.accepts {
+        A::Any => v.to_string(),
+        A::Bool => match lower.as_str() {
+            "1" | "on" | "true" => "ON".into(),
+            "0" | "off" | "false" => "OFF".into(),
+            _ => return Err(wrong_value(d.name, v)),
+        },
+        A::Count => match v.parse::<u64>() {
+            Ok(n) => n.to_string(),
+            Err(_) => return Err(wrong_value(d.name, v)),
+        },
+        A::Seconds => match v.parse::<f64>() {
+            Ok(n) if n.is_finite() && n >= 0.0 => v.to_string(),
+            _ => return Err(wrong_value(d.name, v)),
+        },
+        A::Charset => match lower.as_str() {
+            "utf8mb4" | "utf8" | "utf8mb3" | "binary" | "ascii" => lower,
+            "" | "null" if d.name == "character_set_results" => "NULL".into(),
+            _ => return not_honoured("Tributary sends and reads UTF-8 only"),
+        },
+        A::Collation => {
+            if lower.starts_with("utf8") || lower == "binary" {
+                lower
+            } else {
+                return not_honoured("Tributary compares UTF-8 text by bytes");
+            }
+        }
+        A::SqlMode => {
+            // Modes whose behaviour Tributary has (or that only tighten
+            // checks it already makes); any other mode changes meaning.
+            const OK: &[&str] = &[
+                "STRICT_TRANS_TABLES",
+                "STRICT_ALL_TABLES",
+                "NO_ENGINE_SUBSTITUTION",
+                "ONLY_FULL_GROUP_BY",
+                "ERROR_FOR_DIVISION_BY_ZERO",
+                "NO_ZERO_DATE",
+                "NO_ZERO_IN_DATE",
+                "NO_AUTO_CREATE_USER",
+                "NO_DIR_IN_CREATE",
+                "NO_AUTO_VALUE_ON_ZERO",
+                "TRADITIONAL",
+            ];
+            let modes: Vec<String> = v
+                .split(',')
+                .map(|m| m.trim().to_ascii_uppercase())
+                .filter(|m| !m.is_empty())
+                .collect();
+            if let Some(bad) = modes.iter().find(|m| !OK.contains(&m.as_str())) {
+                return not_honoured(&format!("mode {bad} is not implemented"));
+            }
+            modes.join(",")
+        }
+        A::TimeZone => match lower.as_str() {
+            "system" | "utc" | "+00:00" | "+0:00" | "-00:00" => v.to_string(),
+            _ => return not_honoured("time zones other than UTC are not implemented"),
+        },
+        A::Isolation => match lower.replace(' ', "-").as_str() {
+            "repeatable-read" => "REPEATABLE-READ".into(),
+            _ => {
+                return not_honoured(
+                    "transactions run at snapshot isolation, reported as REPEATABLE-READ",
+                )
+            }
+        },
+    })
+}
+
+/// `SET [SESSION] name = value` for a system variable.
+pub fn set_system(
+    engine: &Engine,
+    st: &mut SessionState,
+    name: &str,
+    value: &str,
+    global: bool,
+) -> SqlResult<()> {
+    let d = find(name).ok_or_else(|| unknown(name))?;
+    if d.access == RO {
+        return Err(SqlError::new(
+            READ_ONLY_VARIABLE,
+            format!("Variable '{name}' is a read only variable"),
+        ));
+    }
+    if global {
+        return Err(SqlError::unsupported(format!(
+            "SET GLOBAL {name} (server-wide settings are command-line flags)"
+        )));
+    }
+    let v = if value.eq_ignore_ascii_case("default") {
+        if d.name == "autocommit" {
+            "ON".into()
+        } else {
+            st.vars.remove(d.name);
+            return Ok(());
+        }
+    } else {
+        normalize(d, value)?
+    };
+    if d.name == "autocommit" {
+        let on = v == "ON";
+        if on && !st.autocommit {
+            engine.commit_open(st)?;
+        }
+        st.autocommit = on;
+        return Ok(());
+    }
+    if matches!(d.name, "transaction_isolation" | "tx_isolation") {
+        st.vars.insert("transaction_isolation".into(), v.clone());
+        st.vars.insert("tx_isolation".into(), v);
+        return Ok(());
+    }
+    st.vars.insert(d.name.to_string(), v);
+    Ok(())
+}
+
+/// `SET NAMES cs [COLLATE c]`: the three connection character sets.
+pub fn set_names(st: &mut SessionState, charset: &str) -> SqlResult<()> {
+    let d = find("character_set_client").ok_or_else(|| unknown("character_set_client"))?;
+    let v = if charset.eq_ignore_ascii_case("default") {
+        "utf8mb4".to_string()
+    } else {
+        normalize(d, charset)?
+    };
+    for n in [
+        "character_set_client",
+        "character_set_connection",
+        "character_set_results",
+    ] {
+        st.vars.insert(n.into(), v.clone());
+    }
+    Ok(())
+}
+
+/// User variables (`@v`) of a session.
+pub type UserVars = BTreeMap<String, Value>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::code;
+
+    #[test]
+    fn table_is_sorted_and_unique() {
+        for w in VARS.windows(2) {
+            assert!(w[0].name < w[1].name, "{} before {}", w[0].name, w[1].name);
+        }
+    }
+
+    #[test]
+    fn values_the_engine_does_not_honour_are_refused() {
+        let d = find("sql_mode").unwrap();
+        assert_eq!(normalize(d, "").unwrap(), "");
+        assert!(normalize(d, "STRICT_TRANS_TABLES, no_engine_substitution").is_ok());
+        assert_eq!(
+            normalize(d, "ANSI_QUOTES").unwrap_err().code,
+            code::NOT_SUPPORTED
+        );
+        let tz = find("time_zone").unwrap();
+        assert!(normalize(tz, "+00:00").is_ok());
+        assert!(normalize(tz, "+08:00").is_err());
+        let iso = find("transaction_isolation").unwrap();
+        assert_eq!(
+            normalize(iso, "repeatable read").unwrap(),
+            "REPEATABLE-READ"
+        );
+        assert!(normalize(iso, "READ-UNCOMMITTED").is_err());
+        let b = find("autocommit").unwrap();
+        assert_eq!(normalize(b, "0").unwrap(), "OFF");
+        assert_eq!(normalize(b, "maybe").unwrap_err().code, WRONG_VALUE_FOR_VAR);
+        assert!(find("no_such_var").is_none());
+    }
+}

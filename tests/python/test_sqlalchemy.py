@@ -1,0 +1,116 @@
+"""SQLAlchemy 2 (mysql+pymysql) against `tributary serve`: the engine's
+dialect initialisation, Session transactions and an ORM round trip."""
+
+import datetime
+import decimal
+
+import pymysql
+import pytest
+from sqlalchemy import Date, Numeric, String, create_engine, select, text
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class Item(Base):
+    __tablename__ = "items"
+    id: Mapped[int] = mapped_column(primary_key=True, autoincrement=True)
+    name: Mapped[str] = mapped_column(String(40))
+    price: Mapped[decimal.Decimal] = mapped_column(Numeric(10, 2))
+    day: Mapped[datetime.date] = mapped_column(Date)
+
+
+@pytest.fixture
+def engine(server, dbname):
+    eng = create_engine(f"mysql+pymysql://root:@{server.host}:{server.port}/{dbname}",
+                        pool_pre_ping=False)
+    yield eng
+    eng.dispose()
+
+
+def committed_ids(server, db):
+    conn = pymysql.connect(host=server.host, port=server.port, user="root", password="",
+                           database=db, autocommit=True, read_timeout=30)
+    try:
+        with conn.cursor() as c:
+            c.execute("SELECT id FROM tx ORDER BY id")
+            return [r[0] for r in c.fetchall()]
+    finally:
+        conn.close()
+
+
+def test_engine_connects(engine):
+    with engine.connect() as c:
+        assert c.execute(text("SELECT 41 + 1")).scalar_one() == 42
+
+
+def test_engine_connects_without_database(server):
+    eng = create_engine(f"mysql+pymysql://root:@{server.host}:{server.port}/")
+    try:
+        with eng.connect() as c:
+            assert c.execute(text("SELECT 1")).scalar_one() == 1
+    finally:
+        eng.dispose()
+
+
+def test_session_rollback_discards_and_commit_keeps(server, dbname, engine):
+    with engine.begin() as c:
+        c.execute(text("CREATE TABLE tx (id INT PRIMARY KEY)"))
+    with Session(engine) as s:
+        assert not s.in_transaction()
+        s.execute(text("INSERT INTO tx VALUES (1)"))
+        assert s.in_transaction()
+        assert committed_ids(server, dbname) == [], "uncommitted row visible to another session"
+        s.rollback()
+        assert not s.in_transaction()
+        assert committed_ids(server, dbname) == [], "Session.rollback() kept the row"
+
+        s.execute(text("INSERT INTO tx VALUES (2)"))
+        assert s.in_transaction()
+        s.commit()
+        assert not s.in_transaction()
+        assert committed_ids(server, dbname) == [2], "Session.commit() lost the row"
+
+        # the DBAPI connection really is in a transaction while the session is
+        s.execute(text("INSERT INTO tx VALUES (3)"))
+        raw = s.connection().connection.dbapi_connection
+        assert raw.server_status & 0x0001, "server does not report the open transaction"
+        s.rollback()
+    assert committed_ids(server, dbname) == [2]
+
+
+def test_orm_round_trip(server, dbname, engine):
+    Base.metadata.create_all(engine)
+    with Session(engine) as s:
+        s.add_all([
+            Item(name="widget", price=decimal.Decimal("12.30"), day=datetime.date(2024, 2, 29)),
+            Item(name="o'brien", price=decimal.Decimal("0.05"), day=datetime.date(1999, 12, 31)),
+        ])
+        s.flush()
+        ids = sorted(i.id for i in s.scalars(select(Item)))
+        assert ids == [1, 2]
+        s.commit()
+    with Session(engine) as s:
+        items = s.scalars(select(Item).order_by(Item.id)).all()
+        assert [(i.id, i.name) for i in items] == [(1, "widget"), (2, "o'brien")]
+        w = items[0]
+        assert type(w.day) is datetime.date and w.day == datetime.date(2024, 2, 29)
+        assert isinstance(w.price, decimal.Decimal) and w.price == decimal.Decimal("12.30")
+        assert w.price.as_tuple().exponent == -2
+        w.name = "gadget"
+        s.commit()
+        s.add(Item(name="discarded", price=decimal.Decimal("1.00"), day=datetime.date(2000, 1, 1)))
+        s.flush()
+        s.rollback()
+    with Session(engine) as s:
+        assert s.scalars(select(Item.name).order_by(Item.id)).all() == ["gadget", "o'brien"]
+
+
+def test_error_code_reaches_sqlalchemy(engine):
+    with engine.connect() as c:
+        with pytest.raises(DBAPIError) as e:
+            c.execute(text("SELECT * FROM no_such_table"))
+        assert e.value.orig.args[0] == 1146
