@@ -17,7 +17,7 @@ use tokio_util::task::TaskTracker;
 use crate::config::Config;
 use crate::db::{split_statements, Database};
 use crate::server::auth::UserSpec;
-use crate::server::http::AdminServer;
+use crate::server::http::{AdminServer, AdminToken};
 use crate::server::{MysqlServer, ServerOptions};
 use crate::types::QueryResult;
 
@@ -61,6 +61,10 @@ pub struct ServeArgs {
     /// Allow the admin endpoint on a non-loopback address.
     #[arg(long)]
     pub admin_allow_remote: bool,
+    /// Bearer token of mutating admin requests (default: a random token
+    /// written to `<data dir>/admin.token`, mode 0600, at every start).
+    #[arg(long, value_name = "TOKEN")]
+    pub admin_token: Option<String>,
     /// Seconds shutdown waits for in-flight statements.
     #[arg(long, default_value_t = 5)]
     pub shutdown_grace_secs: u64,
@@ -95,6 +99,10 @@ pub struct EngineArgs {
     /// Never run the ISCP runner on this node.
     #[arg(long)]
     pub no_iscp: bool,
+    /// Arm the fault points of `TRIBUTARY_FAULTS` (testing only; without
+    /// this flag a set `TRIBUTARY_FAULTS` refuses to start, exit code 2).
+    #[arg(long)]
+    pub allow_fault_injection: bool,
 }
 
 impl EngineArgs {
@@ -173,6 +181,19 @@ pub fn run(cli: Cli) -> i32 {
         Command::Sql(_) => "warn",
     };
     init_logging(default_level);
+    let allow_faults = match &cli.command {
+        Command::Serve(a) => a.engine.allow_fault_injection,
+        Command::Sql(a) => a.engine.allow_fault_injection,
+    };
+    if std::env::var_os(tributary_fault::ENV_VAR).is_some_and(|v| !v.is_empty()) && !allow_faults {
+        eprintln!(
+            "tributary: {} is set but fault injection from the environment is off; \
+             pass --allow-fault-injection to arm it (testing only, never in production) \
+             or unset the variable",
+            tributary_fault::ENV_VAR
+        );
+        return 2;
+    }
     match tributary_fault::load_from_env() {
         Ok(0) => {}
         Ok(n) => tracing::info!(points = n, "fault points armed from TRIBUTARY_FAULTS"),
@@ -259,13 +280,22 @@ fn serve(a: ServeArgs) -> i32 {
             }
         };
         let admin = match admin {
-            Some(addr) => match AdminServer::bind(addr, a.admin_allow_remote).await {
-                Ok(s) => Some(s),
-                Err(e) => {
-                    eprintln!("tributary: {e}");
-                    return 1;
+            Some(addr) => {
+                let token = match admin_token(&a.data, a.admin_token.as_deref()) {
+                    Ok(t) => t,
+                    Err(e) => {
+                        eprintln!("tributary: cannot write the admin token: {e}");
+                        return 1;
+                    }
+                };
+                match AdminServer::bind(addr, a.admin_allow_remote, token).await {
+                    Ok(s) => Some(s),
+                    Err(e) => {
+                        eprintln!("tributary: {e}");
+                        return 1;
+                    }
                 }
-            },
+            }
             None => None,
         };
         let token = CancellationToken::new();
@@ -306,6 +336,17 @@ fn serve(a: ServeArgs) -> i32 {
     // do not wait for them forever.
     rt.shutdown_timeout(grace + Duration::from_secs(1));
     code
+}
+
+/// The admin token: `--admin-token`, or a fresh random one written to
+/// `<data>/admin.token` (mode 0600).
+fn admin_token(data: &std::path::Path, given: Option<&str>) -> io::Result<AdminToken> {
+    if let Some(t) = given.filter(|t| !t.is_empty()) {
+        return Ok(AdminToken::new(t));
+    }
+    let t = AdminToken::generate()?;
+    AdminToken::write_file(&data.join("admin.token"), &t)?;
+    Ok(AdminToken::new(&t))
 }
 
 async fn wait_for_signal() {

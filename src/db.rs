@@ -129,6 +129,12 @@ impl Session {
         self.state.privileged = privileged;
     }
 
+    /// Set the client host of the session (an IP address; `localhost` by
+    /// default): what privilege errors name and `localhost` accounts match.
+    pub fn set_host(&mut self, host: &str) {
+        self.state.host = host.to_string();
+    }
+
     /// Set the id `CONNECTION_ID()` returns (the server's connection id).
     pub fn set_connection_id(&mut self, id: u32) {
         self.state.connection_id = id;

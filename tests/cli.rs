@@ -178,6 +178,7 @@ fn malformed_fault_spec_is_reported() {
         .env("TRIBUTARY_FAULTS", "this is not a fault spec")
         .args([
             "sql",
+            "--allow-fault-injection",
             "--data",
             dir.path().to_str().unwrap(),
             "-e",

@@ -12,6 +12,7 @@
 
 pub mod codec;
 pub mod schema;
+pub mod users;
 
 use std::ops::Bound;
 use std::sync::atomic::{AtomicU64, Ordering};

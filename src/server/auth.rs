@@ -1,10 +1,8 @@
 //! Users and `mysql_native_password` authentication.
 //!
-//! This module owns the user table of a running server (names, password
-//! hashes, privilege) and the scramble check. It never stores or logs a
+//! This module owns login (the scramble check against the stored account
+//! records of `crate::catalog::users`) and the `--user` flags. It never stores or logs a
 //! plain-text password: only `SHA1(SHA1(password))` is kept, as MySQL does.
-
-use std::collections::HashMap;
 
 use sha1::{Digest, Sha1};
 use thiserror::Error;
@@ -55,16 +53,12 @@ impl std::str::FromStr for UserSpec {
     }
 }
 
-struct UserEntry {
-    /// `SHA1(SHA1(password))`, `None` for an empty password.
-    stage2: Option<[u8; 20]>,
-    privileged: bool,
-}
-
-/// The server's users. `root` (privileged, empty password) exists unless
-/// overridden by a spec named `root`.
+/// The server's accounts: a view of the `mo_catalog.mo_user` records of
+/// the database (read at every login, so CREATE USER / ALTER USER / DROP
+/// USER take effect for the next connection). `root` exists even without a
+/// record (empty password).
 pub struct UserTable {
-    users: HashMap<String, UserEntry>,
+    db: crate::db::Database,
 }
 
 fn sha1(parts: &[&[u8]]) -> [u8; 20] {
@@ -75,57 +69,125 @@ fn sha1(parts: &[&[u8]]) -> [u8; 20] {
     h.finalize().into()
 }
 
-impl UserTable {
-    /// Build the table from command-line specs (later specs win).
-    pub fn new(specs: &[UserSpec]) -> Self {
-        let mut users = HashMap::new();
-        users.insert(
-            "root".to_string(),
-            UserEntry {
-                stage2: None,
-                privileged: true,
-            },
-        );
-        for s in specs {
-            let stage2 = if s.password.is_empty() {
-                None
-            } else {
-                Some(sha1(&[&sha1(&[s.password.as_bytes()])]))
-            };
-            users.insert(
-                s.name.clone(),
-                UserEntry {
-                    stage2,
-                    privileged: s.name == "root",
-                },
-            );
+/// The `mysql_native_password` hash MySQL stores: `*` + upper-case hex of
+/// `SHA1(SHA1(password))`; empty for an empty password.
+pub fn native_password_hash(password: &str) -> String {
+    if password.is_empty() {
+        return String::new();
+    }
+    let stage2 = sha1(&[&sha1(&[password.as_bytes()])]);
+    let mut s = String::with_capacity(41);
+    s.push('*');
+    for b in stage2 {
+        s.push_str(&format!("{b:02X}"));
+    }
+    s
+}
+
+fn parse_hash(stored: &str) -> Option<[u8; 20]> {
+    let hex = stored.strip_prefix('*')?;
+    if hex.len() != 40 {
+        return None;
+    }
+    let mut out = [0u8; 20];
+    for (i, o) in out.iter_mut().enumerate() {
+        *o = u8::from_str_radix(hex.get(2 * i..2 * i + 2)?, 16).ok()?;
+    }
+    Some(out)
+}
+
+/// Check a `mysql_native_password` response against a stored hash: `auth`
+/// must equal `SHA1(pw) XOR SHA1(salt + SHA1(SHA1(pw)))` (empty for an
+/// empty password).
+pub fn verify_native(stored: &str, salt: &[u8], auth: &[u8]) -> bool {
+    if stored.is_empty() {
+        return auth.is_empty();
+    }
+    let Some(stage2) = parse_hash(stored) else {
+        return false;
+    };
+    if auth.len() != 20 {
+        return false;
+    }
+    let mask = sha1(&[salt, &stage2]);
+    let mut stage1 = [0u8; 20];
+    for (i, b) in stage1.iter_mut().enumerate() {
+        *b = auth[i] ^ mask[i];
+    }
+    let got = sha1(&[&stage1]);
+    got.iter().zip(stage2).fold(0u8, |a, (x, y)| a | (x ^ y)) == 0
+}
+
+/// Whether an account host (`%` or `localhost`) admits a client from
+/// `peer` (an IP address, or `localhost` for embedded sessions).
+pub fn host_matches(account_host: &str, peer: &str) -> bool {
+    match account_host {
+        "%" => true,
+        "localhost" => {
+            peer == "localhost"
+                || peer
+                    .parse::<std::net::IpAddr>()
+                    .is_ok_and(|ip| ip.is_loopback())
         }
-        UserTable { users }
+        _ => false,
+    }
+}
+
+impl UserTable {
+    /// The accounts of `db`, after applying the command-line specs: each
+    /// `--user NAME:PASSWORD` creates the account `NAME`@`%` if it does not
+    /// exist — with every privilege except SUPER on `*.*` — and sets its
+    /// password (at every start). `root` always has every privilege.
+    pub fn open(db: crate::db::Database, specs: &[UserSpec]) -> crate::error::SqlResult<Self> {
+        use crate::catalog::users::{self, privs, GrantTarget, UserRecord};
+        if !specs.is_empty() {
+            let engine = db.engine().clone();
+            let mut txn = engine.storage.begin(Default::default())?;
+            for s in specs {
+                let rec = match users::get_user(txn.as_mut(), &s.name, true)? {
+                    Some(mut u) => {
+                        u.auth = native_password_hash(&s.password);
+                        u
+                    }
+                    None => {
+                        let mut u = UserRecord {
+                            name: s.name.clone(),
+                            host: "%".into(),
+                            auth: native_password_hash(&s.password),
+                            grants: vec![],
+                        };
+                        if s.name != users::ROOT {
+                            u.grant(&GrantTarget::Global, privs::ALL_OBJECT);
+                        }
+                        u
+                    }
+                };
+                users::put_user(txn.as_mut(), &rec)?;
+            }
+            txn.commit()?;
+        }
+        Ok(UserTable { db })
     }
 
-    /// Check a `mysql_native_password` response: `auth` must equal
-    /// `SHA1(pw) XOR SHA1(salt + SHA1(SHA1(pw)))` (empty for an empty
-    /// password). Returns the user's privilege on success.
-    pub fn verify(&self, user: &str, salt: &[u8], auth: &[u8]) -> Option<bool> {
-        let entry = self.users.get(user)?;
-        match &entry.stage2 {
-            None => auth.is_empty().then_some(entry.privileged),
-            Some(stage2) => {
-                if auth.len() != 20 {
-                    return None;
-                }
-                let mask = sha1(&[salt, stage2]);
-                let mut stage1 = [0u8; 20];
-                for (i, b) in stage1.iter_mut().enumerate() {
-                    *b = auth[i] ^ mask[i];
-                }
-                // Constant-time-ish comparison; the hash is not secret but
-                // there is no reason to leak timing either.
-                let got = sha1(&[&stage1]);
-                let diff = got.iter().zip(stage2).fold(0u8, |a, (x, y)| a | (x ^ y));
-                (diff == 0).then_some(entry.privileged)
-            }
-        }
+    /// Check a login of `user` from `peer_host` with `mysql_native_password`
+    /// response `auth`. Returns whether the account is the superuser
+    /// (`root`) on success, `None` for an unknown user, a host the account
+    /// does not admit, or a wrong password (all error 1045).
+    pub fn verify(&self, user: &str, peer_host: &str, salt: &[u8], auth: &[u8]) -> Option<bool> {
+        let engine = self.db.engine();
+        let rec = {
+            let mut txn = engine.storage.begin(Default::default()).ok()?;
+            let r = crate::catalog::users::get_user(txn.as_mut(), user, false);
+            txn.rollback();
+            r.ok()?
+        };
+        let (host, stored) = match &rec {
+            Some(u) => (u.host.as_str(), u.auth.as_str()),
+            None if user == crate::catalog::users::ROOT => ("%", ""),
+            None => return None,
+        };
+        (host_matches(host, peer_host) && verify_native(stored, salt, auth))
+            .then_some(user == crate::catalog::users::ROOT)
     }
 }
 
@@ -168,34 +230,59 @@ pub fn scramble_native(password: &str, salt: &[u8]) -> Vec<u8> {
 mod tests {
     use super::*;
 
+    fn table(specs: &[&str]) -> (tempfile::TempDir, UserTable) {
+        let dir = tempfile::tempdir().unwrap();
+        let db = crate::db::Database::open(dir.path()).unwrap();
+        let specs: Vec<UserSpec> = specs.iter().map(|s| s.parse().unwrap()).collect();
+        (dir, UserTable::open(db, &specs).unwrap())
+    }
+
     #[test]
     fn native_password_round_trip() {
-        let t = UserTable::new(&["alice:secret".parse().unwrap()]);
+        let (_d, t) = table(&["alice:secret"]);
         let salt = random_salt();
         let good = scramble_native("secret", &salt);
-        assert_eq!(t.verify("alice", &salt, &good), Some(false));
+        assert_eq!(t.verify("alice", "10.0.0.1", &salt, &good), Some(false));
         let bad = scramble_native("wrong", &salt);
-        assert_eq!(t.verify("alice", &salt, &bad), None);
-        assert_eq!(t.verify("alice", &salt, &[]), None);
+        assert_eq!(t.verify("alice", "127.0.0.1", &salt, &bad), None);
+        assert_eq!(t.verify("alice", "127.0.0.1", &salt, &[]), None);
         let other_salt = random_salt();
         if other_salt != salt {
-            assert_eq!(t.verify("alice", &other_salt, &good), None);
+            assert_eq!(t.verify("alice", "127.0.0.1", &other_salt, &good), None);
         }
-        assert_eq!(t.verify("bob", &salt, &good), None);
+        assert_eq!(t.verify("bob", "127.0.0.1", &salt, &good), None);
     }
 
     #[test]
     fn root_default_empty_password() {
-        let t = UserTable::new(&[]);
+        let (_d, t) = table(&[]);
         let salt = random_salt();
-        assert_eq!(t.verify("root", &salt, &[]), Some(true));
-        assert_eq!(t.verify("root", &salt, &scramble_native("x", &salt)), None);
-        let t = UserTable::new(&["root:pw".parse().unwrap()]);
-        assert_eq!(t.verify("root", &salt, &[]), None);
+        assert_eq!(t.verify("root", "127.0.0.1", &salt, &[]), Some(true));
         assert_eq!(
-            t.verify("root", &salt, &scramble_native("pw", &salt)),
+            t.verify("root", "127.0.0.1", &salt, &scramble_native("x", &salt)),
+            None
+        );
+        let (_d, t) = table(&["root:pw"]);
+        assert_eq!(t.verify("root", "127.0.0.1", &salt, &[]), None);
+        assert_eq!(
+            t.verify("root", "127.0.0.1", &salt, &scramble_native("pw", &salt)),
             Some(true)
         );
+    }
+
+    #[test]
+    fn hosts() {
+        assert!(host_matches("%", "192.0.2.1"));
+        assert!(host_matches("localhost", "127.0.0.1"));
+        assert!(host_matches("localhost", "::1"));
+        assert!(host_matches("localhost", "localhost"));
+        assert!(!host_matches("localhost", "192.0.2.1"));
+        assert!(!host_matches("192.0.2.1", "192.0.2.1"));
+        assert_eq!(
+            native_password_hash("secret"),
+            "*14E65567ABDB5135D0CFD9A70B3032C179A49EE7"
+        );
+        assert_eq!(native_password_hash(""), "");
     }
 
     #[test]

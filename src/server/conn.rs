@@ -216,7 +216,7 @@ where
             &auth,
         )));
     };
-    match shared.users.verify(user, salt, &auth) {
+    match shared.users.verify(user, peer_host, salt, &auth) {
         Some(privileged) => Ok(Ok((user.to_string(), privileged))),
         None => Ok(Err(access_denied(user, peer_host, &auth))),
     }
@@ -229,12 +229,14 @@ async fn new_session(
     conn_id: u32,
     user: String,
     privileged: bool,
+    host: String,
     db: Option<String>,
 ) -> SqlResult<Session> {
     let database = shared.db.clone();
     match tokio::task::spawn_blocking(move || {
         let mut s = database.session();
         s.set_user(&user, privileged);
+        s.set_host(&host);
         s.set_connection_id(conn_id);
         if let Some(db) = db {
             s.use_database(&db)?;
@@ -326,13 +328,14 @@ where
             return Ok(());
         }
     };
-    let session = match new_session(&shared, id, user.clone(), privileged, db).await {
-        Ok(s) => s,
-        Err(e) => {
-            send_error(writer, &WireError::from(&e)).await?;
-            return Ok(());
-        }
-    };
+    let session =
+        match new_session(&shared, id, user.clone(), privileged, peer_host.clone(), db).await {
+            Ok(s) => s,
+            Err(e) => {
+                send_error(writer, &WireError::from(&e)).await?;
+                return Ok(());
+            }
+        };
     tracing::debug!(conn = id, user = %user, "authenticated");
     let mut conn = Conn {
         shared,
@@ -601,7 +604,12 @@ impl Conn {
         };
         let statements = split_statements(q);
         if statements.is_empty() {
-            return send_error(w, &WireError::new(codes::EMPTY_QUERY, "Query was empty")).await;
+            if q.trim().is_empty() {
+                return send_error(w, &WireError::new(codes::EMPTY_QUERY, "Query was empty")).await;
+            }
+            // Only comments (a MariaDB `/*M!…*/` line of a dump, or a
+            // version-gated statement for a newer server): nothing to run.
+            return self.ok(w, 0, 0, 0).await;
         }
         if statements.len() > 1 && !self.multi_statements {
             return send_error(
@@ -674,6 +682,7 @@ impl Conn {
             self.id,
             self.user.clone(),
             self.privileged,
+            self.peer_host.clone(),
             db,
         )
         .await?;

@@ -5,13 +5,20 @@
 //! (400 bad input, 409 injection disabled or constant point exists);
 //! `DELETE /faults/{name}` → remove (404 if nothing was armed).
 //!
+//! Every mutating request (POST, DELETE) needs `Authorization: Bearer
+//! <token>` (401 otherwise), compared in constant time; the token is given
+//! by `--admin-token` or generated at start into `<data dir>/admin.token`
+//! (mode 0600). `GET /health` and `GET /faults` stay open.
+//!
 //! This module owns only HTTP plumbing; it never executes SQL and binds a
 //! non-loopback address only when explicitly allowed.
 
 use std::net::SocketAddr;
 
-use axum::extract::Path;
-use axum::http::{header, StatusCode};
+use std::sync::Arc;
+
+use axum::extract::{Path, State};
+use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get};
 use axum::{Json, Router};
@@ -39,11 +46,84 @@ pub struct AddFault {
 /// A bound admin listener.
 pub struct AdminServer {
     listener: TcpListener,
+    token: AdminToken,
+}
+
+/// The bearer token of mutating admin requests (kept as its SHA-1 so the
+/// comparison takes the same time whatever the candidate).
+#[derive(Clone)]
+pub struct AdminToken(Arc<[u8; 20]>);
+
+fn digest(b: &[u8]) -> [u8; 20] {
+    use sha1::{Digest, Sha1};
+    Sha1::digest(b).into()
+}
+
+impl AdminToken {
+    pub fn new(token: &str) -> Self {
+        AdminToken(Arc::new(digest(token.as_bytes())))
+    }
+
+    /// A fresh random token: 32 random bytes, hex.
+    pub fn generate() -> std::io::Result<String> {
+        let mut raw = [0u8; 32];
+        getrandom::fill(&mut raw).map_err(|e| std::io::Error::other(e.to_string()))?;
+        Ok(raw.iter().map(|b| format!("{b:02x}")).collect())
+    }
+
+    /// Write `token` to `path` with mode 0600 (replacing an older file).
+    pub fn write_file(path: &std::path::Path, token: &str) -> std::io::Result<()> {
+        use std::io::Write;
+        let _ = std::fs::remove_file(path);
+        let mut o = std::fs::OpenOptions::new();
+        o.write(true).create_new(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            o.mode(0o600);
+        }
+        let mut f = o.open(path)?;
+        f.write_all(token.as_bytes())?;
+        f.write_all(b"\n")?;
+        f.sync_all()
+    }
+
+    /// Whether `headers` carry `Authorization: Bearer <token>`.
+    fn admits(&self, headers: &HeaderMap) -> bool {
+        let Some(v) = headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+        else {
+            return false;
+        };
+        let Some(candidate) = v.strip_prefix("Bearer ") else {
+            return false;
+        };
+        let d = digest(candidate.trim().as_bytes());
+        d.iter()
+            .zip(self.0.iter())
+            .fold(0u8, |a, (x, y)| a | (x ^ y))
+            == 0
+    }
+}
+
+fn unauthorized() -> Response {
+    (
+        StatusCode::UNAUTHORIZED,
+        [(header::WWW_AUTHENTICATE, "Bearer")],
+        "missing or wrong bearer token (see <data dir>/admin.token)",
+    )
+        .into_response()
 }
 
 impl AdminServer {
     /// Bind `addr`; refuses a non-loopback address unless `allow_remote`.
-    pub async fn bind(addr: SocketAddr, allow_remote: bool) -> Result<AdminServer, ServerError> {
+    /// Mutating requests need `token`.
+    pub async fn bind(
+        addr: SocketAddr,
+        allow_remote: bool,
+        token: AdminToken,
+    ) -> Result<AdminServer, ServerError> {
         if !addr.ip().is_loopback() && !allow_remote {
             return Err(ServerError::RemoteAdmin(addr));
         }
@@ -53,7 +133,7 @@ impl AdminServer {
                 addr: addr.to_string(),
                 source,
             })?;
-        Ok(AdminServer { listener })
+        Ok(AdminServer { listener, token })
     }
 
     pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
@@ -62,7 +142,7 @@ impl AdminServer {
 
     /// Serve until `shutdown` is cancelled (in-flight requests complete).
     pub async fn run(self, shutdown: CancellationToken) -> Result<(), ServerError> {
-        axum::serve(self.listener, router())
+        axum::serve(self.listener, router(self.token))
             .with_graceful_shutdown(async move { shutdown.cancelled().await })
             .await
             .map_err(ServerError::Http)
@@ -70,11 +150,12 @@ impl AdminServer {
 }
 
 /// The admin routes.
-pub fn router() -> Router {
+pub fn router(token: AdminToken) -> Router {
     Router::new()
         .route("/health", get(|| async { "ok" }))
         .route("/faults", get(list_faults).post(add_fault))
         .route("/faults/{name}", delete(remove_fault))
+        .with_state(token)
 }
 
 fn json_response(status: StatusCode, body: String) -> Response {
@@ -95,8 +176,13 @@ async fn list_faults() -> Response {
 }
 
 async fn add_fault(
+    State(token): State<AdminToken>,
+    headers: HeaderMap,
     body: Result<Json<AddFault>, axum::extract::rejection::JsonRejection>,
 ) -> Response {
+    if !token.admits(&headers) {
+        return unauthorized();
+    }
     let Json(f) = match body {
         Ok(b) => b,
         Err(e) => return (StatusCode::BAD_REQUEST, e.body_text()).into_response(),
@@ -107,7 +193,14 @@ async fn add_fault(
     }
 }
 
-async fn remove_fault(Path(name): Path<String>) -> Response {
+async fn remove_fault(
+    State(token): State<AdminToken>,
+    headers: HeaderMap,
+    Path(name): Path<String>,
+) -> Response {
+    if !token.admits(&headers) {
+        return unauthorized();
+    }
     match tributary_fault::global().remove(&name) {
         Ok(true) => (StatusCode::OK, "removed").into_response(),
         Ok(false) => (

@@ -99,6 +99,8 @@ pub enum ServerError {
     Resolve { addr: String, reason: String },
     #[error("admin endpoint {0} is not a loopback address; pass --admin-allow-remote to allow it")]
     RemoteAdmin(SocketAddr),
+    #[error("cannot apply --user accounts: {0}")]
+    Users(String),
     #[error("admin HTTP server failed: {0}")]
     Http(std::io::Error),
 }
@@ -132,11 +134,13 @@ impl MysqlServer {
     /// Bind the listening socket (resolving a host name first).
     pub async fn bind(db: Database, opts: ServerOptions) -> Result<MysqlServer, ServerError> {
         let listener = bind_listener(&opts.listen).await?;
+        let users = UserTable::open(db.clone(), &opts.users)
+            .map_err(|e| ServerError::Users(e.to_string()))?;
         Ok(MysqlServer {
             listener,
             shared: Arc::new(Shared {
                 db,
-                users: UserTable::new(&opts.users),
+                users,
                 max_allowed_packet: opts.max_allowed_packet,
                 shutdown_grace: opts.shutdown_grace,
                 started: Instant::now(),

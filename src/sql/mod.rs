@@ -18,6 +18,7 @@ pub mod dml;
 pub mod expr;
 pub mod host;
 pub mod parse;
+pub mod privileges;
 pub mod select;
 pub mod show;
 pub mod vars;
@@ -53,6 +54,10 @@ pub struct SessionState {
     pub user_vars: vars::UserVars,
     pub warnings: Vec<Warning>,
     pub user: String,
+    /// The client host (an IP address, `localhost` when embedded).
+    pub host: String,
+    /// Whether the user holds SUPER (fault injection, `SET GLOBAL`):
+    /// recomputed from the grants before every statement.
     pub privileged: bool,
     pub last_insert_id: u64,
     /// The server's id for this connection (`CONNECTION_ID()`); 0 when
@@ -75,6 +80,7 @@ impl SessionState {
             user_vars: BTreeMap::new(),
             warnings: Vec::new(),
             user: user.into(),
+            host: "localhost".into(),
             privileged,
             last_insert_id: 0,
             connection_id: 0,
@@ -140,7 +146,13 @@ impl Engine {
         if !keep_warnings {
             st.warnings.clear();
         }
+        // Every statement is checked against the user's grants as they
+        // are now (so GRANT/REVOKE reach existing sessions).
+        let filter = privileges::check(self, st, &stmt)?;
         let mut res = self.dispatch(st, stmt)?;
+        if let Some(f) = filter {
+            f.apply(&mut res);
+        }
         if !keep_warnings {
             st.warnings = res.warnings.clone();
         } else {
@@ -223,6 +235,12 @@ impl Engine {
                 let r = ddl::execute(self, st, Stmt::CreateIndex(spec));
                 self.commit_open(st)?;
                 r
+            }
+            s if privileges::is_account_statement(&s) => {
+                // Account statements commit the open transaction first and
+                // run in their own, like DDL.
+                self.commit_open(st)?;
+                privileges::execute(self, st, s)
             }
             s if is_ddl(&s) => {
                 // DDL commits the open transaction first (as MySQL does) and

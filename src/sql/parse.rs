@@ -36,6 +36,33 @@ pub struct IndexSpec {
     pub is_async: bool,
 }
 
+/// A user account `'name'@'host'` (host `%` when omitted). An empty name
+/// is `CURRENT_USER` (resolved when the statement runs).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Account {
+    pub name: String,
+    pub host: String,
+}
+
+/// A password written in a statement; never shown by `Debug`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Password(pub String);
+
+impl std::fmt::Debug for Password {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Password(<redacted>)")
+    }
+}
+
+/// The object of a GRANT/REVOKE: `*.*`, `db.*` / `*` (current database),
+/// `db.t` / `t`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GrantOn {
+    Global,
+    Database(Option<String>),
+    Table(Name),
+}
+
 /// A parsed statement.
 #[derive(Debug, Clone)]
 pub enum Stmt {
@@ -101,6 +128,38 @@ pub enum Stmt {
     Reindex {
         name: String,
         table: Name,
+    },
+    /// `CREATE USER [IF NOT EXISTS] a [IDENTIFIED BY 'pw'], …`
+    CreateUser {
+        if_not_exists: bool,
+        users: Vec<(Account, Password)>,
+    },
+    /// `DROP USER [IF EXISTS] a, …`
+    DropUser {
+        if_exists: bool,
+        users: Vec<Account>,
+    },
+    /// `ALTER USER [IF EXISTS] a IDENTIFIED BY 'pw', …`
+    AlterUser {
+        if_exists: bool,
+        users: Vec<(Account, Password)>,
+    },
+    /// `GRANT privs ON target TO a, …` (`privs`: bits of
+    /// [`crate::catalog::users::privs`]).
+    Grant {
+        privs: u16,
+        on: GrantOn,
+        users: Vec<Account>,
+    },
+    /// `REVOKE privs ON target FROM a, …`
+    Revoke {
+        privs: u16,
+        on: GrantOn,
+        users: Vec<Account>,
+    },
+    /// `SHOW GRANTS [FOR a]`
+    ShowGrants {
+        user: Option<Account>,
     },
 }
 
@@ -294,6 +353,207 @@ impl P {
     }
     fn done(&self) -> bool {
         self.i >= self.t.len()
+    }
+    /// A host part: `%` or `localhost` (case-insensitive); anything else
+    /// is refused rather than stored and ignored.
+    fn host_part(&mut self, h: String) -> SqlResult<String> {
+        let h = h.to_ascii_lowercase();
+        if h == "%" || h == "localhost" {
+            Ok(h)
+        } else {
+            Err(SqlError::unsupported(format!(
+                "account host '{h}' (only '%' and 'localhost' are supported)"
+            )))
+        }
+    }
+    /// `'name'[@'host']`, `name@host`, `CURRENT_USER[()]`.
+    fn account(&mut self) -> SqlResult<Account> {
+        let tok = self.t.get(self.i).cloned();
+        self.i += 1;
+        let (name, rest) = match tok {
+            Some(Tok::Str(s)) | Some(Tok::QIdent(s)) => (s, None),
+            Some(Tok::Word(w)) if w.eq_ignore_ascii_case("current_user") => {
+                if self.punct('(') && !self.punct(')') {
+                    return Err(self.err("expected ')'"));
+                }
+                return Ok(Account {
+                    name: String::new(),
+                    host: String::new(),
+                });
+            }
+            Some(Tok::Word(w)) => match w.split_once('@') {
+                Some((n, h)) => (n.to_string(), Some(h.to_string())),
+                None => (w, None),
+            },
+            _ => {
+                self.i -= 1;
+                return Err(self.err("expected a user name"));
+            }
+        };
+        if name.is_empty() {
+            return Err(SqlError::unsupported("anonymous accounts"));
+        }
+        let rest = match rest {
+            Some(h) => Some(h),
+            None => match self.t.get(self.i).cloned() {
+                Some(Tok::Word(w)) if w.starts_with('@') => {
+                    self.i += 1;
+                    Some(w[1..].to_string())
+                }
+                _ => None,
+            },
+        };
+        let host = match rest {
+            None => "%".to_string(),
+            Some(h) if h.is_empty() => match self.t.get(self.i).cloned() {
+                Some(Tok::Str(s)) | Some(Tok::QIdent(s)) => {
+                    self.i += 1;
+                    s
+                }
+                _ => return Err(self.err("expected a host name")),
+            },
+            Some(h) => h,
+        };
+        let host = self.host_part(host)?;
+        Ok(Account { name, host })
+    }
+    /// `IDENTIFIED [WITH mysql_native_password] BY 'pw'`, if present.
+    fn identified(&mut self) -> SqlResult<Option<Password>> {
+        if !self.kw("identified") {
+            return Ok(None);
+        }
+        if self.kw("with") {
+            let plugin = self.string_or_word()?;
+            if !plugin.eq_ignore_ascii_case("mysql_native_password") {
+                return Err(SqlError::unsupported(format!(
+                    "authentication plugin '{plugin}' (only mysql_native_password)"
+                )));
+            }
+        }
+        self.expect_kw("by")?;
+        match self.t.get(self.i).cloned() {
+            Some(Tok::Str(s)) => {
+                self.i += 1;
+                Ok(Some(Password(s)))
+            }
+            _ => Err(self.err("expected a quoted password")),
+        }
+    }
+    /// `IF [NOT] EXISTS` after CREATE/DROP/ALTER USER.
+    fn if_exists(&mut self, not: bool) -> SqlResult<bool> {
+        if !self.kw("if") {
+            return Ok(false);
+        }
+        if not {
+            self.expect_kw("not")?;
+        }
+        self.expect_kw("exists")?;
+        Ok(true)
+    }
+    fn accounts(&mut self) -> SqlResult<Vec<Account>> {
+        let mut v = vec![self.account()?];
+        while self.punct(',') {
+            v.push(self.account()?);
+        }
+        Ok(v)
+    }
+    fn accounts_with_passwords(&mut self, required: bool) -> SqlResult<Vec<(Account, Password)>> {
+        let mut v = Vec::new();
+        loop {
+            let a = self.account()?;
+            let pw = match self.identified()? {
+                Some(p) => p,
+                None if required => return Err(self.err("expected IDENTIFIED BY")),
+                None => Password(String::new()),
+            };
+            v.push((a, pw));
+            if !self.punct(',') {
+                break;
+            }
+        }
+        Ok(v)
+    }
+    /// `GRANT`/`REVOKE` body up to and including the account list.
+    fn grant_body(&mut self, to: &str) -> SqlResult<(u16, GrantOn, Vec<Account>)> {
+        use crate::catalog::users::privs;
+        const ALL: u16 = 1 << 15;
+        let mut bits = 0u16;
+        loop {
+            let w = match self.t.get(self.i).cloned() {
+                Some(Tok::Word(w)) => w.to_ascii_uppercase(),
+                _ => return Err(self.err("expected a privilege")),
+            };
+            self.i += 1;
+            let multi_word = matches!(
+                self.t.get(self.i),
+                Some(Tok::Word(n)) if !n.eq_ignore_ascii_case("on") && !n.eq_ignore_ascii_case("privileges")
+            );
+            if w == "ALL" {
+                self.kw("privileges");
+                bits |= ALL;
+            } else if w == "USAGE" {
+            } else if let (Some(b), false) = (privs::by_name(&w), multi_word) {
+                if self.t.get(self.i) == Some(&Tok::Punct('(')) {
+                    return Err(SqlError::unsupported("column privileges"));
+                }
+                bits |= b;
+            } else {
+                return Err(SqlError::unsupported(format!("the {w} privilege")));
+            }
+            if !self.punct(',') {
+                break;
+            }
+        }
+        self.expect_kw("on")?;
+        self.kw("table");
+        let on = if self.punct('*') {
+            if self.punct('.') {
+                if !self.punct('*') {
+                    return Err(self.err("expected '*'"));
+                }
+                GrantOn::Global
+            } else {
+                GrantOn::Database(None)
+            }
+        } else {
+            let first = self.ident()?;
+            if self.punct('.') {
+                if self.punct('*') {
+                    GrantOn::Database(Some(first))
+                } else {
+                    GrantOn::Table(Name {
+                        db: Some(first),
+                        name: self.ident()?,
+                    })
+                }
+            } else {
+                GrantOn::Table(Name {
+                    db: None,
+                    name: first,
+                })
+            }
+        };
+        let global = on == GrantOn::Global;
+        if bits & ALL != 0 {
+            bits = if global {
+                privs::ALL_GLOBAL
+            } else {
+                privs::ALL_OBJECT
+            };
+        }
+        if !global && bits & privs::SUPER != 0 {
+            return Err(SqlError::new(
+                1221,
+                "Incorrect usage of DB GRANT and GLOBAL PRIVILEGES",
+            ));
+        }
+        self.expect_kw(to)?;
+        let users = self.accounts()?;
+        if self.kw("with") {
+            return Err(SqlError::unsupported("WITH GRANT OPTION"));
+        }
+        self.end()?;
+        Ok((bits, on, users))
     }
     fn end(&self) -> SqlResult<()> {
         if self.done() {
@@ -560,6 +820,15 @@ fn parse_custom(p: &mut P) -> SqlResult<Option<Stmt>> {
                 if_not_exists,
             }));
         }
+        if p.kw("user") {
+            let if_not_exists = p.if_exists(true)?;
+            let users = p.accounts_with_passwords(false)?;
+            p.end()?;
+            return Ok(Some(Stmt::CreateUser {
+                if_not_exists,
+                users,
+            }));
+        }
         return Ok(None);
     }
     if p.kw("drop") {
@@ -593,6 +862,12 @@ fn parse_custom(p: &mut P) -> SqlResult<Option<Stmt>> {
             p.end()?;
             return Ok(Some(Stmt::DropIndex { name, table }));
         }
+        if p.kw("user") {
+            let if_exists = p.if_exists(false)?;
+            let users = p.accounts()?;
+            p.end()?;
+            return Ok(Some(Stmt::DropUser { if_exists, users }));
+        }
         return Ok(None);
     }
     if p.kw("check") {
@@ -612,6 +887,12 @@ fn parse_custom(p: &mut P) -> SqlResult<Option<Stmt>> {
         return Ok(Some(Stmt::CheckIndex { name, table }));
     }
     if p.kw("alter") {
+        if p.kw("user") {
+            let if_exists = p.if_exists(false)?;
+            let users = p.accounts_with_passwords(true)?;
+            p.end()?;
+            return Ok(Some(Stmt::AlterUser { if_exists, users }));
+        }
         p.expect_kw("table")?;
         let table = p.name()?;
         if p.kw("alter") {
@@ -687,6 +968,18 @@ fn parse_custom(p: &mut P) -> SqlResult<Option<Stmt>> {
         if p.kw("warnings") {
             return Ok(Some(Stmt::ShowWarnings));
         }
+        if p.kw("grants") {
+            let user = if p.kw("for") {
+                Some(p.account()?)
+            } else {
+                None
+            };
+            if p.kw("using") {
+                return Err(SqlError::unsupported("SHOW GRANTS … USING (roles)"));
+            }
+            p.end()?;
+            return Ok(Some(Stmt::ShowGrants { user }));
+        }
         p.kw("session");
         p.kw("global");
         if p.kw("variables") {
@@ -759,6 +1052,14 @@ fn parse_custom(p: &mut P) -> SqlResult<Option<Stmt>> {
     }
     if p.kw("set") {
         return parse_set(p).map(Some);
+    }
+    if p.kw("grant") {
+        let (privs, on, users) = p.grant_body("to")?;
+        return Ok(Some(Stmt::Grant { privs, on, users }));
+    }
+    if p.kw("revoke") {
+        let (privs, on, users) = p.grant_body("from")?;
+        return Ok(Some(Stmt::Revoke { privs, on, users }));
     }
     Ok(None)
 }
@@ -989,6 +1290,99 @@ mod tests {
         assert!(matches!(
             parse("SHOW ISCP STATUS").unwrap(),
             Stmt::ShowIscpStatus
+        ));
+    }
+
+    #[test]
+    fn account_statements() {
+        use crate::catalog::users::privs;
+        let acct = |n: &str, h: &str| Account {
+            name: n.into(),
+            host: h.into(),
+        };
+        let Stmt::CreateUser {
+            if_not_exists,
+            users,
+        } = parse("CREATE USER IF NOT EXISTS 'Bob'@'localhost' IDENTIFIED BY 'pw'").unwrap()
+        else {
+            panic!()
+        };
+        assert!(if_not_exists);
+        assert_eq!(
+            users,
+            vec![(acct("Bob", "localhost"), Password("pw".into()))]
+        );
+        assert!(!format!("{users:?}").contains("pw\""));
+        for sql in [
+            "DROP USER u",
+            "DROP USER 'u'@'%'",
+            "DROP USER u@'%'",
+            "DROP USER `u`@`%`",
+        ] {
+            let Stmt::DropUser { users, .. } = parse(sql).unwrap() else {
+                panic!("{sql}")
+            };
+            assert_eq!(users, vec![acct("u", "%")], "{sql}");
+        }
+        let Stmt::DropUser { users, .. } = parse("DROP USER a@localhost, b").unwrap() else {
+            panic!()
+        };
+        assert_eq!(users, vec![acct("a", "localhost"), acct("b", "%")]);
+        assert_eq!(parse("CREATE USER 'u'@'10.0.0.1'").unwrap_err().code, 1235);
+        assert!(matches!(
+            parse("ALTER USER u IDENTIFIED WITH mysql_native_password BY 'x'").unwrap(),
+            Stmt::AlterUser { .. }
+        ));
+        assert_eq!(
+            parse("ALTER USER u IDENTIFIED WITH caching_sha2_password BY 'x'")
+                .unwrap_err()
+                .code,
+            1235
+        );
+        let Stmt::Grant {
+            privs: p,
+            on,
+            users,
+        } = parse("GRANT SELECT, INSERT ON d.* TO 'u'@'%'").unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(p, privs::SELECT | privs::INSERT);
+        assert_eq!(on, GrantOn::Database(Some("d".into())));
+        assert_eq!(users, vec![acct("u", "%")]);
+        let Stmt::Grant { privs: p, on, .. } = parse("GRANT ALL PRIVILEGES ON *.* TO u").unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!((p, on), (privs::ALL_GLOBAL, GrantOn::Global));
+        let Stmt::Revoke { privs: p, on, .. } = parse("REVOKE ALL ON d.t FROM u").unwrap() else {
+            panic!()
+        };
+        assert_eq!(p, privs::ALL_OBJECT);
+        assert!(matches!(on, GrantOn::Table(_)));
+        assert_eq!(parse("GRANT SUPER ON d.* TO u").unwrap_err().code, 1221);
+        assert_eq!(parse("GRANT EXECUTE ON *.* TO u").unwrap_err().code, 1235);
+        assert_eq!(
+            parse("GRANT CREATE USER ON *.* TO u").unwrap_err().code,
+            1235
+        );
+        assert_eq!(
+            parse("GRANT SELECT (a) ON d.t TO u").unwrap_err().code,
+            1235
+        );
+        assert_eq!(
+            parse("GRANT SELECT ON *.* TO u WITH GRANT OPTION")
+                .unwrap_err()
+                .code,
+            1235
+        );
+        assert!(matches!(
+            parse("SHOW GRANTS FOR CURRENT_USER()").unwrap(),
+            Stmt::ShowGrants { user: Some(Account { ref name, .. }) } if name.is_empty()
+        ));
+        assert!(matches!(
+            parse("SHOW GRANTS").unwrap(),
+            Stmt::ShowGrants { user: None }
         ));
     }
 

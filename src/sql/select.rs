@@ -493,9 +493,14 @@ pub fn plan(cx: &mut Ctx<'_>, q: &Query) -> SqlResult<Plan> {
         crate::iscp::search::require_fulltext_indexes(t, &matches)?;
     }
     let aggregate = has_group || !aggs.is_empty();
+    // User variables are constants for the statement: fold them so that
+    // result types follow their values and key ranges can use them.
+    let uv = &cx.session.user_vars;
+    let filter = filter.map(|f| fold_user_vars(f, uv));
     let projection: Vec<(String, CExpr, ColumnKind)> = projection
         .into_iter()
         .map(|(n, e)| {
+            let e = fold_user_vars(e, uv);
             let k = kind_of_expr(&e, &source, &aggs);
             (n, e, k)
         })
@@ -714,6 +719,42 @@ fn agg_final(st: &AggState, call: &AggCall) -> Value {
             }
         }
         AggFunc::Min | AggFunc::Max => st.best.clone().unwrap_or(Value::Null),
+    }
+}
+
+/// Replace `@name` (user variable) calls by their current values.
+#[recursive::recursive]
+fn fold_user_vars(e: CExpr, vars: &crate::sql::vars::UserVars) -> CExpr {
+    let f = |x: Box<CExpr>| Box::new(fold_user_vars(*x, vars));
+    match e {
+        CExpr::Func(name, args) if name == "@" => match args.as_slice() {
+            [CExpr::Lit(Value::Text(n))] => CExpr::Lit(vars.get(n).cloned().unwrap_or(Value::Null)),
+            _ => CExpr::Func(name, args),
+        },
+        CExpr::Func(name, args) => CExpr::Func(
+            name,
+            args.into_iter().map(|a| fold_user_vars(a, vars)).collect(),
+        ),
+        CExpr::Bin(op, a, b) => CExpr::Bin(op, f(a), f(b)),
+        CExpr::Not(a) => CExpr::Not(f(a)),
+        CExpr::Neg(a) => CExpr::Neg(f(a)),
+        CExpr::IsNull(a, n) => CExpr::IsNull(f(a), n),
+        CExpr::Cast(a, t) => CExpr::Cast(f(a), t),
+        CExpr::InList(a, items, n) => CExpr::InList(
+            f(a),
+            items.into_iter().map(|i| fold_user_vars(i, vars)).collect(),
+            n,
+        ),
+        CExpr::Between(a, b, c, n) => CExpr::Between(f(a), f(b), f(c), n),
+        CExpr::Like(a, b, n) => CExpr::Like(f(a), f(b), n),
+        CExpr::Case(op, arms, els) => CExpr::Case(
+            op.map(f),
+            arms.into_iter()
+                .map(|(w, t)| (fold_user_vars(w, vars), fold_user_vars(t, vars)))
+                .collect(),
+            els.map(f),
+        ),
+        other => other,
     }
 }
 

@@ -1,16 +1,33 @@
-"""Admin HTTP endpoint: health and fault-point control."""
+"""Admin HTTP endpoint: health and fault-point control; mutating requests
+need the bearer token the server wrote to <data dir>/admin.token (0600)."""
 
 import json
+import os
+import stat
 import urllib.error
 import urllib.request
 
 import pymysql
 
 
-def http(server, method, path, body=None):
+def token_path(server):
+    return os.path.join(server.data_dir, "data", "admin.token")
+
+
+def admin_token(server):
+    with open(token_path(server)) as f:
+        return f.read().strip()
+
+
+def http(server, method, path, body=None, token=True):
     data = None if body is None else json.dumps(body).encode()
+    headers = {"Content-Type": "application/json"}
+    if token is True:
+        token = admin_token(server)
+    if token:
+        headers["Authorization"] = "Bearer " + token
     req = urllib.request.Request(server.admin_url + path, data=data, method=method,
-                                 headers={"Content-Type": "application/json"})
+                                 headers=headers)
     try:
         with urllib.request.urlopen(req, timeout=10) as r:
             return r.status, r.read().decode()
@@ -23,7 +40,22 @@ POINT = {"name": "pytest/admin_point", "freq": "", "action": "echo",
 
 
 def test_health(server):
-    assert http(server, "GET", "/health") == (200, "ok")
+    assert http(server, "GET", "/health", token=None) == (200, "ok")
+
+
+def test_token_file_and_401(server):
+    mode = stat.S_IMODE(os.stat(token_path(server)).st_mode)
+    assert mode == 0o600, oct(mode)
+    assert len(admin_token(server)) == 64
+    name = urllib.request.quote(POINT["name"], safe="")
+    for method, path, body in [("POST", "/faults", POINT), ("DELETE", "/faults/" + name, None)]:
+        status, _ = http(server, method, path, body, token=None)
+        assert status == 401, (method, path)
+        status, _ = http(server, method, path, body, token="wrong" + admin_token(server))
+        assert status == 401, (method, path)
+    # Reading stays open.
+    status, _ = http(server, "GET", "/faults", token=None)
+    assert status == 200
 
 
 def test_fault_lifecycle(server):

@@ -16,7 +16,6 @@ import pymysql
 import pytest
 
 SERVER_STATUS_IN_TRANS = 0x0001
-SERVER_STATUS_AUTOCOMMIT = 0x0002
 
 
 class Driver:

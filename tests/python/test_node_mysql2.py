@@ -25,7 +25,9 @@ def test_node_mysql2(server, dbname):
                            cwd=NODE_DIR, env=env, capture_output=True, text=True,
                            timeout=DEADLINE_S)
     except subprocess.TimeoutExpired as e:
-        out = (e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
+        out = e.stdout or ""
+        if isinstance(out, bytes):  # TimeoutExpired keeps bytes even with text=True
+            out = out.decode(errors="replace")
         pytest.fail(f"node --test did not exit within {DEADLINE_S}s (a socket left open?)\n{out}")
     assert r.returncode == 0, f"node --test failed:\n{r.stdout}\n{r.stderr}"
     assert "# fail 0" in r.stdout or "ℹ fail 0" in r.stdout, r.stdout

@@ -45,6 +45,22 @@ def test_errors_keep_connection_usable(server, dbname):
     conn.close()
 
 
+def test_comment_only_queries(server, dbname):
+    # A dump's MariaDB-only lines and statements gated to newer versions run
+    # nothing and succeed; an empty query is still 1065.
+    conn = connect(server, dbname)
+    with conn.cursor() as c:
+        c.execute("/*M!100616 SET @OLD_NOTE_VERBOSITY=@@NOTE_VERBOSITY, NOTE_VERBOSITY=0 */")
+        c.execute("/*!99999 SELECT 1 */")
+        c.execute("/*!40101 SET @x = 7 */")
+        c.execute("SELECT @x")
+        assert c.fetchone() == (7,)
+        with pytest.raises(pymysql.err.MySQLError) as e:
+            c.execute("   ")
+        assert e.value.args[0] == 1065
+    conn.close()
+
+
 def test_transaction_commit_and_rollback(server, dbname):
     conn = connect(server, dbname)
     with conn.cursor() as c:

@@ -1,0 +1,694 @@
+//! Authorization: which privilege each statement needs, the check made
+//! before every statement runs, and the account statements (CREATE / DROP
+//! / ALTER USER, GRANT, REVOKE, SHOW GRANTS). See `docs/SECURITY.md`.
+//!
+//! The check reads the user's account record (`catalog::users`) as
+//! committed when the statement starts, so a GRANT or REVOKE reaches every
+//! existing session at its next statement. `root` holds every privilege
+//! and is never looked up. Never executes the statement it checks.
+
+use sqlparser::ast::{self, SetExpr, Statement as S};
+
+use crate::catalog::users::{self, privs, GrantTarget, UserRecord, ROOT};
+use crate::catalog::SYSTEM_DB;
+use crate::error::{code, SqlError, SqlResult};
+use crate::sql::expr::object_parts;
+use crate::sql::parse::{Account, GrantOn, Name, Stmt};
+use crate::sql::{Engine, SessionState};
+use crate::types::{Column, ColumnKind, QueryResult, Value, Warning};
+
+/// Error 1410 (GRANT to an account that does not exist).
+const CANT_CREATE_USER_WITH_GRANT: u16 = 1410;
+/// Error 1396 (CREATE USER of an existing / DROP USER of a missing account).
+const CANNOT_USER: u16 = 1396;
+/// Error 1141 (REVOKE of a grant that does not exist).
+const NONEXISTING_GRANT: u16 = 1141;
+/// Error 1142 (table-level privilege missing).
+pub const TABLEACCESS_DENIED: u16 = 1142;
+/// Error 1044 (database-level privilege missing).
+pub const DBACCESS_DENIED: u16 = 1044;
+
+/// What the user may do, as loaded for one statement.
+enum Access {
+    /// `root`: everything.
+    Root,
+    /// Any other account (no record: nothing).
+    User(Option<UserRecord>),
+}
+
+impl Access {
+    fn table(&self, db: &str, t: &str) -> u16 {
+        match self {
+            Access::Root => privs::ALL_GLOBAL,
+            Access::User(u) => u.as_ref().map_or(0, |u| u.privs_on_table(db, t)),
+        }
+    }
+    fn db(&self, db: &str) -> u16 {
+        match self {
+            Access::Root => privs::ALL_GLOBAL,
+            Access::User(u) => u.as_ref().map_or(0, |u| u.privs_on_db(db)),
+        }
+    }
+    fn any_in_db(&self, db: &str) -> bool {
+        match self {
+            Access::Root => true,
+            Access::User(u) => u.as_ref().is_some_and(|u| u.any_in_db(db)),
+        }
+    }
+    fn is_super(&self) -> bool {
+        match self {
+            Access::Root => true,
+            Access::User(u) => u.as_ref().is_some_and(|u| u.global() & privs::SUPER != 0),
+        }
+    }
+}
+
+/// Post-filter of a result set by what the user may see.
+pub struct Filter {
+    access: Access,
+    kind: FilterKind,
+}
+
+enum FilterKind {
+    /// SHOW DATABASES: databases with some privilege.
+    Databases,
+    /// SHOW TABLES of `db`: tables with some privilege.
+    Tables(String),
+}
+
+impl Filter {
+    /// Drop the rows the user has no privilege on.
+    pub fn apply(&self, res: &mut QueryResult) {
+        res.rows.retain(|row| {
+            let Some(Value::Text(name)) = row.first() else {
+                return true;
+            };
+            match &self.kind {
+                FilterKind::Databases => self.access.any_in_db(name),
+                FilterKind::Tables(db) => self.access.table(db, name) != 0,
+            }
+        });
+    }
+}
+
+/// Error 1142: `SELECT command denied to user 'u'@'h' for table 't'`.
+pub fn table_denied(st: &SessionState, command: &str, table: &str) -> SqlError {
+    SqlError::new(
+        TABLEACCESS_DENIED,
+        format!(
+            "{command} command denied to user '{}'@'{}' for table '{table}'",
+            st.user, st.host
+        ),
+    )
+}
+
+/// Error 1044: `Access denied for user 'u'@'h' to database 'd'`.
+pub fn db_denied(st: &SessionState, db: &str) -> SqlError {
+    SqlError::new(
+        DBACCESS_DENIED,
+        format!(
+            "Access denied for user '{}'@'{}' to database '{db}'",
+            st.user, st.host
+        ),
+    )
+}
+
+/// Error 1227: the statement needs SUPER.
+pub fn super_denied() -> SqlError {
+    SqlError::new(
+        code::SPECIFIC_ACCESS_DENIED,
+        "Access denied; you need (at least one of) the SUPER privilege(s) for this operation",
+    )
+}
+
+/// Load the session user's access as committed now.
+fn load(engine: &Engine, st: &SessionState) -> SqlResult<Access> {
+    if st.user == ROOT {
+        return Ok(Access::Root);
+    }
+    let mut txn = engine.storage.begin(Default::default())?;
+    let r = users::get_user(txn.as_mut(), &st.user, false);
+    txn.rollback();
+    Ok(Access::User(r?))
+}
+
+struct Checker<'a> {
+    st: &'a SessionState,
+    access: &'a Access,
+}
+
+impl Checker<'_> {
+    /// `(db, table)` of a name, or `None` when unqualified without a
+    /// current database (the statement then fails with 1046 itself).
+    fn resolve(&self, db: Option<&str>, t: &str) -> Option<(String, String)> {
+        let db = db.or(self.st.db.as_deref())?;
+        Some((db.to_string(), t.to_string()))
+    }
+
+    fn need_table(&self, bits: u16, command: &str, n: &Name) -> SqlResult<()> {
+        let Some((db, t)) = self.resolve(n.db.as_deref(), &n.name) else {
+            return Ok(());
+        };
+        if self.access.table(&db, &t) & bits == 0 {
+            return Err(table_denied(self.st, command, &t));
+        }
+        Ok(())
+    }
+
+    fn need_object(&self, bits: u16, command: &str, name: &ast::ObjectName) -> SqlResult<()> {
+        let parts = object_parts(name);
+        let n = match parts.as_slice() {
+            [t] => Name {
+                db: None,
+                name: t.clone(),
+            },
+            [d, t] => Name {
+                db: Some(d.clone()),
+                name: t.clone(),
+            },
+            // A malformed name is refused by the statement itself.
+            _ => return Ok(()),
+        };
+        self.need_table(bits, command, &n)
+    }
+
+    fn need_db(&self, bits: u16, db: &str) -> SqlResult<()> {
+        if self.access.db(db) & bits == 0 {
+            return Err(db_denied(self.st, db));
+        }
+        Ok(())
+    }
+
+    fn need_super(&self) -> SqlResult<()> {
+        if self.access.is_super() {
+            Ok(())
+        } else {
+            Err(super_denied())
+        }
+    }
+
+    fn is_self(&self, a: &Account) -> bool {
+        a.name.is_empty() || a.name == self.st.user
+    }
+
+    /// SELECT on every table a query reads.
+    fn query(&self, q: &ast::Query) -> SqlResult<()> {
+        if let Some(with) = &q.with {
+            for cte in &with.cte_tables {
+                self.query(&cte.query)?;
+            }
+        }
+        self.set_expr(&q.body)
+    }
+
+    fn set_expr(&self, e: &SetExpr) -> SqlResult<()> {
+        match e {
+            SetExpr::Select(sel) => {
+                for twj in &sel.from {
+                    self.factor(&twj.relation)?;
+                    for j in &twj.joins {
+                        self.factor(&j.relation)?;
+                    }
+                }
+                Ok(())
+            }
+            SetExpr::Query(q) => self.query(q),
+            SetExpr::SetOperation { left, right, .. } => {
+                self.set_expr(left)?;
+                self.set_expr(right)
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn factor(&self, f: &ast::TableFactor) -> SqlResult<()> {
+        match f {
+            ast::TableFactor::Table { name, .. } => self.need_object(privs::SELECT, "SELECT", name),
+            ast::TableFactor::Derived { subquery, .. } => self.query(subquery),
+            ast::TableFactor::NestedJoin {
+                table_with_joins, ..
+            } => {
+                self.factor(&table_with_joins.relation)?;
+                for j in &table_with_joins.joins {
+                    self.factor(&j.relation)?;
+                }
+                Ok(())
+            }
+            // Other FROM items are refused by the query itself.
+            _ => Ok(()),
+        }
+    }
+
+    fn twj_target(
+        &self,
+        twj: &ast::TableWithJoins,
+        bits: u16,
+        command: &str,
+        reads: bool,
+    ) -> SqlResult<()> {
+        if let ast::TableFactor::Table { name, .. } = &twj.relation {
+            self.need_object(bits, command, name)?;
+            if reads {
+                self.need_object(privs::SELECT, "SELECT", name)?;
+            }
+        }
+        for j in &twj.joins {
+            self.factor(&j.relation)?;
+        }
+        Ok(())
+    }
+
+    fn ast(&self, s: &S) -> SqlResult<()> {
+        match s {
+            S::Query(q) => self.query(q),
+            S::Insert(ins) => {
+                if let ast::TableObject::TableName(name) = &ins.table {
+                    self.need_object(privs::INSERT, "INSERT", name)?;
+                }
+                if let Some(src) = &ins.source {
+                    self.query(src)?;
+                }
+                Ok(())
+            }
+            S::Update(up) => {
+                // Reading rows (WHERE, ORDER BY) also needs SELECT.
+                let reads = up.selection.is_some() || !up.order_by.is_empty();
+                self.twj_target(&up.table, privs::UPDATE, "UPDATE", reads)
+            }
+            S::Delete(del) => {
+                let tables = match &del.from {
+                    ast::FromTable::WithFromKeyword(v) | ast::FromTable::WithoutKeyword(v) => v,
+                };
+                let reads = del.selection.is_some() || !del.order_by.is_empty();
+                for twj in tables {
+                    self.twj_target(twj, privs::DELETE, "DELETE", reads)?;
+                }
+                Ok(())
+            }
+            S::CreateTable(ct) => self.need_object(privs::CREATE, "CREATE", &ct.name),
+            // Anything else is refused by the SQL layer (1235); for a user
+            // without SUPER the refusal is 1227, so a statement whose
+            // privilege is not mapped here can never run unchecked.
+            _ => self.need_super(),
+        }
+    }
+
+    fn stmt(&self, s: &Stmt) -> SqlResult<Option<FilterKind>> {
+        use privs::*;
+        match s {
+            Stmt::Ast(a) => self.ast(a)?,
+            Stmt::CreateDatabase { name, .. } => self.need_db(CREATE, name)?,
+            Stmt::DropDatabase { name, .. } => self.need_db(DROP, name)?,
+            Stmt::DropTable { names, .. } => {
+                for n in names {
+                    self.need_table(DROP, "DROP", n)?;
+                }
+            }
+            Stmt::CreateIndex(spec) => self.need_table(INDEX | ALTER, "INDEX", &spec.table)?,
+            Stmt::DropIndex { table, .. } | Stmt::Reindex { table, .. } => {
+                self.need_table(INDEX | ALTER, "INDEX", table)?
+            }
+            Stmt::ShowDatabases => return Ok(Some(FilterKind::Databases)),
+            Stmt::ShowTables { db } => {
+                let Some(db) = db.as_deref().or(self.st.db.as_deref()) else {
+                    return Ok(None);
+                };
+                if !self.access.any_in_db(db) {
+                    return Err(db_denied(self.st, db));
+                }
+                return Ok(Some(FilterKind::Tables(db.to_string())));
+            }
+            Stmt::ShowIndex { table }
+            | Stmt::ShowCreateTable { table }
+            | Stmt::Describe { table }
+            | Stmt::CheckIndex { table, .. } => self.need_table(SELECT, "SELECT", table)?,
+            Stmt::ShowIscpStatus => self.need_table(
+                SELECT,
+                "SELECT",
+                &Name {
+                    db: Some(SYSTEM_DB.into()),
+                    name: "mo_iscp_log".into(),
+                },
+            )?,
+            Stmt::Explain(inner) => return self.stmt(inner).map(|_| None),
+            Stmt::Use { db } => {
+                if !self.access.any_in_db(db) {
+                    return Err(db_denied(self.st, db));
+                }
+            }
+            Stmt::Set(assignments) => {
+                if assignments.iter().any(|(t, _)| {
+                    matches!(t, crate::sql::parse::SetTarget::System { global: true, .. })
+                }) {
+                    self.need_super()?;
+                }
+            }
+            Stmt::CreateUser { .. }
+            | Stmt::DropUser { .. }
+            | Stmt::Grant { .. }
+            | Stmt::Revoke { .. } => self.need_super()?,
+            Stmt::AlterUser { users, .. } => {
+                if !users.iter().all(|(a, _)| self.is_self(a)) {
+                    self.need_super()?;
+                }
+            }
+            Stmt::ShowGrants { user } => {
+                if user.as_ref().is_some_and(|a| !self.is_self(a)) {
+                    self.need_super()?;
+                }
+            }
+            Stmt::ShowWarnings
+            | Stmt::ShowVariables { .. }
+            | Stmt::Begin { .. }
+            | Stmt::Commit
+            | Stmt::Rollback
+            | Stmt::SetNames { .. } => {}
+        }
+        Ok(None)
+    }
+}
+
+/// Check `stmt` against the session user's privileges (and refresh the
+/// session's SUPER flag, which the fault-injection functions read).
+/// Returns a filter for the result of SHOW DATABASES / SHOW TABLES.
+pub fn check(engine: &Engine, st: &mut SessionState, stmt: &Stmt) -> SqlResult<Option<Filter>> {
+    let access = load(engine, st)?;
+    st.privileged = access.is_super();
+    let kind = Checker {
+        st,
+        access: &access,
+    }
+    .stmt(stmt)?;
+    Ok(kind.map(|kind| Filter { access, kind }))
+}
+
+/// Whether `s` is an account statement ([`execute`] runs it).
+pub fn is_account_statement(s: &Stmt) -> bool {
+    matches!(
+        s,
+        Stmt::CreateUser { .. }
+            | Stmt::DropUser { .. }
+            | Stmt::AlterUser { .. }
+            | Stmt::Grant { .. }
+            | Stmt::Revoke { .. }
+            | Stmt::ShowGrants { .. }
+    )
+}
+
+fn shown(a: &Account) -> String {
+    format!("'{}'@'{}'", a.name, a.host)
+}
+
+fn quoted(name: &str, host: &str) -> String {
+    format!(
+        "`{}`@`{}`",
+        name.replace('`', "``"),
+        host.replace('`', "``")
+    )
+}
+
+/// Run an account statement in its own transaction.
+pub fn execute(engine: &Engine, st: &mut SessionState, s: Stmt) -> SqlResult<QueryResult> {
+    // CURRENT_USER (an empty name) is the session's account.
+    let resolve = |a: Account| -> Account {
+        if a.name.is_empty() {
+            Account {
+                name: st.user.clone(),
+                host: "%".into(),
+            }
+        } else {
+            a
+        }
+    };
+    if let Stmt::ShowGrants { user } = s {
+        let a = user.map(resolve);
+        let name = a.as_ref().map_or(st.user.clone(), |a| a.name.clone());
+        let mut txn = engine.storage.begin(Default::default())?;
+        let rec = users::get_user(txn.as_mut(), &name, false);
+        txn.rollback();
+        return show_grants(&name, a.as_ref(), rec?);
+    }
+    let mut txn = engine.begin(st)?;
+    let mut warnings = Vec::new();
+    let r = (|| -> SqlResult<()> {
+        let t = txn.as_mut();
+        match s {
+            Stmt::CreateUser {
+                if_not_exists,
+                users: list,
+            } => {
+                for (a, pw) in list {
+                    let a = resolve(a);
+                    let exists = a.name == ROOT || users::get_user(t, &a.name, true)?.is_some();
+                    if exists {
+                        if if_not_exists {
+                            warnings.push(Warning {
+                                code: 3163,
+                                message: format!("Authorization ID {} already exists.", shown(&a)),
+                            });
+                            continue;
+                        }
+                        return Err(SqlError::new(
+                            CANNOT_USER,
+                            format!("Operation CREATE USER failed for {}", shown(&a)),
+                        ));
+                    }
+                    users::put_user(
+                        t,
+                        &UserRecord {
+                            name: a.name,
+                            host: a.host,
+                            auth: crate::server::auth::native_password_hash(&pw.0),
+                            grants: vec![],
+                        },
+                    )?;
+                }
+            }
+            Stmt::DropUser {
+                if_exists,
+                users: list,
+            } => {
+                for a in list {
+                    let a = resolve(a);
+                    if a.name == ROOT {
+                        return Err(SqlError::unsupported("dropping the root account"));
+                    }
+                    match users::get_user(t, &a.name, true)? {
+                        Some(u) if u.host == a.host => users::delete_user(t, &a.name)?,
+                        _ if if_exists => warnings.push(Warning {
+                            code: 3162,
+                            message: format!("Authorization ID {} does not exist.", shown(&a)),
+                        }),
+                        _ => {
+                            return Err(SqlError::new(
+                                CANNOT_USER,
+                                format!("Operation DROP USER failed for {}", shown(&a)),
+                            ))
+                        }
+                    }
+                }
+            }
+            Stmt::AlterUser {
+                if_exists,
+                users: list,
+            } => {
+                for (a, pw) in list {
+                    let a = resolve(a);
+                    let rec = match users::get_user(t, &a.name, true)? {
+                        Some(u) if u.host == a.host || a.name == st.user => Some(u),
+                        None if a.name == ROOT => Some(UserRecord {
+                            name: ROOT.into(),
+                            host: "%".into(),
+                            auth: String::new(),
+                            grants: vec![],
+                        }),
+                        _ => None,
+                    };
+                    match rec {
+                        Some(mut u) => {
+                            u.auth = crate::server::auth::native_password_hash(&pw.0);
+                            users::put_user(t, &u)?;
+                        }
+                        None if if_exists => warnings.push(Warning {
+                            code: 3162,
+                            message: format!("Authorization ID {} does not exist.", shown(&a)),
+                        }),
+                        None => {
+                            return Err(SqlError::new(
+                                CANNOT_USER,
+                                format!("Operation ALTER USER failed for {}", shown(&a)),
+                            ))
+                        }
+                    }
+                }
+            }
+            Stmt::Grant {
+                privs: bits,
+                on,
+                users: list,
+            } => {
+                let target = grant_target(t, st, &on, true)?;
+                for a in list {
+                    let a = resolve(a);
+                    if a.name == ROOT {
+                        continue; // root already holds everything
+                    }
+                    let Some(mut u) =
+                        users::get_user(t, &a.name, true)?.filter(|u| u.host == a.host)
+                    else {
+                        return Err(SqlError::new(
+                            CANT_CREATE_USER_WITH_GRANT,
+                            "You are not allowed to create a user with GRANT",
+                        ));
+                    };
+                    u.grant(&target, bits);
+                    users::put_user(t, &u)?;
+                }
+            }
+            Stmt::Revoke {
+                privs: bits,
+                on,
+                users: list,
+            } => {
+                let target = grant_target(t, st, &on, false)?;
+                for a in list {
+                    let a = resolve(a);
+                    if a.name == ROOT {
+                        return Err(SqlError::unsupported(
+                            "revoking privileges of root (root always holds every privilege)",
+                        ));
+                    }
+                    let found = users::get_user(t, &a.name, true)?.filter(|u| u.host == a.host);
+                    let Some(mut u) = found else {
+                        return Err(SqlError::new(
+                            NONEXISTING_GRANT,
+                            format!(
+                                "There is no such grant defined for user '{}' on host '{}'",
+                                a.name, a.host
+                            ),
+                        ));
+                    };
+                    if !u.revoke(&target, bits) && target != GrantTarget::Global {
+                        return Err(SqlError::new(
+                            NONEXISTING_GRANT,
+                            format!(
+                                "There is no such grant defined for user '{}' on host '{}'",
+                                a.name, a.host
+                            ),
+                        ));
+                    }
+                    users::put_user(t, &u)?;
+                }
+            }
+            other => {
+                return Err(SqlError::internal(format!(
+                    "not an account statement: {other:?}"
+                )))
+            }
+        }
+        Ok(())
+    })();
+    match r {
+        Ok(()) => {
+            txn.commit()?;
+            Ok(QueryResult {
+                warnings,
+                ..Default::default()
+            })
+        }
+        Err(e) => {
+            txn.rollback();
+            Err(e)
+        }
+    }
+}
+
+/// Resolve a GRANT/REVOKE object against the session's database; a GRANT
+/// on a table needs the table to exist (1146), as in MySQL.
+fn grant_target(
+    t: &mut dyn tributary_storage::Transaction,
+    st: &SessionState,
+    on: &GrantOn,
+    must_exist: bool,
+) -> SqlResult<GrantTarget> {
+    Ok(match on {
+        GrantOn::Global => GrantTarget::Global,
+        GrantOn::Database(db) => GrantTarget::Database(st.db_for(db.as_deref())?.to_string()),
+        GrantOn::Table(n) => {
+            let db = st.db_for(n.db.as_deref())?.to_string();
+            if must_exist {
+                crate::catalog::require_table(t, &db, &n.name, false)?;
+            }
+            GrantTarget::Table(db, n.name.clone())
+        }
+    })
+}
+
+/// `SHOW GRANTS [FOR a]`: MySQL's shape, one `GRANT … ON … TO …` row per
+/// object (`USAGE ON *.*` first when there is no global privilege).
+fn show_grants(
+    name: &str,
+    asked: Option<&Account>,
+    rec: Option<UserRecord>,
+) -> SqlResult<QueryResult> {
+    let rec = match rec {
+        Some(r) => Some(r),
+        None if name == ROOT => None,
+        None => {
+            let host = asked.map_or("%", |a| a.host.as_str());
+            return Err(SqlError::new(
+                NONEXISTING_GRANT,
+                format!("There is no such grant defined for user '{name}' on host '{host}'"),
+            ));
+        }
+    };
+    let host = rec.as_ref().map_or("%".to_string(), |r| r.host.clone());
+    if let Some(a) = asked {
+        if a.host != host && !(a.name.is_empty()) {
+            return Err(SqlError::new(
+                NONEXISTING_GRANT,
+                format!(
+                    "There is no such grant defined for user '{}' on host '{}'",
+                    a.name, a.host
+                ),
+            ));
+        }
+    }
+    let who = quoted(name, &host);
+    let mut rows = Vec::new();
+    if name == ROOT {
+        rows.push(format!(
+            "GRANT ALL PRIVILEGES ON *.* TO {who} WITH GRANT OPTION"
+        ));
+    } else if let Some(r) = &rec {
+        rows.push(format!(
+            "GRANT {} ON *.* TO {who}",
+            privs::list(r.global(), true)
+        ));
+        let mut rest: Vec<&users::Grant> = r
+            .grants
+            .iter()
+            .filter(|g| g.target != GrantTarget::Global && g.privs != 0)
+            .collect();
+        rest.sort_by_key(|g| match &g.target {
+            GrantTarget::Global => (0, String::new(), String::new()),
+            GrantTarget::Database(d) => (1, d.clone(), String::new()),
+            GrantTarget::Table(d, t) => (2, d.clone(), t.clone()),
+        });
+        for g in rest {
+            rows.push(format!(
+                "GRANT {} ON {} TO {who}",
+                privs::list(g.privs, false),
+                g.target
+            ));
+        }
+    }
+    Ok(QueryResult {
+        columns: vec![Column {
+            name: format!("Grants for {name}@{host}"),
+            kind: ColumnKind::Text,
+        }],
+        rows: rows.into_iter().map(|r| vec![Value::Text(r)]).collect(),
+        ..Default::default()
+    })
+}
