@@ -271,6 +271,7 @@ fn serve(a: ServeArgs) -> i32 {
             max_connections: a.max_connections,
             max_allowed_packet: a.max_allowed_packet,
             shutdown_grace: grace,
+            ..Default::default()
         };
         let server = match MysqlServer::bind(db.clone(), opts).await {
             Ok(s) => s,

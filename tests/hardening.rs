@@ -106,7 +106,9 @@ fn concurrent_writers_leave_every_index_equal_to_the_table() {
         "CREATE DATABASE w; USE w; CREATE TABLE t (id BIGINT PRIMARY KEY, v VECF32(4), body TEXT);
          CREATE INDEX va USING HNSW ON t(v) OP_TYPE 'vector_l2_ops' ASYNC;
          CREATE INDEX vs USING HNSW ON t(v) OP_TYPE 'vector_l2_ops';
-         CREATE FULLTEXT INDEX ft ON t(body) ASYNC",
+         CREATE FULLTEXT INDEX ft ON t(body) ASYNC;
+         CREATE INDEX bs ON t(body);
+         CREATE INDEX ba ON t(body) ASYNC",
     )
     .expect("setup");
     let writers: Vec<_> = (0..8u64)
@@ -122,7 +124,7 @@ fn concurrent_writers_leave_every_index_equal_to_the_table() {
                     x ^= x << 17;
                     x
                 };
-                for _ in 0..300 {
+                for _ in 0..200 {
                     let id = rnd() % 400;
                     let v: Vec<String> = (0..4).map(|_| (rnd() % 100).to_string()).collect();
                     let sql = match rnd() % 10 {
@@ -145,7 +147,7 @@ fn concurrent_writers_leave_every_index_equal_to_the_table() {
     for w in writers {
         w.join().expect("writer");
     }
-    for ix in ["va", "vs", "ft"] {
+    for ix in ["va", "vs", "ft", "bs", "ba"] {
         let r = s
             .execute(&format!("CHECK INDEX {ix} ON t"))
             .unwrap_or_else(|e| panic!("CHECK INDEX {ix}: {e}"));

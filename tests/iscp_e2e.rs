@@ -964,7 +964,7 @@ fn crash_during_propagation_then_restart() {
         "async B-tree entries vs table rows"
     );
     // The consistency checker agrees, for every vector/full-text index.
-    for ix in ["idx_v", "ft", "idx_sv", "fts"] {
+    for ix in ["idx_v", "ft", "idx_sv", "fts", "b"] {
         assert_index_consistent(&mut s, ix, "t");
     }
 }

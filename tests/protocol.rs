@@ -4,12 +4,14 @@
 //! connection closes) are what is checked. Every read has a deadline.
 
 use std::net::SocketAddr;
-use std::time::Duration;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use sha1::{Digest, Sha1};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio_util::sync::CancellationToken;
+use tributary::server::limits::Limits;
 use tributary::server::{MysqlServer, ServerOptions};
 use tributary::Database;
 
@@ -29,6 +31,7 @@ const MORE_RESULTS: u16 = 0x0008;
 
 struct Server {
     addr: SocketAddr,
+    limits: Arc<Limits>,
     token: CancellationToken,
     task: tokio::task::JoinHandle<()>,
     _dir: tempfile::TempDir,
@@ -36,24 +39,31 @@ struct Server {
 
 impl Server {
     async fn start(listen: &str, max_allowed_packet: usize) -> Server {
+        Server::start_with(ServerOptions {
+            listen: listen.to_string(),
+            max_allowed_packet,
+            ..Default::default()
+        })
+        .await
+    }
+
+    /// Start with `opts` (plus the user alice:secret).
+    async fn start_with(mut opts: ServerOptions) -> Server {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().to_path_buf();
         let db = tokio::task::spawn_blocking(move || Database::open(path))
             .await
             .unwrap()
             .unwrap();
-        let opts = ServerOptions {
-            listen: listen.to_string(),
-            users: vec!["alice:secret".parse().unwrap()],
-            max_allowed_packet,
-            ..Default::default()
-        };
+        opts.users = vec!["alice:secret".parse().unwrap()];
         let server = MysqlServer::bind(db, opts).await.unwrap();
         let addr = server.local_addr().unwrap();
+        let limits = server.limits();
         let token = CancellationToken::new();
         let task = tokio::spawn(server.run(token.clone()));
         Server {
             addr,
+            limits,
             token,
             task,
             _dir: dir,
@@ -829,4 +839,263 @@ async fn listen_accepts_host_names() {
         ..Default::default()
     };
     assert!(MysqlServer::bind(db, opts).await.is_err());
+}
+
+impl Client {
+    /// COM_STMT_PREPARE: the statement id, or the error code.
+    async fn prepare(&mut self, sql: &str) -> Result<u32, u16> {
+        let mut p = vec![0x16];
+        p.extend_from_slice(sql.as_bytes());
+        self.send(&p).await;
+        let r = self.read().await;
+        if r[0] == 0xff {
+            return Err(parse_err(&r).code);
+        }
+        let id = u32::from_le_bytes([r[1], r[2], r[3], r[4]]);
+        let n = u16::from_le_bytes([r[7], r[8]]);
+        if n > 0 {
+            for _ in 0..n {
+                self.read().await;
+            }
+            if !self.deprecate_eof {
+                assert_eq!(self.read().await[0], 0xfe);
+            }
+        }
+        Ok(id)
+    }
+
+    /// COM_STMT_SEND_LONG_DATA (no reply) of `n` bytes 'x' to param 0.
+    async fn long_data(&mut self, id: u32, n: usize) {
+        let mut ld = vec![0x18];
+        ld.extend_from_slice(&id.to_le_bytes());
+        ld.extend_from_slice(&[0, 0]);
+        ld.extend(std::iter::repeat_n(b'x', n));
+        self.send(&ld).await;
+    }
+
+    /// COM_STMT_EXECUTE of a one-parameter statement (param 0 a string).
+    async fn execute1(&mut self, id: u32) -> Reply {
+        let mut exec = id.to_le_bytes().to_vec();
+        exec.extend_from_slice(&[0, 1, 0, 0, 0, 0, 1, 253, 0]);
+        self.command(0x17, &exec).await
+    }
+}
+
+/// Waits until the server-wide counters are back to 0.
+async fn assert_released(limits: &Limits) {
+    let t = Instant::now();
+    while limits.prepared_statements() > 0 || limits.statement_bytes() > 0 {
+        assert!(
+            t.elapsed() < DEADLINE,
+            "not released: {} statements, {} bytes",
+            limits.prepared_statements(),
+            limits.statement_bytes()
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prepared_statement_and_long_data_budgets() {
+    let srv = Server::start_with(ServerOptions {
+        listen: "127.0.0.1:0".into(),
+        max_allowed_packet: 3000,
+        max_prepared_stmt_count: 5,
+        max_prepared_stmt_per_connection: 3,
+        max_stmt_bytes_per_connection: 4000,
+        max_stmt_bytes_total: 6000,
+        ..Default::default()
+    })
+    .await;
+    let l = srv.limits.clone();
+    let mut a = Client::connect(srv.addr, Login::default()).await.unwrap();
+    let mut b = Client::connect(srv.addr, Login::default()).await.unwrap();
+    const SQL: &str = "SELECT ?"; // 8 bytes of text per statement
+                                  // Per connection: the fourth statement is 1461.
+    let mut ids_a = Vec::new();
+    for _ in 0..3 {
+        ids_a.push(a.prepare(SQL).await.unwrap());
+    }
+    assert_eq!(a.prepare(SQL).await, Err(1461));
+    // Server-wide: B gets two, then 1461 (5 in all).
+    let b1 = b.prepare(SQL).await.unwrap();
+    let b2 = b.prepare(SQL).await.unwrap();
+    a.send(b"\x16SELECT 1").await;
+    let e = parse_err(&a.read().await);
+    assert_eq!(e.code, 1461);
+    assert!(
+        e.message.contains("max_prepared_stmt_per_connection"),
+        "{e:?}"
+    );
+    b.send(b"\x16SELECT 1").await;
+    let e = parse_err(&b.read().await);
+    assert_eq!((e.code, e.state.as_str()), (1461, "42000"));
+    assert!(e.message.contains("max_prepared_stmt_count"), "{e:?}");
+    assert_eq!((l.prepared_statements(), l.statement_bytes()), (5, 40));
+    // Closing one frees a slot server-wide.
+    let mut close = vec![0x19];
+    close.extend_from_slice(&ids_a[2].to_le_bytes());
+    a.send(&close).await;
+    a.command(0x0e, b"").await.ok();
+    assert_eq!(l.prepared_statements(), 4);
+    let b3 = b.prepare(SQL).await.unwrap();
+    assert_eq!(l.prepared_statements(), 5);
+
+    // Long data: per statement max_allowed_packet (3000), per connection
+    // 4000 bytes, server-wide 6000 bytes (text included). Over any: 1153
+    // at the next execute, the data dropped, the connection kept.
+    a.long_data(ids_a[0], 2500).await;
+    a.long_data(ids_a[1], 1500).await; // 8*2 + 2500 + 1500 > 4000
+    a.command(0x0e, b"").await.ok();
+    assert_eq!(l.statement_bytes(), 40 + 2500);
+    let e = a.execute1(ids_a[1]).await;
+    assert_eq!(e.err().code, 1153);
+    assert!(
+        e.err().message.contains("max_stmt_bytes_per_connection"),
+        "{e:?}"
+    );
+    b.long_data(b1, 2900).await;
+    b.long_data(b2, 1000).await; // 40 + 2500 + 2900 + 1000 > 6000
+    b.command(0x0e, b"").await.ok();
+    assert_eq!(l.statement_bytes(), 40 + 2500 + 2900);
+    let e = b.execute1(b2).await;
+    assert_eq!(e.err().code, 1153);
+    assert!(e.err().message.contains("max_stmt_bytes_total"), "{e:?}");
+    // Per statement: over max_allowed_packet.
+    b.long_data(b3, 200).await;
+    b.long_data(b3, 2900).await;
+    assert_eq!(b.execute1(b3).await.err().code, 1153);
+    // Executing consumes (and gives back) the long data.
+    let r = a.execute1(ids_a[0]).await;
+    let Reply::Rows { rows, .. } = &r else {
+        panic!("{r:?}")
+    };
+    // Header, NULL bitmap, length (0xfc + 2 bytes), the value.
+    assert_eq!(rows[0].len(), 1 + 1 + 3 + 2500);
+    assert_eq!(l.statement_bytes(), 40 + 2900);
+    // COM_STMT_RESET gives it back too.
+    let reply = b.command(0x1a, &b1.to_le_bytes()).await;
+    reply.ok();
+    assert_eq!(l.statement_bytes(), 40);
+    // Statement text counts: a text that does not fit in the connection's
+    // budget (beside 2900 bytes of long data) is 1041.
+    let mut close = vec![0x19];
+    close.extend_from_slice(&b3.to_le_bytes());
+    b.send(&close).await;
+    a.long_data(ids_a[0], 2900).await;
+    assert_eq!(
+        a.prepare(&format!("SELECT ? /* {} */", "y".repeat(1100)))
+            .await,
+        Err(1041)
+    );
+    a.command(0x1a, &ids_a[0].to_le_bytes()).await.ok();
+    assert_eq!(l.statement_bytes(), 32);
+    // Still usable after every refusal.
+    assert_eq!(a.query("SELECT 1").await.text().len(), 1);
+    assert_eq!(b.query("SELECT 1").await.text().len(), 1);
+
+    // Everything is given back when connections end: B by
+    // COM_RESET_CONNECTION, then A (with long data buffered) by a reset
+    // socket, B by COM_QUIT.
+    b.long_data(b1, 100).await;
+    b.command(0x1f, b"").await.ok();
+    a.long_data(ids_a[0], 1000).await;
+    a.command(0x0e, b"").await.ok();
+    assert_eq!(l.statement_bytes(), 16 + 1000);
+    drop(a);
+    b.send(&[0x01]).await;
+    assert_closed(&mut b.s).await;
+    assert_released(&l).await;
+    // A new connection gets the whole budget again.
+    let mut c = Client::connect(srv.addr, Login::default()).await.unwrap();
+    for _ in 0..3 {
+        c.prepare(SQL).await.unwrap();
+    }
+    drop(c);
+    assert_released(&l).await;
+    srv.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn placeholder_limit_is_exact() {
+    let srv = Server::start("127.0.0.1:0", 64 << 20).await;
+    let mut c = Client::connect(srv.addr, Login::default()).await.unwrap();
+    let ok = format!("SELECT {}1", "?,".repeat(65_535));
+    assert!(c.prepare(&ok).await.is_ok());
+    let many = format!("SELECT {}1", "?,".repeat(65_536));
+    assert_eq!(c.prepare(&many).await, Err(1390));
+    assert_eq!(srv.limits.prepared_statements(), 1);
+    drop(c);
+    assert_released(&srv.limits).await;
+    srv.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connect_timeout_frees_slots_and_bad_handshakes_are_answered() {
+    let srv = Server::start_with(ServerOptions {
+        listen: "127.0.0.1:0".into(),
+        max_connections: 2,
+        connect_timeout: Duration::from_secs(1),
+        ..Default::default()
+    })
+    .await;
+    // Two silent pre-auth sockets hold both slots: a third is 1040 ...
+    let mut idle = Vec::new();
+    for _ in 0..2 {
+        let mut s = TcpStream::connect(srv.addr).await.unwrap();
+        read_raw(&mut s).await.unwrap();
+        idle.push(s);
+    }
+    let mut s = TcpStream::connect(srv.addr).await.unwrap();
+    let (_, p) = read_raw(&mut s).await.unwrap();
+    assert_eq!(parse_err(&p).code, 1040);
+    // ... until connect_timeout: they get 1159 and are closed, which frees
+    // the slots.
+    let t = Instant::now();
+    for s in &mut idle {
+        let (_, p) = read_raw(s).await.unwrap();
+        let e = parse_err(&p);
+        assert_eq!((e.code, e.state.as_str()), (1159, "08S01"));
+        assert_closed(s).await;
+    }
+    assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
+    let mut c = Client::connect(srv.addr, Login::default()).await.unwrap();
+    // An authenticated idle client is not timed out.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    c.command(0x0e, b"").await.ok();
+    drop(c);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+
+    // Malformed user names: 1045, then closed.
+    for user in [&b"ro\x01ot"[..], b"\xff\xfe", &[b'u'; 200]] {
+        let login = Login {
+            user,
+            ..Default::default()
+        };
+        let e = Client::connect(srv.addr, login).await.err().unwrap();
+        assert_eq!((e.code, e.state.as_str()), (1045, "28000"), "{user:?}");
+    }
+    // A NUL inside the name ends it: the rest is read as the auth data,
+    // which here does not parse (1043; a parseable rest would be 1045).
+    let login = Login {
+        user: b"ro\0ot",
+        ..Default::default()
+    };
+    let e = Client::connect(srv.addr, login).await.err().unwrap();
+    assert_eq!(e.code, 1043);
+    // A connection-phase packet larger than any handshake: 1153, closed.
+    let mut s = TcpStream::connect(srv.addr).await.unwrap();
+    read_raw(&mut s).await.unwrap();
+    s.write_all(&[0xff, 0xff, 0x0f, 1]).await.unwrap();
+    let (_, p) = read_raw(&mut s).await.unwrap();
+    assert_eq!(parse_err(&p).code, 1153);
+    assert_closed(&mut s).await;
+    // Half a handshake: closed at connect_timeout with 1159.
+    let mut s = TcpStream::connect(srv.addr).await.unwrap();
+    read_raw(&mut s).await.unwrap();
+    s.write_all(&[50, 0, 0, 1, 0, 0]).await.unwrap();
+    let (_, p) = read_raw(&mut s).await.unwrap();
+    assert_eq!(parse_err(&p).code, 1159);
+    assert_closed(&mut s).await;
+    srv.stop().await;
 }

@@ -83,8 +83,14 @@ fn begin(iscp: &Iscp) -> Result<Box<dyn Transaction>, SqlError> {
 /// unit once this many times `index_checkpoint_changes` piled up.
 pub const CHECKPOINT_BACKLOG: u64 = 4;
 
-/// Changes decoded at a time while staging an incremental unit.
+/// Changes decoded at a time while staging an incremental full-text unit
+/// (tantivy indexes on its own thread; the lock is held only to hand them
+/// over).
 const STAGE_SLICE: usize = 512;
+/// Changes staged per write-lock hold of an incremental HNSW unit: usearch
+/// inserts at a few thousand vectors/s on one core, so 64 keep each hold
+/// around 10–20 ms and a search never waits behind a whole batch (issue 17).
+const HNSW_STAGE_SLICE: usize = 64;
 
 /// What every index kind implements: where its cancellation fault points
 /// sit and how one batch of changes is applied inside the unit's commit
@@ -191,42 +197,22 @@ impl IndexConsumer for LiveConsumer {
     ) -> Result<(), SqlError> {
         let source = live::Source::of(j.key.table_id, &j.spec);
         let entry = iscp.live_for_consumer(j)?;
-        let mut g = entry.write();
         // Staged only: tantivy indexes on its own thread while the unit
         // commits; `Iscp::live_committed` publishes.
+        let Unit::Build { done } = unit else {
+            return self.apply_incremental(iscp, j, &entry, &source, txn, changes, ts);
+        };
+        // Initial build: searches evaluate exactly until it is done, so
+        // nothing waits on this lock but other units of the job.
+        let mut g = entry.write();
         let sid = j.spec.storage_id;
-        match unit {
-            Unit::Build { done } => {
-                let ops = source.ops(changes)?;
-                g.index.stage(&ops)?;
-                if done {
-                    live::checkpoint(iscp.storage.as_ref(), txn, sid, &mut g.index, ts)?;
-                    g.based_at(ts, 0);
-                } else {
-                    live::persist_build(txn, sid, ts, j.status.iterations as u32, &ops)?;
-                }
-            }
-            Unit::Incremental => {
-                // Decoded slice by slice, so tantivy's indexing thread starts
-                // at once and decoding overlaps it.
-                for slice in changes.chunks(STAGE_SLICE) {
-                    let ops = source.ops(slice)?;
-                    g.index.stage(&ops)?;
-                    g.since_base += ops.len() as u64;
-                }
-                // Bases are normally written by a checkpoint unit when the
-                // job is idle (off the path to searchable); a backlog that
-                // never lets it idle writes one here at CHECKPOINT_BACKLOG
-                // times the threshold, bounding replay.
-                let cap = iscp
-                    .config
-                    .index_checkpoint_changes
-                    .saturating_mul(CHECKPOINT_BACKLOG);
-                if g.since_base >= cap.max(g.index.len() as u64 / 2) {
-                    live::checkpoint(iscp.storage.as_ref(), txn, sid, &mut g.index, ts)?;
-                    g.based_at(ts, 0);
-                }
-            }
+        let ops = source.ops(changes)?;
+        g.index.stage(&ops)?;
+        if done {
+            live::checkpoint(iscp.storage.as_ref(), txn, sid, &mut g.index, ts)?;
+            g.based_at(ts, 0);
+        } else {
+            live::persist_build(txn, sid, ts, j.status.iterations as u32, &ops)?;
         }
         g.pending_ts = Some(ts);
         Ok(())
@@ -234,6 +220,82 @@ impl IndexConsumer for LiveConsumer {
     fn retain_from(&self, iscp: &Iscp, j: &JobRow, _wm: u64) -> Option<u64> {
         // Replay on load starts at the base.
         iscp.cached(j.key.job_id).map(|h| h.read().base_ts)
+    }
+}
+
+impl LiveConsumer {
+    /// An incremental unit, never holding the memory's write lock for long
+    /// (issue 17): changes are decoded outside the lock and staged a slice
+    /// at a time, the lock released between slices (`staging_to` tells
+    /// searches that the changes up to `ts` are partly in — they evaluate
+    /// those keys exactly); a due compaction builds the new graph while
+    /// searches go on; a due base is serialized under the lock and written
+    /// after it is released.
+    #[allow(clippy::too_many_arguments)]
+    fn apply_incremental(
+        &self,
+        iscp: &Iscp,
+        j: &JobRow,
+        entry: &crate::iscp::LiveHandle,
+        source: &live::Source,
+        txn: &mut dyn Transaction,
+        changes: &[Change],
+        ts: u64,
+    ) -> Result<(), SqlError> {
+        let t = std::time::Instant::now();
+        entry.write().staging_to = Some(ts);
+        let slice = if self.hnsw {
+            HNSW_STAGE_SLICE
+        } else {
+            STAGE_SLICE
+        };
+        for part in changes.chunks(slice) {
+            let ops = source.ops(part)?;
+            let mut g = entry.write();
+            g.index.stage(&ops)?;
+            g.since_base += ops.len() as u64;
+        }
+        let staged_ms = t.elapsed().as_millis() as u64;
+        if self.hnsw {
+            iscp.compact_if_due(entry)?;
+        }
+        // Bases are normally written by a checkpoint unit when the job is
+        // idle (off the path to searchable); a backlog that never lets it
+        // idle writes one here at CHECKPOINT_BACKLOG times the threshold,
+        // bounding replay.
+        let cap = iscp
+            .config
+            .index_checkpoint_changes
+            .saturating_mul(CHECKPOINT_BACKLOG);
+        let blob = {
+            let mut g = entry.write();
+            if g.since_base >= cap.max(g.index.len() as u64 / 2) {
+                Some(g.index.base_blob()?)
+            } else {
+                None
+            }
+        };
+        let based = blob.is_some();
+        if let Some(blob) = blob {
+            let sid = j.spec.storage_id;
+            let chunks = live::write_chunks(iscp.storage.as_ref(), sid, ts, &blob)?;
+            live::install_base(txn, sid, ts, chunks)?;
+        }
+        let mut g = entry.write();
+        if based {
+            g.based_at(ts, 0);
+        }
+        g.pending_ts = Some(ts);
+        g.staging_to = None;
+        tracing::debug!(
+            job_id = j.key.job_id,
+            changes = changes.len(),
+            staged_ms,
+            total_ms = t.elapsed().as_millis() as u64,
+            based,
+            "incremental unit applied"
+        );
+        Ok(())
     }
 }
 
@@ -277,7 +339,7 @@ fn commit_unit(
     })? {
         Ok(_) => {
             txn.commit()?;
-            iscp.live_committed(j.key.job_id);
+            iscp.live_committed(j.key.job_id, j.status.iterations);
             Ok(Outcome::Committed { more: false })
         }
         Err(GuardRefusal::CasLost { expected, found }) => {

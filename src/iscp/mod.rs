@@ -54,6 +54,10 @@ pub struct LiveEntry {
     pub watermark: u64,
     /// Watermark of a unit staged in memory but not yet committed.
     pub pending_ts: Option<u64>,
+    /// Watermark of a unit being staged right now, slice by slice with the
+    /// lock released between slices: its changes are partly in the index
+    /// (see [`LiveEntry::view_range`]).
+    pub staging_to: Option<u64>,
     /// Ts of the durable base this memory was built on (or wrote last).
     pub base_ts: u64,
     /// Changes applied since that base (drives the next checkpoint).
@@ -71,6 +75,20 @@ impl LiveEntry {
             (live::IndexData::Hnsw(_), Some(p)) => p.max(self.watermark),
             _ => self.watermark,
         }
+    }
+
+    /// The change ts range the searchable view may partly reflect: every
+    /// change up to `lo` is in it, changes in `(lo, hi]` may or may not be
+    /// (a unit being staged slice by slice). A search evaluates exactly
+    /// every key changed between this range and its snapshot.
+    pub fn view_range(&self) -> (u64, u64) {
+        let lo = self.view_ts();
+        let hi = match &self.index.data {
+            live::IndexData::Hnsw(_) => self.staging_to.unwrap_or(lo).max(lo),
+            // Staged full-text documents are invisible until published.
+            live::IndexData::FullText(_) => lo,
+        };
+        (lo, hi)
     }
 
     /// Whether a new base is due: after `index_checkpoint_changes` changes
@@ -104,6 +122,9 @@ pub struct Iscp {
     pub wake: Notify,
     pub is_runner: AtomicBool,
     live: Mutex<HashMap<u64, LiveHandle>>,
+    /// Per job: held while a search loads its index, so concurrent searches
+    /// wait for (or skip) one load instead of each loading the index.
+    loading: Mutex<HashMap<u64, Arc<Mutex<()>>>>,
     /// Iterations this runner has committed per job: a job row older than
     /// this (a stale view) is not scheduled again.
     committed: Mutex<HashMap<u64, u64>>,
@@ -123,6 +144,7 @@ impl Iscp {
             wake: Notify::new(),
             is_runner: AtomicBool::new(false),
             live: Mutex::new(HashMap::new()),
+            loading: Mutex::new(HashMap::new()),
             committed: Mutex::new(HashMap::new()),
             last_sweep: Mutex::new(Instant::now()),
             progress: (Mutex::new(0), Condvar::new()),
@@ -251,6 +273,7 @@ impl Iscp {
             iteration,
             watermark,
             pending_ts: None,
+            staging_to: None,
             base_ts: l.base_ts,
             since_base: l.since_base,
             base_at: Instant::now(),
@@ -294,6 +317,10 @@ impl Iscp {
                 g.watermark = g.watermark.max(upto);
                 g.since_base += n;
                 drop(g);
+                if let Err(e) = self.compact_if_due(&h) {
+                    // The index stays valid with its tombstones.
+                    tracing::warn!(job_id = key.job_id, error = %e, "compaction failed");
+                }
                 Ok(h)
             }
             Err(e) => {
@@ -314,24 +341,108 @@ impl Iscp {
         }
     }
 
-    /// Index for a search: the cached one if it is at least as new as
-    /// `row` (a unit in flight only moves its view ahead, which the search
-    /// covers with its exact tail — see [`LiveEntry::view_ts`]), else a
-    /// fresh load from the hidden table (any CN can serve searches).
+    /// Index for a search. A cached copy is always usable: the search
+    /// evaluates exactly every key changed between the copy's view and its
+    /// snapshot ([`LiveEntry::view_range`]), so an older copy costs only a
+    /// longer exact tail. When the copy lags the durable job row by more
+    /// than the one unit between a consumer's commit and its bookkeeping
+    /// (another CN's runner moves the job), **one** search reloads it while
+    /// the others go on with the copy; with nothing cached, one search loads
+    /// and the others wait for that load. Never a load per search (issue 17:
+    /// 64 clients each loading the index after every commit starved every
+    /// search for seconds to minutes).
     pub fn live_for_search(&self, row: &JobRow) -> SqlResult<LiveHandle> {
-        self.cached_or_load(&row.key, &row.spec, |g| {
-            g.iteration >= row.status.iterations
-        })
+        let job_id = row.key.job_id;
+        let behind = |h: &LiveHandle| h.read().iteration.saturating_add(1) < row.status.iterations;
+        if let Some(h) = self.cached(job_id) {
+            if !behind(&h) {
+                return Ok(h);
+            }
+            let gate = self.load_gate(job_id);
+            let Some(_loading) = gate.try_lock() else {
+                return Ok(h);
+            };
+            let t = Instant::now();
+            let fresh = self.load_live(&row.key, &row.spec)?;
+            tracing::debug!(
+                job_id,
+                ms = t.elapsed().as_millis() as u64,
+                "search reloaded a stale index"
+            );
+            return Ok(self.cache_if_newer(job_id, fresh));
+        }
+        let gate = self.load_gate(job_id);
+        let _loading = gate.lock();
+        if let Some(h) = self.cached(job_id) {
+            return Ok(h);
+        }
+        let h = self.load_live(&row.key, &row.spec)?;
+        self.cache(job_id, &h);
+        Ok(h)
+    }
+
+    fn load_gate(&self, job_id: u64) -> Arc<Mutex<()>> {
+        let mut g = self.loading.lock();
+        if g.len() > 1024 {
+            g.retain(|_, m| Arc::strong_count(m) > 1);
+        }
+        g.entry(job_id).or_default().clone()
+    }
+
+    /// Cache `fresh` unless the cached copy is at least as new; returns the
+    /// copy now cached.
+    fn cache_if_newer(&self, job_id: u64, fresh: LiveHandle) -> LiveHandle {
+        let mut live = self.live.lock();
+        if let Some(h) = live.get(&job_id) {
+            if h.read().iteration >= fresh.read().iteration {
+                return h.clone();
+            }
+        }
+        live.insert(job_id, fresh.clone());
+        fresh
+    }
+
+    /// Rebuild a vector index without its tombstones when they outnumber
+    /// its live vectors (decision 008), off the searches' path: the new
+    /// graph is built under an upgradable read lock (searches go on; other
+    /// mutators wait), then swapped in under a short write lock.
+    pub fn compact_if_due(&self, h: &LiveHandle) -> SqlResult<()> {
+        let g = h.upgradable_read();
+        let live::IndexData::Hnsw(vx) = &g.index.data else {
+            return Ok(());
+        };
+        if !vx.compaction_due() {
+            return Ok(());
+        }
+        let t = Instant::now();
+        let fresh = vx
+            .compacted()
+            .map_err(|e| SqlError::internal(format!("index error: {e}")))?;
+        let mut w = parking_lot::RwLockUpgradableReadGuard::upgrade(g);
+        w.index.data = live::IndexData::Hnsw(fresh);
+        tracing::debug!(
+            job_id = w.key.job_id,
+            ms = t.elapsed().as_millis() as u64,
+            "vector index compacted off the search path"
+        );
+        Ok(())
     }
 
     /// A consumer's commit succeeded: publish the staged changes, after
     /// which memory equals the durable state. A failed publish drops the
     /// cached index (the next use reloads it from the hidden table).
-    pub fn live_committed(&self, job_id: u64) {
+    ///
+    /// `before` is the iteration the unit started from: a cached copy at
+    /// another iteration (a search loaded a fresh one meanwhile) is not the
+    /// memory the unit staged into and is left alone.
+    pub fn live_committed(&self, job_id: u64, before: u64) {
         let Some(h) = self.cached(job_id) else {
             return;
         };
         let mut g = h.write();
+        if g.iteration != before {
+            return;
+        }
         if let Err(e) = g.index.publish() {
             tracing::warn!(job_id, error = %e, "publishing a committed unit failed; reloading");
             drop(g);

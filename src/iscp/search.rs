@@ -447,7 +447,7 @@ pub fn fetch_candidates(
         cx.engine.iscp.live_for_search(&row)?
     };
     let g = live.read();
-    let view = g.view_ts();
+    let (lo, hi) = g.view_range();
     // The tail: keys changed between the index view and the snapshot, in
     // either direction — not yet applied (view < snapshot), or applied
     // after the query's snapshot (view > snapshot: the index may hold a
@@ -458,8 +458,8 @@ pub fn fetch_candidates(
         match tail_keys(
             cx.engine,
             t.id,
-            view.min(snapshot),
-            view.max(snapshot),
+            lo.min(snapshot),
+            hi.max(snapshot),
             cx.engine.config.fresh_tail_cap,
         )? {
             Some(k) => k,
@@ -491,9 +491,15 @@ pub fn fetch_candidates(
             let ef = want
                 .max(k.saturating_mul(SEARCH_BEAM_PER_K))
                 .min(size.max(64));
-            let hits = vx
-                .search_with_ef(query, want, ef)
-                .map_err(|e| SqlError::internal(format!("vector search: {e}")))?;
+            let Some(hits) = vx
+                .try_search_with_ef(query, want, ef)
+                .map_err(|e| SqlError::internal(format!("vector search: {e}")))?
+            else {
+                // Every search slot stayed busy: evaluate exactly rather
+                // than queue longer.
+                drop(g);
+                return exact(cx);
+            };
             let pks: Vec<Vec<u8>> = hits
                 .iter()
                 .filter_map(|(label, _)| g.index.labels.by_label.get(label).cloned())

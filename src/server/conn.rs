@@ -7,12 +7,16 @@
 //! status flags every OK/EOF carries. It never runs a [`Session`] method
 //! on the async runtime: every engine call goes through `spawn_blocking`,
 //! one hop per command (never per row). It never closes the connection for
-//! an error in a command, only for a failed (re-)authentication, COM_QUIT,
-//! a closed socket or an oversized packet.
+//! an error in a command, only for a failed (re-)authentication, a
+//! connection phase that is malformed or exceeds `connect_timeout`,
+//! COM_QUIT, a closed socket, or a packet that is oversized or stalls
+//! (those are answered by the caller, see [`ConnError`]). Prepared
+//! statements and their long data are charged to the server's budgets
+//! ([`super::limits`]) and give them back when dropped.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -21,6 +25,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::Notify;
 
 use super::auth::{random_salt, SALT_LEN};
+use super::limits::{Charge, Over, StmtSlot};
 use super::params;
 use super::protocol::codes::{self, WireError};
 use super::protocol::command::{decode_params, Command, ParamDecodeError};
@@ -28,14 +33,13 @@ use super::protocol::handshake::{self, HandshakeError, NATIVE_PASSWORD};
 use super::protocol::packet::{put_lenenc_int, PacketError, PacketReader, PacketWriter};
 use super::protocol::resultset::{self, ColumnDef};
 use super::protocol::{caps, status, UTF8MB4_GENERAL_CI};
-use super::Shared;
+use super::{Shared, PREAUTH_MAX_PACKET};
 use crate::db::{split_statements, Session};
 use crate::error::{SqlError, SqlResult};
 use crate::types::{ColumnKind, QueryResult};
 
-/// Most prepared statements one connection may hold
-/// (MySQL's `max_prepared_stmt_count` is global; this is per connection).
-const MAX_PREPARED_PER_CONN: usize = 16_382;
+/// Longest user name accepted in bytes (MySQL's is 32 characters).
+const MAX_USER_BYTES: usize = 128;
 /// Most placeholders in one prepared statement (MySQL's limit).
 const MAX_PLACEHOLDERS: usize = 65_535;
 
@@ -86,6 +90,14 @@ pub enum ConnError {
     /// A client packet over `max_allowed_packet` (the caller answers 1153).
     #[error("packet of {size} bytes exceeds max_allowed_packet")]
     TooLarge { seq: u8, size: usize, unread: usize },
+    /// A packet's body stalled past `net_read_timeout` (the caller answers
+    /// 1159).
+    #[error("timed out reading a packet")]
+    ReadTimeout { seq: u8 },
+    /// Authentication did not complete within `connect_timeout` (the
+    /// caller answers 1159).
+    #[error("connection phase exceeded connect_timeout")]
+    ConnectTimeout,
 }
 
 /// Result of reading one packet: a packet, or the peer closed.
@@ -102,6 +114,7 @@ async fn read_packet<R: AsyncRead + Unpin>(r: &mut PacketReader<R>) -> Result<Re
         Err(PacketError::TooLarge { seq, size, unread }) => {
             Err(ConnError::TooLarge { seq, size, unread })
         }
+        Err(PacketError::Timeout { seq }) => Err(ConnError::ReadTimeout { seq }),
     }
 }
 
@@ -112,9 +125,22 @@ struct Prepared {
     /// Parameter types bound by the last execute that sent them.
     types: Vec<(u8, u8)>,
     long_data: HashMap<u16, Vec<u8>>,
-    long_bytes: usize,
+    /// The bytes of `long_data`, charged to the budgets.
+    long_charge: Charge,
     /// An error from COM_STMT_SEND_LONG_DATA, reported by the next execute.
     long_error: Option<WireError>,
+    /// The statement text's bytes, charged while the statement exists.
+    _text_charge: Charge,
+    /// This statement's place in the server-wide count.
+    _slot: StmtSlot,
+}
+
+impl Prepared {
+    /// Drop the buffered long data and give its bytes back.
+    fn clear_long_data(&mut self) {
+        self.long_data = HashMap::new();
+        self.long_charge.clear();
+    }
 }
 
 /// What the loop does after a command.
@@ -134,6 +160,8 @@ struct Conn {
     privileged: bool,
     session: Arc<Mutex<Session>>,
     stmts: HashMap<u32, Prepared>,
+    /// Bytes this connection's statements hold (their charges' sum).
+    stmt_bytes: Arc<AtomicUsize>,
     next_stmt: u32,
     /// COM_STMT_SEND_LONG_DATA for an unknown statement: reported by the
     /// next COM_STMT_EXECUTE (SEND_LONG_DATA itself has no response).
@@ -209,12 +237,18 @@ where
             }
         }
     }
-    let Ok(user) = std::str::from_utf8(user) else {
-        return Ok(Err(access_denied(
-            &String::from_utf8_lossy(user),
-            peer_host,
-            &auth,
-        )));
+    // A name that is not UTF-8, has control characters or is implausibly
+    // long is refused without looking it up (shown escaped).
+    let user = match std::str::from_utf8(user) {
+        Ok(u) if u.len() <= MAX_USER_BYTES && !u.chars().any(char::is_control) => u,
+        _ => {
+            let shown: String = String::from_utf8_lossy(user)
+                .chars()
+                .take(64)
+                .flat_map(char::escape_debug)
+                .collect();
+            return Ok(Err(access_denied(&shown, peer_host, &auth)));
+        }
     };
     match shared.users.verify(user, peer_host, salt, &auth) {
         Some(privileged) => Ok(Ok((user.to_string(), privileged))),
@@ -250,8 +284,9 @@ async fn new_session(
     }
 }
 
-/// Run one connection: handshake, then commands until the client quits or
-/// the socket closes.
+/// Run one connection: handshake (within `connect_timeout`, with packets
+/// limited to [`PREAUTH_MAX_PACKET`]), then commands until the client
+/// quits or the socket closes.
 pub(crate) async fn run<R, W>(
     shared: Arc<Shared>,
     id: u32,
@@ -260,6 +295,46 @@ pub(crate) async fn run<R, W>(
     writer: &mut PacketWriter<W>,
     activity: Arc<Activity>,
 ) -> Result<(), ConnError>
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    reader.set_max(shared.max_allowed_packet.min(PREAUTH_MAX_PACKET));
+    reader.set_body_timeout(Some(shared.net_read_timeout));
+    let phase = connect(shared.clone(), id, peer, reader, writer);
+    let conn = match tokio::time::timeout(shared.connect_timeout, phase).await {
+        Ok(r) => r?,
+        Err(_) => return Err(ConnError::ConnectTimeout),
+    };
+    let Some(mut conn) = conn else {
+        return Ok(());
+    };
+    reader.set_max(shared.max_allowed_packet);
+    loop {
+        let (seq, payload) = match read_packet(reader).await? {
+            Read::Packet(seq, p) => (seq, p),
+            Read::Closed => return Ok(()),
+        };
+        let _busy = activity.begin();
+        writer.set_seq(seq.wrapping_add(1));
+        let flow = conn.dispatch(&payload, reader, writer).await?;
+        writer.flush().await?;
+        if let Flow::Close = flow {
+            return Ok(());
+        }
+    }
+}
+
+/// The connection phase: greeting, handshake response, authentication and
+/// the session. `None` when the client left or was refused (the error is
+/// written).
+async fn connect<R, W>(
+    shared: Arc<Shared>,
+    id: u32,
+    peer: SocketAddr,
+    reader: &mut PacketReader<R>,
+    writer: &mut PacketWriter<W>,
+) -> Result<Option<Conn>, ConnError>
 where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin,
@@ -279,7 +354,7 @@ where
     writer.flush().await?;
     let (seq, payload) = match read_packet(reader).await? {
         Read::Packet(seq, p) => (seq, p),
-        Read::Closed => return Ok(()),
+        Read::Closed => return Ok(None),
     };
     writer.set_seq(seq.wrapping_add(1));
     let resp = match handshake::parse_response(&payload) {
@@ -291,7 +366,7 @@ where
                 _ => "Bad handshake",
             };
             send_error(writer, &WireError::new(codes::HANDSHAKE_ERROR, msg)).await?;
-            return Ok(());
+            return Ok(None);
         }
     };
     let verdict = authenticate(
@@ -312,7 +387,7 @@ where
         Err(e) => {
             tracing::info!(conn = id, "access denied");
             send_error(writer, &e).await?;
-            return Ok(());
+            return Ok(None);
         }
     };
     let db = match resp.database.map(String::from_utf8) {
@@ -325,7 +400,7 @@ where
                 &WireError::new(codes::BAD_DB, format!("Unknown database '{name}'")),
             )
             .await?;
-            return Ok(());
+            return Ok(None);
         }
     };
     let session =
@@ -333,11 +408,11 @@ where
             Ok(s) => s,
             Err(e) => {
                 send_error(writer, &WireError::from(&e)).await?;
-                return Ok(());
+                return Ok(None);
             }
         };
     tracing::debug!(conn = id, user = %user, "authenticated");
-    let mut conn = Conn {
+    let conn = Conn {
         shared,
         id,
         peer_host,
@@ -347,25 +422,14 @@ where
         privileged,
         session: Arc::new(Mutex::new(session)),
         stmts: HashMap::new(),
+        stmt_bytes: Arc::new(AtomicUsize::new(0)),
         next_stmt: 1,
         pending_error: None,
         multi_statements: true,
     };
     conn.ok(writer, 0, 0, 0).await?;
     writer.flush().await?;
-    loop {
-        let (seq, payload) = match read_packet(reader).await? {
-            Read::Packet(seq, p) => (seq, p),
-            Read::Closed => return Ok(()),
-        };
-        let _busy = activity.begin();
-        writer.set_seq(seq.wrapping_add(1));
-        let flow = conn.dispatch(&payload, reader, writer).await?;
-        writer.flush().await?;
-        if let Flow::Close = flow {
-            return Ok(());
-        }
-    }
+    Ok(Some(conn))
 }
 
 impl Conn {
@@ -555,8 +619,7 @@ impl Conn {
             }
             Command::StmtReset(id) => match self.stmts.get_mut(&id) {
                 Some(s) => {
-                    s.long_data.clear();
-                    s.long_bytes = 0;
+                    s.clear_long_data();
                     s.long_error = None;
                     self.ok(w, 0, 0, 0).await?;
                 }
@@ -782,17 +845,28 @@ impl Conn {
             )
             .await;
         }
-        if self.stmts.len() >= MAX_PREPARED_PER_CONN {
-            return send_error(
-                w,
-                &WireError::new(
-                    codes::MAX_PREPARED_STMT_COUNT_REACHED,
-                    format!(
-                        "Can't create more than max_prepared_stmt_count statements (current value: {MAX_PREPARED_PER_CONN})"
-                    ),
-                ),
+        let limits = &self.shared.limits;
+        let too_many = |what: &str, max: usize| {
+            WireError::new(
+                codes::MAX_PREPARED_STMT_COUNT_REACHED,
+                format!("Can't create more than {what} statements (current value: {max})"),
             )
-            .await;
+        };
+        if self.stmts.len() >= limits.max_prepared_per_conn {
+            let e = too_many(
+                "max_prepared_stmt_per_connection",
+                limits.max_prepared_per_conn,
+            );
+            return send_error(w, &e).await;
+        }
+        let Some(slot) = limits.stmt_slot() else {
+            let e = too_many("max_prepared_stmt_count", limits.max_prepared);
+            return send_error(w, &e).await;
+        };
+        let mut text_charge = Charge::new(limits.clone(), self.stmt_bytes.clone());
+        if let Err(over) = text_charge.grow(sql.len()) {
+            let e = self.over_budget(codes::OUT_OF_RESOURCES, over, "statement text");
+            return send_error(w, &e).await;
         }
         let mut id = self.next_stmt;
         while self.stmts.contains_key(&id) || id == 0 {
@@ -806,8 +880,10 @@ impl Conn {
                 params: n,
                 types: Vec::new(),
                 long_data: HashMap::new(),
-                long_bytes: 0,
+                long_charge: Charge::new(limits.clone(), self.stmt_bytes.clone()),
                 long_error: None,
+                _text_charge: text_charge,
+                _slot: slot,
             },
         );
         // Result columns are unknown until execution; the execute response
@@ -832,6 +908,25 @@ impl Conn {
         Ok(())
     }
 
+    /// The error for a refused charge of `what`.
+    fn over_budget(&self, code: u16, over: Over, what: &str) -> WireError {
+        let l = &self.shared.limits;
+        let (scope, option, max) = match over {
+            Over::Connection => (
+                "this connection",
+                "max_stmt_bytes_per_connection",
+                l.max_bytes_per_conn,
+            ),
+            Over::Server => ("the server", "max_stmt_bytes_total", l.max_bytes_total),
+        };
+        WireError::new(
+            code,
+            format!(
+                "The {what} does not fit in the {max} bytes that prepared statements of {scope} may hold ({option}); close statements to free it"
+            ),
+        )
+    }
+
     fn send_long_data(&mut self, id: u32, param: u16, data: &[u8]) {
         let max = self.shared.max_allowed_packet;
         let Some(stmt) = self.stmts.get_mut(&id) else {
@@ -848,16 +943,22 @@ impl Conn {
             ));
             return;
         }
-        if stmt.long_bytes + data.len() > max {
-            stmt.long_data.clear();
-            stmt.long_bytes = 0;
+        if stmt.long_charge.bytes() + data.len() > max {
+            stmt.clear_long_data();
             stmt.long_error = Some(WireError::new(
                 codes::NET_PACKET_TOO_LARGE,
                 "Parameter of prepared statement which is set through mysql_send_long_data() is longer than 'max_allowed_packet' bytes",
             ));
             return;
         }
-        stmt.long_bytes += data.len();
+        if let Err(over) = stmt.long_charge.grow(data.len()) {
+            stmt.clear_long_data();
+            let e = self.over_budget(codes::NET_PACKET_TOO_LARGE, over, "long data");
+            if let Some(stmt) = self.stmts.get_mut(&id) {
+                stmt.long_error = Some(e);
+            }
+            return;
+        }
         stmt.long_data
             .entry(param)
             .or_default()
@@ -878,7 +979,8 @@ impl Conn {
             return send_error(w, &unknown_stmt(id, "mysqld_stmt_execute")).await;
         };
         let long_data = std::mem::take(&mut stmt.long_data);
-        stmt.long_bytes = 0;
+        // Held (charged) until the statement has run, then given back.
+        let _long_charge = stmt.long_charge.take();
         if let Some(e) = stmt.long_error.take() {
             return send_error(w, &e).await;
         }

@@ -35,10 +35,42 @@
 //!   connection stays open.
 //! * COM_STATISTICS reports uptime, connections and questions; slow
 //!   queries, opens and open tables are always 0.
+//!
+//! Bounded resources (all [`ServerOptions`] fields; see [`limits`]):
+//! * `max_prepared_stmt_count` (default 16,382, MySQL's) caps prepared
+//!   statements server-wide and `max_prepared_stmt_per_connection`
+//!   (default 4,096) per connection; COM_STMT_PREPARE past either is error
+//!   1461. A statement has at most 65,535 placeholders (error 1390).
+//! * Bytes held by prepared statements, their text plus data buffered by
+//!   COM_STMT_SEND_LONG_DATA, are budgeted per connection
+//!   (`max_stmt_bytes_per_connection`, default 64 MiB) and server-wide
+//!   (`max_stmt_bytes_total`, default 256 MiB); one statement's long data
+//!   is also bounded by `max_allowed_packet`. Long data past a bound is
+//!   dropped and the next COM_STMT_EXECUTE of that statement is error 1153
+//!   (connection kept); a PREPARE whose text does not fit is error 1041.
+//!   Everything is given back when a statement is closed, reset or
+//!   executed, and when the connection ends.
+//! * `connect_timeout` (default 10 s, MySQL's): a client that has not
+//!   completed authentication by then gets error 1159 and is closed, which
+//!   frees its `max_connections` slot. Connection-phase packets are
+//!   limited to [`PREAUTH_MAX_PACKET`] bytes (larger: error 1153, close).
+//! * `net_read_timeout` (default 30 s, MySQL's): once a packet header has
+//!   arrived, its body must arrive within this time, or the client gets
+//!   error 1159 and is closed (an idle client between commands is not
+//!   timed out).
+//!
+//! Protocol errors are always answered: a packet that cannot be framed
+//! (oversized, stalled) or a connection-phase packet that cannot be parsed
+//! (error 1043; a malformed user name is 1045) gets an error packet and the
+//! connection is closed. A well-framed command with bad arguments gets an
+//! error (1835 malformed, 1047 unknown, 1243 unknown statement, 1300
+//! invalid UTF-8) and the connection stays usable, since the framing is
+//! still in step.
 
 pub mod auth;
 pub mod conn;
 pub mod http;
+pub mod limits;
 pub mod params;
 pub mod protocol;
 
@@ -57,6 +89,7 @@ use tokio_util::task::TaskTracker;
 use crate::db::Database;
 use auth::{UserSpec, UserTable};
 use conn::{Activity, ConnError};
+use limits::Limits;
 use protocol::codes::{self, WireError};
 use protocol::packet::{PacketReader, PacketWriter};
 
@@ -73,6 +106,23 @@ pub struct ServerOptions {
     pub max_allowed_packet: usize,
     /// How long shutdown waits for in-flight statements. Default 5 s.
     pub shutdown_grace: Duration,
+    /// Prepared statements server-wide; more get error 1461. Default
+    /// 16,382 (MySQL's `max_prepared_stmt_count`).
+    pub max_prepared_stmt_count: usize,
+    /// Prepared statements of one connection; more get error 1461.
+    /// Default 4,096, so that one connection cannot take the whole pool.
+    pub max_prepared_stmt_per_connection: usize,
+    /// Bytes one connection's prepared statements may hold (text plus
+    /// long data). Default 64 MiB.
+    pub max_stmt_bytes_per_connection: usize,
+    /// Bytes all prepared statements may hold together. Default 256 MiB.
+    pub max_stmt_bytes_total: usize,
+    /// Time a client has to authenticate; then it is closed and its
+    /// connection slot freed. Default 10 s (MySQL's `connect_timeout`).
+    pub connect_timeout: Duration,
+    /// Time the body of a packet may take once its header arrived.
+    /// Default 30 s (MySQL's `net_read_timeout`).
+    pub net_read_timeout: Duration,
 }
 
 impl Default for ServerOptions {
@@ -83,6 +133,12 @@ impl Default for ServerOptions {
             max_connections: 151,
             max_allowed_packet: 64 << 20,
             shutdown_grace: Duration::from_secs(5),
+            max_prepared_stmt_count: 16_382,
+            max_prepared_stmt_per_connection: 4_096,
+            max_stmt_bytes_per_connection: 64 << 20,
+            max_stmt_bytes_total: 256 << 20,
+            connect_timeout: Duration::from_secs(10),
+            net_read_timeout: Duration::from_secs(30),
         }
     }
 }
@@ -111,11 +167,18 @@ pub struct Shared {
     pub(crate) users: UserTable,
     max_allowed_packet: usize,
     shutdown_grace: Duration,
+    pub(crate) limits: Arc<Limits>,
+    connect_timeout: Duration,
+    net_read_timeout: Duration,
     /// For COM_STATISTICS.
     started: Instant,
     questions: AtomicU64,
     connections: AtomicUsize,
 }
+
+/// Largest packet accepted before authentication (a handshake response
+/// with connection attributes is a few hundred bytes).
+pub const PREAUTH_MAX_PACKET: usize = 64 << 10;
 
 /// Bytes drained after an oversized packet before closing, and for how long.
 const OVERSIZE_DRAIN_BYTES: usize = 64 << 20;
@@ -143,6 +206,14 @@ impl MysqlServer {
                 users,
                 max_allowed_packet: opts.max_allowed_packet,
                 shutdown_grace: opts.shutdown_grace,
+                limits: Arc::new(Limits::new(
+                    opts.max_prepared_stmt_count,
+                    opts.max_prepared_stmt_per_connection,
+                    opts.max_stmt_bytes_per_connection,
+                    opts.max_stmt_bytes_total,
+                )),
+                connect_timeout: opts.connect_timeout,
+                net_read_timeout: opts.net_read_timeout,
                 started: Instant::now(),
                 questions: AtomicU64::new(0),
                 connections: AtomicUsize::new(0),
@@ -154,6 +225,12 @@ impl MysqlServer {
     /// The address actually bound (resolves port 0).
     pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
         self.listener.local_addr()
+    }
+
+    /// The prepared-statement budgets and what is in use (for tests and
+    /// monitoring; stays valid after [`run`](MysqlServer::run) starts).
+    pub fn limits(&self) -> Arc<Limits> {
+        self.shared.limits.clone()
     }
 
     /// Accept connections until `shutdown` is cancelled, then wait for the
@@ -315,6 +392,21 @@ async fn handle_connection(
             })
             .await;
             drain(reader.inner_mut(), unread).await;
+        }
+        Some(Err(e @ (ConnError::ReadTimeout { .. } | ConnError::ConnectTimeout))) => {
+            tracing::info!(conn = id, error = %e, "closing a stalled connection");
+            if let ConnError::ReadTimeout { seq } = e {
+                writer.set_seq(seq.wrapping_add(1));
+            }
+            let e = WireError::new(
+                codes::NET_READ_INTERRUPTED,
+                "Got timeout reading communication packets",
+            );
+            let _ = tokio::time::timeout(ERROR_WRITE_TIMEOUT, async {
+                writer.write(&e.payload()).await?;
+                writer.flush().await
+            })
+            .await;
         }
         Some(Err(e)) => tracing::debug!(conn = id, error = %e, "connection ended"),
         None => {}

@@ -53,9 +53,13 @@ pub const DEFAULT_EF_SEARCH: usize = 64;
 
 /// Number of usearch thread contexts reserved per index = the maximum number of
 /// searches that run at once; further searches wait (bounded by [`SEARCH_SLOT_WAIT`]).
-const SEARCH_THREADS: usize = 8;
-/// How long a search waits for a free thread context before failing.
-const SEARCH_SLOT_WAIT: Duration = Duration::from_secs(30);
+/// Sized to the server's realistic concurrency (a context is a few KiB), so
+/// that 64 clients on a small machine queue on CPU, not on a slot.
+const SEARCH_THREADS: usize = 64;
+/// How long a search waits for a free thread context: [`VectorIndex::try_search_with_ef`]
+/// then answers `None` (callers evaluate exactly), [`VectorIndex::search`] fails.
+/// Never tens of seconds (issue 17: a 30 s wait here was a stall source).
+const SEARCH_SLOT_WAIT: Duration = Duration::from_secs(1);
 /// Initial capacity reserved by [`VectorIndex::new`].
 const INITIAL_CAPACITY: usize = 64;
 
@@ -71,8 +75,13 @@ const KEY_BITS: u32 = 40;
 pub const MAX_KEY: u64 = (1 << KEY_BITS) - 1;
 /// Largest generation before a key's versions force a compaction.
 const MAX_GENERATION: u64 = (1 << (64 - KEY_BITS)) - 2;
-/// Tombstones below this count never trigger a compaction.
+/// Tombstones below this count never make a compaction due.
 const COMPACT_MIN_TOMBSTONES: usize = 1024;
+/// A compaction is due ([`VectorIndex::compaction_due`]) when tombstones
+/// outnumber live vectors; callers run it off their write path
+/// ([`VectorIndex::compacted`]). Only past this many times that threshold
+/// does a mutation compact inline (a bound on memory when nobody does).
+const COMPACT_INLINE_FACTOR: usize = 4;
 
 /// Distance metric of a vector index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -244,14 +253,18 @@ impl SearchSlots {
     }
 
     fn acquire(&self) -> Result<SlotGuard<'_>> {
+        self.try_acquire()?
+            .ok_or_else(|| IndexError::Vector("timed out waiting for a free search slot".into()))
+    }
+
+    /// A slot, or `None` after [`SEARCH_SLOT_WAIT`].
+    fn try_acquire(&self) -> Result<Option<SlotGuard<'_>>> {
         let deadline = Instant::now() + SEARCH_SLOT_WAIT;
         let mut free = self.free.lock().unwrap_or_else(|p| p.into_inner());
         while *free == 0 {
             let now = Instant::now();
             if now >= deadline {
-                return Err(IndexError::Vector(
-                    "timed out waiting for a free search slot".into(),
-                ));
+                return Ok(None);
             }
             free = match self.cv.wait_timeout(free, deadline - now) {
                 Ok((g, _)) => g,
@@ -259,7 +272,7 @@ impl SearchSlots {
             };
         }
         *free -= 1;
-        Ok(SlotGuard(self))
+        Ok(Some(SlotGuard(self)))
     }
 }
 
@@ -349,9 +362,23 @@ impl VectorIndex {
     }
 
     /// Rebuild the graph from the live vectors only (drops every tombstone,
-    /// resets generations). Runs on its own when tombstones outnumber live
-    /// vectors.
+    /// resets generations), in place. See [`compacted`](Self::compacted).
     pub fn compact(&mut self) -> Result<()> {
+        *self = self.compacted()?;
+        Ok(())
+    }
+
+    /// Whether tombstones outnumber live vectors (and there are more than
+    /// a minimum of them): time for [`compacted`](Self::compacted).
+    pub fn compaction_due(&self) -> bool {
+        self.dead.len() > COMPACT_MIN_TOMBSTONES && self.dead.len() > self.len()
+    }
+
+    /// A new index holding only this one's live vectors under the same
+    /// keys (no tombstones, generations reset). Takes `&self`: a caller
+    /// builds it while searches go on and swaps it in afterwards, so a
+    /// rebuild never holds searches up (issue 17).
+    pub fn compacted(&self) -> Result<VectorIndex> {
         let fresh = usearch::Index::new(&self.opts.usearch_options()).map_err(vec_err)?;
         fresh
             .reserve_capacity_and_threads(self.len().max(INITIAL_CAPACITY), SEARCH_THREADS)
@@ -403,14 +430,21 @@ impl VectorIndex {
             tombstones = self.dead.len(),
             "vector index compacted"
         );
-        self.inner = fresh;
-        self.dead.clear();
-        self.moved.clear();
-        Ok(())
+        Ok(VectorIndex {
+            opts: self.opts.clone(),
+            inner: fresh,
+            slots: SearchSlots::new(SEARCH_THREADS),
+            dead: Default::default(),
+            moved: Default::default(),
+        })
     }
 
+    /// Inline compaction, only as a memory bound: normally the owner runs
+    /// [`compacted`](Self::compacted) off its write path when
+    /// [`compaction_due`](Self::compaction_due).
     fn maybe_compact(&mut self) -> Result<()> {
-        if self.dead.len() > COMPACT_MIN_TOMBSTONES && self.dead.len() > self.len() {
+        let bound = COMPACT_INLINE_FACTOR * self.len().max(COMPACT_MIN_TOMBSTONES);
+        if self.dead.len() > bound {
             self.compact()?;
         }
         Ok(())
@@ -519,12 +553,41 @@ impl VectorIndex {
         self.search_inner(q, k, k.max(ef))
     }
 
+    /// Like [`search_with_ef`](Self::search_with_ef), but `None` when no
+    /// search slot came free within [`SEARCH_SLOT_WAIT`] (the caller then
+    /// evaluates exactly instead of waiting longer).
+    pub fn try_search_with_ef(
+        &self,
+        q: &[f32],
+        k: usize,
+        ef: usize,
+    ) -> Result<Option<Vec<(u64, f32)>>> {
+        self.check_vector(q)?;
+        if k == 0 || self.is_empty() {
+            return Ok(Some(Vec::new()));
+        }
+        match self.slots.try_acquire()? {
+            Some(slot) => self.search_in_slot(q, k, k.max(ef), slot).map(Some),
+            None => Ok(None),
+        }
+    }
+
     fn search_inner(&self, q: &[f32], k: usize, wanted: usize) -> Result<Vec<(u64, f32)>> {
         self.check_vector(q)?;
         if k == 0 || self.is_empty() {
             return Ok(Vec::new());
         }
-        let _slot = self.slots.acquire()?;
+        let slot = self.slots.acquire()?;
+        self.search_in_slot(q, k, wanted, slot)
+    }
+
+    fn search_in_slot(
+        &self,
+        q: &[f32],
+        k: usize,
+        wanted: usize,
+        _slot: SlotGuard<'_>,
+    ) -> Result<Vec<(u64, f32)>> {
         // Never ask the library for more results than the index holds.
         let wanted = wanted.min(self.inner.size().max(1));
         let m = if self.dead.is_empty() {

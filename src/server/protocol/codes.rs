@@ -11,6 +11,8 @@ use crate::error::{code, SqlError};
 
 /// ER_CON_COUNT_ERROR.
 pub const TOO_MANY_CONNECTIONS: u16 = code::TOO_MANY_CONNECTIONS;
+/// ER_OUT_OF_RESOURCES.
+pub const OUT_OF_RESOURCES: u16 = 1041;
 /// ER_HANDSHAKE_ERROR ("Bad handshake").
 pub const HANDSHAKE_ERROR: u16 = 1043;
 /// ER_ACCESS_DENIED_ERROR.
@@ -27,6 +29,8 @@ pub const PARSE: u16 = code::PARSE;
 pub const NO_SUCH_TABLE: u16 = code::NO_SUCH_TABLE;
 /// ER_NET_PACKET_TOO_LARGE.
 pub const NET_PACKET_TOO_LARGE: u16 = code::NET_PACKET_TOO_LARGE;
+/// ER_NET_READ_INTERRUPTED ("Got timeout reading communication packets").
+pub const NET_READ_INTERRUPTED: u16 = 1159;
 /// ER_WRONG_ARGUMENTS.
 pub const WRONG_ARGUMENTS: u16 = code::WRONG_ARGUMENTS;
 /// ER_UNKNOWN_STMT_HANDLER.
@@ -44,7 +48,8 @@ pub const MAX_PREPARED_STMT_COUNT_REACHED: u16 = 1461;
 /// [`crate::error::sqlstate_for`] (HY000 for anything unknown).
 pub fn sqlstate(c: u16) -> &'static str {
     match c {
-        HANDSHAKE_ERROR | UNKNOWN_COM | NET_PACKET_TOO_LARGE => "08S01",
+        HANDSHAKE_ERROR | UNKNOWN_COM | NET_PACKET_TOO_LARGE | NET_READ_INTERRUPTED => "08S01",
+        OUT_OF_RESOURCES => "HY000",
         TOO_MANY_CONNECTIONS => "08004",
         ACCESS_DENIED => "28000",
         BAD_DB | EMPTY_QUERY | PARSE => "42000",

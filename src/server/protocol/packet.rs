@@ -3,10 +3,14 @@
 //! enforcement on input, buffered output, and the little-endian /
 //! length-encoded primitives every payload is made of.
 //!
-//! This module owns sequence ids and the size limit. It never interprets a
-//! payload (see [`super::command`] and [`super::handshake`]) and never
-//! buffers more than `max_allowed_packet` bytes of one client packet: an
-//! oversized packet is refused from its header, before its body is read.
+//! This module owns sequence ids, the size limit and the mid-packet read
+//! timeout. It never interprets a payload (see [`super::command`] and
+//! [`super::handshake`]) and never buffers more than `max_allowed_packet`
+//! bytes of one client packet: an oversized packet is refused from its
+//! header, before its body is read, and a body is buffered as it arrives
+//! (a declared length alone allocates at most [`READ_CHUNK`] bytes).
+
+use std::time::Duration;
 
 use thiserror::Error;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
@@ -15,6 +19,8 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 pub const MAX_PIECE: usize = 0xff_ffff;
 /// Output is written to the socket whenever this much is buffered.
 const FLUSH_AT: usize = 64 << 10;
+/// A packet body is read (and its buffer grown) this much at a time.
+pub const READ_CHUNK: usize = 256 << 10;
 
 /// Why a client packet could not be read.
 #[derive(Debug, Error)]
@@ -28,17 +34,53 @@ pub enum PacketError {
     /// of its current piece are still in the socket.
     #[error("packet of at least {size} bytes exceeds max_allowed_packet")]
     TooLarge { seq: u8, size: usize, unread: usize },
+    /// A packet started but its rest did not arrive within the body
+    /// timeout.
+    #[error("timed out reading a packet")]
+    Timeout { seq: u8 },
 }
 
 /// Reads logical packets from the client.
 pub struct PacketReader<R> {
     inner: R,
     max: usize,
+    body_timeout: Option<Duration>,
 }
 
 impl<R: AsyncRead + Unpin> PacketReader<R> {
     pub fn new(inner: R, max: usize) -> Self {
-        PacketReader { inner, max }
+        PacketReader {
+            inner,
+            max,
+            body_timeout: None,
+        }
+    }
+
+    /// Change the largest accepted logical packet.
+    pub fn set_max(&mut self, max: usize) {
+        self.max = max;
+    }
+
+    /// Once a packet's header arrived, each further read must make
+    /// progress within `t` (`None`: wait forever). Waiting for the first
+    /// header of a packet is never timed out here.
+    pub fn set_body_timeout(&mut self, t: Option<Duration>) {
+        self.body_timeout = t;
+    }
+
+    /// Read some bytes into `buf` (non-empty) within the body timeout; end
+    /// of stream is an error.
+    async fn read_some(&mut self, buf: &mut [u8], seq: u8) -> Result<usize, PacketError> {
+        let n = match self.body_timeout {
+            Some(t) => tokio::time::timeout(t, self.inner.read(buf))
+                .await
+                .map_err(|_| PacketError::Timeout { seq })??,
+            None => self.inner.read(buf).await?,
+        };
+        if n == 0 {
+            return Err(std::io::Error::from(std::io::ErrorKind::UnexpectedEof).into());
+        }
+        Ok(n)
     }
 
     /// The socket half (to drain it after an oversized packet).
@@ -51,19 +93,24 @@ impl<R: AsyncRead + Unpin> PacketReader<R> {
     pub async fn read(&mut self) -> Result<(u8, Vec<u8>), PacketError> {
         let mut payload = Vec::new();
         let mut first = true;
+        let mut seq = 0;
         loop {
             let mut header = [0u8; 4];
-            match self.inner.read_exact(&mut header).await {
-                Ok(_) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof && first => {
-                    return Err(PacketError::Closed)
+            let mut got = 0;
+            if first {
+                // Between packets: wait as long as the client likes.
+                match self.inner.read(&mut header).await? {
+                    0 => return Err(PacketError::Closed),
+                    n => got = n,
                 }
-                Err(e) => return Err(e.into()),
+            }
+            while got < 4 {
+                got += self.read_some(&mut header[got..], seq).await?;
             }
             first = false;
             let len =
                 usize::from(header[0]) | usize::from(header[1]) << 8 | usize::from(header[2]) << 16;
-            let seq = header[3];
+            seq = header[3];
             let size = payload.len() + len;
             if size > self.max {
                 return Err(PacketError::TooLarge {
@@ -72,9 +119,12 @@ impl<R: AsyncRead + Unpin> PacketReader<R> {
                     unread: len,
                 });
             }
-            let start = payload.len();
-            payload.resize(size, 0);
-            self.inner.read_exact(&mut payload[start..]).await?;
+            while payload.len() < size {
+                let start = payload.len();
+                payload.resize(start + (size - start).min(READ_CHUNK), 0);
+                let n = self.read_some(&mut payload[start..], seq).await?;
+                payload.truncate(start + n);
+            }
             if len < MAX_PIECE {
                 return Ok((seq, payload));
             }
