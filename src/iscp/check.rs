@@ -49,24 +49,12 @@ pub fn check_index(cx: &mut Ctx<'_>, t: &TableDef, ix: &IndexDef) -> SqlResult<C
         return check_btree(cx, t, ix, unique);
     }
     let snapshot = cx.txn.start_ts();
-    let mut row = job_row(cx, t, ix)?
-        .ok_or_else(|| SqlError::internal(format!("index {} has no ISCP job", ix.name)))?;
-    if !row.spec.is_sync_live() {
-        let deadline = Instant::now() + CATCH_UP_WAIT;
-        while (row.status.stage == STAGE_INIT || row.watermark < snapshot)
-            && Instant::now() < deadline
-        {
-            cx.engine.iscp.wake();
-            std::thread::park_timeout(Duration::from_millis(10));
-            row = job_row(cx, t, ix)?.ok_or_else(|| SqlError::internal("index job vanished"))?;
-        }
-        if row.status.stage == STAGE_INIT {
-            return Err(SqlError::new(
-                crate::error::code::LOCK_WAIT_TIMEOUT,
-                format!("index {} is still building; try again", ix.name),
-            ));
-        }
-    }
+    let row = if ix.is_async {
+        wait_for_watermark(cx, t, ix, snapshot)?
+    } else {
+        job_row(cx, t, ix)?
+            .ok_or_else(|| SqlError::internal(format!("index {} has no ISCP job", ix.name)))?
+    };
     let live = if row.spec.is_sync_live() {
         cx.engine
             .iscp

@@ -254,15 +254,7 @@ impl Engine {
             s if !touches_tables(&s) => {
                 // MySQL opens no transaction for a statement that reads no
                 // table (`SELECT @@autocommit` under autocommit=0).
-                let mut txn = self.begin(st)?;
-                let r = {
-                    let mut cx = Ctx {
-                        engine: self,
-                        txn: txn.as_mut(),
-                        session: st,
-                    };
-                    run_in_txn(&mut cx, s)
-                };
+                let (txn, r) = self.in_own_txn(st, |cx| run_in_txn(cx, s))?;
                 txn.rollback();
                 r
             }
@@ -331,6 +323,25 @@ impl Engine {
         }
     }
 
+    /// Run `f` in a new transaction of its own (not the session's); the
+    /// caller commits or rolls it back.
+    fn in_own_txn(
+        &self,
+        st: &mut SessionState,
+        f: impl FnOnce(&mut Ctx<'_>) -> SqlResult<QueryResult>,
+    ) -> SqlResult<(Box<dyn Transaction>, SqlResult<QueryResult>)> {
+        let mut txn = self.begin(st)?;
+        let r = {
+            let mut cx = Ctx {
+                engine: self,
+                txn: txn.as_mut(),
+                session: st,
+            };
+            f(&mut cx)
+        };
+        Ok((txn, r))
+    }
+
     /// Run `f` inside the session's transaction (explicit, or an implicit
     /// one when autocommit is off), or in a fresh autocommit transaction.
     /// A failed statement is rolled back to its savepoint; a deadlock rolls
@@ -370,15 +381,7 @@ impl Engine {
                 }
             }
         } else {
-            let mut txn = self.begin(st)?;
-            let r = {
-                let mut cx = Ctx {
-                    engine: self,
-                    txn: txn.as_mut(),
-                    session: st,
-                };
-                f(&mut cx)
-            };
+            let (txn, r) = self.in_own_txn(st, f)?;
             match r {
                 Ok(v) => {
                     let ts = txn.commit().map_err(SqlError::from)?;
