@@ -10,74 +10,27 @@ Environment: TRIBUTARY_BIN (default
 /var/tmp/tributary-target/release/tributary), BENCH_SINGLE (default 2000).
 """
 import os
-import queue
 import random
-import re
-import signal
-import subprocess
 import sys
 import tempfile
-import threading
 import time
 
 import pymysql
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from serverproc import start_server, stop_server  # noqa: E402
 
 BIN = os.environ.get("TRIBUTARY_BIN", "/var/tmp/tributary-target/release/tributary")
 N_SINGLE = int(os.environ.get("BENCH_SINGLE", "2000"))
 N_BATCH = 20000
 N_POINT = 20000
-START_DEADLINE_S = 60.0
-STOP_DEADLINE_S = 30.0
-
-
-def _reader(stream, q):
-    for line in iter(stream.readline, ""):
-        q.put(line)
-    q.put(None)
-
-
-def start_server(data_dir):
-    proc = subprocess.Popen(
-        [BIN, "serve", "--data", data_dir, "--listen", "127.0.0.1:0", "--admin-listen", "off"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    q = queue.Queue()
-    threading.Thread(target=_reader, args=(proc.stdout, q), daemon=True).start()
-    deadline = time.monotonic() + START_DEADLINE_S
-    while True:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            proc.kill()
-            proc.wait()
-            sys.exit("server did not print 'listening on' in time")
-        try:
-            line = q.get(timeout=left)
-        except queue.Empty:
-            continue
-        if line is None:
-            sys.exit(f"server exited early with code {proc.wait()}")
-        m = re.match(r"listening on [\d.]+:(\d+)", line)
-        if m:
-            return proc, int(m.group(1))
-
-
-def stop_server(proc):
-    proc.send_signal(signal.SIGTERM)
-    try:
-        return proc.wait(timeout=STOP_DEADLINE_S)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-        return None
 
 
 def main():
     if not os.path.exists(BIN):
         sys.exit(f"tributary binary not found at {BIN} (set TRIBUTARY_BIN)")
     with tempfile.TemporaryDirectory(prefix="tributary-bench-") as d:
-        proc, port = start_server(os.path.join(d, "data"))
+        proc, port = start_server(BIN, os.path.join(d, "data"))
         try:
             run(port)
         finally:

@@ -35,11 +35,7 @@ import json
 import multiprocessing as mp
 import os
 import platform
-import queue
 import random
-import re
-import signal
-import subprocess
 import sys
 import tempfile
 import threading
@@ -47,11 +43,12 @@ import time
 
 import pymysql
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from serverproc import start_server, stop_server  # noqa: E402
+
 DEFAULT_BIN = os.path.join(
     os.environ.get("CARGO_TARGET_DIR", "/var/tmp/tributary-target"), "release", "tributary"
 )
-START_DEADLINE_S = 60.0
-STOP_DEADLINE_S = 30.0
 READY_DEADLINE_S = 600.0
 VOCAB = [f"w{i}" for i in range(200)]
 # Statement mix (weights).
@@ -77,50 +74,6 @@ def machine():
     except OSError:
         pass
     return {"nproc": os.cpu_count(), "cpu": model, "os": platform.platform()}
-
-
-def _reader(stream, q):
-    for line in iter(stream.readline, ""):
-        q.put(line)
-    q.put(None)
-
-
-def start_server(binary, data_dir):
-    proc = subprocess.Popen(
-        [binary, "serve", "--data", data_dir, "--listen", "127.0.0.1:0",
-         "--admin-listen", "off", "--max-connections", "512"],
-        stdout=subprocess.PIPE,
-        stderr=None if os.environ.get("LOAD_SERVER_LOG") else subprocess.DEVNULL,
-        text=True,
-    )
-    q = queue.Queue()
-    threading.Thread(target=_reader, args=(proc.stdout, q), daemon=True).start()
-    deadline = time.monotonic() + START_DEADLINE_S
-    while True:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            proc.kill()
-            proc.wait()
-            sys.exit("server did not print 'listening on' in time")
-        try:
-            line = q.get(timeout=left)
-        except queue.Empty:
-            continue
-        if line is None:
-            sys.exit(f"server exited early with code {proc.wait()}")
-        m = re.match(r"listening on [\d.]+:(\d+)", line)
-        if m:
-            return proc, int(m.group(1))
-
-
-def stop_server(proc):
-    proc.send_signal(signal.SIGTERM)
-    try:
-        return proc.wait(timeout=STOP_DEADLINE_S)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-        return None
 
 
 def connect(host, port, db=None):
@@ -316,7 +269,9 @@ def main():
         if not os.path.exists(args.bin):
             sys.exit(f"tributary binary not found at {args.bin} (set TRIBUTARY_BIN)")
         tmp = tempfile.TemporaryDirectory(prefix="tributary-load-")
-        proc, port = start_server(args.bin, os.path.join(tmp.name, "data"))
+        proc, port = start_server(args.bin, os.path.join(tmp.name, "data"),
+                                  extra_args=("--max-connections", "512"),
+                                  show_log=bool(os.environ.get("LOAD_SERVER_LOG")))
     try:
         t0 = time.monotonic()
         setup("127.0.0.1", port, args.rows, args.dims, args.mode)

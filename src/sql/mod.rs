@@ -331,15 +331,22 @@ impl Engine {
         f: impl FnOnce(&mut Ctx<'_>) -> SqlResult<QueryResult>,
     ) -> SqlResult<(Box<dyn Transaction>, SqlResult<QueryResult>)> {
         let mut txn = self.begin(st)?;
-        let r = {
-            let mut cx = Ctx {
-                engine: self,
-                txn: txn.as_mut(),
-                session: st,
-            };
-            f(&mut cx)
-        };
+        let r = self.with_ctx(st, txn.as_mut(), f);
         Ok((txn, r))
+    }
+
+    /// Run `f` with an execution context over `txn`.
+    fn with_ctx(
+        &self,
+        st: &mut SessionState,
+        txn: &mut dyn Transaction,
+        f: impl FnOnce(&mut Ctx<'_>) -> SqlResult<QueryResult>,
+    ) -> SqlResult<QueryResult> {
+        f(&mut Ctx {
+            engine: self,
+            txn,
+            session: st,
+        })
     }
 
     /// Run `f` inside the session's transaction (explicit, or an implicit
@@ -356,14 +363,7 @@ impl Engine {
         }
         if let Some(mut txn) = st.txn.take() {
             let sp = txn.savepoint();
-            let r = {
-                let mut cx = Ctx {
-                    engine: self,
-                    txn: txn.as_mut(),
-                    session: st,
-                };
-                f(&mut cx)
-            };
+            let r = self.with_ctx(st, txn.as_mut(), f);
             match r {
                 Ok(v) => {
                     st.txn = Some(txn);

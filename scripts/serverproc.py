@@ -1,0 +1,61 @@
+"""Start and stop a `tributary serve` process for the scripts in this folder
+(benchmarks, load test): an ephemeral loopback port read from the server's
+"listening on" line, bounded waits, SIGTERM then kill."""
+
+import queue
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+START_DEADLINE_S = 60.0
+STOP_DEADLINE_S = 30.0
+
+
+def _reader(stream, q):
+    for line in iter(stream.readline, ""):
+        q.put(line)
+    q.put(None)
+
+
+def start_server(binary, data_dir, extra_args=(), show_log=False):
+    """Start `binary serve` on 127.0.0.1:0 with the admin endpoint off;
+    returns (process, port). Exits the script if it does not come up."""
+    proc = subprocess.Popen(
+        [binary, "serve", "--data", data_dir, "--listen", "127.0.0.1:0",
+         "--admin-listen", "off", *extra_args],
+        stdout=subprocess.PIPE,
+        stderr=None if show_log else subprocess.DEVNULL,
+        text=True,
+    )
+    q = queue.Queue()
+    threading.Thread(target=_reader, args=(proc.stdout, q), daemon=True).start()
+    deadline = time.monotonic() + START_DEADLINE_S
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            proc.kill()
+            proc.wait()
+            sys.exit("server did not print 'listening on' in time")
+        try:
+            line = q.get(timeout=left)
+        except queue.Empty:
+            continue
+        if line is None:
+            sys.exit(f"server exited early with code {proc.wait()}")
+        m = re.match(r"listening on [\d.]+:(\d+)", line)
+        if m:
+            return proc, int(m.group(1))
+
+
+def stop_server(proc):
+    """SIGTERM, wait (bounded), then kill; returns the exit code or None."""
+    proc.send_signal(signal.SIGTERM)
+    try:
+        return proc.wait(timeout=STOP_DEADLINE_S)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        return None
