@@ -49,6 +49,20 @@ pub mod code {
     pub const FT_MATCHING_KEY_NOT_FOUND: u16 = 1191;
     pub const WRONG_TYPE_FOR_VAR: u16 = 1232;
     pub const UNKNOWN_SYSTEM_VARIABLE: u16 = 1193;
+    /// Subquery returns more than 1 row.
+    pub const SUBQUERY_NO_1_ROW: u16 = 1242;
+    /// Operand should contain N column(s).
+    pub const OPERAND_COLUMNS: u16 = 1241;
+    /// The used SELECT statements have a different number of columns.
+    pub const WRONG_NUMBER_OF_COLUMNS_IN_SELECT: u16 = 1222;
+    /// Every derived table must have its own alias.
+    pub const DERIVED_MUST_HAVE_ALIAS: u16 = 1248;
+    /// No tables used (`SELECT *` without FROM).
+    pub const NO_TABLES_USED: u16 = 1096;
+    /// Unknown table (in a qualified wildcard or DROP).
+    pub const BAD_TABLE: u16 = 1051;
+    /// Not unique table/alias.
+    pub const NONUNIQ_TABLE: u16 = 1066;
 }
 
 /// A SQL-boundary error.
@@ -106,6 +120,21 @@ impl fmt::Display for SqlError {
 
 impl std::error::Error for SqlError {}
 
+impl SqlError {
+    /// Name the clause an unknown or ambiguous column was met in, as
+    /// MySQL does ("Unknown column 'x' in 'where clause'").
+    pub fn in_clause(mut self, clause: &str) -> SqlError {
+        if self.code == code::BAD_FIELD {
+            self.message = self.message.replace("'field list'", &format!("'{clause}'"));
+        } else if self.code == code::NON_UNIQ {
+            self.message = self
+                .message
+                .replace("in field list", &format!("in {clause}"));
+        }
+        self
+    }
+}
+
 /// SQLSTATE for a MySQL error code.
 pub fn sqlstate_for(code: u16) -> &'static str {
     use code::*;
@@ -143,6 +172,13 @@ pub fn sqlstate_for(code: u16) -> &'static str {
         QUERY_INTERRUPTED => "70100",
         INCORRECT_VALUE => "HY000",
         FT_MATCHING_KEY_NOT_FOUND => "HY000",
+        SUBQUERY_NO_1_ROW => "21000",
+        BAD_TABLE => "42S02",
+        1060 => "42S21",
+        OPERAND_COLUMNS => "21000",
+        WRONG_NUMBER_OF_COLUMNS_IN_SELECT => "21000",
+        DERIVED_MUST_HAVE_ALIAS => "42000",
+        NONUNIQ_TABLE => "42000",
         1264 | 1690 => "22003",
         1792 => "25006",
         1366 => "HY000",

@@ -124,6 +124,28 @@ fn each_privilege_and_error_code() {
     ok(&mut u, "EXPLAIN SELECT * FROM t");
     denied(&mut u, "SELECT * FROM hidden", "SELECT", "hidden");
     denied(&mut u, "SELECT * FROM other.o", "SELECT", "o");
+    // A table read anywhere in a query needs SELECT: joins, derived
+    // tables, CTE bodies, subqueries in any clause (issue 9).
+    for sql in [
+        "SELECT t.id FROM t JOIN hidden h ON h.id = t.id",
+        "SELECT * FROM (SELECT id FROM hidden) x",
+        "WITH c AS (SELECT id FROM hidden) SELECT * FROM c",
+        "SELECT id FROM t WHERE id IN (SELECT id FROM hidden)",
+        "SELECT id FROM t WHERE EXISTS (SELECT 1 FROM hidden WHERE hidden.id = t.id)",
+        "SELECT (SELECT COUNT(*) FROM hidden) FROM t",
+        "SELECT id FROM t UNION SELECT id FROM hidden",
+        "SELECT x, COUNT(*) FROM t GROUP BY x HAVING COUNT(*) > (SELECT COUNT(*) FROM hidden)",
+    ] {
+        denied(&mut u, sql, "SELECT", "hidden");
+    }
+    // A CTE's name is not a table.
+    assert_eq!(
+        ok(
+            &mut u,
+            "WITH c AS (SELECT id FROM t) SELECT COUNT(*) FROM c"
+        ),
+        vec![vec!["2".to_string()]]
+    );
 
     // INSERT.
     denied(&mut u, "INSERT INTO t VALUES (3, 30)", "INSERT", "t");
@@ -134,9 +156,21 @@ fn each_privilege_and_error_code() {
     denied(&mut u, "UPDATE t SET x = 31 WHERE id = 3", "UPDATE", "t");
     ok(&mut root, "GRANT UPDATE ON d.t TO u");
     ok(&mut u, "UPDATE t SET x = 31 WHERE id = 3");
+    denied(
+        &mut u,
+        "UPDATE t SET x = 32 WHERE id IN (SELECT id FROM hidden)",
+        "SELECT",
+        "hidden",
+    );
 
     // DELETE.
     denied(&mut u, "DELETE FROM t WHERE id = 3", "DELETE", "t");
+    denied(
+        &mut u,
+        "DELETE FROM t WHERE id IN (SELECT id FROM hidden)",
+        "DELETE",
+        "t",
+    );
     ok(&mut root, "GRANT DELETE ON d.* TO u");
     ok(&mut u, "DELETE FROM t WHERE id = 3");
 

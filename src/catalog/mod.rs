@@ -191,10 +191,16 @@ pub fn require_table_for_write(
     if db == SYSTEM_DB {
         return system_table_def(name).ok_or_else(|| no_such_table(db, name));
     }
-    match txn.get_for_share(SYS_TABLES, &table_key(db, name))? {
-        None => Err(no_such_table(db, name)),
-        Some(b) => serde_json::from_slice(&b).map_err(|e| corrupt(name, e)),
+    let t: TableDef = match txn.get_for_share(SYS_TABLES, &table_key(db, name))? {
+        None => return Err(no_such_table(db, name)),
+        Some(b) => serde_json::from_slice(&b).map_err(|e| corrupt(name, e))?,
+    };
+    if t.view.is_some() {
+        return Err(SqlError::unsupported(format!(
+            "writing through a view ({db}.{name})"
+        )));
     }
+    Ok(t)
 }
 
 /// Error 1146 for `db.name`.
@@ -356,6 +362,7 @@ pub fn system_table_def(name: &str) -> Option<TableDef> {
         pk,
         indexes: vec![],
         comment: String::new(),
+        view: None,
     })
 }
 

@@ -82,6 +82,20 @@ pub struct TableDef {
     /// Next AUTO_INCREMENT value hint (authoritative counter is in storage).
     #[serde(default)]
     pub comment: String,
+    /// Set for a view: the query it stands for (a view has no rows and
+    /// no storage of its own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub view: Option<ViewDef>,
+}
+
+/// The definition of a view.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ViewDef {
+    /// The SELECT text, as written.
+    pub query: String,
+    /// Column names given with the view (`CREATE VIEW v (a, b) AS …`).
+    #[serde(default)]
+    pub columns: Vec<String>,
 }
 
 impl TableDef {

@@ -594,6 +594,7 @@ mod tests {
             pk: vec![],
             indexes: vec![],
             comment: String::new(),
+            view: None,
         };
         let ix = IndexDef {
             name: "i".into(),

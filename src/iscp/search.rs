@@ -184,6 +184,7 @@ pub fn choose_index_path(
             let zeros = vec![Value::Float(0.0); matches.len()];
             let at_zero = term.eval(&crate::sql::expr::EvalCtx {
                 row: &[],
+                outer: &[],
                 aggs: &[],
                 matches: &zeros,
                 funcs: host,

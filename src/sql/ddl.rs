@@ -69,6 +69,13 @@ pub fn execute(engine: &Engine, st: &mut SessionState, s: Stmt) -> SqlResult<Que
                 after_create(engine, created);
                 Ok(r)
             }
+            Statement::CreateView(cv) => engine.in_txn(st, |cx| create_view(cx, &cv)),
+            Statement::Drop {
+                object_type: ast::ObjectType::View,
+                if_exists,
+                names,
+                ..
+            } => engine.in_txn(st, |cx| drop_views(cx, &names, if_exists)),
             other => Err(SqlError::unsupported(other.to_string())),
         },
         other => Err(SqlError::internal(format!("not DDL: {other:?}"))),
@@ -200,6 +207,195 @@ fn drop_database(
     })
 }
 
+/// The SQL type a result column of `kind` is stored as by CREATE TABLE …
+/// AS SELECT; kinds without a faithful column type are refused.
+fn type_of_kind(kind: crate::types::ColumnKind, name: &str) -> SqlResult<DataType> {
+    use crate::types::ColumnKind as K;
+    Ok(match kind {
+        K::Int => DataType::BigInt,
+        K::Float => DataType::Double,
+        K::Text => DataType::Text,
+        K::DateTime => DataType::DateTime,
+        K::Date => DataType::Date,
+        K::Decimal { precision, scale } if precision <= crate::types::MAX_DECIMAL_PRECISION => {
+            DataType::Decimal(precision, scale)
+        }
+        K::Decimal { scale, .. } if scale <= crate::types::MAX_DECIMAL_PRECISION => {
+            // SUM / AVG results: the widest DECIMAL we store; a value that
+            // does not fit is refused on insert (1264), never rounded.
+            DataType::Decimal(crate::types::MAX_DECIMAL_PRECISION, scale)
+        }
+        other => {
+            return Err(SqlError::unsupported(format!(
+                "CREATE TABLE … AS SELECT of column '{name}' ({other:?})"
+            )))
+        }
+    })
+}
+
+/// CREATE TABLE … AS SELECT: the columns take the query's names and
+/// types; the rows are inserted in the same transaction.
+fn create_table_as(
+    cx: &mut Ctx<'_>,
+    db: String,
+    name: String,
+    q: &ast::Query,
+) -> SqlResult<QueryResult> {
+    let res = crate::sql::select::query(cx, q)?;
+    let mut t = TableDef {
+        id: alloc_object_id(cx.engine.storage.as_ref())?,
+        db,
+        name,
+        columns: Vec::new(),
+        pk: Vec::new(),
+        indexes: Vec::new(),
+        comment: String::new(),
+        view: None,
+    };
+    for c in &res.columns {
+        if t.column_index(&c.name).is_some() {
+            return Err(SqlError::new(
+                1060,
+                format!("Duplicate column name '{}'", c.name),
+            ));
+        }
+        t.columns.push(ColumnDef {
+            name: c.name.clone(),
+            ty: type_of_kind(c.kind, &c.name)?,
+            nullable: true,
+            default: None,
+            auto_increment: false,
+        });
+    }
+    catalog::put_table(cx.txn, &t)?;
+    let n = res.rows.len() as u64;
+    for row in res.rows {
+        crate::sql::dml::insert_row(cx, &t, row, false)?;
+    }
+    Ok(QueryResult {
+        affected_rows: n,
+        ..Default::default()
+    })
+}
+
+/// CREATE [OR REPLACE] VIEW: the query is planned now (so a view over a
+/// missing table or column is refused at once) and stored as text.
+fn create_view(cx: &mut Ctx<'_>, cv: &ast::CreateView) -> SqlResult<QueryResult> {
+    if cv.materialized || cv.temporary || cv.or_alter || cv.to.is_some() {
+        return Err(SqlError::unsupported("this kind of view"));
+    }
+    let parts = object_parts(&cv.name);
+    let (db, name) = match parts.as_slice() {
+        [t] => (cx.session.require_db()?.to_string(), t.clone()),
+        [d, t] => (d.clone(), t.clone()),
+        _ => return Err(SqlError::parse(format!("bad view name {}", cv.name))),
+    };
+    if db == SYSTEM_DB {
+        return Err(SqlError::new(
+            code::SPECIFIC_ACCESS_DENIED,
+            "Access denied: cannot create views in mo_catalog",
+        ));
+    }
+    catalog::require_database(cx.txn, &db)?;
+    let columns: Vec<String> = cv.columns.iter().map(|c| ident_name(&c.name)).collect();
+    // Plan in the view's database so its unqualified names mean the same
+    // thing whoever reads it later.
+    let saved = cx.session.db.replace(db.clone());
+    let node = crate::sql::plan::Planner::new(cx).plan_query(&cv.query, None);
+    cx.session.db = saved;
+    let out = node?.columns();
+    if !columns.is_empty() && columns.len() != out.len() {
+        return Err(SqlError::new(
+            1353,
+            "In definition of view, derived table or common table expression, SELECT list and column names list have different column counts",
+        ));
+    }
+    let mut cols = Vec::new();
+    for (i, c) in out.iter().enumerate() {
+        let n = columns.get(i).cloned().unwrap_or_else(|| c.name.clone());
+        if cols
+            .iter()
+            .any(|x: &ColumnDef| x.name.eq_ignore_ascii_case(&n))
+        {
+            return Err(SqlError::new(1060, format!("Duplicate column name '{n}'")));
+        }
+        cols.push(ColumnDef {
+            name: n.clone(),
+            ty: type_of_kind(c.kind, &n).unwrap_or(DataType::Text),
+            nullable: true,
+            default: None,
+            auto_increment: false,
+        });
+    }
+    let id = match catalog::get_table(cx.txn, &db, &name, true)? {
+        Some(old) if old.view.is_some() && cv.or_replace => old.id,
+        Some(old) if old.view.is_none() && cv.or_replace => {
+            return Err(SqlError::new(1347, format!("'{db}.{name}' is not VIEW")))
+        }
+        Some(_) if cv.if_not_exists => return Ok(QueryResult::default()),
+        Some(_) => {
+            return Err(SqlError::new(
+                code::TABLE_EXISTS,
+                format!("Table '{name}' already exists"),
+            ))
+        }
+        None => alloc_object_id(cx.engine.storage.as_ref())?,
+    };
+    let t = TableDef {
+        id,
+        db,
+        name,
+        columns: cols,
+        pk: Vec::new(),
+        indexes: Vec::new(),
+        comment: String::new(),
+        view: Some(crate::catalog::schema::ViewDef {
+            query: cv.query.to_string(),
+            columns,
+        }),
+    };
+    catalog::put_table(cx.txn, &t)?;
+    Ok(QueryResult::default())
+}
+
+/// DROP VIEW [IF EXISTS] v, …: every name must be a view.
+fn drop_views(
+    cx: &mut Ctx<'_>,
+    names: &[ast::ObjectName],
+    if_exists: bool,
+) -> SqlResult<QueryResult> {
+    let mut missing = Vec::new();
+    for n in names {
+        let parts = object_parts(n);
+        let (db, name) = match parts.as_slice() {
+            [t] => (cx.session.require_db()?.to_string(), t.clone()),
+            [d, t] => (d.clone(), t.clone()),
+            _ => return Err(SqlError::parse(format!("bad view name {n}"))),
+        };
+        match catalog::get_table(cx.txn, &db, &name, true)? {
+            Some(t) if t.view.is_some() => catalog::delete_table(cx.txn, &db, &name)?,
+            Some(_) => return Err(SqlError::new(1347, format!("'{db}.{name}' is not VIEW"))),
+            None => missing.push(format!("{db}.{name}")),
+        }
+    }
+    let mut r = QueryResult::default();
+    if !missing.is_empty() {
+        if !if_exists {
+            return Err(SqlError::new(
+                1051,
+                format!("Unknown table '{}'", missing.join(",")),
+            ));
+        }
+        for m in missing {
+            r.warnings.push(Warning {
+                code: 1051,
+                message: format!("Unknown table '{m}'"),
+            });
+        }
+    }
+    Ok(r)
+}
+
 fn drop_one_table(cx: &mut Ctx<'_>, t: &TableDef, dropped: &mut Vec<Dropped>) -> SqlResult<()> {
     // Lock the record so concurrent DDL on the table serialises.
     catalog::require_table(cx.txn, &t.db, &t.name, true)?;
@@ -244,6 +440,8 @@ fn drop_tables(
             ));
         }
         match catalog::get_table(cx.txn, &db, &n.name, true)? {
+            // DROP TABLE does not drop a view (MySQL: unknown table).
+            Some(t) if t.view.is_some() => missing.push(format!("{db}.{}", n.name)),
             Some(t) => drop_one_table(cx, &t, dropped)?,
             None => missing.push(format!("{db}.{}", n.name)),
         }
@@ -464,8 +662,13 @@ fn create_table(
         ));
     }
     catalog::require_database(cx.txn, &db)?;
-    if ct.query.is_some() || ct.like.is_some() {
-        return Err(SqlError::unsupported("CREATE TABLE … AS / LIKE"));
+    if ct.like.is_some() {
+        return Err(SqlError::unsupported("CREATE TABLE … LIKE"));
+    }
+    if ct.query.is_some() && !ct.columns.is_empty() {
+        return Err(SqlError::unsupported(
+            "CREATE TABLE with both column definitions and AS SELECT",
+        ));
     }
     if catalog::get_table(cx.txn, &db, &name, true)?.is_some() {
         if ct.if_not_exists {
@@ -476,6 +679,9 @@ fn create_table(
             format!("Table '{name}' already exists"),
         ));
     }
+    if let Some(q) = &ct.query {
+        return create_table_as(cx, db, name, q);
+    }
     let mut t = TableDef {
         id: alloc_object_id(cx.engine.storage.as_ref())?,
         db,
@@ -484,6 +690,7 @@ fn create_table(
         pk: Vec::new(),
         indexes: Vec::new(),
         comment: String::new(),
+        view: None,
     };
     let mut unique_cols = Vec::new();
     let host = SessionHost::new(cx.session, cx.engine);
@@ -741,6 +948,12 @@ fn create_index(
         ));
     }
     let mut t = catalog::require_table(cx.txn, &db, &spec.table.name, true)?;
+    if t.view.is_some() {
+        return Err(SqlError::new(
+            1347,
+            format!("'{db}.{}' is not BASE TABLE", t.name),
+        ));
+    }
     if t.index(&spec.name).is_some() || spec.name.eq_ignore_ascii_case("primary") {
         return Err(SqlError::new(
             code::DUP_KEYNAME,

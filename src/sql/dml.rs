@@ -317,23 +317,36 @@ fn matching_rows(
     scope: &Scope,
     selection: Option<&Expr>,
 ) -> SqlResult<Vec<(Vec<u8>, Vec<Value>)>> {
+    let mut planner = crate::sql::plan::Planner::new(cx);
     let mut c = Compiler::new(scope, false);
+    c.sub = Some(&mut planner);
     let filter = match selection {
         Some(e) => Some(c.compile(e)?),
         None => None,
     };
-    if !c.matches.is_empty() {
-        crate::iscp::search::require_fulltext_indexes(t, &c.matches)?;
+    let matches = std::mem::take(&mut c.matches);
+    drop(c);
+    drop(planner);
+    if !matches.is_empty() {
+        crate::iscp::search::require_fulltext_indexes(t, &matches)?;
         return Err(SqlError::unsupported("MATCH … AGAINST in UPDATE/DELETE"));
     }
     let host = SessionHost::new(cx.session, cx.engine);
-    let path = access::choose(t, filter.as_ref(), &host);
+    // Every subquery runs before the first row is written: it reads the
+    // statement's snapshot, never its own changes.
+    let filter = match &filter {
+        Some(f) => Some(crate::sql::exec::prepare(cx, f, scope.cols.len(), &[])?),
+        None => None,
+    };
+    let path = access::choose(t, filter.as_ref().map(|p| p.expr()), &host);
     let rows = access::fetch(cx.txn, t, &path, true)?;
     let mut out = Vec::new();
     for (k, r) in rows {
-        if let Some(f) = &filter {
+        if let Some(p) = &filter {
+            let f = crate::sql::exec::bind_row(cx, p, &r, &[])?;
             let v = f.eval(&EvalCtx {
                 row: &r,
+                outer: &[],
                 aggs: &[],
                 matches: &[],
                 funcs: &host,
@@ -375,6 +388,7 @@ fn order_and_limit(
         for (k, r) in rows {
             let ecx = EvalCtx {
                 row: &r,
+                outer: &[],
                 aggs: &[],
                 matches: &[],
                 funcs: &host,
@@ -427,6 +441,7 @@ fn single_table(cx: &mut Ctx<'_>, twj: &ast::TableWithJoins) -> SqlResult<(Table
             .iter()
             .map(|c| (a.clone(), c.name.clone()))
             .collect(),
+        hidden: Vec::new(),
     };
     Ok((t, scope))
 }
@@ -461,6 +476,7 @@ pub fn update(cx: &mut Ctx<'_>, up: &ast::Update) -> SqlResult<QueryResult> {
             let host = SessionHost::new(cx.session, cx.engine);
             let ecx = EvalCtx {
                 row: &old,
+                outer: &[],
                 aggs: &[],
                 matches: &[],
                 funcs: &host,

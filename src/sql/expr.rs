@@ -8,6 +8,7 @@
 //! through [`EvalCtx`].
 
 use std::cmp::Ordering;
+use std::sync::Arc;
 
 use sqlparser::ast::{self as ast, BinaryOperator, Expr, UnaryOperator};
 
@@ -19,6 +20,9 @@ use crate::types::{format_float, parse_datetime, Value};
 #[derive(Debug, Clone, Default)]
 pub struct Scope {
     pub cols: Vec<(String, String)>,
+    /// Positions an unqualified name does not find: the second copy of a
+    /// `JOIN … USING` column (MySQL merges the two into one).
+    pub hidden: Vec<usize>,
 }
 
 impl Scope {
@@ -26,7 +30,10 @@ impl Scope {
     pub fn resolve(&self, table: Option<&str>, name: &str) -> SqlResult<usize> {
         let mut found = None;
         for (i, (t, c)) in self.cols.iter().enumerate() {
-            if c.eq_ignore_ascii_case(name) && table.is_none_or(|q| q.eq_ignore_ascii_case(t)) {
+            if c.eq_ignore_ascii_case(name)
+                && table.is_none_or(|q| q.eq_ignore_ascii_case(t))
+                && (table.is_some() || !self.hidden.contains(&i))
+            {
                 if found.is_some() {
                     return Err(SqlError::new(
                         code::NON_UNIQ,
@@ -117,6 +124,123 @@ pub enum CExpr {
     /// Reference to MATCH … AGAINST slot `i` (score supplied by the executor).
     Match(usize),
     Cast(Box<CExpr>, CastTo),
+    /// A column of the enclosing query's row (a correlated reference):
+    /// position in [`EvalCtx::outer`].
+    Outer(usize),
+    /// A scalar subquery (bound to a literal before evaluation).
+    Scalar(Arc<SubPlan>),
+    /// `[NOT] EXISTS (subquery)` (bound before evaluation).
+    Exists(Arc<SubPlan>, bool),
+    /// `x [NOT] IN (subquery)` (bound to [`CExpr::InSet`] before evaluation).
+    InSub(Box<CExpr>, Arc<SubPlan>, bool),
+    /// `x [NOT] IN` a materialized subquery result.
+    InSet(Box<CExpr>, Arc<ValueSet>, bool),
+}
+
+/// A subquery inside an expression, planned by [`crate::sql::plan`].
+pub struct SubPlan {
+    pub node: crate::sql::plan::Node,
+    /// Positions in the outer row it is run with (the enclosing block's
+    /// row followed by that block's own outer row) that it reads. Empty:
+    /// uncorrelated, run once per statement.
+    pub refs: Vec<usize>,
+    /// Number of output columns.
+    pub width: usize,
+}
+
+impl std::fmt::Debug for SubPlan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "subquery(refs {:?})", self.refs)
+    }
+}
+
+/// Plans the subqueries met while compiling an expression.
+pub trait SubqueryPlanner {
+    /// Plan `q`, resolving names it cannot find in its own FROM against
+    /// `outer` (which become [`CExpr::Outer`] references).
+    fn plan_subquery(&mut self, q: &ast::Query, outer: &Scope) -> SqlResult<SubPlan>;
+}
+
+/// The non-NULL values of a materialized `IN (subquery)` plus whether a
+/// NULL was among them (which turns a miss into NULL, as in MySQL).
+#[derive(Debug, Default)]
+pub struct ValueSet {
+    values: Vec<Value>,
+    /// Normalized keys of `values` when they are all numbers or all text
+    /// (then equality is key equality); `None` when mixed.
+    keys: Option<std::collections::HashSet<Vec<u8>>>,
+    class: Option<u8>,
+    has_null: bool,
+}
+
+/// 0 number, 1 text, 2 other (datetime / vector): values of one class
+/// compare equal exactly when their [`value_key`]s are equal.
+fn value_class(v: &Value) -> u8 {
+    match v {
+        Value::Int(_) | Value::Float(_) | Value::Bool(_) => 0,
+        Value::Text(_) => 1,
+        _ => 2,
+    }
+}
+
+/// A key under which SQL-equal values of one class coincide (3, 3.0 and
+/// TRUE-as-1 share one; -0.0 and 0 share one).
+pub fn value_key(v: &Value) -> Vec<u8> {
+    let norm = match v {
+        Value::Float(f) if *f == 0.0 => Value::Int(0),
+        Value::Float(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => Value::Int(*f as i64),
+        Value::Bool(b) => Value::Int(i64::from(*b)),
+        other => other.clone(),
+    };
+    crate::catalog::codec::encode_key(std::slice::from_ref(&norm))
+}
+
+impl ValueSet {
+    /// Build from a subquery's single column.
+    pub fn new(vals: impl IntoIterator<Item = Value>) -> ValueSet {
+        let mut s = ValueSet::default();
+        let mut classes = std::collections::HashSet::new();
+        for v in vals {
+            if v.is_null() {
+                s.has_null = true;
+            } else {
+                classes.insert(value_class(&v));
+                s.values.push(v);
+            }
+        }
+        if classes.len() == 1 {
+            let c = classes.into_iter().next().unwrap_or(2);
+            if c < 2 {
+                s.class = Some(c);
+                s.keys = Some(s.values.iter().map(value_key).collect());
+            }
+        }
+        s
+    }
+
+    /// `x IN set` with SQL's three-valued answer.
+    pub fn contains(&self, x: &Value) -> Option<bool> {
+        if self.values.is_empty() && !self.has_null {
+            return Some(false);
+        }
+        if x.is_null() {
+            return None;
+        }
+        let hit = match (&self.keys, self.class) {
+            (Some(keys), Some(c)) if value_class(x) == c => keys.contains(&value_key(x)),
+            _ => self
+                .values
+                .iter()
+                .any(|v| sql_cmp(x, v) == Some(Ordering::Equal)),
+        };
+        if hit {
+            Some(true)
+        } else if self.has_null {
+            None
+        } else {
+            Some(false)
+        }
+    }
 }
 
 /// Target of CAST/CONVERT.
@@ -177,6 +301,8 @@ fn cast_target(ty: &ast::DataType) -> SqlResult<CastTo> {
 /// Per-row evaluation context.
 pub struct EvalCtx<'a> {
     pub row: &'a [Value],
+    /// The enclosing query's row, for correlated references.
+    pub outer: &'a [Value],
     pub aggs: &'a [Value],
     pub matches: &'a [Value],
     pub funcs: &'a dyn FunctionHost,
@@ -204,6 +330,12 @@ pub struct Compiler<'a> {
     pub allow_aggs: bool,
     pub aggs: Vec<AggCall>,
     pub matches: Vec<MatchSpec>,
+    /// Names visible from enclosing queries (their rows concatenated).
+    pub outer: Option<&'a Scope>,
+    /// Positions in `outer` this expression read.
+    pub outer_refs: Vec<usize>,
+    /// Plans subqueries; without one they are refused.
+    pub sub: Option<&'a mut dyn SubqueryPlanner>,
 }
 
 /// Identifier text, lower-cased unless quoted.
@@ -309,7 +441,58 @@ impl<'a> Compiler<'a> {
             allow_aggs,
             aggs: Vec::new(),
             matches: Vec::new(),
+            outer: None,
+            outer_refs: Vec::new(),
+            sub: None,
         }
+    }
+
+    /// A column by (optional qualifier and) name: this query's own FROM
+    /// first, then the enclosing queries' (a correlated reference).
+    fn column(&mut self, table: Option<&str>, name: &str) -> SqlResult<CExpr> {
+        match self.scope.resolve(table, name) {
+            Ok(i) => Ok(CExpr::Col(i)),
+            Err(e) if e.code == code::BAD_FIELD => match self.outer.map(|o| o.resolve(table, name))
+            {
+                Some(Ok(i)) => {
+                    self.outer_refs.push(i);
+                    Ok(CExpr::Outer(i))
+                }
+                Some(Err(o)) if o.code == code::NON_UNIQ => Err(o),
+                _ => Err(e),
+            },
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Plan a subquery with this query's names (then the enclosing
+    /// ones) as its outer scope.
+    fn subquery(&mut self, q: &ast::Query) -> SqlResult<Arc<SubPlan>> {
+        let mut outer = self.scope.clone();
+        if let Some(o) = self.outer {
+            outer.cols.extend(o.cols.iter().cloned());
+        }
+        let own = self.scope.cols.len();
+        let Some(planner) = self.sub.as_deref_mut() else {
+            return Err(SqlError::unsupported("a subquery here"));
+        };
+        let sp = planner.plan_subquery(q, &outer)?;
+        for &r in &sp.refs {
+            if r >= own {
+                self.outer_refs.push(r - own);
+            }
+        }
+        Ok(Arc::new(sp))
+    }
+
+    fn one_column(sp: &SubPlan) -> SqlResult<()> {
+        if sp.width != 1 {
+            return Err(SqlError::new(
+                code::OPERAND_COLUMNS,
+                "Operand should contain 1 column(s)",
+            ));
+        }
+        Ok(())
     }
 
     /// Compile one expression.
@@ -326,15 +509,22 @@ impl<'a> Compiler<'a> {
             {
                 variable_ref(&parts[0].value, Some(&parts[1].value))?
             }
-            Expr::Identifier(i) => CExpr::Col(self.scope.resolve(None, &ident_name(i))?),
+            Expr::Identifier(i) => self.column(None, &ident_name(i))?,
             Expr::CompoundIdentifier(parts) => {
                 let names: Vec<String> = parts.iter().map(ident_name).collect();
                 match names.as_slice() {
-                    [t, c] => CExpr::Col(self.scope.resolve(Some(t), c)?),
-                    [_, t, c] => CExpr::Col(self.scope.resolve(Some(t), c)?),
+                    [t, c] => self.column(Some(t), c)?,
+                    [_, t, c] => self.column(Some(t), c)?,
                     _ => return Err(SqlError::parse(format!("bad column reference {e}"))),
                 }
             }
+            Expr::Subquery(q) => {
+                let sp = self.subquery(q)?;
+                Self::one_column(&sp)?;
+                CExpr::Scalar(sp)
+            }
+            Expr::Exists { subquery, negated } => CExpr::Exists(self.subquery(subquery)?, *negated),
+
             Expr::Value(v) => CExpr::Lit(literal(&v.value)?),
             Expr::Nested(inner) => self.compile(inner)?,
             Expr::UnaryOp { op, expr } => {
@@ -403,7 +593,16 @@ impl<'a> Compiler<'a> {
                         .collect::<SqlResult<Vec<_>>>()?;
                     CExpr::InList(Box::new(self.compile(expr)?), items, *negated)
                 }
-                _ => return Err(SqlError::unsupported("IN (subquery)")),
+                ast::InTarget::Subquery(subquery) => {
+                    if matches!(expr.as_ref(), Expr::Tuple(_)) {
+                        return Err(SqlError::unsupported("row constructors with IN (subquery)"));
+                    }
+                    let x = self.compile(expr)?;
+                    let sp = self.subquery(subquery)?;
+                    Self::one_column(&sp)?;
+                    CExpr::InSub(Box::new(x), sp, *negated)
+                }
+                _ => return Err(SqlError::unsupported("this IN target")),
             },
             Expr::Between {
                 expr,
@@ -1130,6 +1329,17 @@ impl CExpr {
         Ok(match self {
             CExpr::Lit(v) => v.clone(),
             CExpr::Col(i) => cx.row.get(*i).cloned().unwrap_or(Value::Null),
+            CExpr::Outer(i) => cx.outer.get(*i).cloned().unwrap_or(Value::Null),
+            CExpr::InSet(x, set, negated) => match set.contains(&x.eval(cx)?) {
+                None => Value::Null,
+                Some(b) => Value::Bool(b != *negated),
+            },
+            CExpr::Scalar(_) | CExpr::Exists(..) | CExpr::InSub(..) => {
+                return Err(SqlError::new(
+                    code::UNKNOWN_ERROR,
+                    "internal error: subquery evaluated before it was run",
+                ))
+            }
             CExpr::Agg(i) => cx.aggs.get(*i).cloned().unwrap_or(Value::Null),
             CExpr::Match(i) => cx.matches.get(*i).cloned().unwrap_or(Value::Float(0.0)),
             CExpr::Not(x) => match truth(&x.eval(cx)?) {
@@ -1282,7 +1492,14 @@ impl CExpr {
     pub fn is_constant(&self) -> bool {
         match self {
             CExpr::Lit(_) => true,
-            CExpr::Col(_) | CExpr::Agg(_) | CExpr::Match(_) => false,
+            CExpr::Col(_)
+            | CExpr::Agg(_)
+            | CExpr::Match(_)
+            | CExpr::Outer(_)
+            | CExpr::Scalar(_)
+            | CExpr::Exists(..)
+            | CExpr::InSub(..)
+            | CExpr::InSet(..) => false,
             CExpr::Bin(_, a, b) => a.is_constant() && b.is_constant(),
             CExpr::Not(a) | CExpr::Neg(a) | CExpr::IsNull(a, _) | CExpr::Cast(a, _) => {
                 a.is_constant()
@@ -1297,6 +1514,136 @@ impl CExpr {
                     && args.iter().all(|a| a.is_constant())
             }
         }
+    }
+
+    /// Visit this expression and its sub-expressions (not the inside of
+    /// subqueries), parents first.
+    #[recursive::recursive]
+    pub fn walk(&self, f: &mut dyn FnMut(&CExpr)) {
+        f(self);
+        match self {
+            CExpr::Lit(_)
+            | CExpr::Col(_)
+            | CExpr::Agg(_)
+            | CExpr::Match(_)
+            | CExpr::Outer(_)
+            | CExpr::Scalar(_)
+            | CExpr::Exists(..) => {}
+            CExpr::Bin(_, a, b) | CExpr::Like(a, b, _) => {
+                a.walk(f);
+                b.walk(f);
+            }
+            CExpr::Not(a)
+            | CExpr::Neg(a)
+            | CExpr::IsNull(a, _)
+            | CExpr::Cast(a, _)
+            | CExpr::InSub(a, ..)
+            | CExpr::InSet(a, ..) => a.walk(f),
+            CExpr::InList(a, items, _) => {
+                a.walk(f);
+                items.iter().for_each(|i| i.walk(f));
+            }
+            CExpr::Between(a, b, c, _) => {
+                a.walk(f);
+                b.walk(f);
+                c.walk(f);
+            }
+            CExpr::Case(op, arms, els) => {
+                if let Some(o) = op {
+                    o.walk(f);
+                }
+                for (w, t) in arms {
+                    w.walk(f);
+                    t.walk(f);
+                }
+                if let Some(e) = els {
+                    e.walk(f);
+                }
+            }
+            CExpr::Func(_, args) => args.iter().for_each(|a| a.walk(f)),
+        }
+    }
+
+    /// Rebuild bottom-up: children first, then `f` on the node.
+    #[recursive::recursive]
+    pub fn try_rewrite(self, f: &mut dyn FnMut(CExpr) -> SqlResult<CExpr>) -> SqlResult<CExpr> {
+        fn b(
+            mut x: Box<CExpr>,
+            f: &mut dyn FnMut(CExpr) -> SqlResult<CExpr>,
+        ) -> SqlResult<Box<CExpr>> {
+            // Rewrite in place: the box's allocation is reused.
+            let v = std::mem::replace(&mut *x, CExpr::Lit(Value::Null));
+            *x = v.try_rewrite(f)?;
+            Ok(x)
+        }
+        let node = match self {
+            CExpr::Bin(op, a, c) => {
+                let a = b(a, f)?;
+                CExpr::Bin(op, a, b(c, f)?)
+            }
+            CExpr::Like(a, c, n) => {
+                let a = b(a, f)?;
+                CExpr::Like(a, b(c, f)?, n)
+            }
+            CExpr::Not(a) => CExpr::Not(b(a, f)?),
+            CExpr::Neg(a) => CExpr::Neg(b(a, f)?),
+            CExpr::IsNull(a, n) => CExpr::IsNull(b(a, f)?, n),
+            CExpr::Cast(a, t) => CExpr::Cast(b(a, f)?, t),
+            CExpr::InSub(a, sp, n) => CExpr::InSub(b(a, f)?, sp, n),
+            CExpr::InSet(a, set, n) => CExpr::InSet(b(a, f)?, set, n),
+            CExpr::InList(a, items, n) => {
+                let a = b(a, f)?;
+                let items = items
+                    .into_iter()
+                    .map(|i| i.try_rewrite(f))
+                    .collect::<SqlResult<Vec<_>>>()?;
+                CExpr::InList(a, items, n)
+            }
+            CExpr::Between(a, lo, hi, n) => {
+                let a = b(a, f)?;
+                let lo = b(lo, f)?;
+                CExpr::Between(a, lo, b(hi, f)?, n)
+            }
+            CExpr::Case(op, arms, els) => {
+                let op = match op {
+                    Some(o) => Some(b(o, f)?),
+                    None => None,
+                };
+                let mut out = Vec::with_capacity(arms.len());
+                for (w, t) in arms {
+                    out.push((w.try_rewrite(f)?, t.try_rewrite(f)?));
+                }
+                let els = match els {
+                    Some(e) => Some(b(e, f)?),
+                    None => None,
+                };
+                CExpr::Case(op, out, els)
+            }
+            CExpr::Func(name, args) => CExpr::Func(
+                name,
+                args.into_iter()
+                    .map(|a| a.try_rewrite(f))
+                    .collect::<SqlResult<Vec<_>>>()?,
+            ),
+            leaf => leaf,
+        };
+        f(node)
+    }
+
+    /// Replace every own-row column reference `Col(i)` by `f(i)`.
+    pub fn map_cols_expr(self, f: &mut dyn FnMut(usize) -> CExpr) -> CExpr {
+        self.try_rewrite(&mut |x| {
+            Ok(match x {
+                CExpr::Col(i) => f(i),
+                other => other,
+            })
+        })
+        .unwrap_or(CExpr::Lit(Value::Null))
+    }
+
+    /// Renumber own-row column references.
+    pub fn map_cols(self, f: &mut dyn FnMut(usize) -> usize) -> CExpr {
+        self.map_cols_expr(&mut |i| CExpr::Col(f(i)))
     }
 
     /// Split a conjunction into its terms.
@@ -1317,6 +1664,7 @@ impl CExpr {
 pub fn eval_const(e: &CExpr, funcs: &dyn FunctionHost) -> SqlResult<Value> {
     e.eval(&EvalCtx {
         row: &[],
+        outer: &[],
         aggs: &[],
         matches: &[],
         funcs,

@@ -15,9 +15,11 @@
 pub mod access;
 pub mod ddl;
 pub mod dml;
+pub mod exec;
 pub mod expr;
 pub mod host;
 pub mod parse;
+pub mod plan;
 pub mod privileges;
 pub mod select;
 pub mod show;
@@ -422,7 +424,15 @@ fn is_ddl(s: &Stmt) -> bool {
         | Stmt::DropTable { .. }
         | Stmt::CreateIndex(_)
         | Stmt::DropIndex { .. } => true,
-        Stmt::Ast(a) => matches!(a.as_ref(), sqlparser::ast::Statement::CreateTable(_)),
+        Stmt::Ast(a) => matches!(
+            a.as_ref(),
+            sqlparser::ast::Statement::CreateTable(_)
+                | sqlparser::ast::Statement::CreateView(_)
+                | sqlparser::ast::Statement::Drop {
+                    object_type: sqlparser::ast::ObjectType::View,
+                    ..
+                }
+        ),
         _ => false,
     }
 }
@@ -457,7 +467,7 @@ fn run_in_txn(cx: &mut Ctx<'_>, s: Stmt) -> SqlResult<QueryResult> {
             let rep = crate::iscp::check::check_index(cx, &t, &ix)?;
             Ok(crate::iscp::check::report_result(&t, &ix, &rep))
         }
-        Stmt::Explain(inner) => show::explain(cx, *inner),
+        Stmt::Explain(inner, analyze) => show::explain(cx, *inner, analyze),
         other => Err(SqlError::internal(format!(
             "unexpected statement {other:?}"
         ))),

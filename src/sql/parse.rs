@@ -103,7 +103,8 @@ pub enum Stmt {
     Describe {
         table: Name,
     },
-    Explain(Box<Stmt>),
+    /// EXPLAIN [ANALYZE] <statement>.
+    Explain(Box<Stmt>, bool),
     Begin {
         read_only: bool,
     },
@@ -750,7 +751,16 @@ pub fn parse(sql: &str) -> SqlResult<Stmt> {
     // EXPLAIN <statement>: parse the rest of the original text.
     if p.peek_kw("explain") {
         let trimmed = sql.trim_start();
-        let rest = trimmed.get(7..).unwrap_or("");
+        let mut rest = trimmed.get(7..).unwrap_or("");
+        let mut analyze = false;
+        if rest
+            .split_whitespace()
+            .next()
+            .is_some_and(|w| w.eq_ignore_ascii_case("analyze"))
+        {
+            analyze = true;
+            rest = rest.trim_start().get(7..).unwrap_or("");
+        }
         let first = rest
             .split_whitespace()
             .next()
@@ -760,7 +770,7 @@ pub fn parse(sql: &str) -> SqlResult<Stmt> {
             .iter()
             .any(|k| first.starts_with(k))
         {
-            return Ok(Stmt::Explain(Box::new(parse(rest)?)));
+            return Ok(Stmt::Explain(Box::new(parse(rest)?), analyze));
         }
     }
     if let Some(s) = parse_custom(&mut p)? {
@@ -1389,7 +1399,7 @@ mod tests {
     #[test]
     fn explain_wraps_statement() {
         let s = parse("EXPLAIN SELECT * FROM t WHERE a = 'x''y'").unwrap();
-        assert!(matches!(s, Stmt::Explain(_)));
+        assert!(matches!(s, Stmt::Explain(_, false)));
         assert!(matches!(parse("explain t").unwrap(), Stmt::Describe { .. }));
         assert_eq!(parse("selec 1").unwrap_err().code, 1064);
     }

@@ -7,7 +7,7 @@
 //! existing session at its next statement. `root` holds every privilege
 //! and is never looked up. Never executes the statement it checks.
 
-use sqlparser::ast::{self, SetExpr, Statement as S};
+use sqlparser::ast::{self, Statement as S};
 
 use crate::catalog::users::{self, privs, GrantTarget, UserRecord, ROOT};
 use crate::catalog::SYSTEM_DB;
@@ -191,51 +191,36 @@ impl Checker<'_> {
         a.name.is_empty() || a.name == self.st.user
     }
 
-    /// SELECT on every table a query reads.
+    /// SELECT on every table a query reads, wherever it appears (FROM,
+    /// joins, derived tables, CTE bodies, subqueries in any expression).
+    /// A one-part name that is a CTE of the statement is not a table.
     fn query(&self, q: &ast::Query) -> SqlResult<()> {
-        if let Some(with) = &q.with {
-            for cte in &with.cte_tables {
-                self.query(&cte.query)?;
-            }
-        }
-        self.set_expr(&q.body)
+        self.reads(q)
     }
 
-    fn set_expr(&self, e: &SetExpr) -> SqlResult<()> {
-        match e {
-            SetExpr::Select(sel) => {
-                for twj in &sel.from {
-                    self.factor(&twj.relation)?;
-                    for j in &twj.joins {
-                        self.factor(&j.relation)?;
-                    }
+    /// SELECT on every relation named inside `node` (except CTE names).
+    fn reads<V: ast::Visit>(&self, node: &V) -> SqlResult<()> {
+        let mut ctes = std::collections::HashSet::new();
+        let _ = visit_queries(node, &mut |q: &ast::Query| {
+            if let Some(w) = &q.with {
+                for c in &w.cte_tables {
+                    ctes.insert(crate::sql::expr::ident_name(&c.alias.name));
                 }
-                Ok(())
             }
-            SetExpr::Query(q) => self.query(q),
-            SetExpr::SetOperation { left, right, .. } => {
-                self.set_expr(left)?;
-                self.set_expr(right)
+        });
+        let r = ast::visit_relations(node, |name| {
+            let parts = object_parts(name);
+            if parts.len() == 1 && ctes.contains(&parts[0]) {
+                return std::ops::ControlFlow::Continue(());
             }
-            _ => Ok(()),
-        }
-    }
-
-    fn factor(&self, f: &ast::TableFactor) -> SqlResult<()> {
-        match f {
-            ast::TableFactor::Table { name, .. } => self.need_object(privs::SELECT, "SELECT", name),
-            ast::TableFactor::Derived { subquery, .. } => self.query(subquery),
-            ast::TableFactor::NestedJoin {
-                table_with_joins, ..
-            } => {
-                self.factor(&table_with_joins.relation)?;
-                for j in &table_with_joins.joins {
-                    self.factor(&j.relation)?;
-                }
-                Ok(())
+            match self.need_object(privs::SELECT, "SELECT", name) {
+                Ok(()) => std::ops::ControlFlow::Continue(()),
+                Err(e) => std::ops::ControlFlow::Break(e),
             }
-            // Other FROM items are refused by the query itself.
-            _ => Ok(()),
+        });
+        match r {
+            std::ops::ControlFlow::Break(e) => Err(e),
+            std::ops::ControlFlow::Continue(()) => Ok(()),
         }
     }
 
@@ -253,7 +238,7 @@ impl Checker<'_> {
             }
         }
         for j in &twj.joins {
-            self.factor(&j.relation)?;
+            self.reads(&j.relation)?;
         }
         Ok(())
     }
@@ -273,7 +258,15 @@ impl Checker<'_> {
             S::Update(up) => {
                 // Reading rows (WHERE, ORDER BY) also needs SELECT.
                 let reads = up.selection.is_some() || !up.order_by.is_empty();
-                self.twj_target(&up.table, privs::UPDATE, "UPDATE", reads)
+                self.twj_target(&up.table, privs::UPDATE, "UPDATE", reads)?;
+                // Tables read by subqueries in WHERE / SET.
+                if let Some(w) = &up.selection {
+                    self.reads(w)?;
+                }
+                for a in &up.assignments {
+                    self.reads(&a.value)?;
+                }
+                Ok(())
             }
             S::Delete(del) => {
                 let tables = match &del.from {
@@ -283,9 +276,39 @@ impl Checker<'_> {
                 for twj in tables {
                     self.twj_target(twj, privs::DELETE, "DELETE", reads)?;
                 }
+                if let Some(w) = &del.selection {
+                    self.reads(w)?;
+                }
                 Ok(())
             }
-            S::CreateTable(ct) => self.need_object(privs::CREATE, "CREATE", &ct.name),
+            S::CreateTable(ct) => {
+                self.need_object(privs::CREATE, "CREATE", &ct.name)?;
+                if let Some(q) = &ct.query {
+                    self.need_object(privs::INSERT, "INSERT", &ct.name)?;
+                    self.reads(q)?;
+                }
+                Ok(())
+            }
+            // A view reads with its creator's rights (SQL SECURITY
+            // DEFINER, MySQL's default): creating one needs SELECT on what
+            // it reads; reading it needs SELECT on the view.
+            S::CreateView(cv) => {
+                self.need_object(privs::CREATE, "CREATE VIEW", &cv.name)?;
+                if cv.or_replace {
+                    self.need_object(privs::DROP, "DROP", &cv.name)?;
+                }
+                self.reads(&cv.query)
+            }
+            S::Drop {
+                object_type: ast::ObjectType::View,
+                names,
+                ..
+            } => {
+                for n in names {
+                    self.need_object(privs::DROP, "DROP", n)?;
+                }
+                Ok(())
+            }
             // Anything else is refused by the SQL layer (1235); for a user
             // without SUPER the refusal is 1227, so a statement whose
             // privilege is not mapped here can never run unchecked.
@@ -330,7 +353,7 @@ impl Checker<'_> {
                     name: "mo_iscp_log".into(),
                 },
             )?,
-            Stmt::Explain(inner) => return self.stmt(inner).map(|_| None),
+            Stmt::Explain(inner, _) => return self.stmt(inner).map(|_| None),
             Stmt::Use { db } => {
                 if !self.access.any_in_db(db) {
                     return Err(db_denied(self.st, db));
@@ -691,4 +714,20 @@ fn show_grants(
         rows: rows.into_iter().map(|r| vec![Value::Text(r)]).collect(),
         ..Default::default()
     })
+}
+
+/// Call `f` on every query (the statement's and every subquery) in `node`.
+fn visit_queries<V: ast::Visit>(
+    node: &V,
+    f: &mut dyn FnMut(&ast::Query),
+) -> std::ops::ControlFlow<()> {
+    struct Q<'a>(&'a mut dyn FnMut(&ast::Query));
+    impl ast::Visitor for Q<'_> {
+        type Break = ();
+        fn pre_visit_query(&mut self, q: &ast::Query) -> std::ops::ControlFlow<()> {
+            (self.0)(q);
+            std::ops::ControlFlow::Continue(())
+        }
+    }
+    node.visit(&mut Q(f))
 }

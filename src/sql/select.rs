@@ -1,31 +1,77 @@
-//! SELECT: scan → filter → group/aggregate → order → limit → project.
+//! The query block operator: scan (or input node) → filter → group /
+//! aggregate → project → sort → limit.
 //!
-//! One table (or none) per query; the access path comes from [`access`]
-//! (or, for vector/full-text queries, from the ISCP-maintained index through
+//! A block reads one base table, nothing, or the output of another plan
+//! node ([`crate::sql::plan`]: joins, derived tables, CTEs, UNION). Over a
+//! base table the access path comes from [`access`] (or, for vector /
+//! full-text queries, from the ISCP-maintained index through
 //! [`crate::iscp::search`]), and the WHERE clause is always re-checked
-//! exactly on every candidate row. Never writes, except row locks taken by
+//! exactly on every candidate row. Subqueries in its expressions are run
+//! through [`crate::sql::exec`]: once per statement when uncorrelated, per
+//! row otherwise. Never writes, except row locks taken by
 //! `SELECT … FOR UPDATE`.
 
 use std::cmp::Ordering;
 use std::collections::HashMap;
 
-use sqlparser::ast::{self as ast, Expr, Query, SelectItem, SetExpr};
+use sqlparser::ast::{self as ast, Expr, Query, SelectItem};
 
 use crate::catalog::{self, TableDef, SYSTEM_DB};
 use crate::error::{code, SqlError, SqlResult};
 use crate::sql::access::{self, Access};
-use crate::sql::expr::{
-    eval_const, ident_name, object_parts, AggCall, AggFunc, CExpr, Compiler, EvalCtx, Scope,
-};
+use crate::sql::exec::{self, Prepared};
+use crate::sql::expr::{eval_const, AggCall, AggFunc, CExpr, Compiler, EvalCtx, Scope};
 use crate::sql::host::SessionHost;
+use crate::sql::plan::{Node, Planner};
 use crate::sql::Ctx;
 use crate::types::{Column, ColumnKind, DataType, QueryResult, Value};
 
-/// A resolved FROM clause.
+/// A resolved FROM clause: no table, one base table, or another node's
+/// output.
 pub struct Source {
     pub table: Option<TableDef>,
     pub alias: String,
     pub scope: Scope,
+    /// Kind of each scope column.
+    pub kinds: Vec<ColumnKind>,
+    /// Scope positions `*` expands to, in order.
+    pub star: Vec<usize>,
+    /// The node read instead of a table.
+    pub input: Option<Box<Node>>,
+}
+
+impl Source {
+    /// `SELECT` without FROM: one row, no columns.
+    pub fn none() -> Source {
+        Source {
+            table: None,
+            alias: String::new(),
+            scope: Scope::default(),
+            kinds: Vec::new(),
+            star: Vec::new(),
+            input: None,
+        }
+    }
+
+    /// A base table under `alias`.
+    pub fn table(t: TableDef, alias: String) -> Source {
+        let scope = Scope {
+            cols: t
+                .columns
+                .iter()
+                .map(|c| (alias.clone(), c.name.clone()))
+                .collect(),
+            hidden: Vec::new(),
+        };
+        Source {
+            kinds: t.columns.iter().map(|c| kind_of_type(&c.ty)).collect(),
+            star: (0..t.columns.len()).collect(),
+            table: Some(t),
+            alias,
+            scope,
+            input: None,
+        }
+    }
 }
 
 /// A compiled single-table query.
@@ -48,56 +94,8 @@ pub struct Plan {
     pub for_update: bool,
 }
 
-/// Resolve `FROM` (zero or one table).
-pub fn resolve_source(cx: &mut Ctx<'_>, from: &[ast::TableWithJoins]) -> SqlResult<Source> {
-    match from {
-        [] => Ok(Source {
-            table: None,
-            alias: String::new(),
-            scope: Scope::default(),
-        }),
-        [twj] => {
-            if !twj.joins.is_empty() {
-                return Err(SqlError::unsupported("JOIN"));
-            }
-            let ast::TableFactor::Table { name, alias, .. } = &twj.relation else {
-                return Err(SqlError::unsupported("derived tables"));
-            };
-            let parts = object_parts(name);
-            let (db, tname) = match parts.as_slice() {
-                [t] => (cx.session.require_db()?.to_string(), t.clone()),
-                [d, t] => (d.clone(), t.clone()),
-                _ => return Err(SqlError::parse(format!("bad table name {name}"))),
-            };
-            if catalog::get_database(cx.txn, &db)?.is_none() {
-                return Err(SqlError::new(
-                    code::BAD_DB,
-                    format!("Unknown database '{db}'"),
-                ));
-            }
-            let t = catalog::require_table(cx.txn, &db, &tname, false)?;
-            let alias = alias
-                .as_ref()
-                .map(|a| ident_name(&a.name))
-                .unwrap_or_else(|| tname.clone());
-            let scope = Scope {
-                cols: t
-                    .columns
-                    .iter()
-                    .map(|c| (alias.clone(), c.name.clone()))
-                    .collect(),
-            };
-            Ok(Source {
-                table: Some(t),
-                alias,
-                scope,
-            })
-        }
-        _ => Err(SqlError::unsupported("multi-table FROM (joins)")),
-    }
-}
-
-fn kind_of_type(t: &DataType) -> ColumnKind {
+/// The result kind of a column of SQL type `t`.
+pub fn kind_of_type(t: &DataType) -> ColumnKind {
     match t {
         DataType::Bool | DataType::Int | DataType::BigInt | DataType::Integer { .. } => {
             ColumnKind::Int
@@ -141,12 +139,14 @@ fn decimal_result(op: crate::sql::expr::BinOp, x: ColumnKind, y: ColumnKind) -> 
 #[recursive::recursive]
 fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnKind {
     match e {
-        CExpr::Col(i) => src
-            .table
-            .as_ref()
-            .and_then(|t| t.columns.get(*i))
-            .map(|c| kind_of_type(&c.ty))
+        CExpr::Col(i) => src.kinds.get(*i).copied().unwrap_or(ColumnKind::Text),
+        CExpr::Scalar(sp) => sp
+            .node
+            .columns()
+            .first()
+            .map(|c| c.kind)
             .unwrap_or(ColumnKind::Text),
+        CExpr::Exists(..) | CExpr::InSub(..) | CExpr::InSet(..) => ColumnKind::Int,
         CExpr::Lit(Value::Int(_)) | CExpr::Lit(Value::Bool(_)) => ColumnKind::Int,
         CExpr::Lit(Value::Float(_)) => ColumnKind::Float,
         CExpr::Match(_) => ColumnKind::Float,
@@ -246,14 +246,12 @@ fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnKind {
     }
 }
 
-/// Refuse (error 1235, naming the clause) every part of a query this engine
-/// does not implement, so that nothing is silently ignored: a clause the
-/// parser accepted but the executor would skip must never change an answer.
-pub fn reject_unsupported(q: &Query) -> SqlResult<()> {
+/// Refuse (error 1235, naming the clause) every query-level part this
+/// engine does not implement, so that nothing is silently ignored: a
+/// clause the parser accepted but the executor would skip must never
+/// change an answer.
+pub fn reject_query(q: &Query) -> SqlResult<()> {
     let no = |what: &str| Err(SqlError::unsupported(what));
-    if q.with.is_some() {
-        return no("WITH (common table expressions)");
-    }
     if q.fetch.is_some() {
         return no("FETCH FIRST");
     }
@@ -295,15 +293,12 @@ pub fn reject_unsupported(q: &Query) -> SqlResult<()> {
             return no("NOWAIT / SKIP LOCKED");
         }
     }
-    let sel = match q.body.as_ref() {
-        SetExpr::Select(sel) => sel,
-        SetExpr::Query(_) => return no("a parenthesized query as a query body"),
-        SetExpr::SetOperation { op, .. } => {
-            return Err(SqlError::unsupported(format!("{op}")));
-        }
-        SetExpr::Values(_) => return no("VALUES as a query"),
-        _ => return no("this query form"),
-    };
+    Ok(())
+}
+
+/// Refuse the parts of one SELECT block this engine does not implement.
+pub fn reject_select(sel: &ast::Select) -> SqlResult<()> {
+    let no = |what: &str| Err(SqlError::unsupported(what));
     if matches!(sel.distinct, Some(ast::Distinct::On(_))) {
         return no("DISTINCT ON");
     }
@@ -348,66 +343,269 @@ pub fn reject_unsupported(q: &Query) -> SqlResult<()> {
         }
         _ => {}
     }
-    for twj in &sel.from {
-        if !twj.joins.is_empty() {
-            return no("JOIN");
+    Ok(())
+}
+
+/// Refuse table references with options this engine does not implement.
+pub fn reject_table_factor(f: &ast::TableFactor) -> SqlResult<()> {
+    let no = |what: &str| Err(SqlError::unsupported(what));
+    if let ast::TableFactor::Table {
+        alias,
+        args,
+        with_hints,
+        version,
+        partitions,
+        with_ordinality,
+        json_path,
+        sample,
+        ..
+    } = f
+    {
+        if alias.as_ref().is_some_and(|a| !a.columns.is_empty()) {
+            return no("column aliases on a table");
         }
-        match &twj.relation {
-            ast::TableFactor::Table {
-                alias,
-                args,
-                with_hints,
-                version,
-                partitions,
-                with_ordinality,
-                json_path,
-                sample,
-                ..
-            } => {
-                if alias.as_ref().is_some_and(|a| !a.columns.is_empty()) {
-                    return no("column aliases on a table");
-                }
-                if args.is_some() {
-                    return no("table functions");
-                }
-                if !with_hints.is_empty() {
-                    return no("table hints");
-                }
-                if version.is_some() {
-                    return no("time travel (AS OF)");
-                }
-                if !partitions.is_empty() {
-                    return no("PARTITION selection");
-                }
-                if *with_ordinality || json_path.is_some() || sample.is_some() {
-                    return no("this table reference");
-                }
-            }
-            ast::TableFactor::Derived { .. } => return no("derived tables"),
-            _ => return no("this FROM item"),
+        if args.is_some() {
+            return no("table functions");
+        }
+        if !with_hints.is_empty() {
+            return no("table hints");
+        }
+        if version.is_some() {
+            return no("time travel (AS OF)");
+        }
+        if !partitions.is_empty() {
+            return no("PARTITION selection");
+        }
+        if *with_ordinality || json_path.is_some() || sample.is_some() {
+            return no("this table reference");
         }
     }
     Ok(())
 }
 
-/// Compile a SELECT body plus ORDER BY / LIMIT into a plan.
-pub fn plan(cx: &mut Ctx<'_>, q: &Query) -> SqlResult<Plan> {
-    reject_unsupported(q)?;
-    let SetExpr::Select(sel) = q.body.as_ref() else {
-        return Err(SqlError::unsupported("UNION / VALUES as a query"));
+/// Whether a function gives the same answer for the same arguments within
+/// a statement (so a predicate using it may be evaluated earlier).
+pub fn is_deterministic(name: &str) -> bool {
+    !matches!(
+        name,
+        "rand" | "uuid" | "now" | "sysdate" | "current_timestamp" | "@" | "@@" | "last_insert_id"
+    ) && !name.contains("fault")
+}
+
+/// A plain scan of a base table (`SELECT * FROM t`), the leaf of a join
+/// tree; predicates pushed into it later pick its access path.
+pub fn scan_node(
+    pl: &mut Planner<'_, '_>,
+    t: TableDef,
+    alias: &str,
+    for_update: bool,
+) -> SqlResult<Node> {
+    let source = Source::table(t, alias.to_string());
+    let projection = source
+        .star
+        .iter()
+        .map(|&i| {
+            (
+                source.scope.cols[i].1.clone(),
+                CExpr::Col(i),
+                source.kinds[i],
+            )
+        })
+        .collect();
+    let _ = pl;
+    Ok(Node::Block(Box::new(Plan {
+        source,
+        filter: None,
+        access: Access::FullScan,
+        index_path: None,
+        projection,
+        aggs: Vec::new(),
+        matches: Vec::new(),
+        group_by: Vec::new(),
+        having: None,
+        order_by: Vec::new(),
+        limit: None,
+        offset: 0,
+        aggregate: false,
+        distinct: false,
+        for_update,
+    })))
+}
+
+impl Plan {
+    /// A scan of a base table with no aggregate, order, limit, distinct or
+    /// index path: a filter added to it changes nothing but the rows.
+    pub fn is_plain_scan(&self) -> bool {
+        self.source.table.is_some()
+            && self.source.input.is_none()
+            && !self.aggregate
+            && self.order_by.is_empty()
+            && self.limit.is_none()
+            && self.offset == 0
+            && !self.distinct
+            && self.index_path.is_none()
+            && self.matches.is_empty()
+    }
+
+    /// AND `c` into the filter and choose the access path again.
+    pub fn add_filter(&mut self, c: CExpr, host: &SessionHost<'_>) {
+        self.filter = Some(match self.filter.take() {
+            None => c,
+            Some(f) => CExpr::Bin(crate::sql::expr::BinOp::And, Box::new(f), Box::new(c)),
+        });
+        if let Some(t) = &self.source.table {
+            self.access = access::choose(t, self.filter.as_ref(), host);
+        }
+    }
+}
+
+/// EXPLAIN lines of one block, its source indented below it.
+pub fn explain_block(
+    plan: &Plan,
+    depth: usize,
+    stats: Option<&crate::sql::plan::Stats>,
+    note: &str,
+    lines: &mut Vec<String>,
+) {
+    let mut d = depth;
+    let mut first = true;
+    let mut push = |s: String, lines: &mut Vec<String>| {
+        let n = if std::mem::take(&mut first) { note } else { "" };
+        lines.push(format!("{}{s}{n}", "  ".repeat(d)));
+        d += 1;
     };
-    let source = resolve_source(cx, &sel.from)?;
-    let host = SessionHost::new(cx.session, cx.engine);
-    let has_group = !matches!(&sel.group_by, ast::GroupByExpr::Expressions(v, _) if v.is_empty());
-    let mut comp = Compiler::new(&source.scope, true);
+    let mut exprs: Vec<&CExpr> = plan.projection.iter().map(|(_, e, _)| e).collect();
+    exprs.extend(plan.filter.iter());
+    exprs.extend(plan.having.iter());
+    exprs.extend(plan.group_by.iter());
+    exprs.extend(plan.order_by.iter().map(|(e, _)| e));
+    let mut subs = Vec::new();
+    for e in exprs {
+        crate::sql::plan::explain_subqueries(e, depth + 1, stats, &mut subs);
+    }
+    if !plan.is_plain_scan() || depth == 0 {
+        push(
+            format!(
+                "Project ({} column{})",
+                plan.projection.len(),
+                if plan.projection.len() == 1 { "" } else { "s" }
+            ),
+            lines,
+        );
+    }
+    if let Some(l) = plan.limit {
+        push(format!("Limit {l} offset {}", plan.offset), lines);
+    }
+    if !plan.order_by.is_empty() {
+        push("Sort".into(), lines);
+    }
+    if plan.distinct {
+        push("Distinct".into(), lines);
+    }
+    if plan.aggregate {
+        push(
+            format!("Aggregate ({} group key(s))", plan.group_by.len()),
+            lines,
+        );
+    }
+    if plan.filter.is_some() {
+        push("Filter (exact re-check of WHERE)".into(), lines);
+    }
+    match (&plan.source.table, &plan.index_path, &plan.source.input) {
+        (_, _, Some(node)) => node.explain(d, stats, lines),
+        (None, _, None) => push("Values (1 row)".into(), lines),
+        (Some(td), Some(ip), None) => push(ip.describe(td), lines),
+        (Some(td), None, None)
+            if td.db == SYSTEM_DB && catalog::VIRTUAL_TABLES.contains(&td.name.as_str()) =>
+        {
+            push(format!("System View {}", td.qualified()), lines)
+        }
+        (Some(td), None, None) => {
+            let mut has_outer = false;
+            if let Some(f) = &plan.filter {
+                f.walk(&mut |x| has_outer |= matches!(x, CExpr::Outer(_)));
+            }
+            match (&plan.filter, has_outer) {
+                (Some(f), true) => {
+                    // Chosen again per run with the outer row's values.
+                    let bound = f.clone().try_rewrite(&mut |x| {
+                        Ok(match x {
+                            CExpr::Outer(_) => CExpr::Lit(Value::Int(0)),
+                            other => other,
+                        })
+                    });
+                    let host = crate::sql::expr::NoHost;
+                    let a = bound
+                        .map(|b| access::choose(td, Some(&b), &host))
+                        .unwrap_or(Access::FullScan);
+                    push(format!("{} (per outer row)", a.describe(td)), lines)
+                }
+                _ => push(plan.access.describe(td), lines),
+            }
+        }
+    }
+    lines.extend(subs);
+}
+
+/// Compile a SELECT block (or, with `sel` = `None`, the ORDER BY / LIMIT
+/// over a UNION) plus ORDER BY / LIMIT into a plan over `source`.
+pub fn plan_block(
+    pl: &mut Planner<'_, '_>,
+    q: &Query,
+    sel: Option<&ast::Select>,
+    mut source: Source,
+    outer: Option<&Scope>,
+) -> SqlResult<Plan> {
+    let has_group = sel.is_some_and(
+        |sel| !matches!(&sel.group_by, ast::GroupByExpr::Expressions(v, _) if v.is_empty()),
+    );
+    let scope = source.scope.clone();
+    let mut comp = Compiler::new(&scope, true);
+    comp.outer = outer;
+    comp.sub = Some(pl);
 
     // Projection.
     let mut projection = Vec::new();
-    for item in &sel.projection {
+    let items: &[SelectItem] = match sel {
+        Some(sel) => &sel.projection,
+        None => &[],
+    };
+    if sel.is_none() {
+        for &i in &source.star {
+            projection.push((source.scope.cols[i].1.clone(), CExpr::Col(i)));
+        }
+    }
+    for item in items {
         match item {
-            SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard(..) => {
-                for (i, (_, c)) in source.scope.cols.iter().enumerate() {
-                    projection.push((c.clone(), CExpr::Col(i)));
+            SelectItem::Wildcard(_) => {
+                if source.scope.cols.is_empty() {
+                    return Err(SqlError::new(code::NO_TABLES_USED, "No tables used"));
+                }
+                for &i in &source.star {
+                    projection.push((source.scope.cols[i].1.clone(), CExpr::Col(i)));
+                }
+            }
+            SelectItem::QualifiedWildcard(kind, _) => {
+                let q = match kind {
+                    ast::SelectItemQualifiedWildcardKind::ObjectName(n) => {
+                        crate::sql::expr::object_parts(n)
+                            .last()
+                            .cloned()
+                            .unwrap_or_default()
+                    }
+                    _ => return Err(SqlError::unsupported("this qualified wildcard")),
+                };
+                let before = projection.len();
+                for (i, (t, c)) in source.scope.cols.iter().enumerate() {
+                    if t.eq_ignore_ascii_case(&q) {
+                        projection.push((c.clone(), CExpr::Col(i)));
+                    }
+                }
+                if projection.len() == before {
+                    return Err(SqlError::new(
+                        code::BAD_TABLE,
+                        format!("Unknown table '{q}'"),
+                    ));
                 }
             }
             SelectItem::UnnamedExpr(e) => {
@@ -429,30 +627,34 @@ pub fn plan(cx: &mut Ctx<'_>, q: &Query) -> SqlResult<Plan> {
         }
     }
     // WHERE may not contain aggregates.
-    let filter = match &sel.selection {
+    let filter = match sel.and_then(|s| s.selection.as_ref()) {
         Some(w) => {
             let saved = comp.allow_aggs;
             comp.allow_aggs = false;
-            let f = comp.compile(w);
+            let f = comp.compile(w).map_err(|e| e.in_clause("where clause"));
             comp.allow_aggs = saved;
             Some(f?)
         }
         None => None,
     };
-    let group_by = match &sel.group_by {
-        ast::GroupByExpr::Expressions(v, _) => {
+    let group_by = match sel.map(|s| &s.group_by) {
+        None => Vec::new(),
+        Some(ast::GroupByExpr::Expressions(v, _)) => {
             let mut out = Vec::new();
             for e in v {
                 out.push(
-                    resolve_alias_or_pos(e, &projection)?.map_or_else(|| comp.compile(e), Ok)?,
+                    resolve_alias_or_pos(e, &projection, "group statement")?.map_or_else(
+                        || comp.compile(e).map_err(|e| e.in_clause("group statement")),
+                        Ok,
+                    )?,
                 );
             }
             out
         }
-        ast::GroupByExpr::All(_) => return Err(SqlError::unsupported("GROUP BY ALL")),
+        Some(ast::GroupByExpr::All(_)) => return Err(SqlError::unsupported("GROUP BY ALL")),
     };
-    let having = match &sel.having {
-        Some(h) => Some(resolve_alias_or_pos(h, &projection)?.map_or_else(|| comp.compile(h), Ok)?),
+    let having = match sel.and_then(|s| s.having.as_ref()) {
+        Some(h) => Some(compile_having(&mut comp, h, &projection)?),
         None => None,
     };
     let mut order_by = Vec::new();
@@ -462,13 +664,22 @@ pub fn plan(cx: &mut Ctx<'_>, q: &Query) -> SqlResult<Plan> {
         };
         for o in list {
             let desc = matches!(o.options.sort, Some(ast::OrderBySort::Desc));
-            let e = match resolve_alias_or_pos(&o.expr, &projection)? {
+            let e = match resolve_alias_or_pos(&o.expr, &projection, "order clause")? {
                 Some(e) => e,
-                None => comp.compile(&o.expr)?,
+                None => comp
+                    .compile(&o.expr)
+                    .map_err(|e| e.in_clause("order clause"))?,
             };
             order_by.push((e, desc));
         }
     }
+    let aggs = std::mem::take(&mut comp.aggs);
+    let matches = std::mem::take(&mut comp.matches);
+    let refs = std::mem::take(&mut comp.outer_refs);
+    drop(comp);
+    pl.note_refs(&refs);
+    let cx = &mut *pl.cx;
+    let host = SessionHost::new(cx.session, cx.engine);
     let (limit, offset) = match &q.limit_clause {
         None => (None, 0),
         Some(ast::LimitClause::LimitOffset { limit, offset, .. }) => {
@@ -487,10 +698,14 @@ pub fn plan(cx: &mut Ctx<'_>, q: &Query) -> SqlResult<Plan> {
             const_usize(offset, &host, "OFFSET")?,
         ),
     };
-    let aggs = std::mem::take(&mut comp.aggs);
-    let matches = std::mem::take(&mut comp.matches);
-    if let Some(t) = &source.table {
-        crate::iscp::search::require_fulltext_indexes(t, &matches)?;
+    match &source.table {
+        Some(t) => crate::iscp::search::require_fulltext_indexes(t, &matches)?,
+        None if !matches.is_empty() => {
+            return Err(SqlError::unsupported(
+                "MATCH … AGAINST over a join or derived table (use it in a derived table over the indexed table)",
+            ))
+        }
+        None => {}
     }
     let aggregate = has_group || !aggs.is_empty();
     // User variables are constants for the statement: fold them so that
@@ -505,6 +720,12 @@ pub fn plan(cx: &mut Ctx<'_>, q: &Query) -> SqlResult<Plan> {
             (n, e, k)
         })
         .collect();
+    // Push WHERE conjuncts into the joins / scans the block reads.
+    if let (Some(node), Some(f)) = (source.input.as_deref_mut(), &filter) {
+        for c in f.conjuncts() {
+            crate::sql::plan::push_where(node, c, &host);
+        }
+    }
     let access = match &source.table {
         Some(t) => access::choose(t, filter.as_ref(), &host),
         None => Access::FullScan,
@@ -536,9 +757,72 @@ pub fn plan(cx: &mut Ctx<'_>, q: &Query) -> SqlResult<Plan> {
         limit,
         offset,
         aggregate,
-        distinct: matches!(sel.distinct, Some(ast::Distinct::Distinct)),
+        distinct: sel.is_some_and(|s| matches!(s.distinct, Some(ast::Distinct::Distinct))),
         for_update: !q.locks.is_empty(),
     })
+}
+
+/// HAVING may name select-list aliases (MySQL extension), also inside
+/// larger expressions: `HAVING c > 1` where `c` is `COUNT(*) AS c`.
+fn compile_having(
+    comp: &mut Compiler<'_>,
+    h: &Expr,
+    projection: &[(String, CExpr)],
+) -> SqlResult<CExpr> {
+    if let Some(e) = resolve_alias_or_pos(h, projection, "having clause")? {
+        return Ok(e);
+    }
+    match comp.compile(h) {
+        Ok(e) => Ok(e),
+        Err(err) if err.code == code::BAD_FIELD => {
+            // Substitute aliases for identifiers the FROM clause lacks.
+            let mut h2 = h.clone();
+            let mut missing = false;
+            let _ = ast::visit_expressions_mut(&mut h2, |x| {
+                if let Expr::Identifier(i) = x {
+                    if comp.scope.resolve(None, &i.value).is_err() {
+                        if let Some(pos) = projection
+                            .iter()
+                            .position(|(n, _)| n.eq_ignore_ascii_case(&i.value))
+                        {
+                            *x = Expr::Identifier(ast::Ident::new(format!("__alias_{pos}")));
+                        } else {
+                            missing = true;
+                        }
+                    }
+                }
+                std::ops::ControlFlow::<()>::Continue(())
+            });
+            if missing {
+                return Err(SqlError::new(
+                    code::BAD_FIELD,
+                    err.message.replace("'field list'", "'having clause'"),
+                ));
+            }
+            let mut alias_scope = comp.scope.clone();
+            let base = alias_scope.cols.len();
+            for (i, _) in projection.iter().enumerate() {
+                alias_scope
+                    .cols
+                    .push((String::new(), format!("__alias_{i}")));
+            }
+            let mut c2 = Compiler::new(&alias_scope, true);
+            c2.aggs = std::mem::take(&mut comp.aggs);
+            c2.matches = std::mem::take(&mut comp.matches);
+            let r = c2.compile(&h2);
+            comp.aggs = std::mem::take(&mut c2.aggs);
+            comp.matches = std::mem::take(&mut c2.matches);
+            let e = r?;
+            Ok(e.map_cols_expr(&mut |i| {
+                if i >= base {
+                    projection[i - base].1.clone()
+                } else {
+                    CExpr::Col(i)
+                }
+            }))
+        }
+        Err(e) => Err(e),
+    }
 }
 
 fn const_usize(e: &Expr, host: &SessionHost<'_>, what: &str) -> SqlResult<usize> {
@@ -554,7 +838,11 @@ fn const_usize(e: &Expr, host: &SessionHost<'_>, what: &str) -> SqlResult<usize>
 }
 
 /// `ORDER BY 2` / `ORDER BY alias` refer to select items.
-fn resolve_alias_or_pos(e: &Expr, projection: &[(String, CExpr)]) -> SqlResult<Option<CExpr>> {
+fn resolve_alias_or_pos(
+    e: &Expr,
+    projection: &[(String, CExpr)],
+    clause: &str,
+) -> SqlResult<Option<CExpr>> {
     match e {
         Expr::Value(v) => {
             if let ast::Value::Number(n, _) = &v.value {
@@ -567,7 +855,7 @@ fn resolve_alias_or_pos(e: &Expr, projection: &[(String, CExpr)]) -> SqlResult<O
                     .ok_or_else(|| {
                         SqlError::new(
                             code::BAD_FIELD,
-                            format!("Unknown column '{i}' in 'order clause'"),
+                            format!("Unknown column '{i}' in '{clause}'"),
                         )
                     });
             }
@@ -587,7 +875,12 @@ fn candidates(
     cx: &mut Ctx<'_>,
     plan: &Plan,
     use_index: bool,
+    outer: &[Value],
 ) -> SqlResult<Vec<(Vec<Value>, Vec<Value>)>> {
+    if let Some(node) = &plan.source.input {
+        let rows = exec::run(cx, node, outer)?;
+        return Ok(rows.into_iter().map(|r| (r, Vec::new())).collect());
+    }
     let Some(t) = &plan.source.table else {
         return Ok(vec![(Vec::new(), Vec::new())]);
     };
@@ -599,7 +892,29 @@ fn candidates(
     if let (Some(ip), true) = (&plan.index_path, use_index) {
         return crate::iscp::search::fetch_candidates(cx, t, ip, &plan.matches);
     }
-    let rows = access::fetch(cx.txn, t, &plan.access, plan.for_update)?;
+    // A correlated filter (`b.a_id = a.id` inside a subquery) is a
+    // constant for this run: its access path is chosen with the outer
+    // values, so a correlated lookup is a key lookup, not a scan.
+    let mut has_outer = false;
+    if let Some(f) = &plan.filter {
+        f.walk(&mut |x| has_outer |= matches!(x, CExpr::Outer(_)));
+    }
+    let dynamic;
+    let path = match &plan.filter {
+        Some(f) if has_outer => {
+            let bound = f.clone().try_rewrite(&mut |x| {
+                Ok(match x {
+                    CExpr::Outer(i) => CExpr::Lit(outer.get(i).cloned().unwrap_or(Value::Null)),
+                    other => other,
+                })
+            })?;
+            let host = SessionHost::new(cx.session, cx.engine);
+            dynamic = access::choose(t, Some(&bound), &host);
+            &dynamic
+        }
+        _ => &plan.access,
+    };
+    let rows = access::fetch(cx.txn, t, path, plan.for_update)?;
     let scores = if plan.matches.is_empty() {
         Vec::new()
     } else {
@@ -780,16 +1095,74 @@ fn group_key(vals: &[Value]) -> Vec<u8> {
 /// when fewer than LIMIT rows survive (a selective filter, rows the index
 /// does not hold such as NULL vectors, DISTINCT) the query is re-run by
 /// exact evaluation over the snapshot.
-pub fn run(cx: &mut Ctx<'_>, plan: &Plan) -> SqlResult<Vec<Vec<Value>>> {
-    let out = run_with(cx, plan, plan.index_path.is_some())?;
+pub fn run(cx: &mut Ctx<'_>, plan: &Plan, outer: &[Value]) -> SqlResult<Vec<Vec<Value>>> {
+    let out = run_with(cx, plan, plan.index_path.is_some(), outer)?;
     if let (Some(crate::iscp::search::IndexPath::Vector { .. }), Some(limit)) =
         (&plan.index_path, plan.limit)
     {
         if out.len() < limit {
-            return run_with(cx, plan, false);
+            return run_with(cx, plan, false, outer);
         }
     }
     Ok(out)
+}
+
+/// The block's expressions with their subqueries prepared for this run.
+struct Exprs<'p> {
+    filter: Option<Prepared<'p>>,
+    group_by: Vec<Prepared<'p>>,
+    agg_args: Vec<Option<Prepared<'p>>>,
+    having: Option<Prepared<'p>>,
+    projection: Vec<Prepared<'p>>,
+    order_by: Vec<Prepared<'p>>,
+}
+
+impl<'p> Exprs<'p> {
+    fn new(cx: &mut Ctx<'_>, plan: &'p Plan, outer: &[Value]) -> SqlResult<Exprs<'p>> {
+        let w = plan.source.scope.cols.len();
+        let mut p = |e: &'p CExpr| exec::prepare(cx, e, w, outer);
+        Ok(Exprs {
+            filter: plan.filter.as_ref().map(&mut p).transpose()?,
+            group_by: plan.group_by.iter().map(&mut p).collect::<SqlResult<_>>()?,
+            agg_args: plan
+                .aggs
+                .iter()
+                .map(|a| a.arg.as_ref().map(&mut p).transpose())
+                .collect::<SqlResult<_>>()?,
+            having: plan.having.as_ref().map(&mut p).transpose()?,
+            projection: plan
+                .projection
+                .iter()
+                .map(|(_, e, _)| p(e))
+                .collect::<SqlResult<_>>()?,
+            order_by: plan
+                .order_by
+                .iter()
+                .map(|(e, _)| p(e))
+                .collect::<SqlResult<_>>()?,
+        })
+    }
+}
+
+/// Evaluate a prepared expression on one row (running its correlated
+/// subqueries for that row first).
+fn ev(
+    cx: &mut Ctx<'_>,
+    p: &Prepared<'_>,
+    host: &SessionHost<'_>,
+    row: &[Value],
+    outer: &[Value],
+    aggs: &[Value],
+    matches: &[Value],
+) -> SqlResult<Value> {
+    let e = exec::bind_row(cx, p, row, outer)?;
+    e.eval(&EvalCtx {
+        row,
+        outer,
+        aggs,
+        matches,
+        funcs: host,
+    })
 }
 
 /// Whether an ORDER BY key is a vector distance: rows without one (a NULL
@@ -800,20 +1173,21 @@ fn is_distance_key(e: &CExpr) -> bool {
         "l2_distance" | "l2_distance_sq" | "cosine_distance" | "inner_product" | "cosine_similarity"))
 }
 
-fn run_with(cx: &mut Ctx<'_>, plan: &Plan, use_index: bool) -> SqlResult<Vec<Vec<Value>>> {
-    let rows = candidates(cx, plan, use_index)?;
+fn run_with(
+    cx: &mut Ctx<'_>,
+    plan: &Plan,
+    use_index: bool,
+    outer: &[Value],
+) -> SqlResult<Vec<Vec<Value>>> {
+    let rows = candidates(cx, plan, use_index, outer)?;
+    let ex = Exprs::new(cx, plan, outer)?;
     let host = SessionHost::new(cx.session, cx.engine);
     let empty: Vec<Value> = Vec::new();
     // Filter.
     let mut kept = Vec::with_capacity(rows.len());
     for (row, m) in rows {
-        if let Some(f) = &plan.filter {
-            let v = f.eval(&EvalCtx {
-                row: &row,
-                aggs: &empty,
-                matches: &m,
-                funcs: &host,
-            })?;
+        if let Some(f) = &ex.filter {
+            let v = ev(cx, f, &host, &row, outer, &empty, &m)?;
             if crate::sql::expr::truth(&v) != Some(true) {
                 continue;
             }
@@ -826,16 +1200,10 @@ fn run_with(cx: &mut Ctx<'_>, plan: &Plan, use_index: bool) -> SqlResult<Vec<Vec
         let mut groups: Vec<(Vec<Value>, Vec<Value>, Vec<AggState>)> = Vec::new();
         let mut index: HashMap<Vec<u8>, usize> = HashMap::new();
         for (row, m) in kept {
-            let cx_row = EvalCtx {
-                row: &row,
-                aggs: &empty,
-                matches: &m,
-                funcs: &host,
-            };
-            let key: Vec<Value> = plan
+            let key: Vec<Value> = ex
                 .group_by
                 .iter()
-                .map(|g| g.eval(&cx_row))
+                .map(|g| ev(cx, g, &host, &row, outer, &empty, &m))
                 .collect::<SqlResult<_>>()?;
             let kb = group_key(&key);
             let gi = match index.get(&kb) {
@@ -851,8 +1219,8 @@ fn run_with(cx: &mut Ctx<'_>, plan: &Plan, use_index: bool) -> SqlResult<Vec<Vec
                 }
             };
             for (ai, call) in plan.aggs.iter().enumerate() {
-                let v = match &call.arg {
-                    Some(a) => Some(a.eval(&cx_row)?),
+                let v = match &ex.agg_args[ai] {
+                    Some(a) => Some(ev(cx, a, &host, &row, outer, &empty, &m)?),
                     None => None,
                 };
                 agg_update(&mut groups[gi].2[ai], call, v)?;
@@ -872,13 +1240,8 @@ fn run_with(cx: &mut Ctx<'_>, plan: &Plan, use_index: bool) -> SqlResult<Vec<Vec
                 .zip(&plan.aggs)
                 .map(|(s, c)| agg_final(s, c))
                 .collect();
-            if let Some(h) = &plan.having {
-                let v = h.eval(&EvalCtx {
-                    row: &row,
-                    aggs: &aggs,
-                    matches: &m,
-                    funcs: &host,
-                })?;
+            if let Some(h) = &ex.having {
+                let v = ev(cx, h, &host, &row, outer, &aggs, &m)?;
                 if crate::sql::expr::truth(&v) != Some(true) {
                     continue;
                 }
@@ -891,21 +1254,15 @@ fn run_with(cx: &mut Ctx<'_>, plan: &Plan, use_index: bool) -> SqlResult<Vec<Vec
     // Project + sort keys.
     let mut out: Vec<(Vec<Value>, Vec<Value>)> = Vec::with_capacity(units.len());
     for (row, aggs, m) in &units {
-        let ecx = EvalCtx {
-            row,
-            aggs,
-            matches: m,
-            funcs: &host,
-        };
-        let proj: Vec<Value> = plan
+        let proj: Vec<Value> = ex
             .projection
             .iter()
-            .map(|(_, e, _)| e.eval(&ecx))
+            .map(|e| ev(cx, e, &host, row, outer, aggs, m))
             .collect::<SqlResult<_>>()?;
-        let keys: Vec<Value> = plan
+        let keys: Vec<Value> = ex
             .order_by
             .iter()
-            .map(|(e, _)| e.eval(&ecx))
+            .map(|e| ev(cx, e, &host, row, outer, aggs, m))
             .collect::<SqlResult<_>>()?;
         out.push((proj, keys));
     }
@@ -948,15 +1305,15 @@ fn run_with(cx: &mut Ctx<'_>, plan: &Plan, use_index: bool) -> SqlResult<Vec<Vec
 
 /// Execute a query statement.
 pub fn query(cx: &mut Ctx<'_>, q: &Query) -> SqlResult<QueryResult> {
-    let plan = plan(cx, q)?;
-    let rows = run(cx, &plan)?;
+    let node = Planner::new(cx).plan_query(q, None)?;
+    let rows = exec::run(cx, &node, &[])?;
     Ok(QueryResult {
-        columns: plan
-            .projection
-            .iter()
-            .map(|(n, _, k)| Column {
-                name: n.clone(),
-                kind: *k,
+        columns: node
+            .columns()
+            .into_iter()
+            .map(|c| Column {
+                name: c.name,
+                kind: c.kind,
             })
             .collect(),
         rows,

@@ -4,7 +4,7 @@
 use crate::catalog::{self, IndexKind, TableDef};
 use crate::error::{SqlError, SqlResult};
 use crate::sql::parse::{Name, Stmt};
-use crate::sql::{select, Ctx, Engine, SessionState};
+use crate::sql::{Ctx, Engine, SessionState};
 use crate::types::{Column, ColumnKind, QueryResult, Value};
 
 fn text_cols(names: &[&str]) -> Vec<Column> {
@@ -283,46 +283,21 @@ pub fn iscp_status(cx: &mut Ctx<'_>) -> SqlResult<QueryResult> {
 }
 
 /// EXPLAIN <select>
-pub fn explain(cx: &mut Ctx<'_>, inner: Stmt) -> SqlResult<QueryResult> {
+pub fn explain(cx: &mut Ctx<'_>, inner: Stmt, analyze: bool) -> SqlResult<QueryResult> {
     let Stmt::Ast(a) = inner else {
         return Err(SqlError::unsupported("EXPLAIN of this statement"));
     };
     let sqlparser::ast::Statement::Query(q) = *a else {
         return Err(SqlError::unsupported("EXPLAIN of a non-SELECT statement"));
     };
-    let plan = select::plan(cx, &q)?;
+    let node = crate::sql::plan::Planner::new(cx).plan_query(&q, None)?;
+    let stats = if analyze {
+        Some(crate::sql::exec::analyze(cx, &node)?)
+    } else {
+        None
+    };
     let mut lines = Vec::new();
-    lines.push(format!(
-        "Project ({} column{})",
-        plan.projection.len(),
-        if plan.projection.len() == 1 { "" } else { "s" }
-    ));
-    if let Some(l) = plan.limit {
-        lines.push(format!("  Limit {l} offset {}", plan.offset));
-    }
-    if !plan.order_by.is_empty() {
-        lines.push("  Sort".into());
-    }
-    if plan.aggregate {
-        lines.push(format!(
-            "  Aggregate ({} group key(s))",
-            plan.group_by.len()
-        ));
-    }
-    if plan.filter.is_some() {
-        lines.push("  Filter (exact re-check of WHERE)".into());
-    }
-    match (&plan.source.table, &plan.index_path) {
-        (None, _) => lines.push("  Values (1 row)".into()),
-        (Some(td), Some(ip)) => lines.push(format!("  {}", ip.describe(td))),
-        (Some(td), None)
-            if td.db == catalog::SYSTEM_DB
-                && catalog::VIRTUAL_TABLES.contains(&td.name.as_str()) =>
-        {
-            lines.push(format!("  System View {}", td.qualified()))
-        }
-        (Some(td), None) => lines.push(format!("  {}", plan.access.describe(td))),
-    }
+    node.explain(0, stats.as_ref(), &mut lines);
     Ok(rs(
         &["QUERY PLAN"],
         lines.into_iter().map(|l| vec![t(l)]).collect(),

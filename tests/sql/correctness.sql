@@ -5,11 +5,13 @@ CREATE DATABASE c;
 USE c;
 CREATE TABLE t (id BIGINT PRIMARY KEY, body TEXT, v VECF32(2), c INT);
 INSERT INTO t VALUES (1, 'rust database', '[1,2]', 7), (2, 'python web', '[3,4]', 1), (3, 'go services', '[0,0]', 7), (4, 'zig', NULL, 7);
--- A CTE is refused (it used to be ignored and read the base table named t).
+-- A CTE shadows the table of the same name (it used to be ignored, and
+-- the query read the base table named t). UNION and derived tables are
+-- evaluated (issue 9).
 WITH t AS (SELECT 1 a) SELECT COUNT(*) FROM t;
--- Other clauses the engine does not evaluate are refused, naming them.
 SELECT id FROM t UNION SELECT id FROM t;
 SELECT id FROM (SELECT id FROM t) x;
+-- Clauses the engine does not evaluate are refused, naming them.
 SELECT COUNT(*) OVER () FROM t;
 SELECT id FROM t WHERE body LIKE 'r!%' ESCAPE '!';
 SELECT id FROM t AS q(a, b, c2, d);

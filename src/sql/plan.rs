@@ -1,0 +1,973 @@
+//! Query planning: the SQL AST of a query → a tree of plan nodes.
+//!
+//! Owns name binding across query blocks (FROM items, joins, derived
+//! tables, common table expressions, set operations, subqueries and their
+//! correlation with enclosing queries) and the rewrite rules that run while
+//! binding: predicate push-down into join inputs (a pushed conjunct also
+//! picks the input's access path: primary-key point/range or a secondary
+//! index range) and the choice between a hash join and a nested-loop join.
+//! Never reads table rows (that is [`crate::sql::exec`]) and never writes.
+//!
+//! The leaf of every tree is a query block ([`select::Plan`]) over a base
+//! table, which keeps today's access paths and the ISCP-maintained vector
+//! and full-text index paths; blocks may also read the output of another
+//! node (a join, a derived table, a CTE or a UNION).
+
+use sqlparser::ast::{self as ast, Query, SetExpr};
+
+use crate::catalog::{self, TableDef};
+use crate::error::{code, SqlError, SqlResult};
+use crate::sql::expr::{ident_name, object_parts, CExpr, Compiler, Scope, SubPlan};
+use crate::sql::host::SessionHost;
+use crate::sql::select::{self, kind_of_type, Source};
+use crate::sql::Ctx;
+use crate::types::ColumnKind;
+
+/// A node of a query plan.
+pub enum Node {
+    /// A query block: scan or input → filter → aggregate → project → sort → limit.
+    Block(Box<select::Plan>),
+    /// A join of two inputs; output rows are left columns then right columns.
+    Join(Box<Join>),
+    /// `left UNION [ALL] right`.
+    Union(Box<Union>),
+}
+
+/// Join kinds MySQL has (FULL OUTER is not one of them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JoinKind {
+    Inner,
+    Left,
+    Right,
+}
+
+/// A join of two inputs.
+pub struct Join {
+    pub kind: JoinKind,
+    pub left: Node,
+    pub right: Node,
+    pub left_width: usize,
+    pub right_width: usize,
+    /// Equality keys: (expression over the left row, expression over the
+    /// right row). Non-empty: a hash join.
+    pub keys: Vec<(CExpr, CExpr)>,
+    /// The rest of the join condition, over the concatenated row.
+    pub residual: Vec<CExpr>,
+}
+
+/// A UNION of two inputs with the same number of columns.
+pub struct Union {
+    pub left: Node,
+    pub right: Node,
+    pub all: bool,
+    pub columns: Vec<(String, ColumnKind)>,
+}
+
+/// An output column of a node.
+#[derive(Debug, Clone)]
+pub struct OutCol {
+    pub table: String,
+    pub name: String,
+    pub kind: ColumnKind,
+}
+
+impl Node {
+    /// Output columns.
+    pub fn columns(&self) -> Vec<OutCol> {
+        match self {
+            Node::Block(p) => p
+                .projection
+                .iter()
+                .map(|(n, _, k)| OutCol {
+                    table: String::new(),
+                    name: n.clone(),
+                    kind: *k,
+                })
+                .collect(),
+            Node::Join(j) => {
+                let mut v = j.left.columns();
+                v.extend(j.right.columns());
+                v
+            }
+            Node::Union(u) => u
+                .columns
+                .iter()
+                .map(|(n, k)| OutCol {
+                    table: String::new(),
+                    name: n.clone(),
+                    kind: *k,
+                })
+                .collect(),
+        }
+    }
+
+    /// Number of output columns.
+    pub fn width(&self) -> usize {
+        match self {
+            Node::Block(p) => p.projection.len(),
+            Node::Join(j) => j.left_width + j.right_width,
+            Node::Union(u) => u.columns.len(),
+        }
+    }
+
+    /// EXPLAIN lines, indented by depth; with `stats` (EXPLAIN ANALYZE)
+    /// each node's line ends with what it did.
+    pub fn explain(&self, depth: usize, stats: Option<&Stats>, out: &mut Vec<String>) {
+        let pad = "  ".repeat(depth);
+        let note = stats
+            .map(|s| {
+                let st = s
+                    .get(&(self as *const Node as usize))
+                    .copied()
+                    .unwrap_or_default();
+                format!(
+                    " (actual rows={} loops={} time={:.3} ms)",
+                    st.rows,
+                    st.loops,
+                    st.time.as_secs_f64() * 1e3
+                )
+            })
+            .unwrap_or_default();
+        match self {
+            Node::Block(p) => select::explain_block(p, depth, stats, &note, out),
+            Node::Join(j) => {
+                let kind = match j.kind {
+                    JoinKind::Inner => "inner",
+                    JoinKind::Left => "left outer",
+                    JoinKind::Right => "right outer",
+                };
+                if j.keys.is_empty() {
+                    out.push(format!(
+                        "{pad}Nested Loop Join ({kind}{}){note}",
+                        if j.residual.is_empty() {
+                            ", no condition".to_string()
+                        } else {
+                            format!(", {} condition(s)", j.residual.len())
+                        }
+                    ));
+                } else {
+                    out.push(format!(
+                        "{pad}Hash Join ({kind}, {} key(s){}){note}",
+                        j.keys.len(),
+                        if j.residual.is_empty() {
+                            String::new()
+                        } else {
+                            format!(", {} residual condition(s)", j.residual.len())
+                        }
+                    ));
+                }
+                for c in &j.residual {
+                    explain_subqueries(c, depth + 1, stats, out);
+                }
+                j.left.explain(depth + 1, stats, out);
+                j.right.explain(depth + 1, stats, out);
+            }
+            Node::Union(u) => {
+                out.push(format!(
+                    "{pad}{}{note}",
+                    if u.all {
+                        "Union All"
+                    } else {
+                        "Union (distinct)"
+                    }
+                ));
+                u.left.explain(depth + 1, stats, out);
+                u.right.explain(depth + 1, stats, out);
+            }
+        }
+    }
+}
+
+/// What each node did in one run (EXPLAIN ANALYZE), by node address.
+pub type Stats = std::collections::HashMap<usize, Stat>;
+
+/// Rows produced, times run, and time spent (including inputs).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Stat {
+    pub rows: u64,
+    pub loops: u64,
+    pub time: std::time::Duration,
+}
+
+/// EXPLAIN lines for the subqueries inside an expression.
+pub fn explain_subqueries(e: &CExpr, depth: usize, stats: Option<&Stats>, out: &mut Vec<String>) {
+    e.walk(&mut |x| {
+        let sp = match x {
+            CExpr::Scalar(sp) | CExpr::Exists(sp, _) | CExpr::InSub(_, sp, _) => sp,
+            _ => return,
+        };
+        let what = match x {
+            CExpr::Scalar(_) => "Scalar Subquery",
+            CExpr::Exists(..) => "Exists Subquery",
+            _ => "In Subquery",
+        };
+        out.push(format!(
+            "{}{what} ({})",
+            "  ".repeat(depth),
+            if sp.refs.is_empty() {
+                "run once"
+            } else {
+                "correlated: run per row"
+            }
+        ));
+        sp.node.explain(depth + 1, stats, out);
+    });
+}
+
+/// A common table expression in scope.
+#[derive(Clone)]
+struct Cte {
+    name: String,
+    query: Query,
+    columns: Vec<String>,
+}
+
+/// Binds queries to plans for one statement.
+pub struct Planner<'c, 'a> {
+    pub cx: &'c mut Ctx<'a>,
+    ctes: Vec<Cte>,
+    /// Outer references collected for the subqueries being planned
+    /// (innermost last).
+    refs: Vec<Vec<usize>>,
+    /// Nesting depth of query blocks, bounded like MySQL's.
+    depth: usize,
+    /// Views being expanded (to refuse a view that reads itself).
+    views: Vec<String>,
+}
+
+/// Deepest nesting of queries (subqueries, derived tables, CTE uses).
+const MAX_QUERY_DEPTH: usize = 63;
+
+impl<'c, 'a> Planner<'c, 'a> {
+    /// A planner for one statement.
+    pub fn new(cx: &'c mut Ctx<'a>) -> Self {
+        Planner {
+            cx,
+            ctes: Vec::new(),
+            refs: Vec::new(),
+            depth: 0,
+            views: Vec::new(),
+        }
+    }
+
+    /// Record outer references met while compiling expressions of the
+    /// subquery being planned.
+    pub fn note_refs(&mut self, refs: &[usize]) {
+        if let Some(top) = self.refs.last_mut() {
+            top.extend_from_slice(refs);
+        }
+    }
+
+    /// Plan a whole query (a SELECT statement, a subquery or a derived
+    /// table). `outer` is the scope of enclosing queries for correlated
+    /// references.
+    pub fn plan_query(&mut self, q: &Query, outer: Option<&Scope>) -> SqlResult<Node> {
+        self.depth += 1;
+        if self.depth > MAX_QUERY_DEPTH {
+            self.depth -= 1;
+            return Err(SqlError::new(
+                1473,
+                format!("Too high level of nesting for select (more than {MAX_QUERY_DEPTH})"),
+            ));
+        }
+        let saved = self.ctes.len();
+        let r = self.plan_query_inner(q, outer);
+        self.ctes.truncate(saved);
+        self.depth -= 1;
+        r
+    }
+
+    fn plan_query_inner(&mut self, q: &Query, outer: Option<&Scope>) -> SqlResult<Node> {
+        select::reject_query(q)?;
+        if let Some(with) = &q.with {
+            if with.recursive {
+                return Err(SqlError::unsupported("WITH RECURSIVE"));
+            }
+            for cte in &with.cte_tables {
+                if cte.materialized.is_some() || cte.from.is_some() {
+                    return Err(SqlError::unsupported(
+                        "this form of common table expression",
+                    ));
+                }
+                let name = ident_name(&cte.alias.name);
+                if self.ctes[..].iter().rev().any(|c| c.name == name)
+                    && with
+                        .cte_tables
+                        .iter()
+                        .filter(|c| ident_name(&c.alias.name) == name)
+                        .count()
+                        > 1
+                {
+                    return Err(SqlError::new(
+                        code::NONUNIQ_TABLE,
+                        format!("Not unique table/alias: '{name}'"),
+                    ));
+                }
+                self.ctes.push(Cte {
+                    name,
+                    query: (*cte.query).clone(),
+                    columns: cte
+                        .alias
+                        .columns
+                        .iter()
+                        .map(|c| ident_name(&c.name))
+                        .collect(),
+                });
+            }
+        }
+        let has_tail = q.order_by.is_some() || q.limit_clause.is_some() || !q.locks.is_empty();
+        match q.body.as_ref() {
+            SetExpr::Select(sel) => {
+                select::reject_select(sel)?;
+                let source = self.plan_from(&sel.from, outer, !q.locks.is_empty())?;
+                let plan = select::plan_block(self, q, Some(sel), source, outer)?;
+                Ok(Node::Block(Box::new(plan)))
+            }
+            SetExpr::Query(inner) if !has_tail => self.plan_query(inner, outer),
+            body @ (SetExpr::Query(_) | SetExpr::SetOperation { .. }) => {
+                if !q.locks.is_empty() {
+                    return Err(SqlError::unsupported("FOR UPDATE with UNION"));
+                }
+                let node = self.plan_set(body, outer)?;
+                if !has_tail {
+                    return Ok(node);
+                }
+                let source = source_of_node(node, "");
+                let plan = select::plan_block(self, q, None, source, outer)?;
+                Ok(Node::Block(Box::new(plan)))
+            }
+            SetExpr::Values(_) => Err(SqlError::unsupported("VALUES as a query")),
+            _ => Err(SqlError::unsupported("this query form")),
+        }
+    }
+
+    fn plan_set(&mut self, body: &SetExpr, outer: Option<&Scope>) -> SqlResult<Node> {
+        match body {
+            SetExpr::Select(sel) => {
+                select::reject_select(sel)?;
+                let source = self.plan_from(&sel.from, outer, false)?;
+                let empty = Query {
+                    with: None,
+                    body: Box::new(SetExpr::Select(sel.clone())),
+                    order_by: None,
+                    limit_clause: None,
+                    fetch: None,
+                    locks: Vec::new(),
+                    for_clause: None,
+                    settings: None,
+                    format_clause: None,
+                    pipe_operators: Vec::new(),
+                };
+                let plan = select::plan_block(self, &empty, Some(sel), source, outer)?;
+                Ok(Node::Block(Box::new(plan)))
+            }
+            SetExpr::Query(q) => self.plan_query(q, outer),
+            SetExpr::SetOperation {
+                op,
+                set_quantifier,
+                left,
+                right,
+            } => {
+                if *op != ast::SetOperator::Union {
+                    return Err(SqlError::unsupported(format!("{op}")));
+                }
+                let all = match set_quantifier {
+                    ast::SetQuantifier::All => true,
+                    ast::SetQuantifier::None | ast::SetQuantifier::Distinct => false,
+                    other => return Err(SqlError::unsupported(format!("UNION {other}"))),
+                };
+                let l = self.plan_set(left, outer)?;
+                let r = self.plan_set(right, outer)?;
+                let (lc, rc) = (l.columns(), r.columns());
+                if lc.len() != rc.len() {
+                    return Err(SqlError::new(
+                        code::WRONG_NUMBER_OF_COLUMNS_IN_SELECT,
+                        "The used SELECT statements have a different number of columns",
+                    ));
+                }
+                let columns = lc
+                    .iter()
+                    .zip(&rc)
+                    .map(|(a, b)| (a.name.clone(), union_kind(a.kind, b.kind)))
+                    .collect();
+                Ok(Node::Union(Box::new(Union {
+                    left: l,
+                    right: r,
+                    all,
+                    columns,
+                })))
+            }
+            SetExpr::Values(_) => Err(SqlError::unsupported("VALUES as a query")),
+            _ => Err(SqlError::unsupported("this query form")),
+        }
+    }
+
+    /// Resolve a FROM clause: nothing, one base table (the block reads it
+    /// directly), or a tree of joins / derived tables the block reads.
+    fn plan_from(
+        &mut self,
+        from: &[ast::TableWithJoins],
+        outer: Option<&Scope>,
+        for_update: bool,
+    ) -> SqlResult<Source> {
+        match from {
+            [] => return Ok(Source::none()),
+            [twj] if twj.joins.is_empty() => {
+                if let ast::TableFactor::Table { name, alias, .. } = &twj.relation {
+                    select::reject_table_factor(&twj.relation)?;
+                    let (db, tname) = self.table_name(name)?;
+                    if db.is_none() && self.cte(&tname).is_some() {
+                        // A CTE reference: planned below like a derived table.
+                    } else {
+                        let t = self.base_table(db, &tname)?;
+                        if t.view.is_some() {
+                            return self.plan_from_rel(&twj.relation, outer, for_update);
+                        }
+                        let alias = alias
+                            .as_ref()
+                            .map(|a| ident_name(&a.name))
+                            .unwrap_or_else(|| tname.clone());
+                        return Ok(Source::table(t, alias));
+                    }
+                }
+            }
+            _ => {}
+        }
+        let mut acc: Option<Rel> = None;
+        if from.is_empty() {
+            return Ok(Source::none());
+        }
+        for twj in from {
+            let mut rel = self.plan_factor(&twj.relation, outer, for_update)?;
+            for j in &twj.joins {
+                let right = self.plan_factor(&j.relation, outer, for_update)?;
+                rel = self.join(rel, right, &j.join_operator, outer)?;
+            }
+            acc = Some(match acc {
+                None => rel,
+                Some(l) => self.join(
+                    l,
+                    rel,
+                    &ast::JoinOperator::CrossJoin(ast::JoinConstraint::None),
+                    outer,
+                )?,
+            });
+        }
+        let Some(rel) = acc else {
+            return Ok(Source::none());
+        };
+        let mut src = source_of_node(rel.node, "");
+        src.scope = rel.scope;
+        src.star = rel.star;
+        Ok(src)
+    }
+
+    /// A FROM clause of one relation that is not a base table.
+    fn plan_from_rel(
+        &mut self,
+        f: &ast::TableFactor,
+        outer: Option<&Scope>,
+        for_update: bool,
+    ) -> SqlResult<Source> {
+        let rel = self.plan_factor(f, outer, for_update)?;
+        let mut src = source_of_node(rel.node, "");
+        src.scope = rel.scope;
+        src.star = rel.star;
+        Ok(src)
+    }
+
+    /// A view, planned as a derived table in its own database.
+    fn view(&mut self, t: &TableDef, alias: &str) -> SqlResult<Rel> {
+        let Some(v) = &t.view else {
+            return Err(SqlError::internal("not a view"));
+        };
+        let stmt = crate::sql::parse::parse(&v.query)?;
+        let crate::sql::parse::Stmt::Ast(a) = stmt else {
+            return Err(SqlError::internal(format!(
+                "view {} is not a query",
+                t.qualified()
+            )));
+        };
+        let ast::Statement::Query(q) = *a else {
+            return Err(SqlError::internal(format!(
+                "view {} is not a query",
+                t.qualified()
+            )));
+        };
+        if self.views.iter().any(|x| x == &t.qualified()) {
+            return Err(SqlError::new(
+                1462,
+                format!("`{}`.`{}` contains view recursion", t.db, t.name),
+            ));
+        }
+        self.views.push(t.qualified());
+        let saved_db = self.cx.session.db.replace(t.db.clone());
+        let saved_ctes = std::mem::take(&mut self.ctes);
+        let node = self.plan_query(&q, None);
+        self.ctes = saved_ctes;
+        self.cx.session.db = saved_db;
+        self.views.pop();
+        Rel::derived(node?, alias, &v.columns)
+    }
+
+    fn table_name(&self, name: &ast::ObjectName) -> SqlResult<(Option<String>, String)> {
+        let parts = object_parts(name);
+        match parts.as_slice() {
+            [t] => Ok((None, t.clone())),
+            [d, t] => Ok((Some(d.clone()), t.clone())),
+            _ => Err(SqlError::parse(format!("bad table name {name}"))),
+        }
+    }
+
+    fn cte(&self, name: &str) -> Option<Cte> {
+        self.ctes.iter().rev().find(|c| c.name == name).cloned()
+    }
+
+    fn base_table(&mut self, db: Option<String>, tname: &str) -> SqlResult<TableDef> {
+        let db = match db {
+            Some(d) => d,
+            None => self.cx.session.require_db()?.to_string(),
+        };
+        if catalog::get_database(self.cx.txn, &db)?.is_none() {
+            return Err(SqlError::new(
+                code::BAD_DB,
+                format!("Unknown database '{db}'"),
+            ));
+        }
+        catalog::require_table(self.cx.txn, &db, tname, false)
+    }
+
+    /// One FROM item as a relation.
+    fn plan_factor(
+        &mut self,
+        f: &ast::TableFactor,
+        outer: Option<&Scope>,
+        for_update: bool,
+    ) -> SqlResult<Rel> {
+        select::reject_table_factor(f)?;
+        match f {
+            ast::TableFactor::Table { name, alias, .. } => {
+                let (db, tname) = self.table_name(name)?;
+                let alias_name = alias
+                    .as_ref()
+                    .map(|a| ident_name(&a.name))
+                    .unwrap_or_else(|| tname.clone());
+                if db.is_none() {
+                    if let Some(cte) = self.cte(&tname) {
+                        // A CTE sees only the CTEs defined before it.
+                        let saved = std::mem::take(&mut self.ctes);
+                        let pos = saved.iter().rposition(|c| c.name == tname).unwrap_or(0);
+                        self.ctes = saved[..pos].to_vec();
+                        let node = self.plan_query(&cte.query, None);
+                        self.ctes = saved;
+                        let node = node?;
+                        return Rel::derived(node, &alias_name, &cte.columns);
+                    }
+                }
+                let t = self.base_table(db, &tname)?;
+                if t.view.is_some() {
+                    return self.view(&t, &alias_name);
+                }
+                let node = select::scan_node(self, t, &alias_name, for_update)?;
+                Ok(Rel::of(node, &alias_name))
+            }
+            ast::TableFactor::Derived {
+                lateral,
+                subquery,
+                alias,
+                ..
+            } => {
+                if *lateral {
+                    return Err(SqlError::unsupported("LATERAL derived tables"));
+                }
+                let Some(alias) = alias else {
+                    return Err(SqlError::new(
+                        code::DERIVED_MUST_HAVE_ALIAS,
+                        "Every derived table must have its own alias",
+                    ));
+                };
+                let name = ident_name(&alias.name);
+                let cols: Vec<String> = alias.columns.iter().map(|c| ident_name(&c.name)).collect();
+                let node = self.plan_query(subquery, None)?;
+                Rel::derived(node, &name, &cols)
+            }
+            ast::TableFactor::NestedJoin {
+                table_with_joins,
+                alias,
+            } => {
+                if alias.is_some() {
+                    return Err(SqlError::unsupported("an alias on a parenthesized join"));
+                }
+                let mut rel = self.plan_factor(&table_with_joins.relation, outer, for_update)?;
+                for j in &table_with_joins.joins {
+                    let right = self.plan_factor(&j.relation, outer, for_update)?;
+                    rel = self.join(rel, right, &j.join_operator, outer)?;
+                }
+                Ok(rel)
+            }
+            _ => Err(SqlError::unsupported("this FROM item")),
+        }
+    }
+
+    /// Join two relations.
+    fn join(
+        &mut self,
+        left: Rel,
+        right: Rel,
+        op: &ast::JoinOperator,
+        outer: Option<&Scope>,
+    ) -> SqlResult<Rel> {
+        use ast::JoinOperator as J;
+        for (t, _) in &right.scope.cols {
+            if !t.is_empty() && left.tables.iter().any(|l| l.eq_ignore_ascii_case(t)) {
+                return Err(SqlError::new(
+                    code::NONUNIQ_TABLE,
+                    format!("Not unique table/alias: '{t}'"),
+                ));
+            }
+        }
+        let (kind, constraint) = match op {
+            J::Join(c) | J::Inner(c) => (JoinKind::Inner, Some(c)),
+            J::CrossJoin(c) => (JoinKind::Inner, Some(c)),
+            J::StraightJoin(c) => (JoinKind::Inner, Some(c)),
+            J::Left(c) | J::LeftOuter(c) => (JoinKind::Left, Some(c)),
+            J::Right(c) | J::RightOuter(c) => (JoinKind::Right, Some(c)),
+            J::FullOuter(_) => return Err(SqlError::unsupported("FULL OUTER JOIN")),
+            other => {
+                return Err(SqlError::unsupported(
+                    format!("join {other:?}")
+                        .chars()
+                        .take(40)
+                        .collect::<String>(),
+                ))
+            }
+        };
+        let (lw, rw) = (left.scope.cols.len(), right.scope.cols.len());
+        let mut scope = left.scope.clone();
+        scope.cols.extend(right.scope.cols.iter().cloned());
+        scope
+            .hidden
+            .extend(right.scope.hidden.iter().map(|i| i + lw));
+        let mut tables = left.tables.clone();
+        tables.extend(right.tables.iter().cloned());
+        let mut star: Vec<usize> = left.star.clone();
+        star.extend(right.star.iter().map(|i| i + lw));
+        let mut conds: Vec<CExpr> = Vec::new();
+        match constraint {
+            None | Some(ast::JoinConstraint::None) => {
+                if kind != JoinKind::Inner {
+                    return Err(SqlError::parse("an outer join needs ON or USING"));
+                }
+            }
+            Some(ast::JoinConstraint::On(e)) => {
+                let mut comp = Compiler::new(&scope, false);
+                comp.outer = outer;
+                comp.sub = Some(self);
+                let c = comp.compile(e).map_err(|e| e.in_clause("on clause"))?;
+                let refs = std::mem::take(&mut comp.outer_refs);
+                drop(comp);
+                self.note_refs(&refs);
+                conds.extend(c.conjuncts().into_iter().cloned());
+            }
+            Some(ast::JoinConstraint::Using(cols)) => {
+                // The USING columns appear once in `*`, first, taken from the
+                // side that is never NULL-extended.
+                let mut firsts = Vec::new();
+                let mut hidden = Vec::new();
+                for c in cols {
+                    let name = object_parts(c).last().cloned().unwrap_or_default();
+                    let li = resolve_in(&left.scope, &name, "from clause")?;
+                    let ri = resolve_in(&right.scope, &name, "from clause")?;
+                    conds.push(CExpr::Bin(
+                        crate::sql::expr::BinOp::Eq,
+                        Box::new(CExpr::Col(li)),
+                        Box::new(CExpr::Col(lw + ri)),
+                    ));
+                    let (keep, drop_) = if kind == JoinKind::Right {
+                        (lw + ri, li)
+                    } else {
+                        (li, lw + ri)
+                    };
+                    firsts.push(keep);
+                    hidden.push(keep);
+                    hidden.push(drop_);
+                    scope.hidden.push(drop_);
+                }
+                star.retain(|i| !hidden.contains(i));
+                firsts.extend(star);
+                star = firsts;
+            }
+            Some(ast::JoinConstraint::Natural) => {
+                return Err(SqlError::unsupported("NATURAL JOIN"))
+            }
+            Some(ast::JoinConstraint::UsingAlias(..)) => {
+                return Err(SqlError::unsupported("JOIN … USING … AS"))
+            }
+        }
+        let mut j = Join {
+            kind,
+            left: left.node,
+            right: right.node,
+            left_width: lw,
+            right_width: rw,
+            keys: Vec::new(),
+            residual: Vec::new(),
+        };
+        let host = SessionHost::new(self.cx.session, self.cx.engine);
+        for c in conds {
+            place_on_condition(&mut j, c, &host);
+        }
+        Ok(Rel {
+            node: Node::Join(Box::new(j)),
+            scope,
+            star,
+            tables,
+        })
+    }
+}
+
+impl crate::sql::expr::SubqueryPlanner for Planner<'_, '_> {
+    fn plan_subquery(&mut self, q: &Query, outer: &Scope) -> SqlResult<SubPlan> {
+        self.refs.push(Vec::new());
+        let node = self.plan_query(q, Some(outer));
+        let mut refs = self.refs.pop().unwrap_or_default();
+        let node = node?;
+        refs.sort_unstable();
+        refs.dedup();
+        let width = node.width();
+        Ok(SubPlan { node, refs, width })
+    }
+}
+
+fn resolve_in(scope: &Scope, name: &str, clause: &str) -> SqlResult<usize> {
+    scope.resolve(None, name).map_err(|e| {
+        if e.code == code::BAD_FIELD {
+            SqlError::new(
+                code::BAD_FIELD,
+                format!("Unknown column '{name}' in '{clause}'"),
+            )
+        } else {
+            e
+        }
+    })
+}
+
+/// MySQL's type of a UNION column from its two inputs.
+fn union_kind(a: ColumnKind, b: ColumnKind) -> ColumnKind {
+    use ColumnKind as K;
+    match (a, b) {
+        _ if a == b => a,
+        (K::Int, K::Decimal { .. }) => b,
+        (K::Decimal { .. }, K::Int) => a,
+        (K::Int | K::Float | K::Decimal { .. }, K::Int | K::Float | K::Decimal { .. }) => K::Float,
+        _ => K::Text,
+    }
+}
+
+/// A FROM relation under construction.
+struct Rel {
+    node: Node,
+    scope: Scope,
+    /// Column positions `*` expands to, in order.
+    star: Vec<usize>,
+    /// Table names / aliases it binds (for 1066).
+    tables: Vec<String>,
+}
+
+impl Rel {
+    fn of(node: Node, alias: &str) -> Rel {
+        let cols = node.columns();
+        Rel {
+            star: (0..cols.len()).collect(),
+            scope: Scope {
+                cols: cols
+                    .into_iter()
+                    .map(|c| (alias.to_string(), c.name))
+                    .collect(),
+                hidden: Vec::new(),
+            },
+            node,
+            tables: vec![alias.to_string()],
+        }
+    }
+
+    fn derived(node: Node, alias: &str, names: &[String]) -> SqlResult<Rel> {
+        let width = node.width();
+        if !names.is_empty() && names.len() != width {
+            return Err(SqlError::new(
+                1353,
+                "In definition of view, derived table or common table expression, SELECT list and column names list have different column counts",
+            ));
+        }
+        let mut rel = Rel::of(node, alias);
+        for (i, n) in names.iter().enumerate() {
+            rel.scope.cols[i].1 = n.clone();
+        }
+        let mut seen = std::collections::HashSet::new();
+        for (_, c) in &rel.scope.cols {
+            if !seen.insert(c.to_ascii_lowercase()) {
+                return Err(SqlError::new(1060, format!("Duplicate column name '{c}'")));
+            }
+        }
+        Ok(rel)
+    }
+}
+
+/// A block source that reads a node's output.
+pub fn source_of_node(node: Node, alias: &str) -> Source {
+    let cols = node.columns();
+    Source {
+        table: None,
+        alias: alias.to_string(),
+        scope: Scope {
+            cols: cols
+                .iter()
+                .map(|c| (alias.to_string(), c.name.clone()))
+                .collect(),
+            hidden: Vec::new(),
+        },
+        kinds: cols.iter().map(|c| c.kind).collect(),
+        star: (0..cols.len()).collect(),
+        input: Some(Box::new(node)),
+    }
+}
+
+/// Column positions an expression reads from its own row; `None` if it
+/// contains something that must not move (a subquery or MATCH).
+pub fn columns_read(e: &CExpr) -> Option<Vec<usize>> {
+    let mut cols = Vec::new();
+    let mut movable = true;
+    e.walk(&mut |x| match x {
+        CExpr::Col(i) => cols.push(*i),
+        CExpr::Scalar(_) | CExpr::Exists(..) | CExpr::InSub(..) | CExpr::InSet(..) => {
+            movable = false
+        }
+        CExpr::Match(_) | CExpr::Agg(_) => movable = false,
+        CExpr::Func(name, _) if !crate::sql::select::is_deterministic(name) => movable = false,
+        _ => {}
+    });
+    movable.then_some(cols)
+}
+
+/// Shift column references by `-by` (into a join input's own row).
+pub fn shift_columns(e: &CExpr, by: usize) -> CExpr {
+    e.clone().map_cols(&mut |i| i - by)
+}
+
+/// Put one conjunct of a join's ON condition (or of an inner join's
+/// WHERE) where it is cheapest and still correct: into an input's filter,
+/// as a hash-join key, or as a residual check on the joined row.
+fn place_on_condition(j: &mut Join, c: CExpr, host: &SessionHost<'_>) {
+    let lw = j.left_width;
+    let Some(cols) = columns_read(&c) else {
+        j.residual.push(c);
+        return;
+    };
+    let left_only = cols.iter().all(|&i| i < lw);
+    let right_only = cols.iter().all(|&i| i >= lw);
+    // Filtering the inner side of an outer join (or either side of an inner
+    // join) before joining gives the same answer.
+    let push_left = matches!(j.kind, JoinKind::Inner | JoinKind::Right);
+    let push_right = matches!(j.kind, JoinKind::Inner | JoinKind::Left);
+    if !cols.is_empty() && left_only && push_left && push_filter(&mut j.left, c.clone(), host) {
+        return;
+    }
+    if !cols.is_empty()
+        && right_only
+        && push_right
+        && push_filter(&mut j.right, shift_columns(&c, lw), host)
+    {
+        return;
+    }
+    if let CExpr::Bin(crate::sql::expr::BinOp::Eq, a, b) = &c {
+        let side = |e: &CExpr| -> Option<bool> {
+            let cs = columns_read(e)?;
+            if cs.is_empty() {
+                None
+            } else if cs.iter().all(|&i| i < lw) {
+                Some(true)
+            } else if cs.iter().all(|&i| i >= lw) {
+                Some(false)
+            } else {
+                None
+            }
+        };
+        match (side(a), side(b)) {
+            (Some(true), Some(false)) => {
+                j.keys.push(((**a).clone(), shift_columns(b, lw)));
+                return;
+            }
+            (Some(false), Some(true)) => {
+                j.keys.push(((**b).clone(), shift_columns(a, lw)));
+                return;
+            }
+            _ => {}
+        }
+    }
+    j.residual.push(c);
+}
+
+/// Push a WHERE conjunct of a block into the node it reads (a join tree).
+/// The block still re-checks every conjunct, so a pushed one only saves
+/// work. Returns whether it was placed somewhere.
+pub fn push_where(node: &mut Node, c: &CExpr, host: &SessionHost<'_>) -> bool {
+    let Some(cols) = columns_read(c) else {
+        return false;
+    };
+    if cols.is_empty() {
+        return false;
+    }
+    match node {
+        Node::Join(j) => {
+            let lw = j.left_width;
+            let left_only = cols.iter().all(|&i| i < lw);
+            let right_only = cols.iter().all(|&i| i >= lw);
+            match j.kind {
+                JoinKind::Inner => {
+                    if left_only {
+                        return push_where(&mut j.left, c, host)
+                            || push_filter(&mut j.left, c.clone(), host);
+                    }
+                    if right_only {
+                        let s = shift_columns(c, lw);
+                        return push_where(&mut j.right, &s, host)
+                            || push_filter(&mut j.right, s, host);
+                    }
+                    place_on_condition(j, c.clone(), host);
+                    true
+                }
+                JoinKind::Left if left_only => {
+                    push_where(&mut j.left, c, host) || push_filter(&mut j.left, c.clone(), host)
+                }
+                JoinKind::Right if right_only => {
+                    let s = shift_columns(c, lw);
+                    push_where(&mut j.right, &s, host) || push_filter(&mut j.right, s, host)
+                }
+                _ => false,
+            }
+        }
+        _ => false,
+    }
+}
+
+/// AND a conjunct into a base-table scan block's filter and re-choose its
+/// access path. Only plain scans accept (no aggregate, limit, or index
+/// path whose answer a filter would change).
+fn push_filter(node: &mut Node, c: CExpr, host: &SessionHost<'_>) -> bool {
+    match node {
+        Node::Block(p) if p.is_plain_scan() => {
+            p.add_filter(c, host);
+            true
+        }
+        _ => false,
+    }
+}
+
+/// Resolve the table a `SELECT` over one base table reads, for callers
+/// outside the planner (privilege checks use the AST directly).
+pub fn kind_of_column(t: &TableDef, i: usize) -> ColumnKind {
+    t.columns
+        .get(i)
+        .map(|c| kind_of_type(&c.ty))
+        .unwrap_or(ColumnKind::Text)
+}
