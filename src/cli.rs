@@ -452,7 +452,7 @@ fn index_progress(db: &Database) -> Result<(u64, u64, bool), String> {
             total += j.status.build_total.max(j.status.build_done);
         } else {
             let newest = crate::iscp::log::newest_change_ts(
-                db.engine(),
+                db.engine().storage.as_ref(),
                 j.key.table_id,
                 j.watermark,
                 latest,

@@ -1649,9 +1649,13 @@ fn check_knn(
 fn caught_up(db: &Database, name: &str) -> bool {
     let j = job(db, name);
     let latest = db.engine().storage.latest_ts();
-    let newest =
-        tributary::iscp::log::newest_change_ts(db.engine(), j.key.table_id, j.watermark, latest)
-            .unwrap();
+    let newest = tributary::iscp::log::newest_change_ts(
+        db.engine().storage.as_ref(),
+        j.key.table_id,
+        j.watermark,
+        latest,
+    )
+    .unwrap();
     j.state == JobState::Completed && j.status.stage == STAGE_INCREMENTAL && newest == j.watermark
 }
 

@@ -122,7 +122,8 @@ fn brute_top(rows: &HashMap<i64, Vec<f32>>, qv: &[f32], k: usize) -> Vec<i64> {
 /// Commit ts of the newest change of `table` after `after` (or `after`).
 fn newest_change(db: &Database, table: u64, after: u64) -> u64 {
     let latest = db.engine().storage.latest_ts();
-    tributary::iscp::log::newest_change_ts(db.engine(), table, after, latest).unwrap()
+    tributary::iscp::log::newest_change_ts(db.engine().storage.as_ref(), table, after, latest)
+        .unwrap()
 }
 
 /// Whether `name`'s job is live, incremental and has applied every change

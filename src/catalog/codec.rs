@@ -210,6 +210,20 @@ pub fn prefix_end(p: &[u8]) -> Option<Vec<u8>> {
     None
 }
 
+/// Index entry key for a B-tree index: memcomparable index values, then the
+/// primary key — except for unique indexes without NULLs, whose key is the
+/// values alone so that one locking read detects a duplicate.
+pub fn btree_entry_key(vals: &[Value], pk: &[u8], unique: bool) -> Vec<u8> {
+    let mut k = Vec::new();
+    for v in vals {
+        encode_key_value(&mut k, v);
+    }
+    if !(unique && vals.iter().all(|v| !v.is_null())) {
+        k.extend_from_slice(pk);
+    }
+    k
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

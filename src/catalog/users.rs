@@ -11,6 +11,7 @@
 use std::ops::Bound;
 
 use serde::{Deserialize, Serialize};
+use sha1::Digest;
 use tributary_storage::{TableId, Transaction};
 
 use crate::error::{SqlError, SqlResult};
@@ -222,6 +223,22 @@ pub fn list_users(txn: &mut dyn Transaction) -> SqlResult<Vec<UserRecord>> {
         out.push(serde_json::from_slice(&v).map_err(|e| corrupt(&String::from_utf8_lossy(&k), e))?);
     }
     Ok(out)
+}
+
+/// The `mysql_native_password` hash MySQL stores: `*` + upper-case hex of
+/// `SHA1(SHA1(password))`; empty for an empty password.
+pub fn native_password_hash(password: &str) -> String {
+    if password.is_empty() {
+        return String::new();
+    }
+    let stage1: [u8; 20] = sha1::Sha1::digest(password.as_bytes()).into();
+    let stage2: [u8; 20] = sha1::Sha1::digest(stage1).into();
+    let mut s = String::with_capacity(41);
+    s.push('*');
+    for b in stage2 {
+        s.push_str(&format!("{b:02X}"));
+    }
+    s
 }
 
 #[cfg(test)]

@@ -20,12 +20,12 @@ use tokio_util::sync::CancellationToken;
 use tributary_fault::points;
 use tributary_storage::{Change, ChangeKind, Transaction, TxnOptions};
 
+use crate::catalog::codec::btree_entry_key;
 use crate::catalog::IndexKind;
 use crate::error::SqlError;
 use crate::iscp::live::{self, hex, unhex};
 use crate::iscp::log::{self, GuardRefusal, JobRow, JobState, STAGE_INCREMENTAL};
 use crate::iscp::Iscp;
-use crate::sql::access::btree_entry_key;
 
 /// How a work unit ended.
 #[derive(Debug)]

@@ -18,7 +18,6 @@ use tributary_storage::{Transaction, Ts};
 use crate::catalog::codec::{decode_row, encode_key, encode_row};
 use crate::catalog::{IndexDef, IndexKind, TableDef, ISCP_LOG};
 use crate::error::{SqlError, SqlResult};
-use crate::sql::Engine;
 use crate::types::Value;
 
 /// Job states, numbered as in MatrixOne.
@@ -547,7 +546,12 @@ pub fn gc_canceled(txn: &mut dyn Transaction, retention: std::time::Duration) ->
 
 /// Commit ts of the newest change of `table` in `(after, upto]` (or `after`
 /// when there is none): the lag numerator.
-pub fn newest_change_ts(engine: &Engine, table: u64, after: Ts, upto: Ts) -> SqlResult<Ts> {
+pub fn newest_change_ts(
+    storage: &dyn tributary_storage::Storage,
+    table: u64,
+    after: Ts,
+    upto: Ts,
+) -> SqlResult<Ts> {
     if upto <= after {
         return Ok(after);
     }
@@ -555,7 +559,7 @@ pub fn newest_change_ts(engine: &Engine, table: u64, after: Ts, upto: Ts) -> Sql
     let mut newest = after;
     let mut resume = None;
     loop {
-        let b = match engine.storage.changes(table, after, upto, resume, 4096) {
+        let b = match storage.changes(table, after, upto, resume, 4096) {
             Ok(b) => b,
             Err(_) => return Ok(upto),
         };

@@ -17,14 +17,12 @@
 //! writers and searches catch up with the index's entry log
 //! ([`Iscp::sync_catch_up`]) without any runner.
 
-pub mod check;
 pub mod consumer;
 pub mod drop;
 pub mod live;
 pub mod log;
 pub mod runner;
 pub mod runtime;
-pub mod search;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -544,12 +542,7 @@ impl Iscp {
     /// Wait up to `wait` for every job in `keys` to reach Canceled; returns
     /// the ones still pending. Works on any CN: the condition is the durable
     /// job row (another CN's runner finalizes through storage).
-    pub fn await_canceled(
-        &self,
-        _engine: &crate::sql::Engine,
-        keys: &[JobKey],
-        wait: Duration,
-    ) -> Vec<JobKey> {
+    pub fn await_canceled(&self, keys: &[JobKey], wait: Duration) -> Vec<JobKey> {
         self.await_jobs(keys, wait, |r| r.state != JobState::Canceled)
     }
 

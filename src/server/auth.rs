@@ -69,20 +69,7 @@ fn sha1(parts: &[&[u8]]) -> [u8; 20] {
     h.finalize().into()
 }
 
-/// The `mysql_native_password` hash MySQL stores: `*` + upper-case hex of
-/// `SHA1(SHA1(password))`; empty for an empty password.
-pub fn native_password_hash(password: &str) -> String {
-    if password.is_empty() {
-        return String::new();
-    }
-    let stage2 = sha1(&[&sha1(&[password.as_bytes()])]);
-    let mut s = String::with_capacity(41);
-    s.push('*');
-    for b in stage2 {
-        s.push_str(&format!("{b:02X}"));
-    }
-    s
-}
+pub use crate::catalog::users::native_password_hash;
 
 fn parse_hash(stored: &str) -> Option<[u8; 20]> {
     let hex = stored.strip_prefix('*')?;

@@ -10,7 +10,7 @@ use std::ops::Bound;
 
 use tributary_storage::Transaction;
 
-use crate::catalog::codec::{decode_row, encode_key, encode_key_value, prefix_end};
+use crate::catalog::codec::{decode_row, encode_key, prefix_end};
 use crate::catalog::schema::coerce_value;
 use crate::catalog::{IndexKind, TableDef};
 use crate::error::{SqlError, SqlResult};
@@ -290,16 +290,4 @@ pub fn fetch(
     Ok(out)
 }
 
-/// Index entry key for a B-tree index: memcomparable index values, then the
-/// primary key — except for unique indexes without NULLs, whose key is the
-/// values alone so that one locking read detects a duplicate.
-pub fn btree_entry_key(vals: &[Value], pk: &[u8], unique: bool) -> Vec<u8> {
-    let mut k = Vec::new();
-    for v in vals {
-        encode_key_value(&mut k, v);
-    }
-    if !(unique && vals.iter().all(|v| !v.is_null())) {
-        k.extend_from_slice(pk);
-    }
-    k
-}
+pub use crate::catalog::codec::btree_entry_key;

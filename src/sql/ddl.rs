@@ -123,9 +123,7 @@ fn finish_drop(
         }
     }
     if !jobs.is_empty() {
-        let pending = engine
-            .iscp
-            .await_canceled(engine, &jobs, engine.config.drop_wait);
+        let pending = engine.iscp.await_canceled(&jobs, engine.config.drop_wait);
         for k in pending {
             r.warnings.push(Warning {
                 code: 1105,

@@ -328,7 +328,7 @@ fn matching_rows(
     drop(c);
     drop(planner);
     if !matches.is_empty() {
-        crate::iscp::search::require_fulltext_indexes(t, &matches)?;
+        crate::sql::search::require_fulltext_indexes(t, &matches)?;
         return Err(SqlError::unsupported("MATCH … AGAINST in UPDATE/DELETE"));
     }
     let host = SessionHost::new(cx.session, cx.engine);

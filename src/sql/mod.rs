@@ -13,6 +13,7 @@
 //! injection control).
 
 pub mod access;
+pub mod check;
 pub mod ddl;
 pub mod dml;
 pub mod exec;
@@ -21,6 +22,7 @@ pub mod host;
 pub mod parse;
 pub mod plan;
 pub mod privileges;
+pub mod search;
 pub mod select;
 pub mod show;
 pub mod vars;
@@ -464,8 +466,8 @@ fn run_in_txn(cx: &mut Ctx<'_>, s: Stmt) -> SqlResult<QueryResult> {
                     format!("Key '{name}' doesn't exist in table '{}'", table.name),
                 )
             })?;
-            let rep = crate::iscp::check::check_index(cx, &t, &ix)?;
-            Ok(crate::iscp::check::report_result(&t, &ix, &rep))
+            let rep = crate::sql::check::check_index(cx, &t, &ix)?;
+            Ok(crate::sql::check::report_result(&t, &ix, &rep))
         }
         Stmt::Explain(inner, analyze) => show::explain(cx, *inner, analyze),
         other => Err(SqlError::internal(format!(

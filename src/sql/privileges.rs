@@ -481,7 +481,7 @@ pub fn execute(engine: &Engine, st: &mut SessionState, s: Stmt) -> SqlResult<Que
                         &UserRecord {
                             name: a.name,
                             host: a.host,
-                            auth: crate::server::auth::native_password_hash(&pw.0),
+                            auth: crate::catalog::users::native_password_hash(&pw.0),
                             grants: vec![],
                         },
                     )?;
@@ -529,7 +529,7 @@ pub fn execute(engine: &Engine, st: &mut SessionState, s: Stmt) -> SqlResult<Que
                     };
                     match rec {
                         Some(mut u) => {
-                            u.auth = crate::server::auth::native_password_hash(&pw.0);
+                            u.auth = crate::catalog::users::native_password_hash(&pw.0);
                             users::put_user(t, &u)?;
                         }
                         None if if_exists => warnings.push(Warning {

@@ -5,7 +5,7 @@
 //! node ([`crate::sql::plan`]: joins, derived tables, CTEs, UNION). Over a
 //! base table the access path comes from [`access`] (or, for vector /
 //! full-text queries, from the ISCP-maintained index through
-//! [`crate::iscp::search`]), and the WHERE clause is always re-checked
+//! [`crate::sql::search`]), and the WHERE clause is always re-checked
 //! exactly on every candidate row. Subqueries in its expressions are run
 //! through [`crate::sql::exec`]: once per statement when uncorrelated, per
 //! row otherwise. Never writes, except row locks taken by
@@ -80,7 +80,7 @@ pub struct Plan {
     pub filter: Option<CExpr>,
     pub access: Access,
     /// Index-assisted candidate source (vector / full-text), if any.
-    pub index_path: Option<crate::iscp::search::IndexPath>,
+    pub index_path: Option<crate::sql::search::IndexPath>,
     pub projection: Vec<(String, CExpr, ColumnKind)>,
     pub aggs: Vec<AggCall>,
     pub matches: Vec<crate::sql::expr::MatchSpec>,
@@ -699,7 +699,7 @@ pub fn plan_block(
         ),
     };
     match &source.table {
-        Some(t) => crate::iscp::search::require_fulltext_indexes(t, &matches)?,
+        Some(t) => crate::sql::search::require_fulltext_indexes(t, &matches)?,
         None if !matches.is_empty() => {
             return Err(SqlError::unsupported(
                 "MATCH … AGAINST over a join or derived table (use it in a derived table over the indexed table)",
@@ -731,7 +731,7 @@ pub fn plan_block(
         None => Access::FullScan,
     };
     let index_path = match &source.table {
-        Some(t) if !aggregate => crate::iscp::search::choose_index_path(
+        Some(t) if !aggregate => crate::sql::search::choose_index_path(
             cx.engine,
             cx.session,
             t,
@@ -890,7 +890,7 @@ fn candidates(
         }
     }
     if let (Some(ip), true) = (&plan.index_path, use_index) {
-        return crate::iscp::search::fetch_candidates(cx, t, ip, &plan.matches);
+        return crate::sql::search::fetch_candidates(cx, t, ip, &plan.matches);
     }
     // A correlated filter (`b.a_id = a.id` inside a subquery) is a
     // constant for this run: its access path is chosen with the outer
@@ -918,7 +918,7 @@ fn candidates(
     let scores = if plan.matches.is_empty() {
         Vec::new()
     } else {
-        crate::iscp::search::exact_match_scores(cx.txn, t, &plan.matches)?
+        crate::sql::search::exact_match_scores(cx.txn, t, &plan.matches)?
     };
     Ok(rows
         .into_iter()
@@ -1097,7 +1097,7 @@ fn group_key(vals: &[Value]) -> Vec<u8> {
 /// exact evaluation over the snapshot.
 pub fn run(cx: &mut Ctx<'_>, plan: &Plan, outer: &[Value]) -> SqlResult<Vec<Vec<Value>>> {
     let out = run_with(cx, plan, plan.index_path.is_some(), outer)?;
-    if let (Some(crate::iscp::search::IndexPath::Vector { .. }), Some(limit)) =
+    if let (Some(crate::sql::search::IndexPath::Vector { .. }), Some(limit)) =
         (&plan.index_path, plan.limit)
     {
         if out.len() < limit {

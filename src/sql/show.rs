@@ -234,8 +234,12 @@ pub fn iscp_status(cx: &mut Ctx<'_>) -> SqlResult<QueryResult> {
         let lag = if j.state.is_terminal() || sync {
             0
         } else {
-            let newest =
-                crate::iscp::log::newest_change_ts(cx.engine, j.key.table_id, j.watermark, latest)?;
+            let newest = crate::iscp::log::newest_change_ts(
+                cx.engine.storage.as_ref(),
+                j.key.table_id,
+                j.watermark,
+                latest,
+            )?;
             newest.saturating_sub(j.watermark) as i64
         };
         rows.push(vec![

@@ -15,7 +15,7 @@ use crate::catalog::{IndexDef, IndexKind, TableDef};
 use crate::error::{SqlError, SqlResult};
 use crate::iscp::live::{to_f32, IndexData};
 use crate::iscp::log::STAGE_INIT;
-use crate::iscp::search::{all_rows, job_row, tail_keys};
+use crate::sql::search::{all_rows, job_row, tail_keys};
 use crate::sql::Ctx;
 use crate::types::{Column, ColumnKind, QueryResult, Value};
 
@@ -254,7 +254,7 @@ fn compare_btree(
             .iter()
             .map(|&c| r.get(c).cloned().unwrap_or(Value::Null))
             .collect();
-        let key = crate::sql::access::btree_entry_key(&vals, pk, unique);
+        let key = crate::catalog::codec::btree_entry_key(&vals, pk, unique);
         if entries.get(&key) != Some(pk) {
             rep.missing += 1;
         }

@@ -1,0 +1,71 @@
+//! The layering rule of `docs/ARCHITECTURE.md`: data flows server → sql →
+//! iscp → catalog → storage, so no file of a lower layer names a higher
+//! one. A grep over the sources, so that a new import that would bring the
+//! sql ↔ iscp cycle back fails CI with the file that did it.
+
+use std::path::Path;
+
+fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    for e in std::fs::read_dir(dir).expect("read source dir") {
+        let p = e.expect("dir entry").path();
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// Files under `dir` that mention any of `forbidden`.
+fn offenders(dir: &str, forbidden: &[&str]) -> Vec<String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
+    let mut files = Vec::new();
+    rust_files(&root, &mut files);
+    assert!(!files.is_empty(), "no sources under {dir}");
+    let mut bad = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).expect("read source");
+        for (n, line) in text.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or("");
+            for word in forbidden {
+                if code.contains(word) {
+                    bad.push(format!("{}:{}: {}", f.display(), n + 1, line.trim()));
+                }
+            }
+        }
+    }
+    bad
+}
+
+#[test]
+fn iscp_does_not_use_sql_or_server() {
+    let bad = offenders("src/iscp", &["crate::sql", "crate::server", "crate::cli"]);
+    assert!(
+        bad.is_empty(),
+        "iscp reaches up a layer:\n{}",
+        bad.join("\n")
+    );
+}
+
+#[test]
+fn catalog_uses_no_layer_above_it() {
+    let bad = offenders(
+        "src/catalog",
+        &["crate::sql", "crate::iscp", "crate::server", "crate::cli"],
+    );
+    assert!(
+        bad.is_empty(),
+        "catalog reaches up a layer:\n{}",
+        bad.join("\n")
+    );
+}
+
+#[test]
+fn sql_does_not_use_the_server() {
+    let bad = offenders("src/sql", &["crate::server", "crate::cli"]);
+    assert!(
+        bad.is_empty(),
+        "sql reaches up a layer:\n{}",
+        bad.join("\n")
+    );
+}
