@@ -29,15 +29,7 @@ pub fn run(cx: &mut Ctx<'_>, node: &Node, outer: &[Value]) -> SqlResult<Vec<Vec<
     }
     let start = std::time::Instant::now();
     let rows = run_node(cx, node, outer)?;
-    let elapsed = start.elapsed();
-    ANALYZE.with(|a| {
-        if let Some(stats) = a.borrow_mut().as_mut() {
-            let st = stats.entry(node as *const Node as usize).or_default();
-            st.rows += rows.len() as u64;
-            st.loops += 1;
-            st.time += elapsed;
-        }
-    });
+    record(node, rows.len(), start.elapsed());
     Ok(rows)
 }
 
@@ -206,10 +198,114 @@ fn scalar(cx: &mut Ctx<'_>, sp: &SubPlan, outer: &[Value]) -> SqlResult<Value> {
     }
 }
 
+/// Most distinct left keys for which the right input is read by primary
+/// key (an index nested-loop join, batched) instead of scanned.
+pub const LOOKUP_JOIN_MAX_KEYS: usize = 2048;
+
+/// For an inner or left join whose right input is a plain scan of a table
+/// with a one-column primary key used as a join key: that key's position
+/// among the join keys and the table's key column.
+pub fn lookup_key(j: &Join) -> Option<(usize, usize)> {
+    if j.kind == JoinKind::Right {
+        return None;
+    }
+    let Node::Block(p) = &j.right else {
+        return None;
+    };
+    let t = p.source.table.as_ref()?;
+    if !p.is_plain_scan() || t.pk.len() != 1 || t.has_hidden_pk() {
+        return None;
+    }
+    j.keys
+        .iter()
+        .position(|(_, r)| matches!(r, CExpr::Col(c) if *c == t.pk[0]))
+        .map(|i| (i, t.pk[0]))
+}
+
+/// The right input of a join read by key: the scan with `key IN (…)`
+/// added, when the left side has few keys of the key column's own type
+/// (so that the key encoding finds exactly the rows `=` would).
+fn right_by_lookup(
+    cx: &mut Ctx<'_>,
+    j: &Join,
+    left: &[Vec<Value>],
+    outer: &[Value],
+) -> SqlResult<Option<Vec<Vec<Value>>>> {
+    let Some((ki, col)) = lookup_key(j) else {
+        return Ok(None);
+    };
+    let Node::Block(p) = &j.right else {
+        return Ok(None);
+    };
+    let Some(t) = p.source.table.as_ref() else {
+        return Ok(None);
+    };
+    let int_key = matches!(
+        crate::sql::select::kind_of_type(&t.columns[col].ty),
+        crate::types::ColumnKind::Int
+    );
+    let text_key = matches!(
+        t.columns[col].ty,
+        crate::types::DataType::Text | crate::types::DataType::Varchar(_)
+    );
+    let host = SessionHost::new(cx.session, cx.engine);
+    let mut keys = Vec::new();
+    let mut seen = HashSet::new();
+    for l in left {
+        let v = j.keys[ki].0.eval(&EvalCtx {
+            row: l,
+            outer,
+            aggs: &[],
+            matches: &[],
+            funcs: &host,
+        })?;
+        let ok = match &v {
+            Value::Null => continue,
+            Value::Int(_) => int_key,
+            Value::Text(_) => text_key,
+            _ => false,
+        };
+        if !ok {
+            return Ok(None);
+        }
+        if seen.insert(value_key(&v)) {
+            keys.push(CExpr::Lit(v));
+            if keys.len() > LOOKUP_JOIN_MAX_KEYS {
+                return Ok(None);
+            }
+        }
+    }
+    let mut keyed = p.keyed_copy();
+    keyed.add_filter(CExpr::InList(Box::new(CExpr::Col(col)), keys, false), &host);
+    let start = std::time::Instant::now();
+    let rows = select::run(cx, &keyed, outer)?;
+    record(&j.right, rows.len(), start.elapsed());
+    Ok(Some(rows))
+}
+
+/// Add one run of `node` to the EXPLAIN ANALYZE statistics.
+fn record(node: &Node, rows: usize, elapsed: std::time::Duration) {
+    ANALYZE.with(|a| {
+        if let Some(stats) = a.borrow_mut().as_mut() {
+            let st = stats.entry(node as *const Node as usize).or_default();
+            st.rows += rows as u64;
+            st.loops += 1;
+            st.time += elapsed;
+        }
+    });
+}
+
 /// Execute a join.
 fn join(cx: &mut Ctx<'_>, j: &Join, outer: &[Value]) -> SqlResult<Vec<Vec<Value>>> {
     let left = run(cx, &j.left, outer)?;
-    let right = run(cx, &j.right, outer)?;
+    let right = if left.is_empty() && j.kind != JoinKind::Right {
+        Vec::new()
+    } else {
+        match right_by_lookup(cx, j, &left, outer)? {
+            Some(rows) => rows,
+            None => run(cx, &j.right, outer)?,
+        }
+    };
     let host = SessionHost::new(cx.session, cx.engine);
     let residual: Vec<Prepared<'_>> = j
         .residual

@@ -147,12 +147,20 @@ impl Node {
                     ));
                 } else {
                     out.push(format!(
-                        "{pad}Hash Join ({kind}, {} key(s){}){note}",
+                        "{pad}Hash Join ({kind}, {} key(s){}{}){note}",
                         j.keys.len(),
                         if j.residual.is_empty() {
                             String::new()
                         } else {
                             format!(", {} residual condition(s)", j.residual.len())
+                        },
+                        if crate::sql::exec::lookup_key(j).is_some() {
+                            format!(
+                                "; right side by primary key when the left has at most {} keys",
+                                crate::sql::exec::LOOKUP_JOIN_MAX_KEYS
+                            )
+                        } else {
+                            String::new()
                         }
                     ));
                 }
@@ -960,6 +968,23 @@ fn push_filter(node: &mut Node, c: CExpr, host: &SessionHost<'_>) -> bool {
             true
         }
         _ => false,
+    }
+}
+
+/// The base table whose scan produces column `col` of `node`'s output,
+/// with the position its columns start at and its width; `None` when that
+/// column is computed (a derived table, a UNION).
+pub fn base_table_at(node: &Node, col: usize) -> Option<(TableDef, usize, usize)> {
+    match node {
+        Node::Block(p) if p.is_plain_scan() => {
+            let t = p.source.table.clone()?;
+            let w = t.columns.len();
+            (col < w).then_some((t, 0, w))
+        }
+        Node::Join(j) if col < j.left_width => base_table_at(&j.left, col),
+        Node::Join(j) => base_table_at(&j.right, col - j.left_width)
+            .map(|(t, off, w)| (t, off + j.left_width, w)),
+        _ => None,
     }
 }
 

@@ -84,6 +84,10 @@ pub struct Plan {
     pub projection: Vec<(String, CExpr, ColumnKind)>,
     pub aggs: Vec<AggCall>,
     pub matches: Vec<crate::sql::expr::MatchSpec>,
+    /// For a block over a join: per MATCH slot, the base table its columns
+    /// belong to and where that table's columns start in the joined row
+    /// (the spec's columns are relative to it).
+    pub match_tables: Vec<(TableDef, usize, crate::sql::expr::MatchSpec)>,
     pub group_by: Vec<CExpr>,
     pub having: Option<CExpr>,
     pub order_by: Vec<(CExpr, bool)>,
@@ -421,6 +425,7 @@ pub fn scan_node(
         projection,
         aggs: Vec::new(),
         matches: Vec::new(),
+        match_tables: Vec::new(),
         group_by: Vec::new(),
         having: None,
         order_by: Vec::new(),
@@ -445,6 +450,45 @@ impl Plan {
             && !self.distinct
             && self.index_path.is_none()
             && self.matches.is_empty()
+            // Output column i is source column i: a filter over the output
+            // means the same over the source (not so for a derived table
+            // whose select list renames, reorders or computes columns).
+            && self.projection.len() == self.source.scope.cols.len()
+            && self
+                .projection
+                .iter()
+                .enumerate()
+                .all(|(i, (_, e, _))| matches!(e, CExpr::Col(c) if *c == i))
+    }
+
+    /// A copy of a plain scan (to add a per-run key filter to).
+    pub fn keyed_copy(&self) -> Plan {
+        let source = Source {
+            table: self.source.table.clone(),
+            alias: self.source.alias.clone(),
+            scope: self.source.scope.clone(),
+            kinds: self.source.kinds.clone(),
+            star: self.source.star.clone(),
+            input: None,
+        };
+        Plan {
+            source,
+            filter: self.filter.clone(),
+            access: self.access.clone(),
+            index_path: None,
+            projection: self.projection.clone(),
+            aggs: Vec::new(),
+            matches: Vec::new(),
+            match_tables: Vec::new(),
+            group_by: Vec::new(),
+            having: None,
+            order_by: Vec::new(),
+            limit: None,
+            offset: 0,
+            aggregate: false,
+            distinct: false,
+            for_update: self.for_update,
+        }
     }
 
     /// AND `c` into the filter and choose the access path again.
@@ -698,14 +742,47 @@ pub fn plan_block(
             const_usize(offset, &host, "OFFSET")?,
         ),
     };
-    match &source.table {
-        Some(t) => crate::sql::search::require_fulltext_indexes(t, &matches)?,
-        None if !matches.is_empty() => {
-            return Err(SqlError::unsupported(
-                "MATCH … AGAINST over a join or derived table (use it in a derived table over the indexed table)",
-            ))
+    let mut match_tables = Vec::new();
+    match (&source.table, &source.input) {
+        (Some(t), _) => crate::sql::search::require_fulltext_indexes(t, &matches)?,
+        (None, Some(node)) => {
+            // MATCH over a join: each one's columns must all come from one
+            // base table with a primary key (its scores are looked up by
+            // that key in the joined row).
+            for spec in &matches {
+                let leaf = spec
+                    .columns
+                    .first()
+                    .and_then(|&c| crate::sql::plan::base_table_at(node, c));
+                let Some((t, off, width)) = leaf else {
+                    return Err(SqlError::unsupported(
+                        "MATCH … AGAINST over a derived table (use it inside the derived table)",
+                    ));
+                };
+                if spec.columns.iter().any(|&c| c < off || c >= off + width) {
+                    return Err(SqlError::new(
+                        code::FT_MATCHING_KEY_NOT_FOUND,
+                        "Can't find FULLTEXT index matching the column list",
+                    ));
+                }
+                if t.has_hidden_pk() {
+                    return Err(SqlError::unsupported(
+                        "MATCH … AGAINST in a join on a table without a primary key",
+                    ));
+                }
+                let local = crate::sql::expr::MatchSpec {
+                    columns: spec.columns.iter().map(|c| c - off).collect(),
+                    query: spec.query.clone(),
+                    boolean: spec.boolean,
+                };
+                crate::sql::search::require_fulltext_indexes(&t, std::slice::from_ref(&local))?;
+                match_tables.push((t, off, local));
+            }
         }
-        None => {}
+        (None, None) if !matches.is_empty() => {
+            return Err(SqlError::unsupported("MATCH … AGAINST without a table"))
+        }
+        _ => {}
     }
     let aggregate = has_group || !aggs.is_empty();
     // User variables are constants for the statement: fold them so that
@@ -751,6 +828,7 @@ pub fn plan_block(
         projection,
         aggs,
         matches,
+        match_tables,
         group_by,
         having,
         order_by,
@@ -879,7 +957,38 @@ fn candidates(
 ) -> SqlResult<Vec<(Vec<Value>, Vec<Value>)>> {
     if let Some(node) = &plan.source.input {
         let rows = exec::run(cx, node, outer)?;
-        return Ok(rows.into_iter().map(|r| (r, Vec::new())).collect());
+        if plan.match_tables.is_empty() {
+            return Ok(rows.into_iter().map(|r| (r, Vec::new())).collect());
+        }
+        // MATCH scores of the joined rows, by each table's primary key.
+        let mut scores = Vec::new();
+        for (t, _, spec) in &plan.match_tables {
+            let mut m =
+                crate::sql::search::exact_match_scores(cx.txn, t, std::slice::from_ref(spec))?;
+            scores.push(m.pop().unwrap_or_default());
+        }
+        return Ok(rows
+            .into_iter()
+            .map(|r| {
+                let m = plan
+                    .match_tables
+                    .iter()
+                    .zip(&scores)
+                    .map(|((t, off, _), sc)| {
+                        let pk: Vec<Value> =
+                            t.pk.iter()
+                                .map(|&i| r.get(off + i).cloned().unwrap_or(Value::Null))
+                                .collect();
+                        if pk.iter().any(Value::is_null) {
+                            return Value::Float(0.0);
+                        }
+                        let key = crate::catalog::codec::encode_key(&pk);
+                        Value::Float(sc.get(&key).copied().unwrap_or(0.0))
+                    })
+                    .collect();
+                (r, m)
+            })
+            .collect());
     }
     let Some(t) = &plan.source.table else {
         return Ok(vec![(Vec::new(), Vec::new())]);
@@ -1193,6 +1302,10 @@ fn run_with(
             }
         }
         kept.push((row, m));
+    }
+    // A scan whose output is its rows (a join input): no copy per value.
+    if plan.is_plain_scan() {
+        return Ok(kept.into_iter().map(|(r, _)| r).collect());
     }
     // Each output unit: (context row, aggs, matches).
     let mut units: Vec<(Vec<Value>, Vec<Value>, Vec<Value>)> = Vec::new();

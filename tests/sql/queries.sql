@@ -115,3 +115,20 @@ CREATE TABLE doc_owner AS SELECT d.id, d.title, o.name FROM docs d JOIN owners o
 SELECT * FROM doc_owner ORDER BY id;
 DESCRIBE doc_owner;
 CREATE TABLE doc_owner2 (x INT) AS SELECT 1;
+-- A filter on a derived table's column is not pushed into its source by
+-- position (found by tests/query_differential.rs).
+SELECT o.id, d.k FROM owners o, (SELECT score AS k, id AS i FROM docs) AS d WHERE d.k = 9 AND o.id = 1;
+WITH q AS (SELECT id AS i, score AS k FROM docs) SELECT o.name, q.i FROM owners o JOIN q ON q.k = o.id * 9 ORDER BY q.i;
+-- Vector and full-text search inside real queries: filters on a joined
+-- table, MATCH joined to another table, and a hybrid of both.
+CREATE TABLE notes (id INT PRIMARY KEY, owner_id INT, body TEXT, v VECF32(2));
+INSERT INTO notes VALUES (1, 1, 'rust async runtime', '[0,0]'), (2, 1, 'rust borrow checker', '[1,0]'), (3, 2, 'go channels', '[0,1]'), (4, 2, 'rust in production', '[5,5]'), (5, 3, 'zig comptime', '[2,2]'), (6, 4, 'rust and zig', '[0.5,0.5]'), (7, NULL, 'rust orphan', '[0.1,0]');
+CREATE FULLTEXT INDEX ft_body ON notes(body);
+CREATE INDEX hv USING HNSW ON notes(v) OP_TYPE 'vector_l2_ops';
+SELECT n.id, o.name FROM notes n JOIN owners o ON o.id = n.owner_id WHERE o.team = 'red' ORDER BY l2_distance(n.v, '[0,0]') LIMIT 3;
+SELECT n.id, o.name FROM notes n LEFT JOIN owners o ON o.id = n.owner_id ORDER BY l2_distance(n.v, '[0,0]'), n.id LIMIT 4;
+SELECT n.id, o.name FROM notes n JOIN owners o ON o.id = n.owner_id WHERE MATCH(n.body) AGAINST('rust') ORDER BY n.id;
+SELECT o.name, COUNT(*) FROM notes n JOIN owners o ON o.id = n.owner_id WHERE MATCH(n.body) AGAINST('rust') GROUP BY o.name ORDER BY o.name;
+SELECT n.id FROM notes n JOIN owners o ON o.id = n.owner_id WHERE MATCH(o.name) AGAINST('ann');
+SELECT ft.id, ft.score > 0 AS hit, vk.dist FROM (SELECT id, MATCH(body) AGAINST('rust') AS score FROM notes WHERE MATCH(body) AGAINST('rust')) ft JOIN (SELECT id, l2_distance(v, '[0,0]') AS dist FROM notes ORDER BY dist LIMIT 4) vk ON vk.id = ft.id ORDER BY vk.dist;
+EXPLAIN SELECT ft.id FROM (SELECT id FROM notes WHERE MATCH(body) AGAINST('rust')) ft JOIN (SELECT id, l2_distance(v, '[0,0]') AS dist FROM notes ORDER BY dist LIMIT 4) vk ON vk.id = ft.id;
