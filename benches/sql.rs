@@ -79,7 +79,8 @@ fn caught_up(db: &Database, job: &str, rows: usize) -> bool {
     // The commit ts of the table's newest change (computed once).
     let latest = db.engine().storage.latest_ts();
     let target =
-        tributary::iscp::log::newest_change_ts(db.engine(), table, 0, latest).unwrap_or(latest);
+        tributary::iscp::log::newest_change_ts(db.engine().storage.as_ref(), table, 0, latest)
+            .unwrap_or(latest);
     let iscp = &db.engine().iscp;
     wait_until(Duration::from_secs(600), || {
         let durable = iscp.read_jobs().is_ok_and(|jobs| {
