@@ -295,7 +295,77 @@ fn record(node: &Node, rows: usize, elapsed: std::time::Duration) {
     });
 }
 
-/// Execute a join.
+/// A hash-join key part: SQL-equal values of one class (numbers, or
+/// text) get equal keys; `Other` (datetimes, vectors) never hash-joins.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum HKey {
+    Int(i64),
+    Float(u64),
+    Text(String),
+    Other,
+}
+
+impl HKey {
+    /// `None` for NULL (which matches nothing).
+    fn of(v: &Value) -> Option<HKey> {
+        Some(match v {
+            Value::Null => return None,
+            Value::Int(i) => HKey::Int(*i),
+            Value::Bool(b) => HKey::Int(i64::from(*b)),
+            Value::Float(f) if *f == 0.0 => HKey::Int(0),
+            Value::Float(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => HKey::Int(*f as i64),
+            Value::Float(f) => HKey::Float(f.to_bits()),
+            Value::Text(t) => HKey::Text(t.clone()),
+            _ => HKey::Other,
+        })
+    }
+
+    fn class(&self) -> u8 {
+        match self {
+            HKey::Int(_) | HKey::Float(_) => 0,
+            HKey::Text(_) => 1,
+            HKey::Other => 2,
+        }
+    }
+}
+
+/// The join keys of every row of one side (`None`: a NULL key part).
+fn side_keys(
+    exprs: &[&CExpr],
+    rows: &[Vec<Value>],
+    outer: &[Value],
+    host: &SessionHost<'_>,
+) -> SqlResult<Vec<Option<Vec<HKey>>>> {
+    let mut out = Vec::with_capacity(rows.len());
+    'rows: for row in rows {
+        let mut k = Vec::with_capacity(exprs.len());
+        for e in exprs {
+            let part = match e {
+                CExpr::Col(i) => row.get(*i).and_then(HKey::of),
+                e => HKey::of(&e.eval(&EvalCtx {
+                    row,
+                    outer,
+                    aggs: &[],
+                    matches: &[],
+                    funcs: host,
+                })?),
+            };
+            match part {
+                Some(p) => k.push(p),
+                None => {
+                    out.push(None);
+                    continue 'rows;
+                }
+            }
+        }
+        out.push(Some(k));
+    }
+    Ok(out)
+}
+
+/// Execute a join: a hash join on its keys (built on the smaller input of
+/// an inner join), or a nested loop when there are none or a key column
+/// mixes numbers and text (whose SQL equality is not key equality).
 fn join(cx: &mut Ctx<'_>, j: &Join, outer: &[Value]) -> SqlResult<Vec<Vec<Value>>> {
     let left = run(cx, &j.left, outer)?;
     let right = if left.is_empty() && j.kind != JoinKind::Right {
@@ -312,126 +382,114 @@ fn join(cx: &mut Ctx<'_>, j: &Join, outer: &[Value]) -> SqlResult<Vec<Vec<Value>
         .iter()
         .map(|c| prepare(cx, c, j.left_width + j.right_width, outer))
         .collect::<SqlResult<_>>()?;
-    let eval_on = |cx: &mut Ctx<'_>, row: &[Value]| -> SqlResult<bool> {
+    let width = j.left_width + j.right_width;
+    let mut out = Vec::new();
+    let mut left_matched = vec![false; left.len()];
+    let mut right_matched = vec![false; right.len()];
+    let mut combined = Vec::with_capacity(width);
+    // Emit left[li] ++ right[ri] if the residual condition holds.
+    let mut emit = |cx: &mut Ctx<'_>, li: usize, ri: usize| -> SqlResult<()> {
+        combined.clear();
+        combined.extend_from_slice(&left[li]);
+        combined.extend_from_slice(&right[ri]);
         for p in &residual {
-            let e = bind_row(cx, p, row, outer)?;
+            let e = bind_row(cx, p, &combined, outer)?;
             let v = e.eval(&EvalCtx {
-                row,
+                row: &combined,
                 outer,
                 aggs: &[],
                 matches: &[],
                 funcs: &host,
             })?;
             if expr::truth(&v) != Some(true) {
-                return Ok(false);
+                return Ok(());
             }
         }
-        Ok(true)
+        out.push(combined.clone());
+        left_matched[li] = true;
+        right_matched[ri] = true;
+        Ok(())
     };
-    let key_of = |side: &[(&CExpr, usize)], row: &[Value]| -> SqlResult<Option<Vec<Value>>> {
-        let mut k = Vec::with_capacity(side.len());
-        for (e, _) in side {
-            let v = e.eval(&EvalCtx {
-                row,
-                outer,
-                aggs: &[],
-                matches: &[],
-                funcs: &host,
-            })?;
-            if v.is_null() {
-                return Ok(None);
-            }
-            k.push(v);
-        }
-        Ok(Some(k))
-    };
-    let lkeys: Vec<(&CExpr, usize)> = j.keys.iter().map(|(l, _)| (l, 0)).collect();
-    let rkeys: Vec<(&CExpr, usize)> = j.keys.iter().map(|(_, r)| (r, 0)).collect();
-    let lk: Vec<Option<Vec<Value>>> = left
-        .iter()
-        .map(|r| key_of(&lkeys, r))
-        .collect::<SqlResult<_>>()?;
-    let rk: Vec<Option<Vec<Value>>> = right
-        .iter()
-        .map(|r| key_of(&rkeys, r))
-        .collect::<SqlResult<_>>()?;
-    // Hash only when each key column holds one class of value on both
-    // sides (numbers, or text): then SQL equality is key equality. Mixed
-    // classes ('1' = 1) compare through the nested loop.
-    let hashable = (0..j.keys.len()).all(|i| {
-        let mut classes = HashSet::new();
-        for k in lk.iter().chain(rk.iter()).flatten() {
-            classes.insert(class_of(&k[i]));
-        }
-        classes.len() <= 1 && !classes.contains(&2)
-    });
-    let width = j.left_width + j.right_width;
-    let mut out = Vec::new();
-    let mut right_matched = vec![false; right.len()];
-    let mut combined = Vec::with_capacity(width);
-    let emit = |cx: &mut Ctx<'_>,
-                l: &[Value],
-                ri: usize,
-                combined: &mut Vec<Value>,
-                out: &mut Vec<Vec<Value>>|
-     -> SqlResult<bool> {
-        combined.clear();
-        combined.extend_from_slice(l);
-        combined.extend_from_slice(&right[ri]);
-        if eval_on(cx, combined)? {
-            out.push(combined.clone());
-            return Ok(true);
-        }
-        Ok(false)
-    };
-    let table: Option<HashMap<Vec<u8>, Vec<usize>>> = (!j.keys.is_empty() && hashable).then(|| {
-        let mut t: HashMap<Vec<u8>, Vec<usize>> = HashMap::new();
-        for (ri, k) in rk.iter().enumerate() {
-            if let Some(k) = k {
-                t.entry(row_key(k)).or_default().push(ri);
+    if j.keys.is_empty() {
+        for li in 0..left.len() {
+            for ri in 0..right.len() {
+                emit(cx, li, ri)?;
             }
         }
-        t
-    });
-    for (li, l) in left.iter().enumerate() {
-        let mut matched = false;
-        match (&table, &lk[li]) {
-            (_, None) if !j.keys.is_empty() => {}
-            (Some(t), Some(k)) => {
-                if let Some(cands) = t.get(&row_key(k)) {
-                    for &ri in cands {
-                        if emit(cx, l, ri, &mut combined, &mut out)? {
-                            matched = true;
-                            right_matched[ri] = true;
-                        }
+    } else {
+        let lexprs: Vec<&CExpr> = j.keys.iter().map(|(l, _)| l).collect();
+        let rexprs: Vec<&CExpr> = j.keys.iter().map(|(_, r)| r).collect();
+        let lk = side_keys(&lexprs, &left, outer, &host)?;
+        let rk = side_keys(&rexprs, &right, outer, &host)?;
+        let hashable = (0..j.keys.len()).all(|i| {
+            let mut classes = HashSet::new();
+            for k in lk.iter().chain(rk.iter()).flatten() {
+                classes.insert(k[i].class());
+            }
+            classes.len() <= 1 && !classes.contains(&2)
+        });
+        if hashable {
+            // Build on the smaller side of an inner join; an outer join
+            // builds on the side whose unmatched rows it does not emit.
+            let build_left = j.kind == JoinKind::Inner && left.len() < right.len();
+            let (build, probe) = if build_left { (&lk, &rk) } else { (&rk, &lk) };
+            let mut table: HashMap<&[HKey], Vec<usize>> = HashMap::with_capacity(build.len());
+            for (i, k) in build.iter().enumerate() {
+                if let Some(k) = k {
+                    table.entry(k.as_slice()).or_default().push(i);
+                }
+            }
+            for (pi, k) in probe.iter().enumerate() {
+                let Some(k) = k else { continue };
+                if let Some(hits) = table.get(k.as_slice()) {
+                    for &bi in hits {
+                        let (li, ri) = if build_left { (bi, pi) } else { (pi, bi) };
+                        emit(cx, li, ri)?;
                     }
                 }
             }
-            _ => {
-                for ri in 0..right.len() {
-                    if !j.keys.is_empty() {
-                        let (Some(a), Some(b)) = (&lk[li], &rk[ri]) else {
-                            continue;
-                        };
-                        let eq = a
-                            .iter()
-                            .zip(b)
-                            .all(|(x, y)| expr::sql_cmp(x, y) == Some(std::cmp::Ordering::Equal));
-                        if !eq {
-                            continue;
-                        }
-                    }
-                    if emit(cx, l, ri, &mut combined, &mut out)? {
-                        matched = true;
-                        right_matched[ri] = true;
+        } else {
+            let keyvals = |side: &[&CExpr], row: &[Value]| -> SqlResult<Vec<Value>> {
+                side.iter()
+                    .map(|e| {
+                        e.eval(&EvalCtx {
+                            row,
+                            outer,
+                            aggs: &[],
+                            matches: &[],
+                            funcs: &host,
+                        })
+                    })
+                    .collect()
+            };
+            let lv: Vec<Vec<Value>> = left
+                .iter()
+                .map(|r| keyvals(&lexprs, r))
+                .collect::<SqlResult<_>>()?;
+            let rv: Vec<Vec<Value>> = right
+                .iter()
+                .map(|r| keyvals(&rexprs, r))
+                .collect::<SqlResult<_>>()?;
+            for (li, lvals) in lv.iter().enumerate() {
+                for (ri, rvals) in rv.iter().enumerate() {
+                    let eq = lvals
+                        .iter()
+                        .zip(rvals)
+                        .all(|(x, y)| expr::sql_cmp(x, y) == Some(std::cmp::Ordering::Equal));
+                    if eq {
+                        emit(cx, li, ri)?;
                     }
                 }
             }
         }
-        if !matched && j.kind == JoinKind::Left {
-            let mut r = l.clone();
-            r.resize(width, Value::Null);
-            out.push(r);
+    }
+    if j.kind == JoinKind::Left {
+        for (li, l) in left.iter().enumerate() {
+            if !left_matched[li] {
+                let mut r = l.clone();
+                r.resize(width, Value::Null);
+                out.push(r);
+            }
         }
     }
     if j.kind == JoinKind::Right {
@@ -444,13 +502,4 @@ fn join(cx: &mut Ctx<'_>, j: &Join, outer: &[Value]) -> SqlResult<Vec<Vec<Value>
         }
     }
     Ok(out)
-}
-
-/// 0 number, 1 text, 2 anything else.
-fn class_of(v: &Value) -> u8 {
-    match v {
-        Value::Int(_) | Value::Float(_) | Value::Bool(_) => 0,
-        Value::Text(_) => 1,
-        _ => 2,
-    }
 }
