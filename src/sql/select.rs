@@ -493,6 +493,7 @@ impl Plan {
 
     /// AND `c` into the filter and choose the access path again.
     pub fn add_filter(&mut self, c: CExpr, host: &SessionHost<'_>) {
+        let c = fold_date_literals(c, &self.source.kinds);
         self.filter = Some(match self.filter.take() {
             None => c,
             Some(f) => CExpr::Bin(crate::sql::expr::BinOp::And, Box::new(f), Box::new(c)),
@@ -788,7 +789,7 @@ pub fn plan_block(
     // User variables are constants for the statement: fold them so that
     // result types follow their values and key ranges can use them.
     let uv = &cx.session.user_vars;
-    let filter = filter.map(|f| fold_user_vars(f, uv));
+    let filter = filter.map(|f| fold_date_literals(fold_user_vars(f, uv), &source.kinds));
     let projection: Vec<(String, CExpr, ColumnKind)> = projection
         .into_iter()
         .map(|(n, e)| {
@@ -1144,6 +1145,40 @@ fn agg_final(st: &AggState, call: &AggCall) -> Value {
         }
         AggFunc::Min | AggFunc::Max => st.best.clone().unwrap_or(Value::Null),
     }
+}
+
+/// A text literal compared with a DATE / DATETIME column is parsed once
+/// here instead of on every row: `d <= '1995-03-15'` compares the same way
+/// (a comparison of a datetime with text parses the text, NULL when it is
+/// not a datetime — such literals are left as they are).
+pub fn fold_date_literals(e: CExpr, kinds: &[ColumnKind]) -> CExpr {
+    use crate::sql::expr::BinOp::*;
+    let is_date = |x: &CExpr| {
+        matches!(x, CExpr::Col(i)
+            if matches!(kinds.get(*i), Some(ColumnKind::Date | ColumnKind::DateTime)))
+    };
+    let parse = |x: CExpr| match x {
+        CExpr::Lit(Value::Text(s)) => match crate::types::parse_datetime(&s) {
+            Some(us) => CExpr::Lit(Value::DateTime(us)),
+            None => CExpr::Lit(Value::Text(s)),
+        },
+        other => other,
+    };
+    e.try_rewrite(&mut |x| {
+        Ok(match x {
+            CExpr::Bin(op @ (Eq | NotEq | Lt | LtEq | Gt | GtEq), a, b) if is_date(&a) => {
+                CExpr::Bin(op, a, Box::new(parse(*b)))
+            }
+            CExpr::Bin(op @ (Eq | NotEq | Lt | LtEq | Gt | GtEq), a, b) if is_date(&b) => {
+                CExpr::Bin(op, Box::new(parse(*a)), b)
+            }
+            CExpr::Between(x, lo, hi, n) if is_date(&x) => {
+                CExpr::Between(x, Box::new(parse(*lo)), Box::new(parse(*hi)), n)
+            }
+            other => other,
+        })
+    })
+    .unwrap_or(CExpr::Lit(Value::Null))
 }
 
 /// Replace `@name` (user variable) calls by their current values.

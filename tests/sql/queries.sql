@@ -132,3 +132,14 @@ SELECT o.name, COUNT(*) FROM notes n JOIN owners o ON o.id = n.owner_id WHERE MA
 SELECT n.id FROM notes n JOIN owners o ON o.id = n.owner_id WHERE MATCH(o.name) AGAINST('ann');
 SELECT ft.id, ft.score > 0 AS hit, vk.dist FROM (SELECT id, MATCH(body) AGAINST('rust') AS score FROM notes WHERE MATCH(body) AGAINST('rust')) ft JOIN (SELECT id, l2_distance(v, '[0,0]') AS dist FROM notes ORDER BY dist LIMIT 4) vk ON vk.id = ft.id ORDER BY vk.dist;
 EXPLAIN SELECT ft.id FROM (SELECT id FROM notes WHERE MATCH(body) AGAINST('rust')) ft JOIN (SELECT id, l2_distance(v, '[0,0]') AS dist FROM notes ORDER BY dist LIMIT 4) vk ON vk.id = ft.id;
+-- Text literals compared with DATE / DATETIME columns (parsed once at plan
+-- time; a literal that is not a date compares as NULL, as before).
+CREATE TABLE ev (id INT PRIMARY KEY, d DATE, ts DATETIME);
+INSERT INTO ev VALUES (1, '2024-01-15', '2024-01-15 10:00:00'), (2, '2024-03-01', '2024-03-01 00:00:00'), (3, '2025-06-30', NULL), (4, NULL, '2023-12-31 23:59:59');
+SELECT id FROM ev WHERE d <= '2024-03-01' ORDER BY id;
+SELECT id FROM ev WHERE '2024-02-01' < d ORDER BY id;
+SELECT id FROM ev WHERE d BETWEEN '2024-01-01' AND '2024-12-31' ORDER BY id;
+SELECT id FROM ev WHERE ts >= '2024-03-01' ORDER BY id;
+SELECT id FROM ev WHERE ts > '2024-01-15 09:59:59' AND ts < '2024-01-15 10:00:01';
+SELECT id FROM ev WHERE d > 'not a date';
+SELECT e.id, o.name FROM ev e JOIN owners o ON o.id = e.id WHERE e.d >= '2024-03-01' ORDER BY e.id;
