@@ -1602,12 +1602,23 @@ impl<'a> Gen<'a> {
         if !union {
             return self.select(named, want, true);
         }
-        let all = self.rng.chance(0.5);
-        self.tag(if all { "union-all" } else { "union" });
+        // UNION ALL, UNION, and now and then INTERSECT / EXCEPT (distinct
+        // in both engines).
+        let op = match self.rng.below(8) {
+            0..=2 => "UNION ALL",
+            3..=5 => "UNION",
+            6 => "INTERSECT",
+            _ => "EXCEPT",
+        };
+        self.tag(match op {
+            "UNION ALL" => "union-all",
+            "UNION" => "union",
+            "INTERSECT" => "intersect",
+            _ => "except",
+        });
         let (first, names) = self.select(true, want, false);
         let named2 = self.rng.chance(0.3);
         let (second, _) = self.select(named2, Some(&first.kinds), false);
-        let op = if all { "UNION ALL" } else { "UNION" };
         let mut sql = format!("{} {op} {}", first.sql, second.sql);
         let ordered = self.rng.chance(if top { 0.4 } else { 0.2 });
         if ordered {

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use crate::error::{code, SqlError, SqlResult};
 use crate::sql::expr::{self, value_key, CExpr, EvalCtx, SubPlan, ValueSet};
 use crate::sql::host::SessionHost;
-use crate::sql::plan::{Join, JoinKind, Node, Stats};
+use crate::sql::plan::{Join, JoinKind, Node, SetOp, Stats};
 use crate::sql::select;
 use crate::sql::Ctx;
 use crate::types::Value;
@@ -53,10 +53,26 @@ fn run_node(cx: &mut Ctx<'_>, node: &Node, outer: &[Value]) -> SqlResult<Vec<Vec
         Node::Join(j) => join(cx, j, outer),
         Node::Union(u) => {
             let mut rows = run(cx, &u.left, outer)?;
-            rows.extend(run(cx, &u.right, outer)?);
-            if !u.all {
-                let mut seen = HashSet::new();
-                rows.retain(|r| seen.insert(row_key(r)));
+            let right = run(cx, &u.right, outer)?;
+            match u.op {
+                SetOp::Union => {
+                    rows.extend(right);
+                    if !u.all {
+                        let mut seen = HashSet::new();
+                        rows.retain(|r| seen.insert(row_key(r)));
+                    }
+                }
+                // Distinct rows of the left that are (not) in the right; rows
+                // compare as in DISTINCT (NULLs equal).
+                SetOp::Intersect | SetOp::Except => {
+                    let other: HashSet<Vec<u8>> = right.iter().map(|r| row_key(r)).collect();
+                    let keep = u.op == SetOp::Intersect;
+                    let mut seen = HashSet::new();
+                    rows.retain(|r| {
+                        let k = row_key(r);
+                        other.contains(&k) == keep && seen.insert(k)
+                    });
+                }
             }
             Ok(rows)
         }

@@ -55,8 +55,18 @@ pub struct Join {
     pub residual: Vec<CExpr>,
 }
 
-/// A UNION of two inputs with the same number of columns.
+/// Set operations MySQL 8 has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SetOp {
+    Union,
+    Intersect,
+    Except,
+}
+
+/// A UNION / INTERSECT / EXCEPT of two inputs with the same number of
+/// columns.
 pub struct Union {
+    pub op: SetOp,
     pub left: Node,
     pub right: Node,
     pub all: bool,
@@ -171,13 +181,14 @@ impl Node {
                 j.right.explain(depth + 1, stats, out);
             }
             Node::Union(u) => {
+                let op = match u.op {
+                    SetOp::Union => "Union",
+                    SetOp::Intersect => "Intersect",
+                    SetOp::Except => "Except",
+                };
                 out.push(format!(
-                    "{pad}{}{note}",
-                    if u.all {
-                        "Union All"
-                    } else {
-                        "Union (distinct)"
-                    }
+                    "{pad}{op}{}{note}",
+                    if u.all { " All" } else { " (distinct)" }
                 ));
                 u.left.explain(depth + 1, stats, out);
                 u.right.explain(depth + 1, stats, out);
@@ -376,13 +387,21 @@ impl<'c, 'a> Planner<'c, 'a> {
                 left,
                 right,
             } => {
-                if *op != ast::SetOperator::Union {
-                    return Err(SqlError::unsupported(format!("{op}")));
-                }
+                let op = match op {
+                    ast::SetOperator::Union => SetOp::Union,
+                    ast::SetOperator::Intersect => SetOp::Intersect,
+                    ast::SetOperator::Except => SetOp::Except,
+                    other => return Err(SqlError::unsupported(format!("{other}"))),
+                };
                 let all = match set_quantifier {
-                    ast::SetQuantifier::All => true,
+                    ast::SetQuantifier::All if op == SetOp::Union => true,
                     ast::SetQuantifier::None | ast::SetQuantifier::Distinct => false,
-                    other => return Err(SqlError::unsupported(format!("UNION {other}"))),
+                    other => {
+                        return Err(SqlError::unsupported(format!(
+                            "{} {other}",
+                            format!("{op:?}").to_uppercase()
+                        )))
+                    }
                 };
                 let l = self.plan_set(left, outer)?;
                 let r = self.plan_set(right, outer)?;
@@ -399,6 +418,7 @@ impl<'c, 'a> Planner<'c, 'a> {
                     .map(|(a, b)| (a.name.clone(), union_kind(a.kind, b.kind)))
                     .collect();
                 Ok(Node::Union(Box::new(Union {
+                    op,
                     left: l,
                     right: r,
                     all,

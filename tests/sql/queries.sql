@@ -81,7 +81,6 @@ SELECT * FROM (SELECT id FROM owners);
 SELECT * FROM owners JOIN owners;
 SELECT * FROM owners FULL OUTER JOIN docs ON 1 = 1;
 WITH RECURSIVE r AS (SELECT 1 AS n) SELECT n FROM r;
-SELECT id FROM owners INTERSECT SELECT owner_id FROM docs;
 SELECT ROW_NUMBER() OVER (ORDER BY id) FROM owners;
 UPDATE docs SET score = (SELECT 1) WHERE id = 10;
 SELECT * FROM (SELECT 1 AS a, 2 AS a) x;
@@ -143,3 +142,9 @@ SELECT id FROM ev WHERE ts >= '2024-03-01' ORDER BY id;
 SELECT id FROM ev WHERE ts > '2024-01-15 09:59:59' AND ts < '2024-01-15 10:00:01';
 SELECT id FROM ev WHERE d > 'not a date';
 SELECT e.id, o.name FROM ev e JOIN owners o ON o.id = e.id WHERE e.d >= '2024-03-01' ORDER BY e.id;
+-- INTERSECT / EXCEPT (MySQL 8.0.31+): distinct rows, NULLs equal.
+SELECT owner_id FROM docs INTERSECT SELECT id FROM owners ORDER BY 1;
+SELECT id FROM owners EXCEPT SELECT owner_id FROM docs ORDER BY 1;
+SELECT team FROM owners EXCEPT SELECT 'red' ORDER BY 1;
+SELECT team FROM owners INTERSECT SELECT NULL;
+SELECT id FROM owners INTERSECT ALL SELECT id FROM owners;
