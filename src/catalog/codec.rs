@@ -93,13 +93,39 @@ impl<'a> Reader<'a> {
 
 /// Decode a row written by [`encode_row`].
 pub fn decode_row(bytes: &[u8]) -> Result<Vec<Value>, CodecError> {
+    decode_row_masked(bytes, None)
+}
+
+/// Decode a row, materializing only the columns `needed` marks (the others
+/// are skipped over and read as NULL: a query that does not read them
+/// cannot tell). `None` decodes every column.
+pub fn decode_row_masked(bytes: &[u8], needed: Option<&[bool]>) -> Result<Vec<Value>, CodecError> {
     let mut r = Reader { b: bytes, pos: 0 };
     let n = r.u32()? as usize;
     if n > bytes.len() {
         return Err(CodecError("column count larger than row"));
     }
     let mut row = Vec::with_capacity(n);
-    for _ in 0..n {
+    for i in 0..n {
+        if needed.is_some_and(|m| !m.get(i).copied().unwrap_or(true)) {
+            match r.u8()? {
+                T_NULL | T_FALSE | T_TRUE => {}
+                T_INT | T_FLOAT | T_DATETIME => {
+                    r.u64()?;
+                }
+                T_TEXT => {
+                    let len = r.u32()? as usize;
+                    r.take(len)?;
+                }
+                T_VEC => {
+                    let len = r.u32()? as usize;
+                    r.take(len.checked_mul(8).ok_or(CodecError("vector length"))?)?;
+                }
+                _ => return Err(CodecError("unknown value tag")),
+            }
+            row.push(Value::Null);
+            continue;
+        }
         let v = match r.u8()? {
             T_NULL => Value::Null,
             T_FALSE => Value::Bool(false),
@@ -227,6 +253,35 @@ pub fn btree_entry_key(vals: &[Value], pk: &[u8], unique: bool) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn masked_decode_skips_unneeded_columns() {
+        let row = vec![
+            Value::Int(7),
+            Value::Text("skip me".into()),
+            Value::Vector(vec![1.0, 2.0]),
+            Value::Float(2.5),
+            Value::Null,
+            Value::Text("keep".into()),
+        ];
+        let b = encode_row(&row);
+        let mask = [true, false, false, true, false, true];
+        assert_eq!(
+            decode_row_masked(&b, Some(&mask)).unwrap(),
+            vec![
+                Value::Int(7),
+                Value::Null,
+                Value::Null,
+                Value::Float(2.5),
+                Value::Null,
+                Value::Text("keep".into())
+            ]
+        );
+        assert_eq!(decode_row_masked(&b, None).unwrap(), row);
+        // A short mask reads the rest; garbage is still refused.
+        assert_eq!(decode_row_masked(&b, Some(&[false])).unwrap()[5], row[5]);
+        assert!(decode_row_masked(&b[..b.len() - 1], Some(&mask)).is_err());
+    }
 
     #[test]
     fn row_round_trip_and_garbage() {

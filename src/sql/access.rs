@@ -10,7 +10,7 @@ use std::ops::Bound;
 
 use tributary_storage::Transaction;
 
-use crate::catalog::codec::{decode_row, encode_key, prefix_end};
+use crate::catalog::codec::{encode_key, prefix_end};
 use crate::catalog::schema::coerce_value;
 use crate::catalog::{IndexKind, TableDef};
 use crate::error::{SqlError, SqlResult};
@@ -242,10 +242,21 @@ pub fn fetch(
     access: &Access,
     lock: bool,
 ) -> SqlResult<Vec<(Vec<u8>, Vec<Value>)>> {
+    fetch_columns(txn, t, access, lock, None)
+}
+
+/// [`fetch`], decoding only the `needed` columns (the rest read as NULL).
+pub fn fetch_columns(
+    txn: &mut dyn Transaction,
+    t: &TableDef,
+    access: &Access,
+    lock: bool,
+    needed: Option<&[bool]>,
+) -> SqlResult<Vec<(Vec<u8>, Vec<Value>)>> {
     let mut out = Vec::new();
     let decode = |k: Vec<u8>, v: &[u8]| -> SqlResult<(Vec<u8>, Vec<Value>)> {
-        let row =
-            decode_row(v).map_err(|e| SqlError::internal(format!("{}: {e}", t.qualified())))?;
+        let row = crate::catalog::codec::decode_row_masked(v, needed)
+            .map_err(|e| SqlError::internal(format!("{}: {e}", t.qualified())))?;
         Ok((k, row))
     };
     match access {

@@ -991,6 +991,42 @@ fn push_filter(node: &mut Node, c: CExpr, host: &SessionHost<'_>) -> bool {
     }
 }
 
+/// Tell a node which of its output columns are read above it: a plain
+/// scan then decodes only those (plus what its own filter reads); a join
+/// passes the request on, adding its keys' and conditions' columns.
+pub fn prune(node: &mut Node, needed: &[bool]) {
+    match node {
+        Node::Block(p) if p.is_plain_scan() => {
+            let width = p.source.scope.cols.len();
+            let mut n: Vec<bool> = needed.to_vec();
+            n.resize(width, false);
+            if let Some(f) = &p.filter {
+                select::mark_columns(f, &mut n);
+            }
+            p.needed = Some(n);
+        }
+        Node::Join(j) => {
+            let (lw, rw) = (j.left_width, j.right_width);
+            let mut all: Vec<bool> = needed.to_vec();
+            all.resize(lw + rw, false);
+            for c in &j.residual {
+                select::mark_columns(c, &mut all);
+            }
+            let mut l = all[..lw].to_vec();
+            let mut r = all[lw..].to_vec();
+            for (a, b) in &j.keys {
+                select::mark_columns(a, &mut l);
+                select::mark_columns(b, &mut r);
+            }
+            prune(&mut j.left, &l);
+            prune(&mut j.right, &r);
+        }
+        // Blocks with their own select list and set operations read what
+        // their own expressions need (decided when they were planned).
+        Node::Block(_) | Node::Union(_) => {}
+    }
+}
+
 /// The base table whose scan produces column `col` of `node`'s output,
 /// with the position its columns start at and its width; `None` when that
 /// column is computed (a derived table, a UNION).

@@ -96,6 +96,9 @@ pub struct Plan {
     pub aggregate: bool,
     pub distinct: bool,
     pub for_update: bool,
+    /// Columns of the scanned table the plan reads (projection push-down:
+    /// the others are not decoded); `None` reads all.
+    pub needed: Option<Vec<bool>>,
 }
 
 /// The result kind of a column of SQL type `t`.
@@ -434,6 +437,7 @@ pub fn scan_node(
         aggregate: false,
         distinct: false,
         for_update,
+        needed: None,
     })))
 }
 
@@ -488,6 +492,7 @@ impl Plan {
             aggregate: false,
             distinct: false,
             for_update: self.for_update,
+            needed: self.needed.clone(),
         }
     }
 
@@ -838,7 +843,70 @@ pub fn plan_block(
         aggregate,
         distinct: sel.is_some_and(|s| matches!(s.distinct, Some(ast::Distinct::Distinct))),
         for_update: !q.locks.is_empty(),
-    })
+        needed: None,
+    }
+    .with_needed_columns())
+}
+
+/// Mark in `out` the own-row columns `e` reads (subqueries included, by
+/// the outer positions they read).
+pub fn mark_columns(e: &CExpr, out: &mut Vec<bool>) {
+    let w = out.len();
+    let mark = |i: usize, out: &mut Vec<bool>| {
+        if i < w {
+            out[i] = true;
+        }
+    };
+    e.walk(&mut |x| match x {
+        CExpr::Col(i) => mark(*i, out),
+        CExpr::Scalar(sp) | CExpr::Exists(sp, _) | CExpr::InSub(_, sp, _) => {
+            for &r in &sp.refs {
+                mark(r, out);
+            }
+        }
+        _ => {}
+    });
+}
+
+impl Plan {
+    /// Projection push-down: the columns of its source this block reads;
+    /// a base table decodes only those, a join input is told what it must
+    /// produce.
+    fn with_needed_columns(mut self) -> Plan {
+        let width = self.source.scope.cols.len();
+        let mut n = vec![false; width];
+        let mut exprs: Vec<&CExpr> = self.projection.iter().map(|(_, e, _)| e).collect();
+        exprs.extend(self.filter.iter());
+        exprs.extend(self.having.iter());
+        exprs.extend(self.group_by.iter());
+        exprs.extend(self.order_by.iter().map(|(e, _)| e));
+        exprs.extend(self.aggs.iter().filter_map(|a| a.arg.as_ref()));
+        for e in exprs {
+            mark_columns(e, &mut n);
+        }
+        for m in &self.matches {
+            for &c in &m.columns {
+                if c < width {
+                    n[c] = true;
+                }
+            }
+        }
+        for (t, off, _) in &self.match_tables {
+            for &c in &t.pk {
+                if off + c < width {
+                    n[off + c] = true;
+                }
+            }
+        }
+        match self.source.input.as_deref_mut() {
+            Some(node) => crate::sql::plan::prune(node, &n),
+            None if self.source.table.is_some() && self.index_path.is_none() => {
+                self.needed = Some(n)
+            }
+            None => {}
+        }
+        self
+    }
 }
 
 /// HAVING may name select-list aliases (MySQL extension), also inside
@@ -1024,7 +1092,7 @@ fn candidates(
         }
         _ => &plan.access,
     };
-    let rows = access::fetch(cx.txn, t, path, plan.for_update)?;
+    let rows = access::fetch_columns(cx.txn, t, path, plan.for_update, plan.needed.as_deref())?;
     let scores = if plan.matches.is_empty() {
         Vec::new()
     } else {
