@@ -449,7 +449,8 @@ fn join(cx: &mut Ctx<'_>, j: &Join, outer: &[Value]) -> SqlResult<Vec<Vec<Value>
             // builds on the side whose unmatched rows it does not emit.
             let build_left = j.kind == JoinKind::Inner && left.len() < right.len();
             let (build, probe) = if build_left { (&lk, &rk) } else { (&rk, &lk) };
-            let mut table: HashMap<&[HKey], Vec<usize>> = HashMap::with_capacity(build.len());
+            let mut table: HashMap<&[HKey], Vec<usize>, foldhash::fast::RandomState> =
+                HashMap::with_capacity_and_hasher(build.len(), Default::default());
             for (i, k) in build.iter().enumerate() {
                 if let Some(k) = k {
                     table.entry(k.as_slice()).or_default().push(i);

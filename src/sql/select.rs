@@ -1414,7 +1414,7 @@ fn run_with(
     let mut units: Vec<(Vec<Value>, Vec<Value>, Vec<Value>)> = Vec::new();
     if plan.aggregate {
         let mut groups: Vec<(Vec<Value>, Vec<Value>, Vec<AggState>)> = Vec::new();
-        let mut index: HashMap<Vec<u8>, usize> = HashMap::new();
+        let mut index: HashMap<Vec<u8>, usize, foldhash::fast::RandomState> = HashMap::default();
         for (row, m) in kept {
             let key: Vec<Value> = ex
                 .group_by
