@@ -23,13 +23,13 @@
 mod common;
 
 use std::cmp::Ordering;
-use std::fmt::{self, Write as _};
+use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
-use rusqlite::types::ValueRef;
 use tributary::iscp::log::{JobState, STAGE_INCREMENTAL};
 use tributary::{Database, Session, Value};
 
+use common::oracle::{cell_of, close, results_agree, show_rows, sqlite_cell, Cell, Rng, Rows};
 use common::{cfg, job, wait_until};
 
 /// Seeds run in CI.
@@ -40,172 +40,6 @@ const CI_QUERIES_PER_SEED: usize = 1_000;
 const VECTOR_QUERIES: usize = 20;
 /// Most mismatches reported before giving up on a seed.
 const MAX_REPORTS: usize = 25;
-
-// ---------------------------------------------------------------------------
-// Random numbers
-
-/// SplitMix64: tiny, seedable, good enough for test generation.
-struct Rng(u64);
-
-impl Rng {
-    fn new(seed: u64) -> Rng {
-        Rng(seed)
-    }
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    /// Uniform in `0..n` (`n > 0`).
-    fn below(&mut self, n: usize) -> usize {
-        (self.next_u64() % n as u64) as usize
-    }
-    /// Uniform in `lo..=hi`.
-    fn range(&mut self, lo: i64, hi: i64) -> i64 {
-        lo + (self.next_u64() % ((hi - lo) as u64 + 1)) as i64
-    }
-    /// True with probability `p`.
-    fn chance(&mut self, p: f64) -> bool {
-        ((self.next_u64() >> 11) as f64 / (1u64 << 53) as f64) < p
-    }
-    fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
-        &xs[self.below(xs.len())]
-    }
-}
-
-// ---------------------------------------------------------------------------
-// Values and comparison
-
-/// A result cell, engine-neutral.
-#[derive(Debug, Clone, PartialEq)]
-enum Cell {
-    Null,
-    Int(i64),
-    Float(f64),
-    Text(String),
-}
-
-impl fmt::Display for Cell {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Cell::Null => write!(f, "NULL"),
-            Cell::Int(i) => write!(f, "{i}"),
-            Cell::Float(x) => write!(f, "{x:?}"),
-            Cell::Text(s) => write!(f, "'{s}'"),
-        }
-    }
-}
-
-impl Cell {
-    fn num(&self) -> Option<f64> {
-        match self {
-            Cell::Int(i) => Some(*i as f64),
-            Cell::Float(x) => Some(*x),
-            _ => None,
-        }
-    }
-    fn rank(&self) -> u8 {
-        match self {
-            Cell::Null => 0,
-            Cell::Int(_) | Cell::Float(_) => 1,
-            Cell::Text(_) => 2,
-        }
-    }
-    /// A total order for sorting multisets (numbers by value).
-    fn sort_cmp(&self, other: &Cell) -> Ordering {
-        match (self, other) {
-            (Cell::Int(a), Cell::Int(b)) => a.cmp(b),
-            (Cell::Text(a), Cell::Text(b)) => a.cmp(b),
-            (a, b) => match (a.num(), b.num()) {
-                // `+ 0.0` turns -0.0 into 0.0: equal in SQL.
-                (Some(x), Some(y)) => (x + 0.0).total_cmp(&(y + 0.0)),
-                _ => a.rank().cmp(&b.rank()),
-            },
-        }
-    }
-    /// Equal, numbers with a relative tolerance (Int and Float alike).
-    fn same(&self, other: &Cell) -> bool {
-        match (self, other) {
-            (Cell::Null, Cell::Null) => true,
-            (Cell::Int(a), Cell::Int(b)) => a == b,
-            (Cell::Text(a), Cell::Text(b)) => a == b,
-            (a, b) => match (a.num(), b.num()) {
-                (Some(x), Some(y)) => close(x, y),
-                _ => false,
-            },
-        }
-    }
-}
-
-fn close(x: f64, y: f64) -> bool {
-    x == y || (x - y).abs() <= 1e-9 * x.abs().max(y.abs()).max(1e-6)
-}
-
-fn cell_of(v: &Value) -> Cell {
-    match v {
-        Value::Null => Cell::Null,
-        Value::Bool(b) => Cell::Int(*b as i64),
-        Value::Int(i) => Cell::Int(*i),
-        Value::Float(x) => Cell::Float(*x),
-        Value::Text(s) => Cell::Text(s.clone()),
-        other => Cell::Text(format!("<unexpected {other:?}>")),
-    }
-}
-
-fn sqlite_cell(v: ValueRef<'_>) -> Cell {
-    match v {
-        ValueRef::Null => Cell::Null,
-        ValueRef::Integer(i) => Cell::Int(i),
-        ValueRef::Real(x) => Cell::Float(x),
-        ValueRef::Text(t) => Cell::Text(String::from_utf8_lossy(t).into_owned()),
-        ValueRef::Blob(b) => Cell::Text(format!("<blob {b:?}>")),
-    }
-}
-
-type Rows = Vec<Vec<Cell>>;
-
-fn rows_cmp(a: &[Cell], b: &[Cell]) -> Ordering {
-    for (x, y) in a.iter().zip(b) {
-        match x.sort_cmp(y) {
-            Ordering::Equal => continue,
-            o => return o,
-        }
-    }
-    a.len().cmp(&b.len())
-}
-
-/// Whether two results agree (as lists when `ordered`, else as multisets).
-fn results_agree(got: &Rows, want: &Rows, ordered: bool) -> bool {
-    if got.len() != want.len() {
-        return false;
-    }
-    let (mut g, mut w) = (got.clone(), want.clone());
-    if !ordered {
-        g.sort_by(|a, b| rows_cmp(a, b));
-        w.sort_by(|a, b| rows_cmp(a, b));
-    }
-    g.iter()
-        .zip(&w)
-        .all(|(x, y)| x.len() == y.len() && x.iter().zip(y).all(|(p, q)| p.same(q)))
-}
-
-fn show_rows(rows: &Rows) -> String {
-    let mut out = String::new();
-    for (i, r) in rows.iter().enumerate() {
-        if i == 60 {
-            let _ = writeln!(out, "    … {} more rows", rows.len() - 60);
-            break;
-        }
-        let cells: Vec<String> = r.iter().map(|c| c.to_string()).collect();
-        let _ = writeln!(out, "    ({})", cells.join(", "));
-    }
-    if rows.is_empty() {
-        out.push_str("    (no rows)\n");
-    }
-    out
-}
 
 // ---------------------------------------------------------------------------
 // The two engines
@@ -1137,7 +971,7 @@ impl Report {
             return;
         }
         let got = match got {
-            Ok(r) => format!("{} rows\n{}", r.len(), show_rows(r)),
+            Ok(r) => format!("{} rows\n{}", r.len(), show_rows(r, 60, "    ")),
             Err(e) => format!("{e}\n"),
         };
         if self.failures.is_empty() {
@@ -1148,7 +982,7 @@ impl Report {
             "seed {} ({what}): {sql}\n  tributary: {got}  sqlite: {} rows\n{}",
             self.seed,
             want.len(),
-            show_rows(want)
+            show_rows(want, 60, "    ")
         ));
     }
 }
@@ -1159,7 +993,7 @@ fn check_query(e: &mut Engines, rep: &mut Report, what: &str, sql: &str, ordered
     let want = e.lite_rows(sql);
     let got = e.trib_rows(sql);
     let ok = match &got {
-        Ok(g) => results_agree(g, &want, ordered),
+        Ok(g) => results_agree(g, &want, ordered, close),
         Err(_) => false,
     };
     if !ok {
@@ -1877,27 +1711,11 @@ fn vector_writes(s: &mut Session, vt: &mut VecTable, rng: &mut Rng) {
 // Entry point
 
 fn seeds() -> Vec<u64> {
-    match std::env::var("TRIBUTARY_DIFF_SEED") {
-        Ok(s) if !s.trim().is_empty() => s
-            .split(',')
-            .map(|x| {
-                let x = x.trim();
-                let parsed = match x.strip_prefix("0x") {
-                    Some(h) => u64::from_str_radix(h, 16),
-                    None => x.parse(),
-                };
-                parsed.unwrap_or_else(|_| panic!("TRIBUTARY_DIFF_SEED: bad seed {x:?}"))
-            })
-            .collect(),
-        _ => CI_SEEDS.to_vec(),
-    }
+    common::oracle::seeds_from_env("TRIBUTARY_DIFF_SEED", CI_SEEDS)
 }
 
 fn queries_per_seed() -> usize {
-    std::env::var("TRIBUTARY_DIFF_QUERIES")
-        .ok()
-        .and_then(|s| s.trim().parse().ok())
-        .unwrap_or(CI_QUERIES_PER_SEED)
+    common::oracle::count_from_env("TRIBUTARY_DIFF_QUERIES", CI_QUERIES_PER_SEED)
 }
 
 fn finish(kind: &str, reports: Vec<Report>, t0: Instant) {

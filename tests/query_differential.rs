@@ -35,13 +35,14 @@
 //! a file of statements (one a line: INSERTs, then queries) on both engines
 //! and prints both answers of each query (test `repro_from_file`).
 
-use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt::{self, Write as _};
+use std::fmt::Write as _;
 use std::time::Instant;
 
-use rusqlite::types::ValueRef;
-use tributary::{Config, Database, Session, Value};
+use tributary::{Config, Database, Session};
+
+mod common;
+use common::oracle::{cell_of, results_agree, show_rows, sqlite_cell, Cell, Rng, Rows};
 
 /// Queries per run (over the default seeds).
 const QUERIES: usize = 2000;
@@ -54,166 +55,10 @@ const MAX_REPORTS: usize = 30;
 /// Mismatches whose data is shrunk (removing rows while it still fails).
 const MAX_SHRINKS: usize = 12;
 
-// ---------------------------------------------------------------------------
-// Random numbers
-
-/// SplitMix64: tiny, seedable, good enough for test generation.
-struct Rng(u64);
-
-impl Rng {
-    fn new(seed: u64) -> Rng {
-        Rng(seed)
-    }
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    /// Uniform in `0..n` (`n > 0`).
-    fn below(&mut self, n: usize) -> usize {
-        (self.next_u64() % n as u64) as usize
-    }
-    /// Uniform in `lo..=hi`.
-    fn range(&mut self, lo: i64, hi: i64) -> i64 {
-        lo + (self.next_u64() % ((hi - lo) as u64 + 1)) as i64
-    }
-    /// True with probability `p`.
-    fn chance(&mut self, p: f64) -> bool {
-        ((self.next_u64() >> 11) as f64 / (1u64 << 53) as f64) < p
-    }
-    fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
-        &xs[self.below(xs.len())]
-    }
-}
-
-// ---------------------------------------------------------------------------
-// Values and comparison
-
-/// A result cell, engine-neutral.
-#[derive(Debug, Clone, PartialEq)]
-enum Cell {
-    Null,
-    Int(i64),
-    Float(f64),
-    Text(String),
-}
-
-impl fmt::Display for Cell {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Cell::Null => write!(f, "NULL"),
-            Cell::Int(i) => write!(f, "{i}"),
-            Cell::Float(x) => write!(f, "{x:?}"),
-            Cell::Text(s) => write!(f, "'{s}'"),
-        }
-    }
-}
-
-impl Cell {
-    fn num(&self) -> Option<f64> {
-        match self {
-            Cell::Int(i) => Some(*i as f64),
-            Cell::Float(x) => Some(*x),
-            _ => None,
-        }
-    }
-    fn rank(&self) -> u8 {
-        match self {
-            Cell::Null => 0,
-            Cell::Int(_) | Cell::Float(_) => 1,
-            Cell::Text(_) => 2,
-        }
-    }
-    /// A total order for sorting multisets (numbers by value).
-    fn sort_cmp(&self, other: &Cell) -> Ordering {
-        match (self, other) {
-            (Cell::Int(a), Cell::Int(b)) => a.cmp(b),
-            (Cell::Text(a), Cell::Text(b)) => a.cmp(b),
-            (a, b) => match (a.num(), b.num()) {
-                (Some(x), Some(y)) => (x + 0.0).total_cmp(&(y + 0.0)),
-                _ => a.rank().cmp(&b.rank()),
-            },
-        }
-    }
-    /// Equal; an integer against a float (SUM as DECIMAL, AVG with four
-    /// decimals in MySQL) within a small absolute tolerance.
-    fn same(&self, other: &Cell) -> bool {
-        match (self, other) {
-            (Cell::Null, Cell::Null) => true,
-            (Cell::Int(a), Cell::Int(b)) => a == b,
-            (Cell::Text(a), Cell::Text(b)) => a == b,
-            (a, b) => match (a.num(), b.num()) {
-                (Some(x), Some(y)) => x == y || (x - y).abs() <= 1e-4,
-                _ => false,
-            },
-        }
-    }
-}
-
-fn cell_of(v: &Value) -> Cell {
-    match v {
-        Value::Null => Cell::Null,
-        Value::Bool(b) => Cell::Int(*b as i64),
-        Value::Int(i) => Cell::Int(*i),
-        Value::Float(x) => Cell::Float(*x),
-        Value::Text(s) => Cell::Text(s.clone()),
-        other => Cell::Text(format!("<unexpected {other:?}>")),
-    }
-}
-
-fn sqlite_cell(v: ValueRef<'_>) -> Cell {
-    match v {
-        ValueRef::Null => Cell::Null,
-        ValueRef::Integer(i) => Cell::Int(i),
-        ValueRef::Real(x) => Cell::Float(x),
-        ValueRef::Text(t) => Cell::Text(String::from_utf8_lossy(t).into_owned()),
-        ValueRef::Blob(b) => Cell::Text(format!("<blob {b:?}>")),
-    }
-}
-
-type Rows = Vec<Vec<Cell>>;
-
-fn rows_cmp(a: &[Cell], b: &[Cell]) -> Ordering {
-    for (x, y) in a.iter().zip(b) {
-        match x.sort_cmp(y) {
-            Ordering::Equal => continue,
-            o => return o,
-        }
-    }
-    a.len().cmp(&b.len())
-}
-
-/// Whether two results agree (as lists when `ordered`, else as multisets).
-fn results_agree(got: &Rows, want: &Rows, ordered: bool) -> bool {
-    if got.len() != want.len() {
-        return false;
-    }
-    let (mut g, mut w) = (got.clone(), want.clone());
-    if !ordered {
-        g.sort_by(|a, b| rows_cmp(a, b));
-        w.sort_by(|a, b| rows_cmp(a, b));
-    }
-    g.iter()
-        .zip(&w)
-        .all(|(x, y)| x.len() == y.len() && x.iter().zip(y).all(|(p, q)| p.same(q)))
-}
-
-fn show_rows(rows: &Rows) -> String {
-    let mut out = String::new();
-    for (i, r) in rows.iter().enumerate() {
-        if i == 40 {
-            let _ = writeln!(out, "      … {} more rows", rows.len() - 40);
-            break;
-        }
-        let cells: Vec<String> = r.iter().map(|c| c.to_string()).collect();
-        let _ = writeln!(out, "      ({})", cells.join(", "));
-    }
-    if rows.is_empty() {
-        out.push_str("      (no rows)\n");
-    }
-    out
+/// Numbers equal within a small absolute tolerance (an integer against a
+/// float: SUM as DECIMAL, AVG with four decimals in MySQL).
+fn close(x: f64, y: f64) -> bool {
+    x == y || (x - y).abs() <= 1e-4
 }
 
 /// SQL literal for a cell (negative numbers parenthesised).
@@ -452,7 +297,7 @@ impl Engines {
     fn check(&mut self, sql: &str, ordered: bool) -> (Rows, Option<Result<Rows, String>>) {
         let want = self.lite_rows(sql);
         let got = self.trib_rows(sql);
-        let ok = matches!(&got, Ok(g) if results_agree(g, &want, ordered));
+        let ok = matches!(&got, Ok(g) if results_agree(g, &want, ordered, close));
         (want, (!ok).then_some(got))
     }
 
@@ -1803,27 +1648,11 @@ fn run_seed(seed: u64, n: usize, right_join: bool, stats: &mut Stats) {
 }
 
 fn seeds() -> Vec<u64> {
-    match std::env::var("QDIFF_SEED") {
-        Ok(s) if !s.trim().is_empty() => s
-            .split(',')
-            .map(|x| {
-                let x = x.trim();
-                let parsed = match x.strip_prefix("0x") {
-                    Some(h) => u64::from_str_radix(h, 16),
-                    None => x.parse(),
-                };
-                parsed.unwrap_or_else(|_| panic!("QDIFF_SEED: bad seed {x:?}"))
-            })
-            .collect(),
-        _ => DEFAULT_SEEDS.to_vec(),
-    }
+    common::oracle::seeds_from_env("QDIFF_SEED", DEFAULT_SEEDS)
 }
 
 fn queries_per_seed() -> usize {
-    std::env::var("QDIFF_QUERIES")
-        .ok()
-        .and_then(|s| s.trim().parse().ok())
-        .unwrap_or(QUERIES / DEFAULT_SEEDS.len())
+    common::oracle::count_from_env("QDIFF_QUERIES", QUERIES / DEFAULT_SEEDS.len())
 }
 
 #[test]
@@ -1891,10 +1720,10 @@ fn multi_table_queries_match_sqlite() {
             f.sql,
             if f.shrunk { " (shrunk)" } else { "" },
             f.data,
-            show_rows(&f.want),
+            show_rows(&f.want, 40, "      "),
         );
         match &f.got {
-            Ok(rows) => report.push_str(&show_rows(rows)),
+            Ok(rows) => report.push_str(&show_rows(rows, 40, "      ")),
             Err(e) => {
                 let _ = writeln!(report, "      {e}");
             }
@@ -1934,12 +1763,12 @@ fn repro_from_file() {
         let verdict = if bad.is_some() { "DIFFERENT" } else { "same" };
         eprintln!(
             "{sql}\n  SQLite:\n{}  Tributary ({verdict}):",
-            show_rows(&want)
+            show_rows(&want, 40, "      ")
         );
         differ += usize::from(bad.is_some());
         match bad {
-            None => eprint!("{}", show_rows(&want)),
-            Some(Ok(rows)) => eprint!("{}", show_rows(&rows)),
+            None => eprint!("{}", show_rows(&want, 40, "      ")),
+            Some(Ok(rows)) => eprint!("{}", show_rows(&rows, 40, "      ")),
             Some(Err(e)) => eprintln!("      {e}"),
         }
     }

@@ -282,19 +282,7 @@ fn create_view(cx: &mut Ctx<'_>, cv: &ast::CreateView) -> SqlResult<QueryResult>
     if cv.materialized || cv.temporary || cv.or_alter || cv.to.is_some() {
         return Err(SqlError::unsupported("this kind of view"));
     }
-    let parts = object_parts(&cv.name);
-    let (db, name) = match parts.as_slice() {
-        [t] => (cx.session.require_db()?.to_string(), t.clone()),
-        [d, t] => (d.clone(), t.clone()),
-        _ => return Err(SqlError::parse(format!("bad view name {}", cv.name))),
-    };
-    if db == SYSTEM_DB {
-        return Err(SqlError::new(
-            code::SPECIFIC_ACCESS_DENIED,
-            "Access denied: cannot create views in mo_catalog",
-        ));
-    }
-    catalog::require_database(cx.txn, &db)?;
+    let (db, name) = new_object_name(cx, &cv.name, "views")?;
     let columns: Vec<String> = cv.columns.iter().map(|c| ident_name(&c.name)).collect();
     // Plan in the view's database so its unqualified names mean the same
     // thing whoever reads it later.
@@ -376,6 +364,12 @@ fn drop_views(
             None => missing.push(format!("{db}.{name}")),
         }
     }
+    unknown_tables(missing, if_exists)
+}
+
+/// DROP TABLE / VIEW of names that do not exist: error 1051 naming them
+/// all, or with IF EXISTS one warning each.
+fn unknown_tables(missing: Vec<String>, if_exists: bool) -> SqlResult<QueryResult> {
     let mut r = QueryResult::default();
     if !missing.is_empty() {
         if !if_exists {
@@ -444,22 +438,7 @@ fn drop_tables(
             None => missing.push(format!("{db}.{}", n.name)),
         }
     }
-    let mut r = QueryResult::default();
-    if !missing.is_empty() {
-        if !if_exists {
-            return Err(SqlError::new(
-                1051,
-                format!("Unknown table '{}'", missing.join(",")),
-            ));
-        }
-        for m in missing {
-            r.warnings.push(Warning {
-                code: 1051,
-                message: format!("Unknown table '{m}'"),
-            });
-        }
-    }
-    Ok(r)
+    unknown_tables(missing, if_exists)
 }
 
 /// The CREATE INDEX statement that re-creates index `ix` of `t` (REINDEX).
@@ -642,24 +621,35 @@ fn index_columns(t: &TableDef, cols: &[ast::IndexColumn]) -> SqlResult<Vec<usize
         .collect()
 }
 
+/// `(database, name)` of an object a CREATE makes: the database must
+/// exist and not be `mo_catalog` (1227).
+fn new_object_name(
+    cx: &mut Ctx<'_>,
+    n: &ast::ObjectName,
+    what: &str,
+) -> SqlResult<(String, String)> {
+    let parts = object_parts(n);
+    let (db, name) = match parts.as_slice() {
+        [t] => (cx.session.require_db()?.to_string(), t.clone()),
+        [d, t] => (d.clone(), t.clone()),
+        _ => return Err(SqlError::parse(format!("bad name {n}"))),
+    };
+    if db == SYSTEM_DB {
+        return Err(SqlError::new(
+            code::SPECIFIC_ACCESS_DENIED,
+            format!("Access denied: cannot create {what} in mo_catalog"),
+        ));
+    }
+    catalog::require_database(cx.txn, &db)?;
+    Ok((db, name))
+}
+
 fn create_table(
     cx: &mut Ctx<'_>,
     ct: &ast::CreateTable,
     created: &mut Vec<(iscp::JobKey, iscp::log::JobSpec)>,
 ) -> SqlResult<QueryResult> {
-    let parts = object_parts(&ct.name);
-    let (db, name) = match parts.as_slice() {
-        [t] => (cx.session.require_db()?.to_string(), t.clone()),
-        [d, t] => (d.clone(), t.clone()),
-        _ => return Err(SqlError::parse(format!("bad table name {}", ct.name))),
-    };
-    if db == SYSTEM_DB {
-        return Err(SqlError::new(
-            code::SPECIFIC_ACCESS_DENIED,
-            "Access denied: cannot create tables in mo_catalog",
-        ));
-    }
-    catalog::require_database(cx.txn, &db)?;
+    let (db, name) = new_object_name(cx, &ct.name, "tables")?;
     if ct.like.is_some() {
         return Err(SqlError::unsupported("CREATE TABLE … LIKE"));
     }

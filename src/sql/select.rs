@@ -420,25 +420,9 @@ pub fn scan_node(
         })
         .collect();
     let _ = pl;
-    Ok(Node::Block(Box::new(Plan {
-        source,
-        filter: None,
-        access: Access::FullScan,
-        index_path: None,
-        projection,
-        aggs: Vec::new(),
-        matches: Vec::new(),
-        match_tables: Vec::new(),
-        group_by: Vec::new(),
-        having: None,
-        order_by: Vec::new(),
-        limit: None,
-        offset: 0,
-        aggregate: false,
-        distinct: false,
-        for_update,
-        needed: None,
-    })))
+    Ok(Node::Block(Box::new(Plan::scan(
+        source, projection, for_update,
+    ))))
 }
 
 impl Plan {
@@ -475,12 +459,26 @@ impl Plan {
             star: self.source.star.clone(),
             input: None,
         };
+        let mut p = Plan::scan(source, self.projection.clone(), self.for_update);
+        p.filter = self.filter.clone();
+        p.access = self.access.clone();
+        p.needed = self.needed.clone();
+        p
+    }
+
+    /// A full scan of `source`'s table producing `projection`; filters and
+    /// access paths are added by the caller.
+    fn scan(
+        source: Source,
+        projection: Vec<(String, CExpr, ColumnKind)>,
+        for_update: bool,
+    ) -> Plan {
         Plan {
             source,
-            filter: self.filter.clone(),
-            access: self.access.clone(),
+            filter: None,
+            access: Access::FullScan,
             index_path: None,
-            projection: self.projection.clone(),
+            projection,
             aggs: Vec::new(),
             matches: Vec::new(),
             match_tables: Vec::new(),
@@ -491,8 +489,8 @@ impl Plan {
             offset: 0,
             aggregate: false,
             distinct: false,
-            for_update: self.for_update,
-            needed: self.needed.clone(),
+            for_update,
+            needed: None,
         }
     }
 

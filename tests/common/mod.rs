@@ -3,6 +3,8 @@
 
 #![allow(dead_code)] // each test binary uses a subset
 
+pub mod oracle;
+
 use std::time::{Duration, Instant};
 
 use tributary::iscp::log::JobRow;
