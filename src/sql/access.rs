@@ -23,6 +23,9 @@ pub enum Access {
     FullScan,
     PkPoint(Vec<Vec<u8>>),
     PkRange(Bound<Vec<u8>>, Bound<Vec<u8>>),
+    /// Several primary-key ranges (one per key prefix: a join reading a
+    /// table with a composite primary key by its first column).
+    PkRanges(Vec<(Bound<Vec<u8>>, Bound<Vec<u8>>)>),
     IndexRange {
         index: String,
         storage_id: u64,
@@ -43,6 +46,11 @@ impl Access {
                 if keys.len() == 1 { "" } else { "s" }
             ),
             Access::PkRange(..) => format!("Range Scan on {} using PRIMARY", t.qualified()),
+            Access::PkRanges(r) => format!(
+                "Range Scan on {} using PRIMARY ({} ranges)",
+                t.qualified(),
+                r.len()
+            ),
             Access::IndexRange { index, .. } => {
                 format!("Index Range Scan on {} using {index}", t.qualified())
             }
@@ -267,20 +275,23 @@ pub fn fetch_columns(
                 }
             }
         }
-        Access::FullScan | Access::PkRange(..) => {
-            let (s, e) = match access {
-                Access::PkRange(s, e) => (s.clone(), e.clone()),
-                _ => (Bound::Unbounded, Bound::Unbounded),
+        Access::FullScan | Access::PkRange(..) | Access::PkRanges(..) => {
+            let ranges = match access {
+                Access::PkRange(s, e) => vec![(s.clone(), e.clone())],
+                Access::PkRanges(r) => r.clone(),
+                _ => vec![(Bound::Unbounded, Bound::Unbounded)],
             };
-            let rows = txn.scan(t.id, s, e, usize::MAX)?;
-            for (k, v) in rows {
-                if lock {
-                    // Current read under the row lock.
-                    if let Some(v) = txn.get(t.id, &k, true)? {
+            for (s, e) in ranges {
+                let rows = txn.scan(t.id, s, e, usize::MAX)?;
+                for (k, v) in rows {
+                    if lock {
+                        // Current read under the row lock.
+                        if let Some(v) = txn.get(t.id, &k, true)? {
+                            out.push(decode(k, &v)?);
+                        }
+                    } else {
                         out.push(decode(k, &v)?);
                     }
-                } else {
-                    out.push(decode(k, &v)?);
                 }
             }
         }

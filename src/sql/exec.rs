@@ -219,8 +219,8 @@ fn scalar(cx: &mut Ctx<'_>, sp: &SubPlan, outer: &[Value]) -> SqlResult<Value> {
 pub const LOOKUP_JOIN_MAX_KEYS: usize = 2048;
 
 /// For an inner or left join whose right input is a plain scan of a table
-/// with a one-column primary key used as a join key: that key's position
-/// among the join keys and the table's key column.
+/// whose primary key (or its first column) is a join key: that key's
+/// position among the join keys and the table's key column.
 pub fn lookup_key(j: &Join) -> Option<(usize, usize)> {
     if j.kind == JoinKind::Right {
         return None;
@@ -229,7 +229,7 @@ pub fn lookup_key(j: &Join) -> Option<(usize, usize)> {
         return None;
     };
     let t = p.source.table.as_ref()?;
-    if !p.is_plain_scan() || t.pk.len() != 1 || t.has_hidden_pk() {
+    if !p.is_plain_scan() || t.pk.is_empty() || t.has_hidden_pk() {
         return None;
     }
     j.keys
@@ -256,9 +256,13 @@ fn right_by_lookup(
     let Some(t) = p.source.table.as_ref() else {
         return Ok(None);
     };
+    // Integer columns hold `Value::Int` (BOOL holds `Value::Bool`, whose
+    // key encoding differs): only then does an integer's key find the row.
     let int_key = matches!(
-        crate::sql::select::kind_of_type(&t.columns[col].ty),
-        crate::types::ColumnKind::Int
+        t.columns[col].ty,
+        crate::types::DataType::Int
+            | crate::types::DataType::BigInt
+            | crate::types::DataType::Integer { .. }
     );
     let text_key = matches!(
         t.columns[col].ty,
@@ -292,7 +296,32 @@ fn right_by_lookup(
         }
     }
     let mut keyed = p.keyed_copy();
+    let prefix_ranges: Option<Vec<_>> = (t.pk.len() > 1).then(|| {
+        let mut starts: Vec<Vec<u8>> = keys
+            .iter()
+            .filter_map(|k| match k {
+                CExpr::Lit(v) => Some(crate::catalog::codec::encode_key(std::slice::from_ref(v))),
+                _ => None,
+            })
+            .collect();
+        starts.sort();
+        starts
+            .into_iter()
+            .map(|start| {
+                let end = match crate::catalog::codec::prefix_end(&start) {
+                    Some(e) => std::ops::Bound::Excluded(e),
+                    None => std::ops::Bound::Unbounded,
+                };
+                (std::ops::Bound::Included(start), end)
+            })
+            .collect()
+    });
+    // The IN list re-checks exactly what the key (prefix) lookups select.
     keyed.add_filter(CExpr::InList(Box::new(CExpr::Col(col)), keys, false), &host);
+    if let Some(ranges) = prefix_ranges {
+        // A composite key: one range per value of its first column.
+        keyed.access = crate::sql::access::Access::PkRanges(ranges);
+    }
     let start = std::time::Instant::now();
     let rows = select::run(cx, &keyed, outer)?;
     record(&j.right, rows.len(), start.elapsed());

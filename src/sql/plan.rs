@@ -166,7 +166,7 @@ impl Node {
                         },
                         if crate::sql::exec::lookup_key(j).is_some() {
                             format!(
-                                "; right side by primary key when the left has at most {} keys",
+                                "; right side by primary key (prefix) when the left has at most {} keys",
                                 crate::sql::exec::LOOKUP_JOIN_MAX_KEYS
                             )
                         } else {
