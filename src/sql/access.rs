@@ -25,7 +25,7 @@ pub enum Access {
     PkRange(Bound<Vec<u8>>, Bound<Vec<u8>>),
     /// Several primary-key ranges (one per key prefix: a join reading a
     /// table with a composite primary key by its first column).
-    PkRanges(Vec<(Bound<Vec<u8>>, Bound<Vec<u8>>)>),
+    PkRanges(Vec<KeyRange>),
     IndexRange {
         index: String,
         storage_id: u64,
@@ -33,6 +33,9 @@ pub enum Access {
         end: Bound<Vec<u8>>,
     },
 }
+
+/// A range of storage keys.
+pub type KeyRange = (Bound<Vec<u8>>, Bound<Vec<u8>>);
 
 impl Access {
     /// One-line description for EXPLAIN.
