@@ -149,7 +149,6 @@ fn column_bounds(t: &TableDef, filter: Option<&CExpr>, host: &dyn FunctionHost) 
 }
 
 /// A key range.
-type KeyRange = (Bound<Vec<u8>>, Bound<Vec<u8>>);
 
 fn range_on_first(cb: &ColBounds) -> Option<KeyRange> {
     if let Some(v) = &cb.eq {
