@@ -148,8 +148,6 @@ fn column_bounds(t: &TableDef, filter: Option<&CExpr>, host: &dyn FunctionHost) 
     b
 }
 
-/// A key range.
-
 fn range_on_first(cb: &ColBounds) -> Option<KeyRange> {
     if let Some(v) = &cb.eq {
         let k = encode_key(std::slice::from_ref(v));
