@@ -216,7 +216,7 @@ fn scalar(cx: &mut Ctx<'_>, sp: &SubPlan, outer: &[Value]) -> SqlResult<Value> {
 
 /// Most distinct left keys for which the right input is read by primary
 /// key (an index nested-loop join, batched) instead of scanned.
-pub const LOOKUP_JOIN_MAX_KEYS: usize = 2048;
+pub const LOOKUP_JOIN_MAX_KEYS: usize = 8192;
 
 /// For an inner or left join whose right input is a plain scan of a table
 /// whose primary key (or its first column) is a join key: that key's
@@ -289,39 +289,38 @@ fn right_by_lookup(
             return Ok(None);
         }
         if seen.insert(value_key(&v)) {
-            keys.push(CExpr::Lit(v));
+            keys.push(v);
             if keys.len() > LOOKUP_JOIN_MAX_KEYS {
                 return Ok(None);
             }
         }
     }
+    // Keys of the column's own type encode exactly as the stored primary
+    // keys do, so the lookups find exactly the rows `key = value` would
+    // (the join re-checks the equality anyway).
+    let mut starts: Vec<Vec<u8>> = keys
+        .iter()
+        .map(|v| crate::catalog::codec::encode_key(std::slice::from_ref(v)))
+        .collect();
+    starts.sort();
     let mut keyed = p.keyed_copy();
-    let prefix_ranges: Option<Vec<_>> = (t.pk.len() > 1).then(|| {
-        let mut starts: Vec<Vec<u8>> = keys
-            .iter()
-            .filter_map(|k| match k {
-                CExpr::Lit(v) => Some(crate::catalog::codec::encode_key(std::slice::from_ref(v))),
-                _ => None,
-            })
-            .collect();
-        starts.sort();
-        starts
-            .into_iter()
-            .map(|start| {
-                let end = match crate::catalog::codec::prefix_end(&start) {
-                    Some(e) => std::ops::Bound::Excluded(e),
-                    None => std::ops::Bound::Unbounded,
-                };
-                (std::ops::Bound::Included(start), end)
-            })
-            .collect()
-    });
-    // The IN list re-checks exactly what the key (prefix) lookups select.
-    keyed.add_filter(CExpr::InList(Box::new(CExpr::Col(col)), keys, false), &host);
-    if let Some(ranges) = prefix_ranges {
+    keyed.access = if t.pk.len() == 1 {
+        crate::sql::access::Access::PkPoint(starts)
+    } else {
         // A composite key: one range per value of its first column.
-        keyed.access = crate::sql::access::Access::PkRanges(ranges);
-    }
+        crate::sql::access::Access::PkRanges(
+            starts
+                .into_iter()
+                .map(|start| {
+                    let end = match crate::catalog::codec::prefix_end(&start) {
+                        Some(e) => std::ops::Bound::Excluded(e),
+                        None => std::ops::Bound::Unbounded,
+                    };
+                    (std::ops::Bound::Included(start), end)
+                })
+                .collect(),
+        )
+    };
     let start = std::time::Instant::now();
     let rows = select::run(cx, &keyed, outer)?;
     record(&j.right, rows.len(), start.elapsed());
