@@ -338,7 +338,12 @@ impl<'c, 'a> Planner<'c, 'a> {
         match q.body.as_ref() {
             SetExpr::Select(sel) => {
                 select::reject_select(sel)?;
-                let source = self.plan_from(&sel.from, outer, !q.locks.is_empty())?;
+                let source = self.plan_from(
+                    &sel.from,
+                    sel.selection.as_ref(),
+                    outer,
+                    !q.locks.is_empty(),
+                )?;
                 let plan = select::plan_block(self, q, Some(sel), source, outer)?;
                 Ok(Node::Block(Box::new(plan)))
             }
@@ -364,7 +369,7 @@ impl<'c, 'a> Planner<'c, 'a> {
         match body {
             SetExpr::Select(sel) => {
                 select::reject_select(sel)?;
-                let source = self.plan_from(&sel.from, outer, false)?;
+                let source = self.plan_from(&sel.from, sel.selection.as_ref(), outer, false)?;
                 let empty = Query {
                     with: None,
                     body: Box::new(SetExpr::Select(sel.clone())),
@@ -435,6 +440,7 @@ impl<'c, 'a> Planner<'c, 'a> {
     fn plan_from(
         &mut self,
         from: &[ast::TableWithJoins],
+        selection: Option<&ast::Expr>,
         outer: Option<&Scope>,
         for_update: bool,
     ) -> SqlResult<Source> {
@@ -461,16 +467,36 @@ impl<'c, 'a> Planner<'c, 'a> {
             }
             _ => {}
         }
-        let mut acc: Option<Rel> = None;
-        if from.is_empty() {
-            return Ok(Source::none());
-        }
+        let mut rels = Vec::with_capacity(from.len());
         for twj in from {
             let mut rel = self.plan_factor(&twj.relation, outer, for_update)?;
             for j in &twj.joins {
                 let right = self.plan_factor(&j.relation, outer, for_update)?;
                 rel = self.join(rel, right, &j.join_operator, outer)?;
             }
+            rels.push(rel);
+        }
+        // Comma-separated items are inner joins: join them in an order that
+        // follows the WHERE clause's equalities from a filtered item; `*`
+        // still lists the columns in FROM order.
+        let order = join_order(&rels, selection);
+        let widths: Vec<usize> = rels.iter().map(|r| r.scope.cols.len()).collect();
+        let mut offset = vec![0; rels.len()];
+        let mut at = 0;
+        for &i in &order {
+            offset[i] = at;
+            at += widths[i];
+        }
+        let mut star_pos = Vec::new();
+        for (i, r) in rels.iter().enumerate() {
+            star_pos.extend(r.star.iter().map(|&c| offset[i] + c));
+        }
+        let mut slots: Vec<Option<Rel>> = rels.into_iter().map(Some).collect();
+        let mut acc: Option<Rel> = None;
+        for &i in &order {
+            let Some(rel) = slots[i].take() else {
+                continue;
+            };
             acc = Some(match acc {
                 None => rel,
                 Some(l) => self.join(
@@ -481,9 +507,10 @@ impl<'c, 'a> Planner<'c, 'a> {
                 )?,
             });
         }
-        let Some(rel) = acc else {
+        let Some(mut rel) = acc else {
             return Ok(Source::none());
         };
+        rel.star = star_pos;
         let mut src = source_of_node(rel.node, "");
         src.scope = rel.scope;
         src.star = rel.star;
@@ -778,6 +805,88 @@ fn resolve_in(scope: &Scope, name: &str, clause: &str) -> SqlResult<usize> {
             e
         }
     })
+}
+
+/// Which FROM item a column reference in WHERE names, if exactly one.
+fn rel_of(rels: &[Rel], e: &ast::Expr) -> Option<usize> {
+    let (q, c) = match e {
+        ast::Expr::Identifier(i) => (None, ident_name(i)),
+        ast::Expr::CompoundIdentifier(p) if p.len() == 2 => {
+            (Some(ident_name(&p[0])), ident_name(&p[1]))
+        }
+        ast::Expr::Nested(x) => return rel_of(rels, x),
+        _ => return None,
+    };
+    let mut found = None;
+    for (i, r) in rels.iter().enumerate() {
+        if r.scope.resolve(q.as_deref(), &c).is_ok() {
+            if found.is_some() {
+                return None;
+            }
+            found = Some(i);
+        }
+    }
+    found
+}
+
+/// The order to join comma-separated FROM items in (inner joins, so any
+/// order gives the same rows): start from an item compared for equality
+/// with a constant in WHERE, then repeatedly take an item joined by an
+/// equality to those taken (preferring one with a constant filter), else
+/// the next in FROM order. Without such hints: FROM order.
+fn join_order(rels: &[Rel], selection: Option<&ast::Expr>) -> Vec<usize> {
+    let n = rels.len();
+    let mut edges = vec![vec![false; n]; n];
+    let mut filtered = vec![false; n];
+    let mut stack: Vec<&ast::Expr> = selection.into_iter().collect();
+    while let Some(e) = stack.pop() {
+        match e {
+            ast::Expr::BinaryOp {
+                left,
+                op: ast::BinaryOperator::And,
+                right,
+            } => {
+                stack.push(left);
+                stack.push(right);
+            }
+            ast::Expr::Nested(x) => stack.push(x),
+            ast::Expr::BinaryOp {
+                left,
+                op: ast::BinaryOperator::Eq,
+                right,
+            } => match (rel_of(rels, left), rel_of(rels, right)) {
+                (Some(a), Some(b)) if a != b => {
+                    edges[a][b] = true;
+                    edges[b][a] = true;
+                }
+                (Some(a), None) if matches!(right.as_ref(), ast::Expr::Value(_)) => {
+                    filtered[a] = true
+                }
+                (None, Some(b)) if matches!(left.as_ref(), ast::Expr::Value(_)) => {
+                    filtered[b] = true
+                }
+                _ => {}
+            },
+            _ => {}
+        }
+    }
+    let Some(first) = filtered.iter().position(|&f| f) else {
+        return (0..n).collect();
+    };
+    let mut order = vec![first];
+    let mut taken = vec![false; n];
+    taken[first] = true;
+    while order.len() < n {
+        let connected = |i: usize| !taken[i] && order.iter().any(|&o| edges[o][i]);
+        let next = (0..n)
+            .find(|&i| connected(i) && filtered[i])
+            .or_else(|| (0..n).find(|&i| connected(i)))
+            .or_else(|| (0..n).find(|&i| !taken[i]));
+        let Some(i) = next else { break };
+        taken[i] = true;
+        order.push(i);
+    }
+    order
 }
 
 /// MySQL's type of a UNION column from its two inputs.

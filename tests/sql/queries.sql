@@ -148,3 +148,8 @@ SELECT id FROM owners EXCEPT SELECT owner_id FROM docs ORDER BY 1;
 SELECT team FROM owners EXCEPT SELECT 'red' ORDER BY 1;
 SELECT team FROM owners INTERSECT SELECT NULL;
 SELECT id FROM owners INTERSECT ALL SELECT id FROM owners;
+-- Comma joins run in the order the WHERE equalities suggest (from the item
+-- compared with a constant); `*` still lists columns in FROM order.
+SELECT * FROM docs d, owners o WHERE o.id = d.owner_id AND o.name = 'bob';
+SELECT d.id, o.name, t.tag FROM tags t, docs d, owners o WHERE t.doc_id = d.id AND d.owner_id = o.id AND o.name = 'ann' ORDER BY d.id, t.tag;
+EXPLAIN SELECT d.id FROM tags t, docs d, owners o WHERE t.doc_id = d.id AND d.owner_id = o.id AND o.name = 'ann';
