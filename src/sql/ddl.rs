@@ -240,16 +240,7 @@ fn create_table_as(
     q: &ast::Query,
 ) -> SqlResult<QueryResult> {
     let res = crate::sql::select::query(cx, q)?;
-    let mut t = TableDef {
-        id: alloc_object_id(cx.engine.storage.as_ref())?,
-        db,
-        name,
-        columns: Vec::new(),
-        pk: Vec::new(),
-        indexes: Vec::new(),
-        comment: String::new(),
-        view: None,
-    };
+    let mut t = empty_table(cx, db, name)?;
     for c in &res.columns {
         if t.column_index(&c.name).is_some() {
             return Err(SqlError::new(
@@ -621,6 +612,20 @@ fn index_columns(t: &TableDef, cols: &[ast::IndexColumn]) -> SqlResult<Vec<usize
         .collect()
 }
 
+/// A new table with a fresh id and nothing in it yet.
+fn empty_table(cx: &Ctx<'_>, db: String, name: String) -> SqlResult<TableDef> {
+    Ok(TableDef {
+        id: alloc_object_id(cx.engine.storage.as_ref())?,
+        db,
+        name,
+        columns: Vec::new(),
+        pk: Vec::new(),
+        indexes: Vec::new(),
+        comment: String::new(),
+        view: None,
+    })
+}
+
 /// `(database, name)` of an object a CREATE makes: the database must
 /// exist and not be `mo_catalog` (1227).
 fn new_object_name(
@@ -670,16 +675,7 @@ fn create_table(
     if let Some(q) = &ct.query {
         return create_table_as(cx, db, name, q);
     }
-    let mut t = TableDef {
-        id: alloc_object_id(cx.engine.storage.as_ref())?,
-        db,
-        name,
-        columns: Vec::new(),
-        pk: Vec::new(),
-        indexes: Vec::new(),
-        comment: String::new(),
-        view: None,
-    };
+    let mut t = empty_table(cx, db, name)?;
     let mut unique_cols = Vec::new();
     let host = SessionHost::new(cx.session, cx.engine);
     for (i, c) in ct.columns.iter().enumerate() {

@@ -59,17 +59,18 @@ fn run_node(cx: &mut Ctx<'_>, node: &Node, outer: &[Value]) -> SqlResult<Vec<Vec
                     rows.extend(right);
                     if !u.all {
                         let mut seen = HashSet::new();
-                        rows.retain(|r| seen.insert(row_key(r)));
+                        rows.retain(|r| seen.insert(select::group_key(r)));
                     }
                 }
                 // Distinct rows of the left that are (not) in the right; rows
                 // compare as in DISTINCT (NULLs equal).
                 SetOp::Intersect | SetOp::Except => {
-                    let other: HashSet<Vec<u8>> = right.iter().map(|r| row_key(r)).collect();
+                    let other: HashSet<Vec<u8>> =
+                        right.iter().map(|r| select::group_key(r)).collect();
                     let keep = u.op == SetOp::Intersect;
                     let mut seen = HashSet::new();
                     rows.retain(|r| {
-                        let k = row_key(r);
+                        let k = select::group_key(r);
                         other.contains(&k) == keep && seen.insert(k)
                     });
                 }
@@ -77,17 +78,6 @@ fn run_node(cx: &mut Ctx<'_>, node: &Node, outer: &[Value]) -> SqlResult<Vec<Vec
             Ok(rows)
         }
     }
-}
-
-/// The key under which SQL-equal rows coincide (for DISTINCT / UNION).
-fn row_key(r: &[Value]) -> Vec<u8> {
-    let mut k = Vec::new();
-    for v in r {
-        let part = value_key(v);
-        k.extend_from_slice(&(part.len() as u32).to_be_bytes());
-        k.extend_from_slice(&part);
-    }
-    k
 }
 
 /// An expression whose subqueries that do not depend on the current row
@@ -176,11 +166,11 @@ fn bind(
         Ok(match x {
             CExpr::Scalar(sp) if ready(&sp) => CExpr::Lit(scalar(cx, &sp, sub_outer)?),
             CExpr::Exists(sp, negated) if ready(&sp) => {
-                let rows = run_sub(cx, &sp, sub_outer, Some(1))?;
+                let rows = run(cx, &sp.node, sub_outer)?;
                 CExpr::Lit(Value::Bool(rows.is_empty() == negated))
             }
             CExpr::InSub(x, sp, negated) if ready(&sp) => {
-                let rows = run_sub(cx, &sp, sub_outer, None)?;
+                let rows = run(cx, &sp.node, sub_outer)?;
                 let set = ValueSet::new(rows.into_iter().map(|mut r| r.swap_remove(0)));
                 CExpr::InSet(x, Arc::new(set), negated)
             }
@@ -189,18 +179,9 @@ fn bind(
     })
 }
 
-fn run_sub(
-    cx: &mut Ctx<'_>,
-    sp: &SubPlan,
-    outer: &[Value],
-    _stop_after: Option<usize>,
-) -> SqlResult<Vec<Vec<Value>>> {
-    run(cx, &sp.node, outer)
-}
-
 /// A scalar subquery's value: NULL for no row, error 1242 for several.
 fn scalar(cx: &mut Ctx<'_>, sp: &SubPlan, outer: &[Value]) -> SqlResult<Value> {
-    let mut rows = run_sub(cx, sp, outer, Some(2))?;
+    let mut rows = run(cx, &sp.node, outer)?;
     match rows.len() {
         0 => Ok(Value::Null),
         1 => Ok(rows
@@ -220,8 +201,8 @@ pub const LOOKUP_JOIN_MAX_KEYS: usize = 8192;
 
 /// For an inner or left join whose right input is a plain scan of a table
 /// whose primary key (or its first column) is a join key: that key's
-/// position among the join keys and the table's key column.
-pub fn lookup_key(j: &Join) -> Option<(usize, usize)> {
+/// position among the join keys, the scan and its table.
+pub fn lookup_key(j: &Join) -> Option<(usize, &select::Plan, &crate::catalog::TableDef)> {
     if j.kind == JoinKind::Right {
         return None;
     }
@@ -235,7 +216,7 @@ pub fn lookup_key(j: &Join) -> Option<(usize, usize)> {
     j.keys
         .iter()
         .position(|(_, r)| matches!(r, CExpr::Col(c) if *c == t.pk[0]))
-        .map(|i| (i, t.pk[0]))
+        .map(|i| (i, &**p, t))
 }
 
 /// The right input of a join read by key: the scan with `key IN (…)`
@@ -247,15 +228,10 @@ fn right_by_lookup(
     left: &[Vec<Value>],
     outer: &[Value],
 ) -> SqlResult<Option<Vec<Vec<Value>>>> {
-    let Some((ki, col)) = lookup_key(j) else {
+    let Some((ki, p, t)) = lookup_key(j) else {
         return Ok(None);
     };
-    let Node::Block(p) = &j.right else {
-        return Ok(None);
-    };
-    let Some(t) = p.source.table.as_ref() else {
-        return Ok(None);
-    };
+    let col = t.pk[0];
     // Integer columns hold `Value::Int` (BOOL holds `Value::Bool`, whose
     // key encoding differs): only then does an integer's key find the row.
     let int_key = matches!(
@@ -352,14 +328,11 @@ enum HKey {
 impl HKey {
     /// `None` for NULL (which matches nothing).
     fn of(v: &Value) -> Option<HKey> {
-        Some(match v {
+        Some(match expr::key_form(v) {
             Value::Null => return None,
-            Value::Int(i) => HKey::Int(*i),
-            Value::Bool(b) => HKey::Int(i64::from(*b)),
-            Value::Float(f) if *f == 0.0 => HKey::Int(0),
-            Value::Float(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => HKey::Int(*f as i64),
+            Value::Int(i) => HKey::Int(i),
             Value::Float(f) => HKey::Float(f.to_bits()),
-            Value::Text(t) => HKey::Text(t.clone()),
+            Value::Text(t) => HKey::Text(t),
             _ => HKey::Other,
         })
     }

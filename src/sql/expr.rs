@@ -183,16 +183,20 @@ fn value_class(v: &Value) -> u8 {
     }
 }
 
-/// A key under which SQL-equal values of one class coincide (3, 3.0 and
-/// TRUE-as-1 share one; -0.0 and 0 share one).
-pub fn value_key(v: &Value) -> Vec<u8> {
-    let norm = match v {
-        Value::Float(f) if *f == 0.0 => Value::Int(0),
+/// The form of a value in grouping, DISTINCT, set and hash-join keys:
+/// numbers that are equal in SQL get one form (3, 3.0 and TRUE-as-1 are
+/// `Int(3)`; -0.0 and 0 are `Int(0)`).
+pub fn key_form(v: &Value) -> Value {
+    match v {
         Value::Float(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => Value::Int(*f as i64),
         Value::Bool(b) => Value::Int(i64::from(*b)),
         other => other.clone(),
-    };
-    crate::catalog::codec::encode_key(std::slice::from_ref(&norm))
+    }
+}
+
+/// A key under which SQL-equal values of one class coincide.
+pub fn value_key(v: &Value) -> Vec<u8> {
+    crate::catalog::codec::encode_key(std::slice::from_ref(&key_form(v)))
 }
 
 impl ValueSet {
@@ -1630,15 +1634,28 @@ impl CExpr {
         f(node)
     }
 
+    /// [`try_rewrite`](Self::try_rewrite) with a step that cannot fail.
+    pub fn rewrite(self, f: &mut dyn FnMut(CExpr) -> CExpr) -> CExpr {
+        match self.try_rewrite(&mut |x| Ok(f(x))) {
+            Ok(e) => e,
+            Err(_) => unreachable!("the rewrite step never fails"),
+        }
+    }
+
     /// Replace every own-row column reference `Col(i)` by `f(i)`.
     pub fn map_cols_expr(self, f: &mut dyn FnMut(usize) -> CExpr) -> CExpr {
-        self.try_rewrite(&mut |x| {
-            Ok(match x {
-                CExpr::Col(i) => f(i),
-                other => other,
-            })
+        self.rewrite(&mut |x| match x {
+            CExpr::Col(i) => f(i),
+            other => other,
         })
-        .unwrap_or(CExpr::Lit(Value::Null))
+    }
+
+    /// Replace every correlated reference `Outer(i)` by the literal `f(i)`.
+    pub fn map_outer(self, f: &dyn Fn(usize) -> Value) -> CExpr {
+        self.rewrite(&mut |x| match x {
+            CExpr::Outer(i) => CExpr::Lit(f(i)),
+            other => other,
+        })
     }
 
     /// Renumber own-row column references.

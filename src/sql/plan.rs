@@ -19,7 +19,7 @@ use crate::catalog::{self, TableDef};
 use crate::error::{code, SqlError, SqlResult};
 use crate::sql::expr::{ident_name, object_parts, CExpr, Compiler, Scope, SubPlan};
 use crate::sql::host::SessionHost;
-use crate::sql::select::{self, kind_of_type, Source};
+use crate::sql::select::{self, Source};
 use crate::sql::Ctx;
 use crate::types::ColumnKind;
 
@@ -511,10 +511,7 @@ impl<'c, 'a> Planner<'c, 'a> {
             return Ok(Source::none());
         };
         rel.star = star_pos;
-        let mut src = source_of_node(rel.node, "");
-        src.scope = rel.scope;
-        src.star = rel.star;
-        Ok(src)
+        Ok(rel.into_source())
     }
 
     /// A FROM clause of one relation that is not a base table.
@@ -524,11 +521,7 @@ impl<'c, 'a> Planner<'c, 'a> {
         outer: Option<&Scope>,
         for_update: bool,
     ) -> SqlResult<Source> {
-        let rel = self.plan_factor(f, outer, for_update)?;
-        let mut src = source_of_node(rel.node, "");
-        src.scope = rel.scope;
-        src.star = rel.star;
-        Ok(src)
+        Ok(self.plan_factor(f, outer, for_update)?.into_source())
     }
 
     /// A view, planned as a derived table in its own database.
@@ -623,7 +616,7 @@ impl<'c, 'a> Planner<'c, 'a> {
                 if t.view.is_some() {
                     return self.view(&t, &alias_name);
                 }
-                let node = select::scan_node(self, t, &alias_name, for_update)?;
+                let node = select::scan_node(t, &alias_name, for_update);
                 Ok(Rel::of(node, &alias_name))
             }
             ast::TableFactor::Derived {
@@ -912,6 +905,14 @@ struct Rel {
 }
 
 impl Rel {
+    /// The block source that reads this relation, under its own names.
+    fn into_source(self) -> Source {
+        let mut src = source_of_node(self.node, "");
+        src.scope = self.scope;
+        src.star = self.star;
+        src
+    }
+
     fn of(node: Node, alias: &str) -> Rel {
         let cols = node.columns();
         Rel {
@@ -1151,13 +1152,4 @@ pub fn base_table_at(node: &Node, col: usize) -> Option<(TableDef, usize, usize)
             .map(|(t, off, w)| (t, off + j.left_width, w)),
         _ => None,
     }
-}
-
-/// Resolve the table a `SELECT` over one base table reads, for callers
-/// outside the planner (privilege checks use the AST directly).
-pub fn kind_of_column(t: &TableDef, i: usize) -> ColumnKind {
-    t.columns
-        .get(i)
-        .map(|c| kind_of_type(&c.ty))
-        .unwrap_or(ColumnKind::Text)
 }

@@ -20,7 +20,7 @@ use crate::catalog::{self, TableDef, SYSTEM_DB};
 use crate::error::{code, SqlError, SqlResult};
 use crate::sql::access::{self, Access};
 use crate::sql::exec::{self, Prepared};
-use crate::sql::expr::{eval_const, AggCall, AggFunc, CExpr, Compiler, EvalCtx, Scope};
+use crate::sql::expr::{eval_const, AggCall, AggFunc, CExpr, Compiler, EvalCtx, NoHost, Scope};
 use crate::sql::host::SessionHost;
 use crate::sql::plan::{Node, Planner};
 use crate::sql::Ctx;
@@ -401,12 +401,7 @@ pub fn is_deterministic(name: &str) -> bool {
 
 /// A plain scan of a base table (`SELECT * FROM t`), the leaf of a join
 /// tree; predicates pushed into it later pick its access path.
-pub fn scan_node(
-    pl: &mut Planner<'_, '_>,
-    t: TableDef,
-    alias: &str,
-    for_update: bool,
-) -> SqlResult<Node> {
+pub fn scan_node(t: TableDef, alias: &str, for_update: bool) -> Node {
     let source = Source::table(t, alias.to_string());
     let projection = source
         .star
@@ -419,10 +414,7 @@ pub fn scan_node(
             )
         })
         .collect();
-    let _ = pl;
-    Ok(Node::Block(Box::new(Plan::scan(
-        source, projection, for_update,
-    ))))
+    Node::Block(Box::new(Plan::scan(source, projection, for_update)))
 }
 
 impl Plan {
@@ -569,26 +561,14 @@ pub fn explain_block(
             push(format!("System View {}", td.qualified()), lines)
         }
         (Some(td), None, None) => {
-            let mut has_outer = false;
-            if let Some(f) = &plan.filter {
-                f.walk(&mut |x| has_outer |= matches!(x, CExpr::Outer(_)));
-            }
-            match (&plan.filter, has_outer) {
-                (Some(f), true) => {
-                    // Chosen again per run with the outer row's values.
-                    let bound = f.clone().try_rewrite(&mut |x| {
-                        Ok(match x {
-                            CExpr::Outer(_) => CExpr::Lit(Value::Int(0)),
-                            other => other,
-                        })
-                    });
-                    let host = crate::sql::expr::NoHost;
-                    let a = bound
-                        .map(|b| access::choose(td, Some(&b), &host))
-                        .unwrap_or(Access::FullScan);
+            // A correlated filter's path is chosen again per run with the
+            // outer row's values (here: placeholders of the right shape).
+            match correlated_filter(plan.filter.as_ref(), |_| Value::Int(0)) {
+                Some(f) => {
+                    let a = access::choose(td, Some(&f), &NoHost);
                     push(format!("{} (per outer row)", a.describe(td)), lines)
                 }
-                _ => push(plan.access.describe(td), lines),
+                None => push(plan.access.describe(td), lines),
             }
         }
     }
@@ -1014,6 +994,17 @@ fn resolve_alias_or_pos(
     }
 }
 
+/// A filter with correlated references (`b.a_id = a.id` inside a
+/// subquery) with each `Outer(i)` read as `outer(i)`, to choose its access
+/// path for one run; `None` when it has no such reference (its path was
+/// chosen at plan time).
+fn correlated_filter(filter: Option<&CExpr>, outer: impl Fn(usize) -> Value) -> Option<CExpr> {
+    let f = filter?;
+    let mut has_outer = false;
+    f.walk(&mut |x| has_outer |= matches!(x, CExpr::Outer(_)));
+    has_outer.then(|| f.clone().map_outer(&outer))
+}
+
 /// Fetch candidate rows for a plan (index path or access path) with their
 /// MATCH scores.
 fn candidates(
@@ -1071,25 +1062,11 @@ fn candidates(
     // A correlated filter (`b.a_id = a.id` inside a subquery) is a
     // constant for this run: its access path is chosen with the outer
     // values, so a correlated lookup is a key lookup, not a scan.
-    let mut has_outer = false;
-    if let Some(f) = &plan.filter {
-        f.walk(&mut |x| has_outer |= matches!(x, CExpr::Outer(_)));
-    }
-    let dynamic;
-    let path = match &plan.filter {
-        Some(f) if has_outer => {
-            let bound = f.clone().try_rewrite(&mut |x| {
-                Ok(match x {
-                    CExpr::Outer(i) => CExpr::Lit(outer.get(i).cloned().unwrap_or(Value::Null)),
-                    other => other,
-                })
-            })?;
-            let host = SessionHost::new(cx.session, cx.engine);
-            dynamic = access::choose(t, Some(&bound), &host);
-            &dynamic
-        }
-        _ => &plan.access,
-    };
+    let dynamic = correlated_filter(plan.filter.as_ref(), |i| {
+        outer.get(i).cloned().unwrap_or(Value::Null)
+    })
+    .map(|f| access::choose(t, Some(&f), &SessionHost::new(cx.session, cx.engine)));
+    let path = dynamic.as_ref().unwrap_or(&plan.access);
     let rows = access::fetch_columns(cx.txn, t, path, plan.for_update, plan.needed.as_deref())?;
     let scores = if plan.matches.is_empty() {
         Vec::new()
@@ -1230,21 +1207,18 @@ pub fn fold_date_literals(e: CExpr, kinds: &[ColumnKind]) -> CExpr {
         },
         other => other,
     };
-    e.try_rewrite(&mut |x| {
-        Ok(match x {
-            CExpr::Bin(op @ (Eq | NotEq | Lt | LtEq | Gt | GtEq), a, b) if is_date(&a) => {
-                CExpr::Bin(op, a, Box::new(parse(*b)))
-            }
-            CExpr::Bin(op @ (Eq | NotEq | Lt | LtEq | Gt | GtEq), a, b) if is_date(&b) => {
-                CExpr::Bin(op, Box::new(parse(*a)), b)
-            }
-            CExpr::Between(x, lo, hi, n) if is_date(&x) => {
-                CExpr::Between(x, Box::new(parse(*lo)), Box::new(parse(*hi)), n)
-            }
-            other => other,
-        })
+    e.rewrite(&mut |x| match x {
+        CExpr::Bin(op @ (Eq | NotEq | Lt | LtEq | Gt | GtEq), a, b) if is_date(&a) => {
+            CExpr::Bin(op, a, Box::new(parse(*b)))
+        }
+        CExpr::Bin(op @ (Eq | NotEq | Lt | LtEq | Gt | GtEq), a, b) if is_date(&b) => {
+            CExpr::Bin(op, Box::new(parse(*a)), b)
+        }
+        CExpr::Between(x, lo, hi, n) if is_date(&x) => {
+            CExpr::Between(x, Box::new(parse(*lo)), Box::new(parse(*hi)), n)
+        }
+        other => other,
     })
-    .unwrap_or(CExpr::Lit(Value::Null))
 }
 
 /// Replace `@name` (user variable) calls by their current values.
@@ -1286,15 +1260,8 @@ fn fold_user_vars(e: CExpr, vars: &crate::sql::vars::UserVars) -> CExpr {
 /// The key that decides whether two rows fall in one GROUP BY group or
 /// are one DISTINCT row: numbers that are equal in SQL (3 and 3.0, -0.0
 /// and 0) get one key.
-fn group_key(vals: &[Value]) -> Vec<u8> {
-    let norm: Vec<Value> = vals
-        .iter()
-        .map(|v| match v {
-            Value::Float(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => Value::Int(*f as i64),
-            Value::Bool(b) => Value::Int(i64::from(*b)),
-            other => other.clone(),
-        })
-        .collect();
+pub fn group_key(vals: &[Value]) -> Vec<u8> {
+    let norm: Vec<Value> = vals.iter().map(crate::sql::expr::key_form).collect();
     crate::catalog::codec::encode_key(&norm)
 }
 
