@@ -100,13 +100,28 @@ pub fn decode_row(bytes: &[u8]) -> Result<Vec<Value>, CodecError> {
 /// are skipped over and read as NULL: a query that does not read them
 /// cannot tell). `None` decodes every column.
 pub fn decode_row_masked(bytes: &[u8], needed: Option<&[bool]>) -> Result<Vec<Value>, CodecError> {
+    let mut row = Vec::new();
+    decode_row_into(bytes, needed, &mut row)?;
+    Ok(row)
+}
+
+/// [`decode_row_masked`] into `row`, reusing what it holds: a text column
+/// decoded over a text value keeps that string's allocation, so a scan
+/// that decodes into one buffer and keeps few rows allocates little.
+/// On error `row` holds a partial decode.
+pub fn decode_row_into(
+    bytes: &[u8],
+    needed: Option<&[bool]>,
+    row: &mut Vec<Value>,
+) -> Result<(), CodecError> {
     let mut r = Reader { b: bytes, pos: 0 };
     let n = r.u32()? as usize;
     if n > bytes.len() {
         return Err(CodecError("column count larger than row"));
     }
-    let mut row = Vec::with_capacity(n);
-    for i in 0..n {
+    row.truncate(n);
+    row.resize(n, Value::Null);
+    for (i, slot) in row.iter_mut().enumerate() {
         if needed.is_some_and(|m| !m.get(i).copied().unwrap_or(true)) {
             match r.u8()? {
                 T_NULL | T_FALSE | T_TRUE => {}
@@ -123,10 +138,10 @@ pub fn decode_row_masked(bytes: &[u8], needed: Option<&[bool]>) -> Result<Vec<Va
                 }
                 _ => return Err(CodecError("unknown value tag")),
             }
-            row.push(Value::Null);
+            *slot = Value::Null;
             continue;
         }
-        let v = match r.u8()? {
+        *slot = match r.u8()? {
             T_NULL => Value::Null,
             T_FALSE => Value::Bool(false),
             T_TRUE => Value::Bool(true),
@@ -134,12 +149,14 @@ pub fn decode_row_masked(bytes: &[u8], needed: Option<&[bool]>) -> Result<Vec<Va
             T_FLOAT => Value::Float(f64::from_le_bytes(r.u64()?)),
             T_TEXT => {
                 let len = r.u32()? as usize;
-                let s = r.take(len)?;
-                Value::Text(
-                    std::str::from_utf8(s)
-                        .map_err(|_| CodecError("invalid utf-8"))?
-                        .to_string(),
-                )
+                let s =
+                    std::str::from_utf8(r.take(len)?).map_err(|_| CodecError("invalid utf-8"))?;
+                if let Value::Text(old) = slot {
+                    old.clear();
+                    old.push_str(s);
+                    continue;
+                }
+                Value::Text(s.to_string())
             }
             T_DATETIME => Value::DateTime(i64::from_le_bytes(r.u64()?)),
             T_VEC => {
@@ -157,12 +174,11 @@ pub fn decode_row_masked(bytes: &[u8], needed: Option<&[bool]>) -> Result<Vec<Va
             }
             _ => return Err(CodecError("unknown value tag")),
         };
-        row.push(v);
     }
     if r.pos != bytes.len() {
         return Err(CodecError("trailing bytes"));
     }
-    Ok(row)
+    Ok(())
 }
 
 /// Append the memcomparable encoding of one value.

@@ -261,17 +261,45 @@ pub fn fetch_columns(
     lock: bool,
     needed: Option<&[bool]>,
 ) -> SqlResult<Vec<(Vec<u8>, Vec<Value>)>> {
+    fetch_where(txn, t, access, lock, needed, &mut |_| Ok(true))
+}
+
+/// Rows a snapshot scan visits before it lets go of the table and resumes
+/// after the last key: commits are never held up by a whole scan.
+const SCAN_CHUNK: usize = 1024;
+
+/// [`fetch_columns`] keeping only the rows `keep` accepts. A snapshot scan
+/// decodes each row into one buffer straight from the store and tests it
+/// there, so a row that is filtered out is never copied. `keep` sees the
+/// row with only the `needed` columns decoded; it must not read storage.
+pub fn fetch_where(
+    txn: &mut dyn Transaction,
+    t: &TableDef,
+    access: &Access,
+    lock: bool,
+    needed: Option<&[bool]>,
+    keep: &mut dyn FnMut(&[Value]) -> SqlResult<bool>,
+) -> SqlResult<Vec<(Vec<u8>, Vec<Value>)>> {
     let mut out = Vec::new();
-    let decode = |k: Vec<u8>, v: &[u8]| -> SqlResult<(Vec<u8>, Vec<Value>)> {
-        let row = crate::catalog::codec::decode_row_masked(v, needed)
-            .map_err(|e| SqlError::internal(format!("{}: {e}", t.qualified())))?;
-        Ok((k, row))
+    let corrupt = |e: crate::catalog::codec::CodecError| {
+        SqlError::internal(format!("{}: {e}", t.qualified()))
+    };
+    let one = |k: Vec<u8>,
+               v: &[u8],
+               keep: &mut dyn FnMut(&[Value]) -> SqlResult<bool>,
+               out: &mut Vec<(Vec<u8>, Vec<Value>)>|
+     -> SqlResult<()> {
+        let row = crate::catalog::codec::decode_row_masked(v, needed).map_err(corrupt)?;
+        if keep(&row)? {
+            out.push((k, row));
+        }
+        Ok(())
     };
     match access {
         Access::PkPoint(keys) => {
             for k in keys {
                 if let Some(v) = txn.get(t.id, k, lock)? {
-                    out.push(decode(k.clone(), &v)?);
+                    one(k.clone(), &v, keep, &mut out)?;
                 }
             }
         }
@@ -282,15 +310,46 @@ pub fn fetch_columns(
                 _ => vec![(Bound::Unbounded, Bound::Unbounded)],
             };
             for (s, e) in ranges {
-                let rows = txn.scan(t.id, s, e, usize::MAX)?;
-                for (k, v) in rows {
-                    if lock {
+                if lock {
+                    for (k, _) in txn.scan(t.id, s, e, usize::MAX)? {
                         // Current read under the row lock.
                         if let Some(v) = txn.get(t.id, &k, true)? {
-                            out.push(decode(k, &v)?);
+                            one(k, &v, keep, &mut out)?;
                         }
-                    } else {
-                        out.push(decode(k, &v)?);
+                    }
+                    continue;
+                }
+                let mut buf: Vec<Value> = Vec::new();
+                let mut start = s;
+                loop {
+                    let mut failed: Option<SqlError> = None;
+                    let mut seen = 0usize;
+                    let mut last: Option<Vec<u8>> = None;
+                    txn.scan_visit(t.id, as_ref(&start), as_ref(&e), &mut |k, v| {
+                        seen += 1;
+                        let step = crate::catalog::codec::decode_row_into(v, needed, &mut buf)
+                            .map_err(corrupt)
+                            .and_then(|()| keep(&buf));
+                        match step {
+                            Ok(true) => out.push((k.to_vec(), std::mem::take(&mut buf))),
+                            Ok(false) => {}
+                            Err(err) => {
+                                failed = Some(err);
+                                return false;
+                            }
+                        }
+                        if seen >= SCAN_CHUNK {
+                            last = Some(k.to_vec());
+                            return false;
+                        }
+                        true
+                    })?;
+                    if let Some(err) = failed {
+                        return Err(err);
+                    }
+                    match last {
+                        Some(k) => start = Bound::Excluded(k),
+                        None => break,
                     }
                 }
             }
@@ -304,12 +363,20 @@ pub fn fetch_columns(
             let entries = txn.scan(*storage_id, start.clone(), end.clone(), usize::MAX)?;
             for (_, pk) in entries {
                 if let Some(v) = txn.get(t.id, &pk, lock)? {
-                    out.push(decode(pk, &v)?);
+                    one(pk, &v, keep, &mut out)?;
                 }
             }
         }
     }
     Ok(out)
+}
+
+fn as_ref(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
+    match b {
+        Bound::Included(k) => Bound::Included(k),
+        Bound::Excluded(k) => Bound::Excluded(k),
+        Bound::Unbounded => Bound::Unbounded,
+    }
 }
 
 pub use crate::catalog::codec::btree_entry_key;

@@ -19,10 +19,8 @@ use crate::catalog::{self, IndexKind, TableDef, SYSTEM_DB, SYS_AUTOINC};
 use crate::error::{code, SqlError, SqlResult};
 use crate::iscp::live;
 use crate::iscp::log::{JobKey, JobSpec};
-use crate::sql::access::{self, btree_entry_key};
-use crate::sql::expr::{
-    eval_const, ident_name, object_parts, truth, CExpr, Compiler, EvalCtx, Scope,
-};
+use crate::sql::access::btree_entry_key;
+use crate::sql::expr::{eval_const, ident_name, object_parts, CExpr, Compiler, EvalCtx, Scope};
 use crate::sql::host::SessionHost;
 use crate::sql::select;
 use crate::sql::Ctx;
@@ -331,33 +329,14 @@ fn matching_rows(
         crate::sql::search::require_fulltext_indexes(t, &matches)?;
         return Err(SqlError::unsupported("MATCH … AGAINST in UPDATE/DELETE"));
     }
+    // The same plan node as a SELECT … FOR UPDATE of the table: access
+    // path from the filter, filter tested in the scan. Every subquery runs
+    // before the first row is written: it reads the statement's snapshot,
+    // never its own changes.
     let host = SessionHost::new(cx.session, cx.engine);
-    // Every subquery runs before the first row is written: it reads the
-    // statement's snapshot, never its own changes.
-    let filter = match &filter {
-        Some(f) => Some(crate::sql::exec::prepare(cx, f, scope.cols.len(), &[])?),
-        None => None,
-    };
-    let path = access::choose(t, filter.as_ref().map(|p| p.expr()), &host);
-    let rows = access::fetch(cx.txn, t, &path, true)?;
-    let mut out = Vec::new();
-    for (k, r) in rows {
-        if let Some(p) = &filter {
-            let f = crate::sql::exec::bind_row(cx, p, &r, &[])?;
-            let v = f.eval(&EvalCtx {
-                row: &r,
-                outer: &[],
-                aggs: &[],
-                matches: &[],
-                funcs: &host,
-            })?;
-            if truth(&v) != Some(true) {
-                continue;
-            }
-        }
-        out.push((k, r));
-    }
-    Ok(out)
+    let plan = crate::sql::select::Plan::locking_scan(t.clone(), filter, &host);
+    drop(host);
+    crate::sql::select::keyed_rows(cx, &plan)
 }
 
 /// `ORDER BY … LIMIT n` of a single-table UPDATE/DELETE: the rows it

@@ -95,6 +95,16 @@ impl Prepared<'_> {
     pub fn expr(&self) -> &CExpr {
         &self.expr
     }
+
+    /// Whether subqueries ran and were replaced by their results.
+    pub fn ran_subqueries(&self) -> bool {
+        matches!(self.expr, Cow::Owned(_))
+    }
+
+    /// Whether correlated subqueries remain to run for each row.
+    pub fn per_row(&self) -> bool {
+        self.per_row
+    }
 }
 
 /// Whether an expression still holds subqueries.

@@ -402,19 +402,38 @@ pub fn is_deterministic(name: &str) -> bool {
 /// A plain scan of a base table (`SELECT * FROM t`), the leaf of a join
 /// tree; predicates pushed into it later pick its access path.
 pub fn scan_node(t: TableDef, alias: &str, for_update: bool) -> Node {
-    let source = Source::table(t, alias.to_string());
-    let projection = source
-        .star
-        .iter()
-        .map(|&i| {
-            (
-                source.scope.cols[i].1.clone(),
-                CExpr::Col(i),
-                source.kinds[i],
-            )
-        })
-        .collect();
-    Node::Block(Box::new(Plan::scan(source, projection, for_update)))
+    Node::Block(Box::new(Plan::table_scan(t, alias, for_update)))
+}
+
+impl Plan {
+    /// `SELECT * FROM t [FOR UPDATE]`: every column, in table order.
+    pub fn table_scan(t: TableDef, alias: &str, for_update: bool) -> Plan {
+        let source = Source::table(t, alias.to_string());
+        let projection = source
+            .star
+            .iter()
+            .map(|&i| {
+                (
+                    source.scope.cols[i].1.clone(),
+                    CExpr::Col(i),
+                    source.kinds[i],
+                )
+            })
+            .collect();
+        Plan::scan(source, projection, for_update)
+    }
+
+    /// The read side of UPDATE / DELETE: a locking scan of `t` (current
+    /// reads under row locks) filtered by `filter`, its access path chosen
+    /// from the filter like a SELECT's.
+    pub fn locking_scan(t: TableDef, filter: Option<CExpr>, host: &SessionHost<'_>) -> Plan {
+        let alias = t.name.clone();
+        let mut plan = Plan::table_scan(t, &alias, true);
+        if let Some(f) = filter {
+            plan.add_filter(f, host);
+        }
+        plan
+    }
 }
 
 impl Plan {
@@ -533,11 +552,18 @@ pub fn explain_block(
             lines,
         );
     }
-    if let Some(l) = plan.limit {
-        push(format!("Limit {l} offset {}", plan.offset), lines);
-    }
-    if !plan.order_by.is_empty() {
-        push("Sort".into(), lines);
+    match (plan.limit, plan.order_by.is_empty()) {
+        (Some(l), false) => push(
+            format!(
+                "Top-K (sort, keep rows {}..{} of the order)",
+                plan.offset,
+                plan.offset.saturating_add(l)
+            ),
+            lines,
+        ),
+        (Some(l), true) => push(format!("Limit {l} offset {}", plan.offset), lines),
+        (None, false) => push("Sort".into(), lines),
+        (None, true) => {}
     }
     if plan.distinct {
         push("Distinct".into(), lines);
@@ -1012,11 +1038,12 @@ fn candidates(
     plan: &Plan,
     use_index: bool,
     outer: &[Value],
-) -> SqlResult<Vec<(Vec<Value>, Vec<Value>)>> {
+    filter: Option<&exec::Prepared<'_>>,
+) -> SqlResult<(Vec<(Vec<Value>, Vec<Value>)>, bool)> {
     if let Some(node) = &plan.source.input {
         let rows = exec::run(cx, node, outer)?;
         if plan.match_tables.is_empty() {
-            return Ok(rows.into_iter().map(|r| (r, Vec::new())).collect());
+            return Ok((rows.into_iter().map(|r| (r, Vec::new())).collect(), false));
         }
         // MATCH scores of the joined rows, by each table's primary key.
         let mut scores = Vec::new();
@@ -1025,55 +1052,52 @@ fn candidates(
                 crate::sql::search::exact_match_scores(cx.txn, t, std::slice::from_ref(spec))?;
             scores.push(m.pop().unwrap_or_default());
         }
-        return Ok(rows
-            .into_iter()
-            .map(|r| {
-                let m = plan
-                    .match_tables
-                    .iter()
-                    .zip(&scores)
-                    .map(|((t, off, _), sc)| {
-                        let pk: Vec<Value> =
-                            t.pk.iter()
-                                .map(|&i| r.get(off + i).cloned().unwrap_or(Value::Null))
-                                .collect();
-                        if pk.iter().any(Value::is_null) {
-                            return Value::Float(0.0);
-                        }
-                        let key = crate::catalog::codec::encode_key(&pk);
-                        Value::Float(sc.get(&key).copied().unwrap_or(0.0))
-                    })
-                    .collect();
-                (r, m)
-            })
-            .collect());
+        return Ok((
+            rows.into_iter()
+                .map(|r| {
+                    let m = plan
+                        .match_tables
+                        .iter()
+                        .zip(&scores)
+                        .map(|((t, off, _), sc)| {
+                            let pk: Vec<Value> =
+                                t.pk.iter()
+                                    .map(|&i| r.get(off + i).cloned().unwrap_or(Value::Null))
+                                    .collect();
+                            if pk.iter().any(Value::is_null) {
+                                return Value::Float(0.0);
+                            }
+                            let key = crate::catalog::codec::encode_key(&pk);
+                            Value::Float(sc.get(&key).copied().unwrap_or(0.0))
+                        })
+                        .collect();
+                    (r, m)
+                })
+                .collect(),
+            false,
+        ));
     }
     let Some(t) = &plan.source.table else {
-        return Ok(vec![(Vec::new(), Vec::new())]);
+        return Ok((vec![(Vec::new(), Vec::new())], false));
     };
     if t.db == SYSTEM_DB {
         if let Some(rows) = catalog::virtual_rows(cx.txn, &t.name)? {
-            return Ok(rows.into_iter().map(|r| (r, Vec::new())).collect());
+            return Ok((rows.into_iter().map(|r| (r, Vec::new())).collect(), false));
         }
     }
     if let (Some(ip), true) = (&plan.index_path, use_index) {
-        return crate::sql::search::fetch_candidates(cx, t, ip, &plan.matches);
+        return Ok((
+            crate::sql::search::fetch_candidates(cx, t, ip, &plan.matches)?,
+            false,
+        ));
     }
-    // A correlated filter (`b.a_id = a.id` inside a subquery) is a
-    // constant for this run: its access path is chosen with the outer
-    // values, so a correlated lookup is a key lookup, not a scan.
-    let dynamic = correlated_filter(plan.filter.as_ref(), |i| {
-        outer.get(i).cloned().unwrap_or(Value::Null)
-    })
-    .map(|f| access::choose(t, Some(&f), &SessionHost::new(cx.session, cx.engine)));
-    let path = dynamic.as_ref().unwrap_or(&plan.access);
-    let rows = access::fetch_columns(cx.txn, t, path, plan.for_update, plan.needed.as_deref())?;
+    let (rows, early) = scan_rows(cx, plan, t, outer, filter)?;
     let scores = if plan.matches.is_empty() {
         Vec::new()
     } else {
         crate::sql::search::exact_match_scores(cx.txn, t, &plan.matches)?
     };
-    Ok(rows
+    let rows = rows
         .into_iter()
         .map(|(k, r)| {
             let m = if scores.is_empty() {
@@ -1091,7 +1115,92 @@ fn candidates(
             };
             (r, m)
         })
-        .collect())
+        .collect();
+    Ok((rows, early))
+}
+
+/// The table scan of `plan` (its access path, re-chosen when the filter's
+/// subqueries have run or it reads the outer row) as `(key, row)` pairs.
+/// With `filter`, rows are tested inside the storage scan when the filter
+/// needs nothing but the row; the flag says whether that happened.
+fn scan_rows(
+    cx: &mut Ctx<'_>,
+    plan: &Plan,
+    t: &TableDef,
+    outer: &[Value],
+    filter: Option<&exec::Prepared<'_>>,
+) -> SqlResult<(Vec<(Vec<u8>, Vec<Value>)>, bool)> {
+    // A correlated filter (`b.a_id = a.id` inside a subquery) is a
+    // constant for this run: its access path is chosen with the outer
+    // values, so a correlated lookup is a key lookup, not a scan.
+    let dynamic = correlated_filter(plan.filter.as_ref(), |i| {
+        outer.get(i).cloned().unwrap_or(Value::Null)
+    })
+    .map(|f| access::choose(t, Some(&f), &SessionHost::new(cx.session, cx.engine)))
+    // A filter whose subqueries have run (`id IN (SELECT …)` is now an
+    // IN-list of keys) may have a better path than the planned one.
+    .or_else(|| {
+        filter
+            .filter(|f| f.ran_subqueries() && !f.per_row())
+            .map(|f| access::choose(t, Some(f.expr()), &SessionHost::new(cx.session, cx.engine)))
+    });
+    let path = dynamic.as_ref().unwrap_or(&plan.access);
+    // The filter is tested inside the scan when it needs nothing but the
+    // row: no subquery left to run per row, no MATCH score (known by key
+    // after the scan).
+    let early = filter.filter(|f| !f.per_row() && plan.matches.is_empty());
+    let rows = match early {
+        Some(f) => {
+            let host = SessionHost::new(cx.session, cx.engine);
+            let mut keep = |row: &[Value]| -> SqlResult<bool> {
+                let v = f.expr().eval(&EvalCtx {
+                    row,
+                    outer,
+                    aggs: &[],
+                    matches: &[],
+                    funcs: &host,
+                })?;
+                Ok(crate::sql::expr::truth(&v) == Some(true))
+            };
+            access::fetch_where(
+                cx.txn,
+                t,
+                path,
+                plan.for_update,
+                plan.needed.as_deref(),
+                &mut keep,
+            )?
+        }
+        None => access::fetch_columns(cx.txn, t, path, plan.for_update, plan.needed.as_deref())?,
+    };
+    Ok((rows, early.is_some()))
+}
+
+/// The rows an UPDATE or DELETE touches: `plan` is a locking scan of the
+/// target table with its WHERE as filter ([`Plan::locking_scan`]); each
+/// row comes with its key. Subqueries run first, at the statement's
+/// snapshot, before any row is written.
+pub fn keyed_rows(cx: &mut Ctx<'_>, plan: &Plan) -> SqlResult<Vec<(Vec<u8>, Vec<Value>)>> {
+    let Some(t) = &plan.source.table else {
+        return Err(SqlError::internal("a locking scan without a table"));
+    };
+    let w = plan.source.scope.cols.len();
+    let filter = match &plan.filter {
+        Some(f) => Some(exec::prepare(cx, f, w, &[])?),
+        None => None,
+    };
+    let (rows, filtered) = scan_rows(cx, plan, t, &[], filter.as_ref())?;
+    let Some(f) = filter.filter(|_| !filtered) else {
+        return Ok(rows);
+    };
+    let host = SessionHost::new(cx.session, cx.engine);
+    let mut out = Vec::with_capacity(rows.len());
+    for (k, r) in rows {
+        if crate::sql::expr::truth(&ev(cx, &f, &host, &r, &[], &[], &[])?) == Some(true) {
+            out.push((k, r));
+        }
+    }
+    Ok(out)
 }
 
 #[derive(Default, Clone)]
@@ -1356,14 +1465,14 @@ fn run_with(
     use_index: bool,
     outer: &[Value],
 ) -> SqlResult<Vec<Vec<Value>>> {
-    let rows = candidates(cx, plan, use_index, outer)?;
     let ex = Exprs::new(cx, plan, outer)?;
+    let (rows, filtered) = candidates(cx, plan, use_index, outer, ex.filter.as_ref())?;
     let host = SessionHost::new(cx.session, cx.engine);
     let empty: Vec<Value> = Vec::new();
-    // Filter.
+    // Filter (unless the scan did).
     let mut kept = Vec::with_capacity(rows.len());
     for (row, m) in rows {
-        if let Some(f) = &ex.filter {
+        if let (Some(f), false) = (&ex.filter, filtered) {
             let v = ev(cx, f, &host, &row, outer, &empty, &m)?;
             if crate::sql::expr::truth(&v) != Some(true) {
                 continue;
@@ -1452,7 +1561,7 @@ fn run_with(
         out.retain(|(p, _)| seen.insert(group_key(p)));
     }
     if !plan.order_by.is_empty() {
-        out.sort_by(|a, b| {
+        let order = |a: &(Vec<Value>, Vec<Value>), b: &(Vec<Value>, Vec<Value>)| {
             for (i, (key, desc)) in plan.order_by.iter().enumerate() {
                 let (x, y) = (&a.1[i], &b.1[i]);
                 let o = if is_distance_key(key) && x.is_null() != y.is_null() {
@@ -1475,13 +1584,38 @@ fn run_with(
                 }
             }
             Ordering::Equal
-        });
+        };
+        out = match plan.limit.map(|l| plan.offset.saturating_add(l)) {
+            Some(k) if k < out.len() => top_k(out, k, order),
+            _ => {
+                out.sort_by(order);
+                out
+            }
+        };
     }
     let it = out.into_iter().skip(plan.offset).map(|(p, _)| p);
     Ok(match plan.limit {
         Some(l) => it.take(l).collect(),
         None => it.collect(),
     })
+}
+
+/// The first `k` items of `items` in the order a stable sort by `order`
+/// gives (ties keep their input order), without sorting the rest: a
+/// selection (linear) and a sort of the `k` kept.
+fn top_k<T>(items: Vec<T>, k: usize, order: impl Fn(&T, &T) -> Ordering) -> Vec<T> {
+    let by = |&i: &usize, &j: &usize| order(&items[i], &items[j]).then(i.cmp(&j));
+    let mut ix: Vec<usize> = (0..items.len()).collect();
+    if k == 0 {
+        return Vec::new();
+    }
+    if k < ix.len() {
+        ix.select_nth_unstable_by(k - 1, by);
+        ix.truncate(k);
+    }
+    ix.sort_unstable_by(by);
+    let mut slots: Vec<Option<T>> = items.into_iter().map(Some).collect();
+    ix.into_iter().filter_map(|i| slots[i].take()).collect()
 }
 
 /// Execute a query statement.
@@ -1500,4 +1634,30 @@ pub fn query(cx: &mut Ctx<'_>, q: &Query) -> SqlResult<QueryResult> {
         rows,
         ..Default::default()
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Top-k gives exactly the prefix a stable sort gives, ties included.
+    #[test]
+    fn top_k_is_the_stable_sort_prefix() {
+        let mut x: u64 = 7;
+        for round in 0..200 {
+            let n = (round % 40) as usize;
+            let items: Vec<(u64, usize)> = (0..n)
+                .map(|i| {
+                    x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+                    ((x >> 60) % 5, i)
+                })
+                .collect();
+            for k in 0..=n + 1 {
+                let mut sorted = items.clone();
+                sorted.sort_by(|a, b| a.0.cmp(&b.0));
+                sorted.truncate(k);
+                assert_eq!(top_k(items.clone(), k, |a, b| a.0.cmp(&b.0)), sorted);
+            }
+        }
+    }
 }

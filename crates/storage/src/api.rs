@@ -236,6 +236,18 @@ pub trait Transaction: Send {
         limit: usize,
     ) -> Result<Vec<(Vec<u8>, Vec<u8>)>>;
 
+    /// [`Transaction::scan`] without copies: `f` sees each row's key and
+    /// value in key order, borrowed from the store, and returns whether to
+    /// go on. Do not call back into storage from `f` (the engine may hold
+    /// a latch on the table while visiting); keep each call short.
+    fn scan_visit(
+        &mut self,
+        table: TableId,
+        start: Bound<&[u8]>,
+        end: Bound<&[u8]>,
+        f: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<()>;
+
     /// Locking read in share mode (`SELECT … FOR SHARE`): take a shared lock on
     /// `(table, key)` and read the latest committed version (plus own writes).
     /// Shared locks are compatible with each other and conflict with exclusive

@@ -676,3 +676,72 @@ fn cycle_through_a_queued_exclusive_request_is_a_deadlock() {
     assert_eq!(rx1.recv_timeout(LONG).unwrap(), Ok(Some(b"1".to_vec())));
     h1.join().unwrap().rollback();
 }
+
+/// `scan_visit` stopped after every `chunk` rows and resumed after the last
+/// key it saw (as the SQL scan does) visits exactly the rows of a model
+/// of snapshot + own writes, in key order, for every chunk size; `scan`
+/// with a limit is a prefix of it.
+#[test]
+fn scan_visit_in_chunks_matches_a_model() {
+    use std::collections::BTreeMap;
+    let (_d, s) = open();
+    let mut model: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let mut t = s.begin(TxnOptions::default()).unwrap();
+    for i in 0..60u64 {
+        if next() % 2 == 0 {
+            let k = format!("k{i:03}").into_bytes();
+            t.put(T, &k, b"old".to_vec()).unwrap();
+            model.insert(k, b"old".to_vec());
+        }
+    }
+    t.commit().unwrap();
+    let mut t = s.begin(TxnOptions::default()).unwrap();
+    for _ in 0..40 {
+        let k = format!("k{:03}", next() % 70).into_bytes();
+        if next() % 3 == 0 {
+            t.delete(T, &k).unwrap();
+            model.remove(&k);
+        } else {
+            t.put(T, &k, b"new".to_vec()).unwrap();
+            model.insert(k, b"new".to_vec());
+        }
+    }
+    let want: Vec<(Vec<u8>, Vec<u8>)> = model.into_iter().collect();
+    for chunk in 1..=7usize {
+        let mut got: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+        let mut start: Bound<Vec<u8>> = Bound::Unbounded;
+        loop {
+            let mut last = None;
+            let mut seen = 0;
+            let sb = match &start {
+                Bound::Excluded(k) => Bound::Excluded(k.as_slice()),
+                _ => Bound::Unbounded,
+            };
+            t.scan_visit(T, sb, Bound::Unbounded, &mut |k, v| {
+                got.push((k.to_vec(), v.to_vec()));
+                seen += 1;
+                if seen == chunk {
+                    last = Some(k.to_vec());
+                    return false;
+                }
+                true
+            })
+            .unwrap();
+            match last {
+                Some(k) => start = Bound::Excluded(k),
+                None => break,
+            }
+        }
+        assert_eq!(got, want, "chunk {chunk}");
+        let (lo, hi) = full_range();
+        let limited = t.scan(T, lo, hi, chunk).unwrap();
+        assert_eq!(limited[..], want[..chunk.min(want.len())], "limit {chunk}");
+    }
+}

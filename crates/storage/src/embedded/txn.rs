@@ -207,65 +207,93 @@ impl Transaction for EmbeddedTxn {
         end: Bound<Vec<u8>>,
         limit: usize,
     ) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
-        self.ensure_open()?;
         let mut out: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
         if limit == 0 {
+            self.ensure_open()?;
             return Ok(out);
         }
-        let sb = as_ref_bound(&start);
-        let eb = as_ref_bound(&end);
+        self.scan_visit(
+            table,
+            as_ref_bound(&start),
+            as_ref_bound(&end),
+            &mut |k, v| {
+                out.push((k.to_vec(), v.to_vec()));
+                out.len() < limit
+            },
+        )?;
+        Ok(out)
+    }
+
+    fn scan_visit(
+        &mut self,
+        table: TableId,
+        start: Bound<&[u8]>,
+        end: Bound<&[u8]>,
+        f: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<()> {
+        self.ensure_open()?;
         let empty = BTreeMap::new();
         let own_map = self.own.get(&table).unwrap_or(&empty);
-        let mut own = if range_ok(sb, eb) {
-            Some(own_map.range::<[u8], _>((sb, eb)).peekable())
+        let mut own = if range_ok(start, end) && !own_map.is_empty() {
+            Some(own_map.range::<[u8], _>((start, end)).peekable())
         } else {
             None
         };
+        // Whether `f` asked to stop; own writes past the snapshot's last
+        // key are visited after it.
+        let mut stopped = false;
         self.inner
             .versions
-            .visit_at(table, self.start_ts, sb, eb, |k, v| {
+            .visit_at(table, self.start_ts, start, end, |k, v| {
                 if let Some(own) = own.as_mut() {
+                    // Own writes before `k` come first.
                     while let Some((ok, ov)) = own.peek() {
                         if ok.as_slice() >= k {
                             break;
                         }
                         if let Some(ov) = ov {
-                            out.push(((*ok).clone(), ov.clone()));
-                            if out.len() >= limit {
+                            if !f(ok, ov) {
+                                stopped = true;
                                 return false;
                             }
                         }
                         own.next();
                     }
+                    // An own write of `k` replaces the snapshot's version.
                     if let Some((ok, ov)) = own.peek() {
                         if ok.as_slice() == k {
-                            if let Some(ov) = ov {
-                                out.push(((*ok).clone(), ov.clone()));
-                            }
+                            let go_on = match ov {
+                                Some(ov) => f(ok, ov),
+                                None => true,
+                            };
                             own.next();
-                            return out.len() < limit;
+                            stopped = !go_on;
+                            return go_on;
                         }
                     }
                 }
-                out.push((k.to_vec(), v.to_vec()));
-                out.len() < limit
+                if !f(k, v) {
+                    stopped = true;
+                    return false;
+                }
+                true
             })
             .map_err(|gc_ts| StorageError::ChangesGone { table, gc_ts })?;
+        if stopped {
+            return Ok(());
+        }
+        // What is left of the own writes lies after every visited key (each
+        // own key up to a visited one was consumed above).
         if let Some(own) = own {
             for (ok, ov) in own {
-                if out.len() >= limit {
-                    break;
-                }
-                // Keys at or below the last emitted one were merged above.
-                if out.last().is_some_and(|(lk, _)| lk >= ok) {
-                    continue;
-                }
                 if let Some(ov) = ov {
-                    out.push((ok.clone(), ov.clone()));
+                    if !f(ok, ov) {
+                        break;
+                    }
                 }
             }
         }
-        Ok(out)
+        Ok(())
     }
 
     fn get_for_share(&mut self, table: TableId, key: &[u8]) -> Result<Option<Vec<u8>>> {
