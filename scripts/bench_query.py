@@ -661,6 +661,7 @@ def main():
     ap.add_argument("--seed", type=int, default=20261203)
     ap.add_argument("--timeout", type=float, default=1800,
                     help="client read timeout per Tributary statement, s (default 1800)")
+    ap.add_argument("--only", metavar="TEXT", help="run only the queries whose label contains TEXT")
     ap.add_argument("--explain", action="store_true", help="print Tributary's EXPLAIN ANALYZE of each query")
     ap.add_argument("--show-answers", action="store_true",
                     help="print each query's answer (Tributary's, first rows)")
@@ -702,7 +703,7 @@ def main():
                             "ratio": load_info["sqlite_s"] / load_info["tributary_s"],
                             "rows": load_info["total_rows"], "status": "ok"})
 
-            for label, sql in QUERIES:
+            for label, sql in [(l, s) for l, s in QUERIES if not args.only or args.only in l]:
                 if args.explain:
                     try:
                         plan = trib.execute("EXPLAIN ANALYZE " + sql.strip())

@@ -206,8 +206,15 @@ fn scalar(cx: &mut Ctx<'_>, sp: &SubPlan, outer: &[Value]) -> SqlResult<Value> {
 }
 
 /// Most distinct left keys for which the right input is read by primary
-/// key (an index nested-loop join, batched) instead of scanned.
+/// key (an index nested-loop join, batched) instead of scanned, whatever
+/// the right table's size; a larger table allows up to an eighth of its
+/// rows ([`lookup_key_limit`]): a keyed read costs a few scanned rows.
 pub const LOOKUP_JOIN_MAX_KEYS: usize = 8192;
+
+/// How many distinct keys a lookup join reads `rows`-row table by.
+pub fn lookup_key_limit(rows: u64) -> usize {
+    LOOKUP_JOIN_MAX_KEYS.max(usize::try_from(rows / 8).unwrap_or(usize::MAX))
+}
 
 /// For an inner or left join whose right input is a plain scan of a table
 /// whose primary key (or its first column) is a join key: that key's
@@ -255,6 +262,7 @@ fn right_by_lookup(
         crate::types::DataType::Text | crate::types::DataType::Varchar(_)
     );
     let host = SessionHost::new(cx.session, cx.engine);
+    let max_keys = lookup_key_limit(cx.txn.approx_rows(t.id));
     let mut keys = Vec::new();
     let mut seen = HashSet::new();
     for l in left {
@@ -276,7 +284,7 @@ fn right_by_lookup(
         }
         if seen.insert(value_key(&v)) {
             keys.push(v);
-            if keys.len() > LOOKUP_JOIN_MAX_KEYS {
+            if keys.len() > max_keys {
                 return Ok(None);
             }
         }

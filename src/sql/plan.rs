@@ -166,7 +166,7 @@ impl Node {
                         },
                         if crate::sql::exec::lookup_key(j).is_some() {
                             format!(
-                                "; right side by primary key (prefix) when the left has at most {} keys",
+                                "; right side by primary key (prefix) when the left has at most {} keys (or an eighth of its rows)",
                                 crate::sql::exec::LOOKUP_JOIN_MAX_KEYS
                             )
                         } else {
@@ -476,10 +476,28 @@ impl<'c, 'a> Planner<'c, 'a> {
             }
             rels.push(rel);
         }
-        // Comma-separated items are inner joins: join them in an order that
-        // follows the WHERE clause's equalities from a filtered item; `*`
-        // still lists the columns in FROM order.
-        let order = join_order(&rels, selection);
+        // Comma-separated items are inner joins: join them in the order the
+        // cost model prefers; `*` still lists the columns in FROM order.
+        let sizes: Vec<RelSize> = rels
+            .iter()
+            .map(|r| match &r.node {
+                Node::Block(p) if p.is_plain_scan() => match &p.source.table {
+                    Some(t) => RelSize {
+                        rows: self.cx.txn.approx_rows(t.id) as f64,
+                        pk: (t.pk.len() == 1).then(|| t.pk[0]),
+                    },
+                    None => RelSize {
+                        rows: UNKNOWN_ROWS,
+                        pk: None,
+                    },
+                },
+                _ => RelSize {
+                    rows: UNKNOWN_ROWS,
+                    pk: None,
+                },
+            })
+            .collect();
+        let order = join_order(&rels, selection, &sizes);
         let widths: Vec<usize> = rels.iter().map(|r| r.scope.cols.len()).collect();
         let mut offset = vec![0; rels.len()];
         let mut at = 0;
@@ -801,37 +819,60 @@ fn resolve_in(scope: &Scope, name: &str, clause: &str) -> SqlResult<usize> {
 }
 
 /// Which FROM item a column reference in WHERE names, if exactly one.
-fn rel_of(rels: &[Rel], e: &ast::Expr) -> Option<usize> {
+/// The FROM item and column position a column reference names, if it
+/// names exactly one.
+fn rel_col(rels: &[Rel], e: &ast::Expr) -> Option<(usize, usize)> {
     let (q, c) = match e {
         ast::Expr::Identifier(i) => (None, ident_name(i)),
         ast::Expr::CompoundIdentifier(p) if p.len() == 2 => {
             (Some(ident_name(&p[0])), ident_name(&p[1]))
         }
-        ast::Expr::Nested(x) => return rel_of(rels, x),
+        ast::Expr::Nested(x) => return rel_col(rels, x),
         _ => return None,
     };
     let mut found = None;
     for (i, r) in rels.iter().enumerate() {
-        if r.scope.resolve(q.as_deref(), &c).is_ok() {
+        if let Ok(pos) = r.scope.resolve(q.as_deref(), &c) {
             if found.is_some() {
                 return None;
             }
-            found = Some(i);
+            found = Some((i, pos));
         }
     }
     found
 }
 
+/// What the join order knows of one FROM item: its estimated row count
+/// (a base table's key count, else a guess) and, for a base table, its
+/// single-column primary key.
+pub struct RelSize {
+    pub rows: f64,
+    pub pk: Option<usize>,
+}
+
+/// Rows assumed for a FROM item that is not a base table.
+const UNKNOWN_ROWS: f64 = 1000.0;
+
 /// The order to join comma-separated FROM items in (inner joins, so any
-/// order gives the same rows): start from an item compared for equality
-/// with a constant in WHERE, then repeatedly take an item joined by an
-/// equality to those taken (preferring one with a constant filter), else
-/// the next in FROM order. Without such hints: FROM order.
-fn join_order(rels: &[Rel], selection: Option<&ast::Expr>) -> Vec<usize> {
+/// order gives the same rows), by a small cost model: each item's rows
+/// (a base table's key count) times the selectivity of WHERE's comparisons
+/// of its columns with constants (`=` 1/10, or one row on a one-column
+/// primary key; a range 1/3; BETWEEN 1/4; LIKE 1/4); a join's rows are
+/// the product of its inputs divided, for each equality joining them, by
+/// the distinct values guessed for it (a one-column primary key's table
+/// size, also for columns equal to one through other equalities; else a
+/// tenth of the larger table). From every starting item, items are added
+/// greedily by the smallest next result among those joined to the taken
+/// ones by an equality (else the next in FROM order); the order with the
+/// smallest sum of intermediate results wins (ties: the earlier start).
+/// Without any equality between items: FROM order.
+fn join_order(rels: &[Rel], selection: Option<&ast::Expr>, sizes: &[RelSize]) -> Vec<usize> {
     let n = rels.len();
-    let mut edges = vec![vec![false; n]; n];
-    let mut filtered = vec![false; n];
+    let mut card: Vec<f64> = sizes.iter().map(|s| s.rows.max(1.0)).collect();
+    // Equalities between items: ((rel, col), (rel, col)).
+    let mut edges: Vec<((usize, usize), (usize, usize))> = Vec::new();
     let mut stack: Vec<&ast::Expr> = selection.into_iter().collect();
+    let is_const = |e: &ast::Expr| matches!(e, ast::Expr::Value(_) | ast::Expr::TypedString { .. });
     while let Some(e) = stack.pop() {
         match e {
             ast::Expr::BinaryOp {
@@ -843,43 +884,130 @@ fn join_order(rels: &[Rel], selection: Option<&ast::Expr>) -> Vec<usize> {
                 stack.push(right);
             }
             ast::Expr::Nested(x) => stack.push(x),
-            ast::Expr::BinaryOp {
-                left,
-                op: ast::BinaryOperator::Eq,
-                right,
-            } => match (rel_of(rels, left), rel_of(rels, right)) {
-                (Some(a), Some(b)) if a != b => {
-                    edges[a][b] = true;
-                    edges[b][a] = true;
+            ast::Expr::BinaryOp { left, op, right } => {
+                let (l, r) = (rel_col(rels, left), rel_col(rels, right));
+                let sel = |(rel, col): (usize, usize)| match op {
+                    ast::BinaryOperator::Eq if sizes[rel].pk == Some(col) => 1.0 / card[rel],
+                    ast::BinaryOperator::Eq => 0.1,
+                    ast::BinaryOperator::Lt
+                    | ast::BinaryOperator::LtEq
+                    | ast::BinaryOperator::Gt
+                    | ast::BinaryOperator::GtEq => 1.0 / 3.0,
+                    _ => 1.0,
+                };
+                match (l, r) {
+                    (Some(a), Some(b)) if a.0 != b.0 && *op == ast::BinaryOperator::Eq => {
+                        edges.push((a, b))
+                    }
+                    (Some(a), None) if is_const(right) => card[a.0] *= sel(a),
+                    (None, Some(b)) if is_const(left) => card[b.0] *= sel(b),
+                    _ => {}
                 }
-                (Some(a), None) if matches!(right.as_ref(), ast::Expr::Value(_)) => {
-                    filtered[a] = true
+            }
+            ast::Expr::Between {
+                expr, low, high, ..
+            } if is_const(low) && is_const(high) => {
+                if let Some((rel, _)) = rel_col(rels, expr) {
+                    card[rel] *= 0.25;
                 }
-                (None, Some(b)) if matches!(left.as_ref(), ast::Expr::Value(_)) => {
-                    filtered[b] = true
+            }
+            ast::Expr::Like { expr, pattern, .. } if is_const(pattern) => {
+                if let Some((rel, _)) = rel_col(rels, expr) {
+                    card[rel] *= 0.25;
                 }
-                _ => {}
-            },
+            }
             _ => {}
         }
     }
-    let Some(first) = filtered.iter().position(|&f| f) else {
+    if edges.is_empty() {
         return (0..n).collect();
-    };
-    let mut order = vec![first];
-    let mut taken = vec![false; n];
-    taken[first] = true;
-    while order.len() < n {
-        let connected = |i: usize| !taken[i] && order.iter().any(|&o| edges[o][i]);
-        let next = (0..n)
-            .find(|&i| connected(i) && filtered[i])
-            .or_else(|| (0..n).find(|&i| connected(i)))
-            .or_else(|| (0..n).find(|&i| !taken[i]));
-        let Some(i) = next else { break };
-        taken[i] = true;
-        order.push(i);
     }
-    order
+    for c in card.iter_mut() {
+        *c = c.max(1.0);
+    }
+    // Distinct values of each equality: columns equal through equalities
+    // share a one-column primary key's table size when one of them is one.
+    let mut class: std::collections::HashMap<(usize, usize), (usize, usize)> =
+        std::collections::HashMap::new();
+    fn root(
+        class: &mut std::collections::HashMap<(usize, usize), (usize, usize)>,
+        x: (usize, usize),
+    ) -> (usize, usize) {
+        let mut r = x;
+        while let Some(&p) = class.get(&r) {
+            if p == r {
+                break;
+            }
+            r = p;
+        }
+        r
+    }
+    for &(a, b) in &edges {
+        let (ra, rb) = (root(&mut class, a), root(&mut class, b));
+        if ra != rb {
+            class.insert(ra, rb);
+        }
+    }
+    let key_rows =
+        |(rel, col): (usize, usize)| (sizes[rel].pk == Some(col)).then(|| sizes[rel].rows.max(1.0));
+    let mut class_key: std::collections::HashMap<(usize, usize), f64> =
+        std::collections::HashMap::new();
+    for &(a, b) in &edges {
+        for x in [a, b] {
+            if let Some(k) = key_rows(x) {
+                let r = root(&mut class, x);
+                let e = class_key.entry(r).or_insert(k);
+                *e = e.min(k);
+            }
+        }
+    }
+    let distinct: Vec<f64> = edges
+        .iter()
+        .map(|&(a, b)| {
+            let r = root(&mut class, a);
+            key_rows(a)
+                .or(key_rows(b))
+                .or(class_key.get(&r).copied())
+                .unwrap_or_else(|| (sizes[a.0].rows.max(sizes[b.0].rows) / 10.0).max(1.0))
+        })
+        .collect();
+    let mut best: Option<(f64, Vec<usize>)> = None;
+    for start in 0..n {
+        let mut taken = vec![false; n];
+        taken[start] = true;
+        let mut order = vec![start];
+        let mut size = card[start];
+        let mut cost = size;
+        while order.len() < n {
+            let mut pick: Option<(f64, usize)> = None;
+            for x in (0..n).filter(|&x| !taken[x]) {
+                let mut est = size * card[x];
+                let mut joined = false;
+                for (e, &(a, b)) in edges.iter().enumerate() {
+                    if (a.0 == x && taken[b.0]) || (b.0 == x && taken[a.0]) {
+                        est /= distinct[e];
+                        joined = true;
+                    }
+                }
+                let est = est.max(1.0);
+                if joined && pick.is_none_or(|(p, _)| est < p) {
+                    pick = Some((est, x));
+                }
+            }
+            let (est, x) = pick.unwrap_or_else(|| {
+                let x = (0..n).find(|&x| !taken[x]).unwrap_or(0);
+                (size * card[x], x)
+            });
+            taken[x] = true;
+            order.push(x);
+            size = est;
+            cost += est;
+        }
+        if best.as_ref().is_none_or(|(c, _)| cost < *c) {
+            best = Some((cost, order));
+        }
+    }
+    best.map(|(_, o)| o).unwrap_or_else(|| (0..n).collect())
 }
 
 /// MySQL's type of a UNION column from its two inputs.

@@ -1033,13 +1033,18 @@ fn correlated_filter(filter: Option<&CExpr>, outer: impl Fn(usize) -> Value) -> 
 
 /// Fetch candidate rows for a plan (index path or access path) with their
 /// MATCH scores.
+/// A candidate row and its MATCH scores.
+type Candidate = (Vec<Value>, Vec<Value>);
+/// A stored row and its primary-key bytes.
+type KeyedRow = (Vec<u8>, Vec<Value>);
+
 fn candidates(
     cx: &mut Ctx<'_>,
     plan: &Plan,
     use_index: bool,
     outer: &[Value],
     filter: Option<&exec::Prepared<'_>>,
-) -> SqlResult<(Vec<(Vec<Value>, Vec<Value>)>, bool)> {
+) -> SqlResult<(Vec<Candidate>, bool)> {
     if let Some(node) = &plan.source.input {
         let rows = exec::run(cx, node, outer)?;
         if plan.match_tables.is_empty() {
@@ -1129,7 +1134,7 @@ fn scan_rows(
     t: &TableDef,
     outer: &[Value],
     filter: Option<&exec::Prepared<'_>>,
-) -> SqlResult<(Vec<(Vec<u8>, Vec<Value>)>, bool)> {
+) -> SqlResult<(Vec<KeyedRow>, bool)> {
     // A correlated filter (`b.a_id = a.id` inside a subquery) is a
     // constant for this run: its access path is chosen with the outer
     // values, so a correlated lookup is a key lookup, not a scan.
@@ -1654,7 +1659,7 @@ mod tests {
                 .collect();
             for k in 0..=n + 1 {
                 let mut sorted = items.clone();
-                sorted.sort_by(|a, b| a.0.cmp(&b.0));
+                sorted.sort_by_key(|a| a.0);
                 sorted.truncate(k);
                 assert_eq!(top_k(items.clone(), k, |a, b| a.0.cmp(&b.0)), sorted);
             }

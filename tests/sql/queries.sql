@@ -148,8 +148,23 @@ SELECT id FROM owners EXCEPT SELECT owner_id FROM docs ORDER BY 1;
 SELECT team FROM owners EXCEPT SELECT 'red' ORDER BY 1;
 SELECT team FROM owners INTERSECT SELECT NULL;
 SELECT id FROM owners INTERSECT ALL SELECT id FROM owners;
--- Comma joins run in the order the WHERE equalities suggest (from the item
--- compared with a constant); `*` still lists columns in FROM order.
+-- Comma joins run in the order a small cost model picks (table sizes,
+-- WHERE's constant filters, equalities on primary keys); `*` still lists
+-- columns in FROM order.
 SELECT * FROM docs d, owners o WHERE o.id = d.owner_id AND o.name = 'bob';
 SELECT d.id, o.name, t.tag FROM tags t, docs d, owners o WHERE t.doc_id = d.id AND d.owner_id = o.id AND o.name = 'ann' ORDER BY d.id, t.tag;
 EXPLAIN SELECT d.id FROM tags t, docs d, owners o WHERE t.doc_id = d.id AND d.owner_id = o.id AND o.name = 'ann';
+-- 1,000 facts: the point filter on facts' key beats the name filter on the
+-- 3-row table, so the join starts from facts and reads dims and cats by key.
+CREATE TABLE digits (i INT PRIMARY KEY);
+INSERT INTO digits VALUES (0),(1),(2),(3),(4),(5),(6),(7),(8),(9);
+CREATE TABLE facts (id INT PRIMARY KEY, dim_id INT, v INT);
+INSERT INTO facts SELECT a.i * 100 + b.i * 10 + c.i, c.i, a.i FROM digits a, digits b, digits c;
+CREATE TABLE dims (id INT PRIMARY KEY, cat INT);
+INSERT INTO dims SELECT i, i % 3 FROM digits;
+CREATE TABLE cats (id INT PRIMARY KEY, name VARCHAR(10));
+INSERT INTO cats VALUES (0, 'zero'), (1, 'one'), (2, 'two');
+SELECT f.id, f.v, d.id, c.name FROM cats c, dims d, facts f WHERE d.cat = c.id AND f.dim_id = d.id AND c.name = 'one' AND f.id = 547;
+SELECT COUNT(*), SUM(f.v) FROM cats c, dims d, facts f WHERE d.cat = c.id AND f.dim_id = d.id AND c.name = 'one';
+EXPLAIN SELECT f.id FROM cats c, dims d, facts f WHERE d.cat = c.id AND f.dim_id = d.id AND c.name = 'one' AND f.id = 547;
+DROP TABLE digits, facts, dims, cats;

@@ -236,6 +236,10 @@ pub trait Transaction: Send {
         limit: usize,
     ) -> Result<Vec<(Vec<u8>, Vec<u8>)>>;
 
+    /// About how many rows `table` holds (committed, any snapshot): a
+    /// planner's estimate, never an answer. Cheap: no scan.
+    fn approx_rows(&self, table: TableId) -> u64;
+
     /// [`Transaction::scan`] without copies: `f` sees each row's key and
     /// value in key order, borrowed from the store, and returns whether to
     /// go on. Do not call back into storage from `f` (the engine may hold

@@ -82,6 +82,12 @@ impl VersionStore {
         );
     }
 
+    /// Keys held for `table` (a key whose newest version is a deletion
+    /// counts until GC removes it): a size estimate for planning.
+    pub fn key_count(&self, table: TableId) -> u64 {
+        self.table(table).map_or(0, |t| t.read().rows.len() as u64)
+    }
+
     /// Value of `key` visible at `ts`.
     pub fn get_at(&self, table: TableId, key: &[u8], ts: Ts) -> Option<Vec<u8>> {
         let t = self.table(table)?;

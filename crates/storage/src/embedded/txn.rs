@@ -224,6 +224,10 @@ impl Transaction for EmbeddedTxn {
         Ok(out)
     }
 
+    fn approx_rows(&self, table: TableId) -> u64 {
+        self.inner.versions.key_count(table)
+    }
+
     fn scan_visit(
         &mut self,
         table: TableId,
