@@ -4,13 +4,15 @@
 //!
 //! Owns: the layout of catalog records, the fixed ids of system tables, id
 //! allocation for tables and index storage, and the rows of the virtual
-//! system tables (`mo_database`, `mo_tables`, `mo_columns`, `mo_indexes`).
+//! system tables (`mo_database`, `mo_tables`, `mo_columns`, `mo_indexes`)
+//! and of `information_schema` (its own module).
 //! `mo_catalog.mo_iscp_log` is a real table whose rows the ISCP layer writes.
 //!
 //! Never: executes SQL, or reads/writes user rows (that is `sql`), or decides
 //! index maintenance (that is `sql`/`iscp`).
 
 pub mod codec;
+pub mod information_schema;
 pub mod schema;
 pub mod users;
 
@@ -36,6 +38,12 @@ pub const SYS_AUTOINC: TableId = 4;
 pub const FIRST_USER_ID: u64 = 1000;
 /// The system database.
 pub const SYSTEM_DB: &str = "mo_catalog";
+
+/// Whether `name` is a system database (`mo_catalog`, or
+/// `information_schema` in any case): never written by DDL or DML.
+pub fn is_system_db(name: &str) -> bool {
+    name == SYSTEM_DB || information_schema::is(name)
+}
 
 /// The virtual (computed) tables of `mo_catalog`.
 pub const VIRTUAL_TABLES: [&str; 4] = ["mo_database", "mo_tables", "mo_columns", "mo_indexes"];
@@ -94,6 +102,12 @@ pub fn alloc_object_id(storage: &dyn Storage) -> SqlResult<u64> {
 
 /// The database record, if it exists (`mo_catalog` always exists).
 pub fn get_database(txn: &mut dyn Transaction, name: &str) -> SqlResult<Option<DatabaseDef>> {
+    if information_schema::is(name) {
+        return Ok(Some(DatabaseDef {
+            id: 1,
+            name: information_schema::DB.into(),
+        }));
+    }
     if name == SYSTEM_DB {
         return Ok(Some(DatabaseDef {
             id: 0,
@@ -114,12 +128,18 @@ pub fn require_database(txn: &mut dyn Transaction, name: &str) -> SqlResult<Data
         .ok_or_else(|| SqlError::new(code::BAD_DB, format!("Unknown database '{name}'")))
 }
 
-/// All databases, `mo_catalog` first then by name.
+/// All databases: `information_schema`, `mo_catalog`, then by name.
 pub fn list_databases(txn: &mut dyn Transaction) -> SqlResult<Vec<DatabaseDef>> {
-    let mut out = vec![DatabaseDef {
-        id: 0,
-        name: SYSTEM_DB.into(),
-    }];
+    let mut out = vec![
+        DatabaseDef {
+            id: 1,
+            name: information_schema::DB.into(),
+        },
+        DatabaseDef {
+            id: 0,
+            name: SYSTEM_DB.into(),
+        },
+    ];
     for (k, v) in txn.scan(
         SYS_DATABASES,
         Bound::Unbounded,
@@ -157,6 +177,9 @@ pub fn get_table(
     if db == SYSTEM_DB {
         return Ok(system_table_def(name));
     }
+    if information_schema::is(db) {
+        return Ok(information_schema::table_def(name));
+    }
     match txn.get(SYS_TABLES, &table_key(db, name), lock)? {
         None => Ok(None),
         Some(b) => serde_json::from_slice(&b)
@@ -191,6 +214,12 @@ pub fn require_table_for_write(
     if db == SYSTEM_DB {
         return system_table_def(name).ok_or_else(|| no_such_table(db, name));
     }
+    if information_schema::is(db) {
+        return Err(SqlError::new(
+            code::SPECIFIC_ACCESS_DENIED,
+            format!("Access denied: {db}.{name} is a system view and is read-only"),
+        ));
+    }
     let t: TableDef = match txn.get_for_share(SYS_TABLES, &table_key(db, name))? {
         None => return Err(no_such_table(db, name)),
         Some(b) => serde_json::from_slice(&b).map_err(|e| corrupt(name, e))?,
@@ -221,6 +250,12 @@ pub fn list_tables(txn: &mut dyn Transaction, db: &str) -> SqlResult<Vec<TableDe
             .collect();
         v.sort_by(|a, b| a.name.cmp(&b.name));
         return Ok(v);
+    }
+    if information_schema::is(db) {
+        return Ok(information_schema::TABLES
+            .iter()
+            .filter_map(|n| information_schema::table_def(n))
+            .collect());
     }
     let mut start = db.as_bytes().to_vec();
     start.push(0);
@@ -366,8 +401,19 @@ pub fn system_table_def(name: &str) -> Option<TableDef> {
     })
 }
 
-/// Rows of a virtual `mo_catalog` table, or `None` if `name` is not virtual.
-pub fn virtual_rows(txn: &mut dyn Transaction, name: &str) -> SqlResult<Option<Vec<Vec<Value>>>> {
+/// Rows of a virtual table of `db` (`mo_catalog`'s computed tables and
+/// every `information_schema` table), or `None` if it is not one.
+pub fn virtual_rows(
+    txn: &mut dyn Transaction,
+    db: &str,
+    name: &str,
+) -> SqlResult<Option<Vec<Vec<Value>>>> {
+    if information_schema::is(db) {
+        return information_schema::rows(txn, name);
+    }
+    if db != SYSTEM_DB {
+        return Ok(None);
+    }
     let rows = match name {
         "mo_database" => list_databases(txn)?
             .into_iter()

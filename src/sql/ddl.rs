@@ -14,7 +14,7 @@ use sqlparser::ast::{self as ast, ColumnOption, Statement, TableConstraint};
 use crate::catalog::codec::decode_row;
 use crate::catalog::schema::coerce_value;
 use crate::catalog::{
-    self, alloc_object_id, ColumnDef, DatabaseDef, IndexDef, IndexKind, TableDef, SYSTEM_DB,
+    self, alloc_object_id, ColumnDef, DatabaseDef, IndexDef, IndexKind, TableDef,
 };
 use crate::error::{code, SqlError, SqlResult};
 use crate::iscp;
@@ -57,15 +57,32 @@ pub fn execute(engine: &Engine, st: &mut SessionState, s: Stmt) -> SqlResult<Que
             after_create(engine, created);
             Ok(r)
         }
-        Stmt::DropIndex { name, table } => {
+        Stmt::DropIndex {
+            name,
+            table,
+            if_exists,
+        } => {
             let mut dropped = Vec::new();
-            let r = engine.in_txn(st, |cx| drop_index(cx, &name, &table, &mut dropped))?;
+            let r = engine.in_txn(st, |cx| {
+                drop_index(cx, &name, &table, if_exists, &mut dropped)
+            })?;
             finish_drop(engine, r, dropped)
+        }
+        Stmt::CreateTable(a, indexes) => {
+            let Statement::CreateTable(ct) = *a else {
+                return Err(SqlError::internal("CREATE TABLE expected"));
+            };
+            let mut created = Vec::new();
+            let r = engine.in_txn(st, |cx| {
+                create_table(cx, &ct, indexes.clone(), &mut created)
+            })?;
+            after_create(engine, created);
+            Ok(r)
         }
         Stmt::Ast(a) => match *a {
             Statement::CreateTable(ct) => {
                 let mut created = Vec::new();
-                let r = engine.in_txn(st, |cx| create_table(cx, &ct, &mut created))?;
+                let r = engine.in_txn(st, |cx| create_table(cx, &ct, Vec::new(), &mut created))?;
                 after_create(engine, created);
                 Ok(r)
             }
@@ -175,10 +192,10 @@ fn drop_database(
     if_exists: bool,
     dropped: &mut Vec<Dropped>,
 ) -> SqlResult<QueryResult> {
-    if name == SYSTEM_DB {
+    if catalog::is_system_db(name) {
         return Err(SqlError::new(
             code::SPECIFIC_ACCESS_DENIED,
-            "Access denied: mo_catalog cannot be dropped",
+            format!("Access denied: {name} cannot be dropped"),
         ));
     }
     if catalog::get_database(cx.txn, name)?.is_none() {
@@ -416,10 +433,10 @@ fn drop_tables(
     let mut missing = Vec::new();
     for n in names {
         let db = cx.session.db_for(n.db.as_deref())?.to_string();
-        if db == SYSTEM_DB {
+        if catalog::is_system_db(&db) {
             return Err(SqlError::new(
                 code::SPECIFIC_ACCESS_DENIED,
-                "Access denied: mo_catalog tables cannot be dropped",
+                format!("Access denied: {db} tables cannot be dropped"),
             ));
         }
         match catalog::get_table(cx.txn, &db, &n.name, true)? {
@@ -639,10 +656,10 @@ fn new_object_name(
         [d, t] => (d.clone(), t.clone()),
         _ => return Err(SqlError::parse(format!("bad name {n}"))),
     };
-    if db == SYSTEM_DB {
+    if catalog::is_system_db(&db) {
         return Err(SqlError::new(
             code::SPECIFIC_ACCESS_DENIED,
-            format!("Access denied: cannot create {what} in mo_catalog"),
+            format!("Access denied: cannot create {what} in {db}"),
         ));
     }
     catalog::require_database(cx.txn, &db)?;
@@ -652,6 +669,7 @@ fn new_object_name(
 fn create_table(
     cx: &mut Ctx<'_>,
     ct: &ast::CreateTable,
+    inline_indexes: Vec<IndexSpec>,
     created: &mut Vec<(iscp::JobKey, iscp::log::JobSpec)>,
 ) -> SqlResult<QueryResult> {
     let (db, name) = new_object_name(cx, &ct.name, "tables")?;
@@ -742,7 +760,7 @@ fn create_table(
     if t.columns.is_empty() {
         return Err(SqlError::new(1113, "A table must have at least 1 column"));
     }
-    let mut pending_indexes: Vec<IndexSpec> = Vec::new();
+    let mut pending_indexes: Vec<IndexSpec> = inline_indexes;
     for c in &ct.constraints {
         match c {
             TableConstraint::PrimaryKey(pk) => {
@@ -925,10 +943,10 @@ fn create_index(
     created: &mut Vec<(iscp::JobKey, iscp::log::JobSpec)>,
 ) -> SqlResult<QueryResult> {
     let db = cx.session.db_for(spec.table.db.as_deref())?.to_string();
-    if db == SYSTEM_DB {
+    if catalog::is_system_db(&db) {
         return Err(SqlError::new(
             code::SPECIFIC_ACCESS_DENIED,
-            "Access denied: cannot index mo_catalog tables",
+            format!("Access denied: cannot index {db} tables"),
         ));
     }
     let mut t = catalog::require_table(cx.txn, &db, &spec.table.name, true)?;
@@ -1018,6 +1036,7 @@ fn drop_index(
     cx: &mut Ctx<'_>,
     name: &str,
     table: &Name,
+    if_exists: bool,
     dropped: &mut Vec<Dropped>,
 ) -> SqlResult<QueryResult> {
     let db = cx.session.db_for(table.db.as_deref())?.to_string();
@@ -1027,10 +1046,17 @@ fn drop_index(
         .iter()
         .position(|i| i.name.eq_ignore_ascii_case(name))
     else {
-        return Err(SqlError::new(
-            code::CANT_DROP_FIELD_OR_KEY,
-            format!("Can't DROP '{name}'; check that column/key exists"),
-        ));
+        let msg = format!("Can't DROP '{name}'; check that column/key exists");
+        if if_exists {
+            return Ok(QueryResult {
+                warnings: vec![Warning {
+                    code: code::CANT_DROP_FIELD_OR_KEY,
+                    message: msg,
+                }],
+                ..Default::default()
+            });
+        }
+        return Err(SqlError::new(code::CANT_DROP_FIELD_OR_KEY, msg));
     };
     let ix = t.indexes.remove(pos);
     drop_index_parts(cx, &t, &ix, dropped)?;

@@ -15,7 +15,7 @@ use sqlparser::ast::{self as ast, Expr, SetExpr};
 
 use crate::catalog::codec::{encode_key, encode_row};
 use crate::catalog::schema::coerce_to_column;
-use crate::catalog::{self, IndexKind, TableDef, SYSTEM_DB, SYS_AUTOINC};
+use crate::catalog::{self, IndexKind, TableDef, SYS_AUTOINC};
 use crate::error::{code, SqlError, SqlResult};
 use crate::iscp::live;
 use crate::iscp::log::{JobKey, JobSpec};
@@ -33,7 +33,7 @@ fn table_from_name(cx: &mut Ctx<'_>, name: &ast::ObjectName) -> SqlResult<TableD
         [d, t] => (d.clone(), t.clone()),
         _ => return Err(SqlError::parse(format!("bad table name {name}"))),
     };
-    if db == SYSTEM_DB {
+    if catalog::is_system_db(&db) {
         return Err(SqlError::new(
             code::SPECIFIC_ACCESS_DENIED,
             format!("Access denied: {db}.{t} is a system table and is read-only"),

@@ -421,9 +421,13 @@ fn variable_ref(first: &str, second: Option<&str>) -> SqlResult<CExpr> {
     if let Some(rest) = first.strip_prefix("@@") {
         let name = match (rest.to_ascii_lowercase().as_str(), second) {
             ("session" | "local", Some(n)) => n.to_ascii_lowercase(),
-            ("global", Some(_)) => {
-                return Err(SqlError::unsupported(
-                    "@@global.x (server-wide values are command-line flags)",
+            // Server-wide values are fixed by command-line flags (SET
+            // GLOBAL is refused): the global value is what a new session
+            // starts with.
+            ("global", Some(n)) => {
+                return Ok(CExpr::Func(
+                    "@@global".into(),
+                    vec![CExpr::Lit(Value::Text(n.to_ascii_lowercase()))],
                 ))
             }
             (n, None) => n.to_string(),
@@ -1122,7 +1126,11 @@ pub fn vector_fn(name: &str, a: &[f64], b: &[f64]) -> SqlResult<f64> {
             .sum::<f64>()
             .sqrt(),
         "l2_distance_sq" => a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum(),
-        "inner_product" => dot,
+        // MatrixOne's convention: the negated dot product, a distance
+        // (smaller = more similar), so `ORDER BY inner_product(v, q)`
+        // ascending finds the best matches, as with the other distances.
+        "inner_product" => -dot,
+        "l1_distance" => a.iter().zip(b).map(|(x, y)| (x - y).abs()).sum(),
         "cosine_distance" | "cosine_similarity" => {
             let na = a.iter().map(|x| x * x).sum::<f64>().sqrt();
             let nb = b.iter().map(|x| x * x).sum::<f64>().sqrt();
@@ -1144,6 +1152,16 @@ pub fn vector_fn(name: &str, a: &[f64], b: &[f64]) -> SqlResult<f64> {
             ))
         }
     })
+}
+
+/// An integer argument (numbers truncated as MySQL's integer arguments,
+/// numeric text parsed); `None` for NULL or non-numbers.
+fn num_i64(v: &Value) -> Option<i64> {
+    match num(v)? {
+        Value::Int(i) => Some(i),
+        Value::Float(f) if f.is_finite() => Some(f.round() as i64),
+        _ => None,
+    }
 }
 
 /// A value as text, borrowed when it is text already.
@@ -1175,7 +1193,7 @@ fn call_builtin(name: &str, args: &[Value]) -> SqlResult<Value> {
     let arg0 = || args.first().cloned().unwrap_or(Value::Null);
     match name {
         "l2_distance" | "l2_distance_sq" | "cosine_distance" | "cosine_similarity"
-        | "inner_product" => {
+        | "inner_product" | "l1_distance" => {
             want(args, 2, name)?;
             let (Some(a), Some(b)) = (vector_arg(&args[0], name)?, vector_arg(&args[1], name)?)
             else {
@@ -1189,6 +1207,59 @@ fn call_builtin(name: &str, args: &[Value]) -> SqlResult<Value> {
                 None => Value::Null,
                 Some(a) => Value::Float(a.iter().map(|x| x * x).sum::<f64>().sqrt()),
             })
+        }
+        "l1_norm" | "summation" => {
+            want(args, 1, name)?;
+            Ok(match vector_arg(&args[0], name)? {
+                None => Value::Null,
+                Some(a) if name == "l1_norm" => Value::Float(a.iter().map(|x| x.abs()).sum()),
+                Some(a) => Value::Float(a.iter().sum()),
+            })
+        }
+        "normalize_l2" => {
+            want(args, 1, name)?;
+            let Some(a) = vector_arg(&args[0], name)? else {
+                return Ok(Value::Null);
+            };
+            let n = a.iter().map(|x| x * x).sum::<f64>().sqrt();
+            if n == 0.0 || !n.is_finite() {
+                return Err(SqlError::new(
+                    code::INCORRECT_VALUE,
+                    "normalize_l2: a zero vector has no direction",
+                ));
+            }
+            Ok(Value::Vector(a.iter().map(|x| x / n).collect()))
+        }
+        "subvector" => {
+            // MatrixOne: 1-based `pos`, negative from the end; `len`
+            // optional (to the end); `len` < 1 or a position outside the
+            // vector gives the empty vector.
+            if !(2..=3).contains(&args.len()) {
+                return Err(SqlError::wrong_args(format!(
+                    "Incorrect parameter count in the call to native function '{name}'"
+                )));
+            }
+            let Some(a) = vector_arg(&args[0], name)? else {
+                return Ok(Value::Null);
+            };
+            let (Some(pos), len) = (num_i64(&args[1]), args.get(2).map(num_i64)) else {
+                return Ok(Value::Null);
+            };
+            let len = match len {
+                Some(None) => return Ok(Value::Null),
+                Some(Some(l)) => Some(l),
+                None => None,
+            };
+            let n = a.len() as i64;
+            let start = if pos > 0 { pos - 1 } else { n + pos };
+            if pos == 0 || start < 0 || start >= n || len.is_some_and(|l| l < 1) {
+                return Ok(Value::Vector(Vec::new()));
+            }
+            let end = match len {
+                Some(l) => start.saturating_add(l).min(n),
+                None => n,
+            };
+            Ok(Value::Vector(a[start as usize..end as usize].to_vec()))
         }
         "vector_dims" => {
             want(args, 1, name)?;
@@ -1777,7 +1848,7 @@ mod tests {
         );
         assert_eq!(
             vector_fn("inner_product", &[1.0, 2.0], &[3.0, 4.0]).unwrap(),
-            11.0
+            -11.0
         );
         assert!(vector_fn("l2_distance", &[1.0], &[1.0, 2.0]).is_err());
     }

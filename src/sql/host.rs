@@ -86,6 +86,8 @@ impl FunctionHost for SessionHost<'_> {
             "@@" => {
                 text_arg(args, 0, name).and_then(|n| crate::sql::vars::system_value(&self.vars, &n))
             }
+            "@@global" => text_arg(args, 0, name)
+                .and_then(|n| crate::sql::vars::system_value(&self.vars.global(), &n)),
             "@" => text_arg(args, 0, name)
                 .map(|n| self.user_vars.get(&n).cloned().unwrap_or(Value::Null)),
             "enable_fault_injection" => self

@@ -210,6 +210,25 @@ impl Engine {
             }
             Stmt::ShowWarnings => Ok(show::warnings(st)),
             Stmt::ShowVariables { like } => Ok(show::variables(self, st, like.as_deref())),
+            Stmt::AlterKeys { table } => {
+                // An ALTER TABLE: commits the open transaction, as MySQL's.
+                self.commit_open(st)?;
+                let db = st.db_for(table.db.as_deref())?.to_string();
+                let mut txn = self.begin(st)?;
+                let t = crate::catalog::require_table(txn.as_mut(), &db, &table.name, false);
+                txn.rollback();
+                let t = t?;
+                Ok(QueryResult {
+                    warnings: vec![Warning {
+                        code: 1031,
+                        message: format!(
+                            "Table storage engine for '{}' doesn't have this option",
+                            t.name
+                        ),
+                    }],
+                    ..Default::default()
+                })
+            }
             Stmt::Reindex { name, table } => {
                 self.commit_open(st)?;
                 let db = st.db_for(table.db.as_deref())?.to_string();
@@ -233,6 +252,7 @@ impl Engine {
                     Stmt::DropIndex {
                         name: spec.name.clone(),
                         table: spec.table.clone(),
+                        if_exists: false,
                     },
                 )?;
                 self.commit_open(st)?;
@@ -425,6 +445,7 @@ fn is_ddl(s: &Stmt) -> bool {
         | Stmt::DropDatabase { .. }
         | Stmt::DropTable { .. }
         | Stmt::CreateIndex(_)
+        | Stmt::CreateTable(..)
         | Stmt::DropIndex { .. } => true,
         Stmt::Ast(a) => matches!(
             a.as_ref(),
@@ -452,7 +473,8 @@ fn run_in_txn(cx: &mut Ctx<'_>, s: Stmt) -> SqlResult<QueryResult> {
             )),
         },
         Stmt::ShowDatabases => show::databases(cx),
-        Stmt::ShowTables { db } => show::tables(cx, db),
+        Stmt::ShowTables { db, full } => show::tables(cx, db, full),
+        Stmt::ShowInfo { table, like } => show::info(cx, table, like.as_deref()),
         Stmt::ShowIndex { table } => show::index(cx, &table),
         Stmt::ShowCreateTable { table } => show::create_table(cx, &table),
         Stmt::Describe { table } => show::describe(cx, &table),

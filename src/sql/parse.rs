@@ -68,6 +68,11 @@ pub enum GrantOn {
 pub enum Stmt {
     /// Handled through sqlparser's AST.
     Ast(Box<Statement>),
+    /// CREATE TABLE (the AST, without its index definitions) and the
+    /// index definitions written inside it (`KEY k USING hnsw (v) OP_TYPE
+    /// …`, `FULLTEXT ft (body) ASYNC`, `INDEX i (a)`, `UNIQUE KEY u (b)`),
+    /// created with the table in its transaction.
+    CreateTable(Box<Statement>, Vec<IndexSpec>),
     CreateDatabase {
         name: String,
         if_not_exists: bool,
@@ -81,13 +86,18 @@ pub enum Stmt {
         if_exists: bool,
     },
     CreateIndex(IndexSpec),
+    /// `DROP INDEX [IF EXISTS] name ON t` (IF EXISTS as MariaDB and
+    /// MatrixOne: a missing index is note 1091, not an error).
     DropIndex {
         name: String,
         table: Name,
+        if_exists: bool,
     },
     ShowDatabases,
+    /// `SHOW [FULL] TABLES [FROM db]`: FULL adds `Table_type`.
     ShowTables {
         db: Option<String>,
+        full: bool,
     },
     ShowIndex {
         table: Name,
@@ -97,6 +107,13 @@ pub enum Stmt {
     },
     ShowIscpStatus,
     ShowWarnings,
+    /// `SHOW ENGINES`, `SHOW COLLATION [LIKE p]`, `SHOW CHARSET` /
+    /// `SHOW CHARACTER SET [LIKE p]`: `information_schema`'s rows under
+    /// MySQL's SHOW column names.
+    ShowInfo {
+        table: &'static str,
+        like: Option<String>,
+    },
     ShowVariables {
         like: Option<String>,
     },
@@ -128,6 +145,11 @@ pub enum Stmt {
     /// `ALTER TABLE t ALTER REINDEX idx` (MatrixOne): rebuild an index.
     Reindex {
         name: String,
+        table: Name,
+    },
+    /// `ALTER TABLE t DISABLE KEYS` / `ENABLE KEYS`: as in InnoDB, nothing
+    /// to do (indexes are always maintained), note 1031.
+    AlterKeys {
         table: Name,
     },
     /// `CREATE USER [IF NOT EXISTS] a [IDENTIFIED BY 'pw'], …`
@@ -776,7 +798,134 @@ pub fn parse(sql: &str) -> SqlResult<Stmt> {
     if let Some(s) = parse_custom(&mut p)? {
         return Ok(s);
     }
+    if let Some((rest, indexes)) = split_inline_indexes(sql)? {
+        let Stmt::Ast(a) = parse_ast(&rest)? else {
+            return Err(SqlError::parse("expected CREATE TABLE"));
+        };
+        if !matches!(a.as_ref(), Statement::CreateTable(_)) {
+            return Err(SqlError::parse("expected CREATE TABLE"));
+        }
+        return Ok(Stmt::CreateTable(a, indexes));
+    }
     parse_ast(sql)
+}
+
+/// The index definitions of a `CREATE [TEMPORARY] TABLE name (…)`: each
+/// top-level element of the parenthesised list that starts with KEY,
+/// INDEX, UNIQUE [KEY|INDEX] or FULLTEXT [KEY|INDEX] is parsed here (with
+/// MatrixOne's options: USING hnsw, OP_TYPE, M, EF_*, WITH PARSER, ASYNC)
+/// and cut out of the text. `None` when the statement is not such a
+/// CREATE TABLE or has no index element (sqlparser handles it whole).
+fn split_inline_indexes(sql: &str) -> SqlResult<Option<(String, Vec<IndexSpec>)>> {
+    let words: Vec<&str> = sql.split_whitespace().take(3).collect();
+    let is_table = words.len() >= 2
+        && words[0].eq_ignore_ascii_case("create")
+        && (words[1].eq_ignore_ascii_case("table")
+            || (words[1].eq_ignore_ascii_case("temporary")
+                && words
+                    .get(2)
+                    .is_some_and(|w| w.eq_ignore_ascii_case("table"))));
+    if !is_table {
+        return Ok(None);
+    }
+    // Top-level elements of the first parenthesised list, by byte ranges.
+    let b = sql.as_bytes();
+    let (mut depth, mut quote, mut open) = (0usize, None::<u8>, None::<usize>);
+    let mut elems: Vec<(usize, usize)> = Vec::new();
+    let mut start = 0;
+    let mut close = None;
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if let Some(q) = quote {
+            if c == b'\\' && q != b'`' {
+                i += 2;
+                continue;
+            }
+            if c == q {
+                quote = None;
+            }
+            i += 1;
+            continue;
+        }
+        match c {
+            b'\'' | b'"' | b'`' => quote = Some(c),
+            b'(' => {
+                depth += 1;
+                if depth == 1 && open.is_none() {
+                    open = Some(i);
+                    start = i + 1;
+                }
+            }
+            b')' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 && open.is_some() {
+                    elems.push((start, i));
+                    close = Some(i);
+                    break;
+                }
+            }
+            b',' if depth == 1 => {
+                elems.push((start, i));
+                start = i + 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    let (Some(open), Some(close)) = (open, close) else {
+        return Ok(None);
+    };
+    let mut kept: Vec<&str> = Vec::new();
+    let mut indexes = Vec::new();
+    for &(s, e) in &elems {
+        let text = &sql[s..e];
+        let first: Vec<String> = text
+            .split(|c: char| c.is_whitespace() || c == '(' || c == '`')
+            .filter(|w| !w.is_empty())
+            .take(2)
+            .map(|w| w.to_ascii_lowercase())
+            .collect();
+        let lead = first.first().map(String::as_str).unwrap_or("");
+        let second = first.get(1).map(String::as_str).unwrap_or("");
+        let is_index = matches!(lead, "key" | "index" | "fulltext")
+            || (lead == "unique" && matches!(second, "key" | "index"));
+        if !is_index {
+            kept.push(text);
+            continue;
+        }
+        let mut p = P {
+            t: tokenize(text)?,
+            i: 0,
+        };
+        let unique = p.kw("unique");
+        let fulltext = !unique && p.kw("fulltext");
+        if !(p.kw("key") || p.kw("index") || fulltext) {
+            return Err(p.err("expected KEY or INDEX"));
+        }
+        let mut spec = IndexSpec {
+            unique,
+            fulltext,
+            ..Default::default()
+        };
+        if !p.peek_kw("using") && !matches!(p.t.get(p.i), Some(Tok::Punct('('))) {
+            spec.name = p.ident()?;
+        }
+        if p.kw("using") {
+            spec.using = Some(p.ident()?);
+        }
+        spec.columns = p.column_list()?;
+        p.index_options(&mut spec)?;
+        indexes.push(spec);
+    }
+    if indexes.is_empty() {
+        return Ok(None);
+    }
+    if kept.is_empty() {
+        return Err(SqlError::new(1113, "A table must have at least 1 column"));
+    }
+    let rest = format!("{}{}{}", &sql[..=open], kept.join(","), &sql[close..]);
+    Ok(Some((rest, indexes)))
 }
 
 fn parse_ast(sql: &str) -> SqlResult<Stmt> {
@@ -866,11 +1015,16 @@ fn parse_custom(p: &mut P) -> SqlResult<Option<Stmt>> {
             return Ok(Some(Stmt::DropTable { names, if_exists }));
         }
         if p.kw("index") {
+            let if_exists = p.if_exists(false)?;
             let name = p.ident()?;
             p.expect_kw("on")?;
             let table = p.name()?;
             p.end()?;
-            return Ok(Some(Stmt::DropIndex { name, table }));
+            return Ok(Some(Stmt::DropIndex {
+                name,
+                table,
+                if_exists,
+            }));
         }
         if p.kw("user") {
             let if_exists = p.if_exists(false)?;
@@ -911,6 +1065,11 @@ fn parse_custom(p: &mut P) -> SqlResult<Option<Stmt>> {
             p.end()?;
             return Ok(Some(Stmt::Reindex { name, table }));
         }
+        if p.kw("disable") || p.kw("enable") {
+            p.expect_kw("keys")?;
+            p.end()?;
+            return Ok(Some(Stmt::AlterKeys { table }));
+        }
         if p.kw("add") {
             let unique = p.kw("unique");
             let fulltext = !unique && p.kw("fulltext");
@@ -935,14 +1094,19 @@ fn parse_custom(p: &mut P) -> SqlResult<Option<Stmt>> {
             if !(p.kw("index") || p.kw("key")) {
                 return Err(p.err("only DROP INDEX is supported in ALTER TABLE"));
             }
+            let if_exists = p.if_exists(false)?;
             let name = p.ident()?;
             p.end()?;
-            return Ok(Some(Stmt::DropIndex { name, table }));
+            return Ok(Some(Stmt::DropIndex {
+                name,
+                table,
+                if_exists,
+            }));
         }
         return Err(p.err("unsupported ALTER TABLE action"));
     }
     if p.kw("show") {
-        p.kw("full");
+        let full = p.kw("full");
         if p.kw("databases") || p.kw("schemas") {
             return Ok(Some(Stmt::ShowDatabases));
         }
@@ -952,7 +1116,7 @@ fn parse_custom(p: &mut P) -> SqlResult<Option<Stmt>> {
             } else {
                 None
             };
-            return Ok(Some(Stmt::ShowTables { db }));
+            return Ok(Some(Stmt::ShowTables { db, full }));
         }
         if p.kw("index") || p.kw("indexes") || p.kw("keys") {
             if !(p.kw("from") || p.kw("in")) {
@@ -992,6 +1156,45 @@ fn parse_custom(p: &mut P) -> SqlResult<Option<Stmt>> {
         }
         p.kw("session");
         p.kw("global");
+        let info = if p.kw("engines") {
+            Some("ENGINES")
+        } else if p.kw("collation") {
+            Some("COLLATIONS")
+        } else if p.kw("charset") || (p.kw("character") && p.kw("set")) {
+            Some("CHARACTER_SETS")
+        } else {
+            None
+        };
+        if let Some(table) = info {
+            let like = if table != "ENGINES" && p.kw("like") {
+                Some(p.string_or_word()?)
+            } else {
+                None
+            };
+            p.end()?;
+            return Ok(Some(Stmt::ShowInfo { table, like }));
+        }
+        // MySQL SHOW statements not implemented yet: refused by name.
+        for (words, what) in [
+            (&["processlist"][..], "SHOW PROCESSLIST"),
+            (&["global", "status"][..], "SHOW GLOBAL STATUS"),
+            (&["status"][..], "SHOW STATUS"),
+            (&["table", "status"][..], "SHOW TABLE STATUS"),
+            (&["plugins"][..], "SHOW PLUGINS"),
+            (&["triggers"][..], "SHOW TRIGGERS"),
+            (&["events"][..], "SHOW EVENTS"),
+            (&["open", "tables"][..], "SHOW OPEN TABLES"),
+            (&["engine"][..], "SHOW ENGINE"),
+            (&["profiles"][..], "SHOW PROFILES"),
+            (&["global", "variables"][..], "SHOW GLOBAL VARIABLES"),
+        ] {
+            let at = p.i;
+            if words.iter().all(|w| p.kw(w)) {
+                return Err(SqlError::unsupported(what));
+            }
+            p.i = at;
+        }
+        p.kw("session");
         if p.kw("variables") {
             let like = if p.kw("like") {
                 Some(p.string_or_word()?)

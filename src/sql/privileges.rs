@@ -319,7 +319,7 @@ impl Checker<'_> {
     fn stmt(&self, s: &Stmt) -> SqlResult<Option<FilterKind>> {
         use privs::*;
         match s {
-            Stmt::Ast(a) => self.ast(a)?,
+            Stmt::Ast(a) | Stmt::CreateTable(a, _) => self.ast(a)?,
             Stmt::CreateDatabase { name, .. } => self.need_db(CREATE, name)?,
             Stmt::DropDatabase { name, .. } => self.need_db(DROP, name)?,
             Stmt::DropTable { names, .. } => {
@@ -328,11 +328,12 @@ impl Checker<'_> {
                 }
             }
             Stmt::CreateIndex(spec) => self.need_table(INDEX | ALTER, "INDEX", &spec.table)?,
+            Stmt::AlterKeys { table } => self.need_table(ALTER, "ALTER", table)?,
             Stmt::DropIndex { table, .. } | Stmt::Reindex { table, .. } => {
                 self.need_table(INDEX | ALTER, "INDEX", table)?
             }
             Stmt::ShowDatabases => return Ok(Some(FilterKind::Databases)),
-            Stmt::ShowTables { db } => {
+            Stmt::ShowTables { db, .. } => {
                 let Some(db) = db.as_deref().or(self.st.db.as_deref()) else {
                     return Ok(None);
                 };
@@ -382,6 +383,7 @@ impl Checker<'_> {
             }
             Stmt::ShowWarnings
             | Stmt::ShowVariables { .. }
+            | Stmt::ShowInfo { .. }
             | Stmt::Begin { .. }
             | Stmt::Commit
             | Stmt::Rollback

@@ -100,7 +100,8 @@ fn metric_fn(op_type: &str) -> Option<(&'static str, bool)> {
     match op_type {
         "vector_l2_ops" => Some(("l2_distance", false)),
         "vector_cosine_ops" => Some(("cosine_distance", false)),
-        "vector_ip_ops" => Some(("inner_product", true)),
+        // inner_product is MatrixOne's negated dot product: ascending.
+        "vector_ip_ops" => Some(("inner_product", false)),
         _ => None,
     }
 }

@@ -193,13 +193,15 @@ fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnKind {
             Some(AggCall { arg: Some(a), .. }) => kind_of_expr(a, src, aggs),
             _ => ColumnKind::Text,
         },
-        CExpr::Func(name, args) if name == "@@" => match args.first() {
+        CExpr::Func(name, args) if name == "@@" || name == "@@global" => match args.first() {
             Some(CExpr::Lit(Value::Text(v))) if crate::sql::vars::is_integer(v) => ColumnKind::Int,
             _ => ColumnKind::Text,
         },
         CExpr::Func(name, _) => match name.as_str() {
             "l2_distance" | "cosine_distance" | "inner_product" | "l2_norm" | "l2_distance_sq"
-            | "cosine_similarity" | "sqrt" => ColumnKind::Float,
+            | "cosine_similarity" | "sqrt" | "l1_distance" | "l1_norm" | "summation" => {
+                ColumnKind::Float
+            }
             "length"
             | "char_length"
             | "vector_dims"
@@ -582,7 +584,8 @@ pub fn explain_block(
         (None, _, None) => push("Values (1 row)".into(), lines),
         (Some(td), Some(ip), None) => push(ip.describe(td), lines),
         (Some(td), None, None)
-            if td.db == SYSTEM_DB && catalog::VIRTUAL_TABLES.contains(&td.name.as_str()) =>
+            if (td.db == SYSTEM_DB && catalog::VIRTUAL_TABLES.contains(&td.name.as_str()))
+                || catalog::information_schema::is(&td.db) =>
         {
             push(format!("System View {}", td.qualified()), lines)
         }
@@ -1085,8 +1088,8 @@ fn candidates(
     let Some(t) = &plan.source.table else {
         return Ok((vec![(Vec::new(), Vec::new())], false));
     };
-    if t.db == SYSTEM_DB {
-        if let Some(rows) = catalog::virtual_rows(cx.txn, &t.name)? {
+    if catalog::is_system_db(&t.db) {
+        if let Some(rows) = catalog::virtual_rows(cx.txn, &t.db, &t.name)? {
             return Ok((rows.into_iter().map(|r| (r, Vec::new())).collect(), false));
         }
     }
@@ -1461,7 +1464,8 @@ fn ev(
 /// the index path and exact evaluation agree.
 fn is_distance_key(e: &CExpr) -> bool {
     matches!(e, CExpr::Func(name, _) if matches!(name.as_str(),
-        "l2_distance" | "l2_distance_sq" | "cosine_distance" | "inner_product" | "cosine_similarity"))
+        "l2_distance" | "l2_distance_sq" | "cosine_distance" | "inner_product" | "cosine_similarity"
+            | "l1_distance"))
 }
 
 fn run_with(

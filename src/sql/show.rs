@@ -44,18 +44,35 @@ pub fn databases(cx: &mut Ctx<'_>) -> SqlResult<QueryResult> {
     Ok(rs(&["Database"], rows))
 }
 
-/// SHOW TABLES
-pub fn tables(cx: &mut Ctx<'_>, db: Option<String>) -> SqlResult<QueryResult> {
+/// SHOW [FULL] TABLES
+pub fn tables(cx: &mut Ctx<'_>, db: Option<String>, full: bool) -> SqlResult<QueryResult> {
     let db = match db {
         Some(d) => d,
         None => cx.session.require_db()?.to_string(),
     };
     catalog::require_database(cx.txn, &db)?;
+    let system = catalog::is_system_db(&db);
     let rows = catalog::list_tables(cx.txn, &db)?
         .into_iter()
-        .map(|x| vec![t(x.name)])
+        .map(|x| {
+            let kind = match (&x.view, system) {
+                (Some(_), _) => "VIEW",
+                (None, true) => "SYSTEM VIEW",
+                (None, false) => "BASE TABLE",
+            };
+            let mut row = vec![t(x.name)];
+            if full {
+                row.push(t(kind));
+            }
+            row
+        })
         .collect();
-    Ok(rs(&[&format!("Tables_in_{db}")], rows))
+    let name = format!("Tables_in_{db}");
+    if full {
+        Ok(rs(&[&name, "Table_type"], rows))
+    } else {
+        Ok(rs(&[&name], rows))
+    }
 }
 
 /// SHOW INDEX FROM t
@@ -123,7 +140,8 @@ pub fn index(cx: &mut Ctx<'_>, n: &Name) -> SqlResult<QueryResult> {
 pub fn create_table_sql(td: &TableDef) -> String {
     let mut lines = Vec::new();
     for c in &td.columns {
-        let mut l = format!("  `{}` {}", c.name, c.ty.sql_name());
+        // Types in lower case, as MySQL prints them (ORMs parse this text).
+        let mut l = format!("  `{}` {}", c.name, c.ty.sql_name().to_ascii_lowercase());
         if !c.nullable {
             l.push_str(" NOT NULL");
         }
@@ -306,6 +324,60 @@ pub fn explain(cx: &mut Ctx<'_>, inner: Stmt, analyze: bool) -> SqlResult<QueryR
         &["QUERY PLAN"],
         lines.into_iter().map(|l| vec![t(l)]).collect(),
     ))
+}
+
+/// SHOW ENGINES / COLLATION / CHARSET: rows of the `information_schema`
+/// table, columns renamed and ordered as MySQL's SHOW prints them, the
+/// first column filtered by `like`.
+pub fn info(cx: &mut Ctx<'_>, table: &str, like: Option<&str>) -> SqlResult<QueryResult> {
+    let rows = catalog::information_schema::rows(cx.txn, table)?
+        .ok_or_else(|| SqlError::internal(format!("no information_schema.{table}")))?;
+    // (SHOW's column name, position in the information_schema row).
+    let cols: &[(&str, usize)] = match table {
+        "ENGINES" => &[
+            ("Engine", 0),
+            ("Support", 1),
+            ("Comment", 2),
+            ("Transactions", 3),
+            ("XA", 4),
+            ("Savepoints", 5),
+        ],
+        "COLLATIONS" => &[
+            ("Collation", 0),
+            ("Charset", 1),
+            ("Id", 2),
+            ("Default", 3),
+            ("Compiled", 4),
+            ("Sortlen", 5),
+            ("Pad_attribute", 6),
+        ],
+        _ => &[
+            ("Charset", 0),
+            ("Description", 2),
+            ("Default collation", 1),
+            ("Maxlen", 3),
+        ],
+    };
+    let out: Vec<Vec<Value>> = rows
+        .into_iter()
+        .filter(|r| match (like, r.first()) {
+            (Some(p), Some(Value::Text(name))) => crate::sql::expr::like_match(name, p),
+            _ => true,
+        })
+        .map(|r| {
+            cols.iter()
+                .map(|&(_, i)| r.get(i).cloned().unwrap_or(Value::Null))
+                .collect()
+        })
+        .collect();
+    let names: Vec<&str> = cols.iter().map(|&(n, _)| n).collect();
+    let mut res = rs(&names, out);
+    for (c, (name, _)) in res.columns.iter_mut().zip(cols) {
+        if matches!(*name, "Id" | "Sortlen" | "Maxlen") {
+            c.kind = ColumnKind::Int;
+        }
+    }
+    Ok(res)
 }
 
 /// SHOW WARNINGS

@@ -173,6 +173,18 @@ impl SessionVars {
     }
 }
 
+impl SessionVars {
+    /// The server-wide values: what a new session starts with (there is
+    /// no SET GLOBAL; server-wide settings are command-line flags).
+    pub fn global(&self) -> SessionVars {
+        SessionVars {
+            vars: BTreeMap::new(),
+            autocommit: true,
+            lock_wait_timeout_secs: self.lock_wait_timeout_secs,
+        }
+    }
+}
+
 /// The value of system variable `name` (lower case) for a session.
 pub fn read_system(engine: &Engine, st: &SessionState, name: &str) -> SqlResult<String> {
     read_captured(&SessionVars::of(engine, st), name)

@@ -114,3 +114,41 @@ def test_error_code_reaches_sqlalchemy(engine):
         with pytest.raises(DBAPIError) as e:
             c.execute(text("SELECT * FROM no_such_table"))
         assert e.value.orig.args[0] == 1146
+
+
+def test_inspect_and_reflect(engine):
+    """inspect(): table and view names (SHOW FULL TABLES), columns, primary
+    key and indexes (parsed from SHOW CREATE TABLE); MetaData.reflect() of
+    every table, then a query through the reflected tables with a join."""
+    from sqlalchemy import MetaData, inspect
+
+    with engine.begin() as c:
+        c.execute(text("CREATE TABLE owners (id INT PRIMARY KEY, name VARCHAR(20) NOT NULL)"))
+        c.execute(text("CREATE TABLE docs (id BIGINT PRIMARY KEY AUTO_INCREMENT, "
+                       "owner_id INT, title VARCHAR(40), score DECIMAL(6,2))"))
+        c.execute(text("CREATE INDEX by_owner ON docs (owner_id)"))
+        c.execute(text("CREATE UNIQUE INDEX uq_name ON owners (name)"))
+        c.execute(text("CREATE VIEW named AS SELECT d.id, o.name FROM docs d "
+                       "JOIN owners o ON o.id = d.owner_id"))
+        c.execute(text("INSERT INTO owners VALUES (1, 'ann'), (2, 'bob')"))
+        c.execute(text("INSERT INTO docs (owner_id, title, score) VALUES "
+                       "(1, 'a', 1.5), (2, 'b', 2.5), (1, 'c', NULL)"))
+    i = inspect(engine)
+    assert i.get_table_names() == ["docs", "owners"]
+    assert i.get_view_names() == ["named"]
+    cols = {c["name"]: (str(c["type"]), c["nullable"]) for c in i.get_columns("docs")}
+    assert cols == {"id": ("BIGINT", False), "owner_id": ("INTEGER", True),
+                    "title": ("VARCHAR(40)", True), "score": ("DECIMAL(6, 2)", True)}
+    assert i.get_pk_constraint("docs")["constrained_columns"] == ["id"]
+    idx = {x["name"]: (x["column_names"], bool(x["unique"])) for x in i.get_indexes("owners")}
+    assert idx == {"uq_name": (["name"], True)}
+    assert [x["name"] for x in i.get_indexes("docs")] == ["by_owner"]
+
+    meta = MetaData()
+    meta.reflect(engine)
+    assert sorted(meta.tables) == ["docs", "owners"]
+    docs, owners = meta.tables["docs"], meta.tables["owners"]
+    q = (select(owners.c.name, docs.c.title).join(docs, docs.c.owner_id == owners.c.id)
+         .where(owners.c.name == "ann").order_by(docs.c.title))
+    with engine.connect() as c:
+        assert c.execute(q).all() == [("ann", "a"), ("ann", "c")]

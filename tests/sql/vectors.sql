@@ -21,3 +21,24 @@ CREATE INDEX bad USING HNSW ON docs(v) OP_TYPE 'vector_nope_ops';
 DROP INDEX vidx ON docs;
 DROP INDEX ft ON docs;
 SELECT job_name, job_state FROM mo_catalog.mo_iscp_log ORDER BY job_name;
+-- MatrixOne's vector functions (issue 10), with MatrixOne's semantics:
+-- inner_product is the negated dot product (a distance: ascending = most
+-- similar), subvector is 1-based with negative positions from the end.
+SELECT inner_product('[1,2,3]', '[4,5,6]'), inner_product('[1,2,3]', '[1,2,3]');
+SELECT l1_distance('[1,2]', '[4,6]'), l1_norm('[-1,2,-3]'), summation('[1,2,3.5]'), l2_norm('[3,4]');
+SELECT normalize_l2('[3,4]'), normalize_l2('[0,0,5]');
+SELECT subvector('[1,2,3]', 2), subvector('[1,2,3]', -1, 1), subvector('[1,2,3]', -1, 0), subvector('[1,2,3]', 1, 2), subvector('[1,2,3]', 0), subvector('[1,2,3]', 4), subvector('[1,2,3]', -3, 5);
+SELECT subvector(NULL, 1), l1_distance(NULL, '[1]'), summation(NULL), normalize_l2(NULL);
+SELECT normalize_l2('[0,0]');
+SELECT l1_distance('[1,2]', '[1,2,3]');
+SELECT subvector('[1,2,3]');
+-- A vector_ip_ops index serves ORDER BY inner_product ascending (the
+-- largest dot products first); descending is evaluated exactly.
+CREATE TABLE ipt (id INT PRIMARY KEY, v VECF32(2));
+INSERT INTO ipt VALUES (1, '[1,0]'), (2, '[3,3]'), (3, '[0,2]'), (4, '[-1,-1]'), (5, '[2,1]');
+CREATE INDEX ipx USING hnsw ON ipt (v) OP_TYPE 'vector_ip_ops';
+EXPLAIN SELECT id FROM ipt ORDER BY inner_product(v, '[1,1]') LIMIT 2;
+SELECT id, inner_product(v, '[1,1]') FROM ipt ORDER BY inner_product(v, '[1,1]') LIMIT 2;
+EXPLAIN SELECT id FROM ipt ORDER BY inner_product(v, '[1,1]') DESC LIMIT 2;
+SELECT id, inner_product(v, '[1,1]') FROM ipt ORDER BY inner_product(v, '[1,1]') DESC LIMIT 2;
+DROP TABLE ipt;
