@@ -135,6 +135,12 @@ impl Session {
         self.state.host = host.to_string();
     }
 
+    /// Report matched rather than changed rows for UPDATE (the client's
+    /// CLIENT_FOUND_ROWS capability).
+    pub fn set_found_rows(&mut self, on: bool) {
+        self.state.found_rows = on;
+    }
+
     /// Set the id `CONNECTION_ID()` returns (the server's connection id).
     pub fn set_connection_id(&mut self, id: u32) {
         self.state.connection_id = id;

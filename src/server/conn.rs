@@ -265,6 +265,7 @@ async fn new_session(
     privileged: bool,
     host: String,
     db: Option<String>,
+    client_caps: u32,
 ) -> SqlResult<Session> {
     let database = shared.db.clone();
     match tokio::task::spawn_blocking(move || {
@@ -272,6 +273,7 @@ async fn new_session(
         s.set_user(&user, privileged);
         s.set_host(&host);
         s.set_connection_id(conn_id);
+        s.set_found_rows(client_caps & caps::FOUND_ROWS != 0);
         if let Some(db) = db {
             s.use_database(&db)?;
         }
@@ -403,14 +405,23 @@ where
             return Ok(None);
         }
     };
-    let session =
-        match new_session(&shared, id, user.clone(), privileged, peer_host.clone(), db).await {
-            Ok(s) => s,
-            Err(e) => {
-                send_error(writer, &WireError::from(&e)).await?;
-                return Ok(None);
-            }
-        };
+    let session = match new_session(
+        &shared,
+        id,
+        user.clone(),
+        privileged,
+        peer_host.clone(),
+        db,
+        resp.caps,
+    )
+    .await
+    {
+        Ok(s) => s,
+        Err(e) => {
+            send_error(writer, &WireError::from(&e)).await?;
+            return Ok(None);
+        }
+    };
     tracing::debug!(conn = id, user = %user, "authenticated");
     let conn = Conn {
         shared,
@@ -747,6 +758,7 @@ impl Conn {
             self.privileged,
             self.peer_host.clone(),
             db,
+            self.caps,
         )
         .await?;
         let old = std::mem::replace(&mut *self.session.lock(), fresh);

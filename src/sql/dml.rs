@@ -24,7 +24,7 @@ use crate::sql::expr::{eval_const, ident_name, object_parts, CExpr, Compiler, Ev
 use crate::sql::host::SessionHost;
 use crate::sql::select;
 use crate::sql::Ctx;
-use crate::types::{QueryResult, Value};
+use crate::types::{QueryResult, Value, Warning};
 
 fn table_from_name(cx: &mut Ctx<'_>, name: &ast::ObjectName) -> SqlResult<TableDef> {
     let parts = object_parts(name);
@@ -160,12 +160,23 @@ fn next_auto_increment(cx: &mut Ctx<'_>, t: &TableDef, at_least: Option<i64>) ->
 }
 
 /// Insert one full row (already ordered by table columns, not yet coerced).
-pub fn insert_row(
+pub fn insert_row(cx: &mut Ctx<'_>, t: &TableDef, row: Vec<Value>, replace: bool) -> SqlResult<()> {
+    let (row, generated) = prepare_row(cx, t, row)?;
+    write_new_row(cx, t, row, replace)?;
+    if let Some(id) = generated {
+        cx.session.last_insert_id = id;
+    }
+    Ok(())
+}
+
+/// A row as it will be stored: AUTO_INCREMENT values assigned, every value
+/// coerced to its column's type; with the value generated, if one was.
+fn prepare_row(
     cx: &mut Ctx<'_>,
     t: &TableDef,
     mut row: Vec<Value>,
-    replace: bool,
-) -> SqlResult<()> {
+) -> SqlResult<(Vec<Value>, Option<u64>)> {
+    let mut generated = None;
     for (i, c) in t.columns.iter().enumerate() {
         if c.auto_increment {
             let explicit = match &row[i] {
@@ -178,16 +189,21 @@ pub fn insert_row(
             };
             let v = next_auto_increment(cx, t, explicit)?;
             if explicit.is_none() {
-                cx.session.last_insert_id = v as u64;
+                generated = Some(v as u64);
             }
             row[i] = Value::Int(v);
         }
     }
-    let row: Vec<Value> = row
+    let row = row
         .into_iter()
         .zip(&t.columns)
         .map(|(v, c)| coerce_to_column(c, v))
         .collect::<SqlResult<_>>()?;
+    Ok((row, generated))
+}
+
+/// Store a prepared row (REPLACE: over the row with the same primary key).
+fn write_new_row(cx: &mut Ctx<'_>, t: &TableDef, row: Vec<Value>, replace: bool) -> SqlResult<()> {
     let key = row_key(cx, t, &row)?;
     if !t.has_hidden_pk() {
         if let Some(old) = cx.txn.get(t.id, &key, true)? {
@@ -204,21 +220,140 @@ pub fn insert_row(
     Ok(())
 }
 
+/// A stored row a new row collides with: its storage key, the name of the
+/// key they share, and the shared values.
+struct Conflict {
+    key: Vec<u8>,
+    key_name: String,
+    values: Vec<Value>,
+}
+
+/// The stored row a prepared row would collide with, checked as MySQL
+/// does (the primary key first, then each UNIQUE index in order).
+fn conflicting_row(cx: &mut Ctx<'_>, t: &TableDef, row: &[Value]) -> SqlResult<Option<Conflict>> {
+    if !t.has_hidden_pk() {
+        let key = encode_key(&t.pk_values(row));
+        if cx.txn.get(t.id, &key, true)?.is_some() {
+            return Ok(Some(Conflict {
+                key,
+                key_name: "PRIMARY".into(),
+                values: t.pk_values(row),
+            }));
+        }
+    }
+    for ix in &t.indexes {
+        if !matches!(ix.kind, IndexKind::BTree { unique: true }) {
+            continue;
+        }
+        let vals: Vec<Value> = ix
+            .columns
+            .iter()
+            .map(|&c| row.get(c).cloned().unwrap_or(Value::Null))
+            .collect();
+        if vals.iter().any(Value::is_null) {
+            continue;
+        }
+        if let Some(existing) =
+            cx.txn
+                .get(ix.storage_id, &btree_entry_key(&vals, &[], true), true)?
+        {
+            return Ok(Some(Conflict {
+                key: existing,
+                key_name: ix.name.clone(),
+                values: vals,
+            }));
+        }
+    }
+    Ok(None)
+}
+
+/// Replace row `old` stored under `key` by `new` (its key may change):
+/// indexes maintained, a new key that is taken is error 1062.
+fn rewrite_row(
+    cx: &mut Ctx<'_>,
+    t: &TableDef,
+    key: &[u8],
+    old: &[Value],
+    new: &[Value],
+) -> SqlResult<()> {
+    let new_key = if t.has_hidden_pk() {
+        key.to_vec()
+    } else {
+        encode_key(&t.pk_values(new))
+    };
+    if new_key != key {
+        if cx.txn.get(t.id, &new_key, true)?.is_some() {
+            return Err(dup_entry(&t.pk_values(new), "PRIMARY"));
+        }
+        maintain_indexes(cx, t, key, Some(old), None)?;
+        cx.txn.delete(t.id, key)?;
+        maintain_indexes(cx, t, &new_key, None, Some(new))?;
+        cx.txn.put(t.id, &new_key, encode_row(new))?;
+    } else {
+        maintain_indexes(cx, t, key, Some(old), Some(new))?;
+        cx.txn.put(t.id, key, encode_row(new))?;
+    }
+    Ok(())
+}
+
+/// The name the inserted row's values go by in ON DUPLICATE KEY UPDATE
+/// (`VALUES(c)` is rewritten to it; a row alias `AS new` names it too).
+const NEW_ROW: &str = "__inserted";
+
+/// `VALUES(col)` → `__inserted.col`.
+fn rewrite_values_calls(e: &mut Expr) {
+    use std::ops::ControlFlow;
+    let _ = ast::visit_expressions_mut(e, |x: &mut Expr| {
+        if let Expr::Function(f) = x {
+            let is_values = f
+                .name
+                .0
+                .last()
+                .and_then(|p| p.as_ident())
+                .is_some_and(|i| i.value.eq_ignore_ascii_case("values"));
+            if is_values {
+                if let ast::FunctionArguments::List(l) = &f.args {
+                    if let [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(
+                        Expr::Identifier(col),
+                    ))] = l.args.as_slice()
+                    {
+                        *x = Expr::CompoundIdentifier(vec![ast::Ident::new(NEW_ROW), col.clone()]);
+                    }
+                }
+            }
+        }
+        ControlFlow::<()>::Continue(())
+    });
+}
+
 /// INSERT / REPLACE.
 pub fn insert(cx: &mut Ctx<'_>, ins: &ast::Insert) -> SqlResult<QueryResult> {
     let ast::TableObject::TableName(name) = &ins.table else {
         return Err(SqlError::unsupported("INSERT into a table function"));
     };
-    if ins.on.is_some() {
-        return Err(SqlError::unsupported("INSERT … ON DUPLICATE KEY UPDATE"));
+    let on_dup = match &ins.on {
+        None => None,
+        Some(ast::OnInsert::DuplicateKeyUpdate(a)) => Some(a),
+        Some(_) => return Err(SqlError::unsupported("INSERT … ON CONFLICT")),
+    };
+    if ins.replace_into && (ins.ignore || on_dup.is_some()) {
+        return Err(SqlError::unsupported(
+            "REPLACE with IGNORE or ON DUPLICATE KEY UPDATE",
+        ));
     }
-    if ins.ignore {
-        return Err(SqlError::unsupported("INSERT IGNORE"));
-    }
+    let row_alias = match &ins.insert_alias {
+        None => None,
+        Some(a) if a.col_aliases.as_ref().is_none_or(Vec::is_empty) && on_dup.is_some() => Some(
+            object_parts(&a.row_alias)
+                .last()
+                .cloned()
+                .unwrap_or_default(),
+        ),
+        Some(_) => return Err(SqlError::unsupported("INSERT … AS alias (column aliases)")),
+    };
     if ins.returning.is_some()
         || ins.output.is_some()
         || ins.or.is_some()
-        || ins.insert_alias.is_some()
         || ins.partitioned.is_some()
         || !ins.after_columns.is_empty()
         || ins.overriding.is_some()
@@ -228,6 +363,49 @@ pub fn insert(cx: &mut Ctx<'_>, ins: &ast::Insert) -> SqlResult<QueryResult> {
         return Err(SqlError::unsupported("this INSERT clause"));
     }
     let t = table_from_name(cx, name)?;
+    // ON DUPLICATE KEY UPDATE: assignments over the stored row's columns
+    // followed by the inserted row's (`VALUES(c)`, `alias.c`).
+    let updates: Option<Vec<(usize, crate::sql::expr::CExpr)>> = match on_dup {
+        None => None,
+        Some(assignments) => {
+            let table_name = object_parts(name).last().cloned().unwrap_or_default();
+            let mut cols: Vec<(String, String)> = t
+                .columns
+                .iter()
+                .map(|c| (table_name.clone(), c.name.clone()))
+                .collect();
+            cols.extend(
+                t.columns
+                    .iter()
+                    .map(|c| (NEW_ROW.to_string(), c.name.clone())),
+            );
+            if let Some(a) = &row_alias {
+                cols.extend(t.columns.iter().map(|c| (a.clone(), c.name.clone())));
+            }
+            // The inserted row's columns resolve only when qualified
+            // (`VALUES(c)` becomes `__inserted.c`): a bare name is the
+            // stored row's.
+            let hidden = (t.columns.len()..cols.len()).collect();
+            let scope = Scope { cols, hidden };
+            let mut out = Vec::new();
+            for a in assignments {
+                let ast::AssignmentTarget::ColumnName(n) = &a.target else {
+                    return Err(SqlError::unsupported("tuple assignment"));
+                };
+                let parts = object_parts(n);
+                let col = t.require_column(parts.last().map(String::as_str).unwrap_or(""))?;
+                let mut value = a.value.clone();
+                rewrite_values_calls(&mut value);
+                let mut c = Compiler::new(&scope, false);
+                let compiled = c.compile(&value).map_err(|mut e| {
+                    e.message = e.message.replace(&format!("{NEW_ROW}."), "");
+                    e
+                })?;
+                out.push((col, compiled));
+            }
+            Some(out)
+        }
+    };
     // Column positions for the given values.
     let positions: Vec<usize> = if ins.columns.is_empty() {
         (0..t.columns.len()).collect()
@@ -273,6 +451,8 @@ pub fn insert(cx: &mut Ctx<'_>, ins: &ast::Insert) -> SqlResult<QueryResult> {
         _ => select::query(cx, source)?.rows,
     };
     let mut n = 0u64;
+    let mut warnings = Vec::new();
+    let mut first_id: Option<u64> = None;
     for vals in value_rows {
         if vals.len() != positions.len() {
             return Err(SqlError::new(
@@ -298,12 +478,78 @@ pub fn insert(cx: &mut Ctx<'_>, ins: &ast::Insert) -> SqlResult<QueryResult> {
                 ));
             }
         }
-        insert_row(cx, &t, row, ins.replace_into)?;
-        n += 1;
+        let (row, generated) = prepare_row(cx, &t, row)?;
+        if !ins.ignore && updates.is_none() {
+            write_new_row(cx, &t, row, ins.replace_into)?;
+            n += 1;
+            // LAST_INSERT_ID(): the first value generated by the statement.
+            first_id = first_id.or(generated);
+            continue;
+        }
+        let Some(Conflict {
+            key,
+            key_name,
+            values: vals,
+        }) = conflicting_row(cx, &t, &row)?
+        else {
+            write_new_row(cx, &t, row, false)?;
+            n += 1;
+            first_id = first_id.or(generated);
+            continue;
+        };
+        // Not inserted: the value generated for it does not count.
+        let Some(updates) = &updates else {
+            // INSERT IGNORE: the duplicate row is skipped with a warning.
+            warnings.push(Warning {
+                code: code::DUP_ENTRY,
+                message: dup_entry(&vals, &key_name).message,
+            });
+            continue;
+        };
+        let Some(stored) = cx.txn.get(t.id, &key, true)? else {
+            return Err(SqlError::internal("a unique index entry without its row"));
+        };
+        let old = crate::catalog::codec::decode_row(&stored)
+            .map_err(|e| SqlError::internal(e.to_string()))?;
+        let mut new = old.clone();
+        {
+            let mut ctx_row = old.clone();
+            ctx_row.extend(row.iter().cloned());
+            if row_alias.is_some() {
+                ctx_row.extend(row.iter().cloned());
+            }
+            let host = SessionHost::new(cx.session, cx.engine);
+            // MySQL applies the assignments left to right, each seeing the
+            // stored row as the ones before it left it.
+            for (col, e) in updates {
+                let v = e.eval(&EvalCtx {
+                    row: &ctx_row,
+                    outer: &[],
+                    aggs: &[],
+                    matches: &[],
+                    funcs: &host,
+                })?;
+                let v = coerce_to_column(&t.columns[*col], v)?;
+                ctx_row[*col] = v.clone();
+                new[*col] = v;
+            }
+        }
+        if new != old {
+            rewrite_row(cx, &t, &key, &old, &new)?;
+            // MySQL counts an updated row twice.
+            n += 2;
+        } else {
+            // Unchanged: 0, or 1 for CLIENT_FOUND_ROWS.
+            n += u64::from(cx.session.found_rows);
+        }
+    }
+    if let Some(id) = first_id {
+        cx.session.last_insert_id = id;
     }
     Ok(QueryResult {
         affected_rows: n,
         last_insert_id: cx.session.last_insert_id,
+        warnings,
         ..Default::default()
     })
 }
@@ -453,37 +699,26 @@ pub fn update(cx: &mut Ctx<'_>, up: &ast::Update) -> SqlResult<QueryResult> {
         let mut new = old.clone();
         {
             let host = SessionHost::new(cx.session, cx.engine);
-            let ecx = EvalCtx {
-                row: &old,
-                outer: &[],
-                aggs: &[],
-                matches: &[],
-                funcs: &host,
-            };
+            // MySQL evaluates single-table assignments left to right, each
+            // seeing the columns the ones before it set (`SET a = a + 1,
+            // b = a` gives b the new a) — unlike standard SQL.
             for (col, e) in &sets {
-                new[*col] = coerce_to_column(&t.columns[*col], e.eval(&ecx)?)?;
+                let v = e.eval(&EvalCtx {
+                    row: &new,
+                    outer: &[],
+                    aggs: &[],
+                    matches: &[],
+                    funcs: &host,
+                })?;
+                new[*col] = coerce_to_column(&t.columns[*col], v)?;
             }
         }
         if new == old {
+            // Matched, not changed: counted only for CLIENT_FOUND_ROWS.
+            changed += u64::from(cx.session.found_rows);
             continue;
         }
-        let new_key = if t.has_hidden_pk() {
-            key.clone()
-        } else {
-            encode_key(&t.pk_values(&new))
-        };
-        if new_key != key {
-            if cx.txn.get(t.id, &new_key, true)?.is_some() {
-                return Err(dup_entry(&t.pk_values(&new), "PRIMARY"));
-            }
-            maintain_indexes(cx, &t, &key, Some(&old), None)?;
-            cx.txn.delete(t.id, &key)?;
-            maintain_indexes(cx, &t, &new_key, None, Some(&new))?;
-            cx.txn.put(t.id, &new_key, encode_row(&new))?;
-        } else {
-            maintain_indexes(cx, &t, &key, Some(&old), Some(&new))?;
-            cx.txn.put(t.id, &key, encode_row(&new))?;
-        }
+        rewrite_row(cx, &t, &key, &old, &new)?;
         changed += 1;
     }
     Ok(QueryResult {

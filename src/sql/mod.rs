@@ -67,6 +67,10 @@ pub struct SessionState {
     /// The server's id for this connection (`CONNECTION_ID()`); 0 when
     /// embedded.
     pub connection_id: u32,
+    /// The client asked for CLIENT_FOUND_ROWS: UPDATE reports the rows it
+    /// matched, not only those it changed (and an upsert that changes
+    /// nothing counts 1).
+    pub found_rows: bool,
     /// Synchronous vector/full-text indexes written by the open transaction
     /// (or the running autocommit statement): after commit this CN's copy
     /// of each catches up with the write before the statement returns.
@@ -88,6 +92,7 @@ impl SessionState {
             privileged,
             last_insert_id: 0,
             connection_id: 0,
+            found_rows: false,
             sync_jobs: Vec::new(),
         }
     }

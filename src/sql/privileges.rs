@@ -249,6 +249,11 @@ impl Checker<'_> {
             S::Insert(ins) => {
                 if let ast::TableObject::TableName(name) = &ins.table {
                     self.need_object(privs::INSERT, "INSERT", name)?;
+                    // ON DUPLICATE KEY UPDATE also updates (and reads) rows.
+                    if ins.on.is_some() {
+                        self.need_object(privs::UPDATE, "UPDATE", name)?;
+                        self.need_object(privs::SELECT, "SELECT", name)?;
+                    }
                 }
                 if let Some(src) = &ins.source {
                     self.query(src)?;

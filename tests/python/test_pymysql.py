@@ -185,3 +185,27 @@ def test_too_many_connections(limited_server):
             if e.args[0] != 1040 or time.monotonic() > deadline:
                 raise
     conn.close()
+
+
+def test_found_rows_capability(server, dbname):
+    """CLIENT_FOUND_ROWS (SQLAlchemy sets it): an UPDATE reports the rows it
+    matched, also those it left unchanged, and an upsert that changes
+    nothing counts 1; without the flag both count only changes."""
+    from pymysql.constants import CLIENT
+
+    def counts(flag):
+        conn = pymysql.connect(host=server.host, port=server.port, user="root", password="",
+                               database=dbname, autocommit=True, client_flag=flag)
+        try:
+            with conn.cursor() as c:
+                c.execute("CREATE TABLE IF NOT EXISTS fr (id INT PRIMARY KEY, v INT)")
+                c.execute("REPLACE INTO fr VALUES (1, 5), (2, 5)")
+                same = c.execute("UPDATE fr SET v = 5")
+                one = c.execute("UPDATE fr SET v = 6 WHERE id = 1")
+                upsert = c.execute("INSERT INTO fr VALUES (2, 0) ON DUPLICATE KEY UPDATE v = v")
+                return same, one, upsert
+        finally:
+            conn.close()
+
+    assert counts(0) == (0, 1, 0)
+    assert counts(CLIENT.FOUND_ROWS) == (2, 1, 1)

@@ -152,3 +152,24 @@ def test_inspect_and_reflect(engine):
          .where(owners.c.name == "ann").order_by(docs.c.title))
     with engine.connect() as c:
         assert c.execute(q).all() == [("ann", "a"), ("ann", "c")]
+
+
+def test_mysql_upsert(engine):
+    """SQLAlchemy's MySQL `insert().on_duplicate_key_update()` (rendered with
+    the row alias `AS new` for a MySQL 8.0.20+ server): inserts, then
+    updates from the inserted values."""
+    from sqlalchemy import Column, Integer, MetaData, Table
+    from sqlalchemy.dialects.mysql import insert
+
+    meta = MetaData()
+    t = Table("counters", meta, Column("id", Integer, primary_key=True, autoincrement=False),
+              Column("n", Integer, nullable=False))
+    meta.create_all(engine)
+    stmt = insert(t).values(id=1, n=1)
+    stmt = stmt.on_duplicate_key_update(n=t.c.n + stmt.inserted.n)
+    with engine.begin() as c:
+        assert c.execute(stmt).rowcount == 1
+        assert c.execute(stmt).rowcount == 2
+        c.execute(insert(t).values(id=2, n=5).on_duplicate_key_update(n=7))
+    with engine.connect() as c:
+        assert c.execute(select(t.c.id, t.c.n).order_by(t.c.id)).all() == [(1, 2), (2, 5)]

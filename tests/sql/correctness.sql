@@ -58,7 +58,7 @@ UPDATE q SET n = 0 ORDER BY n DESC LIMIT 2;
 SELECT id, n FROM q ORDER BY id;
 DELETE FROM q LIMIT 1;
 SELECT COUNT(*) FROM q;
-INSERT IGNORE INTO q VALUES (1, 1);
+INSERT INTO q VALUES (5, 1) AS nw (a, b) ON DUPLICATE KEY UPDATE n = a;
 SELECT id FROM q ORDER BY n NULLS LAST;
 -- System and user variables.
 SELECT @@version_comment, @@autocommit, @@transaction_isolation, @@session.sql_mode;
