@@ -708,6 +708,73 @@ impl<'a> Compiler<'a> {
                 CExpr::Match(slot)
             }
             Expr::Function(f) => self.compile_function(f)?,
+            Expr::Substring {
+                expr,
+                substring_from,
+                substring_for,
+                ..
+            } => {
+                let mut args = vec![self.compile(expr)?];
+                match (substring_from, substring_for) {
+                    (Some(from), len) => {
+                        args.push(self.compile(from)?);
+                        if let Some(len) = len {
+                            args.push(self.compile(len)?);
+                        }
+                    }
+                    // `SUBSTRING(s FOR n)` is `SUBSTRING(s, 1, n)`.
+                    (None, Some(len)) => {
+                        args.push(CExpr::Lit(Value::Int(1)));
+                        args.push(self.compile(len)?);
+                    }
+                    (None, None) => {}
+                }
+                CExpr::Func("substring".into(), args)
+            }
+            Expr::Trim {
+                expr,
+                trim_where,
+                trim_what,
+                trim_characters,
+            } => {
+                if trim_characters.is_some() {
+                    return Err(SqlError::unsupported("TRIM(s, characters)"));
+                }
+                let s = self.compile(expr)?;
+                let what = match trim_what {
+                    Some(w) => self.compile(w)?,
+                    None => CExpr::Lit(Value::Text(" ".into())),
+                };
+                // Internal names (with a space: not callable as written).
+                let name = match trim_where {
+                    Some(ast::TrimWhereField::Leading) => "trim leading",
+                    Some(ast::TrimWhereField::Trailing) => "trim trailing",
+                    _ => "trim both",
+                };
+                CExpr::Func(name.into(), vec![s, what])
+            }
+            Expr::Floor { expr, field } | Expr::Ceil { expr, field } => {
+                let name = if matches!(e, Expr::Floor { .. }) {
+                    "floor"
+                } else {
+                    "ceil"
+                };
+                let mut args = vec![self.compile(expr)?];
+                match field {
+                    ast::CeilFloorKind::DateTimeField(ast::DateTimeField::NoDateTime) => {}
+                    // MySQL's FLOOR/CEIL take one argument: a scale is a
+                    // wrong parameter count when evaluated.
+                    ast::CeilFloorKind::Scale(v) => args.push(CExpr::Lit(literal(&v.value)?)),
+                    ast::CeilFloorKind::DateTimeField(f) => {
+                        return Err(SqlError::unsupported(format!("{name}(… TO {f})")))
+                    }
+                }
+                CExpr::Func(name.into(), args)
+            }
+            Expr::Position { expr, r#in } => CExpr::Func(
+                "locate".into(),
+                vec![self.compile(expr)?, self.compile(r#in)?],
+            ),
             other => return Err(SqlError::unsupported(format!("expression {other}"))),
         })
     }
@@ -1188,6 +1255,70 @@ fn want(args: &[Value], n: usize, name: &str) -> SqlResult<()> {
     Ok(())
 }
 
+fn wrong_count(name: &str) -> SqlError {
+    SqlError::wrong_args(format!(
+        "Incorrect parameter count in the call to native function '{name}'"
+    ))
+}
+
+/// The server's `max_allowed_packet`: a string function whose result would
+/// be larger fails before allocating it.
+const MAX_RESULT_BYTES: u128 = 64 << 20;
+
+fn check_result_size(name: &str, bytes: u128) -> SqlResult<()> {
+    if bytes > MAX_RESULT_BYTES {
+        return Err(SqlError::new(
+            1301,
+            format!(
+                "Result of {name}() was larger than max_allowed_packet ({MAX_RESULT_BYTES}) - truncated"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// A DOUBLE result; infinity or NaN is MySQL's out-of-range error.
+fn finite(name: &str, r: f64) -> SqlResult<Value> {
+    if r.is_finite() {
+        Ok(Value::Float(r))
+    } else {
+        Err(SqlError::new(
+            1690,
+            format!("DOUBLE value is out of range in '{name}'"),
+        ))
+    }
+}
+
+/// String order under `utf8mb4_bin`: by code point, as `<` orders text.
+fn fold_cmp(a: &str, b: &str) -> Ordering {
+    a.cmp(b)
+}
+
+/// `TRUNCATE(x, d)` on a double: cut its shortest decimal form after `d`
+/// fractional digits (so 0.29 stays 0.29 at d = 2), or zero the last `-d`
+/// integer digits.
+fn truncate_float(f: f64, d: i64) -> f64 {
+    if !f.is_finite() {
+        return f;
+    }
+    if d >= 0 {
+        let s = format!("{f}");
+        return match s.find('.') {
+            Some(dot) if s.len() - dot - 1 > d as usize => {
+                let cut = if d == 0 { dot } else { dot + 1 + d as usize };
+                s[..cut].parse::<f64>().unwrap_or(f)
+            }
+            _ => f,
+        };
+    }
+    let m = 10f64.powi(d.unsigned_abs().min(400) as i32);
+    if m.is_finite() {
+        (f / m).trunc() * m
+    } else {
+        0.0
+    }
+}
+
 /// Evaluate a scalar (non-host) function.
 fn call_builtin(name: &str, args: &[Value]) -> SqlResult<Value> {
     let arg0 = || args.first().cloned().unwrap_or(Value::Null);
@@ -1276,7 +1407,22 @@ fn call_builtin(name: &str, args: &[Value]) -> SqlResult<Value> {
                 _ => Value::Null,
             })
         }
-        "round" | "floor" | "ceil" | "ceiling" => {
+        "floor" | "ceil" | "ceiling" => {
+            want(args, 1, name)?;
+            Ok(match num(&args[0]) {
+                Some(Value::Int(i)) => Value::Int(i),
+                Some(Value::Float(f)) => {
+                    let r = if name == "floor" { f.floor() } else { f.ceil() };
+                    if (-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&r) {
+                        Value::Int(r as i64)
+                    } else {
+                        Value::Float(r)
+                    }
+                }
+                _ => Value::Null,
+            })
+        }
+        "round" => {
             let x = arg0();
             if x.is_null() {
                 return Ok(Value::Null);
@@ -1326,6 +1472,373 @@ fn call_builtin(name: &str, args: &[Value]) -> SqlResult<Value> {
                 s.push_str(&text(a));
             }
             Ok(Value::Text(s))
+        }
+        "concat_ws" => {
+            if args.len() < 2 {
+                return Err(wrong_count(name));
+            }
+            if args[0].is_null() {
+                return Ok(Value::Null);
+            }
+            let sep = text_of(&args[0]);
+            let mut s = String::new();
+            let mut first = true;
+            for a in args[1..].iter().filter(|a| !a.is_null()) {
+                if !first {
+                    s.push_str(&sep);
+                }
+                first = false;
+                s.push_str(&text_of(a));
+            }
+            Ok(Value::Text(s))
+        }
+        "substring" | "substr" | "mid" => {
+            if !(2..=3).contains(&args.len()) {
+                return Err(wrong_count(name));
+            }
+            if args.iter().any(Value::is_null) {
+                return Ok(Value::Null);
+            }
+            let s = text_of(&args[0]);
+            let (Some(pos), len) = (num_i64(&args[1]), args.get(2).map(num_i64)) else {
+                return Ok(Value::Null);
+            };
+            let len = match len {
+                Some(None) => return Ok(Value::Null),
+                Some(Some(l)) => Some(l),
+                None => None,
+            };
+            let n = s.chars().count() as i64;
+            let start = if pos > 0 {
+                pos - 1
+            } else {
+                n.saturating_add(pos)
+            };
+            if pos == 0 || start < 0 || start >= n || len.is_some_and(|l| l < 1) {
+                return Ok(Value::Text(String::new()));
+            }
+            let take = len.unwrap_or(n).min(n - start);
+            Ok(Value::Text(
+                s.chars().skip(start as usize).take(take as usize).collect(),
+            ))
+        }
+        "left" | "right" => {
+            want(args, 2, name)?;
+            let Some(len) = num_i64(&args[1]) else {
+                return Ok(Value::Null);
+            };
+            if args[0].is_null() {
+                return Ok(Value::Null);
+            }
+            let s = text_of(&args[0]);
+            let n = s.chars().count() as i64;
+            let k = len.clamp(0, n) as usize;
+            Ok(Value::Text(if name == "left" {
+                s.chars().take(k).collect()
+            } else {
+                s.chars().skip(n as usize - k).collect()
+            }))
+        }
+        "lpad" | "rpad" => {
+            want(args, 3, name)?;
+            if args.iter().any(Value::is_null) {
+                return Ok(Value::Null);
+            }
+            let Some(len) = num_i64(&args[1]) else {
+                return Ok(Value::Null);
+            };
+            if len < 0 {
+                return Ok(Value::Null);
+            }
+            let (s, pad) = (text_of(&args[0]), text_of(&args[2]));
+            let n = s.chars().count() as i64;
+            if len <= n {
+                return Ok(Value::Text(s.chars().take(len as usize).collect()));
+            }
+            if pad.is_empty() {
+                return Ok(Value::Null);
+            }
+            let fill = (len - n) as usize;
+            // Bytes of the result, bounded before anything is allocated.
+            let pad_chars = pad.chars().count();
+            let tail: usize = pad.chars().take(fill % pad_chars).map(char::len_utf8).sum();
+            check_result_size(
+                name,
+                (fill / pad_chars) as u128 * pad.len() as u128 + (tail + s.len()) as u128,
+            )?;
+            let mut padding = pad.repeat(fill / pad_chars);
+            padding.extend(pad.chars().take(fill % pad_chars));
+            Ok(Value::Text(if name == "lpad" {
+                padding + &s
+            } else {
+                s.into_owned() + &padding
+            }))
+        }
+        "ltrim" | "rtrim" | "trim" => {
+            want(args, 1, name)?;
+            if args[0].is_null() {
+                return Ok(Value::Null);
+            }
+            let s = text_of(&args[0]);
+            Ok(Value::Text(
+                match name {
+                    "ltrim" => s.trim_start_matches(' '),
+                    "rtrim" => s.trim_end_matches(' '),
+                    _ => s.trim_matches(' '),
+                }
+                .to_string(),
+            ))
+        }
+        "trim both" | "trim leading" | "trim trailing" => {
+            want(args, 2, name)?;
+            if args.iter().any(Value::is_null) {
+                return Ok(Value::Null);
+            }
+            let (s, what) = (text_of(&args[0]), text_of(&args[1]));
+            let mut t: &str = &s;
+            if !what.is_empty() {
+                if name != "trim trailing" {
+                    while let Some(r) = t.strip_prefix(&*what) {
+                        t = r;
+                    }
+                }
+                if name != "trim leading" {
+                    while let Some(r) = t.strip_suffix(&*what) {
+                        t = r;
+                    }
+                }
+            }
+            Ok(Value::Text(t.to_string()))
+        }
+        "replace" => {
+            want(args, 3, name)?;
+            if args.iter().any(Value::is_null) {
+                return Ok(Value::Null);
+            }
+            let (s, from, to) = (text_of(&args[0]), text_of(&args[1]), text_of(&args[2]));
+            if from.is_empty() {
+                return Ok(Value::Text(s.into_owned()));
+            }
+            let hits = s.matches(&*from).count() as u128;
+            check_result_size(
+                name,
+                s.len() as u128 + hits * (to.len() as u128).saturating_sub(from.len() as u128),
+            )?;
+            Ok(Value::Text(s.replace(&*from, &to)))
+        }
+        "instr" | "locate" => {
+            let (hay, needle, from) = if name == "instr" {
+                want(args, 2, name)?;
+                (&args[0], &args[1], None)
+            } else {
+                if !(2..=3).contains(&args.len()) {
+                    return Err(wrong_count(name));
+                }
+                (&args[1], &args[0], args.get(2))
+            };
+            if hay.is_null() || needle.is_null() || from.is_some_and(Value::is_null) {
+                return Ok(Value::Null);
+            }
+            let start = match from {
+                None => 1,
+                Some(p) => match num_i64(p) {
+                    Some(p) => p,
+                    None => return Ok(Value::Null),
+                },
+            };
+            let (h, nd) = (text_of(hay), text_of(needle));
+            let chars = h.chars().count() as i64;
+            if start < 1 || start - 1 > chars {
+                return Ok(Value::Int(0));
+            }
+            if nd.is_empty() {
+                return Ok(Value::Int(start));
+            }
+            // A linear-time substring search (byte-wise equality is code
+            // point equality, `utf8mb4_bin`), then back to characters.
+            let begin = (start - 1) as usize;
+            let at = h.char_indices().nth(begin).map_or(h.len(), |(i, _)| i);
+            Ok(Value::Int(match h[at..].find(&*nd) {
+                Some(b) => (begin + h[at..at + b].chars().count()) as i64 + 1,
+                None => 0,
+            }))
+        }
+        "reverse" => {
+            want(args, 1, name)?;
+            Ok(match &args[0] {
+                Value::Null => Value::Null,
+                v => Value::Text(text_of(v).chars().rev().collect()),
+            })
+        }
+        "repeat" => {
+            want(args, 2, name)?;
+            if args.iter().any(Value::is_null) {
+                return Ok(Value::Null);
+            }
+            let Some(count) = num_i64(&args[1]) else {
+                return Ok(Value::Null);
+            };
+            let s = text_of(&args[0]);
+            if count < 1 || s.is_empty() {
+                return Ok(Value::Text(String::new()));
+            }
+            check_result_size(name, s.len() as u128 * count as u128)?;
+            Ok(Value::Text(s.repeat(count as usize)))
+        }
+        "space" => {
+            want(args, 1, name)?;
+            let Some(count) = num_i64(&args[0]) else {
+                return Ok(Value::Null);
+            };
+            if count < 1 {
+                return Ok(Value::Text(String::new()));
+            }
+            check_result_size(name, count as u128)?;
+            Ok(Value::Text(" ".repeat(count as usize)))
+        }
+        "mod" => {
+            want(args, 2, name)?;
+            arith(BinOp::Mod, &args[0], &args[1])
+        }
+        "pow" | "power" | "atan2" => {
+            want(args, 2, name)?;
+            let (Some(x), Some(y)) = (as_f64(&args[0]), as_f64(&args[1])) else {
+                return Ok(Value::Null);
+            };
+            let r = if name == "atan2" {
+                x.atan2(y)
+            } else {
+                x.powf(y)
+            };
+            finite(name, r)
+        }
+        "exp" | "sin" | "cos" | "tan" | "cot" | "asin" | "acos" | "ln" | "log2" | "log10"
+        | "degrees" | "radians" => {
+            want(args, 1, name)?;
+            let Some(x) = as_f64(&args[0]) else {
+                return Ok(Value::Null);
+            };
+            let r = match name {
+                "exp" => x.exp(),
+                "sin" => x.sin(),
+                "cos" => x.cos(),
+                "tan" => x.tan(),
+                "cot" => 1.0 / x.tan(),
+                "degrees" => x.to_degrees(),
+                "radians" => x.to_radians(),
+                "asin" | "acos" if !(-1.0..=1.0).contains(&x) => return Ok(Value::Null),
+                "asin" => x.asin(),
+                "acos" => x.acos(),
+                _ if x <= 0.0 => return Ok(Value::Null),
+                "ln" => x.ln(),
+                "log2" => x.log2(),
+                _ => x.log10(),
+            };
+            finite(name, r)
+        }
+        "log" => {
+            let vals = match args {
+                [x] => as_f64(x).map(|x| (std::f64::consts::E, x)),
+                [b, x] => as_f64(b).zip(as_f64(x)),
+                _ => return Err(wrong_count(name)),
+            };
+            // MySQL: NULL when X <= 0 or (two arguments) B <= 1.
+            Ok(match vals {
+                Some((_, x)) if x > 0.0 && args.len() == 1 => Value::Float(x.ln()),
+                Some((b, x)) if x > 0.0 && b > 1.0 => Value::Float(x.ln() / b.ln()),
+                _ => Value::Null,
+            })
+        }
+        "atan" => {
+            let r = match args {
+                [x] => as_f64(x).map(f64::atan),
+                [y, x] => as_f64(y).zip(as_f64(x)).map(|(y, x)| y.atan2(x)),
+                _ => return Err(wrong_count(name)),
+            };
+            Ok(r.map(Value::Float).unwrap_or(Value::Null))
+        }
+        "pi" => {
+            want(args, 0, name)?;
+            Ok(Value::Float(std::f64::consts::PI))
+        }
+        "sign" => {
+            want(args, 1, name)?;
+            Ok(match num(&args[0]) {
+                Some(Value::Int(i)) => Value::Int(i.signum()),
+                Some(Value::Float(f)) => Value::Int(if f > 0.0 {
+                    1
+                } else if f < 0.0 {
+                    -1
+                } else {
+                    0
+                }),
+                _ => Value::Null,
+            })
+        }
+        "truncate" => {
+            want(args, 2, name)?;
+            let (Some(x), Some(d)) = (num(&args[0]), num_i64(&args[1])) else {
+                return Ok(Value::Null);
+            };
+            Ok(match x {
+                Value::Int(i) if d >= 0 => Value::Int(i),
+                Value::Int(i) => {
+                    let m = 10i64.checked_pow(d.unsigned_abs().min(u32::MAX as u64) as u32);
+                    Value::Int(m.map_or(0, |m| i / m * m))
+                }
+                Value::Float(f) => Value::Float(truncate_float(f, d)),
+                _ => Value::Null,
+            })
+        }
+        "greatest" | "least" => {
+            if args.len() < 2 {
+                return Err(wrong_count(name));
+            }
+            if args.iter().any(Value::is_null) {
+                return Ok(Value::Null);
+            }
+            let numeric = args
+                .iter()
+                .all(|a| matches!(a, Value::Int(_) | Value::Float(_) | Value::Bool(_)));
+            let want_greater = name == "greatest";
+            if numeric {
+                let all_int = args
+                    .iter()
+                    .all(|a| matches!(a, Value::Int(_) | Value::Bool(_)));
+                let mut best = num(&args[0]).unwrap_or(Value::Null);
+                for a in &args[1..] {
+                    let v = num(a).unwrap_or(Value::Null);
+                    let o = num_cmp(&v, &best);
+                    if (want_greater && o == Ordering::Greater)
+                        || (!want_greater && o == Ordering::Less)
+                    {
+                        best = v;
+                    }
+                }
+                return Ok(match best {
+                    Value::Int(i) if !all_int => Value::Float(i as f64),
+                    other => other,
+                });
+            }
+            // As strings, by code point (`utf8mb4_bin`, as `<` compares);
+            // of equal strings the first is kept.
+            let mut best = text_of(&args[0]);
+            for a in &args[1..] {
+                let v = text_of(a);
+                let o = fold_cmp(&v, &best);
+                if (want_greater && o == Ordering::Greater)
+                    || (!want_greater && o == Ordering::Less)
+                {
+                    best = v;
+                }
+            }
+            Ok(Value::Text(best.into_owned()))
+        }
+        "nullif" => {
+            want(args, 2, name)?;
+            // Equal exactly when `a = b` is true.
+            let equal = sql_cmp(&args[0], &args[1]) == Some(Ordering::Equal);
+            Ok(if equal { Value::Null } else { args[0].clone() })
         }
         "coalesce" => Ok(args
             .iter()

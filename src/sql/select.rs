@@ -197,11 +197,21 @@ fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnKind {
             Some(CExpr::Lit(Value::Text(v))) if crate::sql::vars::is_integer(v) => ColumnKind::Int,
             _ => ColumnKind::Text,
         },
-        CExpr::Func(name, _) => match name.as_str() {
+        CExpr::Func(name, args) => match name.as_str() {
             "l2_distance" | "cosine_distance" | "inner_product" | "l2_norm" | "l2_distance_sq"
-            | "cosine_similarity" | "sqrt" | "l1_distance" | "l1_norm" | "summation" => {
+            | "cosine_similarity" | "sqrt" | "l1_distance" | "l1_norm" | "summation" | "pow"
+            | "power" | "exp" | "ln" | "log" | "log2" | "log10" | "sin" | "cos" | "tan" | "cot"
+            | "asin" | "acos" | "atan" | "atan2" | "pi" | "degrees" | "radians" => {
                 ColumnKind::Float
             }
+            // FLOOR / CEIL of a double are doubles, of anything else integers.
+            "floor" | "ceil" | "ceiling" => {
+                match args.first().map(|a| kind_of_expr(a, src, aggs)) {
+                    Some(ColumnKind::Float) => ColumnKind::Float,
+                    _ => ColumnKind::Int,
+                }
+            }
+            "instr" | "locate" | "sign" => ColumnKind::Int,
             "length"
             | "char_length"
             | "vector_dims"
