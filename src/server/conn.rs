@@ -26,7 +26,6 @@ use tokio::sync::Notify;
 
 use super::auth::{random_salt, SALT_LEN};
 use super::limits::{Charge, Over, StmtSlot};
-use super::params;
 use super::protocol::codes::{self, WireError};
 use super::protocol::command::{decode_params, Command, ParamDecodeError};
 use super::protocol::handshake::{self, HandshakeError, NATIVE_PASSWORD};
@@ -36,6 +35,7 @@ use super::protocol::{caps, status, UTF8MB4_GENERAL_CI};
 use super::{Shared, PREAUTH_MAX_PACKET};
 use crate::db::{split_statements, Session};
 use crate::error::{SqlError, SqlResult};
+use crate::sql::params;
 use crate::types::{ColumnKind, QueryResult};
 
 /// Longest user name accepted in bytes (MySQL's is 32 characters).

@@ -29,7 +29,7 @@
 //! * Prepared statements report their parameter count at prepare time and
 //!   their result columns at execute time only; no server-side cursors
 //!   (COM_STMT_FETCH is error 1047). Bound values are substituted into the
-//!   statement text as literals ([`params`]).
+//!   statement text as literals ([`crate::sql::params`]).
 //! * COM_PROCESS_KILL and the other legacy commands (COM_CREATE_DB,
 //!   COM_REFRESH, replication, …) are error 1047 "Unknown command"; the
 //!   connection stays open.
@@ -71,7 +71,7 @@ pub mod auth;
 pub mod conn;
 pub mod http;
 pub mod limits;
-pub mod params;
+
 pub mod protocol;
 
 use std::net::SocketAddr;

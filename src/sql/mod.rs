@@ -19,6 +19,7 @@ pub mod dml;
 pub mod exec;
 pub mod expr;
 pub mod host;
+pub mod params;
 pub mod parse;
 pub mod plan;
 pub mod privileges;
@@ -36,7 +37,7 @@ use crate::catalog::IdAllocator;
 use crate::config::Config;
 use crate::error::{code, SqlError, SqlResult};
 use crate::iscp::Iscp;
-use crate::types::{QueryResult, Warning};
+use crate::types::{QueryResult, Value, Warning};
 use parse::Stmt;
 
 /// Shared engine state of one database (one per `Database`, i.e. per CN).
@@ -71,6 +72,8 @@ pub struct SessionState {
     /// matched, not only those it changed (and an upsert that changes
     /// nothing counts 1).
     pub found_rows: bool,
+    /// SQL-level prepared statements (`PREPARE`): name (lower case) → text.
+    pub prepared: std::collections::HashMap<String, String>,
     /// Synchronous vector/full-text indexes written by the open transaction
     /// (or the running autocommit statement): after commit this CN's copy
     /// of each catches up with the write before the statement returns.
@@ -93,6 +96,7 @@ impl SessionState {
             last_insert_id: 0,
             connection_id: 0,
             found_rows: false,
+            prepared: std::collections::HashMap::new(),
             sync_jobs: Vec::new(),
         }
     }
@@ -172,6 +176,12 @@ impl Engine {
 
     fn dispatch(&self, st: &mut SessionState, stmt: Stmt) -> SqlResult<QueryResult> {
         match stmt {
+            Stmt::Prepare { name, source } => self.prepare(st, &name, source),
+            Stmt::Execute { name, using } => self.execute_prepared(st, &name, &using),
+            Stmt::Deallocate { name } => match st.prepared.remove(&name.to_ascii_lowercase()) {
+                Some(_) => Ok(QueryResult::default()),
+                None => Err(unknown_prepared(&name, "DEALLOCATE PREPARE")),
+            },
             Stmt::Begin { read_only } => {
                 self.commit_open(st)?;
                 let mut opts = self.txn_options(st);
@@ -289,6 +299,87 @@ impl Engine {
             }
             s => self.in_txn(st, |cx| run_in_txn(cx, s)),
         }
+    }
+
+    /// `PREPARE name FROM …`: the text is parsed now (a syntax error is
+    /// reported here, as MySQL does) and kept for EXECUTE.
+    fn prepare(
+        &self,
+        st: &mut SessionState,
+        name: &str,
+        source: parse::PrepareSource,
+    ) -> SqlResult<QueryResult> {
+        let text = match source {
+            parse::PrepareSource::Text(t) => t,
+            parse::PrepareSource::Var(v) => match st.user_vars.get(&v) {
+                Some(Value::Text(t)) => t.clone(),
+                Some(Value::Null) | None => {
+                    return Err(SqlError::parse(format!(
+                        "You have an error in your SQL syntax: @{v} is NULL"
+                    )))
+                }
+                Some(other) => other.to_string(),
+            },
+        };
+        let stmt = parse::parse(&text)?;
+        if matches!(
+            stmt,
+            Stmt::Prepare { .. } | Stmt::Execute { .. } | Stmt::Deallocate { .. }
+        ) {
+            return Err(SqlError::new(
+                1295,
+                "This command is not supported in the prepared statement protocol yet",
+            ));
+        }
+        let key = name.to_ascii_lowercase();
+        if !st.prepared.contains_key(&key) && st.prepared.len() >= MAX_PREPARED {
+            return Err(SqlError::new(
+                1461,
+                format!(
+                    "Can't create more than max_prepared_stmt_count statements (current value: {MAX_PREPARED})"
+                ),
+            ));
+        }
+        st.prepared.insert(key, text);
+        Ok(QueryResult::default())
+    }
+
+    /// `EXECUTE name USING @a, …`: the user variables' values are bound as
+    /// literals into the prepared text, which then runs as a statement of
+    /// its own (privileges checked as for any statement).
+    fn execute_prepared(
+        &self,
+        st: &mut SessionState,
+        name: &str,
+        using: &[String],
+    ) -> SqlResult<QueryResult> {
+        let Some(text) = st.prepared.get(&name.to_ascii_lowercase()).cloned() else {
+            return Err(unknown_prepared(name, "EXECUTE"));
+        };
+        if params::count_placeholders(&text) != using.len() {
+            return Err(SqlError::new(1210, "Incorrect arguments to EXECUTE"));
+        }
+        let bound: Vec<params::Param> = using
+            .iter()
+            .map(
+                |v| match st.user_vars.get(v).cloned().unwrap_or(Value::Null) {
+                    Value::Null => params::Param::Null,
+                    Value::Int(i) => params::Param::Int(i),
+                    Value::Bool(b) => params::Param::Int(i64::from(b)),
+                    Value::Float(f) => params::Param::Double(f),
+                    Value::DateTime(_) => params::Param::Temporal(
+                        st.user_vars
+                            .get(v)
+                            .map(|x| x.to_string())
+                            .unwrap_or_default(),
+                    ),
+                    other => params::Param::Bytes(other.to_string().into_bytes()),
+                },
+            )
+            .collect();
+        let sql = params::substitute(&text, &bound)
+            .map_err(|e| SqlError::new(1210, format!("Incorrect arguments to EXECUTE: {e}")))?;
+        self.execute(st, &sql)
     }
 
     /// One `SET` assignment (system or user variable).
@@ -429,6 +520,18 @@ impl Engine {
 
 /// Whether a statement may read or write a table (and so belongs to the
 /// session's transaction): everything but a SELECT without FROM.
+/// Most SQL-level prepared statements a session may hold (MySQL's
+/// `max_prepared_stmt_count` default).
+const MAX_PREPARED: usize = 16_382;
+
+/// Error 1243 for a prepared statement name that is not known.
+fn unknown_prepared(name: &str, what: &str) -> SqlError {
+    SqlError::new(
+        1243,
+        format!("Unknown prepared statement handler ({name}) given to {what}"),
+    )
+}
+
 fn touches_tables(s: &Stmt) -> bool {
     use sqlparser::ast::{SetExpr, Statement as S};
     match s {

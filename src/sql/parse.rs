@@ -68,6 +68,20 @@ pub enum GrantOn {
 pub enum Stmt {
     /// Handled through sqlparser's AST.
     Ast(Box<Statement>),
+    /// `PREPARE name FROM 'text' | @var` (SQL-level prepared statements).
+    Prepare {
+        name: String,
+        source: PrepareSource,
+    },
+    /// `EXECUTE name [USING @a, @b, …]`.
+    Execute {
+        name: String,
+        using: Vec<String>,
+    },
+    /// `{DEALLOCATE | DROP} PREPARE name`.
+    Deallocate {
+        name: String,
+    },
     /// CREATE TABLE (the AST, without its index definitions) and the
     /// index definitions written inside it (`KEY k USING hnsw (v) OP_TYPE
     /// …`, `FULLTEXT ft (body) ASYNC`, `INDEX i (a)`, `UNIQUE KEY u (b)`),
@@ -198,6 +212,14 @@ pub enum SetTarget {
 }
 
 /// The right side of one `SET` assignment.
+/// Where `PREPARE` takes its statement text from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PrepareSource {
+    Text(String),
+    /// A user variable (`@v`, lower case, without the `@`).
+    Var(String),
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum SetValue {
     /// A literal: string, number, keyword (`ON`, `DEFAULT`).
@@ -942,6 +964,50 @@ fn parse_ast(sql: &str) -> SqlResult<Stmt> {
 }
 
 fn parse_custom(p: &mut P) -> SqlResult<Option<Stmt>> {
+    if p.kw("prepare") {
+        let name = p.ident()?;
+        p.expect_kw("from")?;
+        let source = match p.t.get(p.i).cloned() {
+            Some(Tok::Str(s)) => PrepareSource::Text(s),
+            Some(Tok::Word(w)) if w.starts_with('@') && !w.starts_with("@@") => {
+                PrepareSource::Var(w[1..].to_ascii_lowercase())
+            }
+            _ => return Err(p.err("expected a string or a user variable")),
+        };
+        p.i += 1;
+        p.end()?;
+        return Ok(Some(Stmt::Prepare { name, source }));
+    }
+    if p.kw("execute") {
+        let name = p.ident()?;
+        let mut using = Vec::new();
+        if p.kw("using") {
+            loop {
+                match p.t.get(p.i).cloned() {
+                    Some(Tok::Word(w)) if w.starts_with('@') && !w.starts_with("@@") => {
+                        p.i += 1;
+                        using.push(w[1..].to_ascii_lowercase());
+                    }
+                    _ => return Err(p.err("expected a user variable")),
+                }
+                if !p.punct(',') {
+                    break;
+                }
+            }
+        }
+        p.end()?;
+        return Ok(Some(Stmt::Execute { name, using }));
+    }
+    if p.peek_kw("deallocate")
+        || (p.peek_kw("drop")
+            && matches!(p.t.get(p.i + 1), Some(Tok::Word(w)) if w.eq_ignore_ascii_case("prepare")))
+    {
+        p.i += 1;
+        p.expect_kw("prepare")?;
+        let name = p.ident()?;
+        p.end()?;
+        return Ok(Some(Stmt::Deallocate { name }));
+    }
     if p.kw("create") {
         let unique = p.kw("unique");
         let fulltext = !unique && p.kw("fulltext");

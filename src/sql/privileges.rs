@@ -389,6 +389,10 @@ impl Checker<'_> {
             Stmt::ShowWarnings
             | Stmt::ShowVariables { .. }
             | Stmt::ShowInfo { .. }
+            // The prepared statement is checked when EXECUTE runs it.
+            | Stmt::Prepare { .. }
+            | Stmt::Execute { .. }
+            | Stmt::Deallocate { .. }
             | Stmt::Begin { .. }
             | Stmt::Commit
             | Stmt::Rollback

@@ -52,4 +52,29 @@ SELECT @@sql_mode, @@global.sql_mode, @@session.autocommit, @@global.autocommit,
 SET autocommit = 1;
 SELECT @@global.nosuch;
 SET GLOBAL wait_timeout = 10;
+-- SQL-level prepared statements: PREPARE … FROM text or @var, EXECUTE
+-- … USING user variables (bound as literals: quotes cannot escape),
+-- DEALLOCATE / DROP PREPARE.
+PREPARE s1 FROM 'SELECT id, title FROM docs WHERE owner = ? AND title <> ? ORDER BY id';
+SET @o = 7, @t = 'zz''; DROP TABLE docs; --';
+EXECUTE s1 USING @o, @t;
+SET @o = 8;
+EXECUTE s1 USING @o, @t;
+EXECUTE s1 USING @o;
+EXECUTE s1;
+SET @q = 'INSERT INTO docs (id, owner, title) VALUES (?, ?, ?)';
+PREPARE ins FROM @q;
+SET @i = 50, @n = NULL, @ti = 'prepared';
+EXECUTE ins USING @i, @n, @ti;
+SELECT id, owner, title FROM docs WHERE id = 50;
+PREPARE s1 FROM 'SELECT ? + 1 AS x';
+SET @v = 41;
+EXECUTE s1 USING @v;
+PREPARE bad FROM 'SELEC 1';
+PREPARE nest FROM 'EXECUTE s1';
+DEALLOCATE PREPARE s1;
+EXECUTE s1 USING @v;
+DROP PREPARE ins;
+DEALLOCATE PREPARE ins;
+SELECT COUNT(*) FROM docs;
 DROP DATABASE surf;

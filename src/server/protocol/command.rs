@@ -13,7 +13,7 @@ use thiserror::Error;
 
 use super::packet::{Cursor, Malformed};
 use super::resultset::types;
-use crate::server::params::{self, Param};
+use crate::sql::params::{self, Param};
 
 /// Command bytes (`COM_*`).
 pub mod com {

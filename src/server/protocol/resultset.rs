@@ -300,8 +300,8 @@ fn put_binary_datetime(p: &mut Vec<u8>, us: Option<i64>, date_only: bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::server::params;
     use crate::server::protocol::packet::Cursor;
+    use crate::sql::params;
 
     /// Decode a Column Definition 41 back into (name, charset, length,
     /// type, flags, decimals).

@@ -2,9 +2,10 @@
 //! bound values as SQL literals.
 //!
 //! This module owns the text rewriting of a prepared statement into the
-//! single statement the engine executes. It never executes SQL and never
-//! touches the wire: [`super::protocol::command`] decodes binary-protocol
-//! parameters into [`Param`] first.
+//! single statement the engine executes, for the binary protocol's
+//! prepared statements and SQL-level `PREPARE` / `EXECUTE … USING`. It
+//! never executes SQL and never touches the wire: the server's protocol
+//! layer decodes binary-protocol parameters into [`Param`] first.
 
 use thiserror::Error;
 
