@@ -486,15 +486,6 @@ fn type_info(ty: &DataType) -> TypeInfo {
     }
 }
 
-/// MySQL's INDEX_TYPE of an index kind.
-fn index_type(k: &IndexKind) -> &'static str {
-    match k {
-        IndexKind::BTree { .. } => "BTREE",
-        IndexKind::Hnsw { .. } => "HNSW",
-        IndexKind::FullText { .. } => "FULLTEXT",
-    }
-}
-
 /// Rows of `information_schema.<name>` at `txn`'s snapshot; `None` for a
 /// name that is not one of [`TABLES`].
 pub fn rows(txn: &mut dyn Transaction, name: &str) -> SqlResult<Option<Vec<Vec<Value>>>> {
@@ -648,7 +639,7 @@ pub fn rows(txn: &mut dyn Transaction, name: &str) -> SqlResult<Option<Vec<Vec<V
                 for ix in &td.indexes {
                     let unique = matches!(ix.kind, IndexKind::BTree { unique: true });
                     let comment = if ix.is_async { "ASYNC" } else { "" };
-                    entry(&ix.name, unique, index_type(&ix.kind), comment, &ix.columns);
+                    entry(&ix.name, unique, ix.kind.algo(), comment, &ix.columns);
                 }
             }
         }

@@ -75,24 +75,40 @@ pub fn tables(cx: &mut Ctx<'_>, db: Option<String>, full: bool) -> SqlResult<Que
     }
 }
 
-/// SHOW INDEX FROM t
+/// SHOW INDEX FROM t: MySQL's columns (Index_type is BTREE, HNSW or
+/// FULLTEXT), then Tributary's `Async` and `Index_params`.
 pub fn index(cx: &mut Ctx<'_>, n: &Name) -> SqlResult<QueryResult> {
     let td = table(cx, n)?;
     let mut rows = Vec::new();
-    for (seq, &c) in td.pk.iter().enumerate() {
-        rows.push(vec![
-            t(td.name.clone()),
-            Value::Int(0),
-            t("PRIMARY"),
-            Value::Int(seq as i64 + 1),
-            t(td.columns[c].name.clone()),
-            t("BTREE"),
-            t("NO"),
-            t(""),
-        ]);
-    }
+    let mut push = |key: &str, unique: bool, ty: &str, cols: &[usize], asy: bool, params: &str| {
+        for (seq, &c) in cols.iter().enumerate() {
+            let Some(col) = td.columns.get(c) else {
+                continue;
+            };
+            rows.push(vec![
+                t(td.name.clone()),
+                Value::Int(i64::from(!unique)),
+                t(key),
+                Value::Int(seq as i64 + 1),
+                t(col.name.clone()),
+                if ty == "BTREE" { t("A") } else { Value::Null },
+                Value::Null,
+                Value::Null,
+                Value::Null,
+                t(if col.nullable { "YES" } else { "" }),
+                t(ty),
+                t(""),
+                t(""),
+                t("YES"),
+                Value::Null,
+                t(if asy { "YES" } else { "NO" }),
+                t(params),
+            ]);
+        }
+    };
+    push("PRIMARY", true, "BTREE", &td.pk, false, "");
     for ix in &td.indexes {
-        let non_unique = !matches!(ix.kind, IndexKind::BTree { unique: true });
+        let unique = matches!(ix.kind, IndexKind::BTree { unique: true });
         let params = match &ix.kind {
             IndexKind::Hnsw {
                 op_type,
@@ -105,18 +121,14 @@ pub fn index(cx: &mut Ctx<'_>, n: &Name) -> SqlResult<QueryResult> {
             IndexKind::FullText { parser } => format!("parser={parser}"),
             IndexKind::BTree { .. } => String::new(),
         };
-        for (seq, &c) in ix.columns.iter().enumerate() {
-            rows.push(vec![
-                t(td.name.clone()),
-                Value::Int(non_unique as i64),
-                t(ix.name.clone()),
-                Value::Int(seq as i64 + 1),
-                t(td.columns[c].name.clone()),
-                t(ix.kind.algo()),
-                t(if ix.is_async { "YES" } else { "NO" }),
-                t(params.clone()),
-            ]);
-        }
+        push(
+            &ix.name,
+            unique,
+            ix.kind.algo(),
+            &ix.columns,
+            ix.is_async,
+            &params,
+        );
     }
     let mut r = rs(
         &[
@@ -125,14 +137,24 @@ pub fn index(cx: &mut Ctx<'_>, n: &Name) -> SqlResult<QueryResult> {
             "Key_name",
             "Seq_in_index",
             "Column_name",
+            "Collation",
+            "Cardinality",
+            "Sub_part",
+            "Packed",
+            "Null",
             "Index_type",
+            "Comment",
+            "Index_comment",
+            "Visible",
+            "Expression",
             "Async",
             "Index_params",
         ],
         rows,
     );
-    r.columns[1].kind = ColumnKind::Int;
-    r.columns[3].kind = ColumnKind::Int;
+    for i in [1, 3, 6, 7] {
+        r.columns[i].kind = ColumnKind::Int;
+    }
     Ok(r)
 }
 
