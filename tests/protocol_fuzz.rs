@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio_util::sync::CancellationToken;
-use tributary::server::params::count_placeholders;
+use tributary::sql::params::count_placeholders;
 use tributary::server::protocol::command::{decode_params, Command};
 use tributary::server::protocol::handshake::{parse_change_user, parse_response};
 use tributary::server::protocol::packet::{Cursor, PacketReader};
