@@ -23,11 +23,11 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio_util::sync::CancellationToken;
-use tributary::sql::params::count_placeholders;
 use tributary::server::protocol::command::{decode_params, Command};
 use tributary::server::protocol::handshake::{parse_change_user, parse_response};
 use tributary::server::protocol::packet::{Cursor, PacketReader};
 use tributary::server::{MysqlServer, ServerOptions};
+use tributary::sql::params::count_placeholders;
 use tributary::Database;
 
 /// xorshift64*: small, deterministic, good enough for fuzzing.

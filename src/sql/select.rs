@@ -211,7 +211,27 @@ fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnKind {
                     _ => ColumnKind::Int,
                 }
             }
-            "instr" | "locate" | "sign" => ColumnKind::Int,
+            "instr" | "locate" | "sign" | "year" | "month" | "day" | "dayofmonth" | "hour"
+            | "minute" | "second" | "microsecond" | "dayofweek" | "dayofyear" | "weekday"
+            | "quarter" | "week" | "to_days" | "datediff" | "timestampdiff" => ColumnKind::Int,
+            "unix_timestamp" if args.is_empty() => ColumnKind::Int,
+            // MySQL: DATE + a day-or-longer interval is a DATE, DATE or
+            // DATETIME + anything else a DATETIME, text stays text.
+            "date_add interval" | "date_sub interval" => {
+                let unit = match args.get(2) {
+                    Some(CExpr::Lit(Value::Text(u))) => u.as_str(),
+                    _ => "",
+                };
+                match args.first().map(|a| kind_of_expr(a, src, aggs)) {
+                    Some(ColumnKind::Date)
+                        if matches!(unit, "day" | "week" | "month" | "quarter" | "year") =>
+                    {
+                        ColumnKind::Date
+                    }
+                    Some(ColumnKind::Date | ColumnKind::DateTime) => ColumnKind::DateTime,
+                    _ => ColumnKind::Text,
+                }
+            }
             "length"
             | "char_length"
             | "vector_dims"
