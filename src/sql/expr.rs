@@ -2590,27 +2590,15 @@ mod datetime {
         us - us % SEC_US
     }
 
-    // Howard Hinnant's civil-date algorithms (proleptic Gregorian).
+    // The calendar of `crate::types` (proleptic Gregorian), in i64 parts;
+    // every caller passes a validated month and day.
     fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-        let y = if m <= 2 { y - 1 } else { y };
-        let era = y.div_euclid(400);
-        let yoe = y - era * 400;
-        let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + d - 1;
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-        era * 146_097 + doe - 719_468
+        crate::types::days_from_civil(y, m as u32, d as u32)
     }
 
     fn civil_from_days(z: i64) -> (i64, i64, i64) {
-        let z = z + 719_468;
-        let era = z.div_euclid(146_097);
-        let doe = z - era * 146_097;
-        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-        let y = yoe + era * 400;
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-        let mp = (5 * doy + 2) / 153;
-        let d = doy - (153 * mp + 2) / 5 + 1;
-        let m = if mp < 10 { mp + 3 } else { mp - 9 };
-        (if m <= 2 { y + 1 } else { y }, m, d)
+        let (y, m, d) = crate::types::civil_from_days(z);
+        (y, i64::from(m), i64::from(d))
     }
 
     fn is_leap(y: i64) -> bool {
