@@ -1010,8 +1010,9 @@ fn join_order(rels: &[Rel], selection: Option<&ast::Expr>, sizes: &[RelSize]) ->
     best.map(|(_, o)| o).unwrap_or_else(|| (0..n).collect())
 }
 
-/// MySQL's type of a UNION column from its two inputs.
-fn union_kind(a: ColumnKind, b: ColumnKind) -> ColumnKind {
+/// MySQL's type of a UNION column from its two inputs (also of the
+/// functions that return one of their arguments: COALESCE, IF, …).
+pub(crate) fn union_kind(a: ColumnKind, b: ColumnKind) -> ColumnKind {
     use ColumnKind as K;
     match (a, b) {
         _ if a == b => a,

@@ -204,13 +204,15 @@ fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnKind {
             | "asin" | "acos" | "atan" | "atan2" | "pi" | "degrees" | "radians" => {
                 ColumnKind::Float
             }
-            // FLOOR / CEIL of a double are doubles, of anything else integers.
-            "floor" | "ceil" | "ceiling" => {
-                match args.first().map(|a| kind_of_expr(a, src, aggs)) {
-                    Some(ColumnKind::Float) => ColumnKind::Float,
+            // FLOOR / CEIL of a double are doubles, of anything else (a
+            // literal such as 2.5 is an exact value in MySQL) integers.
+            "floor" | "ceil" | "ceiling" => match args.first() {
+                Some(CExpr::Lit(_)) | None => ColumnKind::Int,
+                Some(a) => match kind_of_expr(a, src, aggs) {
+                    ColumnKind::Float => ColumnKind::Float,
                     _ => ColumnKind::Int,
-                }
-            }
+                },
+            },
             "instr" | "locate" | "sign" | "year" | "month" | "day" | "dayofmonth" | "hour"
             | "minute" | "second" | "microsecond" | "dayofweek" | "dayofyear" | "weekday"
             | "quarter" | "week" | "to_days" | "datediff" | "timestampdiff" => ColumnKind::Int,
@@ -229,6 +231,34 @@ fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnKind {
                         ColumnKind::Date
                     }
                     Some(ColumnKind::Date | ColumnKind::DateTime) => ColumnKind::DateTime,
+                    _ => ColumnKind::Text,
+                }
+            }
+            // Functions returning one of their arguments: the arguments'
+            // common type (NULL literals aside), as UNION combines them.
+            "coalesce" | "ifnull" | "if" | "nullif" | "greatest" | "least" => {
+                let values: &[CExpr] = match name.as_str() {
+                    "if" => args.get(1..).unwrap_or_default(),
+                    "nullif" => args.get(..1).unwrap_or_default(),
+                    _ => args,
+                };
+                values
+                    .iter()
+                    .filter(|a| !matches!(a, CExpr::Lit(Value::Null)))
+                    .map(|a| kind_of_expr(a, src, aggs))
+                    .reduce(crate::sql::plan::union_kind)
+                    .unwrap_or(ColumnKind::Text)
+            }
+            // Numeric functions keep an integer or double argument's type;
+            // a DECIMAL's scale may change, so it is reported as a double.
+            "abs" | "round" | "truncate" | "mod" => {
+                let kinds = args
+                    .iter()
+                    .take(if name == "mod" { 2 } else { 1 })
+                    .map(|a| kind_of_expr(a, src, aggs));
+                match kinds.reduce(crate::sql::plan::union_kind) {
+                    Some(ColumnKind::Int) => ColumnKind::Int,
+                    Some(ColumnKind::Float | ColumnKind::Decimal { .. }) => ColumnKind::Float,
                     _ => ColumnKind::Text,
                 }
             }

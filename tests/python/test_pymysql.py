@@ -209,3 +209,27 @@ def test_found_rows_capability(server, dbname):
 
     assert counts(0) == (0, 1, 0)
     assert counts(CLIENT.FOUND_ROWS) == (2, 1, 1)
+
+
+def test_function_results_have_numeric_types(server, dbname):
+    """Drivers convert by the column type the server declares: functions
+    that return one of their numeric arguments (COALESCE over SUM, IF,
+    GREATEST, ROUND, MOD, …) arrive as numbers, not strings (SUM of an INT
+    is a DECIMAL, as in MySQL)."""
+    import decimal
+
+    conn = pymysql.connect(host=server.host, port=server.port, user="root", password="",
+                           database=dbname, autocommit=True)
+    try:
+        with conn.cursor() as c:
+            c.execute("CREATE TABLE nums (id INT PRIMARY KEY, n INT, f DOUBLE)")
+            c.execute("INSERT INTO nums VALUES (1, 2, 1.5), (2, NULL, NULL)")
+            c.execute("SELECT COALESCE(SUM(n), 0), IFNULL(MAX(f), 0), IF(COUNT(*) > 1, 1, 0), "
+                      "GREATEST(1, 7, 3), LEAST(2.5, 1), ROUND(7.25, 1), ABS(-4), MOD(7, 3), "
+                      "NULLIF(5, 6), COALESCE(NULL, 'x'), FLOOR(2.5), YEAR('2024-05-06') FROM nums")
+            row = c.fetchone()
+    finally:
+        conn.close()
+    assert row == (2, 1.5, 1, 7, 1.0, 7.3, 4, 1, 5, "x", 2, 2024), row
+    assert [type(v) for v in row] == [decimal.Decimal, float, int, int, float, float, int, int,
+                                      int, str, int, int], row
