@@ -1370,6 +1370,25 @@ fn want(args: &[Value], n: usize, name: &str) -> SqlResult<()> {
     Ok(())
 }
 
+/// The units `pos[, len]` select out of `n` in SUBSTRING and MatrixOne's
+/// subvector (the same rule): `pos` 1-based, negative from the end; `len`
+/// optional (to the end); `pos` 0, a position outside, or `len` < 1 select
+/// nothing. `None` when an argument is NULL or not a number.
+fn sub_range(pos_len: &[Value], n: usize) -> Option<std::ops::Range<usize>> {
+    let pos = num_i64(pos_len.first()?)?;
+    let len = match pos_len.get(1) {
+        Some(l) => Some(num_i64(l)?),
+        None => None,
+    };
+    let n = n as i64;
+    let start = if pos > 0 { pos - 1 } else { n + pos };
+    if pos == 0 || start < 0 || start >= n || len.is_some_and(|l| l < 1) {
+        return Some(0..0);
+    }
+    let end = len.map_or(n, |l| start.saturating_add(l).min(n));
+    Some(start as usize..end as usize)
+}
+
 fn wrong_count(name: &str) -> SqlError {
     SqlError::wrong_args(format!(
         "Incorrect parameter count in the call to native function '{name}'"
@@ -1481,31 +1500,15 @@ fn call_builtin(name: &str, args: &[Value]) -> SqlResult<Value> {
             // optional (to the end); `len` < 1 or a position outside the
             // vector gives the empty vector.
             if !(2..=3).contains(&args.len()) {
-                return Err(SqlError::wrong_args(format!(
-                    "Incorrect parameter count in the call to native function '{name}'"
-                )));
+                return Err(wrong_count(name));
             }
             let Some(a) = vector_arg(&args[0], name)? else {
                 return Ok(Value::Null);
             };
-            let (Some(pos), len) = (num_i64(&args[1]), args.get(2).map(num_i64)) else {
-                return Ok(Value::Null);
-            };
-            let len = match len {
-                Some(None) => return Ok(Value::Null),
-                Some(Some(l)) => Some(l),
-                None => None,
-            };
-            let n = a.len() as i64;
-            let start = if pos > 0 { pos - 1 } else { n + pos };
-            if pos == 0 || start < 0 || start >= n || len.is_some_and(|l| l < 1) {
-                return Ok(Value::Vector(Vec::new()));
-            }
-            let end = match len {
-                Some(l) => start.saturating_add(l).min(n),
-                None => n,
-            };
-            Ok(Value::Vector(a[start as usize..end as usize].to_vec()))
+            Ok(match sub_range(&args[1..], a.len()) {
+                None => Value::Null,
+                Some(r) => Value::Vector(a[r].to_vec()),
+            })
         }
         "vector_dims" => {
             want(args, 1, name)?;
@@ -1615,27 +1618,10 @@ fn call_builtin(name: &str, args: &[Value]) -> SqlResult<Value> {
                 return Ok(Value::Null);
             }
             let s = text_of(&args[0]);
-            let (Some(pos), len) = (num_i64(&args[1]), args.get(2).map(num_i64)) else {
-                return Ok(Value::Null);
-            };
-            let len = match len {
-                Some(None) => return Ok(Value::Null),
-                Some(Some(l)) => Some(l),
-                None => None,
-            };
-            let n = s.chars().count() as i64;
-            let start = if pos > 0 {
-                pos - 1
-            } else {
-                n.saturating_add(pos)
-            };
-            if pos == 0 || start < 0 || start >= n || len.is_some_and(|l| l < 1) {
-                return Ok(Value::Text(String::new()));
-            }
-            let take = len.unwrap_or(n).min(n - start);
-            Ok(Value::Text(
-                s.chars().skip(start as usize).take(take as usize).collect(),
-            ))
+            Ok(match sub_range(&args[1..], s.chars().count()) {
+                None => Value::Null,
+                Some(r) => Value::Text(s.chars().skip(r.start).take(r.len()).collect()),
+            })
         }
         "left" | "right" => {
             want(args, 2, name)?;
