@@ -33,7 +33,7 @@ use std::sync::Arc;
 
 use tributary_storage::{Storage, Transaction, TxnOptions};
 
-use crate::catalog::IdAllocator;
+use crate::catalog::{IdAllocator, TableDef};
 use crate::config::Config;
 use crate::error::{code, SqlError, SqlResult};
 use crate::iscp::Iscp;
@@ -226,13 +226,7 @@ impl Engine {
             Stmt::ShowWarnings => Ok(show::warnings(st)),
             Stmt::ShowVariables { like } => Ok(show::variables(self, st, like.as_deref())),
             Stmt::AlterKeys { table } => {
-                // An ALTER TABLE: commits the open transaction, as MySQL's.
-                self.commit_open(st)?;
-                let db = st.db_for(table.db.as_deref())?.to_string();
-                let mut txn = self.begin(st)?;
-                let t = crate::catalog::require_table(txn.as_mut(), &db, &table.name, false);
-                txn.rollback();
-                let t = t?;
+                let t = self.table_after_commit(st, &table)?;
                 Ok(QueryResult {
                     warnings: vec![Warning {
                         code: 1031,
@@ -245,12 +239,7 @@ impl Engine {
                 })
             }
             Stmt::Reindex { name, table } => {
-                self.commit_open(st)?;
-                let db = st.db_for(table.db.as_deref())?.to_string();
-                let mut txn = self.begin(st)?;
-                let t = crate::catalog::require_table(txn.as_mut(), &db, &table.name, false);
-                txn.rollback();
-                let t = t?;
+                let t = self.table_after_commit(st, &table)?;
                 let ix = t.index(&name).ok_or_else(|| {
                     SqlError::new(
                         code::KEY_DOES_NOT_EXIST,
@@ -299,6 +288,22 @@ impl Engine {
             }
             s => self.in_txn(st, |cx| run_in_txn(cx, s)),
         }
+    }
+
+    /// For an ALTER TABLE that is not DDL of its own (DISABLE KEYS, ALTER
+    /// REINDEX): commit the open transaction, as MySQL's ALTER does, then
+    /// read the table's definition (error 1146 if missing).
+    fn table_after_commit(
+        &self,
+        st: &mut SessionState,
+        table: &parse::Name,
+    ) -> SqlResult<TableDef> {
+        self.commit_open(st)?;
+        let db = st.db_for(table.db.as_deref())?.to_string();
+        let mut txn = self.begin(st)?;
+        let t = crate::catalog::require_table(txn.as_mut(), &db, &table.name, false);
+        txn.rollback();
+        t
     }
 
     /// `PREPARE name FROM …`: the text is parsed now (a syntax error is
