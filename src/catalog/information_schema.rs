@@ -605,41 +605,32 @@ pub fn rows(txn: &mut dyn Transaction, name: &str) -> SqlResult<Option<Vec<Vec<V
         }
         "STATISTICS" => {
             for td in all_tables(txn)? {
-                let mut entry =
-                    |name: &str, unique: bool, ty: &str, comment: &str, cols: &[usize]| {
-                        for (seq, &c) in cols.iter().enumerate() {
-                            let Some(cd) = td.columns.get(c) else {
-                                continue;
-                            };
-                            out.push(vec![
-                                t("def"),
-                                t(td.db.clone()),
-                                t(td.name.clone()),
-                                int(i64::from(!unique)),
-                                t(td.db.clone()),
-                                t(name),
-                                int(seq + 1),
-                                t(cd.name.clone()),
-                                if ty == "BTREE" { t("A") } else { Value::Null },
-                                Value::Null,
-                                Value::Null,
-                                Value::Null,
-                                t(if cd.nullable { "YES" } else { "" }),
-                                t(ty),
-                                t(comment),
-                                t(""),
-                                t("YES"),
-                                Value::Null,
-                            ]);
-                        }
-                    };
-                if td.view.is_none() {
-                    entry("PRIMARY", true, "BTREE", "", &td.pk);
-                }
-                for ix in &td.indexes {
-                    let unique = matches!(ix.kind, IndexKind::BTree { unique: true });
-                    let comment = if ix.is_async { "ASYNC" } else { "" };
-                    entry(&ix.name, unique, ix.kind.algo(), comment, &ix.columns);
+                for ic in td.index_columns() {
+                    let asy = ic.index.is_some_and(|ix| ix.is_async);
+                    out.push(vec![
+                        t("def"),
+                        t(td.db.clone()),
+                        t(td.name.clone()),
+                        int(i64::from(!ic.unique)),
+                        t(td.db.clone()),
+                        t(ic.key_name),
+                        int(ic.seq),
+                        t(ic.column.name.clone()),
+                        if ic.index_type == "BTREE" {
+                            t("A")
+                        } else {
+                            Value::Null
+                        },
+                        Value::Null,
+                        Value::Null,
+                        Value::Null,
+                        t(if ic.column.nullable { "YES" } else { "" }),
+                        t(ic.index_type),
+                        t(if asy { "ASYNC" } else { "" }),
+                        t(""),
+                        t("YES"),
+                        Value::Null,
+                    ]);
                 }
             }
         }

@@ -98,7 +98,54 @@ pub struct ViewDef {
     pub columns: Vec<String>,
 }
 
+/// One column of one index (the primary key first, then the indexes in
+/// order), as SHOW INDEX and `information_schema.STATISTICS` list them.
+pub struct IndexColumn<'a> {
+    pub key_name: &'a str,
+    pub unique: bool,
+    /// `BTREE`, `HNSW` or `FULLTEXT`.
+    pub index_type: &'static str,
+    /// 1-based position in the index.
+    pub seq: usize,
+    pub column: &'a ColumnDef,
+    /// The secondary index (`None` for the primary key).
+    pub index: Option<&'a IndexDef>,
+}
+
 impl TableDef {
+    /// Every column of every index, the primary key first (a view has
+    /// none).
+    pub fn index_columns(&self) -> Vec<IndexColumn<'_>> {
+        let keys = std::iter::once(("PRIMARY", true, "BTREE", &self.pk, None)).chain(
+            self.indexes.iter().map(|ix| {
+                let unique = matches!(ix.kind, IndexKind::BTree { unique: true });
+                (
+                    ix.name.as_str(),
+                    unique,
+                    ix.kind.algo(),
+                    &ix.columns,
+                    Some(ix),
+                )
+            }),
+        );
+        let mut out = Vec::new();
+        for (key_name, unique, index_type, cols, index) in keys {
+            for (i, &c) in cols.iter().enumerate() {
+                if let Some(column) = self.columns.get(c) {
+                    out.push(IndexColumn {
+                        key_name,
+                        unique,
+                        index_type,
+                        seq: i + 1,
+                        column,
+                        index,
+                    });
+                }
+            }
+        }
+        out
+    }
+
     /// Position of a column by (case-insensitive) name.
     pub fn column_index(&self, name: &str) -> Option<usize> {
         self.columns

@@ -75,60 +75,55 @@ pub fn tables(cx: &mut Ctx<'_>, db: Option<String>, full: bool) -> SqlResult<Que
     }
 }
 
+/// SHOW INDEX's `Index_params` of an index kind.
+fn index_params(kind: &IndexKind) -> String {
+    match kind {
+        IndexKind::Hnsw {
+            op_type,
+            m,
+            ef_construction,
+            ef_search,
+        } => format!(
+            "op_type={op_type} m={m} ef_construction={ef_construction} ef_search={ef_search}"
+        ),
+        IndexKind::FullText { parser } => format!("parser={parser}"),
+        IndexKind::BTree { .. } => String::new(),
+    }
+}
+
 /// SHOW INDEX FROM t: MySQL's columns (Index_type is BTREE, HNSW or
 /// FULLTEXT), then Tributary's `Async` and `Index_params`.
 pub fn index(cx: &mut Ctx<'_>, n: &Name) -> SqlResult<QueryResult> {
     let td = table(cx, n)?;
     let mut rows = Vec::new();
-    let mut push = |key: &str, unique: bool, ty: &str, cols: &[usize], asy: bool, params: &str| {
-        for (seq, &c) in cols.iter().enumerate() {
-            let Some(col) = td.columns.get(c) else {
-                continue;
-            };
-            rows.push(vec![
-                t(td.name.clone()),
-                Value::Int(i64::from(!unique)),
-                t(key),
-                Value::Int(seq as i64 + 1),
-                t(col.name.clone()),
-                if ty == "BTREE" { t("A") } else { Value::Null },
-                Value::Null,
-                Value::Null,
-                Value::Null,
-                t(if col.nullable { "YES" } else { "" }),
-                t(ty),
-                t(""),
-                t(""),
-                t("YES"),
-                Value::Null,
-                t(if asy { "YES" } else { "NO" }),
-                t(params),
-            ]);
-        }
-    };
-    push("PRIMARY", true, "BTREE", &td.pk, false, "");
-    for ix in &td.indexes {
-        let unique = matches!(ix.kind, IndexKind::BTree { unique: true });
-        let params = match &ix.kind {
-            IndexKind::Hnsw {
-                op_type,
-                m,
-                ef_construction,
-                ef_search,
-            } => format!(
-                "op_type={op_type} m={m} ef_construction={ef_construction} ef_search={ef_search}"
-            ),
-            IndexKind::FullText { parser } => format!("parser={parser}"),
-            IndexKind::BTree { .. } => String::new(),
+    for ic in td.index_columns() {
+        let (asy, params) = match ic.index {
+            None => (false, String::new()),
+            Some(ix) => (ix.is_async, index_params(&ix.kind)),
         };
-        push(
-            &ix.name,
-            unique,
-            ix.kind.algo(),
-            &ix.columns,
-            ix.is_async,
-            &params,
-        );
+        rows.push(vec![
+            t(td.name.clone()),
+            Value::Int(i64::from(!ic.unique)),
+            t(ic.key_name),
+            Value::Int(ic.seq as i64),
+            t(ic.column.name.clone()),
+            if ic.index_type == "BTREE" {
+                t("A")
+            } else {
+                Value::Null
+            },
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            t(if ic.column.nullable { "YES" } else { "" }),
+            t(ic.index_type),
+            t(""),
+            t(""),
+            t("YES"),
+            Value::Null,
+            t(if asy { "YES" } else { "NO" }),
+            t(params),
+        ]);
     }
     let mut r = rs(
         &[
