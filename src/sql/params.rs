@@ -33,64 +33,15 @@ pub enum ParamError {
 }
 
 /// Byte class of a position in the SQL text, as the scanner sees it.
-#[derive(Clone, Copy, PartialEq)]
-enum Mode {
-    Code,
-    Quote(u8),
-    LineComment,
-    BlockComment,
-}
-
 /// Visit every `?` that is a placeholder (outside quotes, backticks and
 /// comments), calling `on_placeholder` with its byte offset.
 fn scan_placeholders(sql: &str, mut on_placeholder: impl FnMut(usize)) {
-    let b = sql.as_bytes();
-    let mut mode = Mode::Code;
-    let mut i = 0;
-    while i < b.len() {
-        let c = b[i];
-        match mode {
-            Mode::Code => match c {
-                b'\'' | b'"' | b'`' => mode = Mode::Quote(c),
-                b'#' => mode = Mode::LineComment,
-                b'-' if b.get(i + 1) == Some(&b'-')
-                    && b.get(i + 2).is_none_or(|n| n.is_ascii_whitespace()) =>
-                {
-                    mode = Mode::LineComment;
-                    i += 1;
-                }
-                b'/' if b.get(i + 1) == Some(&b'*') => {
-                    mode = Mode::BlockComment;
-                    i += 1;
-                }
-                b'?' => on_placeholder(i),
-                _ => {}
-            },
-            Mode::Quote(q) => {
-                if c == b'\\' && q != b'`' {
-                    i += 1;
-                } else if c == q {
-                    if b.get(i + 1) == Some(&q) {
-                        i += 1;
-                    } else {
-                        mode = Mode::Code;
-                    }
-                }
-            }
-            Mode::LineComment => {
-                if c == b'\n' {
-                    mode = Mode::Code;
-                }
-            }
-            Mode::BlockComment => {
-                if c == b'*' && b.get(i + 1) == Some(&b'/') {
-                    mode = Mode::Code;
-                    i += 1;
-                }
-            }
+    crate::sql::parse::visit_code(sql, |i, c| {
+        if c == b'?' {
+            on_placeholder(i);
         }
-        i += 1;
-    }
+        true
+    });
 }
 
 /// Number of `?` placeholders outside quotes and comments.

@@ -832,6 +832,72 @@ pub fn parse(sql: &str) -> SqlResult<Stmt> {
     parse_ast(sql)
 }
 
+#[derive(Clone, Copy, PartialEq)]
+enum Mode {
+    Code,
+    Quote(u8),
+    LineComment,
+    BlockComment,
+}
+
+/// Visit every byte of `sql` that is code — outside quotes (`'`, `"`,
+/// backticks; backslash escapes and doubled quotes inside), `#` / `-- `
+/// line comments and block comments — calling `f` with its offset until it
+/// returns false. What prepared-statement placeholders and CREATE TABLE's
+/// element list are found with.
+pub fn visit_code(sql: &str, mut f: impl FnMut(usize, u8) -> bool) {
+    let b = sql.as_bytes();
+    let mut mode = Mode::Code;
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        match mode {
+            Mode::Code => match c {
+                b'\'' | b'"' | b'`' => mode = Mode::Quote(c),
+                b'#' => mode = Mode::LineComment,
+                b'-' if b.get(i + 1) == Some(&b'-')
+                    && b.get(i + 2).is_none_or(|n| n.is_ascii_whitespace()) =>
+                {
+                    mode = Mode::LineComment;
+                    i += 1;
+                }
+                b'/' if b.get(i + 1) == Some(&b'*') => {
+                    mode = Mode::BlockComment;
+                    i += 1;
+                }
+                _ => {
+                    if !f(i, c) {
+                        return;
+                    }
+                }
+            },
+            Mode::Quote(q) => {
+                if c == b'\\' && q != b'`' {
+                    i += 1;
+                } else if c == q {
+                    if b.get(i + 1) == Some(&q) {
+                        i += 1;
+                    } else {
+                        mode = Mode::Code;
+                    }
+                }
+            }
+            Mode::LineComment => {
+                if c == b'\n' {
+                    mode = Mode::Code;
+                }
+            }
+            Mode::BlockComment => {
+                if c == b'*' && b.get(i + 1) == Some(&b'/') {
+                    mode = Mode::Code;
+                    i += 1;
+                }
+            }
+        }
+        i += 1;
+    }
+}
+
 /// The index definitions of a `CREATE [TEMPORARY] TABLE name (…)`: each
 /// top-level element of the parenthesised list that starts with KEY,
 /// INDEX, UNIQUE [KEY|INDEX] or FULLTEXT [KEY|INDEX] is parsed here (with
@@ -851,27 +917,12 @@ fn split_inline_indexes(sql: &str) -> SqlResult<Option<(String, Vec<IndexSpec>)>
         return Ok(None);
     }
     // Top-level elements of the first parenthesised list, by byte ranges.
-    let b = sql.as_bytes();
-    let (mut depth, mut quote, mut open) = (0usize, None::<u8>, None::<usize>);
+    let (mut depth, mut open) = (0usize, None::<usize>);
     let mut elems: Vec<(usize, usize)> = Vec::new();
     let mut start = 0;
     let mut close = None;
-    let mut i = 0;
-    while i < b.len() {
-        let c = b[i];
-        if let Some(q) = quote {
-            if c == b'\\' && q != b'`' {
-                i += 2;
-                continue;
-            }
-            if c == q {
-                quote = None;
-            }
-            i += 1;
-            continue;
-        }
+    visit_code(sql, |i, c| {
         match c {
-            b'\'' | b'"' | b'`' => quote = Some(c),
             b'(' => {
                 depth += 1;
                 if depth == 1 && open.is_none() {
@@ -884,7 +935,7 @@ fn split_inline_indexes(sql: &str) -> SqlResult<Option<(String, Vec<IndexSpec>)>
                 if depth == 0 && open.is_some() {
                     elems.push((start, i));
                     close = Some(i);
-                    break;
+                    return false;
                 }
             }
             b',' if depth == 1 => {
@@ -893,8 +944,8 @@ fn split_inline_indexes(sql: &str) -> SqlResult<Option<(String, Vec<IndexSpec>)>
             }
             _ => {}
         }
-        i += 1;
-    }
+        true
+    });
     let (Some(open), Some(close)) = (open, close) else {
         return Ok(None);
     };
@@ -1447,6 +1498,25 @@ fn parse_set(p: &mut P) -> SqlResult<Stmt> {
 
 #[cfg(test)]
 mod tests {
+
+    /// Index definitions inside CREATE TABLE are found past commas and
+    /// parentheses in quotes and comments.
+    #[test]
+    fn inline_indexes_skip_quotes_and_comments() {
+        let s = parse(
+            "CREATE TABLE cm (id INT PRIMARY KEY, /* a, (b */ v VECF32(2), -- c, (\n \
+             note VARCHAR(9) DEFAULT 'x, (y', KEY hv USING hnsw (v) OP_TYPE 'vector_l2_ops', \
+             FULLTEXT ft (note) ASYNC)",
+        )
+        .unwrap();
+        let Stmt::CreateTable(_, specs) = s else {
+            panic!("{s:?}");
+        };
+        let names: Vec<&str> = specs.iter().map(|x| x.name.as_str()).collect();
+        assert_eq!(names, ["hv", "ft"]);
+        assert!(specs[1].fulltext && specs[1].is_async);
+    }
+
     use super::*;
 
     #[test]

@@ -30,6 +30,10 @@ SHOW CREATE TABLE copy;
 CREATE TABLE bad (id INT PRIMARY KEY, v VECF32(2), KEY hv USING hnsw (v) OP_TYPE 'nope');
 CREATE TABLE bad (id INT PRIMARY KEY, KEY k (missing));
 CREATE TABLE bad (KEY k (id));
+-- Commas and parentheses inside quotes do not split the list (comments: a unit test in parse.rs).
+CREATE TABLE cm (id INT PRIMARY KEY, /* a, (b */ v VECF32(2), note VARCHAR(9) DEFAULT 'x, (y', KEY hv USING hnsw (v) OP_TYPE 'vector_l2_ops');
+SHOW CREATE TABLE cm;
+DROP TABLE cm;
 SHOW FULL TABLES;
 CREATE VIEW titles AS SELECT title FROM docs;
 SHOW FULL TABLES;
