@@ -42,7 +42,9 @@ use std::time::Instant;
 use tributary::{Config, Database, Session};
 
 mod common;
-use common::oracle::{cell_of, results_agree, show_rows, sqlite_cell, Cell, Rng, Rows};
+use common::oracle::{
+    check_oracle_null_order, lite_rows, results_agree, show_rows, trib_rows, Cell, Rng, Rows,
+};
 
 /// Queries per run (over the default seeds).
 const QUERIES: usize = 2000;
@@ -260,37 +262,11 @@ impl Engines {
     }
 
     fn trib_rows(&mut self, sql: &str) -> Result<Rows, String> {
-        match self.trib.execute(sql) {
-            Ok(r) => Ok(r
-                .rows
-                .iter()
-                .map(|row| row.iter().map(cell_of).collect())
-                .collect()),
-            Err(e) => Err(format!("ERROR {e}")),
-        }
+        trib_rows(&mut self.trib, sql)
     }
 
     fn lite_rows(&self, sql: &str) -> Rows {
-        let mut st = self
-            .lite
-            .prepare(sql)
-            .unwrap_or_else(|e| panic!("SQLite refused a generated query: {sql}: {e}"));
-        let n = st.column_count();
-        let mut rows = st
-            .query([])
-            .unwrap_or_else(|e| panic!("SQLite failed on a generated query: {sql}: {e}"));
-        let mut out = Vec::new();
-        while let Some(r) = rows
-            .next()
-            .unwrap_or_else(|e| panic!("SQLite failed on a generated query: {sql}: {e}"))
-        {
-            out.push(
-                (0..n)
-                    .map(|i| sqlite_cell(r.get_ref(i).expect("cell")))
-                    .collect(),
-            );
-        }
-        out
+        lite_rows(&self.lite, sql)
     }
 
     /// `None` when Tributary agrees with SQLite, else its answer.
@@ -322,20 +298,6 @@ impl Engines {
         }
         cur
     }
-}
-
-/// The oracle's NULL ordering is MySQL's (first ASC, last DESC).
-fn check_oracle_null_order(lite: &rusqlite::Connection) {
-    let order = |dir: &str| -> Vec<Option<i64>> {
-        let sql = format!("SELECT x FROM (SELECT 1 AS x UNION ALL SELECT NULL) ORDER BY x {dir}");
-        let mut st = lite.prepare(&sql).unwrap();
-        st.query_map([], |r| r.get::<_, Option<i64>>(0))
-            .unwrap()
-            .map(|x| x.unwrap())
-            .collect()
-    };
-    assert_eq!(order("ASC"), vec![None, Some(1)]);
-    assert_eq!(order("DESC"), vec![Some(1), None]);
 }
 
 /// Whether the oracle has RIGHT JOIN (SQLite ≥ 3.39).

@@ -202,3 +202,53 @@ pub fn count_from_env(var: &str, default: usize) -> usize {
         .and_then(|s| s.trim().parse().ok())
         .unwrap_or(default)
 }
+
+/// A statement's rows from Tributary as cells, or its error as text.
+pub fn trib_rows(trib: &mut tributary::Session, sql: &str) -> Result<Rows, String> {
+    match trib.execute(sql) {
+        Ok(r) => Ok(r
+            .rows
+            .iter()
+            .map(|row| row.iter().map(cell_of).collect())
+            .collect()),
+        Err(e) => Err(format!("ERROR {e}")),
+    }
+}
+
+/// A generated query's rows from SQLite: a query SQLite refuses or fails
+/// on is a bug of the generator, so it panics with the query.
+pub fn lite_rows(lite: &rusqlite::Connection, sql: &str) -> Rows {
+    let mut st = lite
+        .prepare(sql)
+        .unwrap_or_else(|e| panic!("SQLite refused a generated query: {sql}: {e}"));
+    let n = st.column_count();
+    let mut rows = st
+        .query([])
+        .unwrap_or_else(|e| panic!("SQLite failed on a generated query: {sql}: {e}"));
+    let mut out = Vec::new();
+    while let Some(r) = rows
+        .next()
+        .unwrap_or_else(|e| panic!("SQLite failed on a generated query: {sql}: {e}"))
+    {
+        out.push(
+            (0..n)
+                .map(|i| sqlite_cell(r.get_ref(i).expect("cell")))
+                .collect(),
+        );
+    }
+    out
+}
+
+/// The oracle's NULL ordering is MySQL's (first ASC, last DESC).
+pub fn check_oracle_null_order(lite: &rusqlite::Connection) {
+    let order = |dir: &str| -> Vec<Option<i64>> {
+        let sql = format!("SELECT x FROM (SELECT 1 AS x UNION ALL SELECT NULL) ORDER BY x {dir}");
+        let mut st = lite.prepare(&sql).unwrap();
+        st.query_map([], |r| r.get::<_, Option<i64>>(0))
+            .unwrap()
+            .map(|x| x.unwrap())
+            .collect()
+    };
+    assert_eq!(order("ASC"), vec![None, Some(1)]);
+    assert_eq!(order("DESC"), vec![Some(1), None]);
+}
