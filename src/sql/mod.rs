@@ -372,12 +372,7 @@ impl Engine {
                     Value::Int(i) => params::Param::Int(i),
                     Value::Bool(b) => params::Param::Int(i64::from(b)),
                     Value::Float(f) => params::Param::Double(f),
-                    Value::DateTime(_) => params::Param::Temporal(
-                        st.user_vars
-                            .get(v)
-                            .map(|x| x.to_string())
-                            .unwrap_or_default(),
-                    ),
+                    d @ Value::DateTime(_) => params::Param::Temporal(d.to_string()),
                     other => params::Param::Bytes(other.to_string().into_bytes()),
                 },
             )
