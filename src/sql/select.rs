@@ -1107,6 +1107,7 @@ fn candidates(
     use_index: bool,
     outer: &[Value],
     filter: Option<&exec::Prepared<'_>>,
+    host: &SessionHost<'_>,
 ) -> SqlResult<(Vec<Candidate>, bool)> {
     if let Some(node) = &plan.source.input {
         let rows = exec::run(cx, node, outer)?;
@@ -1159,7 +1160,7 @@ fn candidates(
             false,
         ));
     }
-    let (rows, early) = scan_rows(cx, plan, t, outer, filter)?;
+    let (rows, early) = scan_rows(cx, plan, t, outer, filter, host)?;
     let scores = if plan.matches.is_empty() {
         Vec::new()
     } else {
@@ -1197,6 +1198,7 @@ fn scan_rows(
     t: &TableDef,
     outer: &[Value],
     filter: Option<&exec::Prepared<'_>>,
+    host: &SessionHost<'_>,
 ) -> SqlResult<(Vec<KeyedRow>, bool)> {
     // A correlated filter (`b.a_id = a.id` inside a subquery) is a
     // constant for this run: its access path is chosen with the outer
@@ -1204,13 +1206,13 @@ fn scan_rows(
     let dynamic = correlated_filter(plan.filter.as_ref(), |i| {
         outer.get(i).cloned().unwrap_or(Value::Null)
     })
-    .map(|f| access::choose(t, Some(&f), &SessionHost::new(cx.session, cx.engine)))
+    .map(|f| access::choose(t, Some(&f), host))
     // A filter whose subqueries have run (`id IN (SELECT …)` is now an
     // IN-list of keys) may have a better path than the planned one.
     .or_else(|| {
         filter
             .filter(|f| f.ran_subqueries() && !f.per_row())
-            .map(|f| access::choose(t, Some(f.expr()), &SessionHost::new(cx.session, cx.engine)))
+            .map(|f| access::choose(t, Some(f.expr()), host))
     });
     let path = dynamic.as_ref().unwrap_or(&plan.access);
     // The filter is tested inside the scan when it needs nothing but the
@@ -1219,14 +1221,13 @@ fn scan_rows(
     let early = filter.filter(|f| !f.per_row() && plan.matches.is_empty());
     let rows = match early {
         Some(f) => {
-            let host = SessionHost::new(cx.session, cx.engine);
             let mut keep = |row: &[Value]| -> SqlResult<bool> {
                 let v = f.expr().eval(&EvalCtx {
                     row,
                     outer,
                     aggs: &[],
                     matches: &[],
-                    funcs: &host,
+                    funcs: host,
                 })?;
                 Ok(crate::sql::expr::truth(&v) == Some(true))
             };
@@ -1257,11 +1258,11 @@ pub fn keyed_rows(cx: &mut Ctx<'_>, plan: &Plan) -> SqlResult<Vec<(Vec<u8>, Vec<
         Some(f) => Some(exec::prepare(cx, f, w, &[])?),
         None => None,
     };
-    let (rows, filtered) = scan_rows(cx, plan, t, &[], filter.as_ref())?;
+    let host = SessionHost::new(cx.session, cx.engine);
+    let (rows, filtered) = scan_rows(cx, plan, t, &[], filter.as_ref(), &host)?;
     let Some(f) = filter.filter(|_| !filtered) else {
         return Ok(rows);
     };
-    let host = SessionHost::new(cx.session, cx.engine);
     let mut out = Vec::with_capacity(rows.len());
     for (k, r) in rows {
         if crate::sql::expr::truth(&ev(cx, &f, &host, &r, &[], &[], &[])?) == Some(true) {
@@ -1535,8 +1536,8 @@ fn run_with(
     outer: &[Value],
 ) -> SqlResult<Vec<Vec<Value>>> {
     let ex = Exprs::new(cx, plan, outer)?;
-    let (rows, filtered) = candidates(cx, plan, use_index, outer, ex.filter.as_ref())?;
     let host = SessionHost::new(cx.session, cx.engine);
+    let (rows, filtered) = candidates(cx, plan, use_index, outer, ex.filter.as_ref(), &host)?;
     let empty: Vec<Value> = Vec::new();
     // Filter (unless the scan did).
     let mut kept = Vec::with_capacity(rows.len());
