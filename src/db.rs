@@ -60,6 +60,7 @@ impl Database {
             config,
             ids: IdAllocator::default(),
             iscp: iscp.clone(),
+            processes: Default::default(),
         });
         iscp.start()?;
         Ok(Database {
@@ -67,11 +68,22 @@ impl Database {
         })
     }
 
-    /// A new session (autocommit on, no current database), as user `root`.
+    /// A new session (autocommit on, no current database), as user `root`,
+    /// with a fresh connection id.
     pub fn session(&self) -> Session {
+        let id = self.inner.engine.processes.allocate_id();
+        self.connection_session(id)
+    }
+
+    /// A new session for server connection `id` (an id from
+    /// [`ProcessList::allocate_id`](crate::sql::process::ProcessList::allocate_id)),
+    /// as user `root` until [`Session::set_user`].
+    pub fn connection_session(&self, id: u32) -> Session {
+        let engine = self.inner.engine.clone();
+        let process = engine.processes.register(id, "root", "localhost");
         Session {
-            engine: self.inner.engine.clone(),
-            state: SessionState::new("root", true),
+            engine,
+            state: SessionState::new("root", true, process),
         }
     }
 
@@ -97,6 +109,7 @@ impl Drop for Session {
         if let Some(t) = self.state.txn.take() {
             t.rollback();
         }
+        self.engine.processes.unregister(&self.state.process);
     }
 }
 
@@ -127,12 +140,14 @@ impl Session {
     pub fn set_user(&mut self, user: &str, privileged: bool) {
         self.state.user = user.to_string();
         self.state.privileged = privileged;
+        self.state.process.set_identity(user, &self.state.host);
     }
 
     /// Set the client host of the session (an IP address; `localhost` by
     /// default): what privilege errors name and `localhost` accounts match.
     pub fn set_host(&mut self, host: &str) {
         self.state.host = host.to_string();
+        self.state.process.set_identity(&self.state.user, host);
     }
 
     /// Report matched rather than changed rows for UPDATE (the client's
@@ -141,9 +156,15 @@ impl Session {
         self.state.found_rows = on;
     }
 
-    /// Set the id `CONNECTION_ID()` returns (the server's connection id).
-    pub fn set_connection_id(&mut self, id: u32) {
-        self.state.connection_id = id;
+    /// The connection id (`CONNECTION_ID()`, `KILL`'s argument).
+    pub fn connection_id(&self) -> u32 {
+        self.state.connection_id
+    }
+
+    /// Cancelled once `KILL CONNECTION` ended this session: the server
+    /// closes the connection.
+    pub fn killed(&self) -> tokio_util::sync::CancellationToken {
+        self.state.process.closed.clone()
     }
 
     /// The authenticated user.
@@ -237,8 +258,17 @@ pub fn split_statements(sql: &str) -> Vec<String> {
             }
             '/' if chars.peek() == Some(&'*') => {
                 chars.next();
+                // An optimizer hint (`/*+ MAX_EXECUTION_TIME(n) */`) is
+                // statement text; any other comment is dropped.
+                let hint = chars.peek() == Some(&'+');
+                if hint {
+                    cur.push_str("/*");
+                }
                 let mut prev = ' ';
                 for n in chars.by_ref() {
+                    if hint {
+                        cur.push(n);
+                    }
                     if prev == '*' && n == '/' {
                         break;
                     }
@@ -266,6 +296,14 @@ pub fn split_statements(sql: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::split_statements;
+
+    #[test]
+    fn split_keeps_optimizer_hints() {
+        assert_eq!(
+            split_statements("SELECT /*+ MAX_EXECUTION_TIME(5) */ 1; SELECT /* x */ 2"),
+            vec!["SELECT /*+ MAX_EXECUTION_TIME(5) */  1", "SELECT   2"]
+        );
+    }
 
     #[test]
     fn split_honours_quotes_and_comments() {

@@ -46,6 +46,10 @@ pub mod code {
     pub const UNKNOWN_FUNCTION: u16 = 1305;
     pub const TOO_MANY_CONNECTIONS: u16 = 1040;
     pub const QUERY_INTERRUPTED: u16 = 1317;
+    /// `max_execution_time` exceeded.
+    pub const QUERY_TIMEOUT: u16 = 3024;
+    /// The session was ended by `KILL CONNECTION` (MariaDB's code).
+    pub const CONNECTION_KILLED: u16 = 1927;
     pub const FT_MATCHING_KEY_NOT_FOUND: u16 = 1191;
     pub const WRONG_TYPE_FOR_VAR: u16 = 1232;
     pub const UNKNOWN_SYSTEM_VARIABLE: u16 = 1193;
@@ -169,7 +173,8 @@ pub fn sqlstate_for(code: u16) -> &'static str {
         KEY_COLUMN_DOES_NOT_EXIST => "42000",
         UNKNOWN_FUNCTION => "42000",
         TOO_MANY_CONNECTIONS => "08004",
-        QUERY_INTERRUPTED => "70100",
+        QUERY_INTERRUPTED | CONNECTION_KILLED => "70100",
+        QUERY_TIMEOUT => "HY000",
         INCORRECT_VALUE => "HY000",
         FT_MATCHING_KEY_NOT_FOUND => "HY000",
         SUBQUERY_NO_1_ROW => "21000",
@@ -198,6 +203,7 @@ impl From<StorageError> for SqlError {
             StorageError::Deadlock => code::LOCK_DEADLOCK,
             StorageError::LockWaitTimeout => code::LOCK_WAIT_TIMEOUT,
             StorageError::ReadOnly => 1792,
+            StorageError::Interrupted => code::QUERY_INTERRUPTED,
             _ => code::UNKNOWN_ERROR,
         };
         SqlError::new(code, e.to_string())

@@ -1,5 +1,7 @@
 //! The ISCP cancellation test matrix (DROP INDEX / ALTER TABLE DROP INDEX /
-//! DROP TABLE while an index consumer is at every interesting phase).
+//! DROP TABLE while an index consumer is at every interesting phase), and
+//! the ALTER TABLE column changes that must go through the same DROP
+//! protocol (a column under an index dropped, converted or moved).
 //!
 //! Owns one `#[test]` per matrix row. Every test holds a
 //! [`tributary_fault::FaultGuard`] for its whole duration (fault points are
@@ -287,6 +289,100 @@ fn long_wait_via_sleep_before_send() {
     q(&mut s, &format!("SELECT remove_fault_point('{key}')"));
     tributary_fault::testing::assert_no_armed_points(global());
     assert_canceled(&db, &mut s, &j);
+}
+
+/// ALTER TABLE under a consumer stalled in `before-send` (a 30 s sleep):
+/// the ALTER's DROP protocol cancels and drains it like DROP INDEX, so the
+/// ALTER returns at once, the old job ends Canceled with its storage
+/// purged, and `recreated` says whether a new generation must index the
+/// new layout.
+fn alter_under_stalled_consumer(alter: &str, recreated: bool) {
+    let _g = FaultGuard::enable();
+    let (_dir, db, mut s) = setup(cfg());
+    let j = create_hnsw(&mut s, &db, "idx01", "v");
+    let key = "fj/iscp/cancel/long/before-send:idx01";
+    arm(key, ":::", "sleep", 30, "");
+    insert_rows(&mut s, 10, 12);
+    wait_hits(key, 1, WAIT);
+    let t0 = Instant::now();
+    let warnings = q_warn(&mut s, alter);
+    let elapsed = t0.elapsed();
+    println!(
+        "{alter} with before-send sleep 30 returned in {} ms",
+        elapsed.as_millis()
+    );
+    assert!(warnings.is_empty(), "ALTER warnings: {warnings:?}");
+    // Far below the 30 s stall: the consumer was cancelled, not awaited.
+    assert!(elapsed < Duration::from_secs(5), "ALTER took {elapsed:?}");
+    remove_all_points();
+    assert_canceled(&db, &mut s, &j);
+    let rows = q(&mut s, "SELECT COUNT(*) FROM t");
+    assert_eq!(rows, vec![vec![Value::Int(7)]]);
+    if !recreated {
+        assert!(q(&mut s, "SHOW INDEX FROM t WHERE Key_name = 'idx01'").is_empty());
+        return;
+    }
+    // A new generation indexes the rewritten rows, and answers like brute
+    // force.
+    let fresh = wait_incremental(&db, "idx01");
+    assert!(fresh.key.job_id > j.key.job_id, "a new generation");
+    q(&mut s, "SET fast_search = 1");
+    let got = q(
+        &mut s,
+        "SELECT id FROM t ORDER BY l2_distance(v, '[12,24,36]') LIMIT 2",
+    );
+    assert_eq!(got, vec![vec![Value::Int(12)], vec![Value::Int(11)]]);
+}
+
+#[test]
+fn alter_drop_indexed_column_under_stalled_consumer() {
+    alter_under_stalled_consumer("ALTER TABLE t DROP COLUMN v", false);
+}
+
+#[test]
+fn alter_convert_indexed_column_under_stalled_consumer() {
+    alter_under_stalled_consumer("ALTER TABLE t MODIFY v VECF32(3) NOT NULL", true);
+}
+
+#[test]
+fn alter_moving_indexed_column_under_stalled_consumer() {
+    alter_under_stalled_consumer("ALTER TABLE t ADD COLUMN extra INT DEFAULT 1 FIRST", true);
+}
+
+#[test]
+fn alter_leaving_the_index_alone_keeps_its_job() {
+    let _g = FaultGuard::enable();
+    let (_dir, db, mut s) = setup(cfg());
+    let j = create_hnsw(&mut s, &db, "idx01", "v");
+    // A column after the indexed one: positions unchanged, the rewrite
+    // reaches the consumer as ordinary updates.
+    q(
+        &mut s,
+        "ALTER TABLE t ADD COLUMN extra INT DEFAULT 1, MODIFY body VARCHAR(100)",
+    );
+    insert_rows_extra(&mut s, 10, 12);
+    let target = db.engine().storage.latest_ts();
+    wait_until(
+        "idx01 catches up with the ALTER and the new rows",
+        WAIT,
+        || job(&db, "idx01").watermark >= target,
+    );
+    let now = job(&db, "idx01");
+    assert_eq!(now.key.job_id, j.key.job_id, "same generation");
+    assert_eq!(now.state, JobState::Completed);
+    q(&mut s, "SET fast_search = 1");
+    let got = q(
+        &mut s,
+        "SELECT id FROM t ORDER BY l2_distance(v, '[12,24,36]') LIMIT 2",
+    );
+    assert_eq!(got, vec![vec![Value::Int(12)], vec![Value::Int(11)]]);
+}
+
+fn insert_rows_extra(s: &mut Session, from: i64, to: i64) {
+    let vals: Vec<String> = (from..=to)
+        .map(|i| format!("{}, 1)", row_sql(i).trim_end_matches(')')))
+        .collect();
+    q(s, &format!("INSERT INTO t VALUES {}", vals.join(",")));
 }
 
 #[test]

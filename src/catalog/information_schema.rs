@@ -9,8 +9,9 @@
 //! ROUTINES and EVENTS, always empty (there are no such objects).
 //!
 //! Never: is written (DDL and DML on it fail like MySQL's, 1044), or lists
-//! a table that does not exist in the snapshot. PROCESSLIST needs the
-//! server's sessions and is not here (refused by name).
+//! a table that does not exist in the snapshot. PROCESSLIST's columns
+//! are here but its rows are the node's sessions, which only the session
+//! layer knows: [`rows`] gives `None` for it and the caller supplies them.
 
 use tributary_storage::Transaction;
 
@@ -22,13 +23,14 @@ use crate::types::{DataType, Value};
 pub const DB: &str = "information_schema";
 
 /// Its tables, upper case as MySQL names them.
-pub const TABLES: [&str; 13] = [
+pub const TABLES: [&str; 14] = [
     "CHARACTER_SETS",
     "COLLATIONS",
     "COLUMNS",
     "ENGINES",
     "EVENTS",
     "KEY_COLUMN_USAGE",
+    "PROCESSLIST",
     "ROUTINES",
     "SCHEMATA",
     "STATISTICS",
@@ -41,6 +43,17 @@ pub const TABLES: [&str; 13] = [
 /// Tables that are always empty because Tributary has no such objects
 /// (stored routines, triggers, events): an empty answer is the true one.
 const EMPTY: [&str; 3] = ["EVENTS", "ROUTINES", "TRIGGERS"];
+
+/// Tables every user may read, as in MySQL: their rows reveal nothing
+/// about objects the user has no grant on (PROCESSLIST is filtered to the
+/// user's own sessions by the session layer). The others still need a
+/// SELECT grant on `information_schema` (their rows are not filtered).
+pub fn open_to_all(db: &str, table: &str) -> bool {
+    is(db)
+        && ["PROCESSLIST", "ENGINES", "CHARACTER_SETS", "COLLATIONS"]
+            .iter()
+            .any(|t| t.eq_ignore_ascii_case(table))
+}
 
 /// Whether `name` is this database.
 pub fn is(name: &str) -> bool {
@@ -179,6 +192,16 @@ pub fn table_def(name: &str) -> Option<TableDef> {
             v("TABLE_NAME"),
             v("CONSTRAINT_TYPE"),
             v("ENFORCED"),
+        ],
+        "PROCESSLIST" => vec![
+            col("ID", BigInt, false),
+            col("USER", Varchar(32), false),
+            col("HOST", Varchar(261), false),
+            vn("DB"),
+            col("COMMAND", Varchar(16), false),
+            col("TIME", Int, false),
+            vn("STATE"),
+            col("INFO", Text, true),
         ],
         "VIEWS" => vec![
             v("TABLE_CATALOG"),
@@ -745,6 +768,6 @@ mod tests {
             assert_eq!(td.name, n);
             assert!(!td.columns.is_empty());
         }
-        assert!(table_def("PROCESSLIST").is_none());
+        assert!(table_def("NO_SUCH_TABLE").is_none());
     }
 }

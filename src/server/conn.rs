@@ -168,6 +168,9 @@ struct Conn {
     pending_error: Option<WireError>,
     /// Cleared by COM_SET_OPTION(MYSQL_OPTION_MULTI_STATEMENTS_OFF).
     multi_statements: bool,
+    /// The session's [`Session::killed`]: `KILL CONNECTION` closes the
+    /// connection, at once when idle, after the reply when busy.
+    killed: tokio_util::sync::CancellationToken,
 }
 
 fn invalid_utf8(what: &[u8]) -> WireError {
@@ -269,10 +272,9 @@ async fn new_session(
 ) -> SqlResult<Session> {
     let database = shared.db.clone();
     match tokio::task::spawn_blocking(move || {
-        let mut s = database.session();
+        let mut s = database.connection_session(conn_id);
         s.set_user(&user, privileged);
         s.set_host(&host);
-        s.set_connection_id(conn_id);
         s.set_found_rows(client_caps & caps::FOUND_ROWS != 0);
         if let Some(db) = db {
             s.use_database(&db)?;
@@ -313,7 +315,13 @@ where
     };
     reader.set_max(shared.max_allowed_packet);
     loop {
-        let (seq, payload) = match read_packet(reader).await? {
+        let killed = conn.killed.clone();
+        let read = tokio::select! {
+            r = read_packet(reader) => r?,
+            // KILL CONNECTION of an idle connection: close it now.
+            _ = killed.cancelled() => return Ok(()),
+        };
+        let (seq, payload) = match read {
             Read::Packet(seq, p) => (seq, p),
             Read::Closed => return Ok(()),
         };
@@ -321,7 +329,7 @@ where
         writer.set_seq(seq.wrapping_add(1));
         let flow = conn.dispatch(&payload, reader, writer).await?;
         writer.flush().await?;
-        if let Flow::Close = flow {
+        if matches!(flow, Flow::Close) || conn.killed.is_cancelled() {
             return Ok(());
         }
     }
@@ -423,7 +431,9 @@ where
         }
     };
     tracing::debug!(conn = id, user = %user, "authenticated");
+    let killed = session.killed();
     let conn = Conn {
+        killed,
         shared,
         id,
         peer_host,
@@ -636,6 +646,12 @@ impl Conn {
                 }
                 None => send_error(w, &unknown_stmt(id, "mysqld_stmt_reset")).await?,
             },
+            Command::ProcessKill(id) => {
+                let out = self
+                    .run_statements(vec![format!("KILL CONNECTION {id}")])
+                    .await;
+                self.write_results(w, &out, false).await?;
+            }
             Command::Unknown(byte) => {
                 tracing::debug!(conn = self.id, command = byte, "unknown command");
                 send_error(w, &WireError::new(codes::UNKNOWN_COM, "Unknown command")).await?;
@@ -761,6 +777,7 @@ impl Conn {
             self.caps,
         )
         .await?;
+        self.killed = fresh.killed();
         let old = std::mem::replace(&mut *self.session.lock(), fresh);
         // Dropping a session may roll back storage work: do it off the
         // async runtime.

@@ -30,9 +30,9 @@
 //!   their result columns at execute time only; no server-side cursors
 //!   (COM_STMT_FETCH is error 1047). Bound values are substituted into the
 //!   statement text as literals ([`crate::sql::params`]).
-//! * COM_PROCESS_KILL and the other legacy commands (COM_CREATE_DB,
-//!   COM_REFRESH, replication, …) are error 1047 "Unknown command"; the
-//!   connection stays open.
+//! * COM_PROCESS_KILL is `KILL CONNECTION id`. The other legacy commands
+//!   (COM_CREATE_DB, COM_REFRESH, replication, …) are error 1047 "Unknown
+//!   command"; the connection stays open.
 //! * COM_STATISTICS reports uptime, connections and questions; slow
 //!   queries, opens and open tables are always 0.
 //!
@@ -75,7 +75,7 @@ pub mod limits;
 pub mod protocol;
 
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -239,7 +239,6 @@ impl MysqlServer {
     pub async fn run(self, shutdown: CancellationToken) {
         let tracker = TaskTracker::new();
         let permits = Arc::new(Semaphore::new(self.max_connections));
-        let next_id = AtomicU32::new(1);
         loop {
             let accepted = tokio::select! {
                 _ = shutdown.cancelled() => break,
@@ -256,7 +255,7 @@ impl MysqlServer {
                     }
                 }
             };
-            let id = next_id.fetch_add(1, Ordering::Relaxed);
+            let id = self.shared.db.engine().processes.allocate_id();
             match permits.clone().try_acquire_owned() {
                 Ok(permit) => {
                     let shared = self.shared.clone();

@@ -1,5 +1,6 @@
 //! DDL: CREATE/DROP DATABASE, CREATE/DROP TABLE, CREATE/DROP INDEX
-//! (and their ALTER TABLE forms).
+//! (and their ALTER TABLE forms); column changes and renames are in
+//! [`crate::sql::alter`].
 //!
 //! Each statement runs in its own transaction. Index DDL on asynchronous,
 //! vector and full-text indexes goes through ISCP: CREATE registers a job
@@ -44,11 +45,17 @@ pub fn execute(engine: &Engine, st: &mut SessionState, s: Stmt) -> SqlResult<Que
         Stmt::DropDatabase { name, if_exists } => {
             let mut dropped = Vec::new();
             let r = engine.in_txn(st, |cx| drop_database(cx, &name, if_exists, &mut dropped))?;
+            // The drop is durable before its jobs are awaited (with
+            // autocommit off `in_txn` leaves the transaction open).
+            engine.commit_open(st)?;
             finish_drop(engine, r, dropped)
         }
         Stmt::DropTable { names, if_exists } => {
             let mut dropped = Vec::new();
             let r = engine.in_txn(st, |cx| drop_tables(cx, &names, if_exists, &mut dropped))?;
+            // The drop is durable before its jobs are awaited (with
+            // autocommit off `in_txn` leaves the transaction open).
+            engine.commit_open(st)?;
             finish_drop(engine, r, dropped)
         }
         Stmt::CreateIndex(spec) => {
@@ -66,6 +73,9 @@ pub fn execute(engine: &Engine, st: &mut SessionState, s: Stmt) -> SqlResult<Que
             let r = engine.in_txn(st, |cx| {
                 drop_index(cx, &name, &table, if_exists, &mut dropped)
             })?;
+            // The drop is durable before its jobs are awaited (with
+            // autocommit off `in_txn` leaves the transaction open).
+            engine.commit_open(st)?;
             finish_drop(engine, r, dropped)
         }
         Stmt::CreateTable(a, indexes) => {
@@ -93,6 +103,10 @@ pub fn execute(engine: &Engine, st: &mut SessionState, s: Stmt) -> SqlResult<Que
                 names,
                 ..
             } => engine.in_txn(st, |cx| drop_views(cx, &names, if_exists)),
+            Statement::AlterTable(at) => crate::sql::alter::alter_table(engine, st, &at),
+            Statement::RenameTable(renames) => {
+                crate::sql::alter::rename_tables(engine, st, &renames)
+            }
             other => Err(SqlError::unsupported(other.to_string())),
         },
         other => Err(SqlError::internal(format!("not DDL: {other:?}"))),
@@ -123,7 +137,7 @@ fn after_create(engine: &Engine, created: Vec<(iscp::JobKey, iscp::log::JobSpec)
 
 /// After a DROP committed: purge storage that nobody reads any more and
 /// wait (bounded) for dropped ISCP jobs to reach Canceled.
-fn finish_drop(
+pub fn finish_drop(
     engine: &Engine,
     mut r: QueryResult,
     dropped: Vec<Dropped>,
@@ -408,7 +422,7 @@ fn drop_one_table(cx: &mut Ctx<'_>, t: &TableDef, dropped: &mut Vec<Dropped>) ->
 }
 
 /// The part of dropping one index that happens inside the DDL transaction.
-fn drop_index_parts(
+pub fn drop_index_parts(
     cx: &mut Ctx<'_>,
     t: &TableDef,
     ix: &IndexDef,
@@ -666,6 +680,76 @@ fn new_object_name(
     Ok((db, name))
 }
 
+/// A column as declared (CREATE TABLE, ALTER TABLE ADD / MODIFY / CHANGE).
+pub struct ColumnDecl {
+    pub col: ColumnDef,
+    /// `PRIMARY KEY` was written on the column.
+    pub primary: bool,
+    /// `UNIQUE` was written on the column.
+    pub unique: bool,
+}
+
+/// Read a column definition: its type and options (NULL / NOT NULL,
+/// DEFAULT, PRIMARY KEY, UNIQUE, AUTO_INCREMENT; COMMENT, CHARACTER SET
+/// and COLLATE are accepted and ignored). Anything else is refused (1235).
+pub fn column_decl<'o>(
+    host: &SessionHost<'_>,
+    name: String,
+    data_type: &ast::DataType,
+    options: impl IntoIterator<Item = &'o ColumnOption>,
+) -> SqlResult<ColumnDecl> {
+    let ty = parse_type(&data_type.to_string())?;
+    let mut d = ColumnDecl {
+        col: ColumnDef {
+            name,
+            ty,
+            nullable: true,
+            default: None,
+            auto_increment: false,
+        },
+        primary: false,
+        unique: false,
+    };
+    for o in options {
+        match o {
+            ColumnOption::Null => d.col.nullable = true,
+            ColumnOption::NotNull => d.col.nullable = false,
+            ColumnOption::Default(e) => {
+                let scope = Scope::default();
+                let mut comp = Compiler::new(&scope, false);
+                let v = eval_const(&comp.compile(e)?, host)?;
+                d.col.default = if v.is_null() {
+                    None
+                } else {
+                    Some(coerce_value(&d.col.ty, v, &d.col.name)?)
+                };
+            }
+            ColumnOption::PrimaryKey(_) => {
+                d.primary = true;
+                d.col.nullable = false;
+            }
+            ColumnOption::Unique(_) => d.unique = true,
+            ColumnOption::DialectSpecific(toks) => {
+                let s: String = toks.iter().map(|t| t.to_string()).collect();
+                if s.eq_ignore_ascii_case("auto_increment") {
+                    d.col.auto_increment = true;
+                }
+            }
+            ColumnOption::Comment(_)
+            | ColumnOption::CharacterSet(_)
+            | ColumnOption::Collation(_) => {}
+            other => return Err(SqlError::unsupported(format!("column option {other}"))),
+        }
+    }
+    if d.col.auto_increment && !d.col.ty.is_integer() {
+        return Err(SqlError::new(
+            1063,
+            format!("Incorrect column specifier for column '{}'", d.col.name),
+        ));
+    }
+    Ok(d)
+}
+
 fn create_table(
     cx: &mut Ctx<'_>,
     ct: &ast::CreateTable,
@@ -704,58 +788,25 @@ fn create_table(
                 format!("Duplicate column name '{cname}'"),
             ));
         }
-        let ty = parse_type(&c.data_type.to_string())?;
-        let mut col = ColumnDef {
-            name: cname.clone(),
-            ty,
-            nullable: true,
-            default: None,
-            auto_increment: false,
-        };
-        for o in &c.options {
-            match &o.option {
-                ColumnOption::Null => col.nullable = true,
-                ColumnOption::NotNull => col.nullable = false,
-                ColumnOption::Default(e) => {
-                    let scope = Scope::default();
-                    let mut comp = Compiler::new(&scope, false);
-                    let v = eval_const(&comp.compile(e)?, &host)?;
-                    col.default = if v.is_null() {
-                        None
-                    } else {
-                        Some(coerce_value(&col.ty, v, &cname)?)
-                    };
-                }
-                ColumnOption::PrimaryKey(_) => {
-                    if !t.pk.is_empty() {
-                        return Err(SqlError::new(
-                            code::MULTIPLE_PRI_KEY,
-                            "Multiple primary key defined",
-                        ));
-                    }
-                    t.pk = vec![i];
-                    col.nullable = false;
-                }
-                ColumnOption::Unique(_) => unique_cols.push(i),
-                ColumnOption::DialectSpecific(toks) => {
-                    let s: String = toks.iter().map(|t| t.to_string()).collect();
-                    if s.eq_ignore_ascii_case("auto_increment") {
-                        col.auto_increment = true;
-                    }
-                }
-                ColumnOption::Comment(_)
-                | ColumnOption::CharacterSet(_)
-                | ColumnOption::Collation(_) => {}
-                other => return Err(SqlError::unsupported(format!("column option {other}"))),
+        let decl = column_decl(
+            &host,
+            cname,
+            &c.data_type,
+            c.options.iter().map(|o| &o.option),
+        )?;
+        if decl.primary {
+            if !t.pk.is_empty() {
+                return Err(SqlError::new(
+                    code::MULTIPLE_PRI_KEY,
+                    "Multiple primary key defined",
+                ));
             }
+            t.pk = vec![i];
         }
-        if col.auto_increment && !col.ty.is_integer() {
-            return Err(SqlError::new(
-                1063,
-                format!("Incorrect column specifier for column '{cname}'"),
-            ));
+        if decl.unique {
+            unique_cols.push(i);
         }
-        t.columns.push(col);
+        t.columns.push(decl.col);
     }
     if t.columns.is_empty() {
         return Err(SqlError::new(1113, "A table must have at least 1 column"));
@@ -835,7 +886,7 @@ fn create_table(
 }
 
 /// Build an index definition from a spec (validates columns and options).
-fn index_def(cx: &mut Ctx<'_>, t: &TableDef, spec: &IndexSpec) -> SqlResult<IndexDef> {
+pub fn index_def(cx: &mut Ctx<'_>, t: &TableDef, spec: &IndexSpec) -> SqlResult<IndexDef> {
     let cols: Vec<usize> = spec
         .columns
         .iter()
@@ -937,6 +988,10 @@ fn index_def(cx: &mut Ctx<'_>, t: &TableDef, spec: &IndexSpec) -> SqlResult<Inde
     })
 }
 
+/// Rows an index build writes between two checks of the statement's
+/// interrupt (KILL stops a CREATE INDEX, which then rolls back).
+const INTERRUPT_EVERY: usize = 1024;
+
 fn create_index(
     cx: &mut Ctx<'_>,
     spec: &IndexSpec,
@@ -969,7 +1024,10 @@ fn create_index(
         if job.is_sync_live() {
             // Synchronous vector/full-text: one entry per current row, in
             // this transaction (the index is complete when CREATE commits).
-            for (k, v) in current_rows(cx, &t)? {
+            for (i, (k, v)) in current_rows(cx, &t)?.into_iter().enumerate() {
+                if i.is_multiple_of(INTERRUPT_EVERY) {
+                    cx.txn.check_interrupt()?;
+                }
                 let vals = iscp::live::cols_of(&v, &ix.columns)?;
                 cx.txn.put(
                     ix.storage_id,
@@ -981,33 +1039,53 @@ fn create_index(
         created.push((key, job));
     } else {
         // Synchronous B-tree: build from the current rows in this txn.
-        let IndexKind::BTree { unique } = ix.kind else {
-            return Err(SqlError::internal("synchronous index must be a B-tree"));
-        };
-        for (k, v) in current_rows(cx, &t)? {
-            let row = decode_row(&v).map_err(|e| SqlError::internal(e.to_string()))?;
-            let vals: Vec<Value> = ix.columns.iter().map(|&c| row[c].clone()).collect();
-            let ek = btree_entry_key(&vals, &k, unique);
-            if unique
-                && vals.iter().all(|v| !v.is_null())
-                && cx.txn.get(ix.storage_id, &ek, true)?.is_some()
-            {
-                let shown: Vec<String> = vals.iter().map(|v| v.to_string()).collect();
-                return Err(SqlError::new(
-                    code::DUP_ENTRY,
-                    format!(
-                        "Duplicate entry '{}' for key '{}'",
-                        shown.join("-"),
-                        ix.name
-                    ),
-                ));
-            }
-            cx.txn.put(ix.storage_id, &ek, k)?;
-        }
+        let rows = current_rows(cx, &t)?.into_iter().map(|(k, v)| {
+            decode_row(&v)
+                .map(|row| (k, row))
+                .map_err(|e| SqlError::internal(e.to_string()))
+        });
+        fill_btree(cx, &ix, rows)?;
     }
     t.indexes.push(ix);
     catalog::put_table(cx.txn, &t)?;
     Ok(QueryResult::default())
+}
+
+/// Write B-tree index `ix`'s entries for `rows` (primary-key bytes, row
+/// values) into its storage table; 1062 on a duplicate in a unique index.
+/// Checks the statement's interrupt as it goes.
+pub fn fill_btree(
+    cx: &mut Ctx<'_>,
+    ix: &IndexDef,
+    rows: impl Iterator<Item = SqlResult<(Vec<u8>, Vec<Value>)>>,
+) -> SqlResult<()> {
+    let IndexKind::BTree { unique } = ix.kind else {
+        return Err(SqlError::internal("synchronous index must be a B-tree"));
+    };
+    for (i, r) in rows.enumerate() {
+        if i.is_multiple_of(INTERRUPT_EVERY) {
+            cx.txn.check_interrupt()?;
+        }
+        let (k, row) = r?;
+        let vals: Vec<Value> = ix.columns.iter().map(|&c| row[c].clone()).collect();
+        let ek = btree_entry_key(&vals, &k, unique);
+        if unique
+            && vals.iter().all(|v| !v.is_null())
+            && cx.txn.get(ix.storage_id, &ek, true)?.is_some()
+        {
+            let shown: Vec<String> = vals.iter().map(|v| v.to_string()).collect();
+            return Err(SqlError::new(
+                code::DUP_ENTRY,
+                format!(
+                    "Duplicate entry '{}' for key '{}'",
+                    shown.join("-"),
+                    ix.name
+                ),
+            ));
+        }
+        cx.txn.put(ix.storage_id, &ek, k)?;
+    }
+    Ok(())
 }
 
 /// Every committed row of `t` as of now — not as of the DDL transaction's
@@ -1016,12 +1094,13 @@ fn create_index(
 /// start: the latest state is the whole truth a synchronous index must be
 /// built from. (A snapshot read would miss the rows of writers the DDL
 /// waited for.)
-fn current_rows(cx: &mut Ctx<'_>, t: &TableDef) -> SqlResult<Vec<(Vec<u8>, Vec<u8>)>> {
+pub fn current_rows(cx: &mut Ctx<'_>, t: &TableDef) -> SqlResult<Vec<(Vec<u8>, Vec<u8>)>> {
     const PAGE: usize = 4096;
     let storage = &cx.engine.storage;
     let ts = storage.latest_ts();
     let mut out: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
     loop {
+        cx.txn.check_interrupt()?;
         let after = out.last().map(|(k, _)| k.clone());
         let page = storage.snapshot_scan(t.id, ts, after.as_deref(), PAGE)?;
         let more = page.len() == PAGE;

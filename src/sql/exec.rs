@@ -401,6 +401,9 @@ fn side_keys(
 /// Execute a join: a hash join on its keys (built on the smaller input of
 /// an inner join), or a nested loop when there are none or a key column
 /// mixes numbers and text (whose SQL equality is not key equality).
+/// Row pairs a join tries between two checks of the statement's interrupt.
+const JOIN_INTERRUPT_EVERY: usize = 4096;
+
 fn join(cx: &mut Ctx<'_>, j: &Join, outer: &[Value]) -> SqlResult<Vec<Vec<Value>>> {
     let left = run(cx, &j.left, outer)?;
     let right = if left.is_empty() && j.kind != JoinKind::Right {
@@ -422,8 +425,14 @@ fn join(cx: &mut Ctx<'_>, j: &Join, outer: &[Value]) -> SqlResult<Vec<Vec<Value>
     let mut left_matched = vec![false; left.len()];
     let mut right_matched = vec![false; right.len()];
     let mut combined = Vec::with_capacity(width);
-    // Emit left[li] ++ right[ri] if the residual condition holds.
+    let mut tried = 0usize;
+    // Emit left[li] ++ right[ri] if the residual condition holds. A KILL
+    // (or the deadline) stops a long join between two checks.
     let mut emit = |cx: &mut Ctx<'_>, li: usize, ri: usize| -> SqlResult<()> {
+        tried += 1;
+        if tried.is_multiple_of(JOIN_INTERRUPT_EVERY) {
+            cx.txn.check_interrupt()?;
+        }
         combined.clear();
         combined.extend_from_slice(&left[li]);
         combined.extend_from_slice(&right[ri]);

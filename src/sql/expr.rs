@@ -1012,7 +1012,8 @@ fn num(v: &Value) -> Option<Value> {
     }
 }
 
-fn as_f64(v: &Value) -> Option<f64> {
+/// A value as a number (text parsed as MySQL does), `None` if it is none.
+pub fn as_f64(v: &Value) -> Option<f64> {
     match num(v)? {
         Value::Int(i) => Some(i as f64),
         Value::Float(f) => Some(f),
@@ -2264,8 +2265,10 @@ impl CExpr {
             CExpr::Like(a, b, _) => a.is_constant() && b.is_constant(),
             CExpr::Case(..) => false,
             CExpr::Func(name, args) => {
-                !matches!(name.as_str(), "now" | "current_timestamp" | "sysdate")
-                    && !datetime::reads_clock(name, args.len())
+                !matches!(
+                    name.as_str(),
+                    "now" | "current_timestamp" | "sysdate" | "sleep" | "rand" | "uuid"
+                ) && !datetime::reads_clock(name, args.len())
                     && !name.contains("fault")
                     && args.iter().all(|a| a.is_constant())
             }

@@ -1,6 +1,7 @@
 //! Session-level functions evaluated inside expressions: fault-injection
 //! control (MatrixOne-compatible, SUPER only), `database()`,
-//! `user()`, `last_insert_id()`.
+//! `user()`, `last_insert_id()`, `sleep()` (ended early by the statement's
+//! interrupt: KILL or `max_execution_time`).
 //!
 //! Never reads table data.
 
@@ -18,6 +19,7 @@ pub struct SessionHost<'a> {
     connection_id: u32,
     vars: crate::sql::vars::SessionVars,
     user_vars: crate::sql::vars::UserVars,
+    interrupt: tributary_storage::Interrupt,
     _engine: &'a Engine,
 }
 
@@ -32,6 +34,7 @@ impl<'a> SessionHost<'a> {
             connection_id: st.connection_id,
             vars: crate::sql::vars::SessionVars::of(engine, st),
             user_vars: st.user_vars.clone(),
+            interrupt: st.interrupt.clone(),
             _engine: engine,
         }
     }
@@ -82,6 +85,7 @@ impl FunctionHost for SessionHost<'_> {
             "last_insert_id" => Ok(Value::Int(self.last_insert_id as i64)),
             "connection_id" => Ok(Value::Int(i64::from(self.connection_id))),
             "version" => Ok(Value::Text(crate::sql::vars::server_version())),
+            "sleep" => self.sleep(args),
             // `@@name` and `@name` (compiled to these two internal calls).
             "@@" => {
                 text_arg(args, 0, name).and_then(|n| crate::sql::vars::system_value(&self.vars, &n))
@@ -142,6 +146,45 @@ impl FunctionHost for SessionHost<'_> {
         Some(r)
     }
 }
+
+impl SessionHost<'_> {
+    /// `SLEEP(seconds)`: 0 after sleeping; a KILL or the statement's
+    /// deadline ends it early with the statement's interrupt error (MySQL
+    /// instead returns 1 when SLEEP is all the query does).
+    fn sleep(&self, args: &[Value]) -> SqlResult<Value> {
+        if args.len() != 1 {
+            return Err(SqlError::new(
+                1582,
+                "Incorrect parameter count in the call to native function 'sleep'",
+            ));
+        }
+        let secs = match &args[0] {
+            Value::Null => return Ok(Value::Int(0)),
+            v => crate::sql::expr::as_f64(v).unwrap_or(0.0),
+        };
+        if !secs.is_finite() || secs < 0.0 {
+            return Err(SqlError::wrong_args(format!(
+                "Incorrect arguments to sleep: {secs}"
+            )));
+        }
+        let end = std::time::Instant::now()
+            + std::time::Duration::from_secs_f64(secs.min(MAX_SLEEP_SECS));
+        loop {
+            self.interrupt.check()?;
+            let now = std::time::Instant::now();
+            if now >= end {
+                return Ok(Value::Int(0));
+            }
+            // Woken within SLEEP_SLICE of a KILL.
+            std::thread::park_timeout((end - now).min(SLEEP_SLICE));
+        }
+    }
+}
+
+/// How often a sleeping statement looks at its interrupt.
+const SLEEP_SLICE: std::time::Duration = std::time::Duration::from_millis(10);
+/// Longest SLEEP (a year): keeps the deadline representable.
+const MAX_SLEEP_SECS: f64 = 365.0 * 86_400.0;
 
 fn fault_err(e: tributary_fault::FaultError) -> SqlError {
     SqlError::wrong_args(e.to_string())

@@ -13,6 +13,7 @@
 //! injection control).
 
 pub mod access;
+pub mod alter;
 pub mod check;
 pub mod ddl;
 pub mod dml;
@@ -23,6 +24,7 @@ pub mod params;
 pub mod parse;
 pub mod plan;
 pub mod privileges;
+pub mod process;
 pub mod search;
 pub mod select;
 pub mod show;
@@ -46,6 +48,8 @@ pub struct Engine {
     pub config: Config,
     pub ids: IdAllocator,
     pub iscp: Arc<Iscp>,
+    /// This node's sessions (`SHOW PROCESSLIST`, `KILL`).
+    pub processes: process::ProcessList,
 }
 
 /// Per-connection state.
@@ -78,11 +82,20 @@ pub struct SessionState {
     /// (or the running autocommit statement): after commit this CN's copy
     /// of each catches up with the write before the statement returns.
     pub sync_jobs: Vec<(crate::iscp::JobKey, crate::iscp::log::JobSpec)>,
+    /// This session's entry in [`Engine::processes`].
+    pub process: Arc<process::Process>,
+    /// What interrupts the running statement (KILL, `max_execution_time`);
+    /// handed to every transaction the statement uses.
+    pub interrupt: tributary_storage::Interrupt,
+    /// A statement is running (an EXECUTE's inner statement runs under
+    /// the outer one's interrupt).
+    pub running: bool,
 }
 
 impl SessionState {
-    /// Fresh session state for `user`.
-    pub fn new(user: &str, privileged: bool) -> Self {
+    /// Fresh session state for `user`, entered in the process list as
+    /// `process`.
+    pub fn new(user: &str, privileged: bool, process: Arc<process::Process>) -> Self {
         SessionState {
             db: None,
             txn: None,
@@ -94,10 +107,13 @@ impl SessionState {
             host: "localhost".into(),
             privileged,
             last_insert_id: 0,
-            connection_id: 0,
+            connection_id: process.id,
             found_rows: false,
             prepared: std::collections::HashMap::new(),
             sync_jobs: Vec::new(),
+            process,
+            interrupt: tributary_storage::Interrupt::default(),
+            running: false,
         }
     }
 
@@ -147,14 +163,47 @@ impl Engine {
         }
     }
 
-    /// Begin a storage transaction with the session's settings.
+    /// Begin a storage transaction with the session's settings, under the
+    /// running statement's interrupt.
     pub fn begin(&self, st: &SessionState) -> SqlResult<Box<dyn Transaction>> {
-        Ok(self.storage.begin(self.txn_options(st))?)
+        let mut txn = self.storage.begin(self.txn_options(st))?;
+        txn.set_interrupt(st.interrupt.clone());
+        Ok(txn)
     }
 
-    /// Execute one statement for a session.
+    /// Execute one statement for a session. While it runs it is listed in
+    /// [`Engine::processes`] and can be interrupted: by `KILL` (error
+    /// 1317) or, for a SELECT, by `max_execution_time` (error 3024); either
+    /// way the statement is rolled back like any failed statement.
     pub fn execute(&self, st: &mut SessionState, sql: &str) -> SqlResult<QueryResult> {
+        if st.running {
+            return self.execute_statement(st, sql);
+        }
+        if st.process.closed.is_cancelled() {
+            return Err(SqlError::new(
+                code::CONNECTION_KILLED,
+                "Connection was killed",
+            ));
+        }
+        let token = tokio_util::sync::CancellationToken::new();
+        st.process.start(&self.processes, sql, token.clone());
+        st.interrupt = tributary_storage::Interrupt::new(token, None);
+        st.running = true;
+        let r = self.execute_statement(st, sql);
+        st.running = false;
+        st.process.finish(st.db.as_deref());
+        let interrupt = std::mem::take(&mut st.interrupt);
+        r.map_err(|e| interrupt_error(e, &interrupt))
+    }
+
+    fn execute_statement(&self, st: &mut SessionState, sql: &str) -> SqlResult<QueryResult> {
         let stmt = parse::parse(sql)?;
+        if let Some(ms) = execution_time_limit(st, &stmt, sql) {
+            st.interrupt = st
+                .interrupt
+                .clone()
+                .with_deadline(std::time::Instant::now() + std::time::Duration::from_millis(ms));
+        }
         let keep_warnings = matches!(stmt, Stmt::ShowWarnings);
         if !keep_warnings {
             st.warnings.clear();
@@ -224,6 +273,17 @@ impl Engine {
                 Ok(QueryResult::default())
             }
             Stmt::ShowWarnings => Ok(show::warnings(st)),
+            Stmt::ShowFiltered(inner, filter) => {
+                let res = self.dispatch(st, *inner)?;
+                show::filter(self, st, res, &filter)
+            }
+            Stmt::ShowProcesslist { full } => Ok(show::processlist(self, st, full)),
+            Stmt::ShowStatus { like } => Ok(show::status(self, like.as_deref())),
+            Stmt::Kill { id, connection } => {
+                self.processes
+                    .kill(id, &st.user, st.privileged, connection)?;
+                Ok(QueryResult::default())
+            }
             Stmt::ShowVariables { like } => Ok(show::variables(self, st, like.as_deref())),
             Stmt::AlterKeys { table } => {
                 let t = self.table_after_commit(st, &table)?;
@@ -455,13 +515,15 @@ impl Engine {
         Ok((txn, r))
     }
 
-    /// Run `f` with an execution context over `txn`.
+    /// Run `f` with an execution context over `txn` (which the running
+    /// statement's interrupt now governs).
     fn with_ctx(
         &self,
         st: &mut SessionState,
         txn: &mut dyn Transaction,
         f: impl FnOnce(&mut Ctx<'_>) -> SqlResult<QueryResult>,
     ) -> SqlResult<QueryResult> {
+        txn.set_interrupt(st.interrupt.clone());
         f(&mut Ctx {
             engine: self,
             txn,
@@ -518,8 +580,40 @@ impl Engine {
     }
 }
 
-/// Whether a statement may read or write a table (and so belongs to the
-/// session's transaction): everything but a SELECT without FROM.
+/// The error a statement reports when its interrupt fired: 1317 after a
+/// KILL, 3024 after its `max_execution_time` passed (whatever error the
+/// interrupted code returned); any other error unchanged.
+fn interrupt_error(e: SqlError, interrupt: &tributary_storage::Interrupt) -> SqlError {
+    if interrupt.cancelled() {
+        SqlError::new(code::QUERY_INTERRUPTED, "Query execution was interrupted")
+    } else if interrupt.expired() && e.code == code::QUERY_INTERRUPTED {
+        SqlError::new(
+            code::QUERY_TIMEOUT,
+            "Query execution was interrupted, maximum statement execution time exceeded",
+        )
+    } else {
+        e
+    }
+}
+
+/// The time limit (ms) of a SELECT: its `/*+ MAX_EXECUTION_TIME(n) */`
+/// hint, else the session's `max_execution_time` (0: none). Other
+/// statements have none, as in MySQL.
+fn execution_time_limit(st: &SessionState, stmt: &Stmt, sql: &str) -> Option<u64> {
+    let is_select =
+        matches!(stmt, Stmt::Ast(a) if matches!(a.as_ref(), sqlparser::ast::Statement::Query(_)));
+    if !is_select {
+        return None;
+    }
+    let ms = parse::max_execution_time_hint(sql).unwrap_or_else(|| {
+        st.vars
+            .get("max_execution_time")
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0)
+    });
+    (ms > 0).then_some(ms)
+}
+
 /// Most SQL-level prepared statements a session may hold (MySQL's
 /// `max_prepared_stmt_count` default).
 const MAX_PREPARED: usize = 16_382;
@@ -532,6 +626,8 @@ fn unknown_prepared(name: &str, what: &str) -> SqlError {
     )
 }
 
+/// Whether a statement may read or write a table (and so belongs to the
+/// session's transaction): everything but a SELECT without FROM.
 fn touches_tables(s: &Stmt) -> bool {
     use sqlparser::ast::{SetExpr, Statement as S};
     match s {
@@ -558,6 +654,8 @@ fn is_ddl(s: &Stmt) -> bool {
         Stmt::Ast(a) => matches!(
             a.as_ref(),
             sqlparser::ast::Statement::CreateTable(_)
+                | sqlparser::ast::Statement::AlterTable(_)
+                | sqlparser::ast::Statement::RenameTable(_)
                 | sqlparser::ast::Statement::CreateView(_)
                 | sqlparser::ast::Statement::Drop {
                     object_type: sqlparser::ast::ObjectType::View,

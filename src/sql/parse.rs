@@ -63,6 +63,15 @@ pub enum GrantOn {
     Table(Name),
 }
 
+/// How a SHOW statement's rows are filtered.
+#[derive(Debug, Clone)]
+pub enum ShowFilter {
+    /// `LIKE 'pattern'` on the first column.
+    Like(String),
+    /// `WHERE expr` over the result's columns (by their names).
+    Where(Box<sqlparser::ast::Expr>),
+}
+
 /// A parsed statement.
 #[derive(Debug, Clone)]
 pub enum Stmt {
@@ -81,6 +90,21 @@ pub enum Stmt {
     /// `{DEALLOCATE | DROP} PREPARE name`.
     Deallocate {
         name: String,
+    },
+    /// `KILL [CONNECTION | QUERY] id`.
+    Kill {
+        id: u64,
+        connection: bool,
+    },
+    /// A SHOW statement with `LIKE` / `WHERE` applied to its rows.
+    ShowFiltered(Box<Stmt>, ShowFilter),
+    /// `SHOW [FULL] PROCESSLIST`.
+    ShowProcesslist {
+        full: bool,
+    },
+    /// `SHOW [GLOBAL | SESSION] STATUS [LIKE 'pattern']`.
+    ShowStatus {
+        like: Option<String>,
     },
     /// CREATE TABLE (the AST, without its index definitions) and the
     /// index definitions written inside it (`KEY k USING hnsw (v) OP_TYPE
@@ -307,12 +331,14 @@ fn tokenize(sql: &str) -> SqlResult<Vec<Tok>> {
     Ok(out)
 }
 
-struct P {
+struct P<'a> {
     t: Vec<Tok>,
     i: usize,
+    /// The statement's text (a SHOW's WHERE expression is parsed from it).
+    sql: &'a str,
 }
 
-impl P {
+impl P<'_> {
     fn peek_kw(&self, k: &str) -> bool {
         matches!(self.t.get(self.i), Some(Tok::Word(w)) if w.eq_ignore_ascii_case(k))
     }
@@ -395,6 +421,58 @@ impl P {
             }
             _ => Err(self.err("expected a positive integer")),
         }
+    }
+    /// The end of a SHOW statement: nothing, `LIKE 'pattern'` (when
+    /// `like` — matched against the first column) or `WHERE expr` (over
+    /// the result's columns); anything else is a syntax error, never
+    /// ignored.
+    fn show_tail(&mut self, stmt: Stmt, like: bool) -> SqlResult<Stmt> {
+        if self.done() {
+            return Ok(stmt);
+        }
+        let filter = if like && self.kw("like") {
+            let pattern = self.string_or_word()?;
+            self.end()?;
+            ShowFilter::Like(pattern)
+        } else if self.peek_kw("where") {
+            let text = where_tail(self.sql).ok_or_else(|| self.err("expected WHERE"))?;
+            let mut parser = Parser::new(&MySqlDialect {})
+                .try_with_sql(text)
+                .map_err(|e| {
+                    SqlError::parse(format!("You have an error in your SQL syntax: {e}"))
+                })?;
+            let expr = parser.parse_expr().map_err(|e| {
+                SqlError::parse(format!("You have an error in your SQL syntax: {e}"))
+            })?;
+            if parser.peek_token().token != sqlparser::tokenizer::Token::EOF {
+                return Err(SqlError::parse(format!(
+                    "You have an error in your SQL syntax near '{}'",
+                    parser.peek_token().token
+                )));
+            }
+            ShowFilter::Where(Box::new(expr))
+        } else {
+            self.end()?;
+            return Ok(stmt);
+        };
+        Ok(Stmt::ShowFiltered(Box::new(stmt), filter))
+    }
+    /// Whether the rest of the statement has a comma outside parentheses
+    /// (an ALTER TABLE with several actions).
+    fn several_actions(&self) -> bool {
+        let mut depth = 0i32;
+        self.t[self.i..].iter().any(|t| match t {
+            Tok::Punct('(') => {
+                depth += 1;
+                false
+            }
+            Tok::Punct(')') => {
+                depth -= 1;
+                false
+            }
+            Tok::Punct(',') => depth == 0,
+            _ => false,
+        })
     }
     fn done(&self) -> bool {
         self.i >= self.t.len()
@@ -668,6 +746,42 @@ impl P {
 /// (the server reports MySQL 8.0.36, see [`crate::SERVER_VERSION`]).
 pub const VERSION_ID: u32 = 80036;
 
+/// The text after the first `WHERE` keyword outside quotes and comments
+/// (a SHOW statement's filter).
+fn where_tail(sql: &str) -> Option<&str> {
+    let b = sql.as_bytes();
+    let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_' || c == b'$';
+    let mut found = None;
+    visit_code(sql, |i, _| {
+        let hit = b.len() >= i + 5
+            && b[i..i + 5].eq_ignore_ascii_case(b"where")
+            && (i == 0 || !ident(b[i - 1]))
+            && b.get(i + 5).is_none_or(|c| !ident(*c));
+        if hit {
+            found = Some(i + 5);
+        }
+        !hit
+    });
+    found.and_then(|i| sql.get(i..))
+}
+
+/// The `MAX_EXECUTION_TIME(n)` optimizer hint of a top-level SELECT
+/// (`SELECT /*+ MAX_EXECUTION_TIME(1000) */ …`), in milliseconds; `None`
+/// when the statement has none (hints elsewhere are comments, as in MySQL).
+pub fn max_execution_time_hint(sql: &str) -> Option<u64> {
+    let rest = sql.trim_start();
+    let head = rest.get(..6)?;
+    if !head.eq_ignore_ascii_case("select") {
+        return None;
+    }
+    let hint = rest[6..].trim_start().strip_prefix("/*+")?;
+    let hint = &hint[..hint.find("*/")?];
+    let upper = hint.to_ascii_uppercase();
+    let at = upper.find("MAX_EXECUTION_TIME")? + "MAX_EXECUTION_TIME".len();
+    let args = upper[at..].trim_start().strip_prefix('(')?;
+    args[..args.find(')')?].trim().parse().ok()
+}
+
 /// Execute MySQL's executable comments as MySQL does: `/*! body */` and
 /// `/*!NNNNN body */` with NNNNN ≤ [`VERSION_ID`] become ` body `; with a
 /// higher version, and MariaDB's `/*M!…*/`, they are plain comments and
@@ -788,7 +902,7 @@ pub fn parse(sql: &str) -> SqlResult<Stmt> {
     let sql = &*expand_versioned_comments(sql);
     let toks = tokenize(sql)?;
     check_operator_chains(&toks)?;
-    let mut p = P { t: toks, i: 0 };
+    let mut p = P { t: toks, i: 0, sql };
     if p.done() {
         return Err(SqlError::parse("Query was empty"));
     }
@@ -970,6 +1084,7 @@ fn split_inline_indexes(sql: &str) -> SqlResult<Option<(String, Vec<IndexSpec>)>
         let mut p = P {
             t: tokenize(text)?,
             i: 0,
+            sql: text,
         };
         let unique = p.kw("unique");
         let fulltext = !unique && p.kw("fulltext");
@@ -1048,6 +1163,19 @@ fn parse_custom(p: &mut P) -> SqlResult<Option<Stmt>> {
         }
         p.end()?;
         return Ok(Some(Stmt::Execute { name, using }));
+    }
+    if p.kw("kill") {
+        let connection = !p.kw("query");
+        if connection {
+            p.kw("connection");
+        }
+        let id = match p.t.get(p.i).cloned() {
+            Some(Tok::Num(n)) => n.parse().map_err(|_| p.err("expected a thread id"))?,
+            _ => return Err(p.err("expected a thread id")),
+        };
+        p.i += 1;
+        p.end()?;
+        return Ok(Some(Stmt::Kill { id, connection }));
     }
     if p.peek_kw("deallocate")
         || (p.peek_kw("drop")
@@ -1176,8 +1304,15 @@ fn parse_custom(p: &mut P) -> SqlResult<Option<Stmt>> {
         }
         p.expect_kw("table")?;
         let table = p.name()?;
-        if p.kw("alter") {
-            p.expect_kw("reindex")?;
+        if p.several_actions() {
+            // `ADD INDEX i (c), ADD COLUMN …`: the general parser's ALTER
+            // TABLE (index options such as USING hnsw are single-action).
+            return Ok(None);
+        }
+        if p.peek_kw("alter")
+            && matches!(p.t.get(p.i + 1), Some(Tok::Word(w)) if w.eq_ignore_ascii_case("reindex"))
+        {
+            p.i += 2;
             let name = p.ident()?;
             p.end()?;
             return Ok(Some(Stmt::Reindex { name, table }));
@@ -1191,7 +1326,9 @@ fn parse_custom(p: &mut P) -> SqlResult<Option<Stmt>> {
             let unique = p.kw("unique");
             let fulltext = !unique && p.kw("fulltext");
             if !(p.kw("index") || p.kw("key")) {
-                return Err(p.err("only ADD INDEX is supported in ALTER TABLE"));
+                // ADD COLUMN, ADD UNIQUE (…), ADD CONSTRAINT …: the
+                // general parser's ALTER TABLE (see `crate::sql::alter`).
+                return Ok(None);
             }
             let mut spec = IndexSpec {
                 unique,
@@ -1209,7 +1346,7 @@ fn parse_custom(p: &mut P) -> SqlResult<Option<Stmt>> {
         }
         if p.kw("drop") {
             if !(p.kw("index") || p.kw("key")) {
-                return Err(p.err("only DROP INDEX is supported in ALTER TABLE"));
+                return Ok(None);
             }
             let if_exists = p.if_exists(false)?;
             let name = p.ident()?;
@@ -1220,12 +1357,12 @@ fn parse_custom(p: &mut P) -> SqlResult<Option<Stmt>> {
                 if_exists,
             }));
         }
-        return Err(p.err("unsupported ALTER TABLE action"));
+        return Ok(None);
     }
     if p.kw("show") {
         let full = p.kw("full");
         if p.kw("databases") || p.kw("schemas") {
-            return Ok(Some(Stmt::ShowDatabases));
+            return p.show_tail(Stmt::ShowDatabases, true).map(Some);
         }
         if p.kw("tables") {
             let db = if p.kw("from") || p.kw("in") {
@@ -1233,7 +1370,7 @@ fn parse_custom(p: &mut P) -> SqlResult<Option<Stmt>> {
             } else {
                 None
             };
-            return Ok(Some(Stmt::ShowTables { db, full }));
+            return p.show_tail(Stmt::ShowTables { db, full }, true).map(Some);
         }
         if p.kw("index") || p.kw("indexes") || p.kw("keys") {
             if !(p.kw("from") || p.kw("in")) {
@@ -1243,7 +1380,7 @@ fn parse_custom(p: &mut P) -> SqlResult<Option<Stmt>> {
             if p.kw("from") || p.kw("in") {
                 table.db = Some(p.ident()?);
             }
-            return Ok(Some(Stmt::ShowIndex { table }));
+            return p.show_tail(Stmt::ShowIndex { table }, false).map(Some);
         }
         if p.kw("create") {
             p.expect_kw("table")?;
@@ -1257,6 +1394,7 @@ fn parse_custom(p: &mut P) -> SqlResult<Option<Stmt>> {
             return Ok(Some(Stmt::ShowIscpStatus));
         }
         if p.kw("warnings") {
+            p.end()?;
             return Ok(Some(Stmt::ShowWarnings));
         }
         if p.kw("grants") {
@@ -1271,8 +1409,20 @@ fn parse_custom(p: &mut P) -> SqlResult<Option<Stmt>> {
             p.end()?;
             return Ok(Some(Stmt::ShowGrants { user }));
         }
+        if p.kw("processlist") {
+            p.end()?;
+            return Ok(Some(Stmt::ShowProcesslist { full }));
+        }
         p.kw("session");
         p.kw("global");
+        if p.kw("status") {
+            let like = if p.kw("like") {
+                Some(p.string_or_word()?)
+            } else {
+                None
+            };
+            return p.show_tail(Stmt::ShowStatus { like }, false).map(Some);
+        }
         let info = if p.kw("engines") {
             Some("ENGINES")
         } else if p.kw("collation") {
@@ -1288,14 +1438,10 @@ fn parse_custom(p: &mut P) -> SqlResult<Option<Stmt>> {
             } else {
                 None
             };
-            p.end()?;
-            return Ok(Some(Stmt::ShowInfo { table, like }));
+            return p.show_tail(Stmt::ShowInfo { table, like }, false).map(Some);
         }
         // MySQL SHOW statements not implemented yet: refused by name.
         for (words, what) in [
-            (&["processlist"][..], "SHOW PROCESSLIST"),
-            (&["global", "status"][..], "SHOW GLOBAL STATUS"),
-            (&["status"][..], "SHOW STATUS"),
             (&["table", "status"][..], "SHOW TABLE STATUS"),
             (&["plugins"][..], "SHOW PLUGINS"),
             (&["triggers"][..], "SHOW TRIGGERS"),
@@ -1318,12 +1464,13 @@ fn parse_custom(p: &mut P) -> SqlResult<Option<Stmt>> {
             } else {
                 None
             };
-            return Ok(Some(Stmt::ShowVariables { like }));
+            return p.show_tail(Stmt::ShowVariables { like }, false).map(Some);
         }
         return Err(p.err("unsupported SHOW statement"));
     }
     if p.kw("describe") || p.kw("desc") {
         let table = p.name()?;
+        p.end()?;
         return Ok(Some(Stmt::Describe { table }));
     }
     if p.kw("explain") {
@@ -1333,6 +1480,7 @@ fn parse_custom(p: &mut P) -> SqlResult<Option<Stmt>> {
                 .any(|k| p.peek_kw(k))
         {
             let table = p.name()?;
+            p.end()?;
             return Ok(Some(Stmt::Describe { table }));
         }
         return Err(p.err("unsupported EXPLAIN"));
@@ -1501,6 +1649,22 @@ mod tests {
 
     /// Index definitions inside CREATE TABLE are found past commas and
     /// parentheses in quotes and comments.
+    #[test]
+    fn max_execution_time_hint_only_on_a_top_level_select() {
+        use super::max_execution_time_hint as h;
+        assert_eq!(h("SELECT /*+ MAX_EXECUTION_TIME(150) */ 1"), Some(150));
+        assert_eq!(
+            h("  select /*+ BKA(t) max_execution_time( 7 ) */ * FROM t"),
+            Some(7)
+        );
+        assert_eq!(h("SELECT 1 /*+ MAX_EXECUTION_TIME(150) */"), None);
+        assert_eq!(h("SELECT /* MAX_EXECUTION_TIME(150) */ 1"), None);
+        assert_eq!(h("UPDATE /*+ MAX_EXECUTION_TIME(150) */ t SET a = 1"), None);
+        assert_eq!(h("SELECT /*+ MAX_EXECUTION_TIME(x) */ 1"), None);
+        assert_eq!(h("SELECT /*+ MAX_EXECUTION_TIME(5"), None);
+        assert_eq!(h("SELé"), None);
+    }
+
     #[test]
     fn inline_indexes_skip_quotes_and_comments() {
         let s = parse(

@@ -149,6 +149,9 @@ impl Checker<'_> {
         let Some((db, t)) = self.resolve(n.db.as_deref(), &n.name) else {
             return Ok(());
         };
+        if bits == privs::SELECT && crate::catalog::information_schema::open_to_all(&db, &t) {
+            return Ok(());
+        }
         if self.access.table(&db, &t) & bits == 0 {
             return Err(table_denied(self.st, command, &t));
         }
@@ -294,6 +297,30 @@ impl Checker<'_> {
                 }
                 Ok(())
             }
+            S::AlterTable(at) => {
+                self.need_object(privs::ALTER, "ALTER", &at.name)?;
+                for op in &at.operations {
+                    if let ast::AlterTableOperation::RenameTable { table_name } = op {
+                        let (ast::RenameTableNameKind::As(to) | ast::RenameTableNameKind::To(to)) =
+                            table_name;
+                        self.need_object(privs::DROP, "DROP", &at.name)?;
+                        self.need_object(privs::CREATE, "CREATE", to)?;
+                        self.need_object(privs::INSERT, "INSERT", to)?;
+                    }
+                }
+                Ok(())
+            }
+            // RENAME TABLE needs ALTER and DROP on the old name, CREATE and
+            // INSERT on the new one (MySQL's rule).
+            S::RenameTable(renames) => {
+                for r in renames {
+                    self.need_object(privs::ALTER, "ALTER", &r.old_name)?;
+                    self.need_object(privs::DROP, "DROP", &r.old_name)?;
+                    self.need_object(privs::CREATE, "CREATE", &r.new_name)?;
+                    self.need_object(privs::INSERT, "INSERT", &r.new_name)?;
+                }
+                Ok(())
+            }
             // A view reads with its creator's rights (SQL SECURITY
             // DEFINER, MySQL's default): creating one needs SELECT on what
             // it reads; reading it needs SELECT on the view.
@@ -360,6 +387,7 @@ impl Checker<'_> {
                 },
             )?,
             Stmt::Explain(inner, _) => return self.stmt(inner).map(|_| None),
+            Stmt::ShowFiltered(inner, _) => return self.stmt(inner),
             Stmt::Use { db } => {
                 if !self.access.any_in_db(db) {
                     return Err(db_denied(self.st, db));
@@ -386,7 +414,12 @@ impl Checker<'_> {
                     self.need_super()?;
                 }
             }
-            Stmt::ShowWarnings
+            // KILL checks ownership itself (1095); the process list shows
+            // a user without SUPER only their own sessions.
+            Stmt::Kill { .. }
+            | Stmt::ShowProcesslist { .. }
+            | Stmt::ShowStatus { .. }
+            | Stmt::ShowWarnings
             | Stmt::ShowVariables { .. }
             | Stmt::ShowInfo { .. }
             // The prepared statement is checked when EXECUTE runs it.

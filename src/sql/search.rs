@@ -408,6 +408,7 @@ pub fn fetch_candidates(
             {
                 break;
             }
+            cx.txn.check_interrupt()?;
             cx.engine.iscp.wake();
             std::thread::park_timeout(Duration::from_millis(10));
             row = job_row(cx, t, ix)?;

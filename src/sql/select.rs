@@ -268,6 +268,7 @@ fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnKind {
             | "trigger_fault_point"
             | "last_insert_id"
             | "connection_id"
+            | "sleep"
             | "row_count"
             | "found_rows" => ColumnKind::Int,
             _ => ColumnKind::Text,
@@ -457,7 +458,15 @@ pub fn reject_table_factor(f: &ast::TableFactor) -> SqlResult<()> {
 pub fn is_deterministic(name: &str) -> bool {
     !matches!(
         name,
-        "rand" | "uuid" | "now" | "sysdate" | "current_timestamp" | "@" | "@@" | "last_insert_id"
+        "rand"
+            | "uuid"
+            | "now"
+            | "sysdate"
+            | "current_timestamp"
+            | "@"
+            | "@@"
+            | "last_insert_id"
+            | "sleep"
     ) && !name.contains("fault")
 }
 
@@ -1150,6 +1159,10 @@ fn candidates(
         return Ok((vec![(Vec::new(), Vec::new())], false));
     };
     if catalog::is_system_db(&t.db) {
+        if catalog::information_schema::is(&t.db) && t.name.eq_ignore_ascii_case("PROCESSLIST") {
+            let rows = crate::sql::show::process_rows(cx.engine, cx.session);
+            return Ok((rows.into_iter().map(|r| (r, Vec::new())).collect(), false));
+        }
         if let Some(rows) = catalog::virtual_rows(cx.txn, &t.db, &t.name)? {
             return Ok((rows.into_iter().map(|r| (r, Vec::new())).collect(), false));
         }

@@ -426,3 +426,115 @@ pub fn variables(engine: &Engine, st: &SessionState, like: Option<&str>) -> Quer
         .collect();
     rs(&["Variable_name", "Value"], rows)
 }
+
+/// `SHOW [FULL] PROCESSLIST`: the sessions the user may see (all with
+/// SUPER); without FULL a statement's text is cut to 100 characters.
+pub fn processlist(engine: &Engine, st: &SessionState, full: bool) -> QueryResult {
+    let rows = process_rows(engine, st)
+        .into_iter()
+        .map(|mut r| {
+            if let (false, Some(Value::Text(info))) = (full, r.last_mut()) {
+                if let Some((cut, _)) = info.char_indices().nth(crate::sql::process::INFO_SHORT) {
+                    info.truncate(cut);
+                }
+            }
+            r
+        })
+        .collect();
+    let mut r = rs(
+        &[
+            "Id", "User", "Host", "db", "Command", "Time", "State", "Info",
+        ],
+        rows,
+    );
+    r.columns[0].kind = ColumnKind::Int;
+    r.columns[5].kind = ColumnKind::Int;
+    r
+}
+
+/// Rows of `information_schema.PROCESSLIST` (and SHOW PROCESSLIST): ID,
+/// USER, HOST, DB, COMMAND, TIME, STATE, INFO.
+pub fn process_rows(engine: &Engine, st: &SessionState) -> Vec<Vec<Value>> {
+    let opt = |v: Option<String>| v.map_or(Value::Null, Value::Text);
+    engine
+        .processes
+        .visible(&st.user, st.privileged)
+        .into_iter()
+        .map(|p| {
+            vec![
+                Value::Int(i64::from(p.id)),
+                t(p.user),
+                t(p.host),
+                opt(p.db),
+                t(p.command),
+                Value::Int(p.seconds as i64),
+                t(p.state),
+                opt(p.info),
+            ]
+        })
+        .collect()
+}
+
+/// `SHOW [GLOBAL | SESSION] STATUS [LIKE …]`: this node's counters
+/// (both scopes show the node's).
+pub fn status(engine: &Engine, like: Option<&str>) -> QueryResult {
+    let rows = engine
+        .processes
+        .status()
+        .into_iter()
+        .filter(|(k, _)| {
+            like.is_none_or(|p| {
+                crate::sql::expr::like_match(&k.to_ascii_lowercase(), &p.to_ascii_lowercase())
+            })
+        })
+        .map(|(k, v)| vec![t(k), t(v.to_string())])
+        .collect();
+    rs(&["Variable_name", "Value"], rows)
+}
+
+/// Apply a SHOW statement's `LIKE` (first column) or `WHERE` (an
+/// expression over the result's column names, as MySQL allows) to its
+/// rows.
+pub fn filter(
+    engine: &Engine,
+    st: &SessionState,
+    mut res: QueryResult,
+    f: &crate::sql::parse::ShowFilter,
+) -> SqlResult<QueryResult> {
+    use crate::sql::expr::{truth, Compiler, EvalCtx, Scope};
+    use crate::sql::parse::ShowFilter;
+    match f {
+        ShowFilter::Like(pattern) => res.rows.retain(|r| {
+            r.first()
+                .and_then(Value::to_text)
+                .is_some_and(|v| crate::sql::expr::like_match(&v, pattern))
+        }),
+        ShowFilter::Where(e) => {
+            let scope = Scope {
+                cols: res
+                    .columns
+                    .iter()
+                    .map(|c| (String::new(), c.name.clone()))
+                    .collect(),
+                hidden: Vec::new(),
+            };
+            let cond = Compiler::new(&scope, false).compile(e)?;
+            let host = crate::sql::host::SessionHost::new(st, engine);
+            let mut kept = Vec::with_capacity(res.rows.len());
+            for row in std::mem::take(&mut res.rows) {
+                let v = cond.eval(&EvalCtx {
+                    row: &row,
+                    outer: &[],
+                    aggs: &[],
+                    matches: &[],
+                    funcs: &host,
+                })?;
+                if truth(&v) == Some(true) {
+                    kept.push(row);
+                }
+            }
+            res.rows = kept;
+        }
+    }
+    Ok(res)
+}

@@ -96,7 +96,7 @@ const VARS: &[Def] = &[
     def("lock_wait_timeout", S, A::Seconds, "31536000"),
     def("lower_case_table_names", RO, A::Any, "0"),
     def("max_allowed_packet", RO, A::Any, "67108864"),
-    def("max_execution_time", RO, A::Any, "0"),
+    def("max_execution_time", S, A::Count, "0"),
     def("net_buffer_length", RO, A::Any, "16384"),
     def("net_read_timeout", S, A::Count, "30"),
     def("net_write_timeout", S, A::Count, "60"),

@@ -52,4 +52,6 @@ SHOW COLLATION LIKE 'utf8mb4%';
 SHOW CHARSET;
 SHOW CHARACTER SET LIKE 'utf8%';
 SHOW SESSION VARIABLES LIKE 'version_comment';
-SHOW PROCESSLIST;
+-- The process list: this session, running this very statement.
+SELECT USER, HOST, COMMAND, STATE, INFO FROM information_schema.PROCESSLIST WHERE ID = CONNECTION_ID();
+SELECT COUNT(*) FROM information_schema.PROCESSLIST p JOIN information_schema.PROCESSLIST q ON p.ID = q.ID WHERE p.ID = CONNECTION_ID();

@@ -81,4 +81,19 @@ EXECUTE s1 USING @v;
 DROP PREPARE ins;
 DEALLOCATE PREPARE ins;
 SELECT COUNT(*) FROM docs;
+-- SHOW … LIKE / WHERE filter the rows; a clause a SHOW form does not
+-- take is a syntax error, never ignored.
+SHOW DATABASES LIKE 'sur%';
+SHOW TABLES LIKE 'd%';
+SHOW TABLES WHERE Tables_in_surf <> 'docs';
+SHOW FULL TABLES WHERE Table_type = 'BASE TABLE' AND Tables_in_surf LIKE 'doc%';
+SHOW INDEX FROM docs WHERE Key_name = 'PRIMARY';
+SHOW INDEX FROM docs WHERE Nope = 1;
+SHOW INDEX FROM docs LIKE 'x';
+SHOW VARIABLES WHERE Variable_name IN ('autocommit', 'max_execution_time');
+SHOW COLLATION WHERE Charset = 'ascii';
+SHOW STATUS WHERE Variable_name = 'none';
+SHOW WARNINGS LIMIT 1;
+SHOW DATABASES WHERE;
+DESCRIBE docs id;
 DROP DATABASE surf;

@@ -83,6 +83,11 @@ pub enum StorageError {
     /// Durable I/O failed; the storage is poisoned and refuses further writes.
     #[error("storage I/O error: {0}")]
     Io(String),
+    /// The statement's [`Interrupt`] fired (KILL, or its deadline passed)
+    /// while it waited for a lock or scanned; the caller decides which
+    /// (MySQL 1317 or 3024) and rolls the statement back.
+    #[error("Query execution was interrupted")]
+    Interrupted,
     /// Stored bytes could not be decoded.
     #[error("storage corruption: {0}")]
     Corrupt(String),
@@ -105,6 +110,62 @@ impl Default for TxnOptions {
         Self {
             lock_wait_timeout: std::time::Duration::from_secs(50),
             read_only: false,
+        }
+    }
+}
+
+/// What may stop the statement a transaction is running: a cancellation
+/// token (cancelled by `KILL`) and a deadline (`max_execution_time`).
+/// Lock waits and scans check it and fail with
+/// [`StorageError::Interrupted`]; the default never fires.
+#[derive(Debug, Clone, Default)]
+pub struct Interrupt {
+    token: Option<tokio_util::sync::CancellationToken>,
+    deadline: Option<std::time::Instant>,
+}
+
+impl Interrupt {
+    /// An interrupt that fires when `token` is cancelled or at `deadline`.
+    pub fn new(
+        token: tokio_util::sync::CancellationToken,
+        deadline: Option<std::time::Instant>,
+    ) -> Self {
+        Interrupt {
+            token: Some(token),
+            deadline,
+        }
+    }
+
+    /// The same interrupt, also firing at `deadline`.
+    pub fn with_deadline(self, deadline: std::time::Instant) -> Self {
+        Interrupt {
+            deadline: Some(self.deadline.map_or(deadline, |d| d.min(deadline))),
+            ..self
+        }
+    }
+
+    /// Whether the token was cancelled.
+    pub fn cancelled(&self) -> bool {
+        self.token.as_ref().is_some_and(|t| t.is_cancelled())
+    }
+
+    /// Whether the deadline has passed.
+    pub fn expired(&self) -> bool {
+        self.deadline
+            .is_some_and(|d| std::time::Instant::now() >= d)
+    }
+
+    /// The deadline, if any.
+    pub fn deadline(&self) -> Option<std::time::Instant> {
+        self.deadline
+    }
+
+    /// `Err(Interrupted)` once cancelled or expired.
+    pub fn check(&self) -> Result<()> {
+        if self.cancelled() || self.expired() {
+            Err(StorageError::Interrupted)
+        } else {
+            Ok(())
         }
     }
 }
@@ -268,6 +329,15 @@ pub trait Transaction: Send {
 
     /// Delete a key (locks the row first). Returns the previous value.
     fn delete(&mut self, table: TableId, key: &[u8]) -> Result<Option<Vec<u8>>>;
+
+    /// Set what interrupts the statement now running in this transaction
+    /// (replacing the previous statement's): lock waits and scans fail
+    /// with [`StorageError::Interrupted`] once it fires.
+    fn set_interrupt(&mut self, interrupt: Interrupt);
+
+    /// [`Interrupt::check`] of the statement now running: for long loops
+    /// above storage (joins, sorts) that read no more rows for a while.
+    fn check_interrupt(&self) -> Result<()>;
 
     /// Mark the current write position.
     fn savepoint(&mut self) -> Savepoint;

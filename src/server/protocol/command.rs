@@ -61,6 +61,8 @@ pub enum Command<'a> {
     },
     StmtClose(u32),
     StmtReset(u32),
+    /// COM_PROCESS_KILL: `KILL CONNECTION id`.
+    ProcessKill(u32),
     /// A command byte this server does not implement (error 1047).
     Unknown(u8),
     /// A known command whose arguments are truncated.
@@ -107,6 +109,7 @@ impl<'a> Command<'a> {
             },
             com::STMT_CLOSE => Command::StmtClose(c.u32()?),
             com::STMT_RESET => Command::StmtReset(c.u32()?),
+            com::PROCESS_KILL => Command::ProcessKill(c.u32()?),
             other => Command::Unknown(other),
         })
     }

@@ -38,7 +38,11 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 
-use crate::api::{Result, StorageError, TableId, TxnId};
+use crate::api::{Interrupt, Result, StorageError, TableId, TxnId};
+
+/// Longest a lock wait sleeps before re-checking its statement's
+/// [`Interrupt`] (a KILL does not signal the lock table).
+const INTERRUPT_POLL: Duration = Duration::from_millis(20);
 
 /// A row: `(table, key)`.
 pub(super) type RowId = (TableId, Vec<u8>);
@@ -178,6 +182,7 @@ impl LockManager {
         key: &[u8],
         mode: LockMode,
         timeout: Duration,
+        interrupt: &Interrupt,
     ) -> Result<bool> {
         let row: RowId = (table, key.to_vec());
         let deadline = Instant::now().checked_add(timeout);
@@ -187,6 +192,10 @@ impl LockManager {
             if let Some(newly) = st.try_grant(txn, &row, mode) {
                 st.waiting.remove(&txn);
                 return Ok(newly);
+            }
+            if let Err(e) = interrupt.check() {
+                self.give_up(&mut st, txn, mode);
+                return Err(e);
             }
             if timed_out {
                 self.give_up(&mut st, txn, mode);
@@ -201,14 +210,19 @@ impl LockManager {
                 tracing::debug!(txn, table, ?mode, "deadlock detected");
                 return Err(StorageError::Deadlock);
             }
-            timed_out = match deadline {
-                Some(d) => self.released.wait_until(&mut st, d).timed_out(),
-                // A timeout too large to represent: wait in bounded slices.
-                None => {
-                    self.released.wait_for(&mut st, Duration::from_secs(3600));
-                    false
+            // A KILL does not signal this condvar: wait in slices of at most
+            // INTERRUPT_POLL so it is seen promptly; the statement's own
+            // deadline ends a slice too.
+            let slice_end = Instant::now() + INTERRUPT_POLL;
+            let slice_end = interrupt.deadline().map_or(slice_end, |d| d.min(slice_end));
+            match deadline {
+                Some(d) if d <= slice_end => {
+                    timed_out = self.released.wait_until(&mut st, d).timed_out();
                 }
-            };
+                _ => {
+                    self.released.wait_until(&mut st, slice_end);
+                }
+            }
         }
     }
 
@@ -252,6 +266,8 @@ mod tests {
     use super::LockMode::{Exclusive as X, Shared as S};
     use super::*;
 
+    /// An interrupt that never fires.
+    static NEVER: std::sync::LazyLock<Interrupt> = std::sync::LazyLock::new(Interrupt::default);
     const SHORT: Duration = Duration::from_millis(50);
     /// Bound for anything expected to happen.
     const LONG: Duration = Duration::from_secs(10);
@@ -267,25 +283,25 @@ mod tests {
     #[test]
     fn reentrant_and_exclusive() {
         let m = LockManager::default();
-        assert!(m.acquire(1, 1, b"k", X, SHORT).unwrap());
-        assert!(!m.acquire(1, 1, b"k", X, SHORT).unwrap());
+        assert!(m.acquire(1, 1, b"k", X, SHORT, &NEVER).unwrap());
+        assert!(!m.acquire(1, 1, b"k", X, SHORT, &NEVER).unwrap());
         // X covers S.
-        assert!(!m.acquire(1, 1, b"k", S, SHORT).unwrap());
+        assert!(!m.acquire(1, 1, b"k", S, SHORT, &NEVER).unwrap());
         assert_eq!(
-            m.acquire(2, 1, b"k", X, SHORT),
+            m.acquire(2, 1, b"k", X, SHORT, &NEVER),
             Err(StorageError::LockWaitTimeout)
         );
         m.release_all(1, [&row(b"k")]);
-        assert!(m.acquire(2, 1, b"k", X, SHORT).unwrap());
+        assert!(m.acquire(2, 1, b"k", X, SHORT, &NEVER).unwrap());
     }
 
     #[test]
     fn shared_locks_coexist() {
         let m = LockManager::default();
-        assert!(m.acquire(1, 1, b"k", S, SHORT).unwrap());
-        assert!(m.acquire(2, 1, b"k", S, SHORT).unwrap());
+        assert!(m.acquire(1, 1, b"k", S, SHORT, &NEVER).unwrap());
+        assert!(m.acquire(2, 1, b"k", S, SHORT, &NEVER).unwrap());
         // S again is a no-op.
-        assert!(!m.acquire(1, 1, b"k", S, SHORT).unwrap());
+        assert!(!m.acquire(1, 1, b"k", S, SHORT, &NEVER).unwrap());
         let st = m.state.lock();
         assert_eq!(st.holders[&row(b"k")].len(), 2);
     }
@@ -293,15 +309,15 @@ mod tests {
     #[test]
     fn shared_conflicts_with_exclusive_both_ways() {
         let m = LockManager::default();
-        m.acquire(1, 1, b"k", S, SHORT).unwrap();
+        m.acquire(1, 1, b"k", S, SHORT, &NEVER).unwrap();
         assert_eq!(
-            m.acquire(2, 1, b"k", X, SHORT),
+            m.acquire(2, 1, b"k", X, SHORT, &NEVER),
             Err(StorageError::LockWaitTimeout)
         );
         m.release_all(1, [&row(b"k")]);
-        m.acquire(2, 1, b"k", X, SHORT).unwrap();
+        m.acquire(2, 1, b"k", X, SHORT, &NEVER).unwrap();
         assert_eq!(
-            m.acquire(3, 1, b"k", S, SHORT),
+            m.acquire(3, 1, b"k", S, SHORT, &NEVER),
             Err(StorageError::LockWaitTimeout)
         );
         // The failed requests left nothing behind.
@@ -311,12 +327,56 @@ mod tests {
     }
 
     #[test]
+    fn cancelled_waiter_gives_up_promptly_and_leaves_nothing() {
+        let m = Arc::new(LockManager::default());
+        m.acquire(1, 1, b"k", X, SHORT, &NEVER).unwrap();
+        let token = tokio_util::sync::CancellationToken::new();
+        let interrupt = Interrupt::new(token.clone(), None);
+        let (tx, rx) = mpsc::channel();
+        let waiter = {
+            let m = m.clone();
+            thread::spawn(move || {
+                tx.send(()).unwrap();
+                m.acquire(2, 1, b"k", X, WAIT, &interrupt)
+            })
+        };
+        rx.recv().unwrap();
+        // Wait (bounded) until the request is queued, then cancel it.
+        let until = Instant::now() + LONG;
+        while m.waiters() != vec![2] {
+            assert!(Instant::now() < until, "the request never queued");
+            thread::yield_now();
+        }
+        let cancelled_at = Instant::now();
+        token.cancel();
+        assert_eq!(waiter.join().unwrap(), Err(StorageError::Interrupted));
+        // Far sooner than the lock-wait timeout (WAIT).
+        assert!(cancelled_at.elapsed() < LONG);
+        assert!(m.waiters().is_empty());
+        assert_eq!(m.state.lock().holders[&row(b"k")].len(), 1);
+    }
+
+    #[test]
+    fn statement_deadline_ends_a_lock_wait() {
+        let m = LockManager::default();
+        m.acquire(1, 1, b"k", X, SHORT, &NEVER).unwrap();
+        let deadline = Instant::now() + SHORT;
+        let interrupt = Interrupt::new(tokio_util::sync::CancellationToken::new(), Some(deadline));
+        assert_eq!(
+            m.acquire(2, 1, b"k", X, WAIT, &interrupt),
+            Err(StorageError::Interrupted)
+        );
+        assert!(Instant::now() >= deadline);
+        assert!(m.waiters().is_empty());
+    }
+
+    #[test]
     fn sole_shared_holder_upgrades() {
         let m = LockManager::default();
-        assert!(m.acquire(1, 1, b"k", S, SHORT).unwrap());
-        assert!(m.acquire(1, 1, b"k", X, SHORT).unwrap());
+        assert!(m.acquire(1, 1, b"k", S, SHORT, &NEVER).unwrap());
+        assert!(m.acquire(1, 1, b"k", X, SHORT, &NEVER).unwrap());
         assert_eq!(
-            m.acquire(2, 1, b"k", S, SHORT),
+            m.acquire(2, 1, b"k", S, SHORT, &NEVER),
             Err(StorageError::LockWaitTimeout)
         );
     }
@@ -324,12 +384,12 @@ mod tests {
     #[test]
     fn exclusive_waiter_wakes_when_last_shared_holder_releases() {
         let m = Arc::new(LockManager::default());
-        m.acquire(1, 1, b"k", S, SHORT).unwrap();
-        m.acquire(2, 1, b"k", S, SHORT).unwrap();
+        m.acquire(1, 1, b"k", S, SHORT, &NEVER).unwrap();
+        m.acquire(2, 1, b"k", S, SHORT, &NEVER).unwrap();
         let (tx, rx) = mpsc::channel();
         let m2 = m.clone();
         let h = thread::spawn(move || {
-            let r = m2.acquire(3, 1, b"k", X, WAIT);
+            let r = m2.acquire(3, 1, b"k", X, WAIT, &NEVER);
             tx.send(r).unwrap();
         });
         let deadline = Instant::now() + LONG;
@@ -351,12 +411,12 @@ mod tests {
     #[test]
     fn double_upgrade_is_a_deadlock_for_the_second() {
         let m = Arc::new(LockManager::default());
-        m.acquire(1, 1, b"k", S, SHORT).unwrap();
-        m.acquire(2, 1, b"k", S, SHORT).unwrap();
+        m.acquire(1, 1, b"k", S, SHORT, &NEVER).unwrap();
+        m.acquire(2, 1, b"k", S, SHORT, &NEVER).unwrap();
         let (tx, rx) = mpsc::channel();
         let m2 = m.clone();
         let h = thread::spawn(move || {
-            let r = m2.acquire(1, 1, b"k", X, WAIT);
+            let r = m2.acquire(1, 1, b"k", X, WAIT, &NEVER);
             tx.send(r).unwrap();
         });
         // Wait (bounded) until txn 1 is registered as waiting.
@@ -366,7 +426,10 @@ mod tests {
             thread::yield_now();
         }
         let started = Instant::now();
-        assert_eq!(m.acquire(2, 1, b"k", X, WAIT), Err(StorageError::Deadlock));
+        assert_eq!(
+            m.acquire(2, 1, b"k", X, WAIT, &NEVER),
+            Err(StorageError::Deadlock)
+        );
         assert!(started.elapsed() < LONG, "deadlock was not immediate");
         m.release_all(2, [&row(b"k")]);
         assert_eq!(rx.recv_timeout(LONG).unwrap(), Ok(true));
@@ -430,18 +493,18 @@ mod tests {
     #[test]
     fn release_frees_both_modes() {
         let m = LockManager::default();
-        m.acquire(1, 1, b"s", S, SHORT).unwrap();
-        m.acquire(1, 1, b"x", X, SHORT).unwrap();
-        m.acquire(2, 1, b"s", S, SHORT).unwrap();
+        m.acquire(1, 1, b"s", S, SHORT, &NEVER).unwrap();
+        m.acquire(1, 1, b"x", X, SHORT, &NEVER).unwrap();
+        m.acquire(2, 1, b"s", S, SHORT, &NEVER).unwrap();
         m.release_all(1, [&row(b"s"), &row(b"x")]);
-        assert!(m.acquire(3, 1, b"x", X, SHORT).unwrap());
+        assert!(m.acquire(3, 1, b"x", X, SHORT, &NEVER).unwrap());
         // 2 still holds S(s).
         assert_eq!(
-            m.acquire(3, 1, b"s", X, SHORT),
+            m.acquire(3, 1, b"s", X, SHORT, &NEVER),
             Err(StorageError::LockWaitTimeout)
         );
         m.release_all(2, [&row(b"s")]);
-        assert!(m.acquire(3, 1, b"s", X, SHORT).unwrap());
+        assert!(m.acquire(3, 1, b"s", X, SHORT, &NEVER).unwrap());
         let st = m.state.lock();
         assert_eq!(st.holders.len(), 2);
     }

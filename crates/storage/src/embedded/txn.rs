@@ -19,7 +19,12 @@ use std::sync::Arc;
 use super::changelog;
 use super::engine::Inner;
 use super::locks::{LockMode, RowId};
-use crate::api::{Result, Savepoint, StorageError, TableId, Transaction, Ts, TxnId, TxnOptions};
+use crate::api::{
+    Interrupt, Result, Savepoint, StorageError, TableId, Transaction, Ts, TxnId, TxnOptions,
+};
+
+/// Rows a scan visits between two interrupt checks.
+const INTERRUPT_EVERY: u32 = 1024;
 
 type OwnWrites = BTreeMap<TableId, BTreeMap<Vec<u8>, Option<Vec<u8>>>>;
 
@@ -36,6 +41,8 @@ pub struct EmbeddedTxn {
     /// Row locks held, with the strongest mode held on each.
     locks: HashMap<RowId, LockMode>,
     open: bool,
+    /// What interrupts the running statement (lock waits, scans).
+    interrupt: Interrupt,
 }
 
 impl std::fmt::Debug for EmbeddedTxn {
@@ -63,6 +70,7 @@ impl EmbeddedTxn {
             own: BTreeMap::new(),
             locks: HashMap::new(),
             open: true,
+            interrupt: Interrupt::default(),
         }
     }
 
@@ -96,9 +104,14 @@ impl EmbeddedTxn {
         if self.locks.get(&row).is_some_and(|m| m.covers(mode)) {
             return Ok(());
         }
-        self.inner
-            .locks
-            .acquire(self.id, table, key, mode, self.opts.lock_wait_timeout)?;
+        self.inner.locks.acquire(
+            self.id,
+            table,
+            key,
+            mode,
+            self.opts.lock_wait_timeout,
+            &self.interrupt,
+        )?;
         let held = self.locks.entry(row).or_insert(mode);
         *held = (*held).max(mode);
         Ok(())
@@ -177,65 +190,18 @@ impl EmbeddedTxn {
         tracing::trace!(txn = self.id, ts, changes = changes.len(), "committed");
         Ok(ts)
     }
-}
 
-impl Transaction for EmbeddedTxn {
-    fn id(&self) -> TxnId {
-        self.id
-    }
-
-    fn start_ts(&self) -> Ts {
-        self.start_ts
-    }
-
-    fn get(&mut self, table: TableId, key: &[u8], lock: bool) -> Result<Option<Vec<u8>>> {
-        self.ensure_open()?;
-        if lock && !self.opts.read_only {
-            self.take_lock(table, key, LockMode::Exclusive)?;
-            return Ok(self.current(table, key));
-        }
-        Ok(match self.own_write(table, key) {
-            Some(v) => v.clone(),
-            None => self.inner.versions.get_at(table, key, self.start_ts),
-        })
-    }
-
-    fn scan(
-        &mut self,
-        table: TableId,
-        start: Bound<Vec<u8>>,
-        end: Bound<Vec<u8>>,
-        limit: usize,
-    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
-        let mut out: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
-        if limit == 0 {
-            self.ensure_open()?;
-            return Ok(out);
-        }
-        self.scan_visit(
-            table,
-            as_ref_bound(&start),
-            as_ref_bound(&end),
-            &mut |k, v| {
-                out.push((k.to_vec(), v.to_vec()));
-                out.len() < limit
-            },
-        )?;
-        Ok(out)
-    }
-
-    fn approx_rows(&self, table: TableId) -> u64 {
-        self.inner.versions.key_count(table)
-    }
-
-    fn scan_visit(
-        &mut self,
+    /// The snapshot merged with own writes, in key order (see
+    /// [`Transaction::scan_visit`], which adds the interrupt checks).
+    fn visit(
+        &self,
         table: TableId,
         start: Bound<&[u8]>,
         end: Bound<&[u8]>,
         f: &mut dyn FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<()> {
         self.ensure_open()?;
+
         let empty = BTreeMap::new();
         let own_map = self.own.get(&table).unwrap_or(&empty);
         let mut own = if range_ok(start, end) && !own_map.is_empty() {
@@ -298,6 +264,91 @@ impl Transaction for EmbeddedTxn {
             }
         }
         Ok(())
+    }
+}
+
+impl Transaction for EmbeddedTxn {
+    fn id(&self) -> TxnId {
+        self.id
+    }
+
+    fn start_ts(&self) -> Ts {
+        self.start_ts
+    }
+
+    fn get(&mut self, table: TableId, key: &[u8], lock: bool) -> Result<Option<Vec<u8>>> {
+        self.ensure_open()?;
+        if lock && !self.opts.read_only {
+            self.take_lock(table, key, LockMode::Exclusive)?;
+            return Ok(self.current(table, key));
+        }
+        Ok(match self.own_write(table, key) {
+            Some(v) => v.clone(),
+            None => self.inner.versions.get_at(table, key, self.start_ts),
+        })
+    }
+
+    fn scan(
+        &mut self,
+        table: TableId,
+        start: Bound<Vec<u8>>,
+        end: Bound<Vec<u8>>,
+        limit: usize,
+    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+        let mut out: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+        if limit == 0 {
+            self.ensure_open()?;
+            return Ok(out);
+        }
+        self.scan_visit(
+            table,
+            as_ref_bound(&start),
+            as_ref_bound(&end),
+            &mut |k, v| {
+                out.push((k.to_vec(), v.to_vec()));
+                out.len() < limit
+            },
+        )?;
+        Ok(out)
+    }
+
+    fn approx_rows(&self, table: TableId) -> u64 {
+        self.inner.versions.key_count(table)
+    }
+
+    fn scan_visit(
+        &mut self,
+        table: TableId,
+        start: Bound<&[u8]>,
+        end: Bound<&[u8]>,
+        f: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<()> {
+        self.interrupt.check()?;
+        // The interrupt is checked every INTERRUPT_EVERY rows: cheap, and
+        // a KILL stops a long scan within microseconds.
+        let interrupt = self.interrupt.clone();
+        let mut seen = 0u32;
+        let mut fired = false;
+        self.visit(table, start, end, &mut |k, v| {
+            seen = seen.wrapping_add(1);
+            if seen.is_multiple_of(INTERRUPT_EVERY) && interrupt.check().is_err() {
+                fired = true;
+                return false;
+            }
+            f(k, v)
+        })?;
+        if fired {
+            return Err(StorageError::Interrupted);
+        }
+        Ok(())
+    }
+
+    fn set_interrupt(&mut self, interrupt: Interrupt) {
+        self.interrupt = interrupt;
+    }
+
+    fn check_interrupt(&self) -> Result<()> {
+        self.interrupt.check()
     }
 
     fn get_for_share(&mut self, table: TableId, key: &[u8]) -> Result<Option<Vec<u8>>> {

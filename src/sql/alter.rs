@@ -1,0 +1,637 @@
+//! `ALTER TABLE` that changes columns or the table's name, and `RENAME
+//! TABLE`: ADD / DROP / MODIFY / CHANGE / RENAME COLUMN, ALTER COLUMN SET /
+//! DROP DEFAULT, ADD UNIQUE / INDEX / FULLTEXT constraints, RENAME TO.
+//!
+//! Owns: the new layout of a table (which old column each new column comes
+//! from, which are converted), the row rewrite, and what happens to each
+//! index. An ALTER runs in one transaction holding the table's catalog
+//! record exclusively (so no writer of the table is in flight, and none
+//! starts): it rewrites every row in the new layout through ordinary
+//! writes, so every index consumer sees the rewrite as ordinary changes.
+//!
+//! Indexes (MySQL's rules: dropping a column removes it from its indexes;
+//! an index left with no column is dropped):
+//! * An ISCP-maintained index (vector, full-text, ASYNC) whose column is
+//!   dropped, converted or moved is dropped by the ISCP DROP protocol in
+//!   the ALTER's transaction (its consumer is fenced, cancelled and
+//!   drained after commit exactly as for DROP INDEX) and, unless it lost
+//!   all its columns, created again after the commit in a new generation
+//!   that builds from the new rows. Until then queries evaluate exactly.
+//! * A synchronous B-tree whose column is dropped or converted is rebuilt
+//!   inside the ALTER's transaction from the new rows; a moved one only
+//!   has its column positions renumbered.
+//!
+//! Never: changes a primary-key column's type, drops a primary-key column
+//! or adds AUTO_INCREMENT to existing rows (refused, 1235); converts a
+//! value silently (a value the new type cannot hold fails the ALTER, which
+//! then changes nothing).
+
+use sqlparser::ast::{self, AlterColumnOperation, AlterTableOperation as Op, MySQLColumnPosition};
+
+use crate::catalog::codec::{decode_row, encode_row};
+use crate::catalog::schema::coerce_value;
+use crate::catalog::{self, IndexDef, TableDef};
+use crate::error::{code, SqlError, SqlResult};
+use crate::sql::ddl::{self, column_decl, Dropped};
+use crate::sql::expr::{eval_const, ident_name, object_parts, Compiler, Scope};
+use crate::sql::host::SessionHost;
+use crate::sql::parse::{IndexSpec, Name, Stmt};
+use crate::sql::{Ctx, Engine, SessionState};
+use crate::types::{DataType, QueryResult, Value};
+
+/// Rows rewritten between two checks of the statement's interrupt.
+const INTERRUPT_EVERY: usize = 1024;
+
+/// The table as it will be, and how to get there from the old rows.
+struct Layout {
+    def: TableDef,
+    /// Per new column: the old column it takes its values from (`None`:
+    /// added, filled with its default).
+    origin: Vec<Option<usize>>,
+    /// Per new column: its values are converted (type or nullability
+    /// changed).
+    converted: Vec<bool>,
+    /// New name (`RENAME TO`), as (database, table).
+    rename: Option<(String, String)>,
+    /// Indexes the ALTER adds (ADD UNIQUE / INDEX / FULLTEXT, column
+    /// UNIQUE).
+    add_indexes: Vec<IndexSpec>,
+}
+
+/// `ALTER TABLE t op, op, …` (the column and rename forms; the index forms
+/// are [`Stmt::CreateIndex`] / [`Stmt::DropIndex`]).
+pub fn alter_table(
+    engine: &Engine,
+    st: &mut SessionState,
+    at: &ast::AlterTable,
+) -> SqlResult<QueryResult> {
+    let (db, name) = qualified(st, &at.name)?;
+    let mut dropped = Vec::new();
+    let mut recreate = Vec::new();
+    let r = engine.in_txn(st, |cx| {
+        let Some(old) = catalog::get_table(cx.txn, &db, &name, true)? else {
+            if at.if_exists {
+                return Ok(QueryResult::default());
+            }
+            return Err(SqlError::new(
+                code::NO_SUCH_TABLE,
+                format!("Table '{db}.{name}' doesn't exist"),
+            ));
+        };
+        if old.view.is_some() {
+            return Err(SqlError::new(
+                1347,
+                format!("'{db}.{name}' is not BASE TABLE"),
+            ));
+        }
+        let layout = plan(cx, &old, &at.operations)?;
+        apply(cx, &old, layout, &mut dropped, &mut recreate)
+    })?;
+    engine.commit_open(st)?;
+    let r = ddl::finish_drop(engine, r, dropped)?;
+    for spec in recreate {
+        let index = spec.name.clone();
+        ddl::execute(engine, st, Stmt::CreateIndex(spec))
+            .and_then(|_| engine.commit_open(st))
+            .map_err(|e| {
+                SqlError::new(
+                    e.code,
+                    format!(
+                        "ALTER TABLE is committed, but creating index '{index}' in its new form failed: {}",
+                        e.message
+                    ),
+                )
+            })?;
+    }
+    Ok(r)
+}
+
+/// `RENAME TABLE a TO b [, c TO d …]`: one transaction, pairs applied in
+/// order (so `a TO tmp, b TO a, tmp TO b` swaps). Rows, indexes and ISCP
+/// jobs stay with the table (they are keyed by its id, not its name).
+pub fn rename_tables(
+    engine: &Engine,
+    st: &mut SessionState,
+    renames: &[ast::RenameTable],
+) -> SqlResult<QueryResult> {
+    let pairs = renames
+        .iter()
+        .map(|r| Ok((qualified(st, &r.old_name)?, qualified(st, &r.new_name)?)))
+        .collect::<SqlResult<Vec<_>>>()?;
+    let r = engine.in_txn(st, |cx| {
+        for ((db, name), to) in &pairs {
+            let t = catalog::require_table(cx.txn, db, name, true)?;
+            rename(cx, t, to)?;
+        }
+        Ok(QueryResult::default())
+    })?;
+    engine.commit_open(st)?;
+    Ok(r)
+}
+
+/// `db.table` of an object name, the session's database by default.
+fn qualified(st: &SessionState, name: &ast::ObjectName) -> SqlResult<(String, String)> {
+    match object_parts(name).as_slice() {
+        [t] => Ok((st.require_db()?.to_string(), t.clone())),
+        [d, t] => Ok((d.clone(), t.clone())),
+        _ => Err(SqlError::parse(format!("invalid table name {name}"))),
+    }
+}
+
+/// Move `t` to `(db, name)`: 1050 if that name is taken, 1049 if the
+/// database does not exist.
+fn rename(cx: &mut Ctx<'_>, mut t: TableDef, to: &(String, String)) -> SqlResult<()> {
+    let (db, name) = to;
+    if catalog::is_system_db(db) || catalog::is_system_db(&t.db) {
+        return Err(SqlError::new(
+            code::SPECIFIC_ACCESS_DENIED,
+            format!(
+                "Access denied: cannot rename {}.{} to {db}.{name}",
+                t.db, t.name
+            ),
+        ));
+    }
+    if catalog::get_database(cx.txn, db)?.is_none() {
+        return Err(SqlError::new(
+            code::BAD_DB,
+            format!("Unknown database '{db}'"),
+        ));
+    }
+    if catalog::get_table(cx.txn, db, name, true)?.is_some() {
+        return Err(SqlError::new(
+            code::TABLE_EXISTS,
+            format!("Table '{name}' already exists"),
+        ));
+    }
+    catalog::delete_table(cx.txn, &t.db, &t.name)?;
+    t.db = db.clone();
+    t.name = name.clone();
+    catalog::put_table(cx.txn, &t)
+}
+
+/// Work out the new layout from the operations, in order.
+fn plan(cx: &mut Ctx<'_>, old: &TableDef, ops: &[Op]) -> SqlResult<Layout> {
+    let host = SessionHost::new(cx.session, cx.engine);
+    let mut l = Layout {
+        def: old.clone(),
+        origin: (0..old.columns.len()).map(Some).collect(),
+        converted: vec![false; old.columns.len()],
+        rename: None,
+        add_indexes: Vec::new(),
+    };
+    for op in ops {
+        match op {
+            Op::AddColumn {
+                if_not_exists,
+                column_def,
+                column_position,
+                ..
+            } => {
+                let name = ident_name(&column_def.name);
+                if l.def.column_index(&name).is_some() {
+                    if *if_not_exists {
+                        continue;
+                    }
+                    return Err(duplicate_column(&name));
+                }
+                let decl = column_decl(
+                    &host,
+                    name.clone(),
+                    &column_def.data_type,
+                    column_def.options.iter().map(|o| &o.option),
+                )?;
+                if decl.primary {
+                    return Err(SqlError::unsupported("ADD COLUMN … PRIMARY KEY"));
+                }
+                if decl.col.auto_increment {
+                    return Err(SqlError::unsupported("ADD COLUMN … AUTO_INCREMENT"));
+                }
+                let at = position(&l, column_position.as_ref(), l.def.columns.len())?;
+                l.def.columns.insert(at, decl.col);
+                l.origin.insert(at, None);
+                l.converted.insert(at, false);
+                if decl.unique {
+                    l.add_indexes.push(unique_column(&name));
+                }
+            }
+            Op::DropColumn {
+                column_names,
+                if_exists,
+                ..
+            } => {
+                for c in column_names {
+                    let name = ident_name(c);
+                    let Some(i) = l.def.column_index(&name) else {
+                        if *if_exists {
+                            continue;
+                        }
+                        return Err(SqlError::new(
+                            code::CANT_DROP_FIELD_OR_KEY,
+                            format!("Can't DROP '{name}'; check that column/key exists"),
+                        ));
+                    };
+                    if l.origin[i].is_some_and(|o| old.pk.contains(&o)) {
+                        return Err(SqlError::unsupported(format!(
+                            "dropping primary key column '{name}'"
+                        )));
+                    }
+                    if l.def.columns.len() == 1 {
+                        return Err(SqlError::new(
+                            1090,
+                            "You can't delete all columns with ALTER TABLE; use DROP TABLE instead",
+                        ));
+                    }
+                    l.def.columns.remove(i);
+                    l.origin.remove(i);
+                    l.converted.remove(i);
+                }
+            }
+            Op::ModifyColumn {
+                col_name,
+                data_type,
+                options,
+                column_position,
+            } => redefine(
+                &host,
+                &mut l,
+                old,
+                col_name,
+                col_name,
+                data_type,
+                options,
+                column_position.as_ref(),
+            )?,
+            Op::ChangeColumn {
+                old_name,
+                new_name,
+                data_type,
+                options,
+                column_position,
+            } => redefine(
+                &host,
+                &mut l,
+                old,
+                old_name,
+                new_name,
+                data_type,
+                options,
+                column_position.as_ref(),
+            )?,
+            Op::RenameColumn {
+                old_column_name,
+                new_column_name,
+            } => {
+                let i = existing(&l, &ident_name(old_column_name))?;
+                let to = ident_name(new_column_name);
+                if l.def.column_index(&to).is_some_and(|j| j != i) {
+                    return Err(duplicate_column(&to));
+                }
+                l.def.columns[i].name = to;
+            }
+            Op::AlterColumn { column_name, op } => {
+                let i = existing(&l, &ident_name(column_name))?;
+                match op {
+                    AlterColumnOperation::SetDefault { value } => {
+                        let scope = Scope::default();
+                        let v = eval_const(&Compiler::new(&scope, false).compile(value)?, &host)?;
+                        let col = &mut l.def.columns[i];
+                        col.default = if v.is_null() {
+                            None
+                        } else {
+                            Some(coerce_value(&col.ty, v, &col.name)?)
+                        };
+                    }
+                    AlterColumnOperation::DropDefault => l.def.columns[i].default = None,
+                    other => return Err(SqlError::unsupported(format!("ALTER COLUMN … {other}"))),
+                }
+            }
+            Op::RenameTable { table_name } => {
+                let (ast::RenameTableNameKind::As(to) | ast::RenameTableNameKind::To(to)) =
+                    table_name;
+                l.rename = Some(qualified(cx.session, to)?);
+            }
+            Op::AddConstraint { constraint, .. } => {
+                l.add_indexes.push(constraint_spec(&l.def, constraint)?)
+            }
+            other => {
+                return Err(SqlError::unsupported(format!(
+                    "ALTER TABLE … {}",
+                    other.to_string().chars().take(60).collect::<String>()
+                )))
+            }
+        }
+    }
+    Ok(l)
+}
+
+/// MODIFY / CHANGE: a new definition (and maybe name and position) for an
+/// existing column.
+#[allow(clippy::too_many_arguments)]
+fn redefine(
+    host: &SessionHost<'_>,
+    l: &mut Layout,
+    old: &TableDef,
+    from: &ast::Ident,
+    to: &ast::Ident,
+    data_type: &ast::DataType,
+    options: &[ast::ColumnOption],
+    position_of: Option<&MySQLColumnPosition>,
+) -> SqlResult<()> {
+    let i = existing(l, &ident_name(from))?;
+    let name = ident_name(to);
+    if l.def.column_index(&name).is_some_and(|j| j != i) {
+        return Err(duplicate_column(&name));
+    }
+    let mut decl = column_decl(host, name.clone(), data_type, options)?;
+    if decl.primary {
+        return Err(SqlError::unsupported("MODIFY / CHANGE … PRIMARY KEY"));
+    }
+    let before = l.def.columns[i].clone();
+    let in_pk = l.origin[i].is_some_and(|o| old.pk.contains(&o));
+    if in_pk {
+        if decl.col.ty != before.ty {
+            return Err(SqlError::unsupported(format!(
+                "changing the type of primary key column '{}'",
+                before.name
+            )));
+        }
+        decl.col.nullable = false;
+    }
+    if decl.col.auto_increment && !before.auto_increment {
+        return Err(SqlError::unsupported(format!(
+            "adding AUTO_INCREMENT to existing column '{}'",
+            before.name
+        )));
+    }
+    let converted =
+        l.converted[i] || decl.col.ty != before.ty || (before.nullable && !decl.col.nullable);
+    let origin = l.origin[i];
+    l.def.columns.remove(i);
+    l.origin.remove(i);
+    l.converted.remove(i);
+    let at = match position_of {
+        None => i,
+        Some(p) => position(l, Some(p), i)?,
+    };
+    l.def.columns.insert(at, decl.col);
+    l.origin.insert(at, origin);
+    l.converted.insert(at, converted);
+    if decl.unique {
+        l.add_indexes.push(unique_column(&name));
+    }
+    Ok(())
+}
+
+/// Where `FIRST` / `AFTER c` puts a column (`default` without one).
+fn position(l: &Layout, p: Option<&MySQLColumnPosition>, default: usize) -> SqlResult<usize> {
+    match p {
+        None => Ok(default),
+        Some(MySQLColumnPosition::First) => Ok(0),
+        Some(MySQLColumnPosition::After(c)) => Ok(existing(l, &ident_name(c))? + 1),
+    }
+}
+
+/// Position of column `name` in the new layout, or 1054.
+fn existing(l: &Layout, name: &str) -> SqlResult<usize> {
+    l.def.column_index(name).ok_or_else(|| {
+        SqlError::new(
+            code::BAD_FIELD,
+            format!("Unknown column '{name}' in '{}'", l.def.name),
+        )
+    })
+}
+
+fn duplicate_column(name: &str) -> SqlError {
+    SqlError::new(1060, format!("Duplicate column name '{name}'"))
+}
+
+/// The UNIQUE index a column option asks for (named after the column).
+fn unique_column(name: &str) -> IndexSpec {
+    IndexSpec {
+        name: name.to_string(),
+        columns: vec![name.to_string()],
+        unique: true,
+        ..Default::default()
+    }
+}
+
+/// ADD UNIQUE / INDEX / FULLTEXT as an index to create.
+fn constraint_spec(t: &TableDef, c: &ast::TableConstraint) -> SqlResult<IndexSpec> {
+    let names = |cols: &[ast::IndexColumn]| -> Vec<String> {
+        cols.iter()
+            .map(|c| c.column.expr.to_string().trim_matches('`').to_string())
+            .collect()
+    };
+    let (name, columns, unique, fulltext) = match c {
+        ast::TableConstraint::Unique(u) => (
+            u.name.as_ref().map(ident_name),
+            names(&u.columns),
+            true,
+            false,
+        ),
+        ast::TableConstraint::Index(ix) => (
+            ix.name.as_ref().map(ident_name),
+            names(&ix.columns),
+            false,
+            false,
+        ),
+        ast::TableConstraint::FulltextOrSpatial(ft) if ft.fulltext => (
+            ft.opt_index_name.as_ref().map(ident_name),
+            names(&ft.columns),
+            false,
+            true,
+        ),
+        other => return Err(SqlError::unsupported(format!("ALTER TABLE … ADD {other}"))),
+    };
+    let first = columns.first().cloned().unwrap_or_else(|| "idx".into());
+    Ok(IndexSpec {
+        name: name.unwrap_or(first),
+        columns,
+        unique,
+        fulltext,
+        table: Name {
+            db: Some(t.db.clone()),
+            name: t.name.clone(),
+        },
+        ..Default::default()
+    })
+}
+
+/// Make the new layout real in the ALTER's transaction: indexes, rows,
+/// catalog record. `recreate` gets the ISCP indexes to create after commit.
+fn apply(
+    cx: &mut Ctx<'_>,
+    old: &TableDef,
+    mut l: Layout,
+    dropped: &mut Vec<Dropped>,
+    recreate: &mut Vec<IndexSpec>,
+) -> SqlResult<QueryResult> {
+    let identity = l.origin.len() == old.columns.len()
+        && l.origin.iter().enumerate().all(|(i, o)| *o == Some(i))
+        && !l.converted.iter().any(|c| *c);
+    let new_pos = |p: usize| l.origin.iter().position(|o| *o == Some(p));
+    l.def.pk = old.pk.iter().filter_map(|&p| new_pos(p)).collect();
+    // Each index: kept (renumbered), rebuilt, or dropped.
+    let mut kept: Vec<IndexDef> = Vec::new();
+    let mut rebuild_btrees: Vec<IndexSpec> = Vec::new();
+    for ix in &old.indexes {
+        let cols: Vec<usize> = ix.columns.iter().filter_map(|&p| new_pos(p)).collect();
+        let lost = cols.len() < ix.columns.len();
+        let converted = cols.iter().any(|&c| l.converted[c]);
+        let moved = cols != ix.columns;
+        let mut renumbered = ix.clone();
+        renumbered.columns = cols.clone();
+        let iscp = ix.job_id.is_some();
+        if cols.is_empty() || lost || converted || (iscp && moved) {
+            ddl::drop_index_parts(cx, old, ix, dropped)?;
+            if !cols.is_empty() {
+                let mut spec = ddl::spec_of(&l.def, &renumbered);
+                spec.table = Name {
+                    db: Some(l.def.db.clone()),
+                    name: l.def.name.clone(),
+                };
+                if iscp {
+                    recreate.push(spec);
+                } else {
+                    rebuild_btrees.push(spec);
+                }
+            }
+        } else {
+            kept.push(renumbered);
+        }
+    }
+    l.def.indexes = kept;
+    let mut new_btrees = Vec::new();
+    for spec in rebuild_btrees
+        .into_iter()
+        .chain(std::mem::take(&mut l.add_indexes))
+    {
+        if l.def.index(&spec.name).is_some()
+            || new_btrees
+                .iter()
+                .any(|i: &IndexDef| i.name.eq_ignore_ascii_case(&spec.name))
+        {
+            return Err(SqlError::new(
+                code::DUP_KEYNAME,
+                format!("Duplicate key name '{}'", spec.name),
+            ));
+        }
+        if spec.fulltext {
+            recreate.push(spec);
+            continue;
+        }
+        new_btrees.push(ddl::index_def(cx, &l.def, &spec)?);
+    }
+    if !identity || !new_btrees.is_empty() {
+        rewrite_rows(cx, old, &l, identity, &new_btrees)?;
+    }
+    l.def.indexes.extend(new_btrees);
+    match l.rename.take() {
+        Some(to) => {
+            catalog::put_table(cx.txn, &l.def)?;
+            rename(cx, l.def, &to)?;
+        }
+        None => catalog::put_table(cx.txn, &l.def)?,
+    }
+    Ok(QueryResult::default())
+}
+
+/// Rewrite every row of `old` in the new layout (unless `identity`) and
+/// fill the new B-tree indexes from the new rows.
+fn rewrite_rows(
+    cx: &mut Ctx<'_>,
+    old: &TableDef,
+    l: &Layout,
+    identity: bool,
+    new_btrees: &[IndexDef],
+) -> SqlResult<()> {
+    let rows = ddl::current_rows(cx, old)?;
+    let mut out: Vec<(Vec<u8>, Vec<Value>)> =
+        Vec::with_capacity(if new_btrees.is_empty() { 0 } else { rows.len() });
+    let mut count = 0u64;
+    for (i, (k, v)) in rows.into_iter().enumerate() {
+        if i.is_multiple_of(INTERRUPT_EVERY) {
+            cx.txn.check_interrupt()?;
+        }
+        count += 1;
+        let before =
+            decode_row(&v).map_err(|e| SqlError::internal(format!("{}: {e}", old.qualified())))?;
+        let row = if identity {
+            before
+        } else {
+            let row = new_row(l, before, count)?;
+            cx.txn.put(old.id, &k, encode_row(&row))?;
+            row
+        };
+        if !new_btrees.is_empty() {
+            out.push((k, row));
+        }
+    }
+    for ix in new_btrees {
+        ddl::fill_btree(cx, ix, out.iter().map(|(k, r)| Ok((k.clone(), r.clone()))))?;
+    }
+    Ok(())
+}
+
+/// One row in the new layout: kept values (converted where the type
+/// changed) and defaults for added columns. Row `n` (1-based) names the
+/// row in errors, as MySQL does.
+fn new_row(l: &Layout, mut before: Vec<Value>, n: u64) -> SqlResult<Vec<Value>> {
+    let mut row = Vec::with_capacity(l.def.columns.len());
+    for (i, col) in l.def.columns.iter().enumerate() {
+        let v = match l.origin[i] {
+            Some(p) => before
+                .get_mut(p)
+                .map_or(Value::Null, |v| std::mem::replace(v, Value::Null)),
+            None => col
+                .default
+                .clone()
+                .or_else(|| (!col.nullable).then(|| implicit_default(&col.ty)).flatten())
+                .unwrap_or(Value::Null),
+        };
+        let v = if l.converted[i] && !v.is_null() {
+            coerce_value(&col.ty, v, &col.name)
+                .map_err(|e| SqlError::new(e.code, format!("{} at row {n}", e.message)))?
+        } else {
+            v
+        };
+        if v.is_null() && !col.nullable {
+            return Err(SqlError::new(
+                1138,
+                format!("Invalid use of NULL value (column '{}', row {n})", col.name),
+            ));
+        }
+        row.push(v);
+    }
+    Ok(row)
+}
+
+/// What MySQL puts in a NOT NULL column added without a DEFAULT: zero for
+/// numbers, the empty string for text; none for other types (the ALTER
+/// then fails with 1138 on a table that has rows).
+fn implicit_default(ty: &DataType) -> Option<Value> {
+    match ty {
+        DataType::Bool | DataType::Int | DataType::BigInt | DataType::Integer { .. } => {
+            Some(Value::Int(0))
+        }
+        DataType::Float | DataType::Double | DataType::Decimal(..) => Some(Value::Float(0.0)),
+        DataType::Varchar(_) | DataType::Text => Some(Value::Text(String::new())),
+        DataType::DateTime | DataType::Date | DataType::VecF32(_) | DataType::VecF64(_) => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn implicit_defaults_cover_numbers_and_text_only() {
+        assert_eq!(implicit_default(&DataType::Int), Some(Value::Int(0)));
+        assert_eq!(
+            implicit_default(&DataType::Text),
+            Some(Value::Text(String::new()))
+        );
+        assert_eq!(implicit_default(&DataType::VecF32(3)), None);
+        assert_eq!(implicit_default(&DataType::DateTime), None);
+    }
+}
