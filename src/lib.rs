@@ -11,6 +11,7 @@ pub mod config;
 pub mod db;
 pub mod error;
 pub mod iscp;
+pub mod json;
 pub mod server;
 pub mod sql;
 pub mod types;

@@ -36,6 +36,9 @@ pub enum DataType {
     /// `Value::Float` holding the value rounded to `scale` digits, printed
     /// with exactly `scale` fractional digits.
     Decimal(u8, u8),
+    /// JSON: `Value::Text` holding a valid document in MySQL's canonical
+    /// form (see [`crate::json::normalize`]).
+    Json,
 }
 
 /// Largest DECIMAL precision held exactly (an f64 carries 15 significant
@@ -72,6 +75,7 @@ impl DataType {
             }
             DataType::Date => "DATE".into(),
             DataType::Decimal(p, s) => format!("DECIMAL({p},{s})"),
+            DataType::Json => "JSON".into(),
         }
     }
 

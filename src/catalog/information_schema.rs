@@ -496,7 +496,7 @@ fn type_info(ty: &DataType) -> TypeInfo {
             n,
             false,
         ),
-        D::VecF32(_) | D::VecF64(_) => (
+        D::VecF32(_) | D::VecF64(_) | D::Json => (
             data_type,
             column_type,
             n.clone(),

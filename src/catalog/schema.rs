@@ -204,6 +204,34 @@ pub fn coerce_to_column(col: &ColumnDef, v: Value) -> SqlResult<Value> {
     coerce_value(&col.ty, v, &col.name)
 }
 
+/// A value stored into a JSON column: text must be a JSON document (kept
+/// in MySQL's canonical form; 3140 otherwise); a number or boolean becomes
+/// that JSON scalar.
+fn json_value(v: Value, what: &str) -> SqlResult<Value> {
+    let text =
+        match v {
+            Value::Text(s) => s,
+            Value::Int(i) => i.to_string(),
+            Value::Bool(b) => b.to_string(),
+            Value::Float(f) if f.is_finite() => crate::types::format_float(f),
+            other => return Err(SqlError::new(
+                3140,
+                format!(
+                    "Invalid JSON text: \"Invalid value.\" in value for column '{what}' ({other})"
+                ),
+            )),
+        };
+    crate::json::normalize(&text).map(Value::Text).map_err(|e| {
+        SqlError::new(
+            e.code,
+            format!(
+                "{} in value for column '{what}'.",
+                e.message.trim_end_matches('.')
+            ),
+        )
+    })
+}
+
 /// Coerce a non-NULL value to a type (`what` names the column in errors).
 pub fn coerce_value(ty: &DataType, v: Value, what: &str) -> SqlResult<Value> {
     let bad = |v: &Value| {
@@ -217,6 +245,7 @@ pub fn coerce_value(ty: &DataType, v: Value, what: &str) -> SqlResult<Value> {
         )
     };
     match ty {
+        DataType::Json => json_value(v, what),
         DataType::Bool => match v {
             Value::Bool(b) => Ok(Value::Bool(b)),
             Value::Int(i) => Ok(Value::Bool(i != 0)),

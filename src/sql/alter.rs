@@ -616,6 +616,7 @@ fn implicit_default(ty: &DataType) -> Option<Value> {
         }
         DataType::Float | DataType::Double | DataType::Decimal(..) => Some(Value::Float(0.0)),
         DataType::Varchar(_) | DataType::Text => Some(Value::Text(String::new())),
+        DataType::Json => Some(Value::Text("null".into())),
         DataType::DateTime | DataType::Date | DataType::VecF32(_) | DataType::VecF64(_) => None,
     }
 }

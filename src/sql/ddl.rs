@@ -607,7 +607,8 @@ pub fn parse_type(s: &str) -> SqlResult<DataType> {
             }
             DataType::Varchar(len)
         }
-        "text" | "longtext" | "mediumtext" | "tinytext" | "json" | "blob" => DataType::Text,
+        "text" | "longtext" | "mediumtext" | "tinytext" | "blob" => DataType::Text,
+        "json" => DataType::Json,
         "datetime" | "timestamp" => DataType::DateTime,
         "vecf32" | "vecf64" => {
             let d = n()?;

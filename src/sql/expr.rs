@@ -567,6 +567,20 @@ impl<'a> Compiler<'a> {
                     _ => return Err(SqlError::parse(format!("bad use of INTERVAL in {e}"))),
                 }
             }
+            Expr::BinaryOp { left, op, right }
+                if matches!(op, BinaryOperator::Arrow | BinaryOperator::LongArrow) =>
+            {
+                // `doc->'$.path'` is JSON_EXTRACT; `->>` also unquotes.
+                let extract = CExpr::Func(
+                    "json_extract".into(),
+                    vec![self.compile(left)?, self.compile(right)?],
+                );
+                if matches!(op, BinaryOperator::LongArrow) {
+                    CExpr::Func("json_unquote".into(), vec![extract])
+                } else {
+                    extract
+                }
+            }
             Expr::BinaryOp { left, op, right } => {
                 let op = match op {
                     BinaryOperator::Plus => BinOp::Add,
@@ -686,8 +700,29 @@ impl<'a> Compiler<'a> {
                 if format.is_some() {
                     return Err(SqlError::unsupported("CAST … FORMAT"));
                 }
-                CExpr::Cast(Box::new(self.compile(expr)?), cast_target(data_type)?)
+                self.cast(expr, data_type)?
             }
+            Expr::Convert {
+                is_try: false,
+                expr,
+                data_type,
+                charset,
+                styles,
+                ..
+            } if styles.is_empty() => match (data_type, charset) {
+                // CONVERT(x, type) is CAST(x AS type).
+                (Some(ty), None) => self.cast(expr, ty)?,
+                // Text is UTF-8 throughout: converting to a UTF-8 set (or
+                // binary) changes nothing; other sets are not offered.
+                (None, Some(cs)) => {
+                    let cs = cs.to_string().to_ascii_lowercase();
+                    if !matches!(cs.as_str(), "utf8mb4" | "utf8" | "utf8mb3" | "binary") {
+                        return Err(SqlError::unsupported(format!("CONVERT … USING {cs}")));
+                    }
+                    self.compile(expr)?
+                }
+                _ => return Err(SqlError::unsupported(e.to_string())),
+            },
             Expr::MatchAgainst {
                 columns,
                 match_value,
@@ -941,6 +976,16 @@ impl<'a> Compiler<'a> {
 
     /// `DATE_ADD(d, INTERVAL n unit)` (or DATE_SUB when `sub`) as the
     /// internal call `"date_add interval"(d, n, unit)`.
+    /// `CAST(x AS type)` / `CONVERT(x, type)`; `AS JSON` parses text as a
+    /// JSON document (see `crate::json`).
+    fn cast(&mut self, x: &Expr, ty: &ast::DataType) -> SqlResult<CExpr> {
+        let inner = self.compile(x)?;
+        if ty.to_string().eq_ignore_ascii_case("json") {
+            return Ok(CExpr::Func("cast_as_json".into(), vec![inner]));
+        }
+        Ok(CExpr::Cast(Box::new(inner), cast_target(ty)?))
+    }
+
     fn interval_call(&mut self, d: &Expr, iv: &ast::Interval, sub: bool) -> SqlResult<CExpr> {
         let unit = match (&iv.leading_field, &iv.last_field) {
             (Some(f), None)
@@ -2229,6 +2274,18 @@ impl CExpr {
                 }
             }
             CExpr::Cast(x, to) => cast(x.eval(cx)?, *to)?,
+            CExpr::Func(name, args) if crate::json::is_json_function(name) => {
+                let vals = args
+                    .iter()
+                    .map(|a| {
+                        Ok(crate::json::JsonArg {
+                            value: a.eval(cx)?,
+                            json: a.is_json(),
+                        })
+                    })
+                    .collect::<SqlResult<Vec<_>>>()?;
+                crate::json::call(name, &vals)?
+            }
             CExpr::Func(name, args) => {
                 let vals = args
                     .iter()
@@ -2240,6 +2297,14 @@ impl CExpr {
                 }
             }
         })
+    }
+
+    /// Whether the value is JSON-typed (a JSON function's result), so a
+    /// JSON function takes it as a document rather than as a string.
+    /// (A JSON column is not recognised here: its text is taken as a
+    /// string when nested into JSON_OBJECT / JSON_ARRAY.)
+    pub fn is_json(&self) -> bool {
+        matches!(self, CExpr::Func(n, _) if crate::json::returns_json(n))
     }
 
     /// Whether the expression reads no column, aggregate or MATCH slot

@@ -27,6 +27,7 @@ pub mod privileges;
 pub mod process;
 pub mod search;
 pub mod select;
+pub mod series;
 pub mod show;
 pub mod vars;
 

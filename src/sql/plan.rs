@@ -447,7 +447,13 @@ impl<'c, 'a> Planner<'c, 'a> {
         match from {
             [] => return Ok(Source::none()),
             [twj] if twj.joins.is_empty() => {
-                if let ast::TableFactor::Table { name, alias, .. } = &twj.relation {
+                if let ast::TableFactor::Table {
+                    name,
+                    alias,
+                    args: None,
+                    ..
+                } = &twj.relation
+                {
                     select::reject_table_factor(&twj.relation)?;
                     let (db, tname) = self.table_name(name)?;
                     if db.is_none() && self.cte(&tname).is_some() {
@@ -612,6 +618,42 @@ impl<'c, 'a> Planner<'c, 'a> {
     ) -> SqlResult<Rel> {
         select::reject_table_factor(f)?;
         match f {
+            ast::TableFactor::Table {
+                name,
+                alias,
+                args: Some(args),
+                ..
+            } => {
+                // The one table function: generate_series (reject_table_factor
+                // refused any other).
+                let alias_name = alias
+                    .as_ref()
+                    .map(|a| ident_name(&a.name))
+                    .unwrap_or_else(|| "generate_series".into());
+                let host = crate::sql::host::SessionHost::new(self.cx.session, self.cx.engine);
+                let scope = Scope::default();
+                let mut vals = Vec::new();
+                for a in &args.args {
+                    let ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) = a else {
+                        return Err(SqlError::unsupported(format!(
+                            "generate_series argument {a}"
+                        )));
+                    };
+                    let c = Compiler::new(&scope, false).compile(e)?;
+                    if !c.is_constant() {
+                        return Err(SqlError::unsupported(
+                            "generate_series with arguments that are not constants",
+                        ));
+                    }
+                    vals.push(crate::sql::expr::eval_const(&c, &host)?);
+                }
+                let values = crate::sql::series::generate(name, &vals)?;
+                let kind = values.kind;
+                let source =
+                    select::Source::values(&alias_name, &[("result", kind)], values.into());
+                let node = Node::Block(Box::new(select::Plan::all_of(source, false)));
+                Ok(Rel::of(node, &alias_name))
+            }
             ast::TableFactor::Table { name, alias, .. } => {
                 let (db, tname) = self.table_name(name)?;
                 let alias_name = alias
@@ -1096,6 +1138,7 @@ pub fn source_of_node(node: Node, alias: &str) -> Source {
         kinds: cols.iter().map(|c| c.kind).collect(),
         star: (0..cols.len()).collect(),
         input: Some(Box::new(node)),
+        values: None,
     }
 }
 

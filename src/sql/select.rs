@@ -38,6 +38,15 @@ pub struct Source {
     pub star: Vec<usize>,
     /// The node read instead of a table.
     pub input: Option<Box<Node>>,
+    /// Rows computed at planning time (a table function such as
+    /// `generate_series`), read instead of a table.
+    pub values: Option<Values>,
+}
+
+/// The rows of a table function, with how EXPLAIN names it.
+pub struct Values {
+    pub label: String,
+    pub rows: Vec<Vec<Value>>,
 }
 
 impl Source {
@@ -50,6 +59,26 @@ impl Source {
             kinds: Vec::new(),
             star: Vec::new(),
             input: None,
+            values: None,
+        }
+    }
+
+    /// Computed rows (`values`) under `alias` with columns `cols`.
+    pub fn values(alias: &str, cols: &[(&str, ColumnKind)], values: Values) -> Source {
+        Source {
+            table: None,
+            alias: alias.to_string(),
+            scope: Scope {
+                cols: cols
+                    .iter()
+                    .map(|(n, _)| (alias.to_string(), n.to_string()))
+                    .collect(),
+                hidden: Vec::new(),
+            },
+            kinds: cols.iter().map(|(_, k)| *k).collect(),
+            star: (0..cols.len()).collect(),
+            input: None,
+            values: Some(values),
         }
     }
 
@@ -70,6 +99,7 @@ impl Source {
             alias,
             scope,
             input: None,
+            values: None,
         }
     }
 }
@@ -262,6 +292,8 @@ fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnKind {
                     _ => ColumnKind::Text,
                 }
             }
+            "json_valid" | "json_length" | "json_contains" | "json_contains_path"
+            | "json_depth" => ColumnKind::Int,
             "length"
             | "char_length"
             | "vector_dims"
@@ -435,6 +467,14 @@ pub fn reject_table_factor(f: &ast::TableFactor) -> SqlResult<()> {
             return no("column aliases on a table");
         }
         if args.is_some() {
+            if let ast::TableFactor::Table { name, .. } = f {
+                if crate::sql::expr::object_parts(name)
+                    .last()
+                    .is_some_and(|n| n.eq_ignore_ascii_case("generate_series"))
+                {
+                    return Ok(());
+                }
+            }
             return no("table functions");
         }
         if !with_hints.is_empty() {
@@ -479,7 +519,11 @@ pub fn scan_node(t: TableDef, alias: &str, for_update: bool) -> Node {
 impl Plan {
     /// `SELECT * FROM t [FOR UPDATE]`: every column, in table order.
     pub fn table_scan(t: TableDef, alias: &str, for_update: bool) -> Plan {
-        let source = Source::table(t, alias.to_string());
+        Plan::all_of(Source::table(t, alias.to_string()), for_update)
+    }
+
+    /// `SELECT * FROM source`.
+    pub fn all_of(source: Source, for_update: bool) -> Plan {
         let projection = source
             .star
             .iter()
@@ -540,6 +584,7 @@ impl Plan {
             kinds: self.source.kinds.clone(),
             star: self.source.star.clone(),
             input: None,
+            values: None,
         };
         let mut p = Plan::scan(source, self.projection.clone(), self.for_update);
         p.filter = self.filter.clone();
@@ -650,7 +695,10 @@ pub fn explain_block(
     }
     match (&plan.source.table, &plan.index_path, &plan.source.input) {
         (_, _, Some(node)) => node.explain(d, stats, lines),
-        (None, _, None) => push("Values (1 row)".into(), lines),
+        (None, _, None) => match &plan.source.values {
+            Some(v) => push(format!("{} ({} rows)", v.label, v.rows.len()), lines),
+            None => push("Values (1 row)".into(), lines),
+        },
         (Some(td), Some(ip), None) => push(ip.describe(td), lines),
         (Some(td), None, None)
             if (td.db == SYSTEM_DB && catalog::VIRTUAL_TABLES.contains(&td.name.as_str()))
@@ -1118,6 +1166,12 @@ fn candidates(
     filter: Option<&exec::Prepared<'_>>,
     host: &SessionHost<'_>,
 ) -> SqlResult<(Vec<Candidate>, bool)> {
+    if let Some(v) = &plan.source.values {
+        return Ok((
+            v.rows.iter().map(|r| (r.clone(), Vec::new())).collect(),
+            false,
+        ));
+    }
     if let Some(node) = &plan.source.input {
         let rows = exec::run(cx, node, outer)?;
         if plan.match_tables.is_empty() {
