@@ -61,6 +61,7 @@ impl Database {
             ids: IdAllocator::default(),
             iscp: iscp.clone(),
             processes: Default::default(),
+            globals: Default::default(),
         });
         iscp.start()?;
         Ok(Database {
@@ -81,10 +82,9 @@ impl Database {
     pub fn connection_session(&self, id: u32) -> Session {
         let engine = self.inner.engine.clone();
         let process = engine.processes.register(id, "root", "localhost");
-        Session {
-            engine,
-            state: SessionState::new("root", true, process),
-        }
+        let mut state = SessionState::new("root", true, process);
+        engine.globals.apply(&mut state);
+        Session { engine, state }
     }
 
     /// The engine (for tools and tests: storage, ISCP handle, config).

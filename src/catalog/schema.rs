@@ -208,19 +208,20 @@ pub fn coerce_to_column(col: &ColumnDef, v: Value) -> SqlResult<Value> {
 /// in MySQL's canonical form; 3140 otherwise); a number or boolean becomes
 /// that JSON scalar.
 fn json_value(v: Value, what: &str) -> SqlResult<Value> {
-    let text =
-        match v {
-            Value::Text(s) => s,
-            Value::Int(i) => i.to_string(),
-            Value::Bool(b) => b.to_string(),
-            Value::Float(f) if f.is_finite() => crate::types::format_float(f),
-            other => return Err(SqlError::new(
+    let text = match v {
+        Value::Text(s) => s,
+        Value::Int(i) => i.to_string(),
+        Value::Bool(b) => b.to_string(),
+        Value::Float(f) if f.is_finite() => crate::types::format_float(f),
+        other => {
+            return Err(SqlError::new(
                 3140,
                 format!(
                     "Invalid JSON text: \"Invalid value.\" in value for column '{what}' ({other})"
                 ),
-            )),
-        };
+            ))
+        }
+    };
     crate::json::normalize(&text).map(Value::Text).map_err(|e| {
         SqlError::new(
             e.code,

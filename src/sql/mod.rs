@@ -51,6 +51,8 @@ pub struct Engine {
     pub iscp: Arc<Iscp>,
     /// This node's sessions (`SHOW PROCESSLIST`, `KILL`).
     pub processes: process::ProcessList,
+    /// `SET GLOBAL` values: what new sessions start with.
+    pub globals: vars::Globals,
 }
 
 /// Per-connection state.
@@ -285,7 +287,9 @@ impl Engine {
                     .kill(id, &st.user, st.privileged, connection)?;
                 Ok(QueryResult::default())
             }
-            Stmt::ShowVariables { like } => Ok(show::variables(self, st, like.as_deref())),
+            Stmt::ShowVariables { like, global } => {
+                Ok(show::variables(self, st, like.as_deref(), global))
+            }
             Stmt::AlterKeys { table } => {
                 let t = self.table_after_commit(st, &table)?;
                 Ok(QueryResult {

@@ -154,6 +154,8 @@ pub enum Stmt {
     },
     ShowVariables {
         like: Option<String>,
+        /// `SHOW GLOBAL VARIABLES`: the values new sessions start with.
+        global: bool,
     },
     Describe {
         table: Name,
@@ -1413,8 +1415,8 @@ fn parse_custom(p: &mut P) -> SqlResult<Option<Stmt>> {
             p.end()?;
             return Ok(Some(Stmt::ShowProcesslist { full }));
         }
-        p.kw("session");
-        p.kw("global");
+        let session = p.kw("session");
+        let global = !session && p.kw("global");
         if p.kw("status") {
             let like = if p.kw("like") {
                 Some(p.string_or_word()?)
@@ -1449,7 +1451,6 @@ fn parse_custom(p: &mut P) -> SqlResult<Option<Stmt>> {
             (&["open", "tables"][..], "SHOW OPEN TABLES"),
             (&["engine"][..], "SHOW ENGINE"),
             (&["profiles"][..], "SHOW PROFILES"),
-            (&["global", "variables"][..], "SHOW GLOBAL VARIABLES"),
         ] {
             let at = p.i;
             if words.iter().all(|w| p.kw(w)) {
@@ -1457,14 +1458,15 @@ fn parse_custom(p: &mut P) -> SqlResult<Option<Stmt>> {
             }
             p.i = at;
         }
-        p.kw("session");
         if p.kw("variables") {
             let like = if p.kw("like") {
                 Some(p.string_or_word()?)
             } else {
                 None
             };
-            return p.show_tail(Stmt::ShowVariables { like }, false).map(Some);
+            return p
+                .show_tail(Stmt::ShowVariables { like, global }, false)
+                .map(Some);
         }
         return Err(p.err("unsupported SHOW statement"));
     }

@@ -416,8 +416,13 @@ pub fn warnings(st: &SessionState) -> QueryResult {
 }
 
 /// SHOW VARIABLES [LIKE …]
-pub fn variables(engine: &Engine, st: &SessionState, like: Option<&str>) -> QueryResult {
-    let mut vars = crate::sql::vars::all(engine, st);
+pub fn variables(
+    engine: &Engine,
+    st: &SessionState,
+    like: Option<&str>,
+    global: bool,
+) -> QueryResult {
+    let mut vars = crate::sql::vars::all(engine, st, global);
     vars.sort();
     let rows = vars
         .into_iter()

@@ -160,6 +160,8 @@ pub struct SessionVars {
     pub vars: BTreeMap<String, String>,
     pub autocommit: bool,
     pub lock_wait_timeout_secs: u64,
+    /// The node's `SET GLOBAL` values.
+    pub globals: BTreeMap<String, String>,
 }
 
 impl SessionVars {
@@ -169,18 +171,46 @@ impl SessionVars {
             vars: st.vars.clone(),
             autocommit: st.autocommit,
             lock_wait_timeout_secs: engine.config.lock_wait_timeout.as_secs(),
+            globals: engine.globals.snapshot(),
         }
     }
 }
 
 impl SessionVars {
-    /// The server-wide values: what a new session starts with (there is
-    /// no SET GLOBAL; server-wide settings are command-line flags).
+    /// The server-wide values: what a new session starts with (the
+    /// defaults, overridden by `SET GLOBAL`).
     pub fn global(&self) -> SessionVars {
+        let mut vars = self.globals.clone();
+        let autocommit = vars.remove("autocommit").is_none_or(|v| v == "ON");
         SessionVars {
-            vars: BTreeMap::new(),
-            autocommit: true,
+            vars,
+            autocommit,
             lock_wait_timeout_secs: self.lock_wait_timeout_secs,
+            globals: self.globals.clone(),
+        }
+    }
+}
+
+/// The node's global values of session variables (`SET GLOBAL`): the
+/// values new sessions start with. Kept in memory like MySQL's (not
+/// persisted: a restart returns to the defaults and the command line).
+#[derive(Default)]
+pub struct Globals(parking_lot::Mutex<BTreeMap<String, String>>);
+
+impl Globals {
+    /// The current global values (canonical, by variable name).
+    pub fn snapshot(&self) -> BTreeMap<String, String> {
+        self.0.lock().clone()
+    }
+
+    /// Start a new session from the global values.
+    pub fn apply(&self, st: &mut SessionState) {
+        for (k, v) in self.0.lock().iter() {
+            if k == "autocommit" {
+                st.autocommit = v == "ON";
+            } else {
+                st.vars.insert(k.clone(), v.clone());
+            }
         }
     }
 }
@@ -236,8 +266,9 @@ pub fn is_integer(name: &str) -> bool {
 
 /// Every system variable with its session value, sorted by name (`SHOW
 /// VARIABLES`).
-pub fn all(engine: &Engine, st: &SessionState) -> Vec<(String, String)> {
+pub fn all(engine: &Engine, st: &SessionState, global: bool) -> Vec<(String, String)> {
     let sv = SessionVars::of(engine, st);
+    let sv = if global { sv.global() } else { sv };
     VARS.iter()
         .map(|d| {
             (
@@ -343,9 +374,24 @@ pub fn set_system(
         ));
     }
     if global {
-        return Err(SqlError::unsupported(format!(
-            "SET GLOBAL {name} (server-wide settings are command-line flags)"
-        )));
+        // The value new sessions start with (this one keeps its own).
+        let mut g = engine.globals.0.lock();
+        if value.eq_ignore_ascii_case("default") {
+            g.remove(d.name);
+            if matches!(d.name, "transaction_isolation" | "tx_isolation") {
+                g.remove("transaction_isolation");
+                g.remove("tx_isolation");
+            }
+            return Ok(());
+        }
+        let v = normalize(d, value)?;
+        if matches!(d.name, "transaction_isolation" | "tx_isolation") {
+            g.insert("transaction_isolation".into(), v.clone());
+            g.insert("tx_isolation".into(), v);
+        } else {
+            g.insert(d.name.to_string(), v);
+        }
+        return Ok(());
     }
     let v = if value.eq_ignore_ascii_case("default") {
         if d.name == "autocommit" {

@@ -49,13 +49,25 @@ DROP INDEX IF EXISTS k_owner ON docs;
 ALTER TABLE docs DROP INDEX IF EXISTS k_owner;
 DROP INDEX k_owner ON docs;
 DROP INDEX IF EXISTS k ON nosuch;
--- @@global: the value a new session starts with (SET GLOBAL is refused).
+-- @@global: the value a new session starts with; SET GLOBAL changes it
+-- (for new sessions: this one keeps its own).
 SET SESSION sql_mode = 'NO_ENGINE_SUBSTITUTION';
 SET autocommit = 0;
 SELECT @@sql_mode, @@global.sql_mode, @@session.autocommit, @@global.autocommit, @@global.version_comment, @@GLOBAL.transaction_isolation;
 SET autocommit = 1;
 SELECT @@global.nosuch;
 SET GLOBAL wait_timeout = 10;
+SELECT @@global.wait_timeout, @@wait_timeout, @@session.wait_timeout;
+SHOW GLOBAL VARIABLES LIKE 'wait_timeout';
+SHOW SESSION VARIABLES LIKE 'wait_timeout';
+SHOW GLOBAL VARIABLES WHERE Variable_name = 'autocommit';
+SET GLOBAL autocommit = 0;
+SELECT @@global.autocommit, @@autocommit;
+SET GLOBAL version = '9';
+SET GLOBAL wait_timeout = -1;
+SET GLOBAL wait_timeout = DEFAULT;
+SET GLOBAL autocommit = DEFAULT;
+SELECT @@global.wait_timeout, @@global.autocommit;
 -- SQL-level prepared statements: PREPARE … FROM text or @var, EXECUTE
 -- … USING user variables (bound as literals: quotes cannot escape),
 -- DEALLOCATE / DROP PREPARE.
