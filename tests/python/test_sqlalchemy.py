@@ -6,9 +6,9 @@ import decimal
 
 import pymysql
 import pytest
-from sqlalchemy import Date, Numeric, String, create_engine, select, text
+from sqlalchemy import Date, ForeignKey, Numeric, String, create_engine, func, select, text
 from sqlalchemy.exc import DBAPIError
-from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
+from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, relationship
 
 
 class Base(DeclarativeBase):
@@ -173,3 +173,56 @@ def test_mysql_upsert(engine):
         c.execute(insert(t).values(id=2, n=5).on_duplicate_key_update(n=7))
     with engine.connect() as c:
         assert c.execute(select(t.c.id, t.c.n).order_by(t.c.id)).all() == [(1, 2), (2, 5)]
+
+
+class RelBase(DeclarativeBase):
+    pass
+
+
+class Author(RelBase):
+    __tablename__ = "authors"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(40))
+    books: Mapped[list["Book"]] = relationship(back_populates="author", cascade="all, delete-orphan")
+
+
+class Book(RelBase):
+    __tablename__ = "books"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    title: Mapped[str] = mapped_column(String(80))
+    author_id: Mapped[int] = mapped_column(ForeignKey("authors.id"))
+    author: Mapped[Author] = relationship(back_populates="books")
+
+
+def test_orm_relationship_join(engine):
+    # FOREIGN KEY constraints are not enforced by Tributary; the ORM's
+    # relationship works from the mapped columns alone.
+    with engine.begin() as c:
+        c.exec_driver_sql("CREATE TABLE authors (id INT PRIMARY KEY, name VARCHAR(40))")
+        c.exec_driver_sql(
+            "CREATE TABLE books (id INT PRIMARY KEY, title VARCHAR(80), author_id INT, KEY ix_author (author_id))"
+        )
+    with Session(engine) as s:
+        ann = Author(id=1, name="ann", books=[Book(id=10, title="rust"), Book(id=11, title="sql")])
+        bob = Author(id=2, name="bob", books=[Book(id=12, title="python")])
+        s.add_all([ann, bob])
+        s.commit()
+    with Session(engine) as s:
+        rows = s.execute(
+            select(Author.name, Book.title).join(Author.books).order_by(Book.id)
+        ).all()
+        assert [tuple(r) for r in rows] == [("ann", "rust"), ("ann", "sql"), ("bob", "python")]
+        # Lazy load through the relationship, then update and delete.
+        a = s.get(Author, 1)
+        assert sorted(b.title for b in a.books) == ["rust", "sql"]
+        a.books[0].title = "rust 2"
+        s.delete(s.get(Author, 2))
+        s.commit()
+    with Session(engine) as s:
+        titles = s.scalars(select(Book.title).order_by(Book.id)).all()
+        assert titles == ["rust 2", "sql"]
+        assert s.scalars(select(Author.name)).all() == ["ann"]
+        n = s.scalar(
+            select(func.count()).select_from(Author).join(Book).where(Book.title.like("rust%"))
+        )
+        assert n == 1

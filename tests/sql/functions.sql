@@ -91,3 +91,15 @@ SELECT id FROM t WHERE LOCATE('l', s) > 0 ORDER BY id;
 SELECT id, CONCAT_WS('|', id, s, n) FROM t ORDER BY id;
 -- Substring search is linear: a needle that almost matches everywhere.
 SELECT LOCATE(CONCAT(REPEAT('a', 100000), 'b'), REPEAT('a', 1000000)), INSTR(CONCAT(REPEAT('a', 1000000), 'b'), CONCAT(REPEAT('a', 100000), 'b'));
+-- Vector arithmetic (MatrixOne): element-wise between vectors of one
+-- dimension, and with a scalar; VECF32 ↔ VECF64 casts.
+SELECT CAST('[1,2]' AS VECF32(2)) + CAST('[3,4]' AS VECF32(2)), CAST('[1,2]' AS VECF32(2)) - CAST('[3,4]' AS VECF64(2));
+SELECT CAST('[1,2]' AS VECF32(2)) * CAST('[3,4]' AS VECF32(2)), CAST('[3,4]' AS VECF32(2)) / CAST('[2,8]' AS VECF32(2));
+SELECT CAST('[1,2]' AS VECF32(2)) * 2, CAST('[1,2]' AS VECF32(2)) + 0.5, CAST('[1,2]' AS VECF32(2)) / 4, 2 * CAST('[1,2]' AS VECF32(2));
+SELECT 3 - CAST('[1,2]' AS VECF64(2));
+SELECT CAST('[1,2]' AS VECF32(2)) / 0;
+SELECT CAST('[1,2]' AS VECF32(2)) / CAST('[1,0]' AS VECF32(2));
+SELECT CAST('[1,2]' AS VECF32(2)) + CAST('[1,2,3]' AS VECF32(3));
+SELECT CAST(CAST('[1.5,2]' AS VECF32(2)) AS VECF64(2)), CAST(CAST('[0.1,2]' AS VECF64(2)) AS VECF32(2));
+SELECT CAST(CAST('[1,2]' AS VECF32(2)) AS VECF64(3));
+SELECT vector_dims(CAST('[1,2]' AS VECF32(2)) * 3), l2_norm(CAST('[3,4]' AS VECF64(2)) + 0);
