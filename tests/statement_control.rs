@@ -268,3 +268,25 @@ fn kill_checks_ids_and_owners() {
         vec![vec![Value::Int(i64::from(root.connection_id()))]]
     );
 }
+
+#[test]
+fn kill_query_stops_an_index_build_which_leaves_nothing() {
+    let _g = FaultGuard::enable();
+    let (_dir, db, mut admin) = open(cfg());
+    // Stall the build of `ib` at its first row, kill it there.
+    let key = "fj/ddl/index-build:ib";
+    global().add(key, ":::", "wait", 0, "", false).unwrap();
+    let sql = "CREATE INDEX ib ON t (v)";
+    let (id, h) = spawn(&db, &[], sql);
+    wait_waiters(key, WAIT);
+    wait_running(&mut admin, id, sql);
+    kill_and_expect_1317(&mut admin, id, h, "KILL QUERY");
+    remove_all_points();
+    // Rolled back: no index, and the name is free.
+    assert!(q(&mut admin, "SHOW INDEX FROM t WHERE Key_name = 'ib'").is_empty());
+    q(&mut admin, sql);
+    assert_eq!(
+        q(&mut admin, "SHOW INDEX FROM t WHERE Key_name = 'ib'").len(),
+        1
+    );
+}

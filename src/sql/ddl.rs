@@ -1027,7 +1027,7 @@ fn create_index(
             // this transaction (the index is complete when CREATE commits).
             for (i, (k, v)) in current_rows(cx, &t)?.into_iter().enumerate() {
                 if i.is_multiple_of(INTERRUPT_EVERY) {
-                    cx.txn.check_interrupt()?;
+                    build_checkpoint(cx, &ix.name)?;
                 }
                 let vals = iscp::live::cols_of(&v, &ix.columns)?;
                 cx.txn.put(
@@ -1052,6 +1052,18 @@ fn create_index(
     Ok(QueryResult::default())
 }
 
+/// Every [`INTERRUPT_EVERY`] rows of an index build: the fault point
+/// (released by a KILL) and the statement's interrupt.
+fn build_checkpoint(cx: &Ctx<'_>, index: &str) -> SqlResult<()> {
+    let fault = tributary_fault::hit_blocking(
+        tributary_fault::points::DDL_INDEX_BUILD,
+        Some(index),
+        cx.session.interrupt.token(),
+    );
+    cx.txn.check_interrupt()?;
+    fault.map(|_| ()).map_err(SqlError::from)
+}
+
 /// Write B-tree index `ix`'s entries for `rows` (primary-key bytes, row
 /// values) into its storage table; 1062 on a duplicate in a unique index.
 /// Checks the statement's interrupt as it goes.
@@ -1065,7 +1077,7 @@ pub fn fill_btree(
     };
     for (i, r) in rows.enumerate() {
         if i.is_multiple_of(INTERRUPT_EVERY) {
-            cx.txn.check_interrupt()?;
+            build_checkpoint(cx, &ix.name)?;
         }
         let (k, row) = r?;
         let vals: Vec<Value> = ix.columns.iter().map(|&c| row[c].clone()).collect();

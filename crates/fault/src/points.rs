@@ -25,6 +25,10 @@ pub const ISCP_LONG_BEFORE_SEND: &str = "fj/iscp/cancel/long/before-send";
 pub const ISCP_BEFORE_MARK_CANCELED: &str = "fj/iscp/cancel/before-mark-canceled";
 /// ISCP: the cancel queue fails (instead of writing Canceled) and must retry.
 pub const ISCP_MARK_CANCELED_ERROR: &str = "fj/iscp/cancel/mark-canceled-error";
+/// DDL: in a CREATE INDEX (or ALTER TABLE) index build, before every
+/// 1,024th row, with the index name as target and the statement's KILL
+/// token (so a KILL releases a `wait` or `sleep` here at once).
+pub const DDL_INDEX_BUILD: &str = "fj/ddl/index-build";
 
 /// Every catalogued point, in documentation order.
 pub const ALL: &[&str] = &[
@@ -38,6 +42,7 @@ pub const ALL: &[&str] = &[
     ISCP_LONG_BEFORE_SEND,
     ISCP_BEFORE_MARK_CANCELED,
     ISCP_MARK_CANCELED_ERROR,
+    DDL_INDEX_BUILD,
 ];
 
 #[cfg(test)]
@@ -48,10 +53,13 @@ mod tests {
     fn names_are_unique_and_well_formed() {
         let mut seen = std::collections::BTreeSet::new();
         for p in ALL {
-            assert!(p.starts_with("fj/iscp/cancel/"), "{p}");
+            assert!(
+                p.starts_with("fj/iscp/cancel/") || p.starts_with("fj/ddl/"),
+                "{p}"
+            );
             assert!(!p.contains(':'), "{p} must not contain ':'");
             assert!(seen.insert(*p), "{p} listed twice");
         }
-        assert_eq!(ALL.len(), 10);
+        assert_eq!(ALL.len(), 11);
     }
 }

@@ -144,6 +144,11 @@ impl Interrupt {
         }
     }
 
+    /// The cancellation token (`None` for the interrupt that never fires).
+    pub fn token(&self) -> Option<&tokio_util::sync::CancellationToken> {
+        self.token.as_ref()
+    }
+
     /// Whether the token was cancelled.
     pub fn cancelled(&self) -> bool {
         self.token.as_ref().is_some_and(|t| t.is_cancelled())
