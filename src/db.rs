@@ -109,6 +109,7 @@ impl Drop for Session {
         if let Some(t) = self.state.txn.take() {
             t.rollback();
         }
+        self.state.table_locks.release();
         self.engine.processes.unregister(&self.state.process);
     }
 }

@@ -198,18 +198,23 @@ pub fn require_table(
     get_table(txn, db, name, lock)?.ok_or_else(|| no_such_table(db, name))
 }
 
-/// The table, read for a statement that writes it: takes a **shared**
-/// lock on its catalog record (a metadata lock, as MySQL's MDL) and reads
-/// the latest committed definition. Writers of one table therefore run
-/// concurrently, while DDL on it — which locks the record exclusively —
-/// waits for every open transaction that wrote the table, and those wait
-/// for the DDL. So a writer can never miss an index that a concurrent
-/// CREATE INDEX builds, nor write one that a DROP has removed. Error 1146
-/// when missing.
+/// The table, read for a statement that writes it: takes an
+/// **intention-exclusive** lock on its catalog record (a metadata lock, as
+/// MySQL's MDL) and reads the latest committed definition. Writers of one
+/// table therefore run concurrently, while DDL on it — which locks the
+/// record exclusively — and `LOCK TABLES` — which locks it shared — wait
+/// for every open transaction that wrote the table, and later writers
+/// wait for them. So a writer can never miss an index that a concurrent
+/// CREATE INDEX builds, nor write one that a DROP has removed, nor write
+/// a table another session holds with LOCK TABLES. `lock = false` skips
+/// the lock: for a session whose own LOCK TABLES … WRITE (held by another
+/// of its transactions) already excludes everyone else. Error 1146 when
+/// missing.
 pub fn require_table_for_write(
     txn: &mut dyn Transaction,
     db: &str,
     name: &str,
+    lock: bool,
 ) -> SqlResult<TableDef> {
     if db == SYSTEM_DB {
         return system_table_def(name).ok_or_else(|| no_such_table(db, name));
@@ -220,7 +225,13 @@ pub fn require_table_for_write(
             format!("Access denied: {db}.{name} is a system view and is read-only"),
         ));
     }
-    let t: TableDef = match txn.get_for_share(SYS_TABLES, &table_key(db, name))? {
+    let key = table_key(db, name);
+    let bytes = if lock {
+        txn.get_for_intent(SYS_TABLES, &key)?
+    } else {
+        txn.get(SYS_TABLES, &key, false)?
+    };
+    let t: TableDef = match bytes {
         None => return Err(no_such_table(db, name)),
         Some(b) => serde_json::from_slice(&b).map_err(|e| corrupt(name, e))?,
     };
@@ -228,6 +239,41 @@ pub fn require_table_for_write(
         return Err(SqlError::unsupported(format!(
             "writing through a view ({db}.{name})"
         )));
+    }
+    Ok(t)
+}
+
+/// The table, locked for `LOCK TABLES`: a **shared** lock on its catalog
+/// record, which excludes every writer of the table (they take
+/// intention-exclusive locks) and DDL; and a lock on the table's LOCK
+/// TABLES row beside it — shared for READ, exclusive for `write` — so a
+/// WRITE lock excludes every other LOCK TABLES of the table and READ
+/// locks share. Error 1146 when missing.
+pub fn lock_table(
+    txn: &mut dyn Transaction,
+    db: &str,
+    name: &str,
+    write: bool,
+) -> SqlResult<TableDef> {
+    if is_system_db(db) {
+        return Err(SqlError::new(
+            code::SPECIFIC_ACCESS_DENIED,
+            format!("Access denied: cannot lock {db}.{name}"),
+        ));
+    }
+    let key = table_key(db, name);
+    let t = match txn.get_for_share(SYS_TABLES, &key)? {
+        None => return Err(no_such_table(db, name)),
+        Some(b) => serde_json::from_slice(&b).map_err(|e| corrupt(name, e))?,
+    };
+    // The row is never written: only locked. (`table_key` ends every
+    // record key with the name, so `key ++ [0]` names no table.)
+    let mut lock_row = key;
+    lock_row.push(0);
+    if write {
+        txn.lock(SYS_TABLES, &lock_row)?;
+    } else {
+        txn.get_for_share(SYS_TABLES, &lock_row)?;
     }
     Ok(t)
 }

@@ -39,8 +39,10 @@ fn table_from_name(cx: &mut Ctx<'_>, name: &ast::ObjectName) -> SqlResult<TableD
             format!("Access denied: {db}.{t} is a system table and is read-only"),
         ));
     }
+    cx.session.table_locks.check(&db, &t, true)?;
     catalog::require_database(cx.txn, &db)?;
-    catalog::require_table_for_write(cx.txn, &db, &t)
+    let metadata_lock = !cx.session.table_locks.writes_under_lock(&db, &t);
+    catalog::require_table_for_write(cx.txn, &db, &t, metadata_lock)
 }
 
 /// Render a key's values for a duplicate-key message.

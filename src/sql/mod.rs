@@ -29,6 +29,7 @@ pub mod search;
 pub mod select;
 pub mod series;
 pub mod show;
+pub mod table_locks;
 pub mod vars;
 
 use std::collections::BTreeMap;
@@ -93,6 +94,8 @@ pub struct SessionState {
     /// A statement is running (an EXECUTE's inner statement runs under
     /// the outer one's interrupt).
     pub running: bool,
+    /// The tables this session holds with `LOCK TABLES`.
+    pub table_locks: table_locks::SessionLocks,
 }
 
 impl SessionState {
@@ -117,6 +120,7 @@ impl SessionState {
             process,
             interrupt: tributary_storage::Interrupt::default(),
             running: false,
+            table_locks: Default::default(),
         }
     }
 
@@ -234,8 +238,12 @@ impl Engine {
                 Some(_) => Ok(QueryResult::default()),
                 None => Err(unknown_prepared(&name, "DEALLOCATE PREPARE")),
             },
+            Stmt::LockTables(tables) => table_locks::lock(self, st, &tables),
+            Stmt::UnlockTables => table_locks::unlock(self, st),
             Stmt::Begin { read_only } => {
                 self.commit_open(st)?;
+                // START TRANSACTION releases LOCK TABLES locks (MySQL).
+                st.table_locks.release();
                 let mut opts = self.txn_options(st);
                 opts.read_only = read_only;
                 st.txn = Some(self.storage.begin(opts)?);
@@ -335,6 +343,10 @@ impl Engine {
                 self.commit_open(st)?;
                 privileges::execute(self, st, s)
             }
+            s if is_ddl(&s) && st.table_locks.active() => Err(SqlError::new(
+                1192,
+                "Can't execute the given command because you have active locked tables or an active transaction",
+            )),
             s if is_ddl(&s) => {
                 // DDL commits the open transaction first (as MySQL does) and
                 // runs in its own transaction.

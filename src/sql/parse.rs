@@ -91,6 +91,10 @@ pub enum Stmt {
     Deallocate {
         name: String,
     },
+    /// `LOCK TABLES t {READ [LOCAL] | [LOW_PRIORITY] WRITE} [, …]`.
+    LockTables(Vec<(Name, crate::sql::table_locks::Mode)>),
+    /// `UNLOCK TABLES`.
+    UnlockTables,
     /// `KILL [CONNECTION | QUERY] id`.
     Kill {
         id: u64,
@@ -1165,6 +1169,43 @@ fn parse_custom(p: &mut P) -> SqlResult<Option<Stmt>> {
         }
         p.end()?;
         return Ok(Some(Stmt::Execute { name, using }));
+    }
+    if p.peek_kw("lock")
+        && matches!(p.t.get(p.i + 1), Some(Tok::Word(w)) if w.eq_ignore_ascii_case("tables") || w.eq_ignore_ascii_case("table"))
+    {
+        use crate::sql::table_locks::Mode;
+        p.i += 2;
+        let mut locks = Vec::new();
+        loop {
+            let name = p.name()?;
+            if !(p.peek_kw("read") || p.peek_kw("write") || p.peek_kw("low_priority")) {
+                if p.done() || matches!(p.t.get(p.i), Some(Tok::Punct(_))) {
+                    return Err(p.err("expected READ or WRITE"));
+                }
+                return Err(SqlError::unsupported("LOCK TABLES with a table alias"));
+            }
+            let mode = if p.kw("read") {
+                p.kw("local");
+                Mode::Read
+            } else {
+                p.kw("low_priority");
+                p.expect_kw("write")?;
+                Mode::Write
+            };
+            locks.push((name, mode));
+            if !p.punct(',') {
+                break;
+            }
+        }
+        p.end()?;
+        return Ok(Some(Stmt::LockTables(locks)));
+    }
+    if p.kw("unlock") {
+        if !(p.kw("tables") || p.kw("table")) {
+            return Err(p.err("expected TABLES"));
+        }
+        p.end()?;
+        return Ok(Some(Stmt::UnlockTables));
     }
     if p.kw("kill") {
         let connection = !p.kw("query");

@@ -600,6 +600,7 @@ impl<'c, 'a> Planner<'c, 'a> {
             Some(d) => d,
             None => self.cx.session.require_db()?.to_string(),
         };
+        self.cx.session.table_locks.check(&db, tname, false)?;
         if catalog::get_database(self.cx.txn, &db)?.is_none() {
             return Err(SqlError::new(
                 code::BAD_DB,

@@ -414,6 +414,14 @@ impl Checker<'_> {
                     self.need_super()?;
                 }
             }
+            // LOCK TABLES needs SELECT on each table (MySQL also wants
+            // its LOCK TABLES privilege, which SELECT stands for here).
+            Stmt::LockTables(tables) => {
+                for (name, _) in tables {
+                    self.need_table(SELECT, "SELECT", name)?;
+                }
+            }
+            Stmt::UnlockTables => {}
             // KILL checks ownership itself (1095); the process list shows
             // a user without SUPER only their own sessions.
             Stmt::Kill { .. }

@@ -20,11 +20,6 @@ ROWS = [
 ]
 
 
-# The one statement of a default dump the server refuses: LOCK TABLES is not
-# implemented (README, known gaps), so the round trip dumps with
-# --skip-add-locks; a default dump's restore must stop exactly there.
-LOCK_TABLES_REFUSED = "doesn't yet support 'LOCK TABLES"
-
 def sql(server, db, *stmts):
     conn = pymysql.connect(host=server.host, port=server.port, user="root", password="",
                            database=db, autocommit=True, read_timeout=30)
@@ -43,7 +38,7 @@ def dump_args(server, db, *extra):
     if MYSQLDUMP is None or MARIADB is None:
         pytest.fail("mysqldump/mariadb missing (scripts/test-deps.sh installs mariadb-client)")
     args = [MYSQLDUMP, "--no-defaults", "-h127.0.0.1", f"-P{server.port}", "-uroot",
-            "--skip-lock-tables", "--no-tablespaces"]
+            "--no-tablespaces"]
     help_text = subprocess.run([MYSQLDUMP, "--help"], capture_output=True, text=True).stdout
     if "column-statistics" in help_text:  # MySQL's mysqldump; MariaDB's has no such option
         args.append("--column-statistics=0")
@@ -103,26 +98,18 @@ def test_mysqldump_round_trip(server, dbname):
     want = snapshot(server, dbname)
     assert len(want["docs"]) == len(DOCS) and want[INDEX_QUERIES[1]], want
 
-    r = subprocess.run(dump_args(server, dbname, "--skip-add-locks"), capture_output=True,
+    # A default dump: LOCK TABLES … READ while dumping, LOCK TABLES …
+    # WRITE around each table's rows in the restore.
+    r = subprocess.run(dump_args(server, dbname), capture_output=True,
                        text=True, timeout=60)
     assert "40100 SET @@SQL_MODE" not in r.stderr, f"preamble rejected: {r.stderr}"
     assert r.returncode == 0, f"mysqldump failed ({r.returncode}): {r.stderr}"
     dump = r.stdout
     assert "-- Dump completed" in dump, dump[-2000:]
     assert "USING hnsw" in dump and "FULLTEXT KEY `ft`" in dump and "INSERT INTO" in dump, dump
+    assert "LOCK TABLES `t` WRITE" in dump and "UNLOCK TABLES" in dump, dump
 
     restored = dbname + "_r"
     r = restore(server, dump, restored)
     assert r.returncode == 0, f"restoring the dump failed: {r.stderr}\n--- dump ---\n{dump}"
     assert snapshot(server, restored) == want
-
-
-def test_default_dump_stops_at_lock_tables(server, dbname):
-    """Without --skip-add-locks the dump holds LOCK TABLES, which the server
-    refuses by name (a known gap, README): the restore stops there."""
-    sql(server, dbname, SCHEMA[0], *[("INSERT INTO t VALUES (%s, %s, %s, %s)", r) for r in ROWS])
-    r = subprocess.run(dump_args(server, dbname), capture_output=True, text=True, timeout=60)
-    assert r.returncode == 0, f"mysqldump failed ({r.returncode}): {r.stderr}"
-    assert "LOCK TABLES" in r.stdout
-    r = restore(server, r.stdout, dbname + "_l")
-    assert r.returncode != 0 and LOCK_TABLES_REFUSED in r.stderr, r.stderr

@@ -17,20 +17,23 @@
 //!   read", as InnoDB does), so concurrent read-modify-write statements never
 //!   lose updates.
 //! * **Locks.** Pessimistic, per `(table, key)`, held until commit or
-//!   rollback, in two modes. *Exclusive* (X) locks are taken by every write,
-//!   by `get` with `lock = true` and by [`Transaction::lock`]; *shared* (S)
-//!   locks by [`Transaction::get_for_share`]. S is compatible with S; X
-//!   conflicts with S and X. A transaction holding X already has S; one
-//!   holding S that asks for X upgrades once it is the only holder, and waits
-//!   for the other S holders otherwise. A waiter waits for every conflicting
+//!   rollback, in three modes. *Exclusive* (X) locks are taken by every
+//!   write, by `get` with `lock = true` and by [`Transaction::lock`];
+//!   *shared* (S) locks by [`Transaction::get_for_share`];
+//!   *intention-exclusive* (IX) locks by [`Transaction::get_for_intent`].
+//!   S is compatible with S and IX with IX; every other pair conflicts. A
+//!   transaction holding X has every mode; one holding S or IX that asks
+//!   for a mode it lacks upgrades (S with IX is X) once no other holder
+//!   conflicts, and waits otherwise. A waiter waits for every conflicting
 //!   holder; a wait that would close a cycle in the wait-for graph (two S
 //!   holders both upgrading included) fails at once with
 //!   [`StorageError::Deadlock`] (MySQL 1213) for the requester; a wait longer
 //!   than [`TxnOptions::lock_wait_timeout`] fails with
 //!   [`StorageError::LockWaitTimeout`] (MySQL 1205). Neither ends the
 //!   transaction: the caller rolls back the statement (see savepoints).
-//!   Read-only transactions take no locks. The SQL layer uses S/X on a
-//!   table's catalog record as a metadata lock (DML takes S, DDL takes X).
+//!   Read-only transactions take no locks. The SQL layer uses a table's
+//!   catalog record as its metadata lock: DML takes IX, `LOCK TABLES` S,
+//!   DDL X.
 //! * **Atomicity.** [`Transaction::savepoint`] / [`Transaction::rollback_to`]
 //!   undo the writes made after the savepoint (the SQL layer takes one per
 //!   statement, so a failed statement writes nothing). Locks stay held.
@@ -324,6 +327,13 @@ pub trait Transaction: Send {
     /// locks; held until commit or rollback. Fails like a write in a
     /// read-only transaction (read-only transactions take no locks).
     fn get_for_share(&mut self, table: TableId, key: &[u8]) -> Result<Option<Vec<u8>>>;
+
+    /// Take an intention-exclusive lock on `(table, key)` and read the
+    /// latest committed version (plus own writes): compatible with other
+    /// IX locks, conflicting with S and X. What a writer of a table holds
+    /// on its catalog record. Fails like a write in a read-only
+    /// transaction.
+    fn get_for_intent(&mut self, table: TableId, key: &[u8]) -> Result<Option<Vec<u8>>>;
 
     /// Take the exclusive row lock on `(table, key)` without reading.
     fn lock(&mut self, table: TableId, key: &[u8]) -> Result<()>;

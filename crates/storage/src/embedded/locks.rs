@@ -1,17 +1,25 @@
-//! Row lock manager: shared (S) and exclusive (X) locks per `(table, key)`,
-//! the wait-for graph, deadlock detection and lock-wait timeouts.
+//! Row lock manager: shared (S), intention-exclusive (IX) and exclusive
+//! (X) locks per `(table, key)`, the wait-for graph, deadlock detection and
+//! lock-wait timeouts.
 //!
 //! Owns who holds which row lock in which mode and who waits for which row
-//! in which mode. S is compatible with S; X conflicts with S and with X. A
-//! transaction holding X already covers S; a transaction holding S that asks
-//! for X upgrades in place once it is the only holder. Per row, the holders
-//! are therefore either any number of S holders or exactly one X holder.
+//! in which mode. S is compatible with S, IX with IX; every other pair
+//! conflicts (X with everything). IX exists for table-level locks on a
+//! catalog record: writers of a table take IX (they do not exclude each
+//! other), `LOCK TABLES` takes S (excluding writers, not other readers),
+//! DDL takes X. A transaction holding X covers every request; S covers S,
+//! IX covers IX; a transaction asking for a mode its lock does not cover
+//! asks for the combination ([`LockMode::combine`]: S with IX is X) and
+//! upgrades in place once no other holder conflicts. Per row, the holders
+//! are therefore any number of S holders, or any number of IX holders, or
+//! exactly one X holder.
 //!
 //! A request already covered by a lock its transaction holds is granted at
 //! once. Otherwise it is granted as soon as no *other* holder of the row
-//! conflicts with it — and, for a shared request, no other transaction is
-//! waiting for an exclusive lock on the row (writer preference, so a stream
-//! of shared requests cannot starve an exclusive one). A waiter waits for
+//! conflicts with it — and no other transaction is waiting on the row for
+//! a mode it yields to: S and IX requests yield to a queued X, IX requests
+//! to a queued S (so a stream of writers cannot starve a DDL or a `LOCK
+//! TABLES`). A waiter waits for
 //! exactly that set, computed from the current state each time. Each
 //! waiting transaction waits for one row, so the wait-for graph is
 //! `waiter -> each conflicting holder of the row it waits for -> ...` (plus
@@ -47,12 +55,16 @@ const INTERRUPT_POLL: Duration = Duration::from_millis(20);
 /// A row: `(table, key)`.
 pub(super) type RowId = (TableId, Vec<u8>);
 
-/// Lock mode. `Exclusive` covers `Shared` (the derived order says so).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+/// Lock mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(super) enum LockMode {
-    /// Compatible with other shared locks (`SELECT … FOR SHARE`).
+    /// Compatible with other shared locks (`SELECT … FOR SHARE`, `LOCK
+    /// TABLES` on a catalog record).
     Shared,
-    /// Conflicts with every other lock (writes, `FOR UPDATE`).
+    /// Compatible with other intention-exclusive locks (a table's writers
+    /// on its catalog record).
+    IntentExclusive,
+    /// Conflicts with every other lock (writes, `FOR UPDATE`, DDL).
     Exclusive,
 }
 
@@ -60,11 +72,35 @@ impl LockMode {
     /// Whether a lock already held in mode `self` satisfies a request for
     /// `wanted`.
     pub(super) fn covers(self, wanted: LockMode) -> bool {
-        self >= wanted
+        self == LockMode::Exclusive || self == wanted
+    }
+
+    /// The mode that covers both `self` and `wanted`.
+    pub(super) fn combine(self, wanted: LockMode) -> LockMode {
+        if self.covers(wanted) {
+            self
+        } else {
+            LockMode::Exclusive
+        }
     }
 
     fn compatible(self, other: LockMode) -> bool {
-        self == LockMode::Shared && other == LockMode::Shared
+        matches!(
+            (self, other),
+            (LockMode::Shared, LockMode::Shared)
+                | (LockMode::IntentExclusive, LockMode::IntentExclusive)
+        )
+    }
+
+    /// Whether a request for `self` waits behind a queued request for
+    /// `queued` on the same row (see the module doc).
+    fn yields_to(self, queued: LockMode) -> bool {
+        match (self, queued) {
+            (LockMode::Exclusive, _) => false,
+            (_, LockMode::Exclusive) => true,
+            (LockMode::IntentExclusive, LockMode::Shared) => true,
+            _ => false,
+        }
     }
 }
 
@@ -79,10 +115,10 @@ struct State {
 
 impl State {
     /// Transactions other than `txn` that a request by `txn` for `mode` on
-    /// `row` must wait for: holders whose lock conflicts, and — for a shared
-    /// request — transactions already waiting for an exclusive lock on the
-    /// row (writer preference: a stream of shared requests, such as the
-    /// metadata locks of concurrent writers, must not starve a waiting DDL).
+    /// `row` must wait for: holders whose lock conflicts, and transactions
+    /// already waiting on the row for a mode the request yields to (a
+    /// stream of writers' metadata locks must not starve a waiting DDL or
+    /// LOCK TABLES).
     fn conflicting<'a>(
         &'a self,
         txn: TxnId,
@@ -99,9 +135,7 @@ impl State {
         let queued_exclusive = self
             .waiting
             .iter()
-            .filter(move |(t, (r, m))| {
-                mode == LockMode::Shared && **t != txn && *m == LockMode::Exclusive && r == row
-            })
+            .filter(move |(t, (r, m))| **t != txn && r == row && mode.yields_to(*m))
             .map(|(t, _)| *t);
         holders.chain(queued_exclusive)
     }
@@ -226,10 +260,11 @@ impl LockManager {
         }
     }
 
-    /// `txn` stops waiting without the lock; shared requests that yielded to
-    /// its exclusive one are woken to re-check.
+    /// `txn` stops waiting without the lock; requests that yielded to it
+    /// are woken to re-check.
     fn give_up(&self, st: &mut State, txn: TxnId, mode: LockMode) {
-        if st.waiting.remove(&txn).is_some() && mode == LockMode::Exclusive {
+        let yielded_to = mode != LockMode::IntentExclusive;
+        if st.waiting.remove(&txn).is_some() && yielded_to {
             self.released.notify_all();
         }
     }
@@ -263,7 +298,7 @@ mod tests {
     use std::sync::Arc;
     use std::thread;
 
-    use super::LockMode::{Exclusive as X, Shared as S};
+    use super::LockMode::{Exclusive as X, IntentExclusive as IX, Shared as S};
     use super::*;
 
     /// An interrupt that never fires.
@@ -368,6 +403,69 @@ mod tests {
         );
         assert!(Instant::now() >= deadline);
         assert!(m.waiters().is_empty());
+    }
+
+    #[test]
+    fn intention_locks_share_with_each_other_only() {
+        let m = LockManager::default();
+        m.acquire(1, 1, b"k", IX, SHORT, &NEVER).unwrap();
+        m.acquire(2, 1, b"k", IX, SHORT, &NEVER).unwrap();
+        // A shared (LOCK TABLES) or exclusive (DDL) request waits for them.
+        assert_eq!(
+            m.acquire(3, 1, b"k", S, SHORT, &NEVER),
+            Err(StorageError::LockWaitTimeout)
+        );
+        assert_eq!(
+            m.acquire(3, 1, b"k", X, SHORT, &NEVER),
+            Err(StorageError::LockWaitTimeout)
+        );
+        m.release_all(1, [&row(b"k")]);
+        m.release_all(2, [&row(b"k")]);
+        m.acquire(3, 1, b"k", S, SHORT, &NEVER).unwrap();
+        // …and an IX request waits for the shared holder.
+        assert_eq!(
+            m.acquire(4, 1, b"k", IX, SHORT, &NEVER),
+            Err(StorageError::LockWaitTimeout)
+        );
+        assert!(m.state.lock().waiting.is_empty());
+    }
+
+    #[test]
+    fn modes_cover_and_combine() {
+        assert!(X.covers(S) && X.covers(IX) && S.covers(S) && IX.covers(IX));
+        assert!(!S.covers(IX) && !IX.covers(S) && !S.covers(X));
+        assert_eq!(S.combine(IX), X);
+        assert_eq!(IX.combine(S), X);
+        assert_eq!(IX.combine(IX), IX);
+        assert_eq!(X.combine(S), X);
+    }
+
+    #[test]
+    fn intention_requests_yield_to_a_queued_shared_one() {
+        let m = Arc::new(LockManager::default());
+        m.acquire(1, 1, b"k", IX, SHORT, &NEVER).unwrap();
+        let (tx, rx) = mpsc::channel();
+        let reader = {
+            let m = m.clone();
+            thread::spawn(move || {
+                tx.send(()).unwrap();
+                m.acquire(2, 1, b"k", S, WAIT, &NEVER)
+            })
+        };
+        rx.recv().unwrap();
+        let until = Instant::now() + LONG;
+        while m.waiters() != vec![2] {
+            assert!(Instant::now() < until, "the shared request never queued");
+            thread::yield_now();
+        }
+        // A new writer queues behind the shared request instead of
+        // starving it.
+        assert_eq!(
+            m.acquire(3, 1, b"k", IX, SHORT, &NEVER),
+            Err(StorageError::LockWaitTimeout)
+        );
+        m.release_all(1, [&row(b"k")]);
+        assert_eq!(reader.join().unwrap(), Ok(true));
     }
 
     #[test]

@@ -97,23 +97,25 @@ impl EmbeddedTxn {
         self.own.get(&table).and_then(|m| m.get(key))
     }
 
-    /// Take the row lock on `(table, key)` in `mode` (an exclusive lock
-    /// already held covers a shared request; a shared one is upgraded).
+    /// Take the row lock on `(table, key)` in `mode` (a lock already held
+    /// that covers the request is enough; one that does not is upgraded to
+    /// the combination).
     fn take_lock(&mut self, table: TableId, key: &[u8], mode: LockMode) -> Result<()> {
         let row: RowId = (table, key.to_vec());
-        if self.locks.get(&row).is_some_and(|m| m.covers(mode)) {
+        let held = self.locks.get(&row).copied();
+        if held.is_some_and(|m| m.covers(mode)) {
             return Ok(());
         }
+        let target = held.map_or(mode, |h| h.combine(mode));
         self.inner.locks.acquire(
             self.id,
             table,
             key,
-            mode,
+            target,
             self.opts.lock_wait_timeout,
             &self.interrupt,
         )?;
-        let held = self.locks.entry(row).or_insert(mode);
-        *held = (*held).max(mode);
+        self.locks.insert(row, target);
         Ok(())
     }
 
@@ -354,6 +356,12 @@ impl Transaction for EmbeddedTxn {
     fn get_for_share(&mut self, table: TableId, key: &[u8]) -> Result<Option<Vec<u8>>> {
         self.ensure_writable()?;
         self.take_lock(table, key, LockMode::Shared)?;
+        Ok(self.current(table, key))
+    }
+
+    fn get_for_intent(&mut self, table: TableId, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.ensure_writable()?;
+        self.take_lock(table, key, LockMode::IntentExclusive)?;
         Ok(self.current(table, key))
     }
 
