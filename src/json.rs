@@ -330,26 +330,25 @@ impl Call<'_> {
     }
 
     fn write(&self, mode: Mode) -> SqlResult<Value> {
-        let Some(mut doc) = self.doc(0)? else {
-            return Ok(Value::Null);
-        };
-        for i in (1..self.args.len()).step_by(2) {
-            let Some(path) = self.fixed_path(i)? else {
-                return Ok(Value::Null);
-            };
-            let value = self.value(i + 1)?;
-            let legs = path.unwrapped(&doc);
-            match locate_mut(&mut doc, &legs) {
-                Some(node) if mode != Mode::Insert => *node = value,
-                None if mode != Mode::Replace => insert_missing(&mut doc, &legs, value),
-                _ => {}
-            }
-            check_depth(&doc)?;
-        }
-        json_text(&doc)
+        self.apply_pairs(|doc, legs, value| match locate_mut(doc, legs) {
+            Some(node) if mode != Mode::Insert => *node = value,
+            None if mode != Mode::Replace => insert_missing(doc, legs, value),
+            _ => {}
+        })
     }
 
     fn array_append(&self) -> SqlResult<Value> {
+        self.apply_pairs(|doc, legs, value| match locate_mut(doc, legs) {
+            Some(Json::Array(items)) => items.push(value),
+            Some(node) => *node = Json::Array(vec![mem::replace(node, Json::Null), value]),
+            None => {}
+        })
+    }
+
+    /// The shape of JSON_SET / INSERT / REPLACE / ARRAY_APPEND: a document,
+    /// then (path, value) pairs applied in order by `step`, the depth
+    /// checked after each; NULL for a NULL document or path.
+    fn apply_pairs(&self, mut step: impl FnMut(&mut Json, &[&Leg], Json)) -> SqlResult<Value> {
         let Some(mut doc) = self.doc(0)? else {
             return Ok(Value::Null);
         };
@@ -359,11 +358,7 @@ impl Call<'_> {
             };
             let value = self.value(i + 1)?;
             let legs = path.unwrapped(&doc);
-            match locate_mut(&mut doc, &legs) {
-                Some(Json::Array(items)) => items.push(value),
-                Some(node) => *node = Json::Array(vec![mem::replace(node, Json::Null), value]),
-                None => {}
-            }
+            step(&mut doc, &legs, value);
             check_depth(&doc)?;
         }
         json_text(&doc)
