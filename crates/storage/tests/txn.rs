@@ -745,3 +745,45 @@ fn scan_visit_in_chunks_matches_a_model() {
         assert_eq!(limited[..], want[..chunk.min(want.len())], "limit {chunk}");
     }
 }
+
+#[test]
+fn an_interrupt_stops_a_long_scan_and_a_deadline_too() {
+    let (_d, s) = open();
+    let mut t = s.begin(TxnOptions::default()).unwrap();
+    for i in 0..5_000u32 {
+        t.put(T, &i.to_be_bytes(), b"v".to_vec()).unwrap();
+    }
+    t.commit().unwrap();
+    let token = tokio_util::sync::CancellationToken::new();
+    let mut r = s.begin(TxnOptions::default()).unwrap();
+    r.set_interrupt(tributary_storage::Interrupt::new(token.clone(), None));
+    // Cancelled part-way: the visit stops within a check interval.
+    let mut seen = 0u32;
+    let out = r.scan_visit(T, Bound::Unbounded, Bound::Unbounded, &mut |_, _| {
+        seen += 1;
+        if seen == 10 {
+            token.cancel();
+        }
+        true
+    });
+    assert_eq!(out, Err(StorageError::Interrupted));
+    assert!(seen < 2_048, "visited {seen} rows after the KILL");
+    assert_eq!(r.check_interrupt(), Err(StorageError::Interrupted));
+    // A passed deadline fires at once; a fresh statement's interrupt does not.
+    let past = tributary_storage::Interrupt::new(
+        tokio_util::sync::CancellationToken::new(),
+        Some(Instant::now()),
+    );
+    r.set_interrupt(past);
+    assert_eq!(
+        r.scan(T, Bound::Unbounded, Bound::Unbounded, usize::MAX),
+        Err(StorageError::Interrupted)
+    );
+    r.set_interrupt(tributary_storage::Interrupt::default());
+    assert_eq!(
+        r.scan(T, Bound::Unbounded, Bound::Unbounded, usize::MAX)
+            .unwrap()
+            .len(),
+        5_000
+    );
+}
