@@ -386,11 +386,15 @@ pub fn exact_match_scores(
 }
 
 /// Candidate rows (with MATCH scores per slot) for an index path.
+/// `hit_needed` says which columns of an index hit the query reads (the
+/// others are not decoded; with none, and fresh search, a hit's row is not
+/// even read: the index view plus the tail say it exists at the snapshot).
 pub fn fetch_candidates(
     cx: &mut Ctx<'_>,
     t: &TableDef,
     ip: &IndexPath,
     matches: &[MatchSpec],
+    hit_needed: Option<&[bool]>,
 ) -> SqlResult<Vec<(Vec<Value>, Vec<Value>)>> {
     let snapshot = cx.txn.start_ts();
     let (ix, fast, wait) = match ip {
@@ -472,6 +476,22 @@ pub fn fetch_candidates(
             }
         }
     };
+    // An index hit outside the tail exists at the snapshot with the
+    // indexed values (fresh search only: `fast_search` has no tail, so its
+    // hits are read to drop rows deleted since the index view).
+    let skip_read = !fast && hit_needed.is_some_and(|n| !n.contains(&true));
+    let width = t.columns.len();
+    let hit_row = |cx: &mut Ctx<'_>, pk: &[u8]| -> SqlResult<Option<Vec<Value>>> {
+        if skip_read {
+            return Ok(Some(vec![Value::Null; width]));
+        }
+        match cx.txn.get(t.id, pk, false)? {
+            None => Ok(None),
+            Some(v) => crate::catalog::codec::decode_row_masked(&v, hit_needed)
+                .map(Some)
+                .map_err(|e| SqlError::internal(e.to_string())),
+        }
+    };
     let mut out = Vec::new();
     match (ip, &g.index.data) {
         (
@@ -509,7 +529,12 @@ pub fn fetch_candidates(
                 .filter(|pk| !tail.contains(pk))
                 .collect();
             drop(g);
-            for pk in pks.iter().chain(tail.iter()) {
+            for pk in &pks {
+                if let Some(r) = hit_row(cx, pk)? {
+                    out.push((r, Vec::new()));
+                }
+            }
+            for pk in &tail {
                 if let Some(r) = get_row(cx.txn, t, pk)? {
                     out.push((r, Vec::new()));
                 }
@@ -554,7 +579,7 @@ pub fn fetch_candidates(
             drop(g);
             let slots = matches.len();
             for (pk, s) in scored {
-                if let Some(r) = get_row(cx.txn, t, &pk)? {
+                if let Some(r) = hit_row(cx, &pk)? {
                     let mut m = vec![Value::Float(0.0); slots];
                     m[*slot] = Value::Float(s);
                     out.push((r, m));

@@ -129,6 +129,10 @@ pub struct Plan {
     /// Columns of the scanned table the plan reads (projection push-down:
     /// the others are not decoded); `None` reads all.
     pub needed: Option<Vec<bool>>,
+    /// Columns the plan's expressions read — without the MATCH columns,
+    /// whose scores an index hit already carries: what an index path must
+    /// decode of each hit (nothing at all for `COUNT(*) … WHERE MATCH`).
+    pub hit_needed: Option<Vec<bool>>,
 }
 
 /// The result kind of a column of SQL type `t`.
@@ -590,6 +594,7 @@ impl Plan {
         p.filter = self.filter.clone();
         p.access = self.access.clone();
         p.needed = self.needed.clone();
+        p.hit_needed = self.hit_needed.clone();
         p
     }
 
@@ -618,6 +623,7 @@ impl Plan {
             distinct: false,
             for_update,
             needed: None,
+            hit_needed: None,
         }
     }
 
@@ -937,18 +943,25 @@ pub fn plan_block(
         Some(t) => access::choose(t, filter.as_ref(), &host),
         None => Access::FullScan,
     };
+    // Under an aggregate, ORDER BY / LIMIT order groups, not rows: only a
+    // MATCH filter (which the index answers row for row) may use an index.
+    let (index_order, index_limit) = if aggregate {
+        (&[][..], None)
+    } else {
+        (&order_by[..], limit.map(|l| l + offset))
+    };
     let index_path = match &source.table {
-        Some(t) if !aggregate => crate::sql::search::choose_index_path(
+        Some(t) => crate::sql::search::choose_index_path(
             cx.engine,
             cx.session,
             t,
-            &order_by,
-            limit.map(|l| l + offset),
+            index_order,
+            index_limit,
             &matches,
             filter.as_ref(),
             &host,
         )?,
-        _ => None,
+        None => None,
     };
     Ok(Plan {
         source,
@@ -968,6 +981,7 @@ pub fn plan_block(
         distinct: sel.is_some_and(|s| matches!(s.distinct, Some(ast::Distinct::Distinct))),
         for_update: !q.locks.is_empty(),
         needed: None,
+        hit_needed: None,
     }
     .with_needed_columns())
 }
@@ -1008,6 +1022,7 @@ impl Plan {
         for e in exprs {
             mark_columns(e, &mut n);
         }
+        let by_exprs = n.clone();
         for m in &self.matches {
             for &c in &m.columns {
                 if c < width {
@@ -1027,6 +1042,7 @@ impl Plan {
             None if self.source.table.is_some() && self.index_path.is_none() => {
                 self.needed = Some(n)
             }
+            None if self.source.table.is_some() => self.hit_needed = Some(by_exprs),
             None => {}
         }
         self
@@ -1223,7 +1239,13 @@ fn candidates(
     }
     if let (Some(ip), true) = (&plan.index_path, use_index) {
         return Ok((
-            crate::sql::search::fetch_candidates(cx, t, ip, &plan.matches)?,
+            crate::sql::search::fetch_candidates(
+                cx,
+                t,
+                ip,
+                &plan.matches,
+                plan.hit_needed.as_deref(),
+            )?,
             false,
         ));
     }
