@@ -742,10 +742,24 @@ impl<'a> Compiler<'a> {
                     Value::Text(s) => s,
                     other => other.to_string(),
                 };
-                let boolean = matches!(
-                    opt_search_modifier,
-                    Some(ast::SearchModifier::InBooleanMode)
-                );
+                let boolean = match opt_search_modifier {
+                    None | Some(ast::SearchModifier::InNaturalLanguageMode) => false,
+                    Some(ast::SearchModifier::InBooleanMode) => true,
+                    Some(other) => {
+                        return Err(SqlError::unsupported(format!(
+                            "MATCH … AGAINST (… {other})"
+                        )))
+                    }
+                };
+                if boolean {
+                    // A malformed boolean query is an error wherever the
+                    // rows come from (index, fresh tail or exact scan).
+                    tributary_index::check_boolean(&query).map_err(|e| {
+                        SqlError::parse(format!(
+                            "You have an error in your full-text boolean query: {e}"
+                        ))
+                    })?;
+                }
                 let spec = MatchSpec {
                     columns: cols,
                     query,

@@ -306,51 +306,53 @@ fn texts_of(row: &[Value], cols: &[usize]) -> Vec<Option<String>> {
         .collect()
 }
 
-/// Provisional relevance for rows not in the index: matched query-term
-/// occurrences (BM25 needs corpus statistics the tail does not have).
+/// MATCH for a row the index has not seen (the fresh tail, or no index
+/// path): whether it matches, by the index's own exact matcher (so every
+/// row of one query gets the same semantics — phrases, prefixes, groups),
+/// and a provisional relevance: occurrences of the query's words (BM25
+/// needs corpus statistics the tail does not have).
 fn tail_score(
     parser: tributary_index::Parser,
     texts: &[Option<String>],
     spec: &MatchSpec,
 ) -> Option<f64> {
     let refs: Vec<Option<&str>> = texts.iter().map(|t| t.as_deref()).collect();
-    let words: HashSet<String> = refs
-        .iter()
-        .flatten()
-        .flat_map(|t| tributary_index::tokenize_with(parser, t))
-        .collect();
-    let mut q: HashSet<String> = HashSet::new();
-    let mut any = false;
-    for raw in spec.query.split_whitespace() {
-        let (sign, term) = match raw.chars().next() {
-            Some('+') if spec.boolean => ('+', &raw[1..]),
-            Some('-') if spec.boolean => ('-', &raw[1..]),
-            _ => (' ', raw),
-        };
-        let toks =
-            tributary_index::tokenize_with(parser, term.trim_matches(|c| c == '"' || c == '*'));
-        let hit = !toks.is_empty() && toks.iter().all(|t| words.contains(t));
-        match sign {
-            '+' if !hit => return None,
-            '-' if hit => return None,
-            '-' => {}
-            _ => {
-                any |= hit;
-                q.extend(toks);
-            }
-        }
-    }
-    if !any && !spec.query.split_whitespace().any(|w| w.starts_with('+')) {
+    let mode = if spec.boolean {
+        MatchMode::Boolean
+    } else {
+        MatchMode::Natural
+    };
+    if !tributary_index::matches_text_with(parser, &refs, &spec.query, mode) {
         return None;
     }
-    let mut n = 0usize;
-    for t in refs.iter().flatten() {
-        n += tributary_index::tokenize_with(parser, t)
-            .iter()
-            .filter(|w| q.contains(*w))
-            .count();
-    }
+    let q: HashSet<String> = tributary_index::tokenize_with(parser, &spec.query)
+        .into_iter()
+        .collect();
+    let n: usize = refs
+        .iter()
+        .flatten()
+        .map(|t| {
+            tributary_index::tokenize_with(parser, t)
+                .iter()
+                .filter(|w| q.contains(*w))
+                .count()
+        })
+        .sum();
     Some(n.max(1) as f64)
+}
+
+/// The tokenizer of the full-text index on `spec`'s columns (the default
+/// one if there is none).
+fn parser_of(t: &TableDef, spec: &MatchSpec) -> tributary_index::Parser {
+    t.indexes
+        .iter()
+        .find_map(|ix| match &ix.kind {
+            IndexKind::FullText { parser } if same_cols(&ix.columns, &spec.columns) => {
+                tributary_index::Parser::from_name(parser).ok()
+            }
+            _ => None,
+        })
+        .unwrap_or(tributary_index::Parser::Default)
 }
 
 /// Exact MATCH scores of every row (no usable full-text index): one map
@@ -364,16 +366,7 @@ pub fn exact_match_scores(
     let rows = all_rows(txn, t)?;
     let mut out = Vec::new();
     for spec in matches {
-        let parser = t
-            .indexes
-            .iter()
-            .find_map(|ix| match &ix.kind {
-                IndexKind::FullText { parser } if same_cols(&ix.columns, &spec.columns) => {
-                    tributary_index::Parser::from_name(parser).ok()
-                }
-                _ => None,
-            })
-            .unwrap_or(tributary_index::Parser::Default);
+        let parser = parser_of(t, spec);
         let mut m = HashMap::new();
         for (k, r) in &rows {
             if let Some(s) = tail_score(parser, &texts_of(r, &spec.columns), spec) {
@@ -395,6 +388,7 @@ pub fn fetch_candidates(
     ip: &IndexPath,
     matches: &[MatchSpec],
     hit_needed: Option<&[bool]>,
+    top: Option<usize>,
 ) -> SqlResult<Vec<(Vec<Value>, Vec<Value>)>> {
     let snapshot = cx.txn.start_ts();
     let (ix, fast, wait) = match ip {
@@ -476,20 +470,51 @@ pub fn fetch_candidates(
             }
         }
     };
+    // MATCH slots the index does not answer are scored on the row
+    // (`other_scores`), so their columns must be read.
+    let index_slot = match ip {
+        IndexPath::FullText { slot, .. } => Some(*slot),
+        IndexPath::Vector { .. } => None,
+    };
+    let need: Option<Vec<bool>> = hit_needed.map(|n| {
+        let mut n = n.to_vec();
+        for (i, m) in matches.iter().enumerate() {
+            if Some(i) != index_slot {
+                for &c in &m.columns {
+                    if let Some(x) = n.get_mut(c) {
+                        *x = true;
+                    }
+                }
+            }
+        }
+        n
+    });
     // An index hit outside the tail exists at the snapshot with the
     // indexed values (fresh search only: `fast_search` has no tail, so its
-    // hits are read to drop rows deleted since the index view).
-    let skip_read = !fast && hit_needed.is_some_and(|n| !n.contains(&true));
+    // hits are read to drop rows deleted since the index view). When the
+    // query reads nothing of it but its primary key, the key says all.
+    let key_only = !fast
+        && !t.pk.is_empty()
+        && need
+            .as_ref()
+            .is_some_and(|n| n.iter().enumerate().all(|(i, &x)| !x || t.pk.contains(&i)));
+    let key_types: Vec<&crate::types::DataType> = t.pk.iter().map(|&c| &t.columns[c].ty).collect();
     let width = t.columns.len();
     let hit_row = |cx: &mut Ctx<'_>, pk: &[u8]| -> SqlResult<Option<Vec<Value>>> {
-        if skip_read {
-            return Ok(Some(vec![Value::Null; width]));
+        let corrupt = |e: crate::catalog::codec::CodecError| SqlError::internal(e.to_string());
+        if key_only {
+            let mut row = vec![Value::Null; width];
+            let vals = crate::catalog::codec::decode_key(pk, &key_types).map_err(corrupt)?;
+            for (&c, v) in t.pk.iter().zip(vals) {
+                row[c] = v;
+            }
+            return Ok(Some(row));
         }
         match cx.txn.get(t.id, pk, false)? {
             None => Ok(None),
-            Some(v) => crate::catalog::codec::decode_row_masked(&v, hit_needed)
+            Some(v) => crate::catalog::codec::decode_row_masked(&v, need.as_deref())
                 .map(Some)
-                .map_err(|e| SqlError::internal(e.to_string())),
+                .map_err(corrupt),
         }
     };
     let mut out = Vec::new();
@@ -549,11 +574,15 @@ pub fn fetch_candidates(
             } else {
                 MatchMode::Natural
             };
-            let hits = fx
-                .search(&spec.query, mode, FULLTEXT_HIT_CAP)
-                .map_err(|e| {
-                    SqlError::new(code::WRONG_ARGUMENTS, format!("full-text query: {e}"))
-                })?;
+            // With ORDER BY this score DESC LIMIT k and nothing else to
+            // filter, the best k hits outside the tail are all that can be
+            // returned: ask the collector for k + |tail|.
+            let cap = top.map_or(FULLTEXT_HIT_CAP, |k| {
+                k.saturating_add(tail.len()).min(FULLTEXT_HIT_CAP)
+            });
+            let hits = fx.search(&spec.query, mode, cap).map_err(|e| {
+                SqlError::new(code::WRONG_ARGUMENTS, format!("full-text query: {e}"))
+            })?;
             if hits.len() >= FULLTEXT_HIT_CAP {
                 // More matches than one search returns: never truncate an
                 // answer, evaluate exactly instead.
@@ -571,11 +600,7 @@ pub fn fetch_candidates(
                 })
                 .filter(|(pk, _)| !tail.contains(pk))
                 .collect();
-            let parser = match &ix.kind {
-                IndexKind::FullText { parser } => tributary_index::Parser::from_name(parser)
-                    .unwrap_or(tributary_index::Parser::Default),
-                _ => tributary_index::Parser::Default,
-            };
+            let parser = parser_of(t, spec);
             drop(g);
             let slots = matches.len();
             for (pk, s) in scored {
@@ -600,5 +625,31 @@ pub fn fetch_candidates(
             return exact(cx);
         }
     }
+    other_scores(t, matches, index_slot, &mut out);
     Ok(out)
+}
+
+/// Score, on each candidate row, the MATCH slots its index path did not
+/// (a second MATCH in the WHERE, or MATCH beside a vector search), the way
+/// the exact path does: a row the index found must not lose them.
+fn other_scores(
+    t: &TableDef,
+    matches: &[MatchSpec],
+    index_slot: Option<usize>,
+    out: &mut [(Vec<Value>, Vec<Value>)],
+) {
+    if matches.is_empty() {
+        return;
+    }
+    let parsers: Vec<tributary_index::Parser> = matches.iter().map(|m| parser_of(t, m)).collect();
+    for (row, scores) in out.iter_mut() {
+        scores.resize(matches.len(), Value::Float(0.0));
+        for (i, spec) in matches.iter().enumerate() {
+            if Some(i) == index_slot {
+                continue;
+            }
+            let s = tail_score(parsers[i], &texts_of(row, &spec.columns), spec).unwrap_or(0.0);
+            scores[i] = Value::Float(s);
+        }
+    }
 }

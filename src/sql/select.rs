@@ -556,6 +556,38 @@ impl Plan {
 }
 
 impl Plan {
+    /// `k` when the plan is `… WHERE <only MATCH terms> ORDER BY <the
+    /// searched MATCH> DESC LIMIT k` over a full-text index path: then the
+    /// k best hits are all that can come out, and the index need not
+    /// return more.
+    pub fn relevance_top_k(&self) -> Option<usize> {
+        let Some(crate::sql::search::IndexPath::FullText { slot, .. }) = &self.index_path else {
+            return None;
+        };
+        // The filter may read MATCH scores and constants only (then every
+        // index hit passes it, or none does).
+        let only_scores = self.filter.as_ref().is_none_or(|f| {
+            let mut ok = true;
+            f.walk(&mut |x| {
+                ok &= !matches!(
+                    x,
+                    CExpr::Col(_)
+                        | CExpr::Outer(_)
+                        | CExpr::Scalar(_)
+                        | CExpr::Exists(..)
+                        | CExpr::InSub(..)
+                        | CExpr::InSet(..)
+                )
+            });
+            ok
+        });
+        let by_score = matches!(self.order_by.as_slice(), [(CExpr::Match(s), true)] if s == slot);
+        if !only_scores || !by_score || self.aggregate || self.distinct || self.having.is_some() {
+            return None;
+        }
+        self.limit.map(|l| l.saturating_add(self.offset))
+    }
+
     /// A scan of a base table with no aggregate, order, limit, distinct or
     /// index path: a filter added to it changes nothing but the rows.
     pub fn is_plain_scan(&self) -> bool {
@@ -1245,6 +1277,7 @@ fn candidates(
                 ip,
                 &plan.matches,
                 plan.hit_needed.as_deref(),
+                plan.relevance_top_k(),
             )?,
             false,
         ));

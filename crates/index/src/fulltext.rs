@@ -128,6 +128,63 @@ pub enum MatchMode {
     Boolean,
 }
 
+/// [`FullTextIndex::matches_text`] for `parser` without an index: the exact
+/// matcher the SQL layer uses for rows the index has not seen (its fresh
+/// tail) and when no index path is taken, so every row of a query gets
+/// the index's semantics. A malformed boolean query matches nothing (see
+/// [`check_boolean`]).
+pub fn matches_text_with(
+    parser: Parser,
+    fields: &[Option<&str>],
+    query: &str,
+    mode: MatchMode,
+) -> bool {
+    let mut analyzer = parser.analyzer();
+    let docs: Vec<Vec<(usize, String)>> = fields
+        .iter()
+        .flatten()
+        .map(|t| tokens_with_positions(&mut analyzer, t))
+        .collect();
+    match mode {
+        MatchMode::Natural => {
+            let q: HashSet<String> = tokens_with_positions(&mut analyzer, query)
+                .into_iter()
+                .map(|(_, t)| t)
+                .collect();
+            docs.iter().flatten().any(|(_, t)| q.contains(t))
+        }
+        MatchMode::Boolean => {
+            let Ok(raw) = parse_boolean(query) else {
+                return false;
+            };
+            let clauses = analyze(&mut analyzer, raw);
+            let sets: Vec<BTreeSet<&str>> = docs
+                .iter()
+                .map(|d| d.iter().map(|(_, t)| t.as_str()).collect())
+                .collect();
+            let atom_ok = |atom: &Atom| -> bool {
+                let Atom::Terms { tokens, prefix } = atom else {
+                    return false;
+                };
+                let Some(plan) = AtomPlan::new(parser, tokens, *prefix) else {
+                    return false;
+                };
+                docs.iter()
+                    .zip(&sets)
+                    .any(|(doc, set)| plan.matches(doc, set))
+            };
+            eval_clauses(&clauses, &atom_ok)
+        }
+    }
+}
+
+/// Whether `query` is a well-formed boolean-mode query: what `search`
+/// accepts (unbalanced quotes or parentheses, doubled operators and
+/// `@distance` are refused with [`IndexError::Query`]).
+pub fn check_boolean(query: &str) -> Result<()> {
+    parse_boolean(query).map(|_| ())
+}
+
 /// Tokenizes `text` with `parser`'s analyzer (what the index stores and searches).
 pub fn tokenize_with(parser: Parser, text: &str) -> Vec<String> {
     tokens_with_positions(&mut parser.analyzer(), text)
@@ -840,44 +897,7 @@ impl FullTextIndex {
     /// semantics as [`search`](Self::search) (for rows not indexed yet). A malformed
     /// boolean query matches nothing.
     pub fn matches_text(&self, fields: &[Option<&str>], query: &str, mode: MatchMode) -> bool {
-        let mut analyzer = self.analyzer.clone();
-        let docs: Vec<Vec<(usize, String)>> = fields
-            .iter()
-            .flatten()
-            .map(|t| tokens_with_positions(&mut analyzer, t))
-            .collect();
-        match mode {
-            MatchMode::Natural => {
-                let q: HashSet<String> = tokens_with_positions(&mut analyzer, query)
-                    .into_iter()
-                    .map(|(_, t)| t)
-                    .collect();
-                docs.iter().flatten().any(|(_, t)| q.contains(t))
-            }
-            MatchMode::Boolean => {
-                let Ok(raw) = parse_boolean(query) else {
-                    return false;
-                };
-                let clauses = analyze(&mut analyzer, raw);
-                let sets: Vec<BTreeSet<&str>> = docs
-                    .iter()
-                    .map(|d| d.iter().map(|(_, t)| t.as_str()).collect())
-                    .collect();
-                let parser = self.parser;
-                let atom_ok = |atom: &Atom| -> bool {
-                    let Atom::Terms { tokens, prefix } = atom else {
-                        return false;
-                    };
-                    let Some(plan) = AtomPlan::new(parser, tokens, *prefix) else {
-                        return false;
-                    };
-                    docs.iter()
-                        .zip(&sets)
-                        .any(|(doc, set)| plan.matches(doc, set))
-                };
-                eval_clauses(&clauses, &atom_ok)
-            }
-        }
+        matches_text_with(self.parser, fields, query, mode)
     }
 
     /// Commits, then serializes every file of the index (meta.json, the managed-file

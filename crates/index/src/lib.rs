@@ -19,7 +19,9 @@ mod codec;
 pub mod fulltext;
 pub mod vector;
 
-pub use fulltext::{tokenize_with, FullTextIndex, MatchMode, Parser};
+pub use fulltext::{
+    check_boolean, matches_text_with, tokenize_with, FullTextIndex, MatchMode, Parser,
+};
 pub use vector::{HnswOptions, Metric, VectorIndex};
 
 /// Errors of the index layer.
