@@ -42,7 +42,7 @@ use std::ops::Bound;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use tantivy::collector::TopDocs;
+use tantivy::collector::{Count, TopDocs};
 use tantivy::directory::{Directory, RamDirectory};
 use tantivy::query::{BooleanQuery, Occur, PhraseQuery, Query, RegexQuery, TermQuery};
 use tantivy::schema::{
@@ -118,6 +118,10 @@ impl Parser {
         }
     }
 }
+
+/// A `search` limit up to which the collector is sized by the request
+/// alone (counting the matches first would cost more than it saves).
+const SMALL_LIMIT: usize = 1024;
 
 /// `MATCH … AGAINST (… IN NATURAL LANGUAGE MODE | IN BOOLEAN MODE)`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -856,8 +860,15 @@ impl FullTextIndex {
             return Ok(Vec::new());
         };
         let searcher = self.reader.searcher();
-        let total = usize::try_from(searcher.num_docs()).unwrap_or(usize::MAX);
-        let limit = limit.min(total);
+        // The top-n collector buffers `limit` entries up front: size it by
+        // the matches (counted first, cheaply), not by the request, so a
+        // "every hit" search of a rare term allocates little.
+        let matching = if limit > SMALL_LIMIT {
+            searcher.search(&q, &Count)?
+        } else {
+            usize::try_from(searcher.num_docs()).unwrap_or(usize::MAX)
+        };
+        let limit = limit.min(matching);
         if limit == 0 {
             return Ok(Vec::new());
         }
