@@ -564,20 +564,23 @@ impl Plan {
         let Some(crate::sql::search::IndexPath::FullText { slot, .. }) = &self.index_path else {
             return None;
         };
-        // The filter may read MATCH scores and constants only (then every
-        // index hit passes it, or none does).
+        // The filter may read this MATCH's score and constants only (then
+        // every index hit passes it, or none does); another MATCH or a
+        // column could reject hits, and the k best must then come from
+        // further down.
         let only_scores = self.filter.as_ref().is_none_or(|f| {
             let mut ok = true;
             f.walk(&mut |x| {
-                ok &= !matches!(
-                    x,
+                ok &= match x {
+                    CExpr::Match(s) => s == slot,
                     CExpr::Col(_)
-                        | CExpr::Outer(_)
-                        | CExpr::Scalar(_)
-                        | CExpr::Exists(..)
-                        | CExpr::InSub(..)
-                        | CExpr::InSet(..)
-                )
+                    | CExpr::Outer(_)
+                    | CExpr::Scalar(_)
+                    | CExpr::Exists(..)
+                    | CExpr::InSub(..)
+                    | CExpr::InSet(..) => false,
+                    _ => true,
+                }
             });
             ok
         });

@@ -35,6 +35,12 @@ SELECT id FROM d WHERE MATCH(body) AGAINST('rust' WITH QUERY EXPANSION);
 -- MATCH with other predicates, COUNT and GROUP BY.
 SELECT id FROM d WHERE MATCH(body) AGAINST('database') AND MATCH(title) AGAINST('rust') ORDER BY id;
 SELECT id, MATCH(title) AGAINST('systems') > 0 AS t FROM d WHERE MATCH(body) AGAINST('systems') ORDER BY id;
+-- Top-k by relevance with a second MATCH (or a column) in the WHERE: the
+-- best hit of the first may fail the second; the answer still has k rows.
+SELECT id FROM d WHERE MATCH(body) AGAINST('database') AND MATCH(title) AGAINST('rust') ORDER BY MATCH(body) AGAINST('database') DESC LIMIT 1;
+SELECT id FROM d WHERE MATCH(body) AGAINST('database') AND n = 1 ORDER BY MATCH(body) AGAINST('database') DESC LIMIT 1;
+SELECT id FROM d WHERE MATCH(body) AGAINST('database') ORDER BY MATCH(body) AGAINST('database') DESC, id LIMIT 2;
+SELECT COUNT(*) FROM (SELECT id FROM d WHERE MATCH(body) AGAINST('database') ORDER BY MATCH(body) AGAINST('database') DESC LIMIT 3) t;
 SELECT COUNT(*) FROM d WHERE MATCH(body) AGAINST('database');
 SELECT COUNT(*) FROM d WHERE MATCH(body) AGAINST('database') AND n > 2;
 SELECT n % 2 AS odd, COUNT(*) FROM d WHERE MATCH(body) AGAINST('database') GROUP BY odd ORDER BY odd;
