@@ -196,7 +196,7 @@ impl Process {
         let mut st = self.state.lock();
         st.since = Instant::now();
         st.running = Some(Running {
-            info: sql.to_string(),
+            info: masked(sql),
             token,
         });
     }
@@ -235,8 +235,32 @@ impl Process {
     }
 }
 
+/// A statement's text as the process list shows it: a password
+/// (`IDENTIFIED BY '…'`, in CREATE / ALTER USER) is never shown, as in
+/// MySQL — everything from the first IDENTIFIED on is `<secret>`.
+fn masked(sql: &str) -> String {
+    let lower = sql.to_ascii_lowercase();
+    match lower.find("identified") {
+        Some(at) => format!("{}IDENTIFIED <secret>", &sql[..at]),
+        None => sql.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn passwords_never_reach_the_process_list() {
+        assert_eq!(
+            super::masked("CREATE USER bob IDENTIFIED BY 'hunter2'"),
+            "CREATE USER bob IDENTIFIED <secret>"
+        );
+        assert_eq!(
+            super::masked("ALTER USER x identified by 'p', y"),
+            "ALTER USER x IDENTIFIED <secret>"
+        );
+        assert_eq!(super::masked("SELECT 1"), "SELECT 1");
+    }
+
     use super::*;
 
     #[test]
