@@ -57,6 +57,8 @@ pub enum IndexPath {
         overfetch: usize,
         fast: bool,
         wait: bool,
+        /// The session's `hnsw_ef_search` (0: the default beam).
+        ef_search: usize,
     },
     FullText {
         index: IndexDef,
@@ -163,6 +165,11 @@ pub fn choose_index_path(
                         overfetch,
                         fast,
                         wait,
+                        ef_search: st
+                            .vars
+                            .get("hnsw_ef_search")
+                            .and_then(|v| v.parse().ok())
+                            .unwrap_or(0),
                     }));
                 }
             }
@@ -524,6 +531,7 @@ pub fn fetch_candidates(
                 query,
                 overfetch,
                 k,
+                ef_search,
                 ..
             },
             crate::iscp::live::IndexData::Hnsw(vx),
@@ -536,9 +544,14 @@ pub fn fetch_candidates(
             // reach the library as a capacity request.
             let size = vx.len().max(1);
             let want = want.min(size);
-            let ef = want
-                .max(k.saturating_mul(SEARCH_BEAM_PER_K))
-                .min(size.max(64));
+            // `SET hnsw_ef_search = n` replaces the default beam (recall
+            // for speed); the index's own EF_SEARCH stays the floor.
+            let beam = if *ef_search > 0 {
+                *ef_search
+            } else {
+                k.saturating_mul(SEARCH_BEAM_PER_K)
+            };
+            let ef = want.max(beam).min(size.max(64));
             let Some(hits) = vx
                 .try_search_with_ef(query, want, ef)
                 .map_err(|e| SqlError::internal(format!("vector search: {e}")))?

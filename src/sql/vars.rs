@@ -87,6 +87,7 @@ const VARS: &[Def] = &[
     def("foreign_key_checks", S, A::Bool, "ON"),
     def("group_concat_max_len", RO, A::Any, "1024"),
     def("have_ssl", RO, A::Any, "DISABLED"),
+    def("hnsw_ef_search", S, A::Count, "0"),
     def("hostname", RO, A::Any, ""),
     def("init_connect", RO, A::Any, ""),
     def("innodb_lock_wait_timeout", S, A::Seconds, ""),

@@ -42,3 +42,14 @@ SELECT id, inner_product(v, '[1,1]') FROM ipt ORDER BY inner_product(v, '[1,1]')
 EXPLAIN SELECT id FROM ipt ORDER BY inner_product(v, '[1,1]') DESC LIMIT 2;
 SELECT id, inner_product(v, '[1,1]') FROM ipt ORDER BY inner_product(v, '[1,1]') DESC LIMIT 2;
 DROP TABLE ipt;
+-- The session's HNSW beam (issue 14): the same answers at any width
+-- (candidates are re-ranked exactly); a width below the index's EF_SEARCH
+-- has no effect.
+SELECT @@hnsw_ef_search;
+SET hnsw_ef_search = 1;
+SELECT id FROM docs ORDER BY l2_distance(v, '[1,0,0]') LIMIT 2;
+SET hnsw_ef_search = 5000;
+SELECT id FROM docs ORDER BY l2_distance(v, '[1,0,0]') LIMIT 2;
+SET hnsw_ef_search = -1;
+SET hnsw_ef_search = DEFAULT;
+SELECT @@hnsw_ef_search;
