@@ -1,7 +1,17 @@
 #!/usr/bin/env python3
 """Full-text search benchmark (issue 14): Tributary through its MySQL server
-(PyMySQL, loopback) against SQLite FTS5 (Python's sqlite3, in process) on
-the same generated documents, in one run.
+(PyMySQL, loopback) against SQLite FTS5 (Python's sqlite3, in process) and
+PostgreSQL's GIN full-text search (psycopg, loopback; `--no-pg` to skip)
+on the same generated documents, in one run.
+
+PostgreSQL: the Debian package's binaries (`/usr/lib/postgresql/*/bin`;
+installed with apt-get when missing and run as root), a throwaway cluster
+in a temporary directory started as the `postgres` user on 127.0.0.1 and
+an ephemeral port, `psycopg[binary]` pip-installed into this Python when
+missing. Its index: a stored generated `tsvector` column
+(`to_tsvector('simple', body)`) plus a GIN index on it (both timed as the
+build); queries rank with `ts_rank` (1 term: `plainto_tsquery`, 2 terms:
+`a | b`) and count with `@@`.
 
 Data: --docs documents (default 50,000) of 20–60 words drawn from a
 --vocab-word vocabulary (default 5,000) with Zipf weights 1/rank, generated
@@ -22,8 +32,10 @@ Answers are checked: COUNTs must be equal; for top-10 the share of
 Tributary's ids that FTS5 also returns is printed (both rank by BM25 but
 tokenise and normalise slightly differently, so ties near the cut differ).
 
-Prints the machine and the command, then a table: metric, Tributary, SQLite,
-ratio (>1: Tributary faster). `--json out.json` writes everything.
+Prints the machine and the command, then a table: per metric each engine's
+figure and Tributary's ratio to each peer (q/s: Tributary / peer, > 1 =
+Tributary faster; build: peer s / Tributary s). `--json out.json` writes
+everything.
 
 Run (release build; PyMySQL from the project venv):
   cargo build --release --bin tributary
@@ -31,13 +43,17 @@ Run (release build; PyMySQL from the project venv):
 """
 import argparse
 import bisect
+import glob
 import json
 import os
 import platform
 import random
 import shlex
+import shutil
+import socket
 import sqlite3
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -124,6 +140,80 @@ class Lite:
         return self.conn.execute("SELECT count(*) FROM fts WHERE fts MATCH ?", (term,)).fetchone()[0]
 
 
+def pg_bin():
+    """The directory of the newest installed PostgreSQL's binaries,
+    installing the Debian package when there is none."""
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
+    if not found:
+        subprocess.run(["apt-get", "install", "-y", "-q", "postgresql"], check=True)
+        found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
+    return os.path.dirname(found[-1])
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Pg:
+    """A throwaway PostgreSQL cluster (as the `postgres` user when run as root)."""
+
+    def __init__(self):
+        try:
+            import psycopg  # noqa: F401
+        except ImportError:
+            subprocess.run([sys.executable, "-m", "pip", "install", "-q", "psycopg[binary]"], check=True)
+        import psycopg
+        self.bin = pg_bin()
+        # Its own temporary directory: the cluster's owner must reach it.
+        self.root = tempfile.mkdtemp(prefix="bench-pg-")
+        self.dir = os.path.join(self.root, "data")
+        os.makedirs(self.dir)
+        self.as_pg = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+        if self.as_pg:
+            shutil.chown(self.root, "postgres")
+            shutil.chown(self.dir, "postgres")
+        self.port = free_port()
+        self.run("initdb", "-D", self.dir, "-A", "trust", "-U", "postgres", "--no-sync")
+        self.run("pg_ctl", "-D", self.dir, "-w", "-l", os.path.join(self.dir, "log"),
+                 "-o", f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 -c fsync=off", "start")
+        self.conn = psycopg.connect(host="127.0.0.1", port=self.port, user="postgres", autocommit=True)
+        self.version = self.conn.execute("SHOW server_version").fetchone()[0]
+
+    def run(self, tool, *args):
+        subprocess.run([*self.as_pg, os.path.join(self.bin, tool), *args], check=True,
+                       stdout=subprocess.DEVNULL)
+
+    def stop(self):
+        self.conn.close()
+        self.run("pg_ctl", "-D", self.dir, "-w", "-m", "fast", "stop")
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def load(self, docs):
+        c = self.conn
+        c.execute("CREATE TABLE docs (id int PRIMARY KEY, body text)")
+        with c.cursor().copy("COPY docs (id, body) FROM STDIN") as cp:
+            for d in docs:
+                cp.write_row(d)
+        c.execute("ANALYZE docs")
+        t = time.perf_counter()
+        c.execute("ALTER TABLE docs ADD COLUMN tsv tsvector "
+                  "GENERATED ALWAYS AS (to_tsvector('simple', body)) STORED")
+        c.execute("CREATE INDEX docs_tsv ON docs USING gin (tsv)")
+        return time.perf_counter() - t
+
+    def top(self, expr):
+        q = " | ".join(expr.split())
+        return [r[0] for r in self.conn.execute(
+            "SELECT id FROM docs WHERE tsv @@ to_tsquery('simple', %s) "
+            "ORDER BY ts_rank(tsv, to_tsquery('simple', %s)) DESC LIMIT 10", (q, q))]
+
+    def count(self, term):
+        return self.conn.execute(
+            "SELECT count(*) FROM docs WHERE tsv @@ to_tsquery('simple', %s)", (term,)).fetchone()[0]
+
+
 def timed_batch(fn, items):
     t = time.perf_counter()
     out = [fn(x) for x in items]
@@ -140,6 +230,7 @@ def main():
     ap.add_argument("--bin", default=os.environ.get(
         "TRIBUTARY_BIN", "/var/tmp/tributary-target/release/tributary"))
     ap.add_argument("--json")
+    ap.add_argument("--no-pg", action="store_true", help="skip PostgreSQL")
     args = ap.parse_args()
     print("machine:", platform.machine(), os.cpu_count(), "cpus,", platform.platform())
     print("command:", " ".join(shlex.quote(a) for a in sys.argv))
@@ -149,45 +240,58 @@ def main():
     two = [f"{a} {b}" for a, b in zip(one, terms(args.queries, args.vocab, args.seed + 2))]
     with tempfile.TemporaryDirectory(prefix="bench-search-") as d:
         proc, port = start_server(args.bin, os.path.join(d, "trib"))
+        pg = None
         try:
-            trib, lite = Trib(port), Lite(os.path.join(d, "lite.db"))
-            results = {"build_s": {"tributary": trib.load(docs), "sqlite": lite.load(docs)}}
-            cases = [
-                ("1-term top-10", one, trib.top, lite.top),
-                ("2-term top-10", two, trib.top, lambda e: lite.top(" OR ".join(e.split()))),
-                ("COUNT MATCH 1 term", one, trib.count, lite.count),
-            ]
+            engines = {"tributary": Trib(port), "sqlite": Lite(os.path.join(d, "lite.db"))}
+            if not args.no_pg:
+                pg = Pg()
+                print("postgresql:", pg.version, "(GIN on a stored tsvector, ts_rank)")
+                engines["postgresql"] = pg
+            results = {"build_s": {name: e.load(docs) for name, e in engines.items()}}
+            lite_or = {"top": lambda e: engines["sqlite"].top(" OR ".join(e.split()))}
+            cases = [("1-term top-10", one, "top"), ("2-term top-10", two, "top"),
+                     ("COUNT MATCH 1 term", one, "count")]
             failures = []
-            for label, items, tf, lf in cases:
-                ts, ls, overlap = [], [], []
+            for label, items, what in cases:
+                times = {name: [] for name in engines}
+                outs = {}
                 for _ in range(args.runs):
-                    dt, tout = timed_batch(tf, items)
-                    dl, lout = timed_batch(lf, items)
-                    ts.append(dt)
-                    ls.append(dl)
-                if label.startswith("COUNT"):
-                    if tout != lout:
-                        bad = [(i, a, b) for i, a, b in zip(items, tout, lout) if a != b][:5]
-                        failures.append(f"{label}: counts differ, e.g. {bad}")
+                    for name, e in engines.items():
+                        fn = getattr(e, what)
+                        if name == "sqlite" and label.startswith("2-term"):
+                            fn = lite_or["top"]
+                        dt, outs[name] = timed_batch(fn, items)
+                        times[name].append(dt)
+                r = {f"{name}_qps": len(items) / statistics.median(t) for name, t in times.items()}
+                if what == "count":
+                    for name, out in outs.items():
+                        if out != outs["tributary"]:
+                            bad = [(i, a, b) for i, a, b in zip(items, outs["tributary"], out) if a != b][:5]
+                            failures.append(f"{label}: {name} counts differ from tributary's, e.g. {bad}")
                 else:
-                    for a, b in zip(tout, lout):
-                        if a:
-                            overlap.append(len(set(a) & set(b)) / len(a))
-                results[label] = {
-                    "tributary_qps": len(items) / statistics.median(ts),
-                    "sqlite_qps": len(items) / statistics.median(ls),
-                    "top10_overlap": statistics.mean(overlap) if overlap else None,
-                }
+                    for name, out in outs.items():
+                        if name != "tributary":
+                            ov = [len(set(a) & set(b)) / len(a) for a, b in zip(outs["tributary"], out) if a]
+                            r[f"{name}_top10_overlap"] = statistics.mean(ov) if ov else None
+                results[label] = r
         finally:
             stop_server(proc)
+            if pg:
+                pg.stop()
+    names = list(results["build_s"])
+    head = "".join(f"{n:>13}" for n in names) + "".join(f"{'trib/' + n[:6]:>13}" for n in names[1:])
+    print(f"\n{'metric':<24}{head}")
     b = results["build_s"]
-    print(f"\n{'metric':<22}{'Tributary':>12}{'SQLite FTS5':>14}{'ratio':>8}")
-    print(f"{'index build (s)':<22}{b['tributary']:>12.2f}{b['sqlite']:>14.2f}{b['sqlite'] / b['tributary']:>8.2f}")
+    print(f"{'index build (s)':<24}" + "".join(f"{b[n]:>13.2f}" for n in names)
+          + "".join(f"{b[n] / b['tributary']:>13.2f}" for n in names[1:]))
     for label, *_ in cases:
         r = results[label]
-        extra = "" if r["top10_overlap"] is None else f"   top-10 overlap {r['top10_overlap']:.2f}"
-        print(f"{label + ' (q/s)':<22}{r['tributary_qps']:>12.0f}{r['sqlite_qps']:>14.0f}"
-              f"{r['tributary_qps'] / r['sqlite_qps']:>8.2f}{extra}")
+        print(f"{label + ' (q/s)':<24}" + "".join(f"{r[n + '_qps']:>13.0f}" for n in names)
+              + "".join(f"{r['tributary_qps'] / r[n + '_qps']:>13.2f}" for n in names[1:]))
+    for label, *_ in cases:
+        ov = {k: v for k, v in results[label].items() if k.endswith("overlap") and v is not None}
+        if ov:
+            print(f"{label} top-10 overlap with tributary: " + ", ".join(f"{k.removesuffix('_top10_overlap')} {v:.2f}" for k, v in ov.items()))
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"args": vars(args), "results": results, "failures": failures}, f, indent=1)
