@@ -159,7 +159,7 @@ impl Session {
 
     /// The connection id (`CONNECTION_ID()`, `KILL`'s argument).
     pub fn connection_id(&self) -> u32 {
-        self.state.connection_id
+        self.state.process.id
     }
 
     /// Cancelled once `KILL CONNECTION` ended this session: the server

@@ -31,7 +31,7 @@ impl<'a> SessionHost<'a> {
             user: st.user.clone(),
             privileged: st.privileged,
             last_insert_id: st.last_insert_id,
-            connection_id: st.connection_id,
+            connection_id: st.process.id,
             vars: crate::sql::vars::SessionVars::of(engine, st),
             user_vars: st.user_vars.clone(),
             interrupt: st.interrupt.clone(),

@@ -73,9 +73,6 @@ pub struct SessionState {
     /// recomputed from the grants before every statement.
     pub privileged: bool,
     pub last_insert_id: u64,
-    /// The server's id for this connection (`CONNECTION_ID()`); 0 when
-    /// embedded.
-    pub connection_id: u32,
     /// The client asked for CLIENT_FOUND_ROWS: UPDATE reports the rows it
     /// matched, not only those it changed (and an upsert that changes
     /// nothing counts 1).
@@ -86,14 +83,14 @@ pub struct SessionState {
     /// (or the running autocommit statement): after commit this CN's copy
     /// of each catches up with the write before the statement returns.
     pub sync_jobs: Vec<(crate::iscp::JobKey, crate::iscp::log::JobSpec)>,
-    /// This session's entry in [`Engine::processes`].
+    /// This session's entry in [`Engine::processes`]; its id is the
+    /// connection id (`CONNECTION_ID()`, `KILL`'s argument).
     pub process: Arc<process::Process>,
     /// What interrupts the running statement (KILL, `max_execution_time`);
-    /// handed to every transaction the statement uses.
+    /// handed to every transaction the statement uses. It has a token
+    /// exactly while a statement runs (an EXECUTE's inner statement runs
+    /// under the outer one's).
     pub interrupt: tributary_storage::Interrupt,
-    /// A statement is running (an EXECUTE's inner statement runs under
-    /// the outer one's interrupt).
-    pub running: bool,
     /// The tables this session holds with `LOCK TABLES`.
     pub table_locks: table_locks::SessionLocks,
 }
@@ -113,13 +110,11 @@ impl SessionState {
             host: "localhost".into(),
             privileged,
             last_insert_id: 0,
-            connection_id: process.id,
             found_rows: false,
             prepared: std::collections::HashMap::new(),
             sync_jobs: Vec::new(),
             process,
             interrupt: tributary_storage::Interrupt::default(),
-            running: false,
             table_locks: Default::default(),
         }
     }
@@ -183,7 +178,7 @@ impl Engine {
     /// 1317) or, for a SELECT, by `max_execution_time` (error 3024); either
     /// way the statement is rolled back like any failed statement.
     pub fn execute(&self, st: &mut SessionState, sql: &str) -> SqlResult<QueryResult> {
-        if st.running {
+        if st.interrupt.token().is_some() {
             return self.execute_statement(st, sql);
         }
         if st.process.closed.is_cancelled() {
@@ -195,9 +190,7 @@ impl Engine {
         let token = tokio_util::sync::CancellationToken::new();
         st.process.start(&self.processes, sql, token.clone());
         st.interrupt = tributary_storage::Interrupt::new(token, None);
-        st.running = true;
         let r = self.execute_statement(st, sql);
-        st.running = false;
         st.process.finish(st.db.as_deref());
         let interrupt = std::mem::take(&mut st.interrupt);
         r.map_err(|e| interrupt_error(e, &interrupt))
