@@ -630,30 +630,21 @@ pub fn rows(txn: &mut dyn Transaction, name: &str) -> SqlResult<Option<Vec<Vec<V
             for td in all_tables(txn)? {
                 for ic in td.index_columns() {
                     let asy = ic.index.is_some_and(|ix| ix.is_async);
-                    out.push(vec![
+                    let mut row = vec![
                         t("def"),
                         t(td.db.clone()),
                         t(td.name.clone()),
                         int(i64::from(!ic.unique)),
                         t(td.db.clone()),
-                        t(ic.key_name),
-                        int(ic.seq),
-                        t(ic.column.name.clone()),
-                        if ic.index_type == "BTREE" {
-                            t("A")
-                        } else {
-                            Value::Null
-                        },
-                        Value::Null,
-                        Value::Null,
-                        Value::Null,
-                        t(if ic.column.nullable { "YES" } else { "" }),
-                        t(ic.index_type),
+                    ];
+                    row.extend(ic.shared_fields());
+                    row.extend([
                         t(if asy { "ASYNC" } else { "" }),
                         t(""),
                         t("YES"),
                         Value::Null,
                     ]);
+                    out.push(row);
                 }
             }
         }

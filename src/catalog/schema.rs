@@ -112,6 +112,31 @@ pub struct IndexColumn<'a> {
     pub index: Option<&'a IndexDef>,
 }
 
+impl IndexColumn<'_> {
+    /// The fields SHOW INDEX and `information_schema.STATISTICS` share, in
+    /// their order: index name, position, column, collation (`A` for a
+    /// B-tree), cardinality, sub-part, packed (all NULL: no statistics),
+    /// nullable (`YES` or empty), index type.
+    pub fn shared_fields(&self) -> [Value; 9] {
+        let text = |s: &str| Value::Text(s.to_string());
+        [
+            text(self.key_name),
+            Value::Int(self.seq as i64),
+            text(&self.column.name),
+            if self.index_type == "BTREE" {
+                text("A")
+            } else {
+                Value::Null
+            },
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            text(if self.column.nullable { "YES" } else { "" }),
+            text(self.index_type),
+        ]
+    }
+}
+
 impl TableDef {
     /// Every column of every index, the primary key first (a view has
     /// none).

@@ -2344,11 +2344,8 @@ impl CExpr {
             CExpr::Like(a, b, _) => a.is_constant() && b.is_constant(),
             CExpr::Case(..) => false,
             CExpr::Func(name, args) => {
-                !matches!(
-                    name.as_str(),
-                    "now" | "current_timestamp" | "sysdate" | "sleep" | "rand" | "uuid"
-                ) && !datetime::reads_clock(name, args.len())
-                    && !name.contains("fault")
+                !varies_per_call(name)
+                    && !datetime::reads_clock(name, args.len())
                     && args.iter().all(|a| a.is_constant())
             }
         }
@@ -2520,6 +2517,16 @@ pub fn eval_const(e: &CExpr, funcs: &dyn FunctionHost) -> SqlResult<Value> {
         matches: &[],
         funcs,
     })
+}
+
+/// Functions whose value may differ between two calls in one statement,
+/// or that act (sleep, fault injection): never folded to a constant, never
+/// moved to another place in a plan.
+pub fn varies_per_call(name: &str) -> bool {
+    matches!(
+        name,
+        "rand" | "uuid" | "now" | "sysdate" | "current_timestamp" | "sleep"
+    ) || name.contains("fault")
 }
 
 mod datetime;

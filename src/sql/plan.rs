@@ -1125,21 +1125,10 @@ impl Rel {
 
 /// A block source that reads a node's output.
 pub fn source_of_node(node: Node, alias: &str) -> Source {
-    let cols = node.columns();
+    let cols = node.columns().into_iter().map(|c| (c.name, c.kind));
     Source {
-        table: None,
-        alias: alias.to_string(),
-        scope: Scope {
-            cols: cols
-                .iter()
-                .map(|c| (alias.to_string(), c.name.clone()))
-                .collect(),
-            hidden: Vec::new(),
-        },
-        kinds: cols.iter().map(|c| c.kind).collect(),
-        star: (0..cols.len()).collect(),
         input: Some(Box::new(node)),
-        values: None,
+        ..Source::computed(alias, cols)
     }
 }
 

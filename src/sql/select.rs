@@ -52,12 +52,23 @@ pub struct Values {
 impl Source {
     /// `SELECT` without FROM: one row, no columns.
     pub fn none() -> Source {
+        Source::computed("", std::iter::empty())
+    }
+
+    /// A source of no table whose columns `(name, kind)` are all named by
+    /// `alias`; the caller says where its rows come from (`input`,
+    /// `values`, or neither for one empty row).
+    pub fn computed(alias: &str, cols: impl Iterator<Item = (String, ColumnKind)>) -> Source {
+        let (names, kinds): (Vec<String>, Vec<ColumnKind>) = cols.unzip();
         Source {
             table: None,
-            alias: String::new(),
-            scope: Scope::default(),
-            kinds: Vec::new(),
-            star: Vec::new(),
+            alias: alias.to_string(),
+            star: (0..names.len()).collect(),
+            scope: Scope {
+                cols: names.into_iter().map(|n| (alias.to_string(), n)).collect(),
+                hidden: Vec::new(),
+            },
+            kinds,
             input: None,
             values: None,
         }
@@ -66,19 +77,8 @@ impl Source {
     /// Computed rows (`values`) under `alias` with columns `cols`.
     pub fn values(alias: &str, cols: &[(&str, ColumnKind)], values: Values) -> Source {
         Source {
-            table: None,
-            alias: alias.to_string(),
-            scope: Scope {
-                cols: cols
-                    .iter()
-                    .map(|(n, _)| (alias.to_string(), n.to_string()))
-                    .collect(),
-                hidden: Vec::new(),
-            },
-            kinds: cols.iter().map(|(_, k)| *k).collect(),
-            star: (0..cols.len()).collect(),
-            input: None,
             values: Some(values),
+            ..Source::computed(alias, cols.iter().map(|(n, k)| (n.to_string(), *k)))
         }
     }
 
@@ -500,18 +500,7 @@ pub fn reject_table_factor(f: &ast::TableFactor) -> SqlResult<()> {
 /// Whether a function gives the same answer for the same arguments within
 /// a statement (so a predicate using it may be evaluated earlier).
 pub fn is_deterministic(name: &str) -> bool {
-    !matches!(
-        name,
-        "rand"
-            | "uuid"
-            | "now"
-            | "sysdate"
-            | "current_timestamp"
-            | "@"
-            | "@@"
-            | "last_insert_id"
-            | "sleep"
-    ) && !name.contains("fault")
+    !crate::sql::expr::varies_per_call(name) && !matches!(name, "@" | "@@" | "last_insert_id")
 }
 
 /// A plain scan of a base table (`SELECT * FROM t`), the leaf of a join

@@ -101,22 +101,9 @@ pub fn index(cx: &mut Ctx<'_>, n: &Name) -> SqlResult<QueryResult> {
             None => (false, String::new()),
             Some(ix) => (ix.is_async, index_params(&ix.kind)),
         };
-        rows.push(vec![
-            t(td.name.clone()),
-            Value::Int(i64::from(!ic.unique)),
-            t(ic.key_name),
-            Value::Int(ic.seq as i64),
-            t(ic.column.name.clone()),
-            if ic.index_type == "BTREE" {
-                t("A")
-            } else {
-                Value::Null
-            },
-            Value::Null,
-            Value::Null,
-            Value::Null,
-            t(if ic.column.nullable { "YES" } else { "" }),
-            t(ic.index_type),
+        let mut row = vec![t(td.name.clone()), Value::Int(i64::from(!ic.unique))];
+        row.extend(ic.shared_fields());
+        row.extend([
             t(""),
             t(""),
             t("YES"),
@@ -124,6 +111,7 @@ pub fn index(cx: &mut Ctx<'_>, n: &Name) -> SqlResult<QueryResult> {
             t(if asy { "YES" } else { "NO" }),
             t(params),
         ]);
+        rows.push(row);
     }
     let mut r = rs(
         &[

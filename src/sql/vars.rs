@@ -378,19 +378,14 @@ pub fn set_system(
         // The value new sessions start with (this one keeps its own).
         let mut g = engine.globals.0.lock();
         if value.eq_ignore_ascii_case("default") {
-            g.remove(d.name);
-            if matches!(d.name, "transaction_isolation" | "tx_isolation") {
-                g.remove("transaction_isolation");
-                g.remove("tx_isolation");
+            for n in stored_as(d) {
+                g.remove(*n);
             }
             return Ok(());
         }
         let v = normalize(d, value)?;
-        if matches!(d.name, "transaction_isolation" | "tx_isolation") {
-            g.insert("transaction_isolation".into(), v.clone());
-            g.insert("tx_isolation".into(), v);
-        } else {
-            g.insert(d.name.to_string(), v);
+        for n in stored_as(d) {
+            g.insert(n.to_string(), v.clone());
         }
         return Ok(());
     }
@@ -398,7 +393,9 @@ pub fn set_system(
         if d.name == "autocommit" {
             "ON".into()
         } else {
-            st.vars.remove(d.name);
+            for n in stored_as(d) {
+                st.vars.remove(*n);
+            }
             return Ok(());
         }
     } else {
@@ -412,13 +409,22 @@ pub fn set_system(
         st.autocommit = on;
         return Ok(());
     }
-    if matches!(d.name, "transaction_isolation" | "tx_isolation") {
-        st.vars.insert("transaction_isolation".into(), v.clone());
-        st.vars.insert("tx_isolation".into(), v);
-        return Ok(());
+    for n in stored_as(d) {
+        st.vars.insert(n.to_string(), v.clone());
     }
-    st.vars.insert(d.name.to_string(), v);
     Ok(())
+}
+
+/// The names a value of `d` is stored under: both spellings of the
+/// isolation level (`transaction_isolation`, `tx_isolation`) are one
+/// setting; any other variable has its own name.
+fn stored_as(d: &Def) -> &[&'static str] {
+    const ISOLATION: [&str; 2] = ["transaction_isolation", "tx_isolation"];
+    if ISOLATION.contains(&d.name) {
+        &ISOLATION
+    } else {
+        std::slice::from_ref(&d.name)
+    }
 }
 
 /// `SET NAMES cs [COLLATE c]`: the three connection character sets.

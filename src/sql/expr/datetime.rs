@@ -45,59 +45,56 @@ const DAYS: [&str; 7] = [
 
 /// Whether `name` is one of these functions.
 pub fn is_datetime_fn(name: &str) -> bool {
-    matches!(
-        name,
-        "curdate"
-            | "current_date"
-            | "curtime"
-            | "current_time"
-            | "utc_date"
-            | "utc_time"
-            | "utc_timestamp"
-            | "date"
-            | "time"
-            | "year"
-            | "month"
-            | "day"
-            | "dayofmonth"
-            | "hour"
-            | "minute"
-            | "second"
-            | "microsecond"
-            | "dayofweek"
-            | "dayofyear"
-            | "weekday"
-            | "week"
-            | "quarter"
-            | "monthname"
-            | "dayname"
-            | "last_day"
-            | "to_days"
-            | "datediff"
-            | "timestampdiff"
-            | "timestampadd"
-            | "date_add interval"
-            | "date_sub interval"
-            | "unix_timestamp"
-            | "from_unixtime"
-            | "date_format"
-            | "str_to_date"
-    )
+    CLOCK.contains(&name)
+        || matches!(
+            name,
+            "date"
+                | "time"
+                | "year"
+                | "month"
+                | "day"
+                | "dayofmonth"
+                | "hour"
+                | "minute"
+                | "second"
+                | "microsecond"
+                | "dayofweek"
+                | "dayofyear"
+                | "weekday"
+                | "week"
+                | "quarter"
+                | "monthname"
+                | "dayname"
+                | "last_day"
+                | "to_days"
+                | "datediff"
+                | "timestampdiff"
+                | "timestampadd"
+                | "date_add interval"
+                | "date_sub interval"
+                | "unix_timestamp"
+                | "from_unixtime"
+                | "date_format"
+                | "str_to_date"
+        )
 }
 
 /// Whether a call reads the clock (so it is never folded to a constant).
 pub fn reads_clock(name: &str, nargs: usize) -> bool {
-    matches!(
-        name,
-        "curdate"
-            | "current_date"
-            | "curtime"
-            | "current_time"
-            | "utc_date"
-            | "utc_time"
-            | "utc_timestamp"
-    ) || (name == "unix_timestamp" && nargs == 0)
+    CLOCK.contains(&name) || (name == "unix_timestamp" && nargs == 0)
 }
+
+/// The functions of this module that read the clock whatever their
+/// arguments.
+const CLOCK: [&str; 7] = [
+    "curdate",
+    "current_date",
+    "curtime",
+    "current_time",
+    "utc_date",
+    "utc_time",
+    "utc_timestamp",
+];
 
 /// Microseconds in one `unit` for the fixed-length units.
 pub fn unit_micros(unit: &str) -> Option<i64> {
