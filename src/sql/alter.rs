@@ -568,7 +568,7 @@ fn rewrite_rows(
         }
     }
     for ix in new_btrees {
-        ddl::fill_btree(cx, ix, out.iter().map(|(k, r)| Ok((k.clone(), r.clone()))))?;
+        ddl::fill_btree(cx, ix, out.iter().map(|(k, r)| Ok((k.as_slice(), r))))?;
     }
     Ok(())
 }

@@ -1067,11 +1067,15 @@ fn build_checkpoint(cx: &Ctx<'_>, index: &str) -> SqlResult<()> {
 /// Write B-tree index `ix`'s entries for `rows` (primary-key bytes, row
 /// values) into its storage table; 1062 on a duplicate in a unique index.
 /// Checks the statement's interrupt as it goes.
-pub fn fill_btree(
+pub fn fill_btree<K, R>(
     cx: &mut Ctx<'_>,
     ix: &IndexDef,
-    rows: impl Iterator<Item = SqlResult<(Vec<u8>, Vec<Value>)>>,
-) -> SqlResult<()> {
+    rows: impl Iterator<Item = SqlResult<(K, R)>>,
+) -> SqlResult<()>
+where
+    K: AsRef<[u8]> + Into<Vec<u8>>,
+    R: AsRef<[Value]>,
+{
     let IndexKind::BTree { unique } = ix.kind else {
         return Err(SqlError::internal("synchronous index must be a B-tree"));
     };
@@ -1080,8 +1084,9 @@ pub fn fill_btree(
             build_checkpoint(cx, &ix.name)?;
         }
         let (k, row) = r?;
+        let row = row.as_ref();
         let vals: Vec<Value> = ix.columns.iter().map(|&c| row[c].clone()).collect();
-        let ek = btree_entry_key(&vals, &k, unique);
+        let ek = btree_entry_key(&vals, k.as_ref(), unique);
         if unique
             && vals.iter().all(|v| !v.is_null())
             && cx.txn.get(ix.storage_id, &ek, true)?.is_some()
@@ -1096,7 +1101,7 @@ pub fn fill_btree(
                 ),
             ));
         }
-        cx.txn.put(ix.storage_id, &ek, k)?;
+        cx.txn.put(ix.storage_id, &ek, k.into())?;
     }
     Ok(())
 }

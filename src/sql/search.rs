@@ -500,20 +500,24 @@ pub fn fetch_candidates(
     // indexed values (fresh search only: `fast_search` has no tail, so its
     // hits are read to drop rows deleted since the index view). When the
     // query reads nothing of it but its primary key, the key says all.
+    // (With nothing needed at all — `COUNT(*)` — not even the key is
+    // decoded.)
     let key_only = !fast
-        && !t.pk.is_empty()
         && need
             .as_ref()
             .is_some_and(|n| n.iter().enumerate().all(|(i, &x)| !x || t.pk.contains(&i)));
+    let decode_key = key_only && need.as_ref().is_some_and(|n| n.contains(&true));
     let key_types: Vec<&crate::types::DataType> = t.pk.iter().map(|&c| &t.columns[c].ty).collect();
     let width = t.columns.len();
     let hit_row = |cx: &mut Ctx<'_>, pk: &[u8]| -> SqlResult<Option<Vec<Value>>> {
         let corrupt = |e: crate::catalog::codec::CodecError| SqlError::internal(e.to_string());
         if key_only {
             let mut row = vec![Value::Null; width];
-            let vals = crate::catalog::codec::decode_key(pk, &key_types).map_err(corrupt)?;
-            for (&c, v) in t.pk.iter().zip(vals) {
-                row[c] = v;
+            if decode_key {
+                let vals = crate::catalog::codec::decode_key(pk, &key_types).map_err(corrupt)?;
+                for (&c, v) in t.pk.iter().zip(vals) {
+                    row[c] = v;
+                }
             }
             return Ok(Some(row));
         }

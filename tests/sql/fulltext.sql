@@ -52,4 +52,10 @@ INSERT INTO late SELECT id, body FROM d;
 SELECT id FROM late WHERE MATCH(body) AGAINST('+database +(rust go)' IN BOOLEAN MODE) ORDER BY id;
 SELECT id FROM late WHERE MATCH(body) AGAINST('data*' IN BOOLEAN MODE) ORDER BY id;
 SELECT id FROM late WHERE MATCH(body) AGAINST('"database engine"' IN BOOLEAN MODE) ORDER BY id;
+-- A table without a primary key: COUNT and the rows still come out right.
+CREATE TABLE nopk (body TEXT, n INT);
+INSERT INTO nopk SELECT body, n FROM d;
+CREATE FULLTEXT INDEX fn ON nopk(body);
+SELECT COUNT(*) FROM nopk WHERE MATCH(body) AGAINST('database');
+SELECT n FROM nopk WHERE MATCH(body) AGAINST('database') ORDER BY n;
 DROP DATABASE fts;
