@@ -19,7 +19,6 @@ use crate::catalog::{
 };
 use crate::error::{code, SqlError, SqlResult};
 use crate::iscp;
-use crate::sql::access::btree_entry_key;
 use crate::sql::expr::{eval_const, ident_name, object_parts, Compiler, Scope};
 use crate::sql::host::SessionHost;
 use crate::sql::parse::{IndexSpec, Name, Stmt};
@@ -1073,7 +1072,7 @@ pub fn fill_btree<K, R>(
     rows: impl Iterator<Item = SqlResult<(K, R)>>,
 ) -> SqlResult<()>
 where
-    K: AsRef<[u8]> + Into<Vec<u8>>,
+    K: AsRef<[u8]>,
     R: AsRef<[Value]>,
 {
     let IndexKind::BTree { unique } = ix.kind else {
@@ -1086,22 +1085,7 @@ where
         let (k, row) = r?;
         let row = row.as_ref();
         let vals: Vec<Value> = ix.columns.iter().map(|&c| row[c].clone()).collect();
-        let ek = btree_entry_key(&vals, k.as_ref(), unique);
-        if unique
-            && vals.iter().all(|v| !v.is_null())
-            && cx.txn.get(ix.storage_id, &ek, true)?.is_some()
-        {
-            let shown: Vec<String> = vals.iter().map(|v| v.to_string()).collect();
-            return Err(SqlError::new(
-                code::DUP_ENTRY,
-                format!(
-                    "Duplicate entry '{}' for key '{}'",
-                    shown.join("-"),
-                    ix.name
-                ),
-            ));
-        }
-        cx.txn.put(ix.storage_id, &ek, k.into())?;
+        crate::sql::dml::put_btree_entry(cx, ix, unique, &vals, k.as_ref())?;
     }
     Ok(())
 }

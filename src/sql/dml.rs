@@ -101,17 +101,31 @@ pub fn maintain_indexes(
                 .delete(ix.storage_id, &btree_entry_key(ov, key, unique))?;
         }
         if let Some(nv) = &new_vals {
-            let ek = btree_entry_key(nv, key, unique);
-            if unique && nv.iter().all(|v| !v.is_null()) {
-                if let Some(existing) = cx.txn.get(ix.storage_id, &ek, true)? {
-                    if existing != key {
-                        return Err(dup_entry(nv, &ix.name));
-                    }
-                }
-            }
-            cx.txn.put(ix.storage_id, &ek, key.to_vec())?;
+            put_btree_entry(cx, ix, unique, nv, key)?;
         }
     }
+    Ok(())
+}
+
+/// Write B-tree index `ix`'s entry for the row stored under `key` with
+/// index values `vals`; in a UNIQUE index, another row's entry with the
+/// same non-NULL values is error 1062 (checked under the entry's lock).
+pub fn put_btree_entry(
+    cx: &mut Ctx<'_>,
+    ix: &crate::catalog::IndexDef,
+    unique: bool,
+    vals: &[Value],
+    key: &[u8],
+) -> SqlResult<()> {
+    let ek = btree_entry_key(vals, key, unique);
+    if unique && vals.iter().all(|v| !v.is_null()) {
+        if let Some(existing) = cx.txn.get(ix.storage_id, &ek, true)? {
+            if existing != key {
+                return Err(dup_entry(vals, &ix.name));
+            }
+        }
+    }
+    cx.txn.put(ix.storage_id, &ek, key.to_vec())?;
     Ok(())
 }
 
