@@ -168,9 +168,6 @@ struct Conn {
     pending_error: Option<WireError>,
     /// Cleared by COM_SET_OPTION(MYSQL_OPTION_MULTI_STATEMENTS_OFF).
     multi_statements: bool,
-    /// The session's [`Session::killed`]: `KILL CONNECTION` closes the
-    /// connection, at once when idle, after the reply when busy.
-    killed: tokio_util::sync::CancellationToken,
 }
 
 fn invalid_utf8(what: &[u8]) -> WireError {
@@ -315,7 +312,7 @@ where
     };
     reader.set_max(shared.max_allowed_packet);
     loop {
-        let killed = conn.killed.clone();
+        let killed = conn.killed();
         let read = tokio::select! {
             r = read_packet(reader) => r?,
             // KILL CONNECTION of an idle connection: close it now.
@@ -329,7 +326,7 @@ where
         writer.set_seq(seq.wrapping_add(1));
         let flow = conn.dispatch(&payload, reader, writer).await?;
         writer.flush().await?;
-        if matches!(flow, Flow::Close) || conn.killed.is_cancelled() {
+        if matches!(flow, Flow::Close) || conn.killed().is_cancelled() {
             return Ok(());
         }
     }
@@ -431,9 +428,7 @@ where
         }
     };
     tracing::debug!(conn = id, user = %user, "authenticated");
-    let killed = session.killed();
     let conn = Conn {
-        killed,
         shared,
         id,
         peer_host,
@@ -479,6 +474,13 @@ impl Conn {
             warnings,
         ))
         .await
+    }
+
+    /// The session's [`Session::killed`]: `KILL CONNECTION` closes the
+    /// connection, at once when idle, after the reply when busy. (Read
+    /// between commands only, when no statement holds the session.)
+    fn killed(&self) -> tokio_util::sync::CancellationToken {
+        self.session.lock().killed()
     }
 
     /// Run `f` on the session in the blocking pool.
@@ -777,7 +779,6 @@ impl Conn {
             self.caps,
         )
         .await?;
-        self.killed = fresh.killed();
         let old = std::mem::replace(&mut *self.session.lock(), fresh);
         // Dropping a session may roll back storage work: do it off the
         // async runtime.
