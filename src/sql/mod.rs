@@ -134,6 +134,15 @@ impl SessionState {
         }
     }
 
+    /// Session variable as a count (0 when unset: the counts this is used
+    /// for are stored in canonical form, and 0 is their default).
+    pub fn var_u64(&self, name: &str) -> u64 {
+        self.vars
+            .get(name)
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    }
+
     /// Session variable as bool (`1`, `on`, `true`).
     pub fn var_bool(&self, name: &str) -> bool {
         self.vars
@@ -615,12 +624,8 @@ fn execution_time_limit(st: &SessionState, stmt: &Stmt, sql: &str) -> Option<u64
     if !is_select {
         return None;
     }
-    let ms = parse::max_execution_time_hint(sql).unwrap_or_else(|| {
-        st.vars
-            .get("max_execution_time")
-            .and_then(|v| v.parse::<u64>().ok())
-            .unwrap_or(0)
-    });
+    let ms =
+        parse::max_execution_time_hint(sql).unwrap_or_else(|| st.var_u64("max_execution_time"));
     (ms > 0).then_some(ms)
 }
 

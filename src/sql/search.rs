@@ -165,11 +165,8 @@ pub fn choose_index_path(
                         overfetch,
                         fast,
                         wait,
-                        ef_search: st
-                            .vars
-                            .get("hnsw_ef_search")
-                            .and_then(|v| v.parse().ok())
-                            .unwrap_or(0),
+                        ef_search: usize::try_from(st.var_u64("hnsw_ef_search"))
+                            .unwrap_or(usize::MAX),
                     }));
                 }
             }
