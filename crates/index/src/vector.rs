@@ -572,6 +572,43 @@ impl VectorIndex {
         }
     }
 
+    /// Like [`try_search_with_ef`](Self::try_search_with_ef), returning only
+    /// keys `keep` accepts: the graph walk passes through rejected nodes but
+    /// fills its beam with accepted ones, so a filter costs wider walks, not
+    /// recall. `keep` sees each candidate key at most once per node visit
+    /// and must not panic (a panic is caught and counts as a rejection, and
+    /// the search then fails).
+    pub fn try_search_filtered(
+        &self,
+        q: &[f32],
+        k: usize,
+        ef: usize,
+        keep: &dyn Fn(u64) -> bool,
+    ) -> Result<Option<Vec<(u64, f32)>>> {
+        self.check_vector(q)?;
+        if k == 0 || self.is_empty() {
+            return Ok(Some(Vec::new()));
+        }
+        let Some(slot) = self.slots.try_acquire()? else {
+            return Ok(None);
+        };
+        let panicked = std::cell::Cell::new(false);
+        let dead = &self.dead;
+        let pred = |u: u64| {
+            !dead.contains(&u)
+                && std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| keep(u & MAX_KEY)))
+                    .unwrap_or_else(|_| {
+                        panicked.set(true);
+                        false
+                    })
+        };
+        let out = self.search_in_slot_with(q, k, k.max(ef), slot, Some(&pred))?;
+        if panicked.get() {
+            return Err(IndexError::Vector("search filter panicked".into()));
+        }
+        Ok(Some(out))
+    }
+
     fn search_inner(&self, q: &[f32], k: usize, wanted: usize) -> Result<Vec<(u64, f32)>> {
         self.check_vector(q)?;
         if k == 0 || self.is_empty() {
@@ -586,11 +623,28 @@ impl VectorIndex {
         q: &[f32],
         k: usize,
         wanted: usize,
+        slot: SlotGuard<'_>,
+    ) -> Result<Vec<(u64, f32)>> {
+        self.search_in_slot_with(q, k, wanted, slot, None)
+    }
+
+    /// `pred` (usearch keys; it must reject tombstones itself) replaces
+    /// the tombstone filter when given.
+    fn search_in_slot_with(
+        &self,
+        q: &[f32],
+        k: usize,
+        wanted: usize,
         _slot: SlotGuard<'_>,
+        pred: Option<&dyn Fn(u64) -> bool>,
     ) -> Result<Vec<(u64, f32)>> {
         // Never ask the library for more results than the index holds.
         let wanted = wanted.min(self.inner.size().max(1));
-        let m = if self.dead.is_empty() {
+        let m = if let Some(pred) = pred {
+            guarded("search", || {
+                self.inner.filtered_search(q, wanted, pred).map_err(vec_err)
+            })?
+        } else if self.dead.is_empty() {
             guarded("search", || self.inner.search(q, wanted).map_err(vec_err))?
         } else {
             let dead = &self.dead;
@@ -736,6 +790,37 @@ mod tests {
             .search_with_ef(&[1.0, 2.0], usize::MAX / 2, usize::MAX / 2)
             .unwrap();
         assert_eq!(hits.len(), 2);
+    }
+
+    /// A filtered search returns the nearest keys the filter accepts
+    /// (checked against brute force on a 1-d line, where the answer is
+    /// unambiguous), never a removed key, and a panicking filter is an
+    /// error for that search, not a crash.
+    #[test]
+    fn filtered_search_keeps_only_accepted_live_keys() {
+        let mut ix = VectorIndex::new(HnswOptions::new(2, Metric::L2)).unwrap();
+        for k in 0..2000u64 {
+            ix.upsert(k, &[k as f32, 0.0]).unwrap();
+        }
+        // Key 1500 is the nearest multiple of 10 to the query; remove it.
+        assert!(ix.remove(1500).unwrap());
+        let keep = |k: u64| k.is_multiple_of(10);
+        let hits = ix
+            .try_search_filtered(&[1501.0, 0.0], 4, 40, &keep)
+            .unwrap()
+            .expect("a free search slot");
+        let mut keys: Vec<u64> = hits.iter().map(|(k, _)| *k).collect();
+        keys.truncate(4);
+        keys.sort_unstable();
+        assert_eq!(keys, vec![1480, 1490, 1510, 1520]);
+        for (k, d) in &hits {
+            assert!(keep(*k) && *k != 1500, "{k}");
+            assert!((d - (*k as f32 - 1501.0).abs()).abs() < 1e-3, "{k} {d}");
+        }
+        let boom = |_: u64| -> bool { panic!("filter bug") };
+        assert!(ix.try_search_filtered(&[1.0, 0.0], 4, 40, &boom).is_err());
+        // The index still answers afterwards.
+        assert_eq!(ix.search(&[7.0, 0.0], 1).unwrap()[0].0, 7);
     }
 
     fn assert_send_sync<T: Send + Sync>() {}
