@@ -371,6 +371,39 @@ pub fn fetch_where(
     Ok(out)
 }
 
+/// Whether `access` yields at most `cap` rows at the transaction's
+/// snapshot (keys counted, rows not read; a full scan never qualifies).
+pub fn yields_at_most(
+    txn: &mut dyn Transaction,
+    t: &TableDef,
+    access: &Access,
+    cap: usize,
+) -> SqlResult<bool> {
+    let ranges: Vec<(u64, KeyRange)> = match access {
+        Access::FullScan => return Ok(false),
+        Access::PkPoint(keys) => return Ok(keys.len() <= cap),
+        Access::PkRange(s, e) => vec![(t.id, (s.clone(), e.clone()))],
+        Access::PkRanges(r) => r.iter().map(|r| (t.id, r.clone())).collect(),
+        Access::IndexRange {
+            storage_id,
+            start,
+            end,
+            ..
+        } => vec![(*storage_id, (start.clone(), end.clone()))],
+    };
+    let mut n = 0usize;
+    for (id, (s, e)) in ranges {
+        txn.scan_visit(id, as_ref(&s), as_ref(&e), &mut |_, _| {
+            n += 1;
+            n <= cap
+        })?;
+        if n > cap {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
 fn as_ref(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
     match b {
         Bound::Included(k) => Bound::Included(k),

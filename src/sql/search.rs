@@ -44,6 +44,14 @@ use crate::types::Value;
 /// answered by exact evaluation.
 const FULLTEXT_HIT_CAP: usize = 100_000;
 
+/// A filtered vector search tests at most 1/this of the index's rows
+/// (and at least [`FILTER_WALK_MIN`]) before it answers exactly instead.
+const FILTER_WALK_SHARE: usize = 8;
+const FILTER_WALK_MIN: usize = 1024;
+
+/// The beam of a filtered HNSW walk is at least this many times k.
+const FILTERED_BEAM_PER_K: usize = 4;
+
 /// The HNSW beam is at least this many times k (see `fetch_candidates`).
 pub const SEARCH_BEAM_PER_K: usize = 20;
 
@@ -382,10 +390,63 @@ pub fn exact_match_scores(
     Ok(out)
 }
 
+/// A WHERE clause as a predicate on a table row, for a filtered vector
+/// search: `needed` says which columns to decode for `keep`.
+pub struct RowFilter<'a> {
+    pub needed: Option<&'a [bool]>,
+    pub keep: &'a mut dyn FnMut(&[Value]) -> SqlResult<bool>,
+}
+
+/// The state a filtered vector search's predicate carries across usearch's
+/// callbacks (which are `Fn`): the transaction that reads each candidate
+/// row, the filter, and the first error, which ends the query.
+struct FilterState<'a, 'f> {
+    txn: &'a mut dyn Transaction,
+    filter: RowFilter<'f>,
+    error: Option<SqlError>,
+    visits: usize,
+    /// Rows the walk may test before it gives up (every later candidate
+    /// is rejected unread, which ends the walk after one cheap pass over
+    /// the graph) and the query is answered exactly instead: a filter
+    /// that rejects nearly everything costs a walk as much as a scan.
+    budget: usize,
+}
+
+impl FilterState<'_, '_> {
+    /// Whether the row under `pk` exists at the snapshot and passes.
+    fn accepts(&mut self, t: &TableDef, pk: &[u8]) -> bool {
+        if self.error.is_some() || self.visits >= self.budget {
+            return false;
+        }
+        self.visits += 1;
+        let r = (|| -> SqlResult<bool> {
+            // A filter may reject most of the graph: stay killable.
+            if self.visits.is_multiple_of(1024) {
+                self.txn.check_interrupt()?;
+            }
+            match self.txn.get(t.id, pk, false)? {
+                None => Ok(false),
+                Some(v) => {
+                    let row = crate::catalog::codec::decode_row_masked(&v, self.filter.needed)
+                        .map_err(|e| SqlError::internal(e.to_string()))?;
+                    (self.filter.keep)(&row)
+                }
+            }
+        })();
+        r.unwrap_or_else(|e| {
+            self.error = Some(e);
+            false
+        })
+    }
+}
+
 /// Candidate rows (with MATCH scores per slot) for an index path.
 /// `hit_needed` says which columns of an index hit the query reads (the
 /// others are not decoded; with none, and fresh search, a hit's row is not
 /// even read: the index view plus the tail say it exists at the snapshot).
+/// With `filter`, a vector search returns only rows that pass it (the
+/// graph walk skips the others), so a filter costs a wider walk, not
+/// missing neighbours.
 pub fn fetch_candidates(
     cx: &mut Ctx<'_>,
     t: &TableDef,
@@ -393,6 +454,7 @@ pub fn fetch_candidates(
     matches: &[MatchSpec],
     hit_needed: Option<&[bool]>,
     top: Option<usize>,
+    filter: Option<RowFilter<'_>>,
 ) -> SqlResult<Vec<(Vec<Value>, Vec<Value>)>> {
     let snapshot = cx.txn.start_ts();
     let (ix, fast, wait) = match ip {
@@ -553,9 +615,56 @@ pub fn fetch_candidates(
                 k.saturating_mul(SEARCH_BEAM_PER_K)
             };
             let ef = want.max(beam).min(size.max(64));
-            let Some(hits) = vx
-                .try_search_with_ef(query, want, ef)
-                .map_err(|e| SqlError::internal(format!("vector search: {e}")))?
+            let labels = &g.index.labels.by_label;
+            let mut searched = vx.try_search_with_ef(query, want, ef);
+            // A WHERE filter: the over-fetched neighbours usually hold k
+            // passing rows. When they do not (a selective filter), walk the
+            // graph again keeping only passing rows, with a beam of
+            // FILTERED_BEAM_PER_K·k passing rows (it reads about beam /
+            // selectivity rows), instead of scanning the table.
+            if let (Some(filter), Ok(Some(hits))) = (filter, &searched) {
+                let state = std::cell::RefCell::new(FilterState {
+                    txn: &mut *cx.txn,
+                    filter,
+                    error: None,
+                    visits: 0,
+                    budget: usize::MAX,
+                });
+                let keep = |label: u64| {
+                    labels
+                        .get(&label)
+                        .is_some_and(|pk| !tail.contains(pk) && state.borrow_mut().accepts(t, pk))
+                };
+                let passing = hits.iter().filter(|(label, _)| keep(*label)).count();
+                if passing < *k {
+                    {
+                        let mut st = state.borrow_mut();
+                        st.visits = 0;
+                        st.budget = (size / FILTER_WALK_SHARE).max(FILTER_WALK_MIN);
+                    }
+                    let beam = if *ef_search > 0 {
+                        *ef_search
+                    } else {
+                        k.saturating_mul(FILTERED_BEAM_PER_K)
+                    };
+                    searched = vx.try_search_filtered(query, *k, beam.min(size.max(64)), &keep);
+                }
+                let FilterState {
+                    error,
+                    visits,
+                    budget,
+                    ..
+                } = state.into_inner();
+                if let Some(e) = error {
+                    return Err(e);
+                }
+                if visits >= budget {
+                    drop(g);
+                    return exact(cx);
+                }
+            }
+            let Some(hits) =
+                searched.map_err(|e| SqlError::internal(format!("vector search: {e}")))?
             else {
                 // Every search slot stayed busy: evaluate exactly rather
                 // than queue longer.
@@ -564,7 +673,7 @@ pub fn fetch_candidates(
             };
             let pks: Vec<Vec<u8>> = hits
                 .iter()
-                .filter_map(|(label, _)| g.index.labels.by_label.get(label).cloned())
+                .filter_map(|(label, _)| labels.get(label).cloned())
                 .filter(|pk| !tail.contains(pk))
                 .collect();
             drop(g);

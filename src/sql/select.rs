@@ -20,7 +20,9 @@ use crate::catalog::{self, TableDef, SYSTEM_DB};
 use crate::error::{code, SqlError, SqlResult};
 use crate::sql::access::{self, Access};
 use crate::sql::exec::{self, Prepared};
-use crate::sql::expr::{eval_const, AggCall, AggFunc, CExpr, Compiler, EvalCtx, NoHost, Scope};
+use crate::sql::expr::{
+    eval_const, fold_vector_literals, AggCall, AggFunc, CExpr, Compiler, EvalCtx, NoHost, Scope,
+};
 use crate::sql::host::SessionHost;
 use crate::sql::plan::{Node, Planner};
 use crate::sql::Ctx;
@@ -111,6 +113,11 @@ pub struct Plan {
     pub access: Access,
     /// Index-assisted candidate source (vector / full-text), if any.
     pub index_path: Option<crate::sql::search::IndexPath>,
+    /// For a vector search filtered by a MATCH its full-text index
+    /// answers: that full-text path, which evaluates the query exactly
+    /// over the MATCH's hits instead of every row when the vector search
+    /// does not yield k passing rows.
+    pub match_path: Option<crate::sql::search::IndexPath>,
     pub projection: Vec<(String, CExpr, ColumnKind)>,
     pub aggs: Vec<AggCall>,
     pub matches: Vec<crate::sql::expr::MatchSpec>,
@@ -634,6 +641,7 @@ impl Plan {
             filter: None,
             access: Access::FullScan,
             index_path: None,
+            match_path: None,
             projection,
             aggs: Vec::new(),
             matches: Vec::new(),
@@ -729,7 +737,27 @@ pub fn explain_block(
             Some(v) => push(format!("{} ({} rows)", v.label, v.rows.len()), lines),
             None => push("Values (1 row)".into(), lines),
         },
-        (Some(td), Some(ip), None) => push(ip.describe(td), lines),
+        (Some(td), Some(ip), None) => {
+            push(ip.describe(td), lines);
+            // How a filtered vector search may be answered instead (at the
+            // Vector line's depth: alternatives, not inputs).
+            let mut alts = Vec::new();
+            if !matches!(plan.access, Access::FullScan) {
+                alts.push(format!(
+                    "or, when it yields at most {PREFILTER_ROWS} rows: {} (ranked exactly)",
+                    plan.access.describe(td)
+                ));
+            }
+            if let Some(mp) = &plan.match_path {
+                alts.push(format!(
+                    "or, if fewer than k pass: {} (ranked exactly)",
+                    mp.describe(td)
+                ));
+            }
+            for a in alts {
+                lines.push(format!("{}{a}", "  ".repeat(d - 1)));
+            }
+        }
         (Some(td), None, None)
             if (td.db == SYSTEM_DB && catalog::VIRTUAL_TABLES.contains(&td.name.as_str()))
                 || catalog::information_schema::is(&td.db) =>
@@ -948,11 +976,16 @@ pub fn plan_block(
     // User variables are constants for the statement: fold them so that
     // result types follow their values and key ranges can use them.
     let uv = &cx.session.user_vars;
-    let filter = filter.map(|f| fold_date_literals(fold_user_vars(f, uv), &source.kinds));
+    let filter = filter
+        .map(|f| fold_vector_literals(fold_date_literals(fold_user_vars(f, uv), &source.kinds)));
+    let order_by: Vec<(CExpr, bool)> = order_by
+        .into_iter()
+        .map(|(e, d)| (fold_vector_literals(e), d))
+        .collect();
     let projection: Vec<(String, CExpr, ColumnKind)> = projection
         .into_iter()
         .map(|(n, e)| {
-            let e = fold_user_vars(e, uv);
+            let e = fold_vector_literals(fold_user_vars(e, uv));
             let k = kind_of_expr(&e, &source, &aggs);
             (n, e, k)
         })
@@ -987,11 +1020,27 @@ pub fn plan_block(
         )?,
         None => None,
     };
+    let match_path = match (&source.table, &index_path) {
+        (Some(t), Some(crate::sql::search::IndexPath::Vector { .. })) if !matches.is_empty() => {
+            crate::sql::search::choose_index_path(
+                cx.engine,
+                cx.session,
+                t,
+                &[],
+                None,
+                &matches,
+                filter.as_ref(),
+                &host,
+            )?
+        }
+        _ => None,
+    };
     Ok(Plan {
         source,
         filter,
         access,
         index_path,
+        match_path,
         projection,
         aggs,
         matches,
@@ -1063,10 +1112,14 @@ impl Plan {
         }
         match self.source.input.as_deref_mut() {
             Some(node) => crate::sql::plan::prune(node, &n),
-            None if self.source.table.is_some() && self.index_path.is_none() => {
-                self.needed = Some(n)
+            None if self.source.table.is_some() => {
+                // An index path's hits, and the scan that answers the
+                // query exactly instead (pre-filter, fallback).
+                if self.index_path.is_some() {
+                    self.hit_needed = Some(by_exprs);
+                }
+                self.needed = Some(n);
             }
-            None if self.source.table.is_some() => self.hit_needed = Some(by_exprs),
             None => {}
         }
         self
@@ -1201,7 +1254,7 @@ type KeyedRow = (Vec<u8>, Vec<Value>);
 fn candidates(
     cx: &mut Ctx<'_>,
     plan: &Plan,
-    use_index: bool,
+    path: Option<&crate::sql::search::IndexPath>,
     outer: &[Value],
     filter: Option<&exec::Prepared<'_>>,
     host: &SessionHost<'_>,
@@ -1261,7 +1314,31 @@ fn candidates(
             return Ok((rows.into_iter().map(|r| (r, Vec::new())).collect(), false));
         }
     }
-    if let (Some(ip), true) = (&plan.index_path, use_index) {
+    if let Some(ip) = path {
+        // The WHERE as a row predicate for a filtered vector search, when
+        // it needs nothing but the row (as for a scan's early filter).
+        let early = filter.filter(|f| !f.per_row() && plan.matches.is_empty());
+        let mut keep = |row: &[Value]| -> SqlResult<bool> {
+            let Some(f) = early else { return Ok(true) };
+            let v = f.expr().eval(&EvalCtx {
+                row,
+                outer,
+                aggs: &[],
+                matches: &[],
+                funcs: host,
+            })?;
+            Ok(crate::sql::expr::truth(&v) == Some(true))
+        };
+        // The predicate decodes only the columns the WHERE reads.
+        let filter_cols = plan.filter.as_ref().map(|f| {
+            let mut n = vec![false; plan.source.scope.cols.len()];
+            mark_columns(f, &mut n);
+            n
+        });
+        let row_filter = early.map(|_| crate::sql::search::RowFilter {
+            needed: filter_cols.as_deref(),
+            keep: &mut keep,
+        });
         return Ok((
             crate::sql::search::fetch_candidates(
                 cx,
@@ -1270,6 +1347,7 @@ fn candidates(
                 &plan.matches,
                 plan.hit_needed.as_deref(),
                 plan.relevance_top_k(),
+                row_filter,
             )?,
             false,
         ));
@@ -1565,15 +1643,40 @@ pub fn group_key(vals: &[Value]) -> Vec<u8> {
 /// does not hold such as NULL vectors, DISTINCT) the query is re-run by
 /// exact evaluation over the snapshot.
 pub fn run(cx: &mut Ctx<'_>, plan: &Plan, outer: &[Value]) -> SqlResult<Vec<Vec<Value>>> {
-    let out = run_with(cx, plan, plan.index_path.is_some(), outer)?;
-    if let (Some(crate::sql::search::IndexPath::Vector { .. }), Some(limit)) =
-        (&plan.index_path, plan.limit)
-    {
+    use crate::sql::search::IndexPath;
+    // A vector search whose WHERE selects few rows by key or B-tree ranks
+    // those rows exactly; one filtered by MATCH falls back to the MATCH's
+    // hits; any other falls back to a scan.
+    let path = match &plan.index_path {
+        Some(IndexPath::Vector { .. }) if prefilter(cx, plan)? => None,
+        p => p.as_ref(),
+    };
+    let out = run_with(cx, plan, path, outer)?;
+    if let (Some(IndexPath::Vector { .. }), Some(limit)) = (path, plan.limit) {
         if out.len() < limit {
-            return run_with(cx, plan, false, outer);
+            return run_with(cx, plan, plan.match_path.as_ref(), outer);
         }
     }
     Ok(out)
+}
+
+/// Most rows a WHERE's key or B-tree range may yield for a vector search
+/// to pre-filter: read those rows and rank them exactly (recall 1)
+/// instead of walking the HNSW graph.
+pub const PREFILTER_ROWS: usize = 2048;
+
+/// Whether a filtered vector search pre-filters: its WHERE has a key or
+/// B-tree access path that yields at most [`PREFILTER_ROWS`] rows.
+fn prefilter(cx: &mut Ctx<'_>, plan: &Plan) -> SqlResult<bool> {
+    let (Some(crate::sql::search::IndexPath::Vector { .. }), Some(_), Some(t)) =
+        (&plan.index_path, &plan.filter, &plan.source.table)
+    else {
+        return Ok(false);
+    };
+    if matches!(plan.access, Access::FullScan) {
+        return Ok(false);
+    }
+    access::yields_at_most(cx.txn, t, &plan.access, PREFILTER_ROWS)
 }
 
 /// The block's expressions with their subqueries prepared for this run.
@@ -1638,20 +1741,19 @@ fn ev(
 /// vector) sort after every real neighbour, in both directions, so that
 /// the index path and exact evaluation agree.
 fn is_distance_key(e: &CExpr) -> bool {
-    matches!(e, CExpr::Func(name, _) if matches!(name.as_str(),
-        "l2_distance" | "l2_distance_sq" | "cosine_distance" | "inner_product" | "cosine_similarity"
-            | "l1_distance"))
+    matches!(e, CExpr::Func(name, _)
+        if crate::sql::expr::VECTOR_DISTANCE_FNS.contains(&name.as_str()))
 }
 
 fn run_with(
     cx: &mut Ctx<'_>,
     plan: &Plan,
-    use_index: bool,
+    path: Option<&crate::sql::search::IndexPath>,
     outer: &[Value],
 ) -> SqlResult<Vec<Vec<Value>>> {
     let ex = Exprs::new(cx, plan, outer)?;
     let host = SessionHost::new(cx.session, cx.engine);
-    let (rows, filtered) = candidates(cx, plan, use_index, outer, ex.filter.as_ref(), &host)?;
+    let (rows, filtered) = candidates(cx, plan, path, outer, ex.filter.as_ref(), &host)?;
     let empty: Vec<Value> = Vec::new();
     // Filter (unless the scan did).
     let mut kept = Vec::with_capacity(rows.len());
