@@ -43,17 +43,13 @@ Run (release build; PyMySQL from the project venv):
 """
 import argparse
 import bisect
-import glob
 import json
 import os
 import platform
 import random
 import shlex
-import shutil
-import socket
 import sqlite3
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -61,6 +57,7 @@ import time
 import pymysql
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pgproc import PgCluster, debian_bin  # noqa: E402
 from serverproc import start_server, stop_server  # noqa: E402
 
 
@@ -140,55 +137,11 @@ class Lite:
         return self.conn.execute("SELECT count(*) FROM fts WHERE fts MATCH ?", (term,)).fetchone()[0]
 
 
-def pg_bin():
-    """The directory of the newest installed PostgreSQL's binaries,
-    installing the Debian package when there is none."""
-    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
-    if not found:
-        subprocess.run(["apt-get", "install", "-y", "-q", "postgresql"], check=True)
-        found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
-    return os.path.dirname(found[-1])
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Pg:
-    """A throwaway PostgreSQL cluster (as the `postgres` user when run as root)."""
+class Pg(PgCluster):
+    """The Debian package's PostgreSQL, fsync off (a read benchmark)."""
 
     def __init__(self):
-        try:
-            import psycopg  # noqa: F401
-        except ImportError:
-            subprocess.run([sys.executable, "-m", "pip", "install", "-q", "psycopg[binary]"], check=True)
-        import psycopg
-        self.bin = pg_bin()
-        # Its own temporary directory: the cluster's owner must reach it.
-        self.root = tempfile.mkdtemp(prefix="bench-pg-")
-        self.dir = os.path.join(self.root, "data")
-        os.makedirs(self.dir)
-        self.as_pg = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
-        if self.as_pg:
-            shutil.chown(self.root, "postgres")
-            shutil.chown(self.dir, "postgres")
-        self.port = free_port()
-        self.run("initdb", "-D", self.dir, "-A", "trust", "-U", "postgres", "--no-sync")
-        self.run("pg_ctl", "-D", self.dir, "-w", "-l", os.path.join(self.dir, "log"),
-                 "-o", f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 -c fsync=off", "start")
-        self.conn = psycopg.connect(host="127.0.0.1", port=self.port, user="postgres", autocommit=True)
-        self.version = self.conn.execute("SHOW server_version").fetchone()[0]
-
-    def run(self, tool, *args):
-        subprocess.run([*self.as_pg, os.path.join(self.bin, tool), *args], check=True,
-                       stdout=subprocess.DEVNULL)
-
-    def stop(self):
-        self.conn.close()
-        self.run("pg_ctl", "-D", self.dir, "-w", "-m", "fast", "stop")
-        shutil.rmtree(self.root, ignore_errors=True)
+        super().__init__(debian_bin(), fsync=False)
 
     def load(self, docs):
         c = self.conn
