@@ -1251,6 +1251,24 @@ type Candidate = (Vec<Value>, Vec<Value>);
 /// A stored row and its primary-key bytes.
 type KeyedRow = (Vec<u8>, Vec<Value>);
 
+/// Whether a stored row passes an early filter (one that reads nothing
+/// but the row: no MATCH score, no per-row subquery).
+fn passes(
+    f: &exec::Prepared<'_>,
+    row: &[Value],
+    outer: &[Value],
+    host: &SessionHost<'_>,
+) -> SqlResult<bool> {
+    let v = f.expr().eval(&EvalCtx {
+        row,
+        outer,
+        aggs: &[],
+        matches: &[],
+        funcs: host,
+    })?;
+    Ok(crate::sql::expr::truth(&v) == Some(true))
+}
+
 fn candidates(
     cx: &mut Ctx<'_>,
     plan: &Plan,
@@ -1319,15 +1337,7 @@ fn candidates(
         // it needs nothing but the row (as for a scan's early filter).
         let early = filter.filter(|f| !f.per_row() && plan.matches.is_empty());
         let mut keep = |row: &[Value]| -> SqlResult<bool> {
-            let Some(f) = early else { return Ok(true) };
-            let v = f.expr().eval(&EvalCtx {
-                row,
-                outer,
-                aggs: &[],
-                matches: &[],
-                funcs: host,
-            })?;
-            Ok(crate::sql::expr::truth(&v) == Some(true))
+            early.map_or(Ok(true), |f| passes(f, row, outer, host))
         };
         // The predicate decodes only the columns the WHERE reads.
         let filter_cols = plan.filter.as_ref().map(|f| {
@@ -1413,16 +1423,7 @@ fn scan_rows(
     let early = filter.filter(|f| !f.per_row() && plan.matches.is_empty());
     let rows = match early {
         Some(f) => {
-            let mut keep = |row: &[Value]| -> SqlResult<bool> {
-                let v = f.expr().eval(&EvalCtx {
-                    row,
-                    outer,
-                    aggs: &[],
-                    matches: &[],
-                    funcs: host,
-                })?;
-                Ok(crate::sql::expr::truth(&v) == Some(true))
-            };
+            let mut keep = |row: &[Value]| passes(f, row, outer, host);
             access::fetch_where(
                 cx.txn,
                 t,
