@@ -896,6 +896,13 @@ impl FullTextIndex {
         Ok(out)
     }
 
+    /// Which searcher queries read: it changes only when a commit makes
+    /// changes visible, so queries between commits share one searcher and
+    /// no query reloads the reader.
+    pub fn searcher_generation(&self) -> u64 {
+        self.reader.searcher().generation().generation_id()
+    }
+
     /// Tokenizes `text` with this index's analyzer.
     pub fn tokenize(&self, text: &str) -> Vec<String> {
         tokens_with_positions(&mut self.analyzer.clone(), text)
@@ -1089,6 +1096,32 @@ impl<'a> AtomPlan<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Searches reuse one searcher until a commit with changes: a search
+    /// never reloads the reader, and a commit with nothing pending does
+    /// not either.
+    #[test]
+    fn searches_reuse_the_searcher_until_a_commit_changes_it() {
+        let mut ix = FullTextIndex::new(1, Parser::Default).unwrap();
+        ix.upsert(1, &[Some("red fox")]).unwrap();
+        ix.commit().unwrap();
+        let g = ix.searcher_generation();
+        for _ in 0..3 {
+            assert_eq!(ix.search("fox", MatchMode::Natural, 10).unwrap().len(), 1);
+            assert_eq!(ix.searcher_generation(), g);
+        }
+        ix.commit().unwrap();
+        assert_eq!(ix.searcher_generation(), g, "an empty commit reloaded");
+        ix.upsert(2, &[Some("blue fox")]).unwrap();
+        assert_eq!(
+            ix.searcher_generation(),
+            g,
+            "staged changes are not visible"
+        );
+        ix.commit().unwrap();
+        assert_ne!(ix.searcher_generation(), g);
+        assert_eq!(ix.search("fox", MatchMode::Natural, 10).unwrap().len(), 2);
+    }
 
     fn assert_send_sync<T: Send + Sync>() {}
 
