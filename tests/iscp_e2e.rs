@@ -1026,3 +1026,54 @@ fn sync_index_read_your_writes() {
         );
     }
 }
+
+// ---------------------------------------------------------------- status
+
+/// SHOW ISCP STATUS tells what a job is doing (issue 16, item 4): its
+/// table by name; `building` with progress `0/<rows>` while the first
+/// unit of a build is stalled (before it, the total is counted, not
+/// `0/0`), `catching up` while changes wait behind a stalled incremental
+/// consumer, and `current` once it has applied everything.
+#[test]
+fn iscp_status_reports_building_catching_up_and_current() {
+    let _g = FaultGuard::enable();
+    let (_dir, db, mut s) = open(cfg());
+    let mut rng = Rng::new(0x5EED_0016);
+    vec_text_table(&mut s, &mut rng, 300, 8);
+    let key = "fj/iscp/cancel/long/hnsw-before-update:idx_v";
+    arm_wait(key);
+    q(
+        &mut s,
+        "CREATE INDEX idx_v USING HNSW ON t(v) OP_TYPE 'vector_l2_ops' ASYNC",
+    );
+    wait_waiters(key, WAIT);
+    let st = status_of(&mut s, "idx_v");
+    assert_eq!(text(st.get("db")), "e2e", "{st:?}");
+    assert_eq!(text(st.get("table_name")), "t", "{st:?}");
+    assert_eq!(text(st.get("phase")), "building", "{st:?}");
+    assert_eq!(text(st.get("stage")), "init", "{st:?}");
+    assert_eq!(text(st.get("progress")), "0/300", "{st:?}");
+    remove_all_points();
+    wait_caught_up(&db, &["idx_v"], WAIT);
+    let st = status_of(&mut s, "idx_v");
+    assert_eq!(text(st.get("phase")), "current", "{st:?}");
+    assert_eq!(text(st.get("progress")), "done", "{st:?}");
+    assert_eq!(int(st.get("lag_ts")), 0, "{st:?}");
+    // A stalled incremental consumer with a change waiting behind it.
+    let table = job(&db, "idx_v").key.table_id;
+    let send = "fj/iscp/cancel/long/before-send:idx_v";
+    arm_wait(send);
+    write_ts(
+        &db,
+        &mut s,
+        table,
+        "INSERT INTO t VALUES (1000,'new','[1,1,1,1,1,1,1,1]')",
+    );
+    wait_waiters(send, WAIT);
+    let st = status_of(&mut s, "idx_v");
+    assert_eq!(text(st.get("phase")), "catching up", "{st:?}");
+    assert!(int(st.get("lag_ts")) > 0, "{st:?}");
+    remove_all_points();
+    wait_caught_up(&db, &["idx_v"], WAIT);
+    assert_eq!(text(status_of(&mut s, "idx_v").get("phase")), "current");
+}

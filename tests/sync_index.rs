@@ -155,11 +155,24 @@ fn sync_indexes_are_maintained_by_the_writer_without_any_runner() {
     assert!(matches(&mut s, "w7").is_empty());
     assert_ne!(knn(&mut s, &vec_of(7)), vec![7]);
 
-    let status = q(&mut s, "SHOW ISCP STATUS");
-    assert_eq!(status.len(), 2, "{status:?}");
-    for r in &status {
-        assert_eq!(r[9], Value::Text("sync".into()), "{r:?}");
-        assert_eq!(r[6], Value::Int(0), "a synchronous index never lags: {r:?}");
+    let status = s.execute("SHOW ISCP STATUS").unwrap();
+    let col = |name: &str| {
+        status
+            .columns
+            .iter()
+            .position(|c| c.name == name)
+            .unwrap_or_else(|| panic!("no column {name}"))
+    };
+    assert_eq!(status.rows.len(), 2, "{:?}", status.rows);
+    for r in &status.rows {
+        assert_eq!(r[col("stage")], Value::Text("sync".into()), "{r:?}");
+        assert_eq!(r[col("phase")], Value::Text("current".into()), "{r:?}");
+        assert_eq!(r[col("table_name")], Value::Text("t".into()), "{r:?}");
+        assert_eq!(
+            r[col("lag_ts")],
+            Value::Int(0),
+            "a synchronous index never lags: {r:?}"
+        );
     }
     db.shutdown();
 }

@@ -1,6 +1,8 @@
 //! SHOW …, DESCRIBE and EXPLAIN: result sets about the schema, the session
 //! and query plans. Never writes.
 
+use std::collections::HashMap;
+
 use crate::catalog::{self, IndexKind, TableDef};
 use crate::error::{SqlError, SqlResult};
 use crate::sql::parse::{Name, Stmt};
@@ -245,10 +247,13 @@ pub fn describe(cx: &mut Ctx<'_>, n: &Name) -> SqlResult<QueryResult> {
     ))
 }
 
-/// SHOW ISCP STATUS: one row per job with lag and progress.
+/// SHOW ISCP STATUS: one row per job: its table by name, a phase that
+/// says what the job is doing, lag and build progress.
 pub fn iscp_status(cx: &mut Ctx<'_>) -> SqlResult<QueryResult> {
+    use crate::iscp::log::{JobState, STAGE_INIT};
     let latest = cx.engine.storage.latest_ts();
     let jobs = crate::iscp::log::read_all(cx.txn)?;
+    let mut tables: HashMap<u64, Option<TableDef>> = HashMap::new();
     let mut rows = Vec::new();
     for j in jobs {
         // A synchronous index is written by the writing transactions
@@ -265,10 +270,56 @@ pub fn iscp_status(cx: &mut Ctx<'_>) -> SqlResult<QueryResult> {
             )?;
             newest.saturating_sub(j.watermark) as i64
         };
+        let table = match tables.get(&j.key.table_id) {
+            Some(t) => t.clone(),
+            None => {
+                let t = catalog::table_by_id(cx.txn, j.key.table_id)?;
+                tables.insert(j.key.table_id, t.clone());
+                t
+            }
+        };
+        let building = !sync && j.status.stage == STAGE_INIT;
+        // `state` is the job row's (Completed between two units of a
+        // build, too); the phase says what the job is doing.
+        let phase = match j.state {
+            JobState::Canceling => "canceling",
+            JobState::Canceled => "canceled",
+            JobState::Error => "error",
+            _ if j.status.error_code != 0 => "retrying",
+            _ if building => "building",
+            _ if lag > 0 => "catching up",
+            _ => "current",
+        };
+        // A build's total is written with its first unit: before that,
+        // count the rows it will read (keys only, at this snapshot).
+        let progress = match &table {
+            Some(t) if building && j.status.build_total == 0 && !j.state.is_terminal() => {
+                let mut n = 0u64;
+                cx.txn.scan_visit(
+                    t.id,
+                    std::ops::Bound::Unbounded,
+                    std::ops::Bound::Unbounded,
+                    &mut |_, _| {
+                        n += 1;
+                        true
+                    },
+                )?;
+                format!("{}/{n}", j.status.build_done)
+            }
+            _ => j.status.progress_text(),
+        };
+        let name = |f: fn(&TableDef) -> &String| {
+            table
+                .as_ref()
+                .map_or(Value::Null, |t| Value::Text(f(t).clone()))
+        };
         rows.push(vec![
+            name(|t| &t.db),
+            name(|t| &t.name),
             Value::Int(j.key.table_id as i64),
             t(j.key.job_name.clone()),
             Value::Int(j.key.job_id as i64),
+            t(phase),
             t(j.state.name()),
             Value::Int(j.state as i64),
             Value::Int(j.watermark as i64),
@@ -280,16 +331,19 @@ pub fn iscp_status(cx: &mut Ctx<'_>) -> SqlResult<QueryResult> {
             } else {
                 j.status.stage.clone()
             }),
-            t(j.status.progress_text()),
+            t(progress),
             Value::Int(j.status.error_code as i64),
             t(j.status.error_msg.clone()),
         ]);
     }
     let mut r = rs(
         &[
+            "db",
+            "table_name",
             "table_id",
             "job_name",
             "job_id",
+            "phase",
             "state",
             "state_code",
             "watermark",
@@ -303,7 +357,7 @@ pub fn iscp_status(cx: &mut Ctx<'_>) -> SqlResult<QueryResult> {
         ],
         rows,
     );
-    for i in [0, 2, 4, 5, 6, 7, 8, 11] {
+    for i in [2, 4, 7, 8, 9, 10, 11, 14] {
         r.columns[i].kind = ColumnKind::Int;
     }
     Ok(r)
