@@ -1059,6 +1059,9 @@ fn iscp_status_reports_building_catching_up_and_current() {
     assert_eq!(text(st.get("phase")), "current", "{st:?}");
     assert_eq!(text(st.get("progress")), "done", "{st:?}");
     assert_eq!(int(st.get("lag_ts")), 0, "{st:?}");
+    assert_eq!(int(st.get("lag_ms")), 0, "{st:?}");
+    // The build's last unit wrote a base on this CN.
+    assert!(text(st.get("last_checkpoint")).ends_with(" UTC"), "{st:?}");
     // A stalled incremental consumer with a change waiting behind it.
     let table = job(&db, "idx_v").key.table_id;
     let send = "fj/iscp/cancel/long/before-send:idx_v";
@@ -1073,6 +1076,10 @@ fn iscp_status_reports_building_catching_up_and_current() {
     let st = status_of(&mut s, "idx_v");
     assert_eq!(text(st.get("phase")), "catching up", "{st:?}");
     assert!(int(st.get("lag_ts")) > 0, "{st:?}");
+    // The waiting change ages: its lag in milliseconds grows.
+    wait_until("lag_ms to reach 50 ms", WAIT, || {
+        int(status_of(&mut s, "idx_v").get("lag_ms")) >= 50
+    });
     remove_all_points();
     wait_caught_up(&db, &["idx_v"], WAIT);
     assert_eq!(text(status_of(&mut s, "idx_v").get("phase")), "current");

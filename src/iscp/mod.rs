@@ -62,6 +62,9 @@ pub struct LiveEntry {
     pub since_base: u64,
     /// When that base was loaded or written.
     pub base_at: Instant,
+    /// Unix ms when this CN last wrote a base of it (`None`: not since it
+    /// loaded the index). For SHOW ISCP STATUS.
+    pub checkpoint_ms: Option<u64>,
 }
 
 impl LiveEntry {
@@ -106,6 +109,10 @@ impl LiveEntry {
         self.base_ts = base_ts;
         self.since_base = applied;
         self.base_at = Instant::now();
+        self.checkpoint_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .ok()
+            .map(|d| d.as_millis() as u64);
     }
 }
 
@@ -275,6 +282,7 @@ impl Iscp {
             base_ts: l.base_ts,
             since_base: l.since_base,
             base_at: Instant::now(),
+            checkpoint_ms: None,
         })))
     }
 

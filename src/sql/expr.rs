@@ -2570,7 +2570,7 @@ pub fn varies_per_call(name: &str) -> bool {
     ) || name.contains("fault")
 }
 
-mod datetime;
+pub(crate) mod datetime;
 
 #[cfg(test)]
 mod tests {

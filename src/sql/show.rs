@@ -247,8 +247,15 @@ pub fn describe(cx: &mut Ctx<'_>, n: &Name) -> SqlResult<QueryResult> {
     ))
 }
 
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
 /// SHOW ISCP STATUS: one row per job: its table by name, a phase that
-/// says what the job is doing, lag and build progress.
+/// says what the job is doing, lag (in commits and in milliseconds),
+/// build progress and when this CN last wrote a checkpoint of it.
 pub fn iscp_status(cx: &mut Ctx<'_>) -> SqlResult<QueryResult> {
     use crate::iscp::log::{JobState, STAGE_INIT};
     let latest = cx.engine.storage.latest_ts();
@@ -270,6 +277,34 @@ pub fn iscp_status(cx: &mut Ctx<'_>) -> SqlResult<QueryResult> {
             )?;
             newest.saturating_sub(j.watermark) as i64
         };
+        // Lag in time: the age of the oldest change the job has not
+        // applied, when this process remembers when it was committed.
+        let lag_ms = if lag == 0 {
+            Value::Int(0)
+        } else {
+            let storage = cx.engine.storage.as_ref();
+            storage
+                .changes(j.key.table_id, j.watermark, latest, None, 1)
+                .ok()
+                .and_then(|b| b.changes.first().map(|c| c.commit_ts))
+                .and_then(|ts| storage.commit_time_ms(ts))
+                .map_or(Value::Null, |at| {
+                    Value::Int(now_ms().saturating_sub(at) as i64)
+                })
+        };
+        let checkpoint = cx
+            .engine
+            .iscp
+            .cached(j.key.job_id)
+            .and_then(|h| h.read().checkpoint_ms)
+            .map_or(Value::Null, |ms| {
+                // UTC, to the millisecond.
+                let us = i64::try_from(ms).unwrap_or(i64::MAX / 1000) * 1000;
+                Value::Text(crate::sql::expr::datetime::date_format(
+                    us,
+                    "%Y-%m-%d %H:%i:%s.%f UTC",
+                ))
+            });
         let table = match tables.get(&j.key.table_id) {
             Some(t) => t.clone(),
             None => {
@@ -324,6 +359,7 @@ pub fn iscp_status(cx: &mut Ctx<'_>) -> SqlResult<QueryResult> {
             Value::Int(j.state as i64),
             Value::Int(j.watermark as i64),
             Value::Int(lag),
+            lag_ms,
             Value::Int(j.status.rows_applied as i64),
             Value::Int(j.status.iterations as i64),
             t(if sync {
@@ -332,6 +368,7 @@ pub fn iscp_status(cx: &mut Ctx<'_>) -> SqlResult<QueryResult> {
                 j.status.stage.clone()
             }),
             t(progress),
+            checkpoint,
             Value::Int(j.status.error_code as i64),
             t(j.status.error_msg.clone()),
         ]);
@@ -348,16 +385,18 @@ pub fn iscp_status(cx: &mut Ctx<'_>) -> SqlResult<QueryResult> {
             "state_code",
             "watermark",
             "lag_ts",
+            "lag_ms",
             "rows_applied",
             "iterations",
             "stage",
             "progress",
+            "last_checkpoint",
             "error_code",
             "error_msg",
         ],
         rows,
     );
-    for i in [2, 4, 7, 8, 9, 10, 11, 14] {
+    for i in [2, 4, 7, 8, 9, 10, 11, 12, 16] {
         r.columns[i].kind = ColumnKind::Int;
     }
     Ok(r)

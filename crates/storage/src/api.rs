@@ -228,6 +228,14 @@ pub trait Storage: Send + Sync + 'static {
     /// Newest fully visible commit timestamp.
     fn latest_ts(&self) -> Ts;
 
+    /// Wall-clock time (Unix ms) of the commit at `ts`, when this process
+    /// still remembers it (reporting only: lag in milliseconds). `None`:
+    /// unknown, e.g. older than what is kept, or before a restart.
+    fn commit_time_ms(&self, ts: Ts) -> Option<u64> {
+        let _ = ts;
+        None
+    }
+
     /// Committed changes of `table` with `from < commit_ts <= to`, in
     /// `(commit_ts, seq)` order, at most `limit` entries. `resume` continues
     /// a batch cut by `limit` (exclusive of the given position).

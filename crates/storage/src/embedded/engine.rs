@@ -40,6 +40,8 @@ pub(super) struct Inner {
     pub latest_ts: AtomicU64,
     /// Serialises commits; holds the last assigned commit ts.
     pub commit_mu: Mutex<Ts>,
+    /// When recent commits happened (reporting only).
+    pub clock: super::clock::CommitClock,
     /// Start timestamps of open transactions (multiset).
     pub active: Mutex<BTreeMap<Ts, usize>>,
     pub next_txn: AtomicU64,
@@ -189,6 +191,7 @@ impl EmbeddedStorage {
             locks: LockManager::default(),
             latest_ts: AtomicU64::new(loaded.commit_ts),
             commit_mu: Mutex::new(loaded.commit_ts),
+            clock: Default::default(),
             active: Mutex::new(BTreeMap::new()),
             next_txn: AtomicU64::new(1),
             watermarks: Mutex::new(watermarks),
@@ -222,6 +225,10 @@ impl Storage for EmbeddedStorage {
 
     fn latest_ts(&self) -> Ts {
         self.inner.latest_ts.load(Ordering::Acquire)
+    }
+
+    fn commit_time_ms(&self, ts: Ts) -> Option<u64> {
+        self.inner.clock.time_of(ts)
     }
 
     fn changes(

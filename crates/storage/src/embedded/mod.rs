@@ -14,6 +14,7 @@
 //! * `txn` — [`EmbeddedTxn`], write sets, savepoints and the commit path.
 //! * `lease` — wall-clock leases and durable sequences.
 //! * `gc` — the GC horizon per table and reclamation.
+//! * `clock` — wall-clock times of recent commits (lag in milliseconds).
 //! * `engine` — [`EmbeddedStorage`], which ties them together.
 //!
 //! The commit path is serialised by one mutex: assign `ts = last + 1`, write
@@ -31,6 +32,7 @@
 //! [`crate::api::StorageError::Io`], no further writes).
 
 mod changelog;
+mod clock;
 mod durable;
 mod engine;
 mod gc;

@@ -187,6 +187,7 @@ impl EmbeddedTxn {
             }
         }
         *last = ts;
+        inner.clock.record(ts);
         inner.latest_ts.store(ts, Ordering::Release);
         drop(last);
         tracing::trace!(txn = self.id, ts, changes = changes.len(), "committed");
