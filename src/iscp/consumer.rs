@@ -267,6 +267,7 @@ impl LiveConsumer {
             .config
             .index_checkpoint_changes
             .saturating_mul(CHECKPOINT_BACKLOG);
+        let serializing = std::time::Instant::now();
         let blob = {
             let mut g = entry.write();
             if g.since_base >= cap.max(g.index.len() as u64 / 2) {
@@ -277,9 +278,20 @@ impl LiveConsumer {
         };
         let based = blob.is_some();
         if let Some(blob) = blob {
+            let serialize = serializing.elapsed();
+            let writing = std::time::Instant::now();
             let sid = j.spec.storage_id;
             let chunks = live::write_chunks(iscp.storage.as_ref(), sid, ts, &blob)?;
             live::install_base(txn, sid, ts, chunks)?;
+            live::log_checkpoint(
+                j.key.job_id,
+                &j.spec.index,
+                "backlog",
+                blob.len(),
+                chunks,
+                serialize,
+                writing.elapsed(),
+            );
         }
         let mut g = entry.write();
         if based {
@@ -584,6 +596,7 @@ pub async fn checkpoint_unit(iscp: &Arc<Iscp>, j: &JobRow, token: &CancellationT
         } else {
             iscp2.live_for_consumer(&j2)?
         };
+        let serializing = std::time::Instant::now();
         let (blob, pos, n) = {
             let mut g = h.write();
             if !g.checkpoint_due(&iscp2.config) || g.pending_ts.is_some() {
@@ -591,10 +604,21 @@ pub async fn checkpoint_unit(iscp: &Arc<Iscp>, j: &JobRow, token: &CancellationT
             }
             (g.index.base_blob()?, g.watermark, g.since_base)
         };
+        let serialize = serializing.elapsed();
         // Memory unlocked: writers and searches go on while the chunks
         // are written and the base installed.
+        let writing = std::time::Instant::now();
         let sid = j2.spec.storage_id;
         let chunks = live::write_chunks(iscp2.storage.as_ref(), sid, pos, &blob)?;
+        live::log_checkpoint(
+            j2.key.job_id,
+            &j2.spec.index,
+            "due",
+            blob.len(),
+            chunks,
+            serialize,
+            writing.elapsed(),
+        );
         let mut txn = begin(&iscp2)?;
         if let Err(e) = live::install_base(txn.as_mut(), sid, pos, chunks) {
             txn.rollback();

@@ -463,6 +463,30 @@ pub fn checkpoint(
     install_base(txn, storage_id, base_ts, chunks)
 }
 
+/// Log what writing a base cost (issue 16: checkpoint cost made visible):
+/// its size, how long serializing it held the index's write lock, and how
+/// long writing its chunks took.
+pub fn log_checkpoint(
+    job_id: u64,
+    index: &str,
+    why: &str,
+    bytes: usize,
+    chunks: u32,
+    serialize: std::time::Duration,
+    write: std::time::Duration,
+) {
+    tracing::info!(
+        job_id,
+        index,
+        why,
+        bytes,
+        chunks,
+        serialize_ms = serialize.as_millis() as u64,
+        write_ms = write.as_millis() as u64,
+        "index checkpoint written"
+    );
+}
+
 /// Write a base blob as generation `gen` (the base's ts), a few chunks per
 /// transaction of its own, so a large base never holds the storage writer
 /// — and with it every other commit — for long. The chunks stay invisible
