@@ -20,14 +20,20 @@ def _reader(stream, q):
     q.put(None)
 
 
-def start_server(binary, data_dir, extra_args=(), show_log=False):
+def start_server(binary, data_dir, extra_args=(), show_log=False, log_path=None):
     """Start `binary serve` on 127.0.0.1:0 with the admin endpoint off;
-    returns (process, port). Exits the script if it does not come up."""
+    returns (process, port). Its log goes to the terminal with `show_log`,
+    to the file `log_path` if given, else nowhere. Exits the script if it
+    does not come up."""
+    if log_path is not None:
+        stderr = open(log_path, "w")
+    else:
+        stderr = None if show_log else subprocess.DEVNULL
     proc = subprocess.Popen(
         [binary, "serve", "--data", data_dir, "--listen", "127.0.0.1:0",
          "--admin-listen", "off", *extra_args],
         stdout=subprocess.PIPE,
-        stderr=None if show_log else subprocess.DEVNULL,
+        stderr=stderr,
         text=True,
     )
     q = queue.Queue()

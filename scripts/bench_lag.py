@@ -1,0 +1,247 @@
+#!/usr/bin/env python3
+"""Freshness of an ASYNC HNSW index at default settings (issue 16, item 2):
+how long after a row's commit a `fast_search = 1` query (index only, no
+fresh-tail merge) finds it, while single-row INSERTs arrive at a steady
+rate on a table that already holds many vectors.
+
+Server: `tributary serve` with no tuning flags: every ISCP and checkpoint
+setting at its default (tick 200 ms, checkpoints after 20,000 changes or
+half the index, or 60 s of age). The index is created with default
+options (`CREATE INDEX … USING HNSW … ASYNC`: M 16, EF_CONSTRUCTION 128).
+
+Procedure (deterministic data, --seed):
+  1. --rows vectors (default 100,000) of 128 dimensions, clustered like
+     scripts/bench_vector.py, loaded in 1,000-row INSERTs; then the index
+     is created and the script waits until SHOW ISCP STATUS says `current`.
+  2. For each rate in --rates (default 200 and 1,000 rows/s): one
+     connection inserts single rows (autocommit) at that rate for --secs
+     seconds (default 60), drawn from the same clusters. Every
+     --sample-th row is polled by a second connection with `SET
+     fast_search = 1` and, for that session only, `SET hnsw_ef_search =
+     400` (so that a miss means the row is not in the index yet, not a
+     recall miss): `ORDER BY l2_distance(x, its own vector) LIMIT 1` until
+     the answer is that row. Lag = the time the poll first sees it minus
+     the time its INSERT returned.
+     Polling is oldest-first: the index applies changes in commit order.
+  3. Checkpoints (bases written) during each window are counted from the
+     server's log ("index checkpoint written").
+
+Prints p50 / p90 / p99 / max lag per rate (of the rows found), samples,
+the achieved insert rate, checkpoints, and how many sampled rows were not
+found within 120 s of their commit — and whether the job had then applied
+every change (a search miss) or was still behind. `--json out.json` writes them.
+
+Run (release build; the project venv has PyMySQL and numpy is pip-installed
+when missing):
+  cargo build --release --bin tributary
+  $CARGO_TARGET_DIR/venv/bin/python scripts/bench_lag.py
+"""
+import argparse
+import importlib
+import json
+import os
+import platform
+import shlex
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+
+def ensure(module, package):
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
+        importlib.invalidate_caches()
+        return importlib.import_module(module)
+
+
+np = ensure("numpy", "numpy")
+pymysql = ensure("pymysql", "pymysql")
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from serverproc import start_server, stop_server  # noqa: E402
+
+READY_DEADLINE_S = 1800.0
+POLL_DEADLINE_S = 120.0
+POLL_EF_SEARCH = 400
+# Oldest pending rows probed per polling round.
+POLL_AHEAD = 64
+DIM = 128
+
+
+def lit(v):
+    return "[" + ",".join(f"{x:.5f}" for x in v) + "]"
+
+
+def connect(port):
+    c = pymysql.connect(host="127.0.0.1", port=port, user="root", password="",
+                        database="lag", autocommit=True, read_timeout=3600)
+    return c.cursor()
+
+
+def wait_current(cur):
+    deadline = time.monotonic() + READY_DEADLINE_S
+    while True:
+        cur.execute("SHOW ISCP STATUS")
+        cols = [d[0] for d in cur.description]
+        jobs = [dict(zip(cols, r)) for r in cur.fetchall()]
+        if jobs and all(j["phase"] == "current" for j in jobs):
+            return
+        if time.monotonic() > deadline:
+            sys.exit(f"index not current in time: {jobs}")
+        time.sleep(0.5)
+
+
+def checkpoints(log_path):
+    with open(log_path, errors="replace") as f:
+        return sum("index checkpoint written" in line for line in f)
+
+
+def points(rng, centres, m):
+    """`m` vectors around the data's cluster centres."""
+    return centres[rng.integers(0, len(centres), m)] + rng.normal(0.0, 0.6, (m, DIM))
+
+
+def run_rate(port, rng, centres, first_id, rate, secs, sample):
+    """Insert at `rate` rows/s for `secs`; returns (lags in ms, rows, elapsed)."""
+    pending = []  # (id, vector literal, commit time), oldest first
+    lock = threading.Lock()
+    done = threading.Event()
+    lags = []
+    failures = []
+
+    def poll():
+        cur = connect(port)
+        cur.execute("SET fast_search = 1")
+        # A wide beam for this session only: a miss is then lateness, not
+        # HNSW recall (at the default beam about 4 % of rows are not their
+        # own vector's top-1 on this data, fresh or not).
+        cur.execute(f"SET hnsw_ef_search = {POLL_EF_SEARCH}")
+        while True:
+            with lock:
+                batch = list(pending[:POLL_AHEAD])
+            if not batch:
+                if done.is_set():
+                    return
+                time.sleep(0.001)
+                continue
+            # The oldest POLL_AHEAD rows every round: a row that stays
+            # unfound must not hold up the measurement of the rows after it.
+            for rid, vl, at in batch:
+                cur.execute(f"SELECT id FROM v ORDER BY l2_distance(x, '{vl}') LIMIT 1")
+                row = cur.fetchone()
+                now = time.monotonic()
+                if row and row[0] == rid:
+                    lags.append((now - at) * 1000.0)
+                    with lock:
+                        pending.remove((rid, vl, at))
+                    continue
+                if now - at > POLL_DEADLINE_S:
+                    # Not found in time: still behind the index's
+                    # watermark, or applied and missed by the search?
+                    cur.execute("SHOW ISCP STATUS")
+                    cols = [d[0] for d in cur.description]
+                    job = dict(zip(cols, cur.fetchone()))
+                    failures.append((rid, "applied" if job["lag_ts"] == 0 else "behind"))
+                    with lock:
+                        pending.remove((rid, vl, at))
+                    continue
+
+    poller = threading.Thread(target=poll)
+    poller.start()
+    cur = connect(port)
+    n = int(rate * secs)
+    start = time.monotonic()
+    for i in range(n):
+        due = start + i / rate
+        wait = due - time.monotonic()
+        if wait > 0:
+            time.sleep(wait)
+        rid = first_id + i
+        vl = lit(points(rng, centres, 1)[0])
+        cur.execute(f"INSERT INTO v VALUES ({rid}, '{vl}')")
+        if i % sample == 0:
+            with lock:
+                pending.append((rid, vl, time.monotonic()))
+    elapsed = time.monotonic() - start
+    done.set()
+    poller.join()
+    return lags, failures, n, elapsed
+
+
+def pct(xs, p):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(round((len(xs) - 1) * p)))] if xs else float("nan")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rows", type=int, default=100_000)
+    ap.add_argument("--rates", default="200,1000")
+    ap.add_argument("--secs", type=float, default=60.0)
+    ap.add_argument("--sample", type=int, default=5, help="poll every n-th row")
+    ap.add_argument("--seed", type=int, default=16)
+    ap.add_argument("--json")
+    ap.add_argument("--bin", default=os.environ.get(
+        "TRIBUTARY_BIN",
+        os.path.join(os.environ.get("CARGO_TARGET_DIR", "target"), "release", "tributary")))
+    args = ap.parse_args()
+    print("machine:", platform.machine(), os.cpu_count(), "cpus,", platform.platform())
+    print("command:", " ".join(shlex.quote(a) for a in sys.argv))
+    rng = np.random.default_rng(args.seed)
+    centres = rng.normal(0.0, 1.0, (64, DIM)).astype(np.float32)
+    res = {"rows": args.rows, "secs": args.secs, "sample": args.sample, "rates": {}}
+    with tempfile.TemporaryDirectory(prefix="bench-lag-") as d:
+        log_path = os.path.join(d, "server.log")
+        proc, port = start_server(args.bin, os.path.join(d, "data"), log_path=log_path)
+        try:
+            c = pymysql.connect(host="127.0.0.1", port=port, user="root", password="",
+                                autocommit=True, read_timeout=3600).cursor()
+            c.execute("CREATE DATABASE lag")
+            c.execute("USE lag")
+            c.execute(f"CREATE TABLE v (id INT PRIMARY KEY, x VECF32({DIM}))")
+            t = time.monotonic()
+            for j in range(0, args.rows, 1000):
+                m = min(1000, args.rows - j)
+                pts = points(rng, centres, m)
+                c.execute("INSERT INTO v VALUES " + ",".join(
+                    f"({j + i},'{lit(p)}')" for i, p in enumerate(pts)))
+            print(f"loaded {args.rows:,} rows in {time.monotonic() - t:.1f} s")
+            t = time.monotonic()
+            c.execute("CREATE INDEX h USING HNSW ON v(x) OP_TYPE 'vector_l2_ops' ASYNC")
+            wait_current(c)
+            print(f"index built and current in {time.monotonic() - t:.1f} s")
+            next_id = args.rows
+            for rate in [float(r) for r in args.rates.split(",")]:
+                before = checkpoints(log_path)
+                lags, failures, n, elapsed = run_rate(port, rng, centres, next_id, rate,
+                                                     args.secs, args.sample)
+                next_id += n
+                cps = checkpoints(log_path) - before
+                r = {"p50": pct(lags, 0.50), "p90": pct(lags, 0.90), "p99": pct(lags, 0.99),
+                     "max": max(lags) if lags else float("nan"), "samples": len(lags),
+                     "achieved_rows_per_s": n / elapsed, "checkpoints": cps,
+                     "not_seen_in_time": len(failures),
+                     "not_seen_but_applied": sum(1 for _, why in failures if why == "applied")}
+                res["rates"][str(rate)] = r
+                print(f"{rate:,.0f} rows/s (achieved {r['achieved_rows_per_s']:,.0f}): "
+                      f"lag p50 {r['p50']:.0f} ms, p90 {r['p90']:.0f} ms, "
+                      f"p99 {r['p99']:.0f} ms, max {r['max']:.0f} ms "
+                      f"({r['samples']} samples, {cps} checkpoints)", flush=True)
+                if failures:
+                    print(f"  {len(failures)} sampled rows not found within "
+                          f"{POLL_DEADLINE_S:.0f} s of their commit; of those, "
+                          f"{r['not_seen_but_applied']} when the job had applied every "
+                          f"change (a search miss), the others while it was behind", flush=True)
+        finally:
+            stop_server(proc)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(res, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()
