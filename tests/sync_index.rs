@@ -338,8 +338,13 @@ fn sync_index_write_on_one_cn_is_searchable_on_another_at_once() {
 #[test]
 fn sync_index_checkpoints_and_reloads_exactly() {
     let dir = tempfile::tempdir().unwrap();
+    // A base is due after 40 changes or half the index, whichever is
+    // more, or once anything changed and the base is a second old: the
+    // age bound makes "a later base" below certain, whatever share of the
+    // changes landed before the first base.
     let c = Config {
         index_checkpoint_changes: 40,
+        index_checkpoint_age: Duration::from_secs(1),
         ..cfg()
     };
     let present: Vec<i64> = (1..=150).filter(|i| i % 10 != 0).collect();
