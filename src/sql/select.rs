@@ -742,10 +742,10 @@ pub fn explain_block(
             // How a filtered vector search may be answered instead (at the
             // Vector line's depth: alternatives, not inputs).
             let mut alts = Vec::new();
-            if !matches!(plan.access, Access::FullScan) {
+            if let Some((_, access)) = prefilter_access(plan) {
                 alts.push(format!(
                     "or, when it yields at most {PREFILTER_ROWS} rows: {} (ranked exactly)",
-                    plan.access.describe(td)
+                    access.describe(td)
                 ));
             }
             if let Some(mp) = &plan.match_path {
@@ -1340,7 +1340,7 @@ fn candidates(
             early.map_or(Ok(true), |f| passes(f, row, outer, host))
         };
         // The predicate decodes only the columns the WHERE reads.
-        let filter_cols = plan.filter.as_ref().map(|f| {
+        let filter_cols = early.and(plan.filter.as_ref()).map(|f| {
             let mut n = vec![false; plan.source.scope.cols.len()];
             mark_columns(f, &mut n);
             n
@@ -1666,18 +1666,28 @@ pub fn run(cx: &mut Ctx<'_>, plan: &Plan, outer: &[Value]) -> SqlResult<Vec<Vec<
 /// instead of walking the HNSW graph.
 pub const PREFILTER_ROWS: usize = 2048;
 
+/// The key or B-tree access path a filtered vector search may pre-filter
+/// by, with its table (EXPLAIN shows it; [`prefilter`] counts it).
+fn prefilter_access(plan: &Plan) -> Option<(&TableDef, &Access)> {
+    match (
+        &plan.index_path,
+        &plan.filter,
+        &plan.source.table,
+        &plan.access,
+    ) {
+        (Some(crate::sql::search::IndexPath::Vector { .. }), Some(_), _, Access::FullScan) => None,
+        (Some(crate::sql::search::IndexPath::Vector { .. }), Some(_), Some(t), a) => Some((t, a)),
+        _ => None,
+    }
+}
+
 /// Whether a filtered vector search pre-filters: its WHERE has a key or
 /// B-tree access path that yields at most [`PREFILTER_ROWS`] rows.
 fn prefilter(cx: &mut Ctx<'_>, plan: &Plan) -> SqlResult<bool> {
-    let (Some(crate::sql::search::IndexPath::Vector { .. }), Some(_), Some(t)) =
-        (&plan.index_path, &plan.filter, &plan.source.table)
-    else {
-        return Ok(false);
-    };
-    if matches!(plan.access, Access::FullScan) {
-        return Ok(false);
+    match prefilter_access(plan) {
+        Some((t, a)) => access::yields_at_most(cx.txn, t, a, PREFILTER_ROWS),
+        None => Ok(false),
     }
-    access::yields_at_most(cx.txn, t, &plan.access, PREFILTER_ROWS)
 }
 
 /// The block's expressions with their subqueries prepared for this run.

@@ -14,6 +14,7 @@ EXPLAIN SELECT id FROM docs WHERE id > 1 ORDER BY l2_distance(v, '[1,0.5,0]') LI
 EXPLAIN SELECT id FROM docs WHERE MATCH(title, body) AGAINST('rust') ORDER BY l2_distance(v, '[1,0,0]') LIMIT 2;
 SELECT id FROM docs WHERE MATCH(title, body) AGAINST('rust') ORDER BY l2_distance(v, '[1,0,0]') LIMIT 2;
 EXPLAIN SELECT id FROM docs WHERE MATCH(title, body) AGAINST('rust');
+EXPLAIN SELECT id FROM docs WHERE MATCH(title, body) AGAINST('rust') AND id > 1;
 SELECT id FROM docs WHERE MATCH(title, body) AGAINST('rust') ORDER BY id;
 SELECT id FROM docs WHERE MATCH(title, body) AGAINST('+rust -fast' IN BOOLEAN MODE) ORDER BY id;
 DELETE FROM docs WHERE id = 4;
