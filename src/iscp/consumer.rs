@@ -25,7 +25,7 @@ use crate::catalog::IndexKind;
 use crate::error::SqlError;
 use crate::iscp::live::{self, hex, unhex};
 use crate::iscp::log::{self, GuardRefusal, JobRow, JobState, STAGE_INCREMENTAL};
-use crate::iscp::Iscp;
+use crate::iscp::{now_ms, Iscp};
 
 /// How a work unit ended.
 #[derive(Debug)]
@@ -38,13 +38,6 @@ pub enum Outcome {
     Failed { code: u32, msg: String },
     /// Nothing was due (a synchronous index with no checkpoint to write).
     Idle,
-}
-
-fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
 }
 
 fn fault_outcome(e: tributary_fault::FaultError) -> Outcome {

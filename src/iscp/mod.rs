@@ -39,6 +39,14 @@ use crate::error::{SqlError, SqlResult};
 pub use log::{job_name, JobKey, JobRow, JobState};
 use runtime::Runtime;
 
+/// Wall-clock time in Unix ms (job backoff, checkpoint and lag reporting;
+/// 0 if the clock is before 1970).
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
 /// A job's in-memory index and the durable state it reflects.
 pub struct LiveEntry {
     /// The job this memory belongs to.
@@ -109,10 +117,7 @@ impl LiveEntry {
         self.base_ts = base_ts;
         self.since_base = applied;
         self.base_at = Instant::now();
-        self.checkpoint_ms = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .ok()
-            .map(|d| d.as_millis() as u64);
+        self.checkpoint_ms = Some(now_ms());
     }
 }
 

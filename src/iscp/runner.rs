@@ -28,20 +28,13 @@ use tributary_storage::{Change, TxnOptions};
 use crate::iscp::consumer::{self, Outcome};
 use crate::iscp::log::{self, JobRow, JobState, STAGE_INIT};
 use crate::iscp::runtime::TaskKind;
-use crate::iscp::Iscp;
+use crate::iscp::{now_ms, Iscp};
 
 /// Name of the runner lease in storage.
 pub const RUNNER_LEASE: &str = "iscp_runner";
 
 /// Bounded channel capacity between retriever and each consumer.
 pub const FANOUT_CHANNEL: usize = 1;
-
-fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
-}
 
 /// Runner state kept between ticks.
 pub struct Runner {

@@ -247,12 +247,6 @@ pub fn describe(cx: &mut Ctx<'_>, n: &Name) -> SqlResult<QueryResult> {
     ))
 }
 
-fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
-}
-
 /// SHOW ISCP STATUS: one row per job: its table by name, a phase that
 /// says what the job is doing, lag (in commits and in milliseconds),
 /// build progress and when this CN last wrote a checkpoint of it.
@@ -289,7 +283,7 @@ pub fn iscp_status(cx: &mut Ctx<'_>) -> SqlResult<QueryResult> {
                 .and_then(|b| b.changes.first().map(|c| c.commit_ts))
                 .and_then(|ts| storage.commit_time_ms(ts))
                 .map_or(Value::Null, |at| {
-                    Value::Int(now_ms().saturating_sub(at) as i64)
+                    Value::Int(crate::iscp::now_ms().saturating_sub(at) as i64)
                 })
         };
         let checkpoint = cx
