@@ -202,7 +202,14 @@ impl IndexConsumer for LiveConsumer {
         let ops = source.ops(changes)?;
         g.index.stage(&ops)?;
         if done {
-            live::checkpoint(iscp.storage.as_ref(), txn, sid, &mut g.index, ts)?;
+            live::checkpoint(
+                iscp.storage.as_ref(),
+                txn,
+                j.key.job_id,
+                &j.spec,
+                &mut g.index,
+                ts,
+            )?;
             g.based_at(ts, 0);
         } else {
             live::persist_build(txn, sid, ts, j.status.iterations as u32, &ops)?;
@@ -271,20 +278,16 @@ impl LiveConsumer {
         };
         let based = blob.is_some();
         if let Some(blob) = blob {
-            let serialize = serializing.elapsed();
-            let writing = std::time::Instant::now();
-            let sid = j.spec.storage_id;
-            let chunks = live::write_chunks(iscp.storage.as_ref(), sid, ts, &blob)?;
-            live::install_base(txn, sid, ts, chunks)?;
-            live::log_checkpoint(
+            let chunks = live::write_base(
+                iscp.storage.as_ref(),
                 j.key.job_id,
-                &j.spec.index,
+                &j.spec,
                 "backlog",
-                blob.len(),
-                chunks,
-                serialize,
-                writing.elapsed(),
-            );
+                ts,
+                &blob,
+                serializing.elapsed(),
+            )?;
+            live::install_base(txn, j.spec.storage_id, ts, chunks)?;
         }
         let mut g = entry.write();
         if based {
@@ -597,21 +600,18 @@ pub async fn checkpoint_unit(iscp: &Arc<Iscp>, j: &JobRow, token: &CancellationT
             }
             (g.index.base_blob()?, g.watermark, g.since_base)
         };
-        let serialize = serializing.elapsed();
         // Memory unlocked: writers and searches go on while the chunks
         // are written and the base installed.
-        let writing = std::time::Instant::now();
         let sid = j2.spec.storage_id;
-        let chunks = live::write_chunks(iscp2.storage.as_ref(), sid, pos, &blob)?;
-        live::log_checkpoint(
+        let chunks = live::write_base(
+            iscp2.storage.as_ref(),
             j2.key.job_id,
-            &j2.spec.index,
+            &j2.spec,
             "due",
-            blob.len(),
-            chunks,
-            serialize,
-            writing.elapsed(),
-        );
+            pos,
+            &blob,
+            serializing.elapsed(),
+        )?;
         let mut txn = begin(&iscp2)?;
         if let Err(e) = live::install_base(txn.as_mut(), sid, pos, chunks) {
             txn.rollback();

@@ -454,37 +454,51 @@ fn delete_range(txn: &mut dyn Transaction, storage_id: u64, prefix: u8) -> SqlRe
 pub fn checkpoint(
     storage: &dyn Storage,
     txn: &mut dyn Transaction,
-    storage_id: u64,
+    job_id: u64,
+    spec: &JobSpec,
     live: &mut LiveIndex,
     base_ts: u64,
 ) -> SqlResult<()> {
+    let serializing = std::time::Instant::now();
     let blob = live.base_blob()?;
-    let chunks = write_chunks(storage, storage_id, base_ts, &blob)?;
-    install_base(txn, storage_id, base_ts, chunks)
+    let chunks = write_base(
+        storage,
+        job_id,
+        spec,
+        "build",
+        base_ts,
+        &blob,
+        serializing.elapsed(),
+    )?;
+    install_base(txn, spec.storage_id, base_ts, chunks)
 }
 
-/// Log what writing a base cost (issue 16: checkpoint cost made visible):
-/// its size, how long serializing it held the index's write lock, and how
-/// long writing its chunks took.
-pub fn log_checkpoint(
+/// [`write_chunks`] for job `job_id`'s index, logging what the base cost
+/// (issue 16: checkpoint cost made visible): its size, `serialize` (how
+/// long serializing it held the index's lock), how long writing its
+/// chunks took, and `why` it was written. Every base goes through here.
+pub fn write_base(
+    storage: &dyn Storage,
     job_id: u64,
-    index: &str,
+    spec: &JobSpec,
     why: &str,
-    bytes: usize,
-    chunks: u32,
+    gen: u64,
+    blob: &[u8],
     serialize: std::time::Duration,
-    write: std::time::Duration,
-) {
+) -> SqlResult<u32> {
+    let writing = std::time::Instant::now();
+    let chunks = write_chunks(storage, spec.storage_id, gen, blob)?;
     tracing::info!(
         job_id,
-        index,
+        index = %spec.index,
         why,
-        bytes,
+        bytes = blob.len(),
         chunks,
         serialize_ms = serialize.as_millis() as u64,
-        write_ms = write.as_millis() as u64,
+        write_ms = writing.elapsed().as_millis() as u64,
         "index checkpoint written"
     );
+    Ok(chunks)
 }
 
 /// Write a base blob as generation `gen` (the base's ts), a few chunks per
@@ -856,7 +870,7 @@ mod tests {
         live.apply(&[upsert(1, "alpha"), upsert(2, "beta")])
             .unwrap();
         let mut txn = storage.begin(Default::default()).unwrap();
-        checkpoint(storage.as_ref(), txn.as_mut(), hidden, &mut live, base_ts).unwrap();
+        checkpoint(storage.as_ref(), txn.as_mut(), 1, &spec, &mut live, base_ts).unwrap();
         txn.commit().unwrap();
         // Changes after the base live only in the table's change log.
         write(3, Some("gamma"));
@@ -924,7 +938,7 @@ mod tests {
         // stale one.
         live.apply(&[upsert(2, "beta")]).unwrap();
         let mut txn = storage.begin(Default::default()).unwrap();
-        checkpoint(storage.as_ref(), txn.as_mut(), hidden, &mut live, 7).unwrap();
+        checkpoint(storage.as_ref(), txn.as_mut(), 1, &spec, &mut live, 7).unwrap();
         txn.commit().unwrap();
         let mut txn = storage.begin(Default::default()).unwrap();
         let keys: Vec<Vec<u8>> = txn
