@@ -612,6 +612,117 @@ fn fresh_by_default_with_stalled_consumer() {
     assert_eq!(match_ids(&mut s, "zebracorn"), BTreeSet::from([1000]));
 }
 
+/// `(id, MATCH score)` of every row matching `against`, best first.
+fn scored(s: &mut Session, sql: &str) -> Vec<(i64, f64)> {
+    q(s, sql)
+        .iter()
+        .map(|r| match (r.first(), r.get(1)) {
+            (Some(Value::Int(id)), Some(Value::Float(x))) => (*id, *x),
+            o => panic!("expected (id, score), got {o:?}"),
+        })
+        .collect()
+}
+
+fn assert_same_scores(what: &str, got: &[(i64, f64)], want: &[(i64, f64)]) {
+    let ids = |v: &[(i64, f64)]| v.iter().map(|(i, _)| *i).collect::<Vec<_>>();
+    assert_eq!(ids(got), ids(want), "{what}: rows or their order");
+    for ((id, a), (_, b)) in got.iter().zip(want) {
+        assert!(
+            (a - b).abs() <= 1e-5 * b.abs().max(1.0),
+            "{what}: row {id} scored {a}, expected {b}"
+        );
+    }
+}
+
+/// MATCH scores share one scale whatever answers them (issue 14, item 2):
+/// rows in an ASYNC full-text index's fresh tail score exactly what they
+/// score once the index has them (BM25 against the view's statistics plus
+/// the tail's), so ORDER BY relevance interleaves tail and index rows
+/// correctly; and the exact path (a join) scores the same BM25 with the
+/// table as its corpus.
+#[test]
+fn fulltext_scores_share_one_scale_across_index_tail_and_exact_paths() {
+    let _g = FaultGuard::enable();
+    let (_dir, db, mut s) = open(cfg());
+    let mut rng = Rng::new(0x5EED_0014);
+    let words = ["alpha", "beta", "gamma", "delta", "omega"];
+    q(&mut s, "CREATE TABLE p (id BIGINT PRIMARY KEY, body TEXT)");
+    q(&mut s, "CREATE TABLE o (id BIGINT PRIMARY KEY)");
+    let mut vals = Vec::new();
+    for id in 1..=200 {
+        let len = 2 + rng.below(12);
+        let body: Vec<&str> = (0..len).map(|_| words[rng.below(words.len())]).collect();
+        vals.push(format!("({id},'{}')", body.join(" ")));
+    }
+    q(&mut s, &format!("INSERT INTO p VALUES {}", vals.join(",")));
+    q(&mut s, "CREATE FULLTEXT INDEX ft ON p(body) ASYNC");
+    wait_caught_up(&db, &["ft"], WAIT);
+    let table = job(&db, "ft").key.table_id;
+    arm_wait("fj/iscp/cancel/long/before-send:ft");
+    // New rows the stalled index does not have: a very good match, a
+    // middling one and a poor one for the queries below.
+    let ts = write_ts(
+        &db,
+        &mut s,
+        table,
+        "INSERT INTO p VALUES (1001,'alpha alpha beta'),(1002,'beta gamma delta omega omega'),\
+         (1003,'omega delta delta gamma gamma omega alpha delta gamma omega omega delta')",
+    );
+    q(&mut s, "INSERT INTO o SELECT id FROM p");
+    let queries = [
+        "alpha beta",
+        "+alpha -omega",
+        "\"gamma delta\" alpha",
+        "(beta gamma) >omega",
+    ];
+    let sql = |against: &str, limit: &str| {
+        let mode = if against.contains(['+', '-', '"', '(']) {
+            " IN BOOLEAN MODE"
+        } else {
+            ""
+        };
+        format!(
+            "SELECT id, MATCH(body) AGAINST('{against}'{mode}) AS r FROM p \
+             WHERE MATCH(body) AGAINST('{against}'{mode}) ORDER BY r DESC, id{limit}"
+        )
+    };
+    let join = |against: &str| {
+        let mode = if against.contains(['+', '-', '"', '(']) {
+            " IN BOOLEAN MODE"
+        } else {
+            ""
+        };
+        format!(
+            "SELECT p.id, MATCH(p.body) AGAINST('{against}'{mode}) AS r FROM p JOIN o ON o.id = p.id \
+             WHERE MATCH(p.body) AGAINST('{against}'{mode}) ORDER BY r DESC, p.id"
+        )
+    };
+    let mut during = Vec::new();
+    for against in queries {
+        let all = scored(&mut s, &sql(against, ""));
+        let top = scored(&mut s, &sql(against, " LIMIT 5"));
+        assert!(
+            all.iter().any(|(id, _)| *id > 1000),
+            "{against}: a tail row must match"
+        );
+        during.push((all, top));
+    }
+    assert!(
+        job(&db, "ft").watermark < ts,
+        "the index must still be stalled while the tail is scored"
+    );
+    remove_all_points();
+    wait_caught_up(&db, &["ft"], WAIT);
+    for (against, (all, top)) in queries.into_iter().zip(during) {
+        let after = scored(&mut s, &sql(against, ""));
+        assert_same_scores(&format!("{against}: tail vs indexed"), &all, &after);
+        let after_top = scored(&mut s, &sql(against, " LIMIT 5"));
+        assert_same_scores(&format!("{against}: top 5"), &top, &after_top);
+        let exact = scored(&mut s, &join(against));
+        assert_same_scores(&format!("{against}: exact vs indexed"), &exact, &after);
+    }
+}
+
 // ---------------------------------------------------------------- test 6
 
 #[test]

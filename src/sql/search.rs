@@ -18,6 +18,9 @@
 //!   a very selective filter can therefore return fewer than k rows.
 //! * While a job is still in its initial build, or the tail exceeds the cap,
 //!   the query falls back to an exact scan (correct, slower).
+//! * MATCH scores are BM25 on one scale whatever answers them: tail rows are
+//!   scored by the index against its statistics plus theirs (as they will
+//!   score once applied), an exact scan with the table's rows as the corpus.
 //! * `SET fast_search = 1` skips the tail (index answer only);
 //!   `SET iscp_wait_fresh = 1` waits (bounded by `drop_wait`) for the index
 //!   to reach the snapshot instead.
@@ -318,57 +321,73 @@ fn texts_of(row: &[Value], cols: &[usize]) -> Vec<Option<String>> {
         .collect()
 }
 
-/// MATCH for a row the index has not seen (the fresh tail, or no index
-/// path): whether it matches, by the index's own exact matcher (so every
-/// row of one query gets the same semantics — phrases, prefixes, groups),
-/// and a provisional relevance: occurrences of the query's words (BM25
-/// needs corpus statistics the tail does not have).
-fn tail_score(
-    parser: tributary_index::Parser,
-    texts: &[Option<String>],
-    spec: &MatchSpec,
-) -> Option<f64> {
-    let refs: Vec<Option<&str>> = texts.iter().map(|t| t.as_deref()).collect();
-    let mode = if spec.boolean {
-        MatchMode::Boolean
-    } else {
-        MatchMode::Natural
-    };
-    if !tributary_index::matches_text_with(parser, &refs, &spec.query, mode) {
-        return None;
-    }
-    let q: HashSet<String> = tributary_index::tokenize_with(parser, &spec.query)
-        .into_iter()
-        .collect();
-    let n: usize = refs
-        .iter()
-        .flatten()
-        .map(|t| {
-            tributary_index::tokenize_with(parser, t)
-                .iter()
-                .filter(|w| q.contains(*w))
-                .count()
-        })
-        .sum();
-    Some(n.max(1) as f64)
-}
-
-/// The tokenizer of the full-text index on `spec`'s columns (the default
-/// one if there is none).
-fn parser_of(t: &TableDef, spec: &MatchSpec) -> tributary_index::Parser {
+/// The full-text index on `spec`'s columns: its columns in index order (a
+/// row's fields are given to tantivy in this order) and its analyzer; the
+/// MATCH's own columns and the default analyzer if there is none.
+fn fulltext_layout<'a>(
+    t: &'a TableDef,
+    spec: &'a MatchSpec,
+) -> (&'a [usize], tributary_index::Parser) {
     t.indexes
         .iter()
         .find_map(|ix| match &ix.kind {
             IndexKind::FullText { parser } if same_cols(&ix.columns, &spec.columns) => {
-                tributary_index::Parser::from_name(parser).ok()
+                tributary_index::Parser::from_name(parser)
+                    .ok()
+                    .map(|p| (ix.columns.as_slice(), p))
             }
             _ => None,
         })
-        .unwrap_or(tributary_index::Parser::Default)
+        .unwrap_or((&spec.columns, tributary_index::Parser::Default))
+}
+
+fn match_mode(spec: &MatchSpec) -> MatchMode {
+    if spec.boolean {
+        MatchMode::Boolean
+    } else {
+        MatchMode::Natural
+    }
+}
+
+fn fulltext_error(e: tributary_index::IndexError) -> SqlError {
+    SqlError::new(code::WRONG_ARGUMENTS, format!("full-text query: {e}"))
+}
+
+/// BM25 scores of the rows (`(row, values)` pairs, scored by position) for
+/// one MATCH: against the statistics of `index` (a full-text index's view)
+/// plus these rows when given, else with these rows as the whole corpus.
+/// Rows that do not match are absent. Every MATCH score is computed here or
+/// by the index itself, so all of one statement's scores share one scale.
+fn score_rows<'r>(
+    t: &TableDef,
+    spec: &MatchSpec,
+    rows: impl Iterator<Item = &'r [Value]>,
+    index: Option<&tributary_index::FullTextIndex>,
+) -> SqlResult<HashMap<usize, f64>> {
+    let (cols, parser) = fulltext_layout(t, spec);
+    let texts: Vec<Vec<Option<String>>> = rows.map(|r| texts_of(r, cols)).collect();
+    let docs: Vec<(u64, Vec<Option<&str>>)> = texts
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (i as u64, f.iter().map(|x| x.as_deref()).collect()))
+        .collect();
+    let mode = match_mode(spec);
+    let scored = match index {
+        Some(fx) => fx
+            .search_with_extra(&spec.query, mode, 0, &docs)
+            .map(|h| h.extra),
+        None => tributary_index::score_documents(parser, cols.len(), &docs, &spec.query, mode),
+    }
+    .map_err(fulltext_error)?;
+    Ok(scored
+        .into_iter()
+        .map(|(i, s)| (i as usize, f64::from(s)))
+        .collect())
 }
 
 /// Exact MATCH scores of every row (no usable full-text index): one map
-/// per MATCH slot, key → score; rows absent from a map do not match.
+/// per MATCH slot, key → BM25 score with the table's rows at the
+/// statement's snapshot as the corpus; rows absent from a map do not match.
 pub fn exact_match_scores(
     txn: &mut dyn Transaction,
     t: &TableDef,
@@ -378,14 +397,13 @@ pub fn exact_match_scores(
     let rows = all_rows(txn, t)?;
     let mut out = Vec::new();
     for spec in matches {
-        let parser = parser_of(t, spec);
-        let mut m = HashMap::new();
-        for (k, r) in &rows {
-            if let Some(s) = tail_score(parser, &texts_of(r, &spec.columns), spec) {
-                m.insert(k.clone(), s);
-            }
-        }
-        out.push(m);
+        let scores = score_rows(t, spec, rows.iter().map(|(_, r)| r.as_slice()), None)?;
+        out.push(
+            scores
+                .into_iter()
+                .filter_map(|(i, s)| rows.get(i).map(|(k, _)| (k.clone(), s)))
+                .collect(),
+        );
     }
     Ok(out)
 }
@@ -692,54 +710,68 @@ pub fn fetch_candidates(
             let Some(spec) = matches.get(*slot) else {
                 return Err(SqlError::internal("MATCH slot out of range"));
             };
-            let mode = if spec.boolean {
-                MatchMode::Boolean
-            } else {
-                MatchMode::Natural
-            };
             // With ORDER BY this score DESC LIMIT k and nothing else to
             // filter, the best k hits outside the tail are all that can be
             // returned: ask the collector for k + |tail|.
             let cap = top.map_or(FULLTEXT_HIT_CAP, |k| {
                 k.saturating_add(tail.len()).min(FULLTEXT_HIT_CAP)
             });
-            let hits = fx.search(&spec.query, mode, cap).map_err(|e| {
-                SqlError::new(code::WRONG_ARGUMENTS, format!("full-text query: {e}"))
-            })?;
-            if hits.len() >= FULLTEXT_HIT_CAP {
+            // The tail's rows at the snapshot are scored with the index's
+            // hits, against one set of statistics (the view's plus theirs).
+            let mut tail_rows = Vec::new();
+            for pk in &tail {
+                if let Some(r) = get_row(cx.txn, t, pk)? {
+                    tail_rows.push(r);
+                }
+            }
+            let (cols, _) = fulltext_layout(t, spec);
+            let texts: Vec<Vec<Option<String>>> =
+                tail_rows.iter().map(|r| texts_of(r, cols)).collect();
+            let extra: Vec<(u64, Vec<Option<&str>>)> = texts
+                .iter()
+                .enumerate()
+                .map(|(i, f)| (i as u64, f.iter().map(|x| x.as_deref()).collect()))
+                .collect();
+            let found = fx
+                .search_with_extra(&spec.query, match_mode(spec), cap, &extra)
+                .map_err(fulltext_error)?;
+            if found.hits.len() >= FULLTEXT_HIT_CAP {
                 // More matches than one search returns: never truncate an
                 // answer, evaluate exactly instead.
                 drop(g);
                 return exact(cx);
             }
-            let scored: Vec<(Vec<u8>, f64)> = hits
+            let scored: Vec<(Vec<u8>, f64)> = found
+                .hits
                 .iter()
                 .filter_map(|(label, s)| {
                     g.index
                         .labels
                         .by_label
                         .get(label)
-                        .map(|pk| (pk.clone(), *s as f64))
+                        .map(|pk| (pk.clone(), f64::from(*s)))
                 })
                 .filter(|(pk, _)| !tail.contains(pk))
                 .collect();
-            let parser = parser_of(t, spec);
             drop(g);
             let slots = matches.len();
+            let with_score = |r: Vec<Value>, s: f64| {
+                let mut m = vec![Value::Float(0.0); slots];
+                m[*slot] = Value::Float(s);
+                (r, m)
+            };
             for (pk, s) in scored {
                 if let Some(r) = hit_row(cx, &pk)? {
-                    let mut m = vec![Value::Float(0.0); slots];
-                    m[*slot] = Value::Float(s);
-                    out.push((r, m));
+                    out.push(with_score(r, s));
                 }
             }
-            for pk in &tail {
-                if let Some(r) = get_row(cx.txn, t, pk)? {
-                    if let Some(s) = tail_score(parser, &texts_of(&r, &spec.columns), spec) {
-                        let mut m = vec![Value::Float(0.0); slots];
-                        m[*slot] = Value::Float(s);
-                        out.push((r, m));
-                    }
+            let mut tail_rows: Vec<Option<Vec<Value>>> = tail_rows.into_iter().map(Some).collect();
+            for (i, s) in found.extra {
+                if let Some(r) = usize::try_from(i)
+                    .ok()
+                    .and_then(|i| tail_rows.get_mut(i)?.take())
+                {
+                    out.push(with_score(r, f64::from(s)));
                 }
             }
         }
@@ -748,31 +780,69 @@ pub fn fetch_candidates(
             return exact(cx);
         }
     }
-    other_scores(t, matches, index_slot, &mut out);
+    other_scores(cx, t, matches, index_slot, &mut out)?;
     Ok(out)
 }
 
 /// Score, on each candidate row, the MATCH slots its index path did not
-/// (a second MATCH in the WHERE, or MATCH beside a vector search), the way
-/// the exact path does: a row the index found must not lose them.
+/// (a second MATCH in the WHERE, or MATCH beside a vector search) against
+/// the statistics of their own full-text index plus these rows, as the
+/// tail is (the rows themselves while that index is in its initial build):
+/// a row the index found must not lose them.
 fn other_scores(
+    cx: &mut Ctx<'_>,
     t: &TableDef,
     matches: &[MatchSpec],
     index_slot: Option<usize>,
     out: &mut [(Vec<Value>, Vec<Value>)],
-) {
-    if matches.is_empty() {
-        return;
-    }
-    let parsers: Vec<tributary_index::Parser> = matches.iter().map(|m| parser_of(t, m)).collect();
-    for (row, scores) in out.iter_mut() {
+) -> SqlResult<()> {
+    for (_, scores) in out.iter_mut() {
         scores.resize(matches.len(), Value::Float(0.0));
-        for (i, spec) in matches.iter().enumerate() {
-            if Some(i) == index_slot {
-                continue;
-            }
-            let s = tail_score(parsers[i], &texts_of(row, &spec.columns), spec).unwrap_or(0.0);
-            scores[i] = Value::Float(s);
+    }
+    for (i, spec) in matches.iter().enumerate() {
+        if Some(i) == index_slot || out.is_empty() {
+            continue;
+        }
+        let live = live_fulltext(cx, t, spec)?;
+        let g = live.as_ref().map(|h| h.read());
+        let fx = match g.as_deref().map(|e| &e.index.data) {
+            Some(crate::iscp::live::IndexData::FullText(fx)) => Some(fx),
+            _ => None,
+        };
+        let scores = score_rows(t, spec, out.iter().map(|(r, _)| r.as_slice()), fx)?;
+        drop(g);
+        for (j, (_, m)) in out.iter_mut().enumerate() {
+            m[i] = Value::Float(scores.get(&j).copied().unwrap_or(0.0));
         }
     }
+    Ok(())
+}
+
+/// The loaded full-text index answering `spec`, if one is past its
+/// initial build (a synchronous one caught up with the snapshot).
+fn live_fulltext(
+    cx: &mut Ctx<'_>,
+    t: &TableDef,
+    spec: &MatchSpec,
+) -> SqlResult<Option<crate::iscp::LiveHandle>> {
+    let Some(ix) = t.indexes.iter().find(|ix| {
+        matches!(ix.kind, IndexKind::FullText { .. }) && same_cols(&ix.columns, &spec.columns)
+    }) else {
+        return Ok(None);
+    };
+    let Some(row) = job_row(cx, t, ix)? else {
+        return Ok(None);
+    };
+    if row.spec.is_sync_live() {
+        let snapshot = cx.txn.start_ts();
+        return cx
+            .engine
+            .iscp
+            .sync_catch_up(&row.key, &row.spec, snapshot, true)
+            .map(Some);
+    }
+    if row.status.stage == STAGE_INIT {
+        return Ok(None);
+    }
+    cx.engine.iscp.live_for_search(&row).map(Some)
 }

@@ -4,9 +4,11 @@
 //! analyzers ([`Parser::Default`]: split on non-alphanumerics, drop tokens over 40 bytes,
 //! lowercase; [`Parser::Ngram`]: lowercase, split on non-alphanumerics, then all 2- and
 //! 3-character grams of every word — words of one character are kept whole), translation
-//! of `MATCH … AGAINST` queries (natural and MySQL boolean mode) into tantivy queries, an
-//! exact matcher with identical semantics ([`FullTextIndex::matches_text`]) for rows that
-//! are not indexed yet, and the byte format of [`FullTextIndex::to_bytes`].
+//! of `MATCH … AGAINST` queries (natural and MySQL boolean mode) into tantivy queries,
+//! BM25 scoring of documents that are not in an index against its statistics
+//! ([`FullTextIndex::search_with_extra`], [`score_documents`]), a reference matcher with
+//! identical semantics written without tantivy ([`FullTextIndex::matches_text`], the
+//! oracle of the tests), and the byte format of [`FullTextIndex::to_bytes`].
 //!
 //! Must never: touch files (tantivy runs on a `RamDirectory`), know about SQL or
 //! transactions, or hand unchecked bytes to tantivy — [`FullTextIndex::from_bytes`]
@@ -14,7 +16,9 @@
 //!
 //! ## Query semantics
 //! - **Natural**: the query is analyzed into terms; a row matches when any field contains
-//!   any term (OR); score = BM25 summed over matching (field, term) pairs.
+//!   any term (OR); score = BM25 (k1 = 1.2, b = 0.75) summed over matching (field, term)
+//!   pairs. Documents scored beside an index (rows it has not applied yet) are scored
+//!   against the sum of its statistics and theirs, exactly as if they had been indexed.
 //! - **Boolean** (MySQL subset): clauses separated by whitespace, each optionally
 //!   prefixed by `+` (must), `-` (must not), or `~ < >` (treated as plain "should").
 //!   An atom is a word, a word ending in `*` (prefix), a `"quoted phrase"` or a
@@ -44,14 +48,19 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use tantivy::collector::{Count, TopDocs};
 use tantivy::directory::{Directory, RamDirectory};
-use tantivy::query::{BooleanQuery, Occur, PhraseQuery, Query, RegexQuery, TermQuery};
+use tantivy::query::{
+    Bm25StatisticsProvider, BooleanQuery, Occur, PhraseQuery, Query, RegexQuery, TermQuery,
+};
 use tantivy::schema::{
     Field, FieldType, IndexRecordOption, NumericOptions, Schema, TextFieldIndexing, TextOptions,
 };
 use tantivy::tokenizer::{
     LowerCaser, RemoveLongFilter, SimpleTokenizer, TextAnalyzer, Token, TokenStream, Tokenizer,
 };
-use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
+use tantivy::{
+    Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, SingleSegmentIndexWriter,
+    TantivyDocument, Term,
+};
 
 use crate::codec::{self, Reader};
 use crate::{IndexError, Result};
@@ -63,6 +72,8 @@ const TOKENIZER_DEFAULT: &str = "trib_default";
 const TOKENIZER_NGRAM: &str = "trib_ngram";
 /// Memory budget of the (single-threaded) tantivy writer; tantivy's minimum is 15 MB.
 const WRITER_MEMORY_BUDGET: usize = 32_000_000;
+/// Smallest memory budget of a throwaway scoring index (tantivy sizes its term table by it).
+const SCRATCH_MIN_BUDGET: usize = 1 << 20;
 /// Longest token kept by the default analyzer, in bytes.
 const MAX_TOKEN_BYTES: usize = 40;
 const NGRAM_MIN: usize = 2;
@@ -860,40 +871,73 @@ impl FullTextIndex {
             return Ok(Vec::new());
         };
         let searcher = self.reader.searcher();
-        // The top-n collector buffers `limit` entries up front: size it by
-        // the matches (counted first, cheaply), not by the request, so a
-        // "every hit" search of a rare term allocates little.
-        let matching = if limit > SMALL_LIMIT {
-            searcher.search(&q, &Count)?
-        } else {
-            usize::try_from(searcher.num_docs()).unwrap_or(usize::MAX)
+        top_keys(&searcher, q.as_ref(), limit, None)
+    }
+
+    /// [`search`](Self::search) over this index together with `extra` documents that
+    /// are not in it (rows changed since its view), every document scored against one
+    /// set of BM25 statistics: this index's plus `extra`'s (document count, tokens per
+    /// field, documents per term). Returns the index's hits (at most `limit`) and every
+    /// matching `extra` document, each by descending score. With no `extra` this is
+    /// exactly [`search`](Self::search).
+    pub fn search_with_extra(
+        &self,
+        query: &str,
+        mode: MatchMode,
+        limit: usize,
+        extra: &[(u64, Vec<Option<&str>>)],
+    ) -> Result<ExtraHits> {
+        let Some(q) = self.build_query(query, mode)? else {
+            return Ok(ExtraHits::default());
         };
-        let limit = limit.min(matching);
-        if limit == 0 {
-            return Ok(Vec::new());
+        let searcher = self.reader.searcher();
+        if extra.is_empty() {
+            return Ok(ExtraHits {
+                hits: top_keys(&searcher, q.as_ref(), limit, None)?,
+                extra: Vec::new(),
+            });
         }
-        let top = searcher.search(&q, &TopDocs::with_limit(limit))?;
-        let mut columns = HashMap::new();
-        let mut out = Vec::with_capacity(top.len());
-        for (score, addr) in top {
-            let col = match columns.entry(addr.segment_ord) {
-                std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
-                std::collections::hash_map::Entry::Vacant(e) => e.insert(
-                    searcher
-                        .segment_reader(addr.segment_ord)
-                        .fast_fields()
-                        .u64(KEY_FIELD)?,
-                ),
-            };
-            let Some(key) = col.first(addr.doc_id) else {
-                return Err(IndexError::FullText(tantivy::TantivyError::InternalError(
-                    format!("document {addr:?} has no key"),
+        let scratch = Self::scratch(self.n_fields, self.parser, extra)?;
+        let scratch_searcher = scratch.reader.searcher();
+        let both = Combined(&[&searcher, &scratch_searcher]);
+        Ok(ExtraHits {
+            hits: top_keys(&searcher, q.as_ref(), limit, Some(&both))?,
+            extra: top_keys(&scratch_searcher, q.as_ref(), extra.len(), Some(&both))?,
+        })
+    }
+
+    /// A throwaway index of `docs` written as one segment, without writer threads.
+    fn scratch(n_fields: usize, parser: Parser, docs: &[(u64, Vec<Option<&str>>)]) -> Result<Self> {
+        let fresh = Self::new(n_fields, parser)?;
+        let bytes: usize = docs
+            .iter()
+            .flat_map(|(_, f)| f.iter().flatten())
+            .map(|t| t.len())
+            .sum();
+        let budget = bytes
+            .saturating_mul(8)
+            .clamp(SCRATCH_MIN_BUDGET, WRITER_MEMORY_BUDGET);
+        let mut w: SingleSegmentIndexWriter<TantivyDocument> =
+            SingleSegmentIndexWriter::new(fresh.index.clone(), budget)?;
+        for (key, fields) in docs {
+            if fields.len() != n_fields {
+                return Err(IndexError::InvalidDocument(format!(
+                    "expected {n_fields} fields, got {}",
+                    fields.len()
                 )));
-            };
-            out.push((key, score));
+            }
+            let mut doc = TantivyDocument::default();
+            doc.add_u64(fresh.key_field, *key);
+            for (f, v) in fresh.text_fields.iter().zip(fields) {
+                if let Some(v) = v {
+                    doc.add_text(*f, v);
+                }
+            }
+            w.add_document(doc)?;
         }
-        out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        Ok(out)
+        w.finalize()?;
+        fresh.reader.reload()?;
+        Ok(fresh)
     }
 
     /// Which searcher queries read: it changes only when a commit makes
@@ -1003,6 +1047,109 @@ impl FullTextIndex {
         let index = Index::open(dir).map_err(|e| IndexError::Corrupt(format!("open: {e}")))?;
         Self::from_index(index, header.n_fields, header.parser)
     }
+}
+
+/// What [`FullTextIndex::search_with_extra`] found: `(key, BM25 score)` pairs by
+/// descending score (ties by key).
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct ExtraHits {
+    /// Documents of the index.
+    pub hits: Vec<(u64, f32)>,
+    /// The matching extra documents.
+    pub extra: Vec<(u64, f32)>,
+}
+
+/// BM25 scores of the documents of `docs` that match `query`, with `docs` as the whole
+/// corpus (their own document count, field lengths and term frequencies) — how a
+/// statement scores rows when no index answers it. Same analyzer, query semantics and
+/// scoring as [`FullTextIndex::search`]; by descending score (ties by key).
+pub fn score_documents(
+    parser: Parser,
+    n_fields: usize,
+    docs: &[(u64, Vec<Option<&str>>)],
+    query: &str,
+    mode: MatchMode,
+) -> Result<Vec<(u64, f32)>> {
+    if docs.is_empty() {
+        // Still refuse a malformed query, as a search would.
+        return FullTextIndex::new(n_fields, parser)?
+            .build_query(query, mode)
+            .map(|_| Vec::new());
+    }
+    let scratch = FullTextIndex::scratch(n_fields, parser, docs)?;
+    let Some(q) = scratch.build_query(query, mode)? else {
+        return Ok(Vec::new());
+    };
+    top_keys(&scratch.reader.searcher(), q.as_ref(), docs.len(), None)
+}
+
+/// Several searchers' BM25 statistics summed, so that documents of each are scored
+/// as if they were one corpus (the schemas are identical: same fields, same terms).
+struct Combined<'a>(&'a [&'a Searcher]);
+
+impl Bm25StatisticsProvider for Combined<'_> {
+    fn total_num_tokens(&self, field: Field) -> tantivy::Result<u64> {
+        self.0.iter().map(|s| s.total_num_tokens(field)).sum()
+    }
+
+    fn total_num_docs(&self) -> tantivy::Result<u64> {
+        self.0
+            .iter()
+            .map(|s| Bm25StatisticsProvider::total_num_docs(*s))
+            .sum()
+    }
+
+    fn doc_freq(&self, term: &Term) -> tantivy::Result<u64> {
+        self.0.iter().map(|s| s.doc_freq(term)).sum()
+    }
+}
+
+/// The best `limit` matches of `q` in `searcher`, `(key, score)` by descending score
+/// (ties by key), scored with `stats` (the searcher's own when `None`).
+fn top_keys(
+    searcher: &Searcher,
+    q: &dyn Query,
+    limit: usize,
+    stats: Option<&dyn Bm25StatisticsProvider>,
+) -> Result<Vec<(u64, f32)>> {
+    let run = |c| match stats {
+        Some(p) => searcher.search_with_statistics_provider(q, c, p),
+        None => searcher.search(q, c),
+    };
+    // The top-n collector buffers `limit` entries up front: size it by
+    // the matches (counted first, cheaply), not by the request, so a
+    // "every hit" search of a rare term allocates little.
+    let matching = if limit > SMALL_LIMIT {
+        searcher.search(q, &Count)?
+    } else {
+        usize::try_from(searcher.num_docs()).unwrap_or(usize::MAX)
+    };
+    let limit = limit.min(matching);
+    if limit == 0 {
+        return Ok(Vec::new());
+    }
+    let top = run(&TopDocs::with_limit(limit))?;
+    let mut columns = HashMap::new();
+    let mut out = Vec::with_capacity(top.len());
+    for (score, addr) in top {
+        let col = match columns.entry(addr.segment_ord) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(e) => e.insert(
+                searcher
+                    .segment_reader(addr.segment_ord)
+                    .fast_fields()
+                    .u64(KEY_FIELD)?,
+            ),
+        };
+        let Some(key) = col.first(addr.doc_id) else {
+            return Err(IndexError::FullText(tantivy::TantivyError::InternalError(
+                format!("document {addr:?} has no key"),
+            )));
+        };
+        out.push((key, score));
+    }
+    out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    Ok(out)
 }
 
 /// How one analyzed atom is matched inside one field; shared by the tantivy
@@ -1121,6 +1268,115 @@ mod tests {
         ix.commit().unwrap();
         assert_ne!(ix.searcher_generation(), g);
         assert_eq!(ix.search("fox", MatchMode::Natural, 10).unwrap().len(), 2);
+    }
+
+    /// Two-field documents of varied lengths over a small vocabulary.
+    fn corpus(n: u64) -> Vec<(u64, Vec<String>)> {
+        let words = ["alpha", "beta", "gamma", "delta", "omega", "alphabet"];
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        (0..n)
+            .map(|k| {
+                let mut field = || {
+                    let len = 1 + next() % 9;
+                    (0..len)
+                        .map(|_| words[(next() % words.len() as u64) as usize])
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                };
+                (k, vec![field(), field()])
+            })
+            .collect()
+    }
+
+    fn as_docs(c: &[(u64, Vec<String>)]) -> Vec<(u64, Vec<Option<&str>>)> {
+        c.iter()
+            .map(|(k, f)| (*k, f.iter().map(|s| Some(s.as_str())).collect()))
+            .collect()
+    }
+
+    const QUERIES: [(&str, MatchMode); 5] = [
+        ("alpha omega", MatchMode::Natural),
+        ("+beta -gamma", MatchMode::Boolean),
+        ("\"alpha beta\" delta", MatchMode::Boolean),
+        ("alpha* (gamma >omega)", MatchMode::Boolean),
+        ("nothing", MatchMode::Natural),
+    ];
+
+    fn assert_close(what: &str, got: &[(u64, f32)], want: &[(u64, f32)]) {
+        let keys = |v: &[(u64, f32)]| v.iter().map(|(k, _)| *k).collect::<Vec<_>>();
+        assert_eq!(keys(got), keys(want), "{what}");
+        for ((k, a), (_, b)) in got.iter().zip(want) {
+            assert!(
+                (a - b).abs() <= 1e-5 * b.abs().max(1.0),
+                "{what}: {k}: {a} vs {b}"
+            );
+        }
+    }
+
+    /// Documents outside an index are scored exactly as if they were in it:
+    /// the index's hits and the extra documents together equal one index of
+    /// all of them, scores included.
+    #[test]
+    fn extra_documents_score_as_if_indexed() {
+        let all = corpus(300);
+        let (indexed, extra) = all.split_at(260);
+        let mut ix = FullTextIndex::new(2, Parser::Default).unwrap();
+        for (k, f) in as_docs(indexed) {
+            ix.upsert(k, &f).unwrap();
+        }
+        ix.commit().unwrap();
+        let mut whole = FullTextIndex::new(2, Parser::Default).unwrap();
+        for (k, f) in as_docs(&all) {
+            whole.upsert(k, &f).unwrap();
+        }
+        whole.commit().unwrap();
+        for (query, mode) in QUERIES {
+            let want = whole.search(query, mode, 1000).unwrap();
+            let got = ix
+                .search_with_extra(query, mode, 1000, &as_docs(extra))
+                .unwrap();
+            let mut merged = got.hits.clone();
+            merged.extend(got.extra.iter().copied());
+            merged.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+            assert_close(query, &merged, &want);
+            assert!(got.extra.iter().all(|(k, _)| *k >= 260));
+            // Documents given as a corpus of their own score as their own index.
+            let own = score_documents(Parser::Default, 2, &as_docs(&all), query, mode).unwrap();
+            assert_close(query, &own, &want);
+        }
+        // No extra: exactly `search`.
+        let plain = ix.search("alpha", MatchMode::Natural, 50).unwrap();
+        let none = ix
+            .search_with_extra("alpha", MatchMode::Natural, 50, &[])
+            .unwrap();
+        assert_eq!(none.hits, plain);
+        assert!(none.extra.is_empty());
+        // An empty index: the extra documents' own statistics, no NaN.
+        let empty = FullTextIndex::new(2, Parser::Default).unwrap();
+        let got = empty
+            .search_with_extra("alpha", MatchMode::Natural, 10, &as_docs(extra))
+            .unwrap();
+        let own = score_documents(
+            Parser::Default,
+            2,
+            &as_docs(extra),
+            "alpha",
+            MatchMode::Natural,
+        )
+        .unwrap();
+        assert!(!own.is_empty() && own.iter().all(|(_, s)| s.is_finite() && *s > 0.0));
+        assert_eq!(got.extra, own);
+        // Malformed queries and wrong widths are errors, not empty answers.
+        assert!(score_documents(Parser::Default, 2, &[], "\"open", MatchMode::Boolean).is_err());
+        assert!(ix
+            .search_with_extra("alpha", MatchMode::Natural, 10, &[(1, vec![Some("alpha")])])
+            .is_err());
     }
 
     fn assert_send_sync<T: Send + Sync>() {}

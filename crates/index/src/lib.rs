@@ -20,7 +20,8 @@ pub mod fulltext;
 pub mod vector;
 
 pub use fulltext::{
-    check_boolean, matches_text_with, tokenize_with, FullTextIndex, MatchMode, Parser,
+    check_boolean, matches_text_with, score_documents, tokenize_with, ExtraHits, FullTextIndex,
+    MatchMode, Parser,
 };
 pub use vector::{HnswOptions, Metric, VectorIndex};
 
