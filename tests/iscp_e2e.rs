@@ -723,6 +723,159 @@ fn fulltext_scores_share_one_scale_across_index_tail_and_exact_paths() {
     }
 }
 
+/// The base position of `name`'s index as this CN's memory knows it.
+fn base_ts(db: &Database, name: &str) -> u64 {
+    let id = job(db, name).key.job_id;
+    db.engine()
+        .iscp
+        .cached(id)
+        .map(|h| h.read().base_ts)
+        .unwrap_or(0)
+}
+
+/// Issue 16, item 1: a base (checkpoint) is written beside the job's units,
+/// never by them. With a base writer parked after writing its chunks and
+/// before installing them, steady inserts keep reaching the watermark one
+/// unit at a time; once released, the base is installed at the position it
+/// was serialized at, a restart loads it plus the change log after it and
+/// the index equals the table; and a DROP while a base is in flight cancels
+/// and drains the writer with the unit (nothing left behind).
+#[test]
+fn a_checkpoint_in_flight_never_stops_the_watermark() {
+    let _g = FaultGuard::enable();
+    let config = Config {
+        index_checkpoint_changes: 20,
+        ..cfg()
+    };
+    let (dir, db, mut s) = open(config.clone());
+    let mut rng = Rng::new(0x5EED_0161);
+    let mut rows = vec_text_table(&mut s, &mut rng, 100, 8);
+    q(
+        &mut s,
+        "CREATE INDEX idx_v USING HNSW ON t(v) OP_TYPE 'vector_l2_ops' ASYNC",
+    );
+    wait_caught_up(&db, &["idx_v"], WAIT);
+    let table = job(&db, "idx_v").key.table_id;
+    let key = "fj/iscp/cancel/base-before-install:idx_v";
+    arm_wait(key);
+    let built_base = base_ts(&db, "idx_v");
+    // One unit takes an interval (20 ms here) plus its work: a row must be
+    // applied well within this, whatever the base writer is doing.
+    let unit_bound = Duration::from_secs(2);
+    let mut next_id = 1000;
+    let mut insert = |s: &mut Session, rows: &mut HashMap<i64, Vec<f32>>| {
+        let v = rng.vector(8);
+        let ts = write_ts(
+            &db,
+            s,
+            table,
+            &format!(
+                "INSERT INTO t VALUES ({next_id},'new{next_id}','{}')",
+                vlit(&v)
+            ),
+        );
+        rows.insert(next_id, v);
+        next_id += 1;
+        let t0 = Instant::now();
+        wait_until(
+            &format!("watermark reaches the insert at {ts}"),
+            unit_bound,
+            || job(&db, "idx_v").watermark >= ts,
+        );
+        t0.elapsed()
+    };
+    // Steady inserts until a base is due (the index has 100 rows: 50
+    // changes) and its writer is parked before the install.
+    let mut inserted = 0;
+    while point(key).is_none_or(|p| p.waiters == 0) {
+        insert(&mut s, &mut rows);
+        inserted += 1;
+        assert!(
+            inserted < 400,
+            "no base writer started after {inserted} inserts"
+        );
+    }
+    assert!(db
+        .engine()
+        .iscp
+        .runtime
+        .is_writing_base(job(&db, "idx_v").key.job_id));
+    // A base is in flight: the units go on.
+    let mut slowest = Duration::ZERO;
+    for _ in 0..40 {
+        slowest = slowest.max(insert(&mut s, &mut rows));
+    }
+    println!("slowest insert-to-watermark with a base in flight: {slowest:?}");
+    assert!(
+        point(key).is_some_and(|p| p.waiters == 1),
+        "the writer stays parked"
+    );
+    assert_eq!(base_ts(&db, "idx_v"), built_base, "nothing installed yet");
+    let in_flight_wm = job(&db, "idx_v").watermark;
+    remove_all_points();
+    wait_until("the base is installed", WAIT, || {
+        base_ts(&db, "idx_v") > built_base
+    });
+    let installed = base_ts(&db, "idx_v");
+    assert!(
+        installed < in_flight_wm,
+        "the base is at the position it was serialized at ({installed}), \
+         behind the units that ran meanwhile ({in_flight_wm})"
+    );
+    // Restart: base + change log after it.
+    drop(s);
+    drop(db);
+    let db = Database::open_with(dir.path(), config).unwrap();
+    let mut s = db.session();
+    q(&mut s, "USE e2e");
+    wait_caught_up(&db, &["idx_v"], WAIT);
+    q(&mut s, "SET fast_search = 1");
+    let mut missed = Vec::new();
+    for (id, v) in &rows {
+        if ids(&q(&mut s, &knn_sql("v", v, 1))) != vec![*id] {
+            missed.push(*id);
+        }
+    }
+    assert!(
+        missed.is_empty(),
+        "rows not found by the reloaded index: {missed:?}"
+    );
+    // A DROP while a base is in flight.
+    arm_wait(key);
+    let mut inserted = 0;
+    while point(key).is_none_or(|p| p.waiters == 0) {
+        let id = 5000 + inserted;
+        q(
+            &mut s,
+            &format!("INSERT INTO t VALUES ({id},'d{id}','{}')", vlit(&[0.5; 8])),
+        );
+        inserted += 1;
+        assert!(
+            inserted < 400,
+            "no base writer started after {inserted} inserts"
+        );
+        wait_until("the insert is applied", unit_bound, || {
+            caught_up(&db, "idx_v")
+        });
+    }
+    let j = job(&db, "idx_v");
+    let t0 = Instant::now();
+    q(&mut s, "DROP INDEX idx_v ON t");
+    assert!(
+        t0.elapsed() < Duration::from_secs(1),
+        "DROP took {:?}",
+        t0.elapsed()
+    );
+    let rt = db.engine().iscp.runtime.clone();
+    wait_until("the dropped job is drained and finalized", WAIT, || {
+        rt.tasks_for_job(j.key.job_id).is_empty()
+            && !rt.is_writing_base(j.key.job_id)
+            && !rt.is_fenced(j.key.job_id)
+    });
+    assert_eq!(hidden_count(&db, j.spec.storage_id), 0, "hidden table left");
+    remove_all_points();
+}
+
 // ---------------------------------------------------------------- test 6
 
 #[test]

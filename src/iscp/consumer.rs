@@ -8,6 +8,8 @@
 //! [`crate::iscp::live`]), so their units commit the watermark and, now and
 //! then, a new base. Synchronous vector/full-text indexes have a
 //! checkpoint-only unit ([`checkpoint_unit`]): their writers maintain them.
+//! Asynchronous ones write their bases beside their units
+//! ([`start_base_writer`]), so a base never holds up the apply path.
 //! Lock order inside the commit transaction: hidden-table rows first, the
 //! job row **last** and with no wait after it — so a DDL that holds the job
 //! row never waits on a consumer, and a paused consumer never holds the job
@@ -25,7 +27,8 @@ use crate::catalog::IndexKind;
 use crate::error::SqlError;
 use crate::iscp::live::{self, hex, unhex};
 use crate::iscp::log::{self, GuardRefusal, JobRow, JobState, STAGE_INCREMENTAL};
-use crate::iscp::{now_ms, Iscp};
+use crate::iscp::runtime::{Role, TaskKind};
+use crate::iscp::{now_ms, Iscp, LiveHandle};
 
 /// How a work unit ended.
 #[derive(Debug)]
@@ -72,9 +75,10 @@ fn begin(iscp: &Iscp) -> Result<Box<dyn Transaction>, SqlError> {
     })?)
 }
 
-/// A backlog that keeps a job busy writes a base inside an incremental
-/// unit once this many times `index_checkpoint_changes` piled up.
-pub const CHECKPOINT_BACKLOG: u64 = 4;
+/// How long a base writer waits for a moment when its index's memory
+/// equals a committed watermark (no unit staged or pending) before it
+/// leaves the base to a later tick.
+const BASE_SETTLE_WAIT: Duration = Duration::from_secs(2);
 
 /// Changes decoded at a time while staging an incremental full-text unit
 /// (tantivy indexes on its own thread; the lock is held only to hand them
@@ -193,7 +197,7 @@ impl IndexConsumer for LiveConsumer {
         // Staged only: tantivy indexes on its own thread while the unit
         // commits; `Iscp::live_committed` publishes.
         let Unit::Build { done } = unit else {
-            return self.apply_incremental(iscp, j, &entry, &source, txn, changes, ts);
+            return self.apply_incremental(j, &entry, &source, changes, ts, iscp);
         };
         // Initial build: searches evaluate exactly until it is done, so
         // nothing waits on this lock but other units of the job.
@@ -229,18 +233,16 @@ impl LiveConsumer {
     /// at a time, the lock released between slices (`staging_to` tells
     /// searches that the changes up to `ts` are partly in — they evaluate
     /// those keys exactly); a due compaction builds the new graph while
-    /// searches go on; a due base is serialized under the lock and written
-    /// after it is released.
-    #[allow(clippy::too_many_arguments)]
+    /// searches go on. Bases are written beside the units
+    /// ([`start_base_writer`]), never by them.
     fn apply_incremental(
         &self,
-        iscp: &Iscp,
         j: &JobRow,
         entry: &crate::iscp::LiveHandle,
         source: &live::Source,
-        txn: &mut dyn Transaction,
         changes: &[Change],
         ts: u64,
+        iscp: &Iscp,
     ) -> Result<(), SqlError> {
         let t = std::time::Instant::now();
         entry.write().staging_to = Some(ts);
@@ -259,40 +261,7 @@ impl LiveConsumer {
         if self.hnsw {
             iscp.compact_if_due(entry)?;
         }
-        // Bases are normally written by a checkpoint unit when the job is
-        // idle (off the path to searchable); a backlog that never lets it
-        // idle writes one here at CHECKPOINT_BACKLOG times the threshold,
-        // bounding replay.
-        let cap = iscp
-            .config
-            .index_checkpoint_changes
-            .saturating_mul(CHECKPOINT_BACKLOG);
-        let serializing = std::time::Instant::now();
-        let blob = {
-            let mut g = entry.write();
-            if g.since_base >= cap.max(g.index.len() as u64 / 2) {
-                Some(g.index.base_blob()?)
-            } else {
-                None
-            }
-        };
-        let based = blob.is_some();
-        if let Some(blob) = blob {
-            let chunks = live::write_base(
-                iscp.storage.as_ref(),
-                j.key.job_id,
-                &j.spec,
-                "backlog",
-                ts,
-                &blob,
-                serializing.elapsed(),
-            )?;
-            live::install_base(txn, j.spec.storage_id, ts, chunks)?;
-        }
         let mut g = entry.write();
-        if based {
-            g.based_at(ts, 0);
-        }
         g.pending_ts = Some(ts);
         g.staging_to = None;
         tracing::debug!(
@@ -300,7 +269,6 @@ impl LiveConsumer {
             changes = changes.len(),
             staged_ms,
             total_ms = t.elapsed().as_millis() as u64,
-            based,
             "incremental unit applied"
         );
         Ok(())
@@ -569,15 +537,13 @@ pub async fn initial_build_unit(
     }
 }
 
-/// A checkpoint unit: write a new base of a vector/full-text index when one
-/// is due, as its own guarded transaction, off the path that makes changes
-/// searchable. It is the only unit of a synchronous index's job (whose
-/// writers maintain the index: the unit first catches this CN's copy up with
-/// the entry log, and the base's position becomes the job's watermark), and
-/// runs for an asynchronous job when its table has nothing new for it (the
-/// copy then equals the durable watermark, which stays). The memory lock is
-/// released before any fault point or commit, so a stalled unit never holds
-/// up writers or searches.
+/// A checkpoint unit: write a new base of a synchronous vector/full-text
+/// index when one is due, as its own guarded transaction. It is the only
+/// unit of a synchronous index's job (whose writers maintain the index: the
+/// unit first catches this CN's copy up with the entry log, and the base's
+/// position becomes the job's watermark). Asynchronous jobs write theirs
+/// with [`start_base_writer`]. The memory lock is released before any fault
+/// point or commit, so a stalled unit never holds up writers or searches.
 pub async fn checkpoint_unit(iscp: &Arc<Iscp>, j: &JobRow, token: &CancellationToken) -> Outcome {
     let consumer = consumer_for(&j.spec.kind);
     let idx = Some(j.spec.index.as_str());
@@ -603,14 +569,18 @@ pub async fn checkpoint_unit(iscp: &Arc<Iscp>, j: &JobRow, token: &CancellationT
         // Memory unlocked: writers and searches go on while the chunks
         // are written and the base installed.
         let sid = j2.spec.storage_id;
+        let base = live::NewBase {
+            why: "due",
+            gen: pos,
+            blob: &blob,
+            serialize: serializing.elapsed(),
+        };
         let chunks = live::write_base(
             iscp2.storage.as_ref(),
             j2.key.job_id,
             &j2.spec,
-            "due",
-            pos,
-            &blob,
-            serializing.elapsed(),
+            base,
+            &|| false,
         )?;
         let mut txn = begin(&iscp2)?;
         if let Err(e) = live::install_base(txn.as_mut(), sid, pos, chunks) {
@@ -658,4 +628,152 @@ pub async fn checkpoint_unit(iscp: &Arc<Iscp>, j: &JobRow, token: &CancellationT
         unit_committed(iscp, j, Some(pos));
     }
     out
+}
+
+/// Start writing a base of an asynchronous vector / full-text job's index
+/// beside its work units when one is due (issue 16: writing a base never
+/// stops the job from applying changes). The writer registers in the
+/// runtime as the job's [`Role::Base`] — at most one per job, cancelled and
+/// drained by a DROP like a unit — and runs on `tracker`. Returns whether
+/// one was started.
+pub fn start_base_writer(
+    iscp: &Arc<Iscp>,
+    j: &JobRow,
+    parent: &CancellationToken,
+    tracker: &tokio_util::task::TaskTracker,
+) -> bool {
+    let job_id = j.key.job_id;
+    if j.spec.is_sync_live() || matches!(j.spec.kind, IndexKind::BTree { .. }) {
+        return false;
+    }
+    let Some(h) = iscp.cached(job_id) else {
+        return false;
+    };
+    if !h.read().checkpoint_due(&iscp.config) {
+        return false;
+    }
+    let Some((token, guard)) = iscp.runtime.register(job_id, Role::Base, parent) else {
+        return false;
+    };
+    let (iscp, j) = (iscp.clone(), j.clone());
+    tracker.spawn(async move {
+        let _tg = iscp.runtime.task(TaskKind::BaseWriter, Some(job_id));
+        match write_base_beside_units(&iscp, &j, h, &token).await {
+            Ok(Some(pos)) => tracing::debug!(job_id, base_ts = pos, "base installed"),
+            Ok(None) => {}
+            Err(e) => tracing::info!(job_id, error = %e, "base not written; a later tick retries"),
+        }
+        drop(guard);
+    });
+    true
+}
+
+/// The base writer's work: serialize the index at a moment when its memory
+/// equals the job's committed watermark `pos` (holding its lock only for
+/// that), write the chunks a few per transaction with the memory unlocked
+/// while units go on, then install the base in a transaction of its own
+/// that touches no job row (so it never conflicts with a unit's commit),
+/// only if the job is still live and the installed base is older. Returns
+/// the installed base's ts, `None` when nothing was written.
+async fn write_base_beside_units(
+    iscp: &Arc<Iscp>,
+    j: &JobRow,
+    h: LiveHandle,
+    token: &CancellationToken,
+) -> Result<Option<u64>, String> {
+    let deadline = std::time::Instant::now() + BASE_SETTLE_WAIT;
+    let (blob, pos, n, serialize) = loop {
+        let (iscp2, h2) = (iscp.clone(), h.clone());
+        let got = blocking(move || -> Result<_, SqlError> {
+            let t = std::time::Instant::now();
+            let mut g = h2.write();
+            if !g.checkpoint_due(&iscp2.config) {
+                return Ok(Err(false));
+            }
+            if g.pending_ts.is_some() || g.staging_to.is_some() {
+                return Ok(Err(true));
+            }
+            Ok(Ok((
+                g.index.base_blob()?,
+                g.watermark,
+                g.since_base,
+                t.elapsed(),
+            )))
+        })
+        .await
+        .map_err(|o| format!("{o:?}"))?
+        .map_err(|e| e.message)?;
+        match got {
+            Ok(b) => break b,
+            Err(false) => return Ok(None),
+            Err(true) if std::time::Instant::now() >= deadline => return Ok(None),
+            Err(true) => {
+                tokio::select! {
+                    _ = token.cancelled() => return Ok(None),
+                    _ = tokio::time::sleep(Duration::from_millis(10)) => {}
+                }
+            }
+        }
+    };
+    let (iscp2, j2, tok) = (iscp.clone(), j.clone(), token.clone());
+    let chunks = blocking(move || {
+        let base = live::NewBase {
+            why: "due",
+            gen: pos,
+            blob: &blob,
+            serialize,
+        };
+        live::write_base(
+            iscp2.storage.as_ref(),
+            j2.key.job_id,
+            &j2.spec,
+            base,
+            &|| tok.is_cancelled(),
+        )
+    })
+    .await
+    .map_err(|o| format!("{o:?}"))?
+    .map_err(|e| e.message)?;
+    tributary_fault::hit(points::ISCP_BASE_BEFORE_INSTALL, Some(&j.spec.index), token)
+        .await
+        .map_err(|e| e.to_string())?;
+    let (iscp2, j2, tok) = (iscp.clone(), j.clone(), token.clone());
+    let installed = blocking(move || -> Result<bool, SqlError> {
+        let mut txn = begin(&iscp2)?;
+        let r = (|| -> Result<bool, SqlError> {
+            let live = log::read_job(txn.as_mut(), &j2.key, false)?.is_some_and(|row| {
+                row.drop_at.is_none() && !row.state.is_protected() && row.key == j2.key
+            });
+            if !live || tok.is_cancelled() {
+                return Ok(false);
+            }
+            live::install_base_if_newer(txn.as_mut(), j2.spec.storage_id, pos, chunks)
+        })();
+        match r {
+            Ok(true) => {
+                txn.commit()?;
+                Ok(true)
+            }
+            other => {
+                txn.rollback();
+                other
+            }
+        }
+    })
+    .await
+    .map_err(|o| format!("{o:?}"))?
+    .map_err(|e| e.message)?;
+    if !installed {
+        return Ok(None);
+    }
+    {
+        let mut g = h.write();
+        let after = g.since_base.saturating_sub(n);
+        g.based_at(pos, after);
+    }
+    // Replay now starts at the new base: the change log before it may go.
+    let source = live::Source::of(j.key.table_id, &j.spec);
+    iscp.storage
+        .set_consumer_watermark(&consumer_name(j.key.job_id), source.table(), pos);
+    Ok(Some(pos))
 }

@@ -4,8 +4,8 @@
 //! crash (this is also the recovery path).
 //!
 //! Steps: fence the job id (new work units skip it) and cancel the running
-//! consumer's token (its fault waits, channel receives and its commit all
-//! observe it), wait for the consumer to exit, then finalize: purge the
+//! consumer's token and its base writer's (their fault waits, channel
+//! receives, chunk writes and commits all observe it), wait for both to exit, then finalize: purge the
 //! hidden storage (idempotent), release the change-log consumer, and write
 //! Canceled. Failures are retried with capped backoff; the fence is removed
 //! only after Canceled is durable, so the runtime maps return to empty.
@@ -34,7 +34,7 @@ pub async fn finalize(iscp: Arc<Iscp>, j: JobRow, token: CancellationToken) {
     let _e = span.enter();
     drop(_e);
     // 1. Fence + cancel, then wait for the consumer to exit.
-    if let Some(mut done) = iscp.runtime.fence_and_cancel(job_id) {
+    for mut done in iscp.runtime.fence_and_cancel(job_id) {
         tokio::select! {
             _ = token.cancelled() => return,
             _ = done.wait_for(|d| *d) => {}

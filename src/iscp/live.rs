@@ -461,16 +461,24 @@ pub fn checkpoint(
 ) -> SqlResult<()> {
     let serializing = std::time::Instant::now();
     let blob = live.base_blob()?;
-    let chunks = write_base(
-        storage,
-        job_id,
-        spec,
-        "build",
-        base_ts,
-        &blob,
-        serializing.elapsed(),
-    )?;
+    let base = NewBase {
+        why: "build",
+        gen: base_ts,
+        blob: &blob,
+        serialize: serializing.elapsed(),
+    };
+    let chunks = write_base(storage, job_id, spec, base, &|| false)?;
     install_base(txn, spec.storage_id, base_ts, chunks)
+}
+
+/// A serialized base to write: `why` it is written (for the log), its
+/// generation (the ts it reflects), its bytes, and how long serializing it
+/// held the index's lock.
+pub struct NewBase<'a> {
+    pub why: &'static str,
+    pub gen: u64,
+    pub blob: &'a [u8],
+    pub serialize: std::time::Duration,
 }
 
 /// [`write_chunks`] for job `job_id`'s index, logging what the base cost
@@ -481,13 +489,17 @@ pub fn write_base(
     storage: &dyn Storage,
     job_id: u64,
     spec: &JobSpec,
-    why: &str,
-    gen: u64,
-    blob: &[u8],
-    serialize: std::time::Duration,
+    base: NewBase<'_>,
+    stop: &dyn Fn() -> bool,
 ) -> SqlResult<u32> {
+    let NewBase {
+        why,
+        gen,
+        blob,
+        serialize,
+    } = base;
     let writing = std::time::Instant::now();
-    let chunks = write_chunks(storage, spec.storage_id, gen, blob)?;
+    let chunks = write_chunks(storage, spec.storage_id, gen, blob, stop)?;
     tracing::info!(
         job_id,
         index = %spec.index,
@@ -506,15 +518,23 @@ pub fn write_base(
 /// — and with it every other commit — for long. The chunks stay invisible
 /// to loads until [`install_base`] switches the metadata to them; chunks of
 /// an attempt that is never installed are deleted by the next install.
-/// Returns the chunk count.
+/// Returns the chunk count; stops (an error) before the next transaction
+/// once `stop` says so.
 pub fn write_chunks(
     storage: &dyn Storage,
     storage_id: u64,
     gen: u64,
     blob: &[u8],
+    stop: &dyn Fn() -> bool,
 ) -> SqlResult<u32> {
     let chunks: Vec<&[u8]> = blob.chunks(CHUNK_BYTES).collect();
     for (n, group) in chunks.chunks(CHUNKS_PER_TXN).enumerate() {
+        if stop() {
+            return Err(SqlError::new(
+                crate::error::code::QUERY_INTERRUPTED,
+                "writing the index base was canceled",
+            ));
+        }
         let mut txn = storage.begin(Default::default())?;
         for (j, c) in group.iter().enumerate() {
             let i = (n * CHUNKS_PER_TXN + j) as u32;
@@ -565,6 +585,24 @@ pub fn install_base(
             deltas: 0,
         },
     )
+}
+
+/// [`install_base`] unless the installed base is already at `gen` or later
+/// (a writer that lost the race, or a runner that lost its lease, must not
+/// move the base back: the change log before the newer base may be gone).
+/// Returns whether it installed.
+pub fn install_base_if_newer(
+    txn: &mut dyn Transaction,
+    storage_id: u64,
+    gen: u64,
+    chunks: u32,
+) -> SqlResult<bool> {
+    let old = read_meta(txn, storage_id)?;
+    if old.chunks > 0 && old.base_ts >= gen {
+        return Ok(false);
+    }
+    install_base(txn, storage_id, gen, chunks)?;
+    Ok(true)
 }
 
 /// Persist one initial-build unit (not the last: that one writes a base
@@ -925,7 +963,7 @@ mod tests {
         // An attempt whose chunks were written but never installed (a
         // failed or refused unit): invisible to loads.
         let blob = live.base_blob().unwrap();
-        write_chunks(storage.as_ref(), hidden, 5, &blob).unwrap();
+        write_chunks(storage.as_ref(), hidden, 5, &blob, &|| false).unwrap();
         let source = Source::Table {
             table_id: 10,
             cols: vec![1],

@@ -21,6 +21,7 @@ use parking_lot::Mutex;
 use tokio::sync::{mpsc, Semaphore};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 use tracing::Instrument;
 use tributary_fault::points;
 use tributary_storage::{Change, TxnOptions};
@@ -46,6 +47,9 @@ pub struct Runner {
     canceling: Arc<Mutex<HashSet<u64>>>,
     workers: Arc<Semaphore>,
     tasks: JoinSet<()>,
+    /// Background base writers (one per job at most); cancelled with the
+    /// runner's token and waited for before [`Runner::run`] returns.
+    base_writers: TaskTracker,
     leader: bool,
     last_gc: std::time::Instant,
     log: log::LogTail,
@@ -63,6 +67,7 @@ impl Runner {
             canceling: Arc::default(),
             workers,
             tasks: JoinSet::new(),
+            base_writers: TaskTracker::new(),
             leader: false,
             last_gc: std::time::Instant::now(),
             log,
@@ -89,6 +94,9 @@ impl Runner {
         }
         self.tasks.abort_all();
         while self.tasks.join_next().await.is_some() {}
+        // Their tokens are children of ours: each stops at its next check.
+        self.base_writers.close();
+        self.base_writers.wait().await;
         if self.leader {
             self.iscp
                 .storage
@@ -185,6 +193,7 @@ impl Runner {
             let token = self.token.child_token();
             let sched = self.scheduled.clone();
             let workers = self.workers.clone();
+            let base_writers = self.base_writers.clone();
             self.tasks.spawn(async move {
                 // Bounded worker pool: wait for a permit (cancellable).
                 let permit = tokio::select! {
@@ -194,7 +203,7 @@ impl Runner {
                 let ids: Vec<u64> = jobs.iter().map(|j| j.key.job_id).collect();
                 if permit.is_some() {
                     let span = tracing::info_span!("iscp_table", table);
-                    table_iteration(iscp, table, jobs, token, &sched)
+                    table_iteration(iscp, table, jobs, token, &sched, base_writers)
                         .instrument(span)
                         .await;
                 }
@@ -237,6 +246,7 @@ async fn table_iteration(
     jobs: Vec<JobRow>,
     token: CancellationToken,
     scheduled: &Mutex<HashSet<u64>>,
+    base_writers: TaskTracker,
 ) {
     let _g = iscp.runtime.task(TaskKind::TableIteration, None);
     let mut regs = Vec::new();
@@ -265,7 +275,7 @@ async fn table_iteration(
         let iscp2 = iscp.clone();
         set.spawn(async move { run_consumer(&iscp2, &j, input, reg).await });
     }
-    fan_out(&iscp, table, incr, &mut set).await;
+    fan_out(&iscp, table, incr, &mut set, (&token, &base_writers)).await;
     while let Some(r) = set.join_next().await {
         if let Err(e) = r {
             tracing::error!(error = %e, "ISCP consumer task panicked");
@@ -279,8 +289,7 @@ type Registration = (CancellationToken, crate::iscp::runtime::ConsumerGuard);
 enum Input {
     /// The next initial-build unit (snapshot scan).
     Build,
-    /// A checkpoint unit (a synchronous index's only kind of unit; an
-    /// idle asynchronous vector/full-text job's when a base is due).
+    /// A checkpoint unit (a synchronous index's only kind of unit).
     Checkpoint,
     /// A slice of the change log, sent by the retriever; the unit's
     /// watermark.
@@ -294,6 +303,7 @@ async fn fan_out(
     table: u64,
     incr: Vec<(JobRow, Registration)>,
     set: &mut JoinSet<()>,
+    (token, base_writers): (&CancellationToken, &TaskTracker),
 ) {
     if incr.is_empty() {
         return;
@@ -314,18 +324,13 @@ async fn fan_out(
     };
     let to_ts = batch.last().map(|c| c.commit_ts).unwrap_or(0);
     let (busy, idle): (Vec<_>, Vec<_>) = incr.into_iter().partition(|(j, _)| j.watermark < to_ts);
-    // Jobs with nothing new write a base if one is due; the others'
-    // registrations drop here, unregistering their consumers.
-    for (j, reg) in idle {
-        let due = iscp.cached(j.key.job_id).is_some_and(|h| {
-            let g = h.read();
-            g.pending_ts.is_none() && g.checkpoint_due(&iscp.config)
-        });
-        if due {
-            let iscp2 = iscp.clone();
-            set.spawn(async move { run_consumer(&iscp2, &j, Input::Checkpoint, reg).await });
-        }
+    // A due base is written beside the units, by a writer of its own (at
+    // most one per job): idle or busy, the job goes on applying changes.
+    for (j, _) in idle.iter().chain(busy.iter()) {
+        consumer::start_base_writer(iscp, j, token, base_writers);
     }
+    // Idle jobs' registrations drop here, unregistering their consumers.
+    drop(idle);
     if busy.is_empty() {
         return;
     }

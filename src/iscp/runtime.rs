@@ -1,6 +1,7 @@
-//! Runtime registries of the ISCP runner: running consumers per job id,
-//! fences per job id (generation), and a task registry that tests use to
-//! prove no consumer, retriever or cancel task outlives its job.
+//! Runtime registries of the ISCP runner: running consumers per job id —
+//! at most one work unit and one background base writer each —, fences per
+//! job id (generation), and a task registry that tests use to prove no
+//! consumer, base writer, retriever or cancel task outlives its job.
 //!
 //! All maps are keyed by **job id**, so a re-created index with the same
 //! name (a new generation) is never blocked by the fence of the old one.
@@ -22,7 +23,19 @@ pub enum TaskKind {
     TableIteration,
     Retriever,
     Consumer,
+    /// Writes a base of a job's index beside its work units.
+    BaseWriter,
     Cancel,
+}
+
+/// What a registered consumer does for its job: a job has at most one of
+/// each at a time, and a DROP cancels and drains both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Role {
+    /// A work unit (build, changes, or a synchronous index's checkpoint).
+    Unit,
+    /// A base being written in the background while units go on.
+    Base,
 }
 
 /// One running consumer (one job's work unit).
@@ -35,12 +48,13 @@ pub struct RunningConsumer {
 pub struct ConsumerGuard {
     rt: Arc<Runtime>,
     job_id: u64,
+    role: Role,
     tx: watch::Sender<bool>,
 }
 
 impl Drop for ConsumerGuard {
     fn drop(&mut self) {
-        self.rt.consumers.lock().remove(&self.job_id);
+        self.rt.consumers.lock().remove(&(self.job_id, self.role));
         let _ = self.tx.send(true);
     }
 }
@@ -60,7 +74,7 @@ impl Drop for TaskGuard {
 /// The registries.
 #[derive(Default)]
 pub struct Runtime {
-    consumers: Mutex<HashMap<u64, RunningConsumer>>,
+    consumers: Mutex<HashMap<(u64, Role), RunningConsumer>>,
     fences: Mutex<HashSet<u64>>,
     tasks: Mutex<HashMap<u64, (TaskKind, Option<u64>)>>,
     next_task: AtomicU64,
@@ -75,11 +89,22 @@ pub struct RuntimeSizes {
 }
 
 impl Runtime {
-    /// Register a running consumer for `job_id` with a child of `parent`.
-    /// Refused (`None`) when the job is fenced or already has a consumer.
+    /// Register a running work unit for `job_id` with a child of `parent`.
+    /// Refused (`None`) when the job is fenced or already has a unit.
     pub fn register_consumer(
         self: &Arc<Self>,
         job_id: u64,
+        parent: &CancellationToken,
+    ) -> Option<(CancellationToken, ConsumerGuard)> {
+        self.register(job_id, Role::Unit, parent)
+    }
+
+    /// Register `role` for `job_id` with a child of `parent`. Refused
+    /// (`None`) when the job is fenced or already has one in that role.
+    pub fn register(
+        self: &Arc<Self>,
+        job_id: u64,
+        role: Role,
         parent: &CancellationToken,
     ) -> Option<(CancellationToken, ConsumerGuard)> {
         // Lock order: fences, then consumers (everywhere).
@@ -88,13 +113,13 @@ impl Runtime {
             return None;
         }
         let mut consumers = self.consumers.lock();
-        if consumers.contains_key(&job_id) {
+        if consumers.contains_key(&(job_id, role)) {
             return None;
         }
         let token = parent.child_token();
         let (tx, rx) = watch::channel(false);
         consumers.insert(
-            job_id,
+            (job_id, role),
             RunningConsumer {
                 token: token.clone(),
                 done: rx,
@@ -107,22 +132,27 @@ impl Runtime {
             ConsumerGuard {
                 rt: self.clone(),
                 job_id,
+                role,
                 tx,
             },
         ))
     }
 
-    /// Fence `job_id` (new work units skip it) and cancel its running
-    /// consumer, if any. Returns a receiver that turns `true` when the
-    /// consumer has exited (or `None` if none was running).
-    pub fn fence_and_cancel(&self, job_id: u64) -> Option<watch::Receiver<bool>> {
+    /// Fence `job_id` (new work units and base writers skip it) and cancel
+    /// whatever of it runs. Returns one receiver per cancelled consumer,
+    /// each turning `true` when that consumer has exited.
+    pub fn fence_and_cancel(&self, job_id: u64) -> Vec<watch::Receiver<bool>> {
         let mut fences = self.fences.lock();
         fences.insert(job_id);
         let consumers = self.consumers.lock();
-        let r = consumers.get(&job_id).map(|c| {
-            c.token.cancel();
-            c.done.clone()
-        });
+        let r = [Role::Unit, Role::Base]
+            .iter()
+            .filter_map(|role| consumers.get(&(job_id, *role)))
+            .map(|c| {
+                c.token.cancel();
+                c.done.clone()
+            })
+            .collect();
         drop(consumers);
         drop(fences);
         r
@@ -133,9 +163,14 @@ impl Runtime {
         self.fences.lock().contains(&job_id)
     }
 
-    /// Whether `job_id` has a running consumer.
+    /// Whether `job_id` has a running work unit.
     pub fn is_running(&self, job_id: u64) -> bool {
-        self.consumers.lock().contains_key(&job_id)
+        self.consumers.lock().contains_key(&(job_id, Role::Unit))
+    }
+
+    /// Whether `job_id` has a base being written.
+    pub fn is_writing_base(&self, job_id: u64) -> bool {
+        self.consumers.lock().contains_key(&(job_id, Role::Base))
     }
 
     /// Remove a fence (after the terminal state is installed).
@@ -186,13 +221,23 @@ mod tests {
             rt.register_consumer(7, &root).is_none(),
             "one consumer per job"
         );
-        let mut done = rt.fence_and_cancel(7).unwrap();
-        assert!(tok.is_cancelled());
+        let base = rt.register(7, Role::Base, &root).unwrap();
+        assert!(
+            rt.register(7, Role::Base, &root).is_none(),
+            "one base writer per job"
+        );
+        let done = rt.fence_and_cancel(7);
+        assert_eq!(done.len(), 2, "the unit and the base writer");
+        assert!(tok.is_cancelled() && base.0.is_cancelled());
+        assert!(rt.register(7, Role::Base, &root).is_none(), "fenced");
         assert!(rt.register_consumer(7, &root).is_none(), "fenced");
         // A new generation of the same index has another job id.
         let (_t8, g8) = rt.register_consumer(8, &root).unwrap();
         drop(guard);
-        done.wait_for(|d| *d).await.unwrap();
+        drop(base);
+        for mut d in done {
+            d.wait_for(|d| *d).await.unwrap();
+        }
         rt.unfence(7);
         drop(g8);
         assert_eq!(rt.sizes(), RuntimeSizes::default());

@@ -21,6 +21,9 @@ pub const ISCP_LONG_BEFORE_EXEC: &str = "fj/iscp/cancel/long/before-exec";
 /// ISCP: before a consumer's send of a batch; call sites pass the index name as target
 /// (arm `fj/iscp/cancel/long/before-send:idx01` to stall only index `idx01`).
 pub const ISCP_LONG_BEFORE_SEND: &str = "fj/iscp/cancel/long/before-send";
+/// ISCP: in a background base writer, after the base's chunks are written and
+/// before the base is installed; call sites pass the index name as target.
+pub const ISCP_BASE_BEFORE_INSTALL: &str = "fj/iscp/cancel/base-before-install";
 /// ISCP: in the cancel queue, before the job is marked Canceled.
 pub const ISCP_BEFORE_MARK_CANCELED: &str = "fj/iscp/cancel/before-mark-canceled";
 /// ISCP: the cancel queue fails (instead of writing Canceled) and must retry.
@@ -40,6 +43,7 @@ pub const ALL: &[&str] = &[
     ISCP_LONG_BEFORE_WATERMARK,
     ISCP_LONG_BEFORE_EXEC,
     ISCP_LONG_BEFORE_SEND,
+    ISCP_BASE_BEFORE_INSTALL,
     ISCP_BEFORE_MARK_CANCELED,
     ISCP_MARK_CANCELED_ERROR,
     DDL_INDEX_BUILD,
@@ -60,6 +64,6 @@ mod tests {
             assert!(!p.contains(':'), "{p} must not contain ':'");
             assert!(seen.insert(*p), "{p} listed twice");
         }
-        assert_eq!(ALL.len(), 11);
+        assert_eq!(ALL.len(), 12);
     }
 }
