@@ -5,7 +5,7 @@ fresh-tail merge) finds it, while single-row INSERTs arrive at a steady
 rate on a table that already holds many vectors.
 
 Server: `tributary serve` with no tuning flags: every ISCP and checkpoint
-setting at its default (tick 200 ms, checkpoints after 20,000 changes or
+setting at its default (tick 100 ms, checkpoints after 20,000 changes or
 half the index, or 60 s of age). The index is created with default
 options (`CREATE INDEX … USING HNSW … ASYNC`: M 16, EF_CONSTRUCTION 128).
 
@@ -35,6 +35,8 @@ Run (release build; the project venv has PyMySQL and numpy is pip-installed
 when missing):
   cargo build --release --bin tributary
   $CARGO_TARGET_DIR/venv/bin/python scripts/bench_lag.py
+With RUST_LOG=info,tributary::iscp::runner=debug it also prints the storage
+GC passes of each window.
 """
 import argparse
 import importlib
@@ -95,9 +97,12 @@ def wait_current(cur):
         time.sleep(0.5)
 
 
-def checkpoints(log_path):
+def checkpoints(log_path, what="index checkpoint written"):
+    """The server's "index checkpoint written" log lines so far (each
+    names why the base was written, its bytes, and serialize_ms / write_ms);
+    with `what`, the lines holding that instead."""
     with open(log_path, errors="replace") as f:
-        return sum("index checkpoint written" in line for line in f)
+        return [line.strip() for line in f if what in line]
 
 
 def points(rng, centres, m):
@@ -111,7 +116,10 @@ def run_rate(port, rng, centres, first_id, rate, secs, sample):
     lock = threading.Lock()
     done = threading.Event()
     lags = []
+    worst = []  # (lag ms, seconds into the window of the commit)
     failures = []
+    start = time.monotonic()
+    wall_start = time.time()
 
     def poll():
         cur = connect(port)
@@ -136,6 +144,7 @@ def run_rate(port, rng, centres, first_id, rate, secs, sample):
                 now = time.monotonic()
                 if row and row[0] == rid:
                     lags.append((now - at) * 1000.0)
+                    worst.append(((now - at) * 1000.0, at - start))
                     with lock:
                         pending.remove((rid, vl, at))
                     continue
@@ -154,7 +163,6 @@ def run_rate(port, rng, centres, first_id, rate, secs, sample):
     poller.start()
     cur = connect(port)
     n = int(rate * secs)
-    start = time.monotonic()
     for i in range(n):
         due = start + i / rate
         wait = due - time.monotonic()
@@ -169,6 +177,11 @@ def run_rate(port, rng, centres, first_id, rate, secs, sample):
     elapsed = time.monotonic() - start
     done.set()
     poller.join()
+    worst.sort(reverse=True)
+    print(f"  window began {time.strftime('%H:%M:%S', time.gmtime(wall_start))}"
+          f".{int(wall_start * 1000) % 1000:03d} UTC; "
+          "worst lags (ms @ s into the window): "
+          + ", ".join(f"{lag:.0f} @ {t:.1f}" for lag, t in worst[:8]), flush=True)
     return lags, failures, n, elapsed
 
 
@@ -216,14 +229,23 @@ def main():
             print(f"index built and current in {time.monotonic() - t:.1f} s")
             next_id = args.rows
             for rate in [float(r) for r in args.rates.split(",")]:
-                before = checkpoints(log_path)
+                before = len(checkpoints(log_path))
+                gc_before = len(checkpoints(log_path, "storage GC"))
                 lags, failures, n, elapsed = run_rate(port, rng, centres, next_id, rate,
                                                      args.secs, args.sample)
                 next_id += n
-                cps = checkpoints(log_path) - before
+                written = checkpoints(log_path)[before:]
+                cps = len(written)
+                for line in written:
+                    print("  " + line, flush=True)
+                # Storage GC passes (logged at debug level: run with
+                # RUST_LOG=info,tributary::iscp::runner=debug to see them).
+                for line in checkpoints(log_path, "storage GC")[gc_before:]:
+                    print("  " + line, flush=True)
                 r = {"p50": pct(lags, 0.50), "p90": pct(lags, 0.90), "p99": pct(lags, 0.99),
                      "max": max(lags) if lags else float("nan"), "samples": len(lags),
                      "achieved_rows_per_s": n / elapsed, "checkpoints": cps,
+                     "checkpoint_log": written,
                      "not_seen_in_time": len(failures),
                      "not_seen_but_applied": sum(1 for _, why in failures if why == "applied")}
                 res["rates"][str(rate)] = r

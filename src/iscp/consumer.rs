@@ -574,6 +574,7 @@ pub async fn checkpoint_unit(iscp: &Arc<Iscp>, j: &JobRow, token: &CancellationT
             gen: pos,
             blob: &blob,
             serialize: serializing.elapsed(),
+            assemble: Duration::ZERO,
         };
         let chunks = live::write_base(
             iscp2.storage.as_ref(),
@@ -626,6 +627,14 @@ pub async fn checkpoint_unit(iscp: &Arc<Iscp>, j: &JobRow, token: &CancellationT
             g.based_at(pos, after);
         }
         unit_committed(iscp, j, Some(pos));
+        let (iscp2, sid, tok) = (iscp.clone(), j.spec.storage_id, token.clone());
+        let purged = blocking(move || {
+            live::purge_stale_chunks(iscp2.storage.as_ref(), sid, &|| tok.is_cancelled())
+        })
+        .await;
+        if let Ok(Err(e)) = &purged {
+            tracing::info!(job_id = j.key.job_id, error = %e, "old base chunks left to the next purge");
+        }
     }
     out
 }
@@ -681,33 +690,42 @@ async fn write_base_beside_units(
     h: LiveHandle,
     token: &CancellationToken,
 ) -> Result<Option<u64>, String> {
+    // The copy's buffer, allocated and touched (not zeroes: `vec![0; n]`
+    // maps untouched pages) before the lock and at low priority.
+    let len = h.read().index.base_buffer_len();
+    let mut buf = Some(on_background_thread(move || vec![0xA5u8; len]).await?);
     let deadline = std::time::Instant::now() + BASE_SETTLE_WAIT;
-    let (blob, pos, n, serialize) = loop {
-        let (iscp2, h2) = (iscp.clone(), h.clone());
+    let (parts, pos, n, serialize) = loop {
+        let (iscp2, h2, b) = (iscp.clone(), h.clone(), buf.take().unwrap_or_default());
         let got = blocking(move || -> Result<_, SqlError> {
-            let t = std::time::Instant::now();
-            let mut g = h2.write();
+            // Searches go on while an HNSW index is copied (a shared
+            // lock that only excludes units); full-text needs it whole.
+            let g = h2.upgradable_read();
             if !g.checkpoint_due(&iscp2.config) {
-                return Ok(Err(false));
+                return Ok(Err((false, b)));
             }
             if g.pending_ts.is_some() || g.staging_to.is_some() {
-                return Ok(Err(true));
+                return Ok(Err((true, b)));
             }
-            Ok(Ok((
-                g.index.base_blob()?,
-                g.watermark,
-                g.since_base,
-                t.elapsed(),
-            )))
+            let t = std::time::Instant::now();
+            let (pos, n) = (g.watermark, g.since_base);
+            let parts = match g.index.base_parts_shared(b)? {
+                Some(p) => p,
+                None => parking_lot::RwLockUpgradableReadGuard::upgrade(g)
+                    .index
+                    .base_parts()?,
+            };
+            Ok(Ok((parts, pos, n, t.elapsed())))
         })
         .await
         .map_err(|o| format!("{o:?}"))?
         .map_err(|e| e.message)?;
         match got {
-            Ok(b) => break b,
-            Err(false) => return Ok(None),
-            Err(true) if std::time::Instant::now() >= deadline => return Ok(None),
-            Err(true) => {
+            Ok(p) => break p,
+            Err((false, _)) => return Ok(None),
+            Err((true, _)) if std::time::Instant::now() >= deadline => return Ok(None),
+            Err((true, b)) => {
+                buf = Some(b);
                 tokio::select! {
                     _ = token.cancelled() => return Ok(None),
                     _ = tokio::time::sleep(Duration::from_millis(10)) => {}
@@ -715,13 +733,18 @@ async fn write_base_beside_units(
             }
         }
     };
+    // Assembling and writing the blob is the heavy part: at low priority,
+    // behind foreground statements and the job's units.
     let (iscp2, j2, tok) = (iscp.clone(), j.clone(), token.clone());
-    let chunks = blocking(move || {
+    let chunks = on_background_thread(move || {
+        let t = std::time::Instant::now();
+        let blob = parts.into_blob();
         let base = live::NewBase {
             why: "due",
             gen: pos,
             blob: &blob,
             serialize,
+            assemble: t.elapsed(),
         };
         live::write_base(
             iscp2.storage.as_ref(),
@@ -731,8 +754,7 @@ async fn write_base_beside_units(
             &|| tok.is_cancelled(),
         )
     })
-    .await
-    .map_err(|o| format!("{o:?}"))?
+    .await?
     .map_err(|e| e.message)?;
     tributary_fault::hit(points::ISCP_BASE_BEFORE_INSTALL, Some(&j.spec.index), token)
         .await
@@ -766,6 +788,15 @@ async fn write_base_beside_units(
     if !installed {
         return Ok(None);
     }
+    // The old base's chunks go in small transactions of their own.
+    let (iscp2, sid, tok) = (iscp.clone(), j.spec.storage_id, token.clone());
+    let purged = on_background_thread(move || {
+        live::purge_stale_chunks(iscp2.storage.as_ref(), sid, &|| tok.is_cancelled())
+    })
+    .await;
+    if let Ok(Err(e)) = &purged {
+        tracing::info!(job_id = j.key.job_id, error = %e, "old base chunks left to the next purge");
+    }
     {
         let mut g = h.write();
         let after = g.since_base.saturating_sub(n);
@@ -777,3 +808,44 @@ async fn write_base_beside_units(
         .set_consumer_watermark(&consumer_name(j.key.job_id), source.table(), pos);
     Ok(Some(pos))
 }
+
+/// CPU niceness of a base writer's heavy work (allocating, assembling,
+/// writing and purging): foreground statements and units run first.
+const BASE_WRITER_NICE: i32 = 10;
+
+/// Run `f` on a thread of its own at [`BASE_WRITER_NICE`] (Linux; at normal
+/// priority elsewhere), joined before this returns. Never holds a lock that
+/// foreground work waits on (priority inversion): the index's lock is taken
+/// on normal threads only.
+async fn on_background_thread<T: Send + 'static>(
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, String> {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let handle = std::thread::Builder::new()
+        .name("iscp-base-writer".into())
+        .spawn(move || {
+            lower_this_threads_priority();
+            let _ = tx.send(f());
+        })
+        .map_err(|e| format!("starting a base writer thread: {e}"))?;
+    let out = rx
+        .await
+        .map_err(|_| "the base writer thread panicked".to_string());
+    // It has sent its result (or died): the join returns at once.
+    let _ = tokio::task::spawn_blocking(move || handle.join()).await;
+    out
+}
+
+#[cfg(target_os = "linux")]
+fn lower_this_threads_priority() {
+    // SAFETY: setpriority(2) takes plain integers and reads no memory of
+    // ours; on Linux `who = 0` with PRIO_PROCESS is the calling thread, so
+    // this changes only this short-lived thread's nice value.
+    let r = unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, BASE_WRITER_NICE) };
+    if r != 0 {
+        tracing::debug!("could not lower a base writer thread's priority");
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn lower_this_threads_priority() {}

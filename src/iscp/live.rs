@@ -248,22 +248,60 @@ impl LiveIndex {
 
     /// The serialized index (labels + usearch/tantivy bytes).
     pub fn base_blob(&mut self) -> SqlResult<Vec<u8>> {
-        let mut out = Vec::new();
-        out.extend_from_slice(&self.labels.next.to_le_bytes());
-        out.extend_from_slice(&(self.labels.by_pk.len() as u64).to_le_bytes());
-        let mut pairs: Vec<(&Vec<u8>, &u64)> = self.labels.by_pk.iter().collect();
-        pairs.sort();
-        for (pk, l) in pairs {
-            out.extend_from_slice(&(pk.len() as u32).to_le_bytes());
-            out.extend_from_slice(pk);
-            out.extend_from_slice(&l.to_le_bytes());
+        Ok(self.base_parts()?.into_blob())
+    }
+
+    /// What a base copies out of the index, for a caller holding its lock;
+    /// [`BaseParts::into_blob`] assembles the blob after the lock is gone.
+    pub fn base_parts(&mut self) -> SqlResult<BaseParts> {
+        if let Some(p) = self.base_parts_shared(Vec::new())? {
+            return Ok(p);
         }
-        let ix = match &mut self.data {
+        let bytes = match &mut self.data {
             IndexData::Hnsw(ix) => ix.to_bytes().map_err(ierr)?,
             IndexData::FullText(ix) => ix.to_bytes().map_err(ierr)?,
         };
-        out.extend_from_slice(&ix);
-        Ok(out)
+        Ok(BaseParts {
+            next: self.labels.next,
+            labels: self.label_pairs(),
+            data: PartsData::Bytes(bytes),
+        })
+    }
+
+    /// [`base_parts`](Self::base_parts) under a shared lock, for an HNSW index
+    /// (usearch saves while searches go on); `None` for a full-text index,
+    /// whose writer must commit first.
+    pub fn base_parts_shared(&self, buf: Vec<u8>) -> SqlResult<Option<BaseParts>> {
+        let IndexData::Hnsw(ix) = &self.data else {
+            return Ok(None);
+        };
+        Ok(Some(BaseParts {
+            next: self.labels.next,
+            labels: self.label_pairs(),
+            data: PartsData::Hnsw(ix.snapshot_into(buf).map_err(ierr)?),
+        }))
+    }
+
+    /// The size of a buffer for [`base_parts_shared`](Self::base_parts_shared)
+    /// (allocate it, touched, before taking the lock, so that its pages are
+    /// not faulted in while the lock is held): the usearch copy's current
+    /// size plus room for what may be added meanwhile; 0 for full text.
+    pub fn base_buffer_len(&self) -> usize {
+        match &self.data {
+            IndexData::Hnsw(ix) => {
+                let n = ix.snapshot_len();
+                n + n / 64
+            }
+            IndexData::FullText(_) => 0,
+        }
+    }
+
+    fn label_pairs(&self) -> Vec<(Vec<u8>, u64)> {
+        self.labels
+            .by_pk
+            .iter()
+            .map(|(pk, l)| (pk.clone(), *l))
+            .collect()
     }
 
     fn from_base(spec: &JobSpec, blob: &[u8]) -> SqlResult<Self> {
@@ -303,6 +341,50 @@ impl LiveIndex {
             IndexKind::BTree { .. } => return Err(bad()),
         };
         Ok(LiveIndex { data, labels })
+    }
+}
+
+/// An index's base, copied out under its lock ([`LiveIndex::base_parts`]).
+pub struct BaseParts {
+    next: u64,
+    labels: Vec<(Vec<u8>, u64)>,
+    data: PartsData,
+}
+
+enum PartsData {
+    Hnsw(tributary_index::VectorSnapshot),
+    Bytes(Vec<u8>),
+}
+
+impl BaseParts {
+    /// The base blob: the label map (sorted by primary key), then the
+    /// index's own bytes.
+    pub fn into_blob(self) -> Vec<u8> {
+        let BaseParts {
+            next,
+            mut labels,
+            data,
+        } = self;
+        labels.sort_unstable();
+        let index_len = match &data {
+            PartsData::Hnsw(snap) => snap.len_hint(),
+            PartsData::Bytes(b) => b.len(),
+        };
+        let mut out = Vec::with_capacity(
+            16 + labels.iter().map(|(pk, _)| 12 + pk.len()).sum::<usize>() + index_len,
+        );
+        out.extend_from_slice(&next.to_le_bytes());
+        out.extend_from_slice(&(labels.len() as u64).to_le_bytes());
+        for (pk, l) in labels {
+            out.extend_from_slice(&(pk.len() as u32).to_le_bytes());
+            out.extend_from_slice(&pk);
+            out.extend_from_slice(&l.to_le_bytes());
+        }
+        match data {
+            PartsData::Hnsw(snap) => snap.write_into(&mut out),
+            PartsData::Bytes(b) => out.extend_from_slice(&b),
+        }
+        out
     }
 }
 
@@ -466,6 +548,7 @@ pub fn checkpoint(
         gen: base_ts,
         blob: &blob,
         serialize: serializing.elapsed(),
+        assemble: std::time::Duration::ZERO,
     };
     let chunks = write_base(storage, job_id, spec, base, &|| false)?;
     install_base(txn, spec.storage_id, base_ts, chunks)
@@ -479,6 +562,9 @@ pub struct NewBase<'a> {
     pub gen: u64,
     pub blob: &'a [u8],
     pub serialize: std::time::Duration,
+    /// Time spent assembling the blob after the lock was released (zero
+    /// when all of it was done under the lock).
+    pub assemble: std::time::Duration,
 }
 
 /// [`write_chunks`] for job `job_id`'s index, logging what the base cost
@@ -497,6 +583,7 @@ pub fn write_base(
         gen,
         blob,
         serialize,
+        assemble,
     } = base;
     let writing = std::time::Instant::now();
     let chunks = write_chunks(storage, spec.storage_id, gen, blob, stop)?;
@@ -507,6 +594,7 @@ pub fn write_base(
         bytes = blob.len(),
         chunks,
         serialize_ms = serialize.as_millis() as u64,
+        assemble_ms = assemble.as_millis() as u64,
         write_ms = writing.elapsed().as_millis() as u64,
         "index checkpoint written"
     );
@@ -550,8 +638,10 @@ pub fn write_chunks(
 
 /// Make the chunks [`write_chunks`] wrote for generation `gen` the base
 /// at `gen` (its ts), inside the unit's commit transaction `txn`: the
-/// metadata names them, and every other generation's chunks and any build
-/// delta records are deleted.
+/// metadata names them, and any build delta records are deleted. The other
+/// generations' chunks are left to [`purge_stale_chunks`] after the commit
+/// (deleting a whole base inside this transaction held the storage writer
+/// — and every commit behind it — for as long as that took).
 pub fn install_base(
     txn: &mut dyn Transaction,
     storage_id: u64,
@@ -559,18 +649,6 @@ pub fn install_base(
     chunks: u32,
 ) -> SqlResult<()> {
     let old = read_meta(txn, storage_id)?;
-    let stale = txn.scan(
-        storage_id,
-        Bound::Included(vec![b'b']),
-        Bound::Excluded(vec![b'c']),
-        usize::MAX,
-    )?;
-    let ours = |k: &[u8]| k.len() == 13 && k.get(1..9) == Some(&gen.to_be_bytes()[..]);
-    for (k, _) in stale {
-        if !ours(&k) {
-            txn.delete(storage_id, &k)?;
-        }
-    }
     if old.deltas > 0 {
         delete_range(txn, storage_id, b'd')?;
     }
@@ -585,6 +663,75 @@ pub fn install_base(
             deltas: 0,
         },
     )
+}
+
+/// Delete the chunks of every generation but the installed base's (older
+/// bases, and attempts that were never installed), [`CHUNKS_PER_TXN`] per
+/// transaction so that no commit waits long behind it; stops (an error)
+/// before the next transaction once `stop` says so. Returns how many it
+/// deleted. Run after a base is installed; what it leaves (a crash, a stop)
+/// the next run deletes.
+pub fn purge_stale_chunks(
+    storage: &dyn Storage,
+    storage_id: u64,
+    stop: &dyn Fn() -> bool,
+) -> SqlResult<u64> {
+    let meta = {
+        let mut txn = storage.begin(Default::default())?;
+        let m = read_meta(txn.as_mut(), storage_id);
+        txn.rollback();
+        m?
+    };
+    if meta.format == 0 || meta.chunks == 0 {
+        // A legacy base (its keys carry no generation) or none yet: the
+        // next install of a format-1 base purges.
+        return Ok(0);
+    }
+    // Every chunk key but the installed generation's, in two ranges.
+    let ours = chunk_key(FORMAT, meta.gen, 0);
+    let after_ours = match meta.gen.checked_add(1) {
+        Some(g) => chunk_key(FORMAT, g, 0),
+        None => vec![b'c'],
+    };
+    let mut deleted = 0u64;
+    for (lo, hi) in [(vec![b'b'], ours), (after_ours, vec![b'c'])] {
+        loop {
+            if stop() {
+                return Err(SqlError::new(
+                    crate::error::code::QUERY_INTERRUPTED,
+                    "purging old index bases was canceled",
+                ));
+            }
+            let mut txn = storage.begin(Default::default())?;
+            let r = (|| -> SqlResult<usize> {
+                let batch = txn.scan(
+                    storage_id,
+                    Bound::Included(lo.clone()),
+                    Bound::Excluded(hi.clone()),
+                    CHUNKS_PER_TXN,
+                )?;
+                for (k, _) in &batch {
+                    txn.delete(storage_id, k)?;
+                }
+                Ok(batch.len())
+            })();
+            match r {
+                Ok(0) => {
+                    txn.rollback();
+                    break;
+                }
+                Ok(n) => {
+                    txn.commit()?;
+                    deleted += n as u64;
+                }
+                Err(e) => {
+                    txn.rollback();
+                    return Err(e);
+                }
+            }
+        }
+    }
+    Ok(deleted)
 }
 
 /// [`install_base`] unless the installed base is already at `gen` or later
@@ -972,12 +1119,25 @@ mod tests {
         let l = load(storage.as_ref(), txn.as_mut(), &spec, &source, 0).unwrap();
         txn.rollback();
         assert_eq!(l.index.len(), 0, "an uninstalled base is not the base");
-        // The next checkpoint installs its own generation and deletes the
-        // stale one.
+        // The next checkpoint installs its own generation; the purge after
+        // it deletes the stale ones, older (5) and newer (9, an attempt
+        // whose install never happened), in small transactions.
         live.apply(&[upsert(2, "beta")]).unwrap();
         let mut txn = storage.begin(Default::default()).unwrap();
         checkpoint(storage.as_ref(), txn.as_mut(), 1, &spec, &mut live, 7).unwrap();
         txn.commit().unwrap();
+        write_chunks(storage.as_ref(), hidden, 9, &blob, &|| false).unwrap();
+        assert!(
+            purge_stale_chunks(storage.as_ref(), hidden, &|| true).is_err(),
+            "a stopped purge says so"
+        );
+        let purged = purge_stale_chunks(storage.as_ref(), hidden, &|| false).unwrap();
+        let per_attempt = blob.len().div_ceil(CHUNK_BYTES) as u64;
+        assert_eq!(purged, 2 * per_attempt);
+        assert_eq!(
+            purge_stale_chunks(storage.as_ref(), hidden, &|| false).unwrap(),
+            0
+        );
         let mut txn = storage.begin(Default::default()).unwrap();
         let keys: Vec<Vec<u8>> = txn
             .scan(

@@ -27,12 +27,28 @@ pub(crate) fn checksum(bytes: &[u8]) -> u64 {
 /// Appends `payload` followed by its checksum, after a magic and a version.
 pub(crate) fn seal(magic: &[u8; 8], version: u32, payload: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(payload.len() + 28);
+    seal_into(&mut out, magic, version, |o| o.extend_from_slice(payload));
+    out
+}
+
+/// [`seal`] appended to `out`, the payload written by `write` in place (no copy
+/// of a large payload).
+pub(crate) fn seal_into(
+    out: &mut Vec<u8>,
+    magic: &[u8; 8],
+    version: u32,
+    write: impl FnOnce(&mut Vec<u8>),
+) {
     out.extend_from_slice(magic);
     out.extend_from_slice(&version.to_le_bytes());
-    out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-    out.extend_from_slice(payload);
-    out.extend_from_slice(&checksum(payload).to_le_bytes());
-    out
+    let len_at = out.len();
+    out.extend_from_slice(&0u64.to_le_bytes());
+    let start = out.len();
+    write(out);
+    let len = (out.len() - start) as u64;
+    out[len_at..start].copy_from_slice(&len.to_le_bytes());
+    let sum = checksum(&out[start..]);
+    out.extend_from_slice(&sum.to_le_bytes());
 }
 
 /// Validates magic, version, length and checksum; returns the payload.

@@ -287,6 +287,54 @@ impl Drop for SlotGuard<'_> {
 
 /// An in-memory HNSW index from `u64` keys to vectors. `Send + Sync`: searches take
 /// `&self` and may run concurrently; mutations take `&mut self`.
+/// A copy of a [`VectorIndex`]'s state taken by [`VectorIndex::snapshot`].
+pub struct VectorSnapshot {
+    opts: Vec<u8>,
+    raw: Vec<u8>,
+    dead: Vec<u64>,
+    moved: Vec<(u64, u64)>,
+}
+
+impl VectorSnapshot {
+    /// The bytes [`VectorIndex::to_bytes`] returns for the snapshotted index.
+    pub fn into_bytes(self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.len_hint());
+        self.write_into(&mut out);
+        out
+    }
+
+    /// About how many bytes [`write_into`](Self::write_into) appends.
+    pub fn len_hint(&self) -> usize {
+        self.raw.len() + self.opts.len() + 64 + 8 * self.dead.len() + 16 * self.moved.len()
+    }
+
+    /// Appends [`into_bytes`](Self::into_bytes)'s bytes to `out` (one copy of
+    /// usearch's buffer, straight into the caller's).
+    pub fn write_into(self, out: &mut Vec<u8>) {
+        let VectorSnapshot {
+            opts,
+            raw,
+            mut dead,
+            mut moved,
+        } = self;
+        dead.sort_unstable();
+        moved.sort_unstable();
+        codec::seal_into(out, MAGIC, FORMAT_VERSION, |payload| {
+            codec::put_bytes(payload, &opts);
+            codec::put_bytes(payload, &raw);
+            payload.extend_from_slice(&(dead.len() as u64).to_le_bytes());
+            for u in dead {
+                payload.extend_from_slice(&u.to_le_bytes());
+            }
+            payload.extend_from_slice(&(moved.len() as u64).to_le_bytes());
+            for (k, u) in moved {
+                payload.extend_from_slice(&k.to_le_bytes());
+                payload.extend_from_slice(&u.to_le_bytes());
+            }
+        });
+    }
+}
+
 pub struct VectorIndex {
     opts: HnswOptions,
     inner: usearch::Index,
@@ -670,31 +718,41 @@ impl VectorIndex {
     /// Serializes the whole index: a versioned, checksummed header carrying the
     /// [`HnswOptions`], followed by usearch's own buffer.
     pub fn to_bytes(&self) -> Result<Vec<u8>> {
+        self.snapshot().map(VectorSnapshot::into_bytes)
+    }
+
+    /// The parts of [`to_bytes`](Self::to_bytes) that must be read while nothing is
+    /// added (usearch's buffer and the key maps); [`VectorSnapshot::into_bytes`]
+    /// assembles and checksums them afterwards, so a caller holding a lock around
+    /// this index holds it only for this copy.
+    pub fn snapshot(&self) -> Result<VectorSnapshot> {
+        self.snapshot_into(Vec::new())
+    }
+
+    /// Bytes a snapshot's copy of usearch's buffer takes now: a caller that
+    /// holds a lock around the index allocates (and touches) a buffer of about
+    /// this size before it takes the lock, and hands it to
+    /// [`snapshot_into`](Self::snapshot_into).
+    pub fn snapshot_len(&self) -> usize {
+        self.inner.serialized_length()
+    }
+
+    /// [`snapshot`](Self::snapshot) into `buf` (resized to fit; its pages are
+    /// not faulted in under the caller's lock if it was touched beforehand).
+    pub fn snapshot_into(&self, mut buf: Vec<u8>) -> Result<VectorSnapshot> {
         let opts = serde_json::to_vec(&self.opts)
             .map_err(|e| IndexError::Vector(format!("encoding options: {e}")))?;
-        let mut raw = vec![0u8; self.inner.serialized_length()];
+        buf.resize(self.inner.serialized_length(), 0);
+        let mut raw = buf;
         guarded("save", || {
             self.inner.save_to_buffer(&mut raw).map_err(vec_err)
         })?;
-        let mut payload = Vec::with_capacity(
-            raw.len() + opts.len() + 32 + 8 * self.dead.len() + 16 * self.moved.len(),
-        );
-        codec::put_bytes(&mut payload, &opts);
-        codec::put_bytes(&mut payload, &raw);
-        let mut dead: Vec<u64> = self.dead.iter().copied().collect();
-        dead.sort_unstable();
-        payload.extend_from_slice(&(dead.len() as u64).to_le_bytes());
-        for u in dead {
-            payload.extend_from_slice(&u.to_le_bytes());
-        }
-        let mut moved: Vec<(u64, u64)> = self.moved.iter().map(|(k, u)| (*k, *u)).collect();
-        moved.sort_unstable();
-        payload.extend_from_slice(&(moved.len() as u64).to_le_bytes());
-        for (k, u) in moved {
-            payload.extend_from_slice(&k.to_le_bytes());
-            payload.extend_from_slice(&u.to_le_bytes());
-        }
-        Ok(codec::seal(MAGIC, FORMAT_VERSION, &payload))
+        Ok(VectorSnapshot {
+            opts,
+            raw,
+            dead: self.dead.iter().copied().collect(),
+            moved: self.moved.iter().map(|(k, u)| (*k, *u)).collect(),
+        })
     }
 
     /// Rebuilds an index from [`to_bytes`](Self::to_bytes) output. Garbage, truncated

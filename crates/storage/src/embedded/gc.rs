@@ -44,6 +44,11 @@ pub(super) fn horizons(inner: &Inner) -> HashMap<TableId, Ts> {
 /// between two batches.
 pub(super) const GC_BATCH: usize = 1024;
 
+/// Bytes of change-log entries deleted per batch at most (at least one
+/// entry): an index base writes a few hundred 256 KiB chunks, and freeing
+/// them all in one transaction held every commit up for most of a second.
+pub(super) const GC_BATCH_BYTES: usize = 4 << 20;
+
 /// A table still to collect: `(table, horizon, continuing)`.
 type Pending = (TableId, Ts, bool);
 
@@ -75,7 +80,8 @@ pub(super) fn run(inner: &Inner) -> Result<GcStats> {
     Ok(stats)
 }
 
-/// One write transaction of a GC pass: delete at most [`GC_BATCH`]
+/// One write transaction of a GC pass: delete at most [`GC_BATCH`] (and
+/// about [`GC_BATCH_BYTES`])
 /// change-log entries at or below the tables' horizons and record each
 /// table's new horizon. A table cut short records the ts of its last
 /// deleted entry — reads from there on see only entries above it, all
@@ -90,6 +96,7 @@ fn gc_batch(d: &super::durable::Durable, pending: &[Pending]) -> Result<(u64, Ve
         let mut gc_tab = w.open_table(CHANGE_GC).map_err(io)?;
         let mut log = w.open_table(CHANGES).map_err(io)?;
         let mut budget = GC_BATCH;
+        let mut bytes_left = GC_BATCH_BYTES;
         for &(table, h, continuing) in pending {
             let old = gc_tab
                 .get(table)
@@ -99,20 +106,28 @@ fn gc_batch(d: &super::durable::Durable, pending: &[Pending]) -> Result<(u64, Ve
             if h <= old && !continuing {
                 continue;
             }
-            if budget == 0 {
+            if budget == 0 || bytes_left == 0 {
                 still.push((table, h, continuing));
                 continue;
             }
-            let keys: Vec<(u64, u64, u32)> = log
+            let mut keys: Vec<(u64, u64, u32)> = Vec::new();
+            let mut cut = false;
+            for e in log
                 .range((table, 0, 0)..=(table, h, u32::MAX))
                 .map_err(io)?
-                .take(budget)
-                .map(|e| e.map(|(k, _)| k.value()).map_err(io))
-                .collect::<Result<_>>()?;
+            {
+                if keys.len() == budget || bytes_left == 0 {
+                    cut = true;
+                    break;
+                }
+                let (k, v) = e.map_err(io)?;
+                bytes_left = bytes_left.saturating_sub(v.value().len());
+                keys.push(k.value());
+            }
             for k in &keys {
                 log.remove(k).map_err(io)?;
             }
-            let finished = keys.len() < budget;
+            let finished = !cut;
             budget -= keys.len();
             removed += keys.len() as u64;
             let new_h = match keys.last() {
