@@ -627,16 +627,29 @@ pub async fn checkpoint_unit(iscp: &Arc<Iscp>, j: &JobRow, token: &CancellationT
             g.based_at(pos, after);
         }
         unit_committed(iscp, j, Some(pos));
-        let (iscp2, sid, tok) = (iscp.clone(), j.spec.storage_id, token.clone());
-        let purged = blocking(move || {
-            live::purge_stale_chunks(iscp2.storage.as_ref(), sid, &|| tok.is_cancelled())
-        })
-        .await;
-        if let Ok(Err(e)) = &purged {
-            tracing::info!(job_id = j.key.job_id, error = %e, "old base chunks left to the next purge");
-        }
+        purge_old_bases(iscp, j, token).await;
     }
     out
+}
+
+/// After a base was installed: delete the other generations' chunks in
+/// small transactions of their own, on a low-priority thread; what a
+/// failure or a stop leaves, the next purge deletes.
+async fn purge_old_bases(iscp: &Arc<Iscp>, j: &JobRow, token: &CancellationToken) {
+    let (iscp2, sid, tok) = (iscp.clone(), j.spec.storage_id, token.clone());
+    let purged = on_background_thread(move || {
+        live::purge_stale_chunks(iscp2.storage.as_ref(), sid, &|| tok.is_cancelled())
+    })
+    .await;
+    match purged {
+        Ok(Ok(_)) => {}
+        Ok(Err(e)) => {
+            tracing::info!(job_id = j.key.job_id, error = %e.message, "old base chunks left to the next purge")
+        }
+        Err(e) => {
+            tracing::info!(job_id = j.key.job_id, error = %e, "old base chunks left to the next purge")
+        }
+    }
 }
 
 /// Start writing a base of an asynchronous vector / full-text job's index
@@ -788,15 +801,7 @@ async fn write_base_beside_units(
     if !installed {
         return Ok(None);
     }
-    // The old base's chunks go in small transactions of their own.
-    let (iscp2, sid, tok) = (iscp.clone(), j.spec.storage_id, token.clone());
-    let purged = on_background_thread(move || {
-        live::purge_stale_chunks(iscp2.storage.as_ref(), sid, &|| tok.is_cancelled())
-    })
-    .await;
-    if let Ok(Err(e)) = &purged {
-        tracing::info!(job_id = j.key.job_id, error = %e, "old base chunks left to the next purge");
-    }
+    purge_old_bases(iscp, j, token).await;
     {
         let mut g = h.write();
         let after = g.since_base.saturating_sub(n);
