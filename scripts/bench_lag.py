@@ -39,31 +39,22 @@ With RUST_LOG=info,tributary::iscp::runner=debug it also prints the storage
 GC passes of each window.
 """
 import argparse
-import importlib
 import json
 import os
 import platform
 import shlex
-import subprocess
 import sys
 import tempfile
 import threading
 import time
 
 
-def ensure(module, package):
-    try:
-        return importlib.import_module(module)
-    except ImportError:
-        subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
-        importlib.invalidate_caches()
-        return importlib.import_module(module)
-
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pydeps import ensure  # noqa: E402
 
 np = ensure("numpy", "numpy")
 pymysql = ensure("pymysql", "pymysql")
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from serverproc import start_server, stop_server  # noqa: E402
 
 READY_DEADLINE_S = 1800.0

@@ -44,33 +44,24 @@ Run (release build; the project venv has PyMySQL):
   $CARGO_TARGET_DIR/venv/bin/python scripts/bench_vector.py
 """
 import argparse
-import importlib
 import json
 import os
 import platform
 import shlex
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 
 
-def ensure(module, package):
-    try:
-        return importlib.import_module(module)
-    except ImportError:
-        subprocess.run([sys.executable, "-m", "pip", "install", "-q", package], check=True)
-        importlib.invalidate_caches()
-        return importlib.import_module(module)
-
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pydeps import ensure  # noqa: E402
 
 np = ensure("numpy", "numpy")
 pymysql = ensure("pymysql", "pymysql")
 ensure("psycopg", "psycopg[binary]")
 ensure("pgserver", "pgserver")
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pgproc import PgCluster  # noqa: E402
 from serverproc import start_server, stop_server  # noqa: E402
 
