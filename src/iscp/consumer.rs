@@ -776,9 +776,8 @@ async fn write_base_beside_units(
     let installed = blocking(move || -> Result<bool, SqlError> {
         let mut txn = begin(&iscp2)?;
         let r = (|| -> Result<bool, SqlError> {
-            let live = log::read_job(txn.as_mut(), &j2.key, false)?.is_some_and(|row| {
-                row.drop_at.is_none() && !row.state.is_protected() && row.key == j2.key
-            });
+            let live = log::read_job(txn.as_mut(), &j2.key, false)?
+                .is_some_and(|row| row.drop_at.is_none() && !row.state.is_protected());
             if !live || tok.is_cancelled() {
                 return Ok(false);
             }

@@ -649,6 +649,17 @@ pub fn install_base(
     chunks: u32,
 ) -> SqlResult<()> {
     let old = read_meta(txn, storage_id)?;
+    install_over(txn, storage_id, gen, chunks, &old)
+}
+
+/// [`install_base`] over the metadata `old` already read in `txn`.
+fn install_over(
+    txn: &mut dyn Transaction,
+    storage_id: u64,
+    gen: u64,
+    chunks: u32,
+    old: &Meta,
+) -> SqlResult<()> {
     if old.deltas > 0 {
         delete_range(txn, storage_id, b'd')?;
     }
@@ -748,7 +759,7 @@ pub fn install_base_if_newer(
     if old.chunks > 0 && old.base_ts >= gen {
         return Ok(false);
     }
-    install_base(txn, storage_id, gen, chunks)?;
+    install_over(txn, storage_id, gen, chunks, &old)?;
     Ok(true)
 }
 

@@ -328,17 +328,41 @@ fn fulltext_layout<'a>(
     t: &'a TableDef,
     spec: &'a MatchSpec,
 ) -> (&'a [usize], tributary_index::Parser) {
-    t.indexes
-        .iter()
-        .find_map(|ix| match &ix.kind {
-            IndexKind::FullText { parser } if same_cols(&ix.columns, &spec.columns) => {
-                tributary_index::Parser::from_name(parser)
-                    .ok()
-                    .map(|p| (ix.columns.as_slice(), p))
-            }
+    fulltext_index(t, spec)
+        .and_then(|ix| match &ix.kind {
+            IndexKind::FullText { parser } => tributary_index::Parser::from_name(parser)
+                .ok()
+                .map(|p| (ix.columns.as_slice(), p)),
             _ => None,
         })
         .unwrap_or((&spec.columns, tributary_index::Parser::Default))
+}
+
+/// The full-text index on exactly `spec`'s columns (in any order).
+fn fulltext_index<'a>(t: &'a TableDef, spec: &MatchSpec) -> Option<&'a IndexDef> {
+    t.indexes.iter().find(|ix| {
+        matches!(ix.kind, IndexKind::FullText { .. }) && same_cols(&ix.columns, &spec.columns)
+    })
+}
+
+/// Each row's texts for `spec`, in its index's column order; see
+/// [`as_docs`].
+fn match_texts<'r>(
+    t: &TableDef,
+    spec: &MatchSpec,
+    rows: impl Iterator<Item = &'r [Value]>,
+) -> Vec<Vec<Option<String>>> {
+    let (cols, _) = fulltext_layout(t, spec);
+    rows.map(|r| texts_of(r, cols)).collect()
+}
+
+/// [`match_texts`] as full-text documents keyed by their position.
+fn as_docs(texts: &[Vec<Option<String>>]) -> Vec<(u64, Vec<Option<&str>>)> {
+    texts
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (i as u64, f.iter().map(|x| x.as_deref()).collect()))
+        .collect()
 }
 
 fn match_mode(spec: &MatchSpec) -> MatchMode {
@@ -365,12 +389,8 @@ fn score_rows<'r>(
     index: Option<&tributary_index::FullTextIndex>,
 ) -> SqlResult<HashMap<usize, f64>> {
     let (cols, parser) = fulltext_layout(t, spec);
-    let texts: Vec<Vec<Option<String>>> = rows.map(|r| texts_of(r, cols)).collect();
-    let docs: Vec<(u64, Vec<Option<&str>>)> = texts
-        .iter()
-        .enumerate()
-        .map(|(i, f)| (i as u64, f.iter().map(|x| x.as_deref()).collect()))
-        .collect();
+    let texts = match_texts(t, spec, rows);
+    let docs = as_docs(&texts);
     let mode = match_mode(spec);
     let scored = match index {
         Some(fx) => fx
@@ -520,16 +540,8 @@ pub fn fetch_candidates(
             .collect())
     };
     let Some(row) = row else { return exact(cx) };
-    let live = if row.spec.is_sync_live() {
-        // A synchronous index answers at the query's snapshot: this CN's
-        // memory first catches up with every entry committed up to it.
-        cx.engine
-            .iscp
-            .sync_catch_up(&row.key, &row.spec, snapshot, true)?
-    } else if row.status.stage == STAGE_INIT {
+    let Some(live) = live_for_query(cx, &row)? else {
         return exact(cx);
-    } else {
-        cx.engine.iscp.live_for_search(&row)?
     };
     let g = live.read();
     let (lo, hi) = g.view_range();
@@ -724,14 +736,8 @@ pub fn fetch_candidates(
                     tail_rows.push(r);
                 }
             }
-            let (cols, _) = fulltext_layout(t, spec);
-            let texts: Vec<Vec<Option<String>>> =
-                tail_rows.iter().map(|r| texts_of(r, cols)).collect();
-            let extra: Vec<(u64, Vec<Option<&str>>)> = texts
-                .iter()
-                .enumerate()
-                .map(|(i, f)| (i as u64, f.iter().map(|x| x.as_deref()).collect()))
-                .collect();
+            let texts = match_texts(t, spec, tail_rows.iter().map(|r| r.as_slice()));
+            let extra = as_docs(&texts);
             let found = fx
                 .search_with_extra(&spec.query, match_mode(spec), cap, &extra)
                 .map_err(fulltext_error)?;
@@ -819,20 +825,26 @@ fn other_scores(
 }
 
 /// The loaded full-text index answering `spec`, if one is past its
-/// initial build (a synchronous one caught up with the snapshot).
+/// initial build.
 fn live_fulltext(
     cx: &mut Ctx<'_>,
     t: &TableDef,
     spec: &MatchSpec,
 ) -> SqlResult<Option<crate::iscp::LiveHandle>> {
-    let Some(ix) = t.indexes.iter().find(|ix| {
-        matches!(ix.kind, IndexKind::FullText { .. }) && same_cols(&ix.columns, &spec.columns)
-    }) else {
+    let Some(ix) = fulltext_index(t, spec) else {
         return Ok(None);
     };
-    let Some(row) = job_row(cx, t, ix)? else {
-        return Ok(None);
-    };
+    match job_row(cx, t, ix)? {
+        Some(row) => live_for_query(cx, &row),
+        None => Ok(None),
+    }
+}
+
+/// This CN's memory of job `row`'s index for a statement at its snapshot:
+/// a synchronous index first catches up with every entry committed up to
+/// the snapshot; an asynchronous one is `None` while in its initial build
+/// (the statement evaluates exactly).
+fn live_for_query(cx: &mut Ctx<'_>, row: &JobRow) -> SqlResult<Option<crate::iscp::LiveHandle>> {
     if row.spec.is_sync_live() {
         let snapshot = cx.txn.start_ts();
         return cx
@@ -844,5 +856,5 @@ fn live_fulltext(
     if row.status.stage == STAGE_INIT {
         return Ok(None);
     }
-    cx.engine.iscp.live_for_search(&row).map(Some)
+    cx.engine.iscp.live_for_search(row).map(Some)
 }
