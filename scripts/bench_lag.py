@@ -55,7 +55,7 @@ from pydeps import ensure  # noqa: E402
 np = ensure("numpy", "numpy")
 pymysql = ensure("pymysql", "pymysql")
 
-from serverproc import start_server, stop_server  # noqa: E402
+from serverproc import default_binary, start_server, stop_server  # noqa: E402
 
 READY_DEADLINE_S = 1800.0
 POLL_DEADLINE_S = 120.0
@@ -189,9 +189,7 @@ def main():
     ap.add_argument("--sample", type=int, default=5, help="poll every n-th row")
     ap.add_argument("--seed", type=int, default=16)
     ap.add_argument("--json")
-    ap.add_argument("--bin", default=os.environ.get(
-        "TRIBUTARY_BIN",
-        os.path.join(os.environ.get("CARGO_TARGET_DIR", "target"), "release", "tributary")))
+    ap.add_argument("--bin", default=default_binary())
     args = ap.parse_args()
     print("machine:", platform.machine(), os.cpu_count(), "cpus,", platform.platform())
     print("command:", " ".join(shlex.quote(a) for a in sys.argv))

@@ -63,7 +63,7 @@ ensure("psycopg", "psycopg[binary]")
 ensure("pgserver", "pgserver")
 
 from pgproc import PgCluster  # noqa: E402
-from serverproc import start_server, stop_server  # noqa: E402
+from serverproc import default_binary, start_server, stop_server  # noqa: E402
 
 K = 10
 
@@ -204,9 +204,7 @@ def main():
     ap.add_argument("--batches", type=int, default=10)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--json")
-    ap.add_argument("--bin", default=os.environ.get(
-        "TRIBUTARY_BIN",
-        os.path.join(os.environ.get("CARGO_TARGET_DIR", "target"), "release", "tributary")))
+    ap.add_argument("--bin", default=default_binary())
     args = ap.parse_args()
     print("machine:", platform.machine(), os.cpu_count(), "cpus,", platform.platform())
     print("command:", " ".join(shlex.quote(a) for a in sys.argv))

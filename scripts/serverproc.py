@@ -1,7 +1,9 @@
 """Start and stop a `tributary serve` process for the scripts in this folder
-(benchmarks, load test): an ephemeral loopback port read from the server's
-"listening on" line, bounded waits, SIGTERM then kill."""
+(benchmarks, load test): which binary (`default_binary`), an ephemeral
+loopback port read from the server's "listening on" line, bounded waits,
+SIGTERM then kill."""
 
+import os
 import queue
 import re
 import signal
@@ -12,6 +14,13 @@ import time
 
 START_DEADLINE_S = 60.0
 STOP_DEADLINE_S = 30.0
+
+
+def default_binary():
+    """$TRIBUTARY_BIN, else the release build under $CARGO_TARGET_DIR (or ./target)."""
+    return os.environ.get(
+        "TRIBUTARY_BIN",
+        os.path.join(os.environ.get("CARGO_TARGET_DIR", "target"), "release", "tributary"))
 
 
 def _reader(stream, q):
