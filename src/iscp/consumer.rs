@@ -20,11 +20,14 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 use tributary_fault::points;
+use tributary_index::vector::PARALLEL_MIN_BATCH;
+use tributary_index::Parallelism;
 use tributary_storage::{Change, ChangeKind, Transaction, TxnOptions};
 
 use crate::catalog::codec::btree_entry_key;
 use crate::catalog::IndexKind;
 use crate::error::SqlError;
+use crate::iscp::background::{build_parallelism, on_background_thread};
 use crate::iscp::live::{self, hex, unhex};
 use crate::iscp::log::{self, GuardRefusal, JobRow, JobState, STAGE_INCREMENTAL};
 use crate::iscp::runtime::{Role, TaskKind};
@@ -88,6 +91,12 @@ const STAGE_SLICE: usize = 512;
 /// inserts at a few thousand vectors/s on one core, so 64 keep each hold
 /// around 10–20 ms and a search never waits behind a whole batch (issue 17).
 const HNSW_STAGE_SLICE: usize = 64;
+/// An incremental HNSW unit with at least this many changes is a backlog:
+/// it is staged [`PARALLEL_MIN_BATCH`] changes per lock hold, added from
+/// `iscp_build_threads` threads (a hold of ~100–150 ms on two cores, during
+/// which searches wait; the backlog clears about twice as fast, and until
+/// it does, every fresh search evaluates its tail exactly).
+const HNSW_BACKLOG: usize = 4 * PARALLEL_MIN_BATCH;
 
 /// What every index kind implements: where its cancellation fault points
 /// sit and how one batch of changes is applied inside the unit's commit
@@ -204,7 +213,7 @@ impl IndexConsumer for LiveConsumer {
         let mut g = entry.write();
         let sid = j.spec.storage_id;
         let ops = source.ops(changes)?;
-        g.index.stage(&ops)?;
+        g.index.stage(&ops, build_parallelism(&iscp.config))?;
         if done {
             live::checkpoint(
                 iscp.storage.as_ref(),
@@ -246,15 +255,19 @@ impl LiveConsumer {
     ) -> Result<(), SqlError> {
         let t = std::time::Instant::now();
         entry.write().staging_to = Some(ts);
-        let slice = if self.hnsw {
-            HNSW_STAGE_SLICE
+        let backlog =
+            self.hnsw && changes.len() >= HNSW_BACKLOG && iscp.config.iscp_build_threads > 1;
+        let (slice, par) = if backlog {
+            (PARALLEL_MIN_BATCH, build_parallelism(&iscp.config))
+        } else if self.hnsw {
+            (HNSW_STAGE_SLICE, Parallelism::SERIAL)
         } else {
-            STAGE_SLICE
+            (STAGE_SLICE, Parallelism::SERIAL)
         };
         for part in changes.chunks(slice) {
             let ops = source.ops(part)?;
             let mut g = entry.write();
-            g.index.stage(&ops)?;
+            g.index.stage(&ops, par)?;
             g.since_base += ops.len() as u64;
         }
         let staged_ms = t.elapsed().as_millis() as u64;
@@ -812,44 +825,3 @@ async fn write_base_beside_units(
         .set_consumer_watermark(&consumer_name(j.key.job_id), source.table(), pos);
     Ok(Some(pos))
 }
-
-/// CPU niceness of a base writer's heavy work (allocating, assembling,
-/// writing and purging): foreground statements and units run first.
-const BASE_WRITER_NICE: i32 = 10;
-
-/// Run `f` on a thread of its own at [`BASE_WRITER_NICE`] (Linux; at normal
-/// priority elsewhere), joined before this returns. Never holds a lock that
-/// foreground work waits on (priority inversion): the index's lock is taken
-/// on normal threads only.
-async fn on_background_thread<T: Send + 'static>(
-    f: impl FnOnce() -> T + Send + 'static,
-) -> Result<T, String> {
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    let handle = std::thread::Builder::new()
-        .name("iscp-base-writer".into())
-        .spawn(move || {
-            lower_this_threads_priority();
-            let _ = tx.send(f());
-        })
-        .map_err(|e| format!("starting a base writer thread: {e}"))?;
-    let out = rx
-        .await
-        .map_err(|_| "the base writer thread panicked".to_string());
-    // It has sent its result (or died): the join returns at once.
-    let _ = tokio::task::spawn_blocking(move || handle.join()).await;
-    out
-}
-
-#[cfg(target_os = "linux")]
-fn lower_this_threads_priority() {
-    // SAFETY: setpriority(2) takes plain integers and reads no memory of
-    // ours; on Linux `who = 0` with PRIO_PROCESS is the calling thread, so
-    // this changes only this short-lived thread's nice value.
-    let r = unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, BASE_WRITER_NICE) };
-    if r != 0 {
-        tracing::debug!("could not lower a base writer thread's priority");
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn lower_this_threads_priority() {}

@@ -17,6 +17,7 @@
 //! writers and searches catch up with the index's entry log
 //! ([`Iscp::sync_catch_up`]) without any runner.
 
+pub mod background;
 pub mod consumer;
 pub mod drop;
 pub mod live;
@@ -272,7 +273,15 @@ impl Iscp {
                 wm
             };
             let source = live::Source::of(key.table_id, spec);
-            let l = live::load(self.storage.as_ref(), txn.as_mut(), spec, &source, upto)?;
+            let par = background::build_parallelism(&self.config);
+            let l = live::load(
+                self.storage.as_ref(),
+                txn.as_mut(),
+                spec,
+                &source,
+                upto,
+                par,
+            )?;
             Ok::<_, SqlError>((l, iteration, upto))
         })();
         txn.rollback();
@@ -316,13 +325,21 @@ impl Iscp {
         }
         let from = g.watermark;
         let source = live::Source::of(key.table_id, spec);
-        let applied = live::replay(self.storage.as_ref(), &source, &mut g.index, from, upto)
-            .and_then(|n| {
-                if publish {
-                    g.index.publish()?;
-                }
-                Ok(n)
-            });
+        let par = background::build_parallelism(&self.config);
+        let applied = live::replay(
+            self.storage.as_ref(),
+            &source,
+            &mut g.index,
+            from,
+            upto,
+            par,
+        )
+        .and_then(|n| {
+            if publish {
+                g.index.publish()?;
+            }
+            Ok(n)
+        });
         match applied {
             Ok(n) => {
                 g.watermark = g.watermark.max(upto);

@@ -236,6 +236,77 @@ impl HnswOptions {
     }
 }
 
+/// How [`VectorIndex::upsert_batch`] may use threads.
+#[derive(Clone, Copy, Debug)]
+pub struct Parallelism {
+    /// Worker threads (1: the caller's thread only).
+    pub threads: usize,
+    /// Runs first on each worker thread (for example, to lower its priority).
+    pub on_start: fn(),
+}
+
+impl Parallelism {
+    /// The caller's thread only.
+    pub const SERIAL: Parallelism = Parallelism {
+        threads: 1,
+        on_start: || {},
+    };
+}
+
+/// Batches below this size are added on the caller's thread: starting
+/// threads and the reachability check cost more than they save.
+pub const PARALLEL_MIN_BATCH: usize = 1024;
+/// Beam and result count of the reachability check after a parallel add,
+/// and of its second look at the nodes the first missed.
+const VERIFY_EF: usize = 16;
+const VERIFY_K: usize = 4;
+const RECHECK_EF: usize = 512;
+const RECHECK_K: usize = 32;
+/// Items a worker claims at a time.
+const PARALLEL_CHUNK: usize = 64;
+
+/// `f` on every item, from `threads` scoped threads (each claims chunks
+/// from a shared cursor; all are joined before this returns). The first
+/// error stops the others at their next chunk and is returned.
+fn parallel_each<T: Sync>(
+    items: &[T],
+    threads: usize,
+    on_start: fn(),
+    f: impl Fn(&T) -> Result<()> + Sync,
+) -> Result<()> {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let next = AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    let first_err = Mutex::new(None);
+    std::thread::scope(|s| {
+        for _ in 0..threads.min(items.len().div_ceil(PARALLEL_CHUNK)).max(1) {
+            s.spawn(|| {
+                on_start();
+                while !failed.load(Ordering::Relaxed) {
+                    let i = next.fetch_add(PARALLEL_CHUNK, Ordering::Relaxed);
+                    if i >= items.len() {
+                        return;
+                    }
+                    for it in &items[i..(i + PARALLEL_CHUNK).min(items.len())] {
+                        if let Err(e) = f(it) {
+                            failed.store(true, Ordering::Relaxed);
+                            first_err
+                                .lock()
+                                .unwrap_or_else(|p| p.into_inner())
+                                .get_or_insert(e);
+                            return;
+                        }
+                    }
+                }
+            });
+        }
+    });
+    match first_err.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
 /// Counting semaphore bounding concurrent searches to the reserved thread contexts.
 struct SearchSlots {
     free: Mutex<usize>,
@@ -572,6 +643,111 @@ impl VectorIndex {
         }
         guarded("add", || self.inner.add(ukey, v).map_err(vec_err))?;
         self.maybe_compact()
+    }
+
+    /// [`upsert`](Self::upsert) of every item, in order, adding from up to
+    /// `par.threads` threads when the batch is large (an index build or a
+    /// backlog). Returns how many nodes the reachability check re-added.
+    ///
+    /// usearch's concurrent `add` can leave a node stored but unreachable
+    /// by any search (unum-cloud/USearch#735). So after a parallel add each
+    /// new node is searched for with its own vector, and a node that search
+    /// does not return is replaced, on this thread alone, by a fresh copy
+    /// (the stranded one becomes a tombstone). A reachable node the check
+    /// happens to miss is re-added too, which costs a tombstone, never an
+    /// answer.
+    pub fn upsert_batch(&mut self, items: &[(u64, &[f32])], par: Parallelism) -> Result<usize> {
+        let threads = par.threads.clamp(1, SEARCH_THREADS);
+        if threads == 1 || items.len() < PARALLEL_MIN_BATCH {
+            for (k, v) in items {
+                self.upsert(*k, v)?;
+            }
+            return Ok(0);
+        }
+        for (k, v) in items {
+            self.check_vector(v)?;
+            if *k > MAX_KEY {
+                return Err(IndexError::InvalidKey(*k));
+            }
+        }
+        // Keys new to the graph and seen once go in parallel; the others
+        // (replacements, repeats) after them, in order, one at a time.
+        let mut seen: std::collections::HashMap<u64, u32> =
+            std::collections::HashMap::with_capacity(items.len());
+        for (k, _) in items {
+            *seen.entry(*k).or_default() += 1;
+        }
+        let (fresh, rest): (Vec<(u64, &[f32])>, Vec<_>) = items
+            .iter()
+            .copied()
+            .partition(|(k, _)| seen[k] == 1 && !self.inner.contains(self.current(*k)));
+        let need = self.inner.size() + fresh.len();
+        let cap = self.inner.capacity();
+        if need > cap {
+            let new_cap = need.max(cap.saturating_mul(2));
+            self.inner
+                .reserve_capacity_and_threads(new_cap, SEARCH_THREADS)
+                .map_err(vec_err)?;
+        }
+        let inner = &self.inner;
+        // `fresh` keys are their own usearch keys (nothing stored under them).
+        parallel_each(&fresh, threads, par.on_start, |(k, v)| {
+            guarded("add", || inner.add(*k, v).map_err(vec_err))
+        })?;
+        // The reachability check: a narrow beam finds an exact match that
+        // is linked into the graph; a miss may still be linked, so the
+        // misses are looked for again with a wide beam. Only a node neither
+        // finds is re-added: a copy beside a reachable twin of the same
+        // vector would lose its in-links to the twin (HNSW's neighbour
+        // heuristic keeps one of two equal vectors), while a stranded twin
+        // is never linked to again.
+        let missed = self
+            .not_found(&fresh, VERIFY_EF, VERIFY_K, threads, par.on_start)
+            .and_then(|unsure| {
+                self.not_found(&unsure, RECHECK_EF, RECHECK_K, threads, par.on_start)
+            });
+        self.inner.change_expansion_search(self.opts.ef_search);
+        let missed = missed?;
+        for (k, v) in &missed {
+            self.upsert(*k, v)?;
+        }
+        if !missed.is_empty() {
+            tracing::debug!(
+                added = fresh.len(),
+                readded = missed.len(),
+                "parallel add: nodes its search did not reach were re-added"
+            );
+        }
+        for (k, v) in rest {
+            self.upsert(k, v)?;
+        }
+        self.maybe_compact()?;
+        Ok(missed.len())
+    }
+
+    /// The items (usearch keys and their vectors) that a search for their
+    /// own vector with beam `ef` does not return among the first `k`.
+    fn not_found<'a>(
+        &self,
+        items: &[(u64, &'a [f32])],
+        ef: usize,
+        k: usize,
+        threads: usize,
+        on_start: fn(),
+    ) -> Result<Vec<(u64, &'a [f32])>> {
+        let inner = &self.inner;
+        inner.change_expansion_search(ef);
+        let out = Mutex::new(Vec::new());
+        parallel_each(items, threads, on_start, |(key, v)| {
+            let m = guarded("search", || inner.search(v, k).map_err(vec_err))?;
+            if !m.keys.contains(key) {
+                out.lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push((*key, *v));
+            }
+            Ok(())
+        })?;
+        Ok(out.into_inner().unwrap_or_else(|p| p.into_inner()))
     }
 
     /// Removes `key` (its vector becomes a tombstone); returns whether it was
@@ -976,5 +1152,120 @@ mod tests {
         let back = VectorIndex::from_bytes(&ix.to_bytes().unwrap()).unwrap();
         assert!(back.options().f64);
         assert_eq!(back.search(&[250.0, 251.0, 125.0, 1.0], 1).unwrap(), r);
+    }
+
+    fn xorshift(seed: u64) -> impl FnMut() -> f32 {
+        let mut s = seed;
+        move || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s % 1000) as f32 / 10.0
+        }
+    }
+
+    const FOUR_THREADS: Parallelism = Parallelism {
+        threads: 4,
+        on_start: || {},
+    };
+
+    /// Keys whose current vector (`want`) a search at EF_SEARCH 64 does
+    /// not return.
+    fn not_found(ix: &VectorIndex, want: &std::collections::HashMap<u64, Vec<f32>>) -> Vec<u64> {
+        let mut out: Vec<u64> = want
+            .iter()
+            .filter(|(k, v)| {
+                !ix.search_with_ef(v, 10, 64)
+                    .unwrap()
+                    .iter()
+                    .any(|(l, _)| l == *k)
+            })
+            .map(|(k, _)| *k)
+            .collect();
+        out.sort();
+        out
+    }
+
+    /// Parallel adds strand nodes in usearch 2.26.6 (USearch#735: 4 of 5
+    /// runs of this workload without the reachability check); with it every
+    /// key is found by its own vector.
+    #[test]
+    fn a_parallel_batch_leaves_every_key_reachable() {
+        for seed in [7u64, 11, 13, 17, 19] {
+            let mut rnd = xorshift(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+            let data: Vec<Vec<f32>> = (0..3_000)
+                .map(|_| (0..8).map(|_| rnd()).collect())
+                .collect();
+            let items: Vec<(u64, &[f32])> = data
+                .iter()
+                .enumerate()
+                .map(|(i, v)| (i as u64, v.as_slice()))
+                .collect();
+            let mut ix = VectorIndex::new(HnswOptions::new(8, Metric::L2)).unwrap();
+            ix.upsert_batch(&items, FOUR_THREADS).unwrap();
+            assert_eq!(ix.len(), 3_000);
+            let want = data
+                .iter()
+                .cloned()
+                .enumerate()
+                .map(|(i, v)| (i as u64, v))
+                .collect();
+            assert_eq!(not_found(&ix, &want), Vec::<u64>::new(), "seed {seed}");
+        }
+    }
+
+    /// A batch means what the same upserts one by one mean: repeats and
+    /// replacements end at their last vector, old versions are never
+    /// returned.
+    #[test]
+    fn a_parallel_batch_equals_its_upserts_in_order() {
+        let mut rnd = xorshift(42);
+        let mut ix = VectorIndex::new(HnswOptions::new(8, Metric::L2)).unwrap();
+        let mut want = std::collections::HashMap::new();
+        for k in 0..500u64 {
+            let v: Vec<f32> = (0..8).map(|_| rnd()).collect();
+            ix.upsert(k, &v).unwrap();
+            want.insert(k, v);
+        }
+        // Keys 0..2,500: 0..500 replaced, 2,000..2,100 twice in the batch.
+        let batch: Vec<(u64, Vec<f32>)> = (0..2_500u64)
+            .chain(2_000..2_100)
+            .map(|k| (k, (0..8).map(|_| rnd()).collect()))
+            .collect();
+        let old: Vec<Vec<f32>> = (0..500u64).map(|k| want[&k].clone()).collect();
+        let items: Vec<(u64, &[f32])> = batch.iter().map(|(k, v)| (*k, v.as_slice())).collect();
+        ix.upsert_batch(&items, FOUR_THREADS).unwrap();
+        for (k, v) in &batch {
+            want.insert(*k, v.clone());
+        }
+        assert_eq!(ix.len(), 2_500);
+        assert_eq!(not_found(&ix, &want), Vec::<u64>::new());
+        for (k, v) in old.iter().enumerate() {
+            let hit = ix.search_with_ef(v, 1, 64).unwrap();
+            // The old vector's exact position now belongs to no key.
+            assert!(
+                hit[0].1 > 0.0 || want[&hit[0].0] == *v,
+                "key {k}'s old vector returned"
+            );
+        }
+    }
+
+    /// Nothing is added when one vector of a parallel batch is invalid.
+    #[test]
+    fn an_invalid_vector_fails_the_batch_before_any_add() {
+        let data: Vec<Vec<f32>> = (0..2_000).map(|i| vec![i as f32, 1.0]).collect();
+        let mut items: Vec<(u64, &[f32])> = data
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (i as u64, v.as_slice()))
+            .collect();
+        let bad = [1.0, f32::NAN];
+        items[1_500] = (1_500, &bad);
+        let mut ix = VectorIndex::new(HnswOptions::new(2, Metric::L2)).unwrap();
+        assert!(matches!(
+            ix.upsert_batch(&items, FOUR_THREADS),
+            Err(IndexError::InvalidVector(_))
+        ));
+        assert_eq!(ix.len(), 0);
     }
 }
