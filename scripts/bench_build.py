@@ -9,9 +9,8 @@ throwaway cluster with default settings (2 parallel maintenance workers,
 `maintenance_work_mem` 64 MB). HNSW M 16, EF_CONSTRUCTION --efc (default
 64, pgvector's default) and L2 in every build.
 
-Servers: Tributary at defaults (`--iscp-build-threads` = cores) and a
-second Tributary with `--iscp-build-threads 1` (the serial build, for the
-ratio the threads buy), each loaded with the same rows.
+Tributary runs at defaults. Its HNSW adds run on one thread: parallel
+usearch adds were measured and withdrawn (decision 014).
 
 Measured, engines alternating, --runs runs (median; each run drops and
 re-creates the index):
@@ -114,6 +113,9 @@ def main():
     ap.add_argument("--m", type=int, default=16)
     ap.add_argument("--efc", type=int, default=64)
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--pg-maintenance-mem", default="",
+                    help="SET maintenance_work_mem for pgvector's builds (default: the "
+                         "server's, 64 MB; pgvector builds in memory while the graph fits)")
     ap.add_argument("--json")
     ap.add_argument("--bin", default=default_binary())
     args = ap.parse_args()
@@ -128,19 +130,22 @@ def main():
     with tempfile.TemporaryDirectory(prefix="bench-build-") as d:
         servers, engines, pg = [], [], None
         try:
-            for name, extra in (("Tributary", ()),
-                                ("Tributary 1 thread", ("--iscp-build-threads", "1"))):
-                proc, port = start_server(args.bin, os.path.join(d, name.replace(" ", "_")),
-                                          extra_args=extra)
-                servers.append(proc)
-                e = Trib(port)
-                e.name = name
-                e.port = port
-                engines.append(e)
+            proc, port = start_server(args.bin, os.path.join(d, "trib"))
+            servers.append(proc)
+            e = Trib(port)
+            e.port = port
+            engines.append(e)
             pg = Pg()
             engines.append(pg)
-            print(f"PostgreSQL {pg.version}, pgvector {pg.vector_version}")
-            res["pgvector"] = pg.vector_version
+            if args.pg_maintenance_mem:
+                pg.q(f"SET maintenance_work_mem = '{args.pg_maintenance_mem}'")
+            mem = pg.q("SHOW maintenance_work_mem")[0][0]
+            workers = pg.q("SHOW max_parallel_maintenance_workers")[0][0]
+            print(f"PostgreSQL {pg.version}, pgvector {pg.vector_version}, "
+                  f"maintenance_work_mem {mem}, max_parallel_maintenance_workers {workers}")
+            res["pgvector_version"] = pg.vector_version
+            res["pg_settings"] = {"maintenance_work_mem": mem,
+                                  "max_parallel_maintenance_workers": workers}
             for e in engines:
                 e.create(args.dim)
                 for j in range(0, args.n, 500):
@@ -206,18 +211,19 @@ def main():
 
 
 def report(res):
-    p = res["pgvector"]
+    p = res["pgvector_version"]
     print(f"\n{res['n']:,} × {res['dim']}-d, HNSW M {res['m']}, EF_CONSTRUCTION {res['efc']}; "
-          f"pgvector {p}; {res['cpus']} cpus; medians of {len(res['runs']['pgvector']['build_s'])}")
+          f"pgvector {p} {res['pg_settings']}; {res['cpus']} cpus; "
+          f"medians of {len(res['runs']['pgvector']['build_s'])}")
     pg_s = res["pgvector"]["build_s"]
-    for name in ("Tributary", "Tributary 1 thread", "pgvector"):
+    for name in ("Tributary", "pgvector"):
         r = res[name]
         print(f"{name:<20} CREATE INDEX {r['build_s']:7.2f} s  (pgvector / it: "
               f"{pg_s / r['build_s']:.2f})")
     print(f"{'Tributary':<20} ASYNC until current {res['Tributary']['async_s']:7.2f} s  "
           f"(pgvector / it: {pg_s / res['Tributary']['async_s']:.2f})")
     print("point SELECT latency, ms (p50 / p99 / max, n): during the build | idle")
-    for name in ("Tributary", "Tributary 1 thread", "pgvector"):
+    for name in ("Tributary", "pgvector"):
         a, b = res[name]["during"], res[name]["idle"]
         fmt = lambda s: (f"{s['p50']:.2f} / {s['p99']:.2f} / {s['max']:.1f}, {s['n']}"  # noqa: E731
                          if s["n"] else "none")

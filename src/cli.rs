@@ -87,10 +87,6 @@ pub struct EngineArgs {
     /// ISCP worker pool size.
     #[arg(long, value_name = "N")]
     pub iscp_workers: Option<usize>,
-    /// Threads adding vectors at once in an HNSW build or large backlog
-    /// (default: the machine's cores).
-    #[arg(long, value_name = "N")]
-    pub iscp_build_threads: Option<usize>,
     /// Max not-yet-indexed rows a fresh index search evaluates exactly.
     #[arg(long, value_name = "N")]
     pub fresh_tail_cap: Option<usize>,
@@ -127,9 +123,6 @@ impl EngineArgs {
         }
         if let Some(n) = self.iscp_workers {
             c.iscp_workers = n.max(1);
-        }
-        if let Some(n) = self.iscp_build_threads {
-            c.iscp_build_threads = n.max(1);
         }
         if let Some(n) = self.fresh_tail_cap {
             c.fresh_tail_cap = n;

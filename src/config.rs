@@ -18,10 +18,6 @@ pub struct Config {
     pub iscp_max_batch: usize,
     /// Worker pool size for ISCP consumers. Default 4.
     pub iscp_workers: usize,
-    /// Threads that add vectors to an HNSW index at once during an initial
-    /// build, a large backlog, a load or a synchronous CREATE INDEX (at
-    /// lower CPU priority than statements). Default: the machine's cores.
-    pub iscp_build_threads: usize,
     /// Max rows of not-yet-indexed tail a fresh index search evaluates
     /// exactly before it falls back to waiting. Default 100 000.
     pub fresh_tail_cap: usize,
@@ -61,7 +57,6 @@ impl Default for Config {
             iscp_interval: Duration::from_millis(100),
             iscp_max_batch: 16_384,
             iscp_workers: 4,
-            iscp_build_threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             fresh_tail_cap: 100_000,
             drop_wait: Duration::from_secs(10),
             iscp_retry_base: Duration::from_millis(200),

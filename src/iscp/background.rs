@@ -1,17 +1,11 @@
 //! Background CPU work of the ISCP layer: threads that run below the
-//! priority of statements, so index maintenance (base writing, parallel
-//! HNSW adds) uses idle cores without slowing foreground queries.
+//! priority of statements, so index maintenance (writing and purging
+//! bases) uses idle CPU without slowing foreground queries.
 //!
 //! Owns: the niceness of such threads and the one `unsafe` call that sets
 //! it. Must never: take a lock that foreground work waits on from a
-//! lowered thread, except the index memory's write lock a unit or build
-//! already holds on a normal thread while its workers run (they are joined
-//! before it is released), or leave a thread behind (every thread started
-//! here is joined before its caller returns).
-
-use tributary_index::Parallelism;
-
-use crate::config::Config;
+//! lowered thread (priority inversion), or leave a thread behind (every
+//! thread started here is joined before its caller returns).
 
 /// CPU niceness of background work: foreground statements and units run
 /// first.
@@ -38,15 +32,6 @@ pub async fn on_background_thread<T: Send + 'static>(
     // It has sent its result (or died): the join returns at once.
     let _ = tokio::task::spawn_blocking(move || handle.join()).await;
     out
-}
-
-/// How HNSW adds may use threads: `iscp_build_threads` workers, each at
-/// [`BACKGROUND_NICE`].
-pub fn build_parallelism(cfg: &Config) -> Parallelism {
-    Parallelism {
-        threads: cfg.iscp_build_threads.max(1),
-        on_start: lower_this_threads_priority,
-    }
 }
 
 #[cfg(target_os = "linux")]

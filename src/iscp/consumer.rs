@@ -20,14 +20,12 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 use tributary_fault::points;
-use tributary_index::vector::PARALLEL_MIN_BATCH;
-use tributary_index::Parallelism;
 use tributary_storage::{Change, ChangeKind, Transaction, TxnOptions};
 
 use crate::catalog::codec::btree_entry_key;
 use crate::catalog::IndexKind;
 use crate::error::SqlError;
-use crate::iscp::background::{build_parallelism, on_background_thread};
+use crate::iscp::background::on_background_thread;
 use crate::iscp::live::{self, hex, unhex};
 use crate::iscp::log::{self, GuardRefusal, JobRow, JobState, STAGE_INCREMENTAL};
 use crate::iscp::runtime::{Role, TaskKind};
@@ -91,12 +89,6 @@ const STAGE_SLICE: usize = 512;
 /// inserts at a few thousand vectors/s on one core, so 64 keep each hold
 /// around 10–20 ms and a search never waits behind a whole batch (issue 17).
 const HNSW_STAGE_SLICE: usize = 64;
-/// An incremental HNSW unit with at least this many changes is a backlog:
-/// it is staged [`PARALLEL_MIN_BATCH`] changes per lock hold, added from
-/// `iscp_build_threads` threads (a hold of ~100–150 ms on two cores, during
-/// which searches wait; the backlog clears about twice as fast, and until
-/// it does, every fresh search evaluates its tail exactly).
-const HNSW_BACKLOG: usize = 4 * PARALLEL_MIN_BATCH;
 
 /// What every index kind implements: where its cancellation fault points
 /// sit and how one batch of changes is applied inside the unit's commit
@@ -213,7 +205,7 @@ impl IndexConsumer for LiveConsumer {
         let mut g = entry.write();
         let sid = j.spec.storage_id;
         let ops = source.ops(changes)?;
-        g.index.stage(&ops, build_parallelism(&iscp.config))?;
+        g.index.stage(&ops)?;
         if done {
             live::checkpoint(
                 iscp.storage.as_ref(),
@@ -255,19 +247,15 @@ impl LiveConsumer {
     ) -> Result<(), SqlError> {
         let t = std::time::Instant::now();
         entry.write().staging_to = Some(ts);
-        let backlog =
-            self.hnsw && changes.len() >= HNSW_BACKLOG && iscp.config.iscp_build_threads > 1;
-        let (slice, par) = if backlog {
-            (PARALLEL_MIN_BATCH, build_parallelism(&iscp.config))
-        } else if self.hnsw {
-            (HNSW_STAGE_SLICE, Parallelism::SERIAL)
+        let slice = if self.hnsw {
+            HNSW_STAGE_SLICE
         } else {
-            (STAGE_SLICE, Parallelism::SERIAL)
+            STAGE_SLICE
         };
         for part in changes.chunks(slice) {
             let ops = source.ops(part)?;
             let mut g = entry.write();
-            g.index.stage(&ops, par)?;
+            g.index.stage(&ops)?;
             g.since_base += ops.len() as u64;
         }
         let staged_ms = t.elapsed().as_millis() as u64;

@@ -31,7 +31,7 @@ use std::collections::HashMap;
 use std::ops::Bound;
 
 use serde::{Deserialize, Serialize};
-use tributary_index::{FullTextIndex, HnswOptions, Metric, Parallelism, Parser, VectorIndex};
+use tributary_index::{FullTextIndex, HnswOptions, Metric, Parser, VectorIndex};
 use tributary_storage::{Change, ChangeKind, Storage, Transaction};
 
 use crate::catalog::codec::{decode_row, encode_row};
@@ -132,21 +132,6 @@ pub fn to_f32(v: &Value) -> Option<Vec<f32>> {
     }
 }
 
-/// Add a run of vector upserts (and empty it).
-fn add_run(
-    ix: &mut VectorIndex,
-    run: &mut Vec<(u64, Vec<f32>)>,
-    par: Parallelism,
-) -> SqlResult<()> {
-    if run.is_empty() {
-        return Ok(());
-    }
-    let items: Vec<(u64, &[f32])> = run.iter().map(|(k, v)| (*k, v.as_slice())).collect();
-    ix.upsert_batch(&items, par).map_err(ierr)?;
-    run.clear();
-    Ok(())
-}
-
 impl LiveIndex {
     /// An empty index for a job spec (`dims` of the vector column).
     pub fn new(spec: &JobSpec, dims: usize) -> SqlResult<Self> {
@@ -181,28 +166,23 @@ impl LiveIndex {
     /// Apply ops in order (idempotent by primary key) and make them
     /// searchable: [`stage`](Self::stage) then [`publish`](Self::publish).
     pub fn apply(&mut self, ops: &[Op]) -> SqlResult<()> {
-        self.stage(ops, Parallelism::SERIAL)?;
+        self.stage(ops)?;
         self.publish()
     }
 
     /// Apply ops in order (idempotent by primary key). HNSW changes are
     /// searchable at once; full-text changes are buffered in tantivy's
     /// writer (indexed by its own thread) until [`publish`](Self::publish).
-    /// Runs of vector upserts are added from `par.threads` threads when
-    /// they are long enough ([`VectorIndex::upsert_batch`]).
-    pub fn stage(&mut self, ops: &[Op], par: Parallelism) -> SqlResult<()> {
-        // Vector upserts waiting to be added as one batch, in op order.
-        let mut run: Vec<(u64, Vec<f32>)> = Vec::new();
+    pub fn stage(&mut self, ops: &[Op]) -> SqlResult<()> {
         for op in ops {
             match op {
                 Op::Upsert { pk, vals } => {
                     let label = self.labels.label_for(pk);
                     match &mut self.data {
                         IndexData::Hnsw(ix) => match vals.first().and_then(to_f32) {
-                            Some(v) => run.push((label, v)),
+                            Some(v) => ix.upsert(label, &v).map_err(ierr)?,
                             None => {
                                 // NULL vector: not indexed.
-                                add_run(ix, &mut run, par)?;
                                 ix.remove(label).map_err(ierr)?;
                             }
                         },
@@ -225,7 +205,6 @@ impl LiveIndex {
                     if let Some(label) = self.labels.remove(pk) {
                         match &mut self.data {
                             IndexData::Hnsw(ix) => {
-                                add_run(ix, &mut run, par)?;
                                 ix.remove(label).map_err(ierr)?;
                             }
                             IndexData::FullText(ix) => ix.remove(label).map_err(ierr)?,
@@ -233,9 +212,6 @@ impl LiveIndex {
                     }
                 }
             }
-        }
-        if let IndexData::Hnsw(ix) = &mut self.data {
-            add_run(ix, &mut run, par)?;
         }
         Ok(())
     }
@@ -916,7 +892,6 @@ pub fn load(
     spec: &JobSpec,
     source: &Source,
     upto: u64,
-    par: Parallelism,
 ) -> SqlResult<Loaded> {
     let meta = read_meta(txn, spec.storage_id)?;
     let mut live = if meta.chunks == 0 {
@@ -942,7 +917,7 @@ pub fn load(
         for (_, v) in &deltas {
             ops.extend(decode_ops(v)?);
         }
-        live.stage(&ops, par)?;
+        live.stage(&ops)?;
     }
     let since_base = if meta.format < FORMAT {
         // Written before bases were kept at a watermark: its delta records
@@ -966,10 +941,10 @@ pub fn load(
                 new: Some(v),
             })
             .collect();
-        live.stage(&source.ops(&changes)?, par)?;
+        live.stage(&source.ops(&changes)?)?;
         changes.len() as u64
     } else {
-        replay(storage, source, &mut live, meta.base_ts, upto, par)?
+        replay(storage, source, &mut live, meta.base_ts, upto)?
     };
     live.publish()?;
     Ok(Loaded {
@@ -987,7 +962,6 @@ pub fn replay(
     live: &mut LiveIndex,
     from: u64,
     upto: u64,
-    par: Parallelism,
 ) -> SqlResult<u64> {
     let mut n = 0u64;
     if upto <= from {
@@ -997,7 +971,7 @@ pub fn replay(
     loop {
         let b = storage.changes(source.table(), from, upto, resume, REPLAY_BATCH)?;
         n += b.changes.len() as u64;
-        live.stage(&source.ops(&b.changes)?, par)?;
+        live.stage(&source.ops(&b.changes)?)?;
         match b.resume {
             Some(r) => resume = Some(r),
             None => return Ok(n),
@@ -1061,98 +1035,6 @@ mod tests {
         }
     }
 
-    /// Staging with several threads means what staging one op at a time
-    /// means: deletes, NULL vectors and replacements inside a long run of
-    /// upserts land in op order, and every live row is found by its vector.
-    #[test]
-    fn parallel_staging_equals_serial_staging() {
-        let spec = JobSpec {
-            db: "d".into(),
-            table: "t".into(),
-            index: "h".into(),
-            kind: IndexKind::Hnsw {
-                op_type: "vector_l2_ops".into(),
-                m: 16,
-                ef_construction: 64,
-                ef_search: 64,
-            },
-            columns: vec![1],
-            storage_id: 1,
-            is_async: true,
-            dims: 4,
-        };
-        let vec_op = |pk: u32, v: [f64; 4]| Op::Upsert {
-            pk: pk.to_be_bytes().to_vec(),
-            vals: vec![Value::Vector(v.to_vec())],
-        };
-        let point = |pk: u32, round: u32| {
-            let x = f64::from(pk);
-            [
-                x,
-                (x * 0.37).sin() * 50.0,
-                f64::from(round),
-                (x * 0.11).cos() * 50.0,
-            ]
-        };
-        let mut ops: Vec<Op> = (0..3_000).map(|pk| vec_op(pk, point(pk, 0))).collect();
-        ops.insert(
-            1_000,
-            Op::Delete {
-                pk: 10u32.to_be_bytes().to_vec(),
-            },
-        );
-        ops.insert(
-            1_500,
-            Op::Upsert {
-                pk: 20u32.to_be_bytes().to_vec(),
-                vals: vec![Value::Null],
-            },
-        );
-        ops.insert(2_000, vec_op(30, point(30, 1)));
-        ops.extend((3_000..5_000).map(|pk| vec_op(pk, point(pk, 0))));
-        let mut want: HashMap<u32, Option<[f64; 4]>> = HashMap::new();
-        for op in &ops {
-            match op {
-                Op::Upsert { pk, vals } => {
-                    let k = u32::from_be_bytes(pk.as_slice().try_into().unwrap());
-                    let v = match &vals[0] {
-                        Value::Vector(v) => Some([v[0], v[1], v[2], v[3]]),
-                        _ => None,
-                    };
-                    want.insert(k, v);
-                }
-                Op::Delete { pk } => {
-                    want.insert(u32::from_be_bytes(pk.as_slice().try_into().unwrap()), None);
-                }
-            }
-        }
-        let threads = Parallelism {
-            threads: 4,
-            on_start: || {},
-        };
-        for par in [Parallelism::SERIAL, threads] {
-            let mut live = LiveIndex::new(&spec, 4).unwrap();
-            live.stage(&ops, par).unwrap();
-            let IndexData::Hnsw(ix) = &live.data else {
-                unreachable!("HNSW spec")
-            };
-            let live_rows = want.values().filter(|v| v.is_some()).count();
-            assert_eq!(ix.len(), live_rows, "{par:?}");
-            for (k, v) in &want {
-                let label = live.labels.by_pk.get(&k.to_be_bytes()[..]).copied();
-                match v {
-                    Some(v) => {
-                        let q: Vec<f32> = v.iter().map(|x| *x as f32).collect();
-                        let hit = ix.search_with_ef(&q, 1, 64).unwrap();
-                        assert_eq!(Some(hit[0].0), label, "row {k} ({par:?})");
-                        assert_eq!(hit[0].1, 0.0);
-                    }
-                    None => assert!(label.is_none_or(|l| !ix.contains(l)), "row {k}"),
-                }
-            }
-        }
-    }
-
     #[test]
     fn base_plus_change_log_replay_reloads_the_index_at_the_watermark() {
         let dir = tempfile::tempdir().unwrap();
@@ -1191,15 +1073,7 @@ mod tests {
         let wm = write(1, None);
         write(4, Some("delta")); // after the watermark: not in the index
         let mut txn = storage.begin(Default::default()).unwrap();
-        let l = load(
-            storage.as_ref(),
-            txn.as_mut(),
-            &spec,
-            &source,
-            wm,
-            Parallelism::SERIAL,
-        )
-        .unwrap();
+        let l = load(storage.as_ref(), txn.as_mut(), &spec, &source, wm).unwrap();
         txn.rollback();
         assert_eq!(l.base_ts, base_ts);
         assert_eq!(l.since_base, 2, "gamma insert + alpha delete replayed");
@@ -1230,15 +1104,7 @@ mod tests {
             table_id: 10,
             cols: vec![1],
         };
-        let l = load(
-            storage.as_ref(),
-            txn.as_mut(),
-            &spec,
-            &source,
-            5,
-            Parallelism::SERIAL,
-        )
-        .unwrap();
+        let l = load(storage.as_ref(), txn.as_mut(), &spec, &source, 5).unwrap();
         txn.rollback();
         assert_eq!(l.index.len(), 2);
         assert_eq!(l.since_base, u64::MAX, "a new base is due at the next unit");
@@ -1261,15 +1127,7 @@ mod tests {
             cols: vec![1],
         };
         let mut txn = storage.begin(Default::default()).unwrap();
-        let l = load(
-            storage.as_ref(),
-            txn.as_mut(),
-            &spec,
-            &source,
-            0,
-            Parallelism::SERIAL,
-        )
-        .unwrap();
+        let l = load(storage.as_ref(), txn.as_mut(), &spec, &source, 0).unwrap();
         txn.rollback();
         assert_eq!(l.index.len(), 0, "an uninstalled base is not the base");
         // The next checkpoint installs its own generation; the purge after
@@ -1308,15 +1166,7 @@ mod tests {
             keys.iter().all(|k| k[1..9] == 7u64.to_be_bytes()),
             "{keys:?}"
         );
-        let l = load(
-            storage.as_ref(),
-            txn.as_mut(),
-            &spec,
-            &source,
-            7,
-            Parallelism::SERIAL,
-        )
-        .unwrap();
+        let l = load(storage.as_ref(), txn.as_mut(), &spec, &source, 7).unwrap();
         txn.rollback();
         assert_eq!((l.base_ts, l.index.len()), (7, 2));
     }

@@ -273,15 +273,7 @@ impl Iscp {
                 wm
             };
             let source = live::Source::of(key.table_id, spec);
-            let par = background::build_parallelism(&self.config);
-            let l = live::load(
-                self.storage.as_ref(),
-                txn.as_mut(),
-                spec,
-                &source,
-                upto,
-                par,
-            )?;
+            let l = live::load(self.storage.as_ref(), txn.as_mut(), spec, &source, upto)?;
             Ok::<_, SqlError>((l, iteration, upto))
         })();
         txn.rollback();
@@ -325,21 +317,13 @@ impl Iscp {
         }
         let from = g.watermark;
         let source = live::Source::of(key.table_id, spec);
-        let par = background::build_parallelism(&self.config);
-        let applied = live::replay(
-            self.storage.as_ref(),
-            &source,
-            &mut g.index,
-            from,
-            upto,
-            par,
-        )
-        .and_then(|n| {
-            if publish {
-                g.index.publish()?;
-            }
-            Ok(n)
-        });
+        let applied = live::replay(self.storage.as_ref(), &source, &mut g.index, from, upto)
+            .and_then(|n| {
+                if publish {
+                    g.index.publish()?;
+                }
+                Ok(n)
+            });
         match applied {
             Ok(n) => {
                 g.watermark = g.watermark.max(upto);

@@ -23,7 +23,7 @@ pub use fulltext::{
     check_boolean, matches_text_with, score_documents, tokenize_with, ExtraHits, FullTextIndex,
     MatchMode, Parser,
 };
-pub use vector::{HnswOptions, Metric, Parallelism, VectorIndex, VectorSnapshot};
+pub use vector::{HnswOptions, Metric, VectorIndex, VectorSnapshot};
 
 /// Errors of the index layer.
 #[derive(Debug, thiserror::Error)]
