@@ -876,6 +876,85 @@ fn a_checkpoint_in_flight_never_stops_the_watermark() {
     remove_all_points();
 }
 
+/// A full-text index's base is copied from its committed files without
+/// the index's write lock (decision 013, issue 16 item 1): while a base is
+/// in flight, units go on and searches answer; the base it installs
+/// reloads to every row after a restart.
+#[test]
+fn a_full_text_base_in_flight_stops_neither_units_nor_searches() {
+    let _g = FaultGuard::enable();
+    let config = Config {
+        index_checkpoint_changes: 20,
+        ..cfg()
+    };
+    let (dir, db, mut s) = open(config.clone());
+    let mut rng = Rng::new(0x5EED_0162);
+    vec_text_table(&mut s, &mut rng, 100, 4);
+    q(&mut s, "CREATE FULLTEXT INDEX ft ON t(body) ASYNC");
+    wait_caught_up(&db, &["ft"], WAIT);
+    let table = job(&db, "ft").key.table_id;
+    let key = "fj/iscp/cancel/base-before-install:ft";
+    arm_wait(key);
+    let built_base = base_ts(&db, "ft");
+    let unit_bound = Duration::from_secs(2);
+    let mut next_id = 1000;
+    let mut insert = |s: &mut Session| {
+        let ts = write_ts(
+            &db,
+            s,
+            table,
+            &format!("INSERT INTO t VALUES ({next_id},'new{next_id} common',NULL)"),
+        );
+        next_id += 1;
+        wait_until(
+            &format!("watermark reaches the insert at {ts}"),
+            unit_bound,
+            || job(&db, "ft").watermark >= ts,
+        );
+    };
+    let mut inserted = 0;
+    while point(key).is_none_or(|p| p.waiters == 0) {
+        insert(&mut s);
+        inserted += 1;
+        assert!(
+            inserted < 400,
+            "no base writer started after {inserted} inserts"
+        );
+    }
+    // A base is in flight: units apply and searches answer.
+    for _ in 0..20 {
+        insert(&mut s);
+    }
+    q(&mut s, "SET fast_search = 1");
+    assert_eq!(
+        match_ids(&mut s, "common").len(),
+        100 + inserted + 20,
+        "a search while the base is in flight"
+    );
+    assert_eq!(base_ts(&db, "ft"), built_base, "nothing installed yet");
+    remove_all_points();
+    wait_until("the base is installed", WAIT, || {
+        base_ts(&db, "ft") > built_base
+    });
+    drop(s);
+    drop(db);
+    let db = Database::open_with(dir.path(), config).unwrap();
+    let mut s = db.session();
+    q(&mut s, "USE e2e");
+    wait_caught_up(&db, &["ft"], WAIT);
+    q(&mut s, "SET fast_search = 1");
+    assert_eq!(match_ids(&mut s, "common").len(), 100 + inserted + 20);
+    for id in [1, 50, 1000, 1000 + inserted as i64 + 19] {
+        let word = if id < 1000 {
+            format!("orig{id}")
+        } else {
+            format!("new{id}")
+        };
+        assert_eq!(match_ids(&mut s, &word), BTreeSet::from([id]), "{word}");
+    }
+    remove_all_points();
+}
+
 // ---------------------------------------------------------------- test 6
 
 #[test]

@@ -712,8 +712,9 @@ async fn write_base_beside_units(
     let (parts, pos, n, serialize) = loop {
         let (iscp2, h2, b) = (iscp.clone(), h.clone(), buf.take().unwrap_or_default());
         let got = blocking(move || -> Result<_, SqlError> {
-            // Searches go on while an HNSW index is copied (a shared
-            // lock that only excludes units); full-text needs it whole.
+            // Searches go on while the index is copied (a shared lock
+            // that only excludes units); a full-text index whose files a
+            // segment merge is replacing needs it whole.
             let g = h2.upgradable_read();
             if !g.checkpoint_due(&iscp2.config) {
                 return Ok(Err((false, b)));
@@ -752,7 +753,7 @@ async fn write_base_beside_units(
     let (iscp2, j2, tok) = (iscp.clone(), j.clone(), token.clone());
     let chunks = on_background_thread(move || {
         let t = std::time::Instant::now();
-        let blob = parts.into_blob();
+        let blob = parts.into_blob()?;
         let base = live::NewBase {
             why: "due",
             gen: pos,

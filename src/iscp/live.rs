@@ -248,7 +248,7 @@ impl LiveIndex {
 
     /// The serialized index (labels + usearch/tantivy bytes).
     pub fn base_blob(&mut self) -> SqlResult<Vec<u8>> {
-        Ok(self.base_parts()?.into_blob())
+        self.base_parts()?.into_blob()
     }
 
     /// What a base copies out of the index, for a caller holding its lock;
@@ -268,17 +268,23 @@ impl LiveIndex {
         })
     }
 
-    /// [`base_parts`](Self::base_parts) under a shared lock, for an HNSW index
-    /// (usearch saves while searches go on); `None` for a full-text index,
-    /// whose writer must commit first.
+    /// [`base_parts`](Self::base_parts) under a shared lock, so searches go
+    /// on: usearch saves into `buf`; a full-text index's committed files
+    /// are taken by reference (`None` while its writer holds uncommitted
+    /// operations, or a segment merge replaced files meanwhile: the caller
+    /// then needs the exclusive [`base_parts`](Self::base_parts)).
     pub fn base_parts_shared(&self, buf: Vec<u8>) -> SqlResult<Option<BaseParts>> {
-        let IndexData::Hnsw(ix) = &self.data else {
-            return Ok(None);
+        let data = match &self.data {
+            IndexData::Hnsw(ix) => PartsData::Hnsw(ix.snapshot_into(buf).map_err(ierr)?),
+            IndexData::FullText(ix) => match ix.snapshot_files().map_err(ierr)? {
+                Some(files) => PartsData::FullText(files),
+                None => return Ok(None),
+            },
         };
         Ok(Some(BaseParts {
             next: self.labels.next,
             labels: self.label_pairs(),
-            data: PartsData::Hnsw(ix.snapshot_into(buf).map_err(ierr)?),
+            data,
         }))
     }
 
@@ -353,23 +359,27 @@ pub struct BaseParts {
 
 enum PartsData {
     Hnsw(tributary_index::VectorSnapshot),
+    FullText(tributary_index::FullTextSnapshot),
     Bytes(Vec<u8>),
 }
 
 impl BaseParts {
     /// The base blob: the label map (sorted by primary key), then the
     /// index's own bytes.
-    pub fn into_blob(self) -> Vec<u8> {
+    pub fn into_blob(self) -> SqlResult<Vec<u8>> {
         let BaseParts {
             next,
             mut labels,
             data,
         } = self;
         labels.sort_unstable();
-        let index_len = match &data {
-            PartsData::Hnsw(snap) => snap.len_hint(),
-            PartsData::Bytes(b) => b.len(),
+        // The index's own bytes: usearch's copy, or serialized here.
+        let (snap, bytes) = match data {
+            PartsData::Hnsw(snap) => (Some(snap), Vec::new()),
+            PartsData::FullText(files) => (None, files.into_bytes().map_err(ierr)?),
+            PartsData::Bytes(b) => (None, b),
         };
+        let index_len = snap.as_ref().map_or(bytes.len(), |s| s.len_hint());
         let mut out = Vec::with_capacity(
             16 + labels.iter().map(|(pk, _)| 12 + pk.len()).sum::<usize>() + index_len,
         );
@@ -380,11 +390,11 @@ impl BaseParts {
             out.extend_from_slice(&pk);
             out.extend_from_slice(&l.to_le_bytes());
         }
-        match data {
-            PartsData::Hnsw(snap) => snap.write_into(&mut out),
-            PartsData::Bytes(b) => out.extend_from_slice(&b),
+        match snap {
+            Some(snap) => snap.write_into(&mut out),
+            None => out.extend_from_slice(&bytes),
         }
-        out
+        Ok(out)
     }
 }
 
@@ -1033,6 +1043,31 @@ mod tests {
                 .len(),
             IndexData::Hnsw(_) => unreachable!("full-text spec"),
         }
+    }
+
+    /// A full-text base is taken under a shared lock once nothing is
+    /// buffered, and reloads to the same index.
+    #[test]
+    fn a_full_text_base_needs_no_exclusive_lock() {
+        let spec = ft_spec(11);
+        let mut live = LiveIndex::new(&spec, 0).unwrap();
+        live.stage(&[upsert(1, "alpha"), upsert(2, "beta")])
+            .unwrap();
+        assert!(
+            live.base_parts_shared(Vec::new()).unwrap().is_none(),
+            "buffered operations need the writer"
+        );
+        live.publish().unwrap();
+        let blob = live
+            .base_parts_shared(Vec::new())
+            .unwrap()
+            .expect("committed files are copied under a shared lock")
+            .into_blob()
+            .unwrap();
+        let back = LiveIndex::from_base(&spec, &blob).unwrap();
+        assert_eq!(back.len(), 2);
+        assert_eq!(hits(&back, "alpha"), 1);
+        assert_eq!(back.labels.by_pk.len(), 2);
     }
 
     #[test]

@@ -548,12 +548,37 @@ struct BlobHeader {
     parser: Parser,
 }
 
+/// The files of one commit of a [`FullTextIndex`], held by reference
+/// ([`FullTextIndex::snapshot_files`]).
+pub struct FullTextSnapshot {
+    header: Vec<u8>,
+    files: Vec<(String, tantivy::directory::FileSlice)>,
+}
+
+impl FullTextSnapshot {
+    /// The checksummed blob [`FullTextIndex::from_bytes`] reads.
+    pub fn into_bytes(self) -> Result<Vec<u8>> {
+        let mut payload = Vec::new();
+        codec::put_bytes(&mut payload, &self.header);
+        payload.extend_from_slice(&(self.files.len() as u64).to_le_bytes());
+        for (name, slice) in &self.files {
+            let data = slice.read_bytes().map_err(tantivy::TantivyError::from)?;
+            codec::put_bytes(&mut payload, name.as_bytes());
+            codec::put_bytes(&mut payload, data.as_slice());
+        }
+        Ok(codec::seal(MAGIC, FORMAT_VERSION, &payload))
+    }
+}
+
 /// An in-memory BM25 full-text index over `n_fields` text fields, keyed by `u64`.
 /// `Send + Sync`: searches take `&self`; mutations take `&mut self`.
 pub struct FullTextIndex {
     n_fields: usize,
     parser: Parser,
     index: Index,
+    /// The directory `index` lives in: its files as written, footers
+    /// included (`index.directory()` strips them when reading).
+    ram: RamDirectory,
     reader: IndexReader,
     writer: Option<IndexWriter<TantivyDocument>>,
     /// Buffered operations not yet committed.
@@ -603,13 +628,21 @@ impl FullTextIndex {
                 "a full-text index needs 1..={MAX_FIELDS} fields, got {n_fields}"
             )));
         }
+        let ram = RamDirectory::create();
         let index = Index::builder()
             .schema(build_schema(n_fields, parser))
-            .create_in_ram()?;
-        Self::from_index(index, n_fields, parser)
+            .open_or_create(ram.clone())?;
+        Self::from_index(index, ram, n_fields, parser)
     }
 
-    fn from_index(index: Index, n_fields: usize, parser: Parser) -> Result<Self> {
+    /// `ram` is the directory `index` lives in (its raw files, for
+    /// [`snapshot_files`](Self::snapshot_files)).
+    fn from_index(
+        index: Index,
+        ram: RamDirectory,
+        n_fields: usize,
+        parser: Parser,
+    ) -> Result<Self> {
         index
             .tokenizers()
             .register(parser.tokenizer_name(), parser.analyzer());
@@ -657,6 +690,7 @@ impl FullTextIndex {
             n_fields,
             parser,
             index,
+            ram,
             reader,
             writer: None,
             pending: false,
@@ -966,42 +1000,68 @@ impl FullTextIndex {
     /// list and all segment files) into one checksummed blob.
     pub fn to_bytes(&mut self) -> Result<Vec<u8>> {
         self.release()?;
-        let dir = self.index.directory();
+        // No writer is left to merge segments: the copy cannot be raced.
+        self.snapshot_files()?
+            .ok_or_else(|| {
+                IndexError::FullText(tantivy::TantivyError::InternalError(
+                    "index files changed without a writer".into(),
+                ))
+            })?
+            .into_bytes()
+    }
+
+    /// The files of the last commit, held by reference (cheap: segment files are
+    /// immutable and shared), for [`FullTextSnapshot::into_bytes`] to serialize
+    /// later, with no lock on this index. Takes `&self`, so searches go on.
+    /// `None` when operations are buffered (their commit needs `&mut self`) or
+    /// when a background segment merge replaced files meanwhile: the caller
+    /// then uses [`to_bytes`](Self::to_bytes).
+    pub fn snapshot_files(&self) -> Result<Option<FullTextSnapshot>> {
+        if self.pending {
+            return Ok(None);
+        }
+        let ids = || -> Result<Vec<tantivy::index::SegmentId>> {
+            Ok(self
+                .index
+                .searchable_segment_metas()?
+                .iter()
+                .map(|m| m.id())
+                .collect())
+        };
+        let segments = self.index.searchable_segment_metas()?;
         let mut names: BTreeSet<PathBuf> = BTreeSet::new();
         names.insert(PathBuf::from("meta.json"));
         names.insert(PathBuf::from(".managed.json"));
-        for seg in self.index.searchable_segment_metas()? {
+        for seg in &segments {
             names.extend(seg.list_files());
+        }
+        let mut files = Vec::with_capacity(names.len());
+        for name in names {
+            let slice = match self.ram.open_read(&name) {
+                Ok(s) => s,
+                // Components a segment does not have (no deletes, …).
+                Err(tantivy::directory::error::OpenReadError::FileDoesNotExist(_)) => continue,
+                Err(e) => return Err(tantivy::TantivyError::from(e).into()),
+            };
+            let name = name.to_str().map(str::to_owned).ok_or_else(|| {
+                IndexError::FullText(tantivy::TantivyError::InternalError(format!(
+                    "non-UTF-8 file name {name:?}"
+                )))
+            })?;
+            files.push((name, slice));
+        }
+        // A merge that ended in between wrote another meta.json and may
+        // have deleted files listed above: the set would not be one commit.
+        let seg_ids: Vec<_> = segments.iter().map(|m| m.id()).collect();
+        if ids()? != seg_ids {
+            return Ok(None);
         }
         let header = serde_json::to_vec(&BlobHeader {
             n_fields: self.n_fields,
             parser: self.parser,
         })
         .map_err(|e| IndexError::Corrupt(format!("encoding header: {e}")))?;
-        let mut files = Vec::new();
-        for name in names {
-            let exists = dir.exists(&name).map_err(tantivy::TantivyError::from)?;
-            if !exists {
-                continue;
-            }
-            let data = dir
-                .atomic_read(&name)
-                .map_err(tantivy::TantivyError::from)?;
-            let name = name.to_str().map(str::to_owned).ok_or_else(|| {
-                IndexError::FullText(tantivy::TantivyError::InternalError(format!(
-                    "non-UTF-8 file name {name:?}"
-                )))
-            })?;
-            files.push((name, data));
-        }
-        let mut payload = Vec::new();
-        codec::put_bytes(&mut payload, &header);
-        payload.extend_from_slice(&(files.len() as u64).to_le_bytes());
-        for (name, data) in &files {
-            codec::put_bytes(&mut payload, name.as_bytes());
-            codec::put_bytes(&mut payload, data);
-        }
-        Ok(codec::seal(MAGIC, FORMAT_VERSION, &payload))
+        Ok(Some(FullTextSnapshot { header, files }))
     }
 
     /// Rebuilds an index from [`to_bytes`](Self::to_bytes) output. Garbage, truncated
@@ -1044,8 +1104,9 @@ impl FullTextIndex {
         if !seen.contains("meta.json") {
             return Err(IndexError::Corrupt("meta.json missing".into()));
         }
-        let index = Index::open(dir).map_err(|e| IndexError::Corrupt(format!("open: {e}")))?;
-        Self::from_index(index, header.n_fields, header.parser)
+        let index =
+            Index::open(dir.clone()).map_err(|e| IndexError::Corrupt(format!("open: {e}")))?;
+        Self::from_index(index, dir, header.n_fields, header.parser)
     }
 }
 
@@ -1421,5 +1482,43 @@ mod tests {
         for q in ["", "a", "+a -b c*", "\"a b\" +(c d) -e", "+ a", "a -"] {
             assert!(parse_boolean(q).is_ok(), "{q} should parse");
         }
+    }
+
+    /// A snapshot taken while the writer lives on holds exactly the commit
+    /// it was taken at: later commits do not leak into its blob.
+    #[test]
+    fn a_snapshot_is_one_commit_and_ignores_later_ones() {
+        let mut ix = FullTextIndex::new(1, Parser::Default).unwrap();
+        for k in 0..200u64 {
+            ix.upsert(k, &[Some(&format!("alpha doc{k}"))]).unwrap();
+        }
+        assert!(ix.snapshot_files().unwrap().is_none(), "pending operations");
+        ix.commit().unwrap();
+        let snap = ix.snapshot_files().unwrap().expect("no pending operations");
+        for k in 200..300u64 {
+            ix.upsert(k, &[Some("alpha later")]).unwrap();
+        }
+        ix.remove(5).unwrap();
+        ix.commit().unwrap();
+        let back = FullTextIndex::from_bytes(&snap.into_bytes().unwrap()).unwrap();
+        assert_eq!(back.len(), 200);
+        assert_eq!(
+            back.search("alpha", MatchMode::Natural, 1_000)
+                .unwrap()
+                .len(),
+            200
+        );
+        assert_eq!(
+            back.search("doc5", MatchMode::Natural, 10).unwrap().len(),
+            1
+        );
+        assert!(back
+            .search("later", MatchMode::Natural, 10)
+            .unwrap()
+            .is_empty());
+        // And the index itself moved on.
+        assert_eq!(ix.len(), 299);
+        let whole = FullTextIndex::from_bytes(&ix.to_bytes().unwrap()).unwrap();
+        assert_eq!(whole.len(), 299);
     }
 }

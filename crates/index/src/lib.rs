@@ -21,7 +21,7 @@ pub mod vector;
 
 pub use fulltext::{
     check_boolean, matches_text_with, score_documents, tokenize_with, ExtraHits, FullTextIndex,
-    MatchMode, Parser,
+    FullTextSnapshot, MatchMode, Parser,
 };
 pub use vector::{HnswOptions, Metric, VectorIndex, VectorSnapshot};
 
