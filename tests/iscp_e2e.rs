@@ -724,6 +724,21 @@ fn fulltext_scores_share_one_scale_across_index_tail_and_exact_paths() {
 }
 
 /// The base position of `name`'s index as this CN's memory knows it.
+/// Call `insert(i)` for i = 0, 1, … until a base writer waits at fault
+/// point `key` (armed by the caller); returns how many inserts that took.
+fn until_base_writer_parks(key: &str, mut insert: impl FnMut(usize)) -> usize {
+    let mut inserted = 0;
+    while point(key).is_none_or(|p| p.waiters == 0) {
+        insert(inserted);
+        inserted += 1;
+        assert!(
+            inserted < 400,
+            "no base writer started after {inserted} inserts"
+        );
+    }
+    inserted
+}
+
 fn base_ts(db: &Database, name: &str) -> u64 {
     let id = job(db, name).key.job_id;
     db.engine()
@@ -786,15 +801,9 @@ fn a_checkpoint_in_flight_never_stops_the_watermark() {
     };
     // Steady inserts until a base is due (the index has 100 rows: 50
     // changes) and its writer is parked before the install.
-    let mut inserted = 0;
-    while point(key).is_none_or(|p| p.waiters == 0) {
+    until_base_writer_parks(key, |_| {
         insert(&mut s, &mut rows);
-        inserted += 1;
-        assert!(
-            inserted < 400,
-            "no base writer started after {inserted} inserts"
-        );
-    }
+    });
     assert!(db
         .engine()
         .iscp
@@ -842,22 +851,16 @@ fn a_checkpoint_in_flight_never_stops_the_watermark() {
     );
     // A DROP while a base is in flight.
     arm_wait(key);
-    let mut inserted = 0;
-    while point(key).is_none_or(|p| p.waiters == 0) {
-        let id = 5000 + inserted;
+    until_base_writer_parks(key, |i| {
+        let id = 5000 + i;
         q(
             &mut s,
             &format!("INSERT INTO t VALUES ({id},'d{id}','{}')", vlit(&[0.5; 8])),
         );
-        inserted += 1;
-        assert!(
-            inserted < 400,
-            "no base writer started after {inserted} inserts"
-        );
         wait_until("the insert is applied", unit_bound, || {
             caught_up(&db, "idx_v")
         });
-    }
+    });
     let j = job(&db, "idx_v");
     let t0 = Instant::now();
     q(&mut s, "DROP INDEX idx_v ON t");
@@ -912,15 +915,7 @@ fn a_full_text_base_in_flight_stops_neither_units_nor_searches() {
             || job(&db, "ft").watermark >= ts,
         );
     };
-    let mut inserted = 0;
-    while point(key).is_none_or(|p| p.waiters == 0) {
-        insert(&mut s);
-        inserted += 1;
-        assert!(
-            inserted < 400,
-            "no base writer started after {inserted} inserts"
-        );
-    }
+    let inserted = until_base_writer_parks(key, |_| insert(&mut s));
     // A base is in flight: units apply and searches answer.
     for _ in 0..20 {
         insert(&mut s);
