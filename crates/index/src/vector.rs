@@ -285,8 +285,6 @@ impl Drop for SlotGuard<'_> {
     }
 }
 
-/// An in-memory HNSW index from `u64` keys to vectors. `Send + Sync`: searches take
-/// `&self` and may run concurrently; mutations take `&mut self`.
 /// A copy of a [`VectorIndex`]'s state taken by [`VectorIndex::snapshot`].
 pub struct VectorSnapshot {
     opts: Vec<u8>,
@@ -335,6 +333,8 @@ impl VectorSnapshot {
     }
 }
 
+/// An in-memory HNSW index from `u64` keys to vectors. `Send + Sync`: searches take
+/// `&self` and may run concurrently; mutations take `&mut self`.
 pub struct VectorIndex {
     opts: HnswOptions,
     inner: usearch::Index,
