@@ -640,16 +640,12 @@ async fn purge_old_bases(iscp: &Arc<Iscp>, j: &JobRow, token: &CancellationToken
     let (iscp2, sid, tok) = (iscp.clone(), j.spec.storage_id, token.clone());
     let purged = on_background_thread(move || {
         live::purge_stale_chunks(iscp2.storage.as_ref(), sid, &|| tok.is_cancelled())
+            .map_err(|e| e.message)
     })
-    .await;
-    match purged {
-        Ok(Ok(_)) => {}
-        Ok(Err(e)) => {
-            tracing::info!(job_id = j.key.job_id, error = %e.message, "old base chunks left to the next purge")
-        }
-        Err(e) => {
-            tracing::info!(job_id = j.key.job_id, error = %e, "old base chunks left to the next purge")
-        }
+    .await
+    .and_then(|r| r);
+    if let Err(e) = purged {
+        tracing::info!(job_id = j.key.job_id, error = %e, "old base chunks left to the next purge");
     }
 }
 
@@ -802,7 +798,6 @@ async fn write_base_beside_units(
     if !installed {
         return Ok(None);
     }
-    purge_old_bases(iscp, j, token).await;
     {
         let mut g = h.write();
         let after = g.since_base.saturating_sub(n);
@@ -812,5 +807,6 @@ async fn write_base_beside_units(
     let source = live::Source::of(j.key.table_id, &j.spec);
     iscp.storage
         .set_consumer_watermark(&consumer_name(j.key.job_id), source.table(), pos);
+    purge_old_bases(iscp, j, token).await;
     Ok(Some(pos))
 }

@@ -627,12 +627,7 @@ pub fn write_chunks(
 ) -> SqlResult<u32> {
     let chunks: Vec<&[u8]> = blob.chunks(CHUNK_BYTES).collect();
     for (n, group) in chunks.chunks(CHUNKS_PER_TXN).enumerate() {
-        if stop() {
-            return Err(SqlError::new(
-                crate::error::code::QUERY_INTERRUPTED,
-                "writing the index base was canceled",
-            ));
-        }
+        stopped(stop, "writing the index base")?;
         let mut txn = storage.begin(Default::default())?;
         for (j, c) in group.iter().enumerate() {
             let i = (n * CHUNKS_PER_TXN + j) as u32;
@@ -644,6 +639,18 @@ pub fn write_chunks(
         txn.commit()?;
     }
     Ok(chunks.len() as u32)
+}
+
+/// An error (1317, query interrupted) once `stop` says so: the check a
+/// long multi-transaction job makes before each transaction.
+fn stopped(stop: &dyn Fn() -> bool, what: &str) -> SqlResult<()> {
+    if stop() {
+        return Err(SqlError::new(
+            crate::error::code::QUERY_INTERRUPTED,
+            format!("{what} was canceled"),
+        ));
+    }
+    Ok(())
 }
 
 /// Make the chunks [`write_chunks`] wrote for generation `gen` the base
@@ -717,12 +724,7 @@ pub fn purge_stale_chunks(
     let mut deleted = 0u64;
     for (lo, hi) in [(vec![b'b'], ours), (after_ours, vec![b'c'])] {
         loop {
-            if stop() {
-                return Err(SqlError::new(
-                    crate::error::code::QUERY_INTERRUPTED,
-                    "purging old index bases was canceled",
-                ));
-            }
+            stopped(stop, "purging old index bases")?;
             let mut txn = storage.begin(Default::default())?;
             let r = (|| -> SqlResult<usize> {
                 let batch = txn.scan(
