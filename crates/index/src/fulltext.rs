@@ -1020,14 +1020,6 @@ impl FullTextIndex {
         if self.pending {
             return Ok(None);
         }
-        let ids = || -> Result<Vec<tantivy::index::SegmentId>> {
-            Ok(self
-                .index
-                .searchable_segment_metas()?
-                .iter()
-                .map(|m| m.id())
-                .collect())
-        };
         let segments = self.index.searchable_segment_metas()?;
         let mut names: BTreeSet<PathBuf> = BTreeSet::new();
         names.insert(PathBuf::from("meta.json"));
@@ -1052,8 +1044,12 @@ impl FullTextIndex {
         }
         // A merge that ended in between wrote another meta.json and may
         // have deleted files listed above: the set would not be one commit.
-        let seg_ids: Vec<_> = segments.iter().map(|m| m.id()).collect();
-        if ids()? != seg_ids {
+        let now = self.index.searchable_segment_metas()?;
+        if !now
+            .iter()
+            .map(|m| m.id())
+            .eq(segments.iter().map(|m| m.id()))
+        {
             return Ok(None);
         }
         let header = serde_json::to_vec(&BlobHeader {
