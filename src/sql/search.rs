@@ -345,14 +345,12 @@ fn fulltext_index<'a>(t: &'a TableDef, spec: &MatchSpec) -> Option<&'a IndexDef>
     })
 }
 
-/// Each row's texts for `spec`, in its index's column order; see
-/// [`as_docs`].
+/// Each row's texts of columns `cols` (a MATCH's, in its index's order:
+/// [`fulltext_layout`]); see [`as_docs`].
 fn match_texts<'r>(
-    t: &TableDef,
-    spec: &MatchSpec,
+    cols: &[usize],
     rows: impl Iterator<Item = &'r [Value]>,
 ) -> Vec<Vec<Option<String>>> {
-    let (cols, _) = fulltext_layout(t, spec);
     rows.map(|r| texts_of(r, cols)).collect()
 }
 
@@ -389,7 +387,7 @@ fn score_rows<'r>(
     index: Option<&tributary_index::FullTextIndex>,
 ) -> SqlResult<HashMap<usize, f64>> {
     let (cols, parser) = fulltext_layout(t, spec);
-    let texts = match_texts(t, spec, rows);
+    let texts = match_texts(cols, rows);
     let docs = as_docs(&texts);
     let mode = match_mode(spec);
     let scored = match index {
@@ -736,7 +734,8 @@ pub fn fetch_candidates(
                     tail_rows.push(r);
                 }
             }
-            let texts = match_texts(t, spec, tail_rows.iter().map(|r| r.as_slice()));
+            let (cols, _) = fulltext_layout(t, spec);
+            let texts = match_texts(cols, tail_rows.iter().map(|r| r.as_slice()));
             let extra = as_docs(&texts);
             let found = fx
                 .search_with_extra(&spec.query, match_mode(spec), cap, &extra)
