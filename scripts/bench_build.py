@@ -43,9 +43,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_vector import Pg, Trib, generate  # noqa: E402
-from serverproc import default_binary, start_server, stop_server  # noqa: E402
+from serverproc import default_binary, start_server, stop_server, wait_iscp_current  # noqa: E402,E501
 
-READY_DEADLINE_S = 1800.0
 # Point SELECTs per second from the second connection.
 POINT_RATE = 200
 
@@ -88,21 +87,6 @@ def summary(lat):
         return {"n": 0}
     return {"n": len(s), "p50": s[len(s) // 2], "p99": s[min(len(s) - 1, int(len(s) * 0.99))],
             "max": s[-1]}
-
-
-def wait_current(eng):
-    deadline = time.monotonic() + READY_DEADLINE_S
-    while True:
-        eng.c.execute("SHOW ISCP STATUS")
-        cols = [d[0] for d in eng.c.description]
-        # Jobs of dropped indexes stay listed (canceled) for a while.
-        jobs = [j for j in (dict(zip(cols, r)) for r in eng.c.fetchall())
-                if j["phase"] != "canceled"]
-        if jobs and all(j["phase"] == "current" for j in jobs):
-            return
-        if any(j["phase"] == "error" for j in jobs) or time.monotonic() > deadline:
-            sys.exit(f"index not current: {jobs}")
-        time.sleep(0.05)
 
 
 def main():
@@ -188,7 +172,7 @@ def main():
                 e = engines[0]
                 t = time.perf_counter()
                 e.q(f"CREATE INDEX h {hnsw} ASYNC")
-                wait_current(e)
+                wait_iscp_current(e.c)
                 dt = time.perf_counter() - t
                 e.q("DROP INDEX h ON v")
                 runs["Tributary"]["async_s"].append(dt)

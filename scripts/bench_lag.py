@@ -55,9 +55,8 @@ from pydeps import ensure  # noqa: E402
 np = ensure("numpy", "numpy")
 pymysql = ensure("pymysql", "pymysql")
 
-from serverproc import default_binary, start_server, stop_server  # noqa: E402
+from serverproc import default_binary, start_server, stop_server, wait_iscp_current  # noqa: E402,E501
 
-READY_DEADLINE_S = 1800.0
 POLL_DEADLINE_S = 120.0
 POLL_EF_SEARCH = 400
 # Oldest pending rows probed per polling round.
@@ -75,19 +74,6 @@ def connect(port):
     c = pymysql.connect(host="127.0.0.1", port=port, user="root", password="",
                         database="lag", autocommit=True, read_timeout=3600)
     return c.cursor()
-
-
-def wait_current(cur):
-    deadline = time.monotonic() + READY_DEADLINE_S
-    while True:
-        cur.execute("SHOW ISCP STATUS")
-        cols = [d[0] for d in cur.description]
-        jobs = [dict(zip(cols, r)) for r in cur.fetchall()]
-        if jobs and all(j["phase"] == "current" for j in jobs):
-            return
-        if time.monotonic() > deadline:
-            sys.exit(f"index not current in time: {jobs}")
-        time.sleep(0.5)
 
 
 def checkpoints(log_path, what="index checkpoint written"):
@@ -223,7 +209,7 @@ def main():
             print(f"loaded {args.rows:,} rows in {time.monotonic() - t:.1f} s")
             t = time.monotonic()
             c.execute("CREATE INDEX h USING HNSW ON v(x) OP_TYPE 'vector_l2_ops' ASYNC")
-            wait_current(c)
+            wait_iscp_current(c)
             print(f"index built and current in {time.monotonic() - t:.1f} s")
             next_id = args.rows
             for rate in [float(r) for r in args.rates.split(",")]:

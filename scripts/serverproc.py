@@ -14,6 +14,7 @@ import time
 
 START_DEADLINE_S = 60.0
 STOP_DEADLINE_S = 30.0
+READY_DEADLINE_S = 1800.0
 
 
 def default_binary():
@@ -74,3 +75,20 @@ def stop_server(proc):
         proc.kill()
         proc.wait()
         return None
+
+
+def wait_iscp_current(cur, deadline_s=READY_DEADLINE_S):
+    """Poll SHOW ISCP STATUS on DB-API cursor `cur` until every job not
+    dropped (dropped ones stay listed, canceled, for a while) is `current`;
+    exits the script when one is in error or the deadline passes."""
+    deadline = time.monotonic() + deadline_s
+    while True:
+        cur.execute("SHOW ISCP STATUS")
+        cols = [d[0] for d in cur.description]
+        jobs = [j for j in (dict(zip(cols, r)) for r in cur.fetchall())
+                if j["phase"] != "canceled"]
+        if jobs and all(j["phase"] == "current" for j in jobs):
+            return
+        if any(j["phase"] == "error" for j in jobs) or time.monotonic() > deadline:
+            sys.exit(f"index not current: {jobs}")
+        time.sleep(0.05)
