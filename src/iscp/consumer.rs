@@ -231,7 +231,9 @@ impl IndexConsumer for LiveConsumer {
 impl LiveConsumer {
     /// An incremental unit, never holding the memory's write lock for long
     /// (issue 17): changes are decoded outside the lock and staged a slice
-    /// at a time, the lock released between slices (`staging_to` tells
+    /// at a time, the lock released between slices; HNSW vectors go to the
+    /// index's tail, searched exactly, and [`add_deferred`] adds them to
+    /// the graph after the unit commits (`staging_to` tells
     /// searches that the changes up to `ts` are partly in — they evaluate
     /// those keys exactly); a due compaction builds the new graph while
     /// searches go on. Bases are written beside the units
@@ -255,7 +257,11 @@ impl LiveConsumer {
         for part in changes.chunks(slice) {
             let ops = source.ops(part)?;
             let mut g = entry.write();
-            g.index.stage(&ops)?;
+            if self.hnsw {
+                g.index.stage_deferred(&ops)?;
+            } else {
+                g.index.stage(&ops)?;
+            }
             g.since_base += ops.len() as u64;
         }
         let staged_ms = t.elapsed().as_millis() as u64;
@@ -379,6 +385,67 @@ async fn apply_phase(
     Ok(txn)
 }
 
+/// Deferred HNSW vectors are added to the graph this many at a time, the
+/// index's write lock released between slices (about 10 ms at 100k+
+/// 128-d vectors, `crates/index/examples/add_cost.rs`).
+const DEFER_SLICE: usize = 16;
+
+/// Move job `j`'s deferred HNSW vectors into the graph
+/// (`tributary_index::vector` module docs) for at most `budget`; returns
+/// how many are left. Memory means the same before and after (a deferred
+/// vector is searched exactly), so nothing is written and a failed add
+/// leaves its vector deferred.
+pub async fn add_deferred(
+    iscp: &Arc<Iscp>,
+    j: &JobRow,
+    token: &CancellationToken,
+    budget: std::time::Duration,
+) -> usize {
+    let Some(h) = iscp.cached(j.key.job_id) else {
+        return 0;
+    };
+    let (job_id, tok) = (j.key.job_id, token.clone());
+    let left = blocking(move || {
+        let t = std::time::Instant::now();
+        let mut added = 0;
+        let left = loop {
+            if tok.is_cancelled() || t.elapsed() >= budget {
+                break h.read().index.deferred();
+            }
+            let mut g = h.write();
+            match g.index.add_deferred(DEFER_SLICE) {
+                Ok(n) => added += n,
+                Err(e) => {
+                    tracing::warn!(job_id, error = %e.message, "deferred HNSW add failed");
+                    break g.index.deferred();
+                }
+            }
+            let left = g.index.deferred();
+            if left == 0 {
+                break 0;
+            }
+        };
+        if added > 0 {
+            tracing::debug!(
+                job_id,
+                added,
+                left,
+                ms = t.elapsed().as_millis() as u64,
+                "deferred HNSW adds"
+            );
+        }
+        left
+    })
+    .await;
+    left.unwrap_or(0)
+}
+
+/// Whether job `j`'s cached index holds deferred HNSW vectors.
+pub fn has_deferred(iscp: &Iscp, j: &JobRow) -> bool {
+    iscp.cached(j.key.job_id)
+        .is_some_and(|h| h.read().index.deferred() > 0)
+}
+
 /// One incremental unit: apply `slice` (changes in (watermark, to_ts]).
 pub async fn incremental_unit(
     iscp: &Arc<Iscp>,
@@ -400,7 +467,13 @@ pub async fn incremental_unit(
         })
     })
     .await;
-    finish(iscp, j, r, Some(to_ts))
+    let out = finish(iscp, j, r, Some(to_ts));
+    if matches!(out, Outcome::Committed { .. }) && !j.spec.is_sync_live() {
+        // The unit's vectors are searchable in the tail: add them to the
+        // graph within the tick (the runner wakes again for the rest).
+        add_deferred(iscp, j, token, iscp.config.iscp_interval).await;
+    }
+    out
 }
 
 fn finish(

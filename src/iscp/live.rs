@@ -174,12 +174,42 @@ impl LiveIndex {
     /// searchable at once; full-text changes are buffered in tantivy's
     /// writer (indexed by its own thread) until [`publish`](Self::publish).
     pub fn stage(&mut self, ops: &[Op]) -> SqlResult<()> {
+        self.stage_with(ops, false)
+    }
+
+    /// [`stage`](Self::stage), but HNSW vectors go to the index's tail of
+    /// deferred adds (searched exactly; `tributary_index::vector` module
+    /// docs) and [`add_deferred`](Self::add_deferred) moves them into the
+    /// graph later: an asynchronous index's units then take as long as
+    /// reading their changes, not as long as the graph's adds.
+    pub fn stage_deferred(&mut self, ops: &[Op]) -> SqlResult<()> {
+        self.stage_with(ops, true)
+    }
+
+    /// Moves up to `max` deferred HNSW vectors into the graph; how many.
+    pub fn add_deferred(&mut self, max: usize) -> SqlResult<usize> {
+        match &mut self.data {
+            IndexData::Hnsw(ix) => ix.add_deferred(max).map_err(ierr),
+            IndexData::FullText(_) => Ok(0),
+        }
+    }
+
+    /// Deferred HNSW vectors not yet in the graph.
+    pub fn deferred(&self) -> usize {
+        match &self.data {
+            IndexData::Hnsw(ix) => ix.tail_len(),
+            IndexData::FullText(_) => 0,
+        }
+    }
+
+    fn stage_with(&mut self, ops: &[Op], deferred: bool) -> SqlResult<()> {
         for op in ops {
             match op {
                 Op::Upsert { pk, vals } => {
                     let label = self.labels.label_for(pk);
                     match &mut self.data {
                         IndexData::Hnsw(ix) => match vals.first().and_then(to_f32) {
+                            Some(v) if deferred => ix.upsert_deferred(label, &v).map_err(ierr)?,
                             Some(v) => ix.upsert(label, &v).map_err(ierr)?,
                             None => {
                                 // NULL vector: not indexed.

@@ -294,6 +294,8 @@ enum Input {
     /// A slice of the change log, sent by the retriever; the unit's
     /// watermark.
     Changes(mpsc::Receiver<Arc<Vec<Change>>>, u64),
+    /// No new changes, but deferred HNSW vectors to add to the graph.
+    Deferred,
 }
 
 /// Read the table's changes once from the lowest watermark of `incr` and
@@ -329,8 +331,16 @@ async fn fan_out(
     for (j, _) in idle.iter().chain(busy.iter()) {
         consumer::start_base_writer(iscp, j, token, base_writers);
     }
-    // Idle jobs' registrations drop here, unregistering their consumers.
-    drop(idle);
+    // Idle jobs with deferred HNSW vectors add them to the graph; the
+    // others' registrations drop here, unregistering their consumers.
+    for (j, (jt, guard)) in idle {
+        if consumer::has_deferred(iscp, &j) {
+            let iscp2 = iscp.clone();
+            set.spawn(async move {
+                run_consumer(&iscp2, &j, Input::Deferred, (jt, guard)).await;
+            });
+        }
+    }
     if busy.is_empty() {
         return;
     }
@@ -436,6 +446,10 @@ async fn run_consumer(
         match input {
             Input::Build => consumer::initial_build_unit(iscp, j, &token).await,
             Input::Checkpoint => consumer::checkpoint_unit(iscp, j, &token).await,
+            Input::Deferred => {
+                let left = consumer::add_deferred(iscp, j, &token, iscp.config.iscp_interval).await;
+                Outcome::Committed { more: left > 0 }
+            }
             Input::Changes(mut rx, to_ts) => {
                 let batch = tokio::select! {
                     _ = token.cancelled() => return Outcome::Stopped("canceled".into()),
@@ -477,11 +491,18 @@ async fn run_consumer(
                 let large = large || started.elapsed() >= iscp.config.iscp_interval;
                 match unit {
                     Outcome::Committed { .. } => Outcome::Committed {
-                        more: large
-                            && iscp
-                                .storage
-                                .changes(j.key.table_id, to_ts, iscp.storage.latest_ts(), None, 1)
-                                .is_ok_and(|b| !b.changes.is_empty()),
+                        more: consumer::has_deferred(iscp, j)
+                            || large
+                                && iscp
+                                    .storage
+                                    .changes(
+                                        j.key.table_id,
+                                        to_ts,
+                                        iscp.storage.latest_ts(),
+                                        None,
+                                        1,
+                                    )
+                                    .is_ok_and(|b| !b.changes.is_empty()),
                     },
                     o => o,
                 }

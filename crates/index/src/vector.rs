@@ -23,6 +23,19 @@
 //! usearch — [`VectorIndex::from_bytes`] verifies magic, version and checksum first, so
 //! garbage is an error rather than undefined behaviour in C++.
 //!
+//! ## Deferred adds: the tail
+//! An HNSW add costs far more than reading a change (0.5–0.8 ms at 100k–160k
+//! 128-d vectors, `examples/add_cost.rs`), and adds cannot run on several
+//! threads (decision 014). So an asynchronous index's consumer upserts with
+//! [`VectorIndex::upsert_deferred`]: the vector goes to a tail that every
+//! search scans exactly and merges with the graph's answer, and
+//! [`VectorIndex::add_deferred`] moves tail vectors into the graph later, a
+//! few at a time. A row is then searchable as soon as its change is read,
+//! and the adds catch up behind it. The tail holds at most [`TAIL_CAP`]
+//! vectors: past that, an upsert first adds the oldest ones itself (the
+//! writer slows to the graph's pace; searches never scan more). Snapshots
+//! carry the tail (format version 3).
+//!
 //! ## Distances
 //! `search` returns `(key, distance)` in ascending distance:
 //! - [`Metric::L2`]: euclidean distance, `sqrt(sum((a-b)^2))` (usearch computes the
@@ -64,9 +77,14 @@ const SEARCH_SLOT_WAIT: Duration = Duration::from_secs(1);
 const INITIAL_CAPACITY: usize = 64;
 
 const MAGIC: &[u8; 8] = b"TRIBVEC\0";
-/// Version 2 adds the tombstone and moved-key tables; version 1 (no
-/// tombstones: keys were removed from usearch) still loads.
-const FORMAT_VERSION: u32 = 2;
+/// Version 3 adds the tail of deferred vectors; version 2 added the
+/// tombstone and moved-key tables; versions 1 (no tombstones: keys were
+/// removed from usearch) and 2 still load.
+const FORMAT_VERSION: u32 = 3;
+
+/// Most vectors the tail of deferred adds holds (see the module docs): a
+/// search scans it exactly, about 0.1 ms per 1,000 128-d vectors.
+pub const TAIL_CAP: usize = 16_384;
 
 /// Bits of a usearch key that hold the caller's key; the bits above hold
 /// the generation of its current version.
@@ -291,6 +309,7 @@ pub struct VectorSnapshot {
     raw: Vec<u8>,
     dead: Vec<u64>,
     moved: Vec<(u64, u64)>,
+    tail: Vec<(u64, Vec<f32>)>,
 }
 
 impl VectorSnapshot {
@@ -303,7 +322,16 @@ impl VectorSnapshot {
 
     /// About how many bytes [`write_into`](Self::write_into) appends.
     pub fn len_hint(&self) -> usize {
-        self.raw.len() + self.opts.len() + 64 + 8 * self.dead.len() + 16 * self.moved.len()
+        self.raw.len()
+            + self.opts.len()
+            + 64
+            + 8 * self.dead.len()
+            + 16 * self.moved.len()
+            + self
+                .tail
+                .iter()
+                .map(|(_, v)| 8 + 4 * v.len())
+                .sum::<usize>()
     }
 
     /// Appends [`into_bytes`](Self::into_bytes)'s bytes to `out` (one copy of
@@ -314,9 +342,11 @@ impl VectorSnapshot {
             raw,
             mut dead,
             mut moved,
+            mut tail,
         } = self;
         dead.sort_unstable();
         moved.sort_unstable();
+        tail.sort_unstable_by_key(|(k, _)| *k);
         codec::seal_into(out, MAGIC, FORMAT_VERSION, |payload| {
             codec::put_bytes(payload, &opts);
             codec::put_bytes(payload, &raw);
@@ -328,6 +358,13 @@ impl VectorSnapshot {
             for (k, u) in moved {
                 payload.extend_from_slice(&k.to_le_bytes());
                 payload.extend_from_slice(&u.to_le_bytes());
+            }
+            payload.extend_from_slice(&(tail.len() as u64).to_le_bytes());
+            for (k, v) in tail {
+                payload.extend_from_slice(&k.to_le_bytes());
+                for x in v {
+                    payload.extend_from_slice(&x.to_le_bytes());
+                }
             }
         });
     }
@@ -344,6 +381,13 @@ pub struct VectorIndex {
     /// Caller key → usearch key, for keys whose current version is not
     /// generation 0 (absent: the usearch key is the caller key itself).
     moved: std::collections::HashMap<u64, u64>,
+    /// Deferred vectors, not in the graph yet (module docs), by arrival
+    /// number: (caller key, vector). A key here has no live graph node.
+    tail: std::collections::BTreeMap<u64, (u64, Vec<f32>)>,
+    /// Caller key → its arrival number in `tail`.
+    tail_at: std::collections::HashMap<u64, u64>,
+    /// The next arrival number.
+    tail_next: u64,
 }
 
 impl std::fmt::Debug for VectorIndex {
@@ -351,8 +395,54 @@ impl std::fmt::Debug for VectorIndex {
         f.debug_struct("VectorIndex")
             .field("opts", &self.opts)
             .field("len", &self.len())
+            .field("tail", &self.tail.len())
             .field("capacity", &self.inner.capacity())
             .finish()
+    }
+}
+
+/// A predicate on keys (usearch's or the caller's).
+type KeyFilter<'a> = &'a dyn Fn(u64) -> bool;
+
+/// usearch's raw distance of `metric` (squared for L2; see
+/// [`Metric::sql_distance`]) in `f32`, as the graph computes it, for the
+/// tail's exact scan: eight lanes, so that the compiler vectorizes it.
+fn raw_distance(metric: Metric, a: &[f32], b: &[f32]) -> f32 {
+    const LANES: usize = 8;
+    let (mut sq, mut dot, mut na, mut nb) =
+        ([0f32; LANES], [0f32; LANES], [0f32; LANES], [0f32; LANES]);
+    let (ca, cb) = (a.chunks_exact(LANES), b.chunks_exact(LANES));
+    let (ra, rb) = (ca.remainder(), cb.remainder());
+    for (x, y) in ca.zip(cb) {
+        for i in 0..LANES {
+            let d = x[i] - y[i];
+            sq[i] += d * d;
+            dot[i] += x[i] * y[i];
+            na[i] += x[i] * x[i];
+            nb[i] += y[i] * y[i];
+        }
+    }
+    for (i, (x, y)) in ra.iter().zip(rb).enumerate() {
+        let d = x - y;
+        sq[i] += d * d;
+        dot[i] += x * y;
+        na[i] += x * x;
+        nb[i] += y * y;
+    }
+    let sum = |l: [f32; LANES]| l.iter().sum::<f32>();
+    match metric {
+        Metric::L2 => sum(sq),
+        Metric::InnerProduct => 1.0 - sum(dot),
+        Metric::Cosine => {
+            let (na, nb) = (sum(na), sum(nb));
+            if na == 0.0 && nb == 0.0 {
+                0.0
+            } else if na == 0.0 || nb == 0.0 {
+                1.0
+            } else {
+                1.0 - sum(dot) / (na.sqrt() * nb.sqrt())
+            }
+        }
     }
 }
 
@@ -391,6 +481,9 @@ impl VectorIndex {
             slots: SearchSlots::new(SEARCH_THREADS),
             dead: Default::default(),
             moved: Default::default(),
+            tail: Default::default(),
+            tail_at: Default::default(),
+            tail_next: 0,
         })
     }
 
@@ -419,21 +512,21 @@ impl VectorIndex {
     /// Whether tombstones outnumber live vectors (and there are more than
     /// a minimum of them): time for [`compacted`](Self::compacted).
     pub fn compaction_due(&self) -> bool {
-        self.dead.len() > COMPACT_MIN_TOMBSTONES && self.dead.len() > self.len()
+        self.dead.len() > COMPACT_MIN_TOMBSTONES && self.dead.len() > self.graph_len()
     }
 
     /// A new index holding only this one's live vectors under the same
-    /// keys (no tombstones, generations reset). Takes `&self`: a caller
+    /// keys (no tombstones, generations reset; the tail as it is). Takes `&self`: a caller
     /// builds it while searches go on and swaps it in afterwards, so a
     /// rebuild never holds searches up (issue 17).
     pub fn compacted(&self) -> Result<VectorIndex> {
         let fresh = usearch::Index::new(&self.opts.usearch_options()).map_err(vec_err)?;
         fresh
-            .reserve_capacity_and_threads(self.len().max(INITIAL_CAPACITY), SEARCH_THREADS)
+            .reserve_capacity_and_threads(self.graph_len().max(INITIAL_CAPACITY), SEARCH_THREADS)
             .map_err(vec_err)?;
         fresh.change_expansion_add(self.opts.ef_construction);
         fresh.change_expansion_search(self.opts.ef_search);
-        let mut keys: Vec<(u64, u64)> = Vec::with_capacity(self.len());
+        let mut keys: Vec<(u64, u64)> = Vec::with_capacity(self.graph_len());
         for &u in self.moved.values() {
             if !self.dead.contains(&u) {
                 keys.push((u & MAX_KEY, u));
@@ -458,11 +551,11 @@ impl VectorIndex {
                 }
             }
         }
-        if keys.len() != self.len() {
+        if keys.len() != self.graph_len() {
             return Err(IndexError::Vector(format!(
                 "compaction found {} live vectors, expected {}",
                 keys.len(),
-                self.len()
+                self.graph_len()
             )));
         }
         let mut buf = vec![0f32; self.opts.dims];
@@ -484,6 +577,9 @@ impl VectorIndex {
             slots: SearchSlots::new(SEARCH_THREADS),
             dead: Default::default(),
             moved: Default::default(),
+            tail: self.tail.clone(),
+            tail_at: self.tail_at.clone(),
+            tail_next: self.tail_next,
         })
     }
 
@@ -491,7 +587,7 @@ impl VectorIndex {
     /// [`compacted`](Self::compacted) off its write path when
     /// [`compaction_due`](Self::compaction_due).
     fn maybe_compact(&mut self) -> Result<()> {
-        let bound = COMPACT_INLINE_FACTOR * self.len().max(COMPACT_MIN_TOMBSTONES);
+        let bound = COMPACT_INLINE_FACTOR * self.graph_len().max(COMPACT_MIN_TOMBSTONES);
         if self.dead.len() > bound {
             self.compact()?;
         }
@@ -503,9 +599,19 @@ impl VectorIndex {
         &self.opts
     }
 
-    /// Number of live vectors.
+    /// Number of live vectors (in the graph or the tail).
     pub fn len(&self) -> usize {
+        self.graph_len() + self.tail.len()
+    }
+
+    /// Number of live vectors in the graph.
+    fn graph_len(&self) -> usize {
         self.inner.size().saturating_sub(self.dead.len())
+    }
+
+    /// Number of deferred vectors not yet in the graph (module docs).
+    pub fn tail_len(&self) -> usize {
+        self.tail.len()
     }
 
     /// True when the index holds no vector.
@@ -515,7 +621,7 @@ impl VectorIndex {
 
     /// True when `key` is present.
     pub fn contains(&self, key: u64) -> bool {
-        key <= MAX_KEY && self.is_live_node(self.current(key))
+        key <= MAX_KEY && (self.tail_at.contains_key(&key) || self.is_live_node(self.current(key)))
     }
 
     /// Approximate heap memory used by usearch, in bytes.
@@ -548,6 +654,12 @@ impl VectorIndex {
         if key > MAX_KEY {
             return Err(IndexError::InvalidKey(key));
         }
+        self.take_from_tail(key);
+        self.add_to_graph(key, v)
+    }
+
+    /// The graph half of [`upsert`](Self::upsert) (`key` is not in the tail).
+    fn add_to_graph(&mut self, key: u64, v: &[f32]) -> Result<()> {
         let cur = self.current(key);
         let ukey = if self.inner.contains(cur) {
             let generation = (cur >> KEY_BITS) + 1;
@@ -574,11 +686,72 @@ impl VectorIndex {
         self.maybe_compact()
     }
 
+    /// Like [`upsert`](Self::upsert), but the vector goes to the tail and
+    /// is added to the graph later by [`add_deferred`](Self::add_deferred)
+    /// (module docs); searches find it at once. When the tail is full, the
+    /// oldest deferred vectors are added first.
+    pub fn upsert_deferred(&mut self, key: u64, v: &[f32]) -> Result<()> {
+        self.check_vector(v)?;
+        if key > MAX_KEY {
+            return Err(IndexError::InvalidKey(key));
+        }
+        if let Some(entry) = self.tail_at.get(&key).and_then(|i| self.tail.get_mut(i)) {
+            entry.1 = v.to_vec();
+            return Ok(());
+        }
+        let over = (self.tail.len() + 1).saturating_sub(TAIL_CAP);
+        if over > 0 {
+            self.add_deferred(over)?;
+        }
+        let cur = self.current(key);
+        if self.is_live_node(cur) {
+            // The graph's version is replaced: a tombstone, as in `upsert`;
+            // the deferred add gives the key its next generation.
+            self.dead.insert(cur);
+            self.maybe_compact()?;
+        }
+        let i = self.tail_next;
+        self.tail_next += 1;
+        self.tail_at.insert(key, i);
+        self.tail.insert(i, (key, v.to_vec()));
+        Ok(())
+    }
+
+    /// Adds up to `max` deferred vectors to the graph, oldest first; returns
+    /// how many. A failed add leaves that vector in the tail.
+    pub fn add_deferred(&mut self, max: usize) -> Result<usize> {
+        let n = max.min(self.tail.len());
+        for done in 0..n {
+            let Some((i, (key, v))) = self.tail.pop_first() else {
+                return Ok(done);
+            };
+            self.tail_at.remove(&key);
+            if let Err(e) = self.add_to_graph(key, &v) {
+                self.tail_at.insert(key, i);
+                self.tail.insert(i, (key, v));
+                return if done == 0 { Err(e) } else { Ok(done) };
+            }
+        }
+        Ok(n)
+    }
+
+    /// Removes `key`'s deferred vector, if any.
+    fn take_from_tail(&mut self, key: u64) -> bool {
+        match self.tail_at.remove(&key) {
+            Some(i) => self.tail.remove(&i).is_some(),
+            None => false,
+        }
+    }
+
     /// Removes `key` (its vector becomes a tombstone); returns whether it was
     /// present.
     pub fn remove(&mut self, key: u64) -> Result<bool> {
         if key > MAX_KEY {
             return Ok(false);
+        }
+        if self.take_from_tail(key) {
+            // Its graph version, if any, is a tombstone already.
+            return Ok(true);
         }
         let cur = self.current(key);
         if !self.is_live_node(cur) {
@@ -650,7 +823,7 @@ impl VectorIndex {
                         false
                     })
         };
-        let out = self.search_in_slot_with(q, k, k.max(ef), slot, Some(&pred))?;
+        let out = self.search_in_slot_with(q, k, k.max(ef), slot, Some((&pred, keep)))?;
         if panicked.get() {
             return Err(IndexError::Vector("search filter panicked".into()));
         }
@@ -676,19 +849,33 @@ impl VectorIndex {
         self.search_in_slot_with(q, k, wanted, slot, None)
     }
 
-    /// `pred` (usearch keys; it must reject tombstones itself) replaces
-    /// the tombstone filter when given.
+    /// `filter`: a predicate on usearch keys (it must reject tombstones
+    /// itself) that replaces the tombstone filter, and the caller's own on
+    /// caller keys, applied to the tail.
     fn search_in_slot_with(
         &self,
         q: &[f32],
         k: usize,
         wanted: usize,
         _slot: SlotGuard<'_>,
-        pred: Option<&dyn Fn(u64) -> bool>,
+        filter: Option<(KeyFilter<'_>, KeyFilter<'_>)>,
     ) -> Result<Vec<(u64, f32)>> {
+        let metric = self.opts.metric;
+        // The tail, exactly: its `k` nearest (module docs).
+        let mut out: Vec<(u64, f32)> = self
+            .tail
+            .values()
+            .filter(|(key, _)| filter.is_none_or(|(_, keep)| keep(*key)))
+            .map(|(key, v)| (*key, metric.sql_distance(raw_distance(metric, q, v))))
+            .collect();
+        out.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
+        out.truncate(k);
+        if self.inner.size() == 0 {
+            return Ok(out);
+        }
         // Never ask the library for more results than the index holds.
-        let wanted = wanted.min(self.inner.size().max(1));
-        let m = if let Some(pred) = pred {
+        let wanted = wanted.min(self.inner.size());
+        let m = if let Some((pred, _)) = filter {
             guarded("search", || {
                 self.inner.filtered_search(q, wanted, pred).map_err(vec_err)
             })?
@@ -702,14 +889,13 @@ impl VectorIndex {
                     .map_err(vec_err)
             })?
         };
-        let metric = self.opts.metric;
-        let mut out: Vec<(u64, f32)> = m
-            .keys
-            .into_iter()
-            .zip(m.distances)
-            .filter(|(u, _)| !self.dead.contains(u))
-            .map(|(u, d)| (u & MAX_KEY, metric.sql_distance(d)))
-            .collect();
+        out.extend(
+            m.keys
+                .into_iter()
+                .zip(m.distances)
+                .filter(|(u, _)| !self.dead.contains(u))
+                .map(|(u, d)| (u & MAX_KEY, metric.sql_distance(d))),
+        );
         out.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
         out.truncate(k);
         Ok(out)
@@ -752,6 +938,7 @@ impl VectorIndex {
             raw,
             dead: self.dead.iter().copied().collect(),
             moved: self.moved.iter().map(|(k, u)| (*k, *u)).collect(),
+            tail: self.tail.values().cloned().collect(),
         })
     }
 
@@ -788,6 +975,30 @@ impl VectorIndex {
                 moved.insert(k, u);
             }
         }
+        let mut tail = Vec::new();
+        if version >= 3 {
+            let n = r.len_u64()?;
+            let entry = opts
+                .dims
+                .checked_mul(4)
+                .and_then(|b| b.checked_add(8))
+                .ok_or_else(|| IndexError::Corrupt("dimensions".into()))?;
+            if n > r.remaining() / entry {
+                return Err(IndexError::Corrupt("tail count".into()));
+            }
+            for _ in 0..n {
+                let k = r.u64()?;
+                let v = r
+                    .take(4 * opts.dims)?
+                    .chunks_exact(4)
+                    .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                    .collect::<Vec<f32>>();
+                if k > MAX_KEY || v.iter().any(|x| !x.is_finite()) {
+                    return Err(IndexError::Corrupt(format!("tail entry {k}")));
+                }
+                tail.push((k, v));
+            }
+        }
         if !r.is_empty() {
             return Err(IndexError::Corrupt("trailing bytes in payload".into()));
         }
@@ -815,13 +1026,28 @@ impl VectorIndex {
         inner
             .reserve_capacity_and_threads(cap, SEARCH_THREADS)
             .map_err(vec_err)?;
-        Ok(Self {
+        let mut ix = Self {
             opts,
             inner,
             slots: SearchSlots::new(SEARCH_THREADS),
             dead,
             moved,
-        })
+            tail: Default::default(),
+            tail_at: Default::default(),
+            tail_next: 0,
+        };
+        for (k, v) in tail {
+            if ix.contains(k) {
+                return Err(IndexError::Corrupt(format!(
+                    "tail key {k} also in the graph"
+                )));
+            }
+            let i = ix.tail_next;
+            ix.tail_next += 1;
+            ix.tail_at.insert(k, i);
+            ix.tail.insert(i, (k, v));
+        }
+        Ok(ix)
     }
 }
 
@@ -837,6 +1063,84 @@ mod tests {
             other => panic!("expected an error, got {other:?}"),
         }
         assert_eq!(guarded("search", || Ok(7)).ok(), Some(7));
+    }
+
+    /// Deferred vectors are found at once, replace and delete like direct
+    /// ones, survive a snapshot, and answer as brute force does before and
+    /// after they are moved into the graph (1-d line: unambiguous answers).
+    #[test]
+    fn deferred_vectors_are_searched_exactly_until_added() {
+        let mut ix = VectorIndex::new(HnswOptions::new(2, Metric::L2)).unwrap();
+        for k in 0..500u64 {
+            ix.upsert(k, &[k as f32, 0.0]).unwrap();
+        }
+        // 500..600 new, 10..20 moved far away, 30..40 deleted.
+        for k in 500..600u64 {
+            ix.upsert_deferred(k, &[k as f32, 0.0]).unwrap();
+        }
+        for k in 10..20u64 {
+            ix.upsert_deferred(k, &[300.5 + k as f32, 0.0]).unwrap();
+        }
+        for k in 30..40u64 {
+            assert!(ix.remove(k).unwrap());
+        }
+        // A deferred key replaced again, and one deleted before its add.
+        ix.upsert_deferred(599, &[-5.0, 0.0]).unwrap();
+        ix.upsert_deferred(598, &[598.0, 0.0]).unwrap();
+        assert!(ix.remove(598).unwrap());
+        assert!(!ix.contains(598) && ix.contains(599) && !ix.contains(35));
+        assert_eq!(ix.tail_len(), 109);
+        let expect = |ix: &VectorIndex, phase: &str| {
+            assert_eq!(ix.len(), 500 - 10 + 100 - 1);
+            let near = |x: f32, k: usize| -> Vec<u64> {
+                ix.search_with_ef(&[x, 0.0], k, 64)
+                    .unwrap()
+                    .iter()
+                    .map(|h| h.0)
+                    .collect()
+            };
+            assert_eq!(near(550.2, 3), vec![550, 551, 549], "{phase}");
+            assert_eq!(near(-4.0, 2), vec![599, 0], "{phase}");
+            assert_eq!(near(315.55, 1), vec![15], "{phase}");
+            assert_eq!(near(15.0, 1), vec![20], "{phase}");
+            let no_deleted = near(35.0, 5).iter().all(|k| !(30..40).contains(k));
+            assert!(no_deleted, "{phase}");
+            let hits = ix
+                .try_search_filtered(&[560.0, 0.0], 2, 64, &|k| k % 2 == 1)
+                .unwrap()
+                .unwrap();
+            let keys: Vec<u64> = hits.iter().map(|h| h.0).collect();
+            assert_eq!(keys, vec![559, 561], "{phase}");
+            assert!((hits[0].1 - 1.0).abs() < 1e-6, "{phase}: {hits:?}");
+        };
+        expect(&ix, "phase 1");
+        let back = VectorIndex::from_bytes(&ix.to_bytes().unwrap()).unwrap();
+        assert_eq!(back.tail_len(), 109);
+        expect(&back, "phase 2");
+        assert_eq!(ix.add_deferred(50).unwrap(), 50);
+        assert_eq!(ix.tail_len(), 59);
+        expect(&ix, "phase 3");
+        assert_eq!(ix.add_deferred(usize::MAX).unwrap(), 59);
+        assert_eq!(ix.tail_len(), 0);
+        expect(&ix, "phase 4");
+        ix.compact().unwrap();
+        expect(&ix, "phase 5");
+    }
+
+    /// The tail never grows past its cap: the oldest are added first.
+    #[test]
+    fn a_full_tail_adds_its_oldest_first() {
+        let mut ix = VectorIndex::new(HnswOptions::new(2, Metric::L2)).unwrap();
+        let n = TAIL_CAP as u64 + 100;
+        for k in 0..n {
+            ix.upsert_deferred(k, &[k as f32, 1.0]).unwrap();
+        }
+        assert_eq!(ix.tail_len(), TAIL_CAP);
+        assert_eq!(ix.len(), n as usize);
+        assert_eq!(ix.graph_len(), 100);
+        assert!(ix.tail.values().all(|(k, _)| *k >= 100));
+        let hits = ix.search_with_ef(&[3.0, 1.0], 1, 64).unwrap();
+        assert_eq!(hits[0].0, 3);
     }
 
     #[test]
