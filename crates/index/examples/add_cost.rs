@@ -2,9 +2,11 @@
 //! `scripts/bench_lag.py`'s (64 Gaussian centres, σ 0.6), at the default
 //! options (M 16, EF_CONSTRUCTION 128):
 //! `cargo run --release -p tributary-index --example add_cost -- [n] [dims]`.
+//! Then it times searches (top 10, the default beam) with an empty tail of
+//! deferred adds and with a full one ([`TAIL_CAP`] vectors).
 use std::time::Instant;
 
-use tributary_index::{HnswOptions, Metric, VectorIndex};
+use tributary_index::{HnswOptions, Metric, VectorIndex, TAIL_CAP};
 
 struct Rng(u64);
 
@@ -42,4 +44,25 @@ fn main() {
             t = Instant::now();
         }
     }
+    let queries: Vec<Vec<f32>> = (0..1000)
+        .map(|_| {
+            let c = &centres[(rng.unit() * 64.0) as usize % 64];
+            c.iter().map(|x| x + 0.6 * rng.normal()).collect()
+        })
+        .collect();
+    let time_searches = |ix: &VectorIndex, what: &str| {
+        let t = Instant::now();
+        for q in &queries {
+            ix.search(q, 10).expect("search");
+        }
+        let us = t.elapsed().as_secs_f64() * 1e6 / queries.len() as f64;
+        println!("search, {what}: {us:.0} µs");
+    };
+    time_searches(&ix, "tail empty");
+    for k in n..n + TAIL_CAP as u64 {
+        let c = &centres[(rng.unit() * 64.0) as usize % 64];
+        let v: Vec<f32> = c.iter().map(|x| x + 0.6 * rng.normal()).collect();
+        ix.upsert_deferred(k, &v).expect("upsert_deferred");
+    }
+    time_searches(&ix, &format!("tail of {}", ix.tail_len()));
 }

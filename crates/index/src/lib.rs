@@ -23,7 +23,7 @@ pub use fulltext::{
     check_boolean, matches_text_with, score_documents, tokenize_with, ExtraHits, FullTextIndex,
     FullTextSnapshot, MatchMode, Parser,
 };
-pub use vector::{HnswOptions, Metric, VectorIndex, VectorSnapshot};
+pub use vector::{HnswOptions, Metric, VectorIndex, VectorSnapshot, TAIL_CAP};
 
 /// Errors of the index layer.
 #[derive(Debug, thiserror::Error)]

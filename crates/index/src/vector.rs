@@ -401,6 +401,25 @@ impl std::fmt::Debug for VectorIndex {
     }
 }
 
+/// A tail vector's raw distance and key, ordered by distance then key (a
+/// max-heap of them keeps the nearest).
+#[derive(PartialEq)]
+struct TailHit(f32, u64);
+
+impl Eq for TailHit {}
+
+impl PartialOrd for TailHit {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for TailHit {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&other.0).then(self.1.cmp(&other.1))
+    }
+}
+
 /// A predicate on keys (usearch's or the caller's).
 type KeyFilter<'a> = &'a dyn Fn(u64) -> bool;
 
@@ -408,42 +427,38 @@ type KeyFilter<'a> = &'a dyn Fn(u64) -> bool;
 /// [`Metric::sql_distance`]) in `f32`, as the graph computes it, for the
 /// tail's exact scan: eight lanes, so that the compiler vectorizes it.
 fn raw_distance(metric: Metric, a: &[f32], b: &[f32]) -> f32 {
-    const LANES: usize = 8;
-    let (mut sq, mut dot, mut na, mut nb) =
-        ([0f32; LANES], [0f32; LANES], [0f32; LANES], [0f32; LANES]);
-    let (ca, cb) = (a.chunks_exact(LANES), b.chunks_exact(LANES));
-    let (ra, rb) = (ca.remainder(), cb.remainder());
-    for (x, y) in ca.zip(cb) {
-        for i in 0..LANES {
-            let d = x[i] - y[i];
-            sq[i] += d * d;
-            dot[i] += x[i] * y[i];
-            na[i] += x[i] * x[i];
-            nb[i] += y[i] * y[i];
-        }
-    }
-    for (i, (x, y)) in ra.iter().zip(rb).enumerate() {
-        let d = x - y;
-        sq[i] += d * d;
-        dot[i] += x * y;
-        na[i] += x * x;
-        nb[i] += y * y;
-    }
-    let sum = |l: [f32; LANES]| l.iter().sum::<f32>();
     match metric {
-        Metric::L2 => sum(sq),
-        Metric::InnerProduct => 1.0 - sum(dot),
+        Metric::L2 => lanes(a, b, |x, y| (x - y) * (x - y)),
+        Metric::InnerProduct => 1.0 - lanes(a, b, |x, y| x * y),
         Metric::Cosine => {
-            let (na, nb) = (sum(na), sum(nb));
+            let (na, nb) = (lanes(a, a, |x, y| x * y), lanes(b, b, |x, y| x * y));
             if na == 0.0 && nb == 0.0 {
                 0.0
             } else if na == 0.0 || nb == 0.0 {
                 1.0
             } else {
-                1.0 - sum(dot) / (na.sqrt() * nb.sqrt())
+                1.0 - lanes(a, b, |x, y| x * y) / (na.sqrt() * nb.sqrt())
             }
         }
     }
+}
+
+/// `sum(f(a[i], b[i]))` in eight independent lanes.
+#[inline(always)]
+fn lanes(a: &[f32], b: &[f32], f: impl Fn(f32, f32) -> f32) -> f32 {
+    const LANES: usize = 8;
+    let mut acc = [0f32; LANES];
+    let (ca, cb) = (a.chunks_exact(LANES), b.chunks_exact(LANES));
+    let (ra, rb) = (ca.remainder(), cb.remainder());
+    for (x, y) in ca.zip(cb) {
+        for i in 0..LANES {
+            acc[i] += f(x[i], y[i]);
+        }
+    }
+    for (x, y) in ra.iter().zip(rb) {
+        acc[0] += f(*x, *y);
+    }
+    acc.iter().sum()
 }
 
 fn vec_err(e: impl std::fmt::Display) -> IndexError {
@@ -861,15 +876,25 @@ impl VectorIndex {
         filter: Option<(KeyFilter<'_>, KeyFilter<'_>)>,
     ) -> Result<Vec<(u64, f32)>> {
         let metric = self.opts.metric;
-        // The tail, exactly: its `k` nearest (module docs).
-        let mut out: Vec<(u64, f32)> = self
-            .tail
-            .values()
-            .filter(|(key, _)| filter.is_none_or(|(_, keep)| keep(*key)))
-            .map(|(key, v)| (*key, metric.sql_distance(raw_distance(metric, q, v))))
+        // The tail, exactly: its `k` nearest (module docs), kept in a
+        // bounded heap of raw distances.
+        let mut nearest = std::collections::BinaryHeap::with_capacity(k.min(self.tail.len()) + 1);
+        for (key, v) in self.tail.values() {
+            if filter.is_some_and(|(_, keep)| !keep(*key)) {
+                continue;
+            }
+            let d = TailHit(raw_distance(metric, q, v), *key);
+            if nearest.len() < k {
+                nearest.push(d);
+            } else if nearest.peek().is_some_and(|worst| d < *worst) {
+                nearest.pop();
+                nearest.push(d);
+            }
+        }
+        let mut out: Vec<(u64, f32)> = nearest
+            .into_iter()
+            .map(|TailHit(d, key)| (key, metric.sql_distance(d)))
             .collect();
-        out.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
-        out.truncate(k);
         if self.inner.size() == 0 {
             return Ok(out);
         }
@@ -1125,6 +1150,35 @@ mod tests {
         expect(&ix, "phase 4");
         ix.compact().unwrap();
         expect(&ix, "phase 5");
+    }
+
+    /// The tail's scan computes each metric's SQL distance as the exact
+    /// definition does (dimensions not a multiple of the lanes, zero
+    /// vectors for cosine).
+    #[test]
+    fn tail_distances_match_the_exact_definitions() {
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % 2001) as f32 / 1000.0 - 1.0
+        };
+        for dims in [1, 7, 8, 13, 128] {
+            let a: Vec<f32> = (0..dims).map(|_| next()).collect();
+            let b: Vec<f32> = (0..dims).map(|_| next()).collect();
+            let zero = vec![0f32; dims];
+            for m in [Metric::L2, Metric::Cosine, Metric::InnerProduct] {
+                for (p, q) in [(&a, &b), (&a, &zero), (&zero, &zero)] {
+                    let fast = m.sql_distance(raw_distance(m, p, q));
+                    let exact = m.distance(p, q);
+                    assert!(
+                        (fast - exact).abs() < 1e-4,
+                        "{m:?} {dims}: {fast} vs {exact}"
+                    );
+                }
+            }
+        }
     }
 
     /// The tail never grows past its cap: the oldest are added first.
