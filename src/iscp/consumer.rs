@@ -391,16 +391,13 @@ async fn apply_phase(
 const DEFER_SLICE: usize = 16;
 
 /// Move job `j`'s deferred HNSW vectors into the graph
-/// (`tributary_index::vector` module docs) for at most `budget`; returns
-/// how many are left. Memory means the same before and after (a deferred
-/// vector is searched exactly), so nothing is written and a failed add
-/// leaves its vector deferred.
-pub async fn add_deferred(
-    iscp: &Arc<Iscp>,
-    j: &JobRow,
-    token: &CancellationToken,
-    budget: std::time::Duration,
-) -> usize {
+/// (`tributary_index::vector` module docs) for at most half a tick, so
+/// that the job's next unit starts within a tick even under a steady
+/// stream; returns how many are left. Memory means the same before and
+/// after (a deferred vector is searched exactly), so nothing is written
+/// and a failed add leaves its vector deferred.
+pub async fn add_deferred(iscp: &Arc<Iscp>, j: &JobRow, token: &CancellationToken) -> usize {
+    let budget = iscp.config.iscp_interval / 2;
     let Some(h) = iscp.cached(j.key.job_id) else {
         return 0;
     };
@@ -470,8 +467,8 @@ pub async fn incremental_unit(
     let out = finish(iscp, j, r, Some(to_ts));
     if matches!(out, Outcome::Committed { .. }) && !j.spec.is_sync_live() {
         // The unit's vectors are searchable in the tail: add them to the
-        // graph within the tick (the runner wakes again for the rest).
-        add_deferred(iscp, j, token, iscp.config.iscp_interval).await;
+        // graph now (the runner wakes again for the rest).
+        add_deferred(iscp, j, token).await;
     }
     out
 }

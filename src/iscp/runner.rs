@@ -447,7 +447,7 @@ async fn run_consumer(
             Input::Build => consumer::initial_build_unit(iscp, j, &token).await,
             Input::Checkpoint => consumer::checkpoint_unit(iscp, j, &token).await,
             Input::Deferred => {
-                let left = consumer::add_deferred(iscp, j, &token, iscp.config.iscp_interval).await;
+                let left = consumer::add_deferred(iscp, j, &token).await;
                 Outcome::Committed { more: left > 0 }
             }
             Input::Changes(mut rx, to_ts) => {
