@@ -87,6 +87,10 @@ pub struct EngineArgs {
     /// ISCP worker pool size.
     #[arg(long, value_name = "N")]
     pub iscp_workers: Option<usize>,
+    /// Threads indexing documents in a full-text index's initial build
+    /// (default: the machine's cores, at most 8).
+    #[arg(long, value_name = "N")]
+    pub iscp_build_threads: Option<usize>,
     /// Max not-yet-indexed rows a fresh index search evaluates exactly.
     #[arg(long, value_name = "N")]
     pub fresh_tail_cap: Option<usize>,
@@ -123,6 +127,9 @@ impl EngineArgs {
         }
         if let Some(n) = self.iscp_workers {
             c.iscp_workers = n.max(1);
+        }
+        if let Some(n) = self.iscp_build_threads {
+            c.iscp_build_threads = n.clamp(1, 8);
         }
         if let Some(n) = self.fresh_tail_cap {
             c.fresh_tail_cap = n;

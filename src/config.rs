@@ -18,6 +18,10 @@ pub struct Config {
     pub iscp_max_batch: usize,
     /// Worker pool size for ISCP consumers. Default 4.
     pub iscp_workers: usize,
+    /// Threads that index documents at once in a full-text index's
+    /// initial build (tantivy's writer; units use one). HNSW adds stay on
+    /// one thread (decision 014). Default: the machine's cores, at most 8.
+    pub iscp_build_threads: usize,
     /// Max rows of not-yet-indexed tail a fresh index search evaluates
     /// exactly before it falls back to waiting. Default 100 000.
     pub fresh_tail_cap: usize,
@@ -57,6 +61,7 @@ impl Default for Config {
             iscp_interval: Duration::from_millis(100),
             iscp_max_batch: 16_384,
             iscp_workers: 4,
+            iscp_build_threads: std::thread::available_parallelism().map_or(1, |n| n.get().min(8)),
             fresh_tail_cap: 100_000,
             drop_wait: Duration::from_secs(10),
             iscp_retry_base: Duration::from_millis(200),

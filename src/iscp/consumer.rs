@@ -205,8 +205,11 @@ impl IndexConsumer for LiveConsumer {
         let mut g = entry.write();
         let sid = j.spec.storage_id;
         let ops = source.ops(changes)?;
+        g.index.set_writer_threads(iscp.config.iscp_build_threads);
         g.index.stage(&ops)?;
         if done {
+            // Units index small batches: one thread (one segment a commit).
+            g.index.set_writer_threads(1);
             live::checkpoint(
                 iscp.storage.as_ref(),
                 txn,

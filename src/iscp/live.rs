@@ -194,6 +194,14 @@ impl LiveIndex {
         }
     }
 
+    /// Threads a full-text index's writer indexes with from now on (an
+    /// initial build uses several, units one); HNSW adds stay serial.
+    pub fn set_writer_threads(&mut self, n: usize) {
+        if let IndexData::FullText(ix) = &mut self.data {
+            ix.set_writer_threads(n);
+        }
+    }
+
     /// Deferred HNSW vectors not yet in the graph.
     pub fn deferred(&self) -> usize {
         match &self.data {
