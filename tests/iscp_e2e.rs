@@ -739,6 +739,31 @@ fn until_base_writer_parks(key: &str, mut insert: impl FnMut(usize)) -> usize {
     inserted
 }
 
+/// What [`with_async_hnsw`] opens: the data directory, the database, a
+/// session in `e2e`, the row generator and the rows.
+type HnswFixture = (
+    tempfile::TempDir,
+    Database,
+    Session,
+    Rng,
+    HashMap<i64, Vec<f32>>,
+);
+
+/// A fresh database with `t` (100 rows of 8-d vectors, `vec_text_table`)
+/// and an ASYNC HNSW index `idx_v` on it that has caught up; the generator
+/// and the rows.
+fn with_async_hnsw(config: Config, seed: u64) -> HnswFixture {
+    let (dir, db, mut s) = open(config);
+    let mut rng = Rng::new(seed);
+    let rows = vec_text_table(&mut s, &mut rng, 100, 8);
+    q(
+        &mut s,
+        "CREATE INDEX idx_v USING HNSW ON t(v) OP_TYPE 'vector_l2_ops' ASYNC",
+    );
+    wait_caught_up(&db, &["idx_v"], WAIT);
+    (dir, db, s, rng, rows)
+}
+
 fn base_ts(db: &Database, name: &str) -> u64 {
     let id = job(db, name).key.job_id;
     db.engine()
@@ -762,14 +787,7 @@ fn a_checkpoint_in_flight_never_stops_the_watermark() {
         index_checkpoint_changes: 20,
         ..cfg()
     };
-    let (dir, db, mut s) = open(config.clone());
-    let mut rng = Rng::new(0x5EED_0161);
-    let mut rows = vec_text_table(&mut s, &mut rng, 100, 8);
-    q(
-        &mut s,
-        "CREATE INDEX idx_v USING HNSW ON t(v) OP_TYPE 'vector_l2_ops' ASYNC",
-    );
-    wait_caught_up(&db, &["idx_v"], WAIT);
+    let (dir, db, mut s, mut rng, mut rows) = with_async_hnsw(config.clone(), 0x5EED_0161);
     let table = job(&db, "idx_v").key.table_id;
     let key = "fj/iscp/cancel/base-before-install:idx_v";
     arm_wait(key);
@@ -1459,14 +1477,7 @@ fn deferred_hnsw_adds_are_searchable_at_once_and_reach_the_graph() {
         index_checkpoint_changes: 3_000,
         ..cfg()
     };
-    let (dir, db, mut s) = open(config.clone());
-    let mut rng = Rng::new(0x5EED_0162);
-    let mut rows = vec_text_table(&mut s, &mut rng, 100, 8);
-    q(
-        &mut s,
-        "CREATE INDEX idx_v USING HNSW ON t(v) OP_TYPE 'vector_l2_ops' ASYNC",
-    );
-    wait_caught_up(&db, &["idx_v"], WAIT);
+    let (dir, db, mut s, mut rng, mut rows) = with_async_hnsw(config.clone(), 0x5EED_0162);
     for batch in 0..12i64 {
         let mut vals = Vec::new();
         for id in 1000 + batch * 1000..2000 + batch * 1000 {
@@ -1482,6 +1493,8 @@ fn deferred_hnsw_adds_are_searchable_at_once_and_reach_the_graph() {
         tail_then > 0,
         "12,000 adds cannot all fit in the units' ticks"
     );
+    let shown = int(status_of(&mut s, "idx_v").get("deferred"));
+    assert!(shown > 0, "SHOW ISCP STATUS shows the tail: {shown}");
     let sample: HashMap<i64, Vec<f32>> = rows
         .iter()
         .filter(|(id, _)| *id % 40 == 0)
@@ -1495,6 +1508,7 @@ fn deferred_hnsw_adds_are_searchable_at_once_and_reach_the_graph() {
     wait_until("the deferred adds reached the graph", WAIT, || {
         deferred_of(&db, "idx_v") == 0
     });
+    assert_eq!(int(status_of(&mut s, "idx_v").get("deferred")), 0);
     assert_eq!(found_by_own_vector(&mut s, &sample), sample.len());
     drop(s);
     drop(db);

@@ -286,10 +286,11 @@ pub fn iscp_status(cx: &mut Ctx<'_>) -> SqlResult<QueryResult> {
                     Value::Int(crate::iscp::now_ms().saturating_sub(at) as i64)
                 })
         };
-        let checkpoint = cx
-            .engine
-            .iscp
-            .cached(j.key.job_id)
+        let cached = cx.engine.iscp.cached(j.key.job_id);
+        // HNSW vectors searchable in the index's tail but not yet in its
+        // graph (decision 015).
+        let deferred = cached.as_ref().map_or(0, |h| h.read().index.deferred());
+        let checkpoint = cached
             .and_then(|h| h.read().checkpoint_ms)
             .map_or(Value::Null, |ms| {
                 // UTC, to the millisecond.
@@ -363,6 +364,7 @@ pub fn iscp_status(cx: &mut Ctx<'_>) -> SqlResult<QueryResult> {
             }),
             t(progress),
             checkpoint,
+            Value::Int(deferred as i64),
             Value::Int(j.status.error_code as i64),
             t(j.status.error_msg.clone()),
         ]);
@@ -385,12 +387,13 @@ pub fn iscp_status(cx: &mut Ctx<'_>) -> SqlResult<QueryResult> {
             "stage",
             "progress",
             "last_checkpoint",
+            "deferred",
             "error_code",
             "error_msg",
         ],
         rows,
     );
-    for i in [2, 4, 7, 8, 9, 10, 11, 12, 16] {
+    for i in [2, 4, 7, 8, 9, 10, 11, 12, 16, 17] {
         r.columns[i].kind = ColumnKind::Int;
     }
     Ok(r)
