@@ -764,6 +764,23 @@ fn with_async_hnsw(config: Config, seed: u64) -> HnswFixture {
     (dir, db, s, rng, rows)
 }
 
+/// Close `db` (and its session), open the same directory again in `e2e`
+/// and wait until `indexes` have caught up.
+fn restart(
+    dir: &tempfile::TempDir,
+    config: Config,
+    (db, s): (Database, Session),
+    indexes: &[&str],
+) -> (Database, Session) {
+    drop(s);
+    drop(db);
+    let db = Database::open_with(dir.path(), config).unwrap();
+    let mut s = db.session();
+    q(&mut s, "USE e2e");
+    wait_caught_up(&db, indexes, WAIT);
+    (db, s)
+}
+
 fn base_ts(db: &Database, name: &str) -> u64 {
     let id = job(db, name).key.job_id;
     db.engine()
@@ -850,12 +867,7 @@ fn a_checkpoint_in_flight_never_stops_the_watermark() {
          behind the units that ran meanwhile ({in_flight_wm})"
     );
     // Restart: base + change log after it.
-    drop(s);
-    drop(db);
-    let db = Database::open_with(dir.path(), config).unwrap();
-    let mut s = db.session();
-    q(&mut s, "USE e2e");
-    wait_caught_up(&db, &["idx_v"], WAIT);
+    let (db, mut s) = restart(&dir, config, (db, s), &["idx_v"]);
     q(&mut s, "SET fast_search = 1");
     let mut missed = Vec::new();
     for (id, v) in &rows {
@@ -949,12 +961,7 @@ fn a_full_text_base_in_flight_stops_neither_units_nor_searches() {
     wait_until("the base is installed", WAIT, || {
         base_ts(&db, "ft") > built_base
     });
-    drop(s);
-    drop(db);
-    let db = Database::open_with(dir.path(), config).unwrap();
-    let mut s = db.session();
-    q(&mut s, "USE e2e");
-    wait_caught_up(&db, &["ft"], WAIT);
+    let (_db, mut s) = restart(&dir, config, (db, s), &["ft"]);
     q(&mut s, "SET fast_search = 1");
     assert_eq!(match_ids(&mut s, "common").len(), 100 + inserted + 20);
     for id in [1, 50, 1000, 1000 + inserted as i64 + 19] {
@@ -1510,11 +1517,6 @@ fn deferred_hnsw_adds_are_searchable_at_once_and_reach_the_graph() {
     });
     assert_eq!(int(status_of(&mut s, "idx_v").get("deferred")), 0);
     assert_eq!(found_by_own_vector(&mut s, &sample), sample.len());
-    drop(s);
-    drop(db);
-    let db = Database::open_with(dir.path(), config).unwrap();
-    let mut s = db.session();
-    q(&mut s, "USE e2e");
-    wait_caught_up(&db, &["idx_v"], WAIT);
+    let (_db, mut s) = restart(&dir, config, (db, s), &["idx_v"]);
     assert_eq!(found_by_own_vector(&mut s, &sample), sample.len());
 }
