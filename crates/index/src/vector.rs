@@ -867,16 +867,18 @@ impl VectorIndex {
             return Ok(None);
         };
         let panicked = std::cell::Cell::new(false);
-        let dead = &self.dead;
-        let pred = |u: u64| {
-            !dead.contains(&u)
-                && std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| keep(u & MAX_KEY)))
-                    .unwrap_or_else(|_| {
-                        panicked.set(true);
-                        false
-                    })
+        // The caller's filter, for the graph's keys and the tail's alike.
+        let kept = |key: u64| {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| keep(key))).unwrap_or_else(
+                |_| {
+                    panicked.set(true);
+                    false
+                },
+            )
         };
-        let out = self.search_in_slot_with(q, k, k.max(ef), slot, Some((&pred, keep)))?;
+        let dead = &self.dead;
+        let pred = |u: u64| !dead.contains(&u) && kept(u & MAX_KEY);
+        let out = self.search_in_slot_with(q, k, k.max(ef), slot, Some((&pred, &kept)))?;
         if panicked.get() {
             return Err(IndexError::Vector("search filter panicked".into()));
         }
@@ -1270,6 +1272,12 @@ mod tests {
         assert!(ix.try_search_filtered(&[1.0, 0.0], 4, 40, &boom).is_err());
         // The index still answers afterwards.
         assert_eq!(ix.search(&[7.0, 0.0], 1).unwrap()[0].0, 7);
+        // A filter panicking on a deferred vector fails the same way.
+        let mut tail_only = VectorIndex::new(HnswOptions::new(2, Metric::L2)).unwrap();
+        tail_only.upsert_deferred(1, &[1.0, 0.0]).unwrap();
+        assert!(tail_only
+            .try_search_filtered(&[1.0, 0.0], 1, 40, &boom)
+            .is_err());
     }
 
     fn assert_send_sync<T: Send + Sync>() {}
