@@ -397,14 +397,15 @@ const DEFER_SLICE: usize = 16;
 /// (`tributary_index::vector` module docs) for at most half a tick, so
 /// that the job's next unit starts within a tick even under a steady
 /// stream; returns how many are left. Memory means the same before and
-/// after (a deferred vector is searched exactly), so nothing is written
-/// and a failed add leaves its vector deferred.
+/// after (a deferred vector is searched exactly), so nothing is written.
+/// A failed add drops the cached index (the next use reloads it, adding
+/// directly), so a failing add is not retried tick after tick.
 pub async fn add_deferred(iscp: &Arc<Iscp>, j: &JobRow, token: &CancellationToken) -> usize {
     let budget = iscp.config.iscp_interval / 2;
     let Some(h) = iscp.cached(j.key.job_id) else {
         return 0;
     };
-    let (job_id, tok) = (j.key.job_id, token.clone());
+    let (iscp2, job_id, tok) = (iscp.clone(), j.key.job_id, token.clone());
     let left = blocking(move || {
         let t = std::time::Instant::now();
         let mut added = 0;
@@ -416,8 +417,10 @@ pub async fn add_deferred(iscp: &Arc<Iscp>, j: &JobRow, token: &CancellationToke
             match g.index.add_deferred(DEFER_SLICE) {
                 Ok(n) => added += n,
                 Err(e) => {
-                    tracing::warn!(job_id, error = %e.message, "deferred HNSW add failed");
-                    break g.index.deferred();
+                    tracing::warn!(job_id, error = %e.message, "deferred HNSW add failed; reloading");
+                    drop(g);
+                    iscp2.invalidate(job_id);
+                    break 0;
                 }
             }
             let left = g.index.deferred();
@@ -467,13 +470,7 @@ pub async fn incremental_unit(
         })
     })
     .await;
-    let out = finish(iscp, j, r, Some(to_ts));
-    if matches!(out, Outcome::Committed { .. }) && !j.spec.is_sync_live() {
-        // The unit's vectors are searchable in the tail: add them to the
-        // graph now (the runner wakes again for the rest).
-        add_deferred(iscp, j, token).await;
-    }
-    out
+    finish(iscp, j, r, Some(to_ts))
 }
 
 fn finish(

@@ -488,22 +488,27 @@ async fn run_consumer(
                 // batches, not change by change.
                 let large = n_batch.saturating_mul(2) >= iscp.config.iscp_max_batch.max(1);
                 let unit = consumer::incremental_unit(iscp, j, slice, to_ts, &token).await;
-                let large = large || started.elapsed() >= iscp.config.iscp_interval;
                 match unit {
-                    Outcome::Committed { .. } => Outcome::Committed {
-                        more: consumer::has_deferred(iscp, j)
-                            || large
-                                && iscp
-                                    .storage
-                                    .changes(
-                                        j.key.table_id,
-                                        to_ts,
-                                        iscp.storage.latest_ts(),
-                                        None,
-                                        1,
-                                    )
-                                    .is_ok_and(|b| !b.changes.is_empty()),
-                    },
+                    Outcome::Committed { .. } => {
+                        // The unit's HNSW vectors are searchable in the
+                        // tail: add them to the graph now.
+                        let deferred = consumer::add_deferred(iscp, j, &token).await;
+                        let large = large || started.elapsed() >= iscp.config.iscp_interval;
+                        Outcome::Committed {
+                            more: deferred > 0
+                                || large
+                                    && iscp
+                                        .storage
+                                        .changes(
+                                            j.key.table_id,
+                                            to_ts,
+                                            iscp.storage.latest_ts(),
+                                            None,
+                                            1,
+                                        )
+                                        .is_ok_and(|b| !b.changes.is_empty()),
+                        }
+                    }
                     o => o,
                 }
             }
