@@ -286,20 +286,21 @@ pub fn iscp_status(cx: &mut Ctx<'_>) -> SqlResult<QueryResult> {
                     Value::Int(crate::iscp::now_ms().saturating_sub(at) as i64)
                 })
         };
-        let cached = cx.engine.iscp.cached(j.key.job_id);
         // HNSW vectors searchable in the index's tail but not yet in its
-        // graph (decision 015).
-        let deferred = cached.as_ref().map_or(0, |h| h.read().index.deferred());
-        let checkpoint = cached
-            .and_then(|h| h.read().checkpoint_ms)
-            .map_or(Value::Null, |ms| {
-                // UTC, to the millisecond.
-                let us = i64::try_from(ms).unwrap_or(i64::MAX / 1000) * 1000;
-                Value::Text(crate::sql::expr::datetime::date_format(
-                    us,
-                    "%Y-%m-%d %H:%i:%s.%f UTC",
-                ))
+        // graph (decision 015), and this CN's last base of it.
+        let (deferred, checkpoint_ms) =
+            cx.engine.iscp.cached(j.key.job_id).map_or((0, None), |h| {
+                let g = h.read();
+                (g.index.deferred(), g.checkpoint_ms)
             });
+        let checkpoint = checkpoint_ms.map_or(Value::Null, |ms| {
+            // UTC, to the millisecond.
+            let us = i64::try_from(ms).unwrap_or(i64::MAX / 1000) * 1000;
+            Value::Text(crate::sql::expr::datetime::date_format(
+                us,
+                "%Y-%m-%d %H:%i:%s.%f UTC",
+            ))
+        });
         let table = match tables.get(&j.key.table_id) {
             Some(t) => t.clone(),
             None => {

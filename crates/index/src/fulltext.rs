@@ -70,7 +70,7 @@ const FORMAT_VERSION: u32 = 1;
 const KEY_FIELD: &str = "key";
 const TOKENIZER_DEFAULT: &str = "trib_default";
 const TOKENIZER_NGRAM: &str = "trib_ngram";
-/// Memory budget of the (single-threaded) tantivy writer; tantivy's minimum is 15 MB.
+/// Memory budget of each thread of the tantivy writer; tantivy's minimum is 15 MB.
 const WRITER_MEMORY_BUDGET: usize = 32_000_000;
 /// Most indexing threads [`FullTextIndex::set_writer_threads`] gives a writer
 /// (each takes [`WRITER_MEMORY_BUDGET`]).
