@@ -264,36 +264,37 @@ def run_rate(port, rng, centres, first_id, rate, secs, sample, writers):
     return lags, failures, n, elapsed
 
 
+def stat_cpu(path):
+    """(name, CPU seconds) of a /proc/.../stat file; None if it is gone."""
+    try:
+        with open(path) as f:
+            st = f.read()
+    except OSError:
+        return None
+    fields = st[st.rindex(")") + 2:].split()
+    secs = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return st[st.index("(") + 1:st.rindex(")")], secs
+
+
 def thread_cpu(pid):
     """CPU seconds used so far by each of process `pid`'s threads, summed
     by thread name (Linux /proc; empty elsewhere)."""
     out = {}
-    tick = os.sysconf("SC_CLK_TCK")
     try:
         tids = os.listdir(f"/proc/{pid}/task")
     except OSError:
         return out
     for tid in tids:
-        try:
-            with open(f"/proc/{pid}/task/{tid}/stat") as f:
-                st = f.read()
-        except OSError:
-            continue
-        name = st[st.index("(") + 1:st.rindex(")")]
-        fields = st[st.rindex(")") + 2:].split()
-        out[name] = out.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / tick
+        got = stat_cpu(f"/proc/{pid}/task/{tid}/stat")
+        if got:
+            out[got[0]] = out.get(got[0], 0.0) + got[1]
     return out
 
 
 def process_cpu(pid):
     """CPU seconds used so far by process `pid`, its ended threads included."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            st = f.read()
-    except OSError:
-        return 0.0
-    fields = st[st.rindex(")") + 2:].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    got = stat_cpu(f"/proc/{pid}/stat")
+    return got[1] if got else 0.0
 
 
 def cpu_delta(before, after):
