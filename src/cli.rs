@@ -100,6 +100,12 @@ pub struct EngineArgs {
     /// Node name for the ISCP runner lease.
     #[arg(long)]
     pub node_name: Option<String>,
+    /// Commit durability of the embedded storage: `immediate` (default:
+    /// every acknowledged commit is fsynced; concurrent commits share one
+    /// fsync) or `periodic:<ms>` (fsync every <ms>; a crash can lose the
+    /// commits of the last period, never part of one).
+    #[arg(long, value_name = "MODE")]
+    pub durability: Option<tributary_storage::Durability>,
     /// Never run the ISCP runner on this node.
     #[arg(long)]
     pub no_iscp: bool,
@@ -139,6 +145,9 @@ impl EngineArgs {
         }
         if let Some(n) = &self.node_name {
             c.node_name = n.clone();
+        }
+        if let Some(d) = self.durability {
+            c.durability = d;
         }
         c.iscp_enabled = !self.no_iscp;
         c

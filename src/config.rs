@@ -52,6 +52,11 @@ pub struct Config {
     /// … or when anything changed and its base is older than this (bounds
     /// replay and change-log retention under a slow trickle). Default 60 s.
     pub index_checkpoint_age: Duration,
+    /// How commits of the embedded storage reach stable storage: every
+    /// acknowledged commit fsynced (`immediate`, the default; concurrent
+    /// commits share one fsync), or flushed every period (`periodic:<ms>`,
+    /// which can lose the last period's commits in a crash).
+    pub durability: tributary_storage::Durability,
 }
 
 impl Default for Config {
@@ -73,6 +78,7 @@ impl Default for Config {
             iscp_log_retention: Duration::from_secs(3600),
             index_checkpoint_changes: 20_000,
             index_checkpoint_age: Duration::from_secs(60),
+            durability: tributary_storage::Durability::Immediate,
         }
     }
 }

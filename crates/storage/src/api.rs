@@ -41,6 +41,11 @@
 //!   and their change-log entries are on stable storage (fsync): a process
 //!   killed right after loses nothing, and a transaction that did not return
 //!   from commit is either wholly present or wholly absent after restart.
+//!   Concurrent commits may share one durable write (group commit); a failed
+//!   write fails every commit that shared it. A backend may offer an opt-in
+//!   relaxed mode (the embedded one's `Durability::Periodic`) in which a
+//!   crash loses the commits of a bounded last window — always a whole
+//!   prefix of the commit order.
 //! * **Change log.** Each committed write of a table produces one [`Change`]
 //!   (the net effect per key per transaction), readable with
 //!   [`Storage::changes`] in `(commit_ts, seq)` order, exactly when the

@@ -3,7 +3,9 @@
 //! Owns the table layout inside redb and every write transaction against it.
 //! Rows are stored as `table_id BE ++ key -> commit_ts BE ++ value` (latest
 //! version only); the change log as `(table, commit_ts, seq) -> encoded
-//! change`. Every write here commits with `Durability::Immediate` (fsync).
+//! change`. Every write here commits with `Durability::Immediate` (fsync),
+//! except commit groups in periodic mode, which the periodic flush makes
+//! durable.
 //!
 //! This module must never hold in-memory state of its own or decide
 //! visibility: it stores what the engine hands it and reports every redb
@@ -36,6 +38,8 @@ pub(super) const WATERMARKS: TableDefinition<(&str, u64), u64> = TableDefinition
 pub(super) const LEASES: TableDefinition<&str, &[u8]> = TableDefinition::new("leases");
 
 const META_COMMIT_TS: &str = "commit_ts";
+/// The last commit ts a periodic flush made durable (diagnostics).
+const META_FLUSHED_TS: &str = "flushed_ts";
 const DB_FILE: &str = "tributary.redb";
 
 /// Map any redb error to the sticky I/O error.
@@ -174,41 +178,69 @@ impl Durable {
         Ok(out)
     }
 
-    /// Persist one transaction: rows, change-log entries, table ts and the
-    /// commit ts counter, in one fsynced redb transaction.
-    pub fn commit(&self, ts: Ts, changes: &[(TableId, Change)]) -> Result<()> {
-        let w = self.begin_write()?;
+    /// Persist a commit group: for each transaction in commit order, its
+    /// rows, change-log entries and table ts, then the commit ts counter,
+    /// all in **one** redb transaction — fsynced with
+    /// [`Durability::Immediate`](super::commit::Durability::Immediate),
+    /// left for the periodic flush otherwise.
+    pub fn commit_group<'a>(
+        &self,
+        group: impl IntoIterator<Item = (Ts, &'a [(TableId, Change)])>,
+        durability: super::commit::Durability,
+    ) -> Result<()> {
+        let mut w = self.db.begin_write().map_err(io)?;
+        w.set_durability(match durability {
+            super::commit::Durability::Immediate => Durability::Immediate,
+            super::commit::Durability::Periodic(_) => Durability::None,
+        });
         {
             let mut rows = w.open_table(ROWS).map_err(io)?;
             let mut log = w.open_table(CHANGES).map_err(io)?;
             let mut tts = w.open_table(TABLE_TS).map_err(io)?;
             let mut meta = w.open_table(META).map_err(io)?;
-            let mut last_table = None;
             let mut value_buf = Vec::new();
-            for (table, ch) in changes {
-                let rk = row_key(*table, &ch.key);
-                match (&ch.kind, &ch.new) {
-                    (ChangeKind::Delete, _) | (_, None) => {
-                        rows.remove(rk.as_slice()).map_err(io)?;
+            let mut last_ts = None;
+            for (ts, changes) in group {
+                let mut last_table = None;
+                for (table, ch) in changes {
+                    let rk = row_key(*table, &ch.key);
+                    match (&ch.kind, &ch.new) {
+                        (ChangeKind::Delete, _) | (_, None) => {
+                            rows.remove(rk.as_slice()).map_err(io)?;
+                        }
+                        (_, Some(v)) => {
+                            value_buf.clear();
+                            value_buf.extend_from_slice(&ts.to_be_bytes());
+                            value_buf.extend_from_slice(v);
+                            rows.insert(rk.as_slice(), value_buf.as_slice())
+                                .map_err(io)?;
+                        }
                     }
-                    (_, Some(v)) => {
-                        value_buf.clear();
-                        value_buf.extend_from_slice(&ts.to_be_bytes());
-                        value_buf.extend_from_slice(v);
-                        rows.insert(rk.as_slice(), value_buf.as_slice())
-                            .map_err(io)?;
+                    let enc = changelog::encode(ch);
+                    log.insert((*table, ts, ch.seq), enc.as_slice())
+                        .map_err(io)?;
+                    if last_table != Some(*table) {
+                        tts.insert(*table, ts).map_err(io)?;
+                        last_table = Some(*table);
                     }
                 }
-                let enc = changelog::encode(ch);
-                log.insert((*table, ts, ch.seq), enc.as_slice())
-                    .map_err(io)?;
-                if last_table != Some(*table) {
-                    tts.insert(*table, ts).map_err(io)?;
-                    last_table = Some(*table);
-                }
+                last_ts = Some(ts);
             }
-            meta.insert(META_COMMIT_TS, ts).map_err(io)?;
+            if let Some(ts) = last_ts {
+                meta.insert(META_COMMIT_TS, ts).map_err(io)?;
+            }
         }
+        w.commit().map_err(io)
+    }
+
+    /// Make every commit written so far durable (periodic mode): an fsynced
+    /// redb transaction, which persists the unsynced ones before it.
+    pub fn flush(&self, durable_ts: Ts) -> Result<()> {
+        let w = self.begin_write()?;
+        w.open_table(META)
+            .map_err(io)?
+            .insert(META_FLUSHED_TS, durable_ts)
+            .map_err(io)?;
         w.commit().map_err(io)
     }
 

@@ -11,14 +11,18 @@
 //!   leases and sequences. Every commit is one fsynced redb transaction.
 //! * `changelog` — encoding of [`crate::api::Change`], net effect per
 //!   transaction, and range reads of the change log.
-//! * `txn` — [`EmbeddedTxn`], write sets, savepoints and the commit path.
+//! * `txn` — [`EmbeddedTxn`], write sets and savepoints.
+//! * `commit` — group commit: the commit queue, timestamps, one durable
+//!   write per group, install and publish; [`Durability`].
 //! * `lease` — wall-clock leases and durable sequences.
 //! * `gc` — the GC horizon per table and reclamation.
 //! * `clock` — wall-clock times of recent commits (lag in milliseconds).
 //! * `engine` — [`EmbeddedStorage`], which ties them together.
 //!
-//! The commit path is serialised by one mutex: assign `ts = last + 1`, write
-//! and fsync redb, install versions in memory, publish `latest_ts`. Commit
+//! Commits are grouped (`commit`): the leader of a group, holding the commit
+//! mutex, assigns `ts = last + 1, last + 2, …` to the queued transactions,
+//! writes them all in one redb transaction with one fsync, installs the
+//! versions in memory and publishes the last `ts` as `latest_ts`. Commit
 //! timestamps therefore strictly increase and a change becomes readable from
 //! the change log exactly when its transaction becomes visible.
 //!
@@ -33,6 +37,7 @@
 
 mod changelog;
 mod clock;
+mod commit;
 mod durable;
 mod engine;
 mod gc;
@@ -41,5 +46,6 @@ mod locks;
 mod mvcc;
 mod txn;
 
+pub use commit::Durability;
 pub use engine::EmbeddedStorage;
 pub use txn::EmbeddedTxn;

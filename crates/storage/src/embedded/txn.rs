@@ -16,7 +16,6 @@ use std::ops::Bound;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use super::changelog;
 use super::engine::Inner;
 use super::locks::{LockMode, RowId};
 use crate::api::{
@@ -26,7 +25,7 @@ use crate::api::{
 /// Rows a scan visits between two interrupt checks.
 const INTERRUPT_EVERY: u32 = 1024;
 
-type OwnWrites = BTreeMap<TableId, BTreeMap<Vec<u8>, Option<Vec<u8>>>>;
+type OwnWrites = super::commit::FinalWrites;
 
 /// A transaction on [`super::EmbeddedStorage`].
 pub struct EmbeddedTxn {
@@ -160,38 +159,12 @@ impl EmbeddedTxn {
         if self.log.is_empty() {
             return Ok(self.start_ts);
         }
-        self.inner.check_poison()?;
-        let inner = self.inner.clone();
-        let mut last = inner.commit_mu.lock();
-        inner.check_poison()?;
-        let ts = last
-            .checked_add(1)
-            .ok_or_else(|| StorageError::Corrupt("commit timestamp exhausted".into()))?;
-        // We hold the exclusive row lock of every written key, so the latest
-        // committed version is the "before" image of this transaction.
-        let changes = changelog::build_changes(ts, &self.own, |t, k| inner.versions.latest(t, k));
-        if changes.is_empty() {
-            return Ok(self.start_ts);
+        let writes = std::mem::take(&mut self.own);
+        let r = super::commit::commit(&self.inner, self.start_ts, writes);
+        if let Ok(ts) = &r {
+            tracing::trace!(txn = self.id, ts, "committed");
         }
-        inner.durably(|d| d.commit(ts, &changes))?;
-        inner.versions.install(
-            ts,
-            changes
-                .iter()
-                .map(|(t, c)| (*t, c.key.as_slice(), c.new.as_deref())),
-        );
-        {
-            let mut tts = inner.table_ts.lock();
-            for (t, _) in &changes {
-                tts.insert(*t, ts);
-            }
-        }
-        *last = ts;
-        inner.clock.record(ts);
-        inner.latest_ts.store(ts, Ordering::Release);
-        drop(last);
-        tracing::trace!(txn = self.id, ts, changes = changes.len(), "committed");
-        Ok(ts)
+        r
     }
 
     /// The snapshot merged with own writes, in key order (see

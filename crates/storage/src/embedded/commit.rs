@@ -1,0 +1,252 @@
+//! Group commit: concurrent committers share one durable write.
+//!
+//! Owns the commit queue and the commit path from a transaction's final
+//! writes to a published `latest_ts`. A committer queues its writes and
+//! then takes the commit mutex. Whoever holds the mutex is the group's
+//! leader: it drains the queue — its own request and every request queued
+//! while the previous group was being written — and for each one in queue
+//! order assigns the next commit timestamp and builds its change-log
+//! entries; then it writes the whole group in **one** redb transaction
+//! (one fsync), installs the versions in memory, publishes the last
+//! timestamp and hands every request its result. A committer that gets the
+//! mutex and finds its result already there (an earlier leader took its
+//! request) returns at once. One committer alone pays what it paid before:
+//! it leads a group of one.
+//!
+//! Guarantees, the same as one commit at a time (see [`crate::api`]):
+//! * commit timestamps strictly increase, in queue order;
+//! * `Ok(ts)` is returned only after the group's write is durable (or, in
+//!   [`Durability::Periodic`] mode, committed to the file and flushed
+//!   within the period) and installed, and `latest_ts` covers it; rows and
+//!   their change-log entries become visible together, when `latest_ts`
+//!   passes their timestamp;
+//! * a failed durable write fails **every** request of the group, and none
+//!   of them is installed or acknowledged.
+//!
+//! Requests of one group write disjoint keys: each holds the exclusive row
+//! locks of its keys until its commit returns, so a request's "before"
+//! images (the latest committed versions) cannot be changed by another
+//! request of the same group.
+//!
+//! This module must never publish a timestamp before the group that
+//! carries it is written and installed, and never acknowledge a request
+//! whose group failed.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use parking_lot::Mutex;
+
+use super::changelog;
+use super::engine::Inner;
+use crate::api::{Change, Result, StorageError, TableId, Ts};
+
+/// A transaction's final writes: table → key → new value (`None` deletes).
+pub(super) type FinalWrites = BTreeMap<TableId, BTreeMap<Vec<u8>, Option<Vec<u8>>>>;
+
+/// How commits reach stable storage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Durability {
+    /// Every acknowledged commit is on stable storage (one fsync per
+    /// group). The default.
+    #[default]
+    Immediate,
+    /// Commits are written to the file without an fsync and flushed to
+    /// stable storage every period by a background thread (like InnoDB's
+    /// `innodb_flush_log_at_trx_commit=2` or SQLite's `synchronous=NORMAL`).
+    /// A crash of the process or the machine loses at most the commits
+    /// acknowledged in the last period before it (plus the flush's own
+    /// duration); what survives is always a prefix of the commit order,
+    /// every transaction whole or absent.
+    Periodic(Duration),
+}
+
+impl std::str::FromStr for Durability {
+    type Err = String;
+
+    /// `immediate`, or `periodic:<ms>` with 1 ≤ ms ≤ 60 000.
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        let s = s.trim();
+        if s.eq_ignore_ascii_case("immediate") {
+            return Ok(Durability::Immediate);
+        }
+        let ms = s
+            .strip_prefix("periodic:")
+            .ok_or_else(|| format!("unknown durability {s:?}: use immediate or periodic:<ms>"))?;
+        match ms.trim().parse::<u64>() {
+            Ok(ms @ 1..=60_000) => Ok(Durability::Periodic(Duration::from_millis(ms))),
+            _ => Err(format!("bad period in {s:?}: milliseconds from 1 to 60000")),
+        }
+    }
+}
+
+impl std::fmt::Display for Durability {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Durability::Immediate => f.write_str("immediate"),
+            Durability::Periodic(p) => write!(f, "periodic:{}", p.as_millis()),
+        }
+    }
+}
+
+/// Where a leader leaves a request's result.
+type Slot = Arc<Mutex<Option<Result<Ts>>>>;
+
+/// One queued commit.
+struct Request {
+    writes: FinalWrites,
+    /// Returned when the writes net to nothing.
+    start_ts: Ts,
+    slot: Slot,
+}
+
+/// Commits waiting for a leader.
+#[derive(Default)]
+pub(super) struct CommitQueue {
+    pending: Mutex<Vec<Request>>,
+}
+
+impl CommitQueue {
+    /// Requests waiting now.
+    pub fn len(&self) -> usize {
+        self.pending.lock().len()
+    }
+}
+
+/// Commit `writes` (a transaction begun at `start_ts`): queue them, then
+/// lead a group or find the result an earlier leader left. Returns the
+/// commit timestamp, or `start_ts` when the writes change nothing.
+pub(super) fn commit(inner: &Inner, start_ts: Ts, writes: FinalWrites) -> Result<Ts> {
+    inner.check_poison()?;
+    let slot: Slot = Arc::default();
+    inner.queue.pending.lock().push(Request {
+        writes,
+        start_ts,
+        slot: slot.clone(),
+    });
+    let mut last = inner.commit_mu.lock();
+    if let Some(r) = slot.lock().take() {
+        return r;
+    }
+    let group = std::mem::take(&mut *inner.queue.pending.lock());
+    lead(inner, &mut last, group);
+    drop(last);
+    let r = slot.lock().take();
+    r.unwrap_or_else(|| {
+        Err(StorageError::Io(
+            "commit group ended without a result for this transaction".into(),
+        ))
+    })
+}
+
+/// A request with its timestamp and change-log entries.
+struct Numbered {
+    ts: Ts,
+    changes: Vec<(TableId, Change)>,
+    slot: Slot,
+}
+
+/// Write `group` as one durable transaction (the caller holds the commit
+/// mutex, whose value `last` is the last assigned timestamp) and leave
+/// every request's result in its slot.
+fn lead(inner: &Inner, last: &mut Ts, group: Vec<Request>) {
+    let fail_all = |group: &[Slot], e: &StorageError| {
+        for s in group {
+            *s.lock() = Some(Err(e.clone()));
+        }
+    };
+    if let Err(e) = inner.check_poison() {
+        let slots: Vec<Slot> = group.into_iter().map(|r| r.slot).collect();
+        fail_all(&slots, &e);
+        return;
+    }
+    let mut numbered: Vec<Numbered> = Vec::with_capacity(group.len());
+    let mut ts = *last;
+    for req in group {
+        let Some(next) = ts.checked_add(1) else {
+            *req.slot.lock() = Some(Err(StorageError::Corrupt(
+                "commit timestamp exhausted".into(),
+            )));
+            continue;
+        };
+        // Every key is exclusively locked by its request, so the latest
+        // committed version is the "before" image.
+        let changes =
+            changelog::build_changes(next, &req.writes, |t, k| inner.versions.latest(t, k));
+        if changes.is_empty() {
+            *req.slot.lock() = Some(Ok(req.start_ts));
+            continue;
+        }
+        ts = next;
+        numbered.push(Numbered {
+            ts: next,
+            changes,
+            slot: req.slot,
+        });
+    }
+    if numbered.is_empty() {
+        return;
+    }
+    let written = inner.durably(|d| {
+        d.commit_group(
+            numbered.iter().map(|n| (n.ts, n.changes.as_slice())),
+            inner.durability,
+        )
+    });
+    if let Err(e) = written {
+        let slots: Vec<Slot> = numbered.into_iter().map(|n| n.slot).collect();
+        fail_all(&slots, &e);
+        return;
+    }
+    {
+        let mut tts = inner.table_ts.lock();
+        for n in &numbered {
+            inner.versions.install(
+                n.ts,
+                n.changes
+                    .iter()
+                    .map(|(t, c)| (*t, c.key.as_slice(), c.new.as_deref())),
+            );
+            for (t, _) in &n.changes {
+                tts.insert(*t, n.ts);
+            }
+            inner.clock.record(n.ts);
+        }
+    }
+    *last = ts;
+    inner.groups_written.fetch_add(1, Ordering::Relaxed);
+    inner.latest_ts.store(ts, Ordering::Release);
+    tracing::trace!(group = numbered.len(), ts, "group committed");
+    for n in numbered {
+        *n.slot.lock() = Some(Ok(n.ts));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durability_parses_and_prints() {
+        assert_eq!("immediate".parse(), Ok(Durability::Immediate));
+        assert_eq!(
+            "periodic:10".parse(),
+            Ok(Durability::Periodic(Duration::from_millis(10)))
+        );
+        assert_eq!(
+            Durability::Periodic(Duration::from_millis(25)).to_string(),
+            "periodic:25"
+        );
+        for bad in [
+            "periodic:0",
+            "periodic:-1",
+            "periodic:x",
+            "fast",
+            "periodic:60001",
+        ] {
+            assert!(bad.parse::<Durability>().is_err(), "{bad}");
+        }
+    }
+}
