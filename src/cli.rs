@@ -106,6 +106,11 @@ pub struct EngineArgs {
     /// commits of the last period, never part of one).
     #[arg(long, value_name = "MODE")]
     pub durability: Option<tributary_storage::Durability>,
+    /// Page cache of the embedded storage, e.g. `256MB`, `1GB`, `65536`
+    /// (bytes; KB/MB/GB are powers of 1024). Default: an eighth of the
+    /// machine's memory, at least 32 MB, at most 4 GB.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub cache_size: Option<usize>,
     /// Never run the ISCP runner on this node.
     #[arg(long)]
     pub no_iscp: bool,
@@ -147,11 +152,41 @@ impl EngineArgs {
             c.node_name = n.clone();
         }
         if let Some(d) = self.durability {
-            c.durability = d;
+            c.storage.durability = d;
+        }
+        if let Some(n) = self.cache_size {
+            c.storage.cache_bytes = n;
         }
         c.iscp_enabled = !self.no_iscp;
         c
     }
+}
+
+/// A size in bytes: a number with an optional KB, MB or GB suffix (powers
+/// of 1024), at least 1 MB.
+fn parse_size(s: &str) -> Result<usize, String> {
+    let t = s.trim().to_ascii_uppercase();
+    let (num, unit) = match t.find(|c: char| !c.is_ascii_digit()) {
+        Some(i) => t.split_at(i),
+        None => (t.as_str(), ""),
+    };
+    let mult: usize = match unit.trim() {
+        "" | "B" => 1,
+        "K" | "KB" | "KIB" => 1 << 10,
+        "M" | "MB" | "MIB" => 1 << 20,
+        "G" | "GB" | "GIB" => 1 << 30,
+        other => return Err(format!("unknown size unit {other:?} (use KB, MB or GB)")),
+    };
+    let n: usize = num
+        .parse()
+        .map_err(|_| format!("bad size {s:?}: a number with KB, MB or GB"))?;
+    let bytes = n
+        .checked_mul(mult)
+        .ok_or_else(|| format!("size {s:?} is too large"))?;
+    if bytes < 1 << 20 {
+        return Err(format!("size {s:?} is below the 1 MB minimum"));
+    }
+    Ok(bytes)
 }
 
 #[derive(Debug, Args)]
@@ -652,6 +687,17 @@ pub fn format_table(r: &QueryResult) -> String {
 mod tests {
     use super::*;
     use crate::types::{Column, ColumnKind, Value};
+
+    #[test]
+    fn sizes_parse_with_units_and_refuse_nonsense() {
+        assert_eq!(parse_size("32MB"), Ok(32 << 20));
+        assert_eq!(parse_size("1gb"), Ok(1 << 30));
+        assert_eq!(parse_size("2048 KB"), Ok(2 << 20));
+        assert_eq!(parse_size("1048576"), Ok(1 << 20));
+        for bad in ["", "MB", "12XB", "1KB", "-5MB", "99999999999999999999GB"] {
+            assert!(parse_size(bad).is_err(), "{bad}");
+        }
+    }
 
     fn sample() -> QueryResult {
         QueryResult {

@@ -52,11 +52,12 @@ pub struct Config {
     /// … or when anything changed and its base is older than this (bounds
     /// replay and change-log retention under a slow trickle). Default 60 s.
     pub index_checkpoint_age: Duration,
-    /// How commits of the embedded storage reach stable storage: every
-    /// acknowledged commit fsynced (`immediate`, the default; concurrent
-    /// commits share one fsync), or flushed every period (`periodic:<ms>`,
-    /// which can lose the last period's commits in a crash).
-    pub durability: tributary_storage::Durability,
+    /// The embedded storage: commit durability — every acknowledged commit
+    /// fsynced (`immediate`, the default; concurrent commits share one
+    /// fsync) or flushed every period (`periodic:<ms>`, which can lose the
+    /// last period's commits in a crash) — and the page cache's size
+    /// (default: an eighth of the machine's memory, 32 MiB to 4 GiB).
+    pub storage: tributary_storage::EmbeddedOptions,
 }
 
 impl Default for Config {
@@ -78,7 +79,7 @@ impl Default for Config {
             iscp_log_retention: Duration::from_secs(3600),
             index_checkpoint_changes: 20_000,
             index_checkpoint_age: Duration::from_secs(60),
-            durability: tributary_storage::Durability::Immediate,
+            storage: tributary_storage::EmbeddedOptions::default(),
         }
     }
 }

@@ -48,7 +48,7 @@ impl Database {
                 path.display()
             ))
         })?;
-        let storage: Arc<dyn Storage> = EmbeddedStorage::open_with(path, config.durability)?;
+        let storage: Arc<dyn Storage> = EmbeddedStorage::open_with(path, config.storage)?;
         Self::open_shared(storage, config)
     }
 

@@ -12,4 +12,4 @@ pub mod api;
 pub use api::*;
 pub mod embedded;
 
-pub use embedded::{Durability, EmbeddedStorage, EmbeddedTxn};
+pub use embedded::{Durability, EmbeddedOptions, EmbeddedStorage, EmbeddedTxn};

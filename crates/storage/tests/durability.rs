@@ -8,7 +8,9 @@ use std::time::{Duration, Instant};
 
 use std::collections::BTreeSet;
 
-use tributary_storage::{Durability, EmbeddedStorage, Storage, StorageError, TxnOptions};
+use tributary_storage::{
+    Durability, EmbeddedOptions, EmbeddedStorage, Storage, StorageError, TxnOptions,
+};
 
 const T: u64 = 11;
 const CHILD_ENV: &str = "TRIBUTARY_STORAGE_CRASH_CHILD_DIR";
@@ -163,7 +165,14 @@ fn crash_child_group_writer() {
         .unwrap_or_else(|_| "immediate".into())
         .parse()
         .unwrap();
-    let s = EmbeddedStorage::open_with(std::path::Path::new(&dir), durability).unwrap();
+    let s = EmbeddedStorage::open_with(
+        std::path::Path::new(&dir),
+        EmbeddedOptions {
+            durability,
+            ..Default::default()
+        },
+    )
+    .unwrap();
     let out = Arc::new(std::sync::Mutex::new(std::io::stdout()));
     let mut handles = Vec::new();
     for th in 0..THREADS {

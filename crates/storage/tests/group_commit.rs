@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
-use tributary_storage::{Durability, EmbeddedStorage, Storage, TxnOptions};
+use tributary_storage::{Durability, EmbeddedOptions, EmbeddedStorage, Storage, TxnOptions};
 
 const T: u64 = 21;
 
@@ -173,7 +173,14 @@ fn periodic_mode_flushes_within_the_period_and_at_close() {
     let period = Duration::from_millis(20);
     let last;
     {
-        let s = EmbeddedStorage::open_with(dir.path(), Durability::Periodic(period)).unwrap();
+        let s = EmbeddedStorage::open_with(
+            dir.path(),
+            EmbeddedOptions {
+                durability: Durability::Periodic(period),
+                ..Default::default()
+            },
+        )
+        .unwrap();
         let mut ts = 0;
         for i in 0..50u32 {
             let mut t = s.begin(TxnOptions::default()).unwrap();

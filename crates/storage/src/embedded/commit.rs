@@ -6,9 +6,10 @@
 //! leader: it drains the queue — its own request and every request queued
 //! while the previous group was being written — and for each one in queue
 //! order assigns the next commit timestamp and builds its change-log
-//! entries; then it writes the whole group in **one** redb transaction
-//! (one fsync), installs the versions in memory, publishes the last
-//! timestamp and hands every request its result. A committer that gets the
+//! entries; then it keeps the versions the group replaces in memory (for
+//! older snapshots), writes the whole group in **one** redb transaction
+//! (one fsync), publishes the last timestamp and hands every request its
+//! result. A committer that gets the
 //! mutex and finds its result already there (an earlier leader took its
 //! request) returns at once. One committer alone pays what it paid before:
 //! it leads a group of one.
@@ -41,6 +42,7 @@ use parking_lot::Mutex;
 
 use super::changelog;
 use super::engine::Inner;
+use super::mvcc::Installed;
 use crate::api::{Change, Result, StorageError, TableId, Ts};
 
 /// A transaction's final writes: table → key → new value (`None` deletes).
@@ -162,6 +164,16 @@ fn lead(inner: &Inner, last: &mut Ts, group: Vec<Request>) {
         fail_all(&slots, &e);
         return;
     }
+    // The rows as of now: every key of the group is exclusively locked by
+    // its request, so the latest committed version is its "before" image.
+    let r = match inner.read_txn() {
+        Ok(r) => r,
+        Err(e) => {
+            let slots: Vec<Slot> = group.into_iter().map(|r| r.slot).collect();
+            fail_all(&slots, &e);
+            return;
+        }
+    };
     let mut numbered: Vec<Numbered> = Vec::with_capacity(group.len());
     let mut ts = *last;
     for req in group {
@@ -171,10 +183,17 @@ fn lead(inner: &Inner, last: &mut Ts, group: Vec<Request>) {
             )));
             continue;
         };
-        // Every key is exclusively locked by its request, so the latest
-        // committed version is the "before" image.
-        let changes =
-            changelog::build_changes(next, &req.writes, |t, k| inner.versions.latest(t, k));
+        let mut failed = None;
+        let changes = changelog::build_changes(next, &req.writes, |t, k| {
+            inner.versions.latest(&r, t, k).unwrap_or_else(|e| {
+                failed.get_or_insert(e);
+                None
+            })
+        });
+        if let Some(e) = failed {
+            *req.slot.lock() = Some(Err(e));
+            continue;
+        }
         if changes.is_empty() {
             *req.slot.lock() = Some(Ok(req.start_ts));
             continue;
@@ -186,16 +205,25 @@ fn lead(inner: &Inner, last: &mut Ts, group: Vec<Request>) {
             slot: req.slot,
         });
     }
+    drop(r);
     if numbered.is_empty() {
         return;
+    }
+    // Older versions go to memory before the new ones reach the file (see
+    // `mvcc`): a reader that finds a newer row finds what it replaced.
+    for n in &numbered {
+        inner.versions.install(n.ts, installed(&n.changes));
     }
     let written = inner.durably(|d| {
         d.commit_group(
             numbered.iter().map(|n| (n.ts, n.changes.as_slice())),
-            inner.durability,
+            inner.options.durability,
         )
     });
     if let Err(e) = written {
+        for n in &numbered {
+            inner.versions.uninstall(n.ts, installed(&n.changes));
+        }
         let slots: Vec<Slot> = numbered.into_iter().map(|n| n.slot).collect();
         fail_all(&slots, &e);
         return;
@@ -203,12 +231,6 @@ fn lead(inner: &Inner, last: &mut Ts, group: Vec<Request>) {
     {
         let mut tts = inner.table_ts.lock();
         for n in &numbered {
-            inner.versions.install(
-                n.ts,
-                n.changes
-                    .iter()
-                    .map(|(t, c)| (*t, c.key.as_slice(), c.new.as_deref())),
-            );
             for (t, _) in &n.changes {
                 tts.insert(*t, n.ts);
             }
@@ -222,6 +244,16 @@ fn lead(inner: &Inner, last: &mut Ts, group: Vec<Request>) {
     for n in numbered {
         *n.slot.lock() = Some(Ok(n.ts));
     }
+}
+
+/// A transaction's changes as the version store takes them.
+fn installed(changes: &[(TableId, Change)]) -> impl Iterator<Item = Installed<'_>> {
+    changes.iter().map(|(t, c)| Installed {
+        table: *t,
+        key: &c.key,
+        old: c.old.as_deref(),
+        new: c.new.as_deref(),
+    })
 }
 
 #[cfg(test)]

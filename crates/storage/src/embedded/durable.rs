@@ -28,6 +28,8 @@ pub(super) const CHANGES: TableDefinition<(u64, u64, u32), &[u8]> = TableDefinit
 pub(super) const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
 /// Named id sequences: name -> last allocated id.
 pub(super) const SEQUENCES: TableDefinition<&str, u64> = TableDefinition::new("sequences");
+/// Per table: rows it holds (latest versions), kept by every commit.
+pub(super) const ROW_COUNTS: TableDefinition<u64, u64> = TableDefinition::new("row_counts");
 /// Per table: commit ts of the last transaction that wrote it.
 pub(super) const TABLE_TS: TableDefinition<u64, u64> = TableDefinition::new("table_ts");
 /// Per table: change-log GC horizon (entries `<=` it are gone).
@@ -38,6 +40,8 @@ pub(super) const WATERMARKS: TableDefinition<(&str, u64), u64> = TableDefinition
 pub(super) const LEASES: TableDefinition<&str, &[u8]> = TableDefinition::new("leases");
 
 const META_COMMIT_TS: &str = "commit_ts";
+/// Set once [`ROW_COUNTS`] is kept (files written before it had none).
+const META_ROW_COUNTS: &str = "row_counts_kept";
 /// The last commit ts a periodic flush made durable (diagnostics).
 const META_FLUSHED_TS: &str = "flushed_ts";
 const DB_FILE: &str = "tributary.redb";
@@ -80,13 +84,13 @@ pub(super) fn split_u64(b: &[u8]) -> Option<(u64, &[u8])> {
     Some((u64::from_be_bytes(*head), rest))
 }
 
-/// Everything loaded from disk at open.
+/// What is read from disk at open: bookkeeping only, never rows.
 #[derive(Debug, Default)]
 pub(super) struct Loaded {
     pub commit_ts: Ts,
-    /// `(table, key, commit_ts, value)` of every live row.
-    pub rows: Vec<(TableId, Vec<u8>, Ts, Vec<u8>)>,
     pub table_ts: HashMap<TableId, Ts>,
+    /// Rows per table (latest versions).
+    pub row_counts: HashMap<TableId, u64>,
     pub watermarks: Vec<(String, TableId, Ts)>,
 }
 
@@ -96,9 +100,10 @@ pub(super) struct Durable {
 }
 
 impl Durable {
-    /// Open (or create) the database in `dir` and load its contents.
-    pub fn open(dir: &Path) -> Result<(Self, Loaded)> {
-        let me = Self::open_file(dir)?;
+    /// Open (or create) the database in `dir` with a page cache of
+    /// `cache_bytes`, and load its bookkeeping.
+    pub fn open(dir: &Path, cache_bytes: usize) -> Result<(Self, Loaded)> {
+        let me = Self::open_file(dir, cache_bytes)?;
         let loaded = me.load()?;
         Ok((me, loaded))
     }
@@ -116,10 +121,13 @@ impl Durable {
 
     /// Open (or create) the database file without loading it (also used to
     /// reopen it after an I/O failure).
-    pub fn open_file(dir: &Path) -> Result<Self> {
+    pub fn open_file(dir: &Path, cache_bytes: usize) -> Result<Self> {
         std::fs::create_dir_all(dir).map_err(io)?;
         private(dir, 0o700)?;
-        let db = Database::create(dir.join(DB_FILE)).map_err(io)?;
+        let db = redb::Builder::new()
+            .set_cache_size(cache_bytes)
+            .create(dir.join(DB_FILE))
+            .map_err(io)?;
         private(&dir.join(DB_FILE), 0o600)?;
         let me = Self { db };
         // Make sure every table exists so read transactions never see
@@ -134,9 +142,35 @@ impl Durable {
             w.open_table(CHANGE_GC).map_err(io)?;
             w.open_table(WATERMARKS).map_err(io)?;
             w.open_table(LEASES).map_err(io)?;
+            w.open_table(ROW_COUNTS).map_err(io)?;
         }
         w.commit().map_err(io)?;
         Ok(me)
+    }
+
+    /// Files written before [`ROW_COUNTS`] existed: count every table's rows
+    /// once (one scan, at the first open of such a file).
+    fn count_rows_once(&self) -> Result<()> {
+        let w = self.begin_write()?;
+        {
+            let mut meta = w.open_table(META).map_err(io)?;
+            if meta.get(META_ROW_COUNTS).map_err(io)?.is_some() {
+                return Ok(());
+            }
+            let mut counts: HashMap<TableId, u64> = HashMap::new();
+            let rows = w.open_table(ROWS).map_err(io)?;
+            for item in rows.iter().map_err(io)? {
+                let (k, _) = item.map_err(io)?;
+                let (table, _) = split_row_key(k.value())?;
+                *counts.entry(table).or_default() += 1;
+            }
+            let mut t = w.open_table(ROW_COUNTS).map_err(io)?;
+            for (table, n) in counts {
+                t.insert(table, n).map_err(io)?;
+            }
+            meta.insert(META_ROW_COUNTS, 1).map_err(io)?;
+        }
+        w.commit().map_err(io)
     }
 
     /// A write transaction that fsyncs on commit.
@@ -147,6 +181,7 @@ impl Durable {
     }
 
     fn load(&self) -> Result<Loaded> {
+        self.count_rows_once()?;
         let r = self.db.begin_read().map_err(io)?;
         let mut out = Loaded::default();
         let meta = r.open_table(META).map_err(io)?;
@@ -155,13 +190,10 @@ impl Durable {
             .map_err(io)?
             .map(|g| g.value())
             .unwrap_or(0);
-        let rows = r.open_table(ROWS).map_err(io)?;
-        for item in rows.iter().map_err(io)? {
+        let counts = r.open_table(ROW_COUNTS).map_err(io)?;
+        for item in counts.iter().map_err(io)? {
             let (k, v) = item.map_err(io)?;
-            let (table, key) = split_row_key(k.value())?;
-            let (ts, value) = split_u64(v.value())
-                .ok_or_else(|| StorageError::Corrupt("short row value".into()))?;
-            out.rows.push((table, key, ts, value.to_vec()));
+            out.row_counts.insert(k.value(), v.value());
         }
         let tts = r.open_table(TABLE_TS).map_err(io)?;
         for item in tts.iter().map_err(io)? {
@@ -198,6 +230,8 @@ impl Durable {
             let mut log = w.open_table(CHANGES).map_err(io)?;
             let mut tts = w.open_table(TABLE_TS).map_err(io)?;
             let mut meta = w.open_table(META).map_err(io)?;
+            let mut counts = w.open_table(ROW_COUNTS).map_err(io)?;
+            let mut deltas: HashMap<TableId, i64> = HashMap::new();
             let mut value_buf = Vec::new();
             let mut last_ts = None;
             for (ts, changes) in group {
@@ -216,6 +250,11 @@ impl Durable {
                                 .map_err(io)?;
                         }
                     }
+                    match ch.kind {
+                        ChangeKind::Insert => *deltas.entry(*table).or_default() += 1,
+                        ChangeKind::Delete => *deltas.entry(*table).or_default() -= 1,
+                        ChangeKind::Update => {}
+                    }
                     let enc = changelog::encode(ch);
                     log.insert((*table, ts, ch.seq), enc.as_slice())
                         .map_err(io)?;
@@ -225,6 +264,15 @@ impl Durable {
                     }
                 }
                 last_ts = Some(ts);
+            }
+            for (table, d) in deltas {
+                if d == 0 {
+                    continue;
+                }
+                let n = counts.get(table).map_err(io)?.map_or(0, |g| g.value());
+                counts
+                    .insert(table, n.saturating_add_signed(d))
+                    .map_err(io)?;
             }
             if let Some(ts) = last_ts {
                 meta.insert(META_COMMIT_TS, ts).map_err(io)?;
@@ -269,6 +317,10 @@ impl Durable {
                 .remove(table)
                 .map_err(io)?;
             w.open_table(CHANGE_GC)
+                .map_err(io)?
+                .remove(table)
+                .map_err(io)?;
+            w.open_table(ROW_COUNTS)
                 .map_err(io)?
                 .remove(table)
                 .map_err(io)?;

@@ -28,6 +28,42 @@ use crate::api::{
     TxnOptions,
 };
 
+/// How an [`EmbeddedStorage`] is opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EmbeddedOptions {
+    /// How commits reach stable storage.
+    pub durability: Durability,
+    /// Bytes of the file's page cache (redb's): what memory rows and change
+    /// log take, whatever their size on disk. Default
+    /// [`default_cache_bytes`].
+    pub cache_bytes: usize,
+}
+
+impl Default for EmbeddedOptions {
+    fn default() -> Self {
+        EmbeddedOptions {
+            durability: Durability::Immediate,
+            cache_bytes: default_cache_bytes(),
+        }
+    }
+}
+
+/// The default page cache: an eighth of the machine's memory, at least
+/// 32 MiB and at most 4 GiB (256 MiB where the memory cannot be read).
+pub fn default_cache_bytes() -> usize {
+    const MIB: usize = 1 << 20;
+    let total = std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| {
+        m.lines()
+            .find_map(|l| l.strip_prefix("MemTotal:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<usize>().ok())
+            .map(|kb| kb.saturating_mul(1024))
+    });
+    match total {
+        Some(bytes) => (bytes / 8).clamp(32 * MIB, 4096 * MIB),
+        None => 256 * MIB,
+    }
+}
+
 /// State shared by the storage handle and its transactions.
 pub(super) struct Inner {
     /// The redb file; `None` only while it is being reopened after an I/O
@@ -35,6 +71,8 @@ pub(super) struct Inner {
     pub durable: RwLock<Option<Durable>>,
     /// The data directory (to reopen the file).
     pub dir: PathBuf,
+    /// What the storage was opened with.
+    pub options: EmbeddedOptions,
     pub versions: VersionStore,
     pub locks: LockManager,
     /// Newest fully visible commit.
@@ -44,8 +82,6 @@ pub(super) struct Inner {
     pub commit_mu: Mutex<Ts>,
     /// Commits waiting for a group leader.
     pub queue: super::commit::CommitQueue,
-    /// How commits reach stable storage.
-    pub durability: Durability,
     /// Newest commit known to be on stable storage.
     pub durable_ts: AtomicU64,
     /// Commit groups written (one durable write each) since open.
@@ -89,7 +125,7 @@ impl Inner {
         }
         // redb refuses further work after an I/O error; close and reopen.
         *g = None;
-        let reopened = Durable::open_file(&self.dir).and_then(|d| {
+        let reopened = Durable::open_file(&self.dir, self.options.cache_bytes).and_then(|d| {
             let stored = d.commit_ts()?;
             let memory = self.latest_ts.load(Ordering::Acquire);
             if stored == memory {
@@ -135,6 +171,24 @@ impl Inner {
             }
         }
         r
+    }
+
+    /// A read transaction on the file: rows and change log as of now (see
+    /// `mvcc` for how it combines with the in-memory versions). After a
+    /// failed write the file is reopened first (redb refuses every use of
+    /// a file after an I/O error); reads fail only while that fails.
+    pub fn read_txn(&self) -> Result<redb::ReadTransaction> {
+        // redb refuses reads too after a failed write: reopen first.
+        if self.poison.lock().is_some() {
+            self.check_poison()?;
+        }
+        let g = self.durable.read();
+        let Some(d) = g.as_ref() else {
+            return Err(StorageError::Io(
+                "storage file is closed after an I/O failure".into(),
+            ));
+        };
+        d.db.begin_read().map_err(super::durable::io)
     }
 
     /// Register a snapshot at the current `latest_ts`.
@@ -243,19 +297,20 @@ impl EmbeddedStorage {
     /// Open (or create) the storage in directory `dir`, every commit
     /// durable when acknowledged.
     pub fn open(dir: &Path) -> Result<Arc<EmbeddedStorage>> {
-        Self::open_with(dir, Durability::Immediate)
+        Self::open_with(dir, EmbeddedOptions::default())
     }
 
-    /// Open (or create) the storage in directory `dir` with the given
-    /// commit durability.
-    pub fn open_with(dir: &Path, durability: Durability) -> Result<Arc<EmbeddedStorage>> {
-        let (durable, loaded) = Durable::open(dir)?;
+    /// Open (or create) the storage in directory `dir` with `options`. Reads
+    /// no rows: only per-table bookkeeping and consumer watermarks.
+    pub fn open_with(dir: &Path, options: EmbeddedOptions) -> Result<Arc<EmbeddedStorage>> {
+        let durability = options.durability;
+        let (durable, loaded) = Durable::open(dir, options.cache_bytes)?;
         let versions = VersionStore::default();
-        let rows = loaded.rows.len();
-        for (table, key, ts, value) in loaded.rows {
-            versions.load(table, key, ts, value);
+        let rows: u64 = loaded.row_counts.values().sum();
+        for (table, n) in &loaded.row_counts {
+            versions.set_rows(*table, *n);
         }
-        // Only the latest versions survive a restart: snapshots older than a
+        // No older version survives a restart: snapshots older than a
         // table's last commit cannot be served.
         for (table, ts) in &loaded.table_ts {
             versions.set_gc_ts(*table, *ts);
@@ -268,17 +323,18 @@ impl EmbeddedStorage {
             dir = %dir.display(),
             commit_ts = loaded.commit_ts,
             rows,
+            cache_bytes = options.cache_bytes,
             "embedded storage opened"
         );
         let inner = Inner {
             durable: RwLock::new(Some(durable)),
             dir: dir.to_path_buf(),
+            options,
             versions,
             locks: LockManager::default(),
             latest_ts: AtomicU64::new(loaded.commit_ts),
             commit_mu: Mutex::new(loaded.commit_ts),
             queue: Default::default(),
-            durability,
             durable_ts: AtomicU64::new(loaded.commit_ts),
             groups_written: AtomicU64::new(0),
             clock: Default::default(),
@@ -303,6 +359,12 @@ impl EmbeddedStorage {
         self.inner.groups_written.load(Ordering::Relaxed)
     }
 
+    /// Older row versions held in memory for snapshots and consumers (the
+    /// rows themselves are on disk): what the version overlay costs.
+    pub fn overlay_versions(&self) -> usize {
+        self.inner.versions.overlay_versions()
+    }
+
     /// Transactions queued for a commit group right now.
     pub fn queued_commits(&self) -> usize {
         self.inner.queue.len()
@@ -319,7 +381,7 @@ impl EmbeddedStorage {
     /// immediate mode; in periodic mode the last commit the flush thread
     /// made durable.
     pub fn durable_ts(&self) -> Ts {
-        match self.inner.durability {
+        match self.inner.options.durability {
             Durability::Immediate => self.inner.latest_ts.load(Ordering::Acquire),
             Durability::Periodic(_) => self.inner.durable_ts.load(Ordering::Acquire),
         }
@@ -381,13 +443,18 @@ impl Storage for EmbeddedStorage {
             Some(a) => std::ops::Bound::Excluded(a),
             None => std::ops::Bound::Unbounded,
         };
-        self.inner
-            .versions
-            .visit_at(table, ts, start, std::ops::Bound::Unbounded, |k, v| {
+        let r = self.inner.read_txn()?;
+        self.inner.versions.visit_at(
+            &r,
+            table,
+            ts,
+            start,
+            std::ops::Bound::Unbounded,
+            |k, v| {
                 out.push((k.to_vec(), v.to_vec()));
                 out.len() < limit
-            })
-            .map_err(|gc_ts| StorageError::ChangesGone { table, gc_ts })?;
+            },
+        )?;
         Ok(out)
     }
 

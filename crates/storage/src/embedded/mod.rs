@@ -47,5 +47,5 @@ mod mvcc;
 mod txn;
 
 pub use commit::Durability;
-pub use engine::EmbeddedStorage;
+pub use engine::{default_cache_bytes, EmbeddedOptions, EmbeddedStorage};
 pub use txn::EmbeddedTxn;

@@ -1,35 +1,63 @@
-//! In-memory multi-version row store.
+//! Multi-version rows: the latest version of every row on disk, the recent
+//! older versions in memory.
 //!
-//! Owns every live row of every table with the versions still needed by
-//! some snapshot: per table a `BTreeMap<key, Vec<Version>>` (versions in
-//! ascending commit ts) behind its own `RwLock`, plus the table's version GC
-//! horizon (`gc_ts`): reads at a `ts` below it are refused because older
-//! versions may be gone.
+//! The redb file's `rows` table holds the **latest** committed version of
+//! every row (`table ++ key -> commit_ts ++ value`; a deleted row is
+//! absent). Reads go through redb's own ordered B-tree and its bounded page
+//! cache, so memory does not grow with the data and opening the database
+//! reads no rows.
 //!
-//! This module must never decide commit order or touch the disk; it only
-//! installs what the commit path hands it and answers reads at a timestamp.
+//! What snapshots still need of the past lives in memory, in each table's
+//! **overlay**: for every key committed after the table's overlay horizon
+//! `gc_ts`, its chain of versions — the version visible at the horizon
+//! (stored with ts 0, "since before the horizon"; `None` when the key did
+//! not exist) followed by every newer one, the newest equal to the row on
+//! disk. The overlay therefore grows with the write rate times the age of
+//! the oldest snapshot or consumer watermark, not with the table; GC
+//! (`gc_table`) trims it as the horizon moves.
+//!
+//! A read at snapshot `ts` (`ts >= gc_ts`, else refused) takes the row on
+//! disk when its commit ts is `<= ts`, and otherwise (or when the row is
+//! absent) the key's chain. This is exact because of two orders:
+//! * the commit path installs a group's chains **before** it writes the
+//!   group to redb (and removes them again if the write fails), so a reader
+//!   that sees a newer row on disk finds its chain;
+//! * a reader opens its redb read transaction **before** it looks at the
+//!   overlay, and GC removes a chain only once its newest version is at or
+//!   below the horizon — so a chain a reader misses belongs to a row whose
+//!   disk version it can use.
+//!
+//! This module must never decide commit order or write to the file; it
+//! installs what the commit path hands it and answers reads at a
+//! timestamp.
 
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Bound;
 use std::sync::Arc;
 
 use parking_lot::RwLock;
+use redb::ReadTransaction;
 
-use crate::api::{TableId, Ts};
+use super::durable::{io, row_key, split_u64, ROWS};
+use crate::api::{Result, StorageError, TableId, Ts};
 
-/// One committed version of a row (`None` = deleted).
+/// One committed version of a row (`None` = absent).
 #[derive(Debug, Clone)]
 pub(super) struct Version {
     pub ts: Ts,
     pub value: Option<Vec<u8>>,
 }
 
-/// The rows of one table.
+/// The in-memory part of one table.
 #[derive(Debug, Default)]
 pub(super) struct TableVersions {
-    pub rows: BTreeMap<Vec<u8>, Vec<Version>>,
+    /// Version chains of the keys committed after `gc_ts` (see the module
+    /// doc), oldest first.
+    pub overlay: BTreeMap<Vec<u8>, Vec<Version>>,
     /// Reads at `ts < gc_ts` may miss versions.
     pub gc_ts: Ts,
+    /// Rows on disk (committed, latest versions): a planner's estimate.
+    pub rows: u64,
 }
 
 /// Newest version visible at `ts`.
@@ -38,6 +66,19 @@ fn visible(versions: &[Version], ts: Ts) -> Option<&Version> {
 }
 
 type Shared = Arc<RwLock<TableVersions>>;
+
+/// A row as stored on disk: its commit ts and value.
+fn decode_row(v: &[u8]) -> Result<(Ts, &[u8])> {
+    split_u64(v).ok_or_else(|| StorageError::Corrupt("short row value".into()))
+}
+
+/// What one committed write did, for [`VersionStore::install`].
+pub(super) struct Installed<'a> {
+    pub table: TableId,
+    pub key: &'a [u8],
+    pub old: Option<&'a [u8]>,
+    pub new: Option<&'a [u8]>,
+}
 
 /// All tables.
 #[derive(Debug, Default)]
@@ -57,76 +98,168 @@ impl VersionStore {
         self.tables.write().entry(table).or_default().clone()
     }
 
-    /// Ids of all tables held in memory.
+    /// Ids of all tables known in memory.
     pub fn table_ids(&self) -> Vec<TableId> {
         self.tables.read().keys().copied().collect()
     }
 
-    /// Set the version GC horizon (used at open: only the latest versions
-    /// are loaded, so older snapshots cannot be served).
+    /// Set the version GC horizon (at open no older version is known, so
+    /// snapshots before a table's last commit cannot be served).
     pub fn set_gc_ts(&self, table: TableId, ts: Ts) {
         let t = self.table_or_create(table);
         let mut g = t.write();
         g.gc_ts = g.gc_ts.max(ts);
     }
 
-    /// Load one row at open.
-    pub fn load(&self, table: TableId, key: Vec<u8>, ts: Ts, value: Vec<u8>) {
-        let t = self.table_or_create(table);
-        t.write().rows.insert(
-            key,
-            vec![Version {
-                ts,
-                value: Some(value),
-            }],
-        );
+    /// Set a table's row count (at open).
+    pub fn set_rows(&self, table: TableId, rows: u64) {
+        self.table_or_create(table).write().rows = rows;
     }
 
-    /// Keys held for `table` (a key whose newest version is a deletion
-    /// counts until GC removes it): a size estimate for planning.
+    /// Rows `table` holds on disk: a size estimate for planning.
     pub fn key_count(&self, table: TableId) -> u64 {
-        self.table(table).map_or(0, |t| t.read().rows.len() as u64)
+        self.table(table).map_or(0, |t| t.read().rows)
     }
 
-    /// Value of `key` visible at `ts`.
-    pub fn get_at(&self, table: TableId, key: &[u8], ts: Ts) -> Option<Vec<u8>> {
-        let t = self.table(table)?;
+    /// Refuse a read below the table's horizon.
+    fn check_horizon(&self, table: TableId, ts: Ts) -> Result<()> {
+        match self.table(table) {
+            Some(t) if ts < t.read().gc_ts => Err(StorageError::ChangesGone {
+                table,
+                gc_ts: t.read().gc_ts,
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    /// Value of `key` visible at `ts`, read in `r` (a read transaction
+    /// begun before this call looks at the overlay).
+    pub fn get_at(
+        &self,
+        r: &ReadTransaction,
+        table: TableId,
+        key: &[u8],
+        ts: Ts,
+    ) -> Result<Option<Vec<u8>>> {
+        let rows = r.open_table(ROWS).map_err(io)?;
+        if let Some(v) = rows.get(row_key(table, key).as_slice()).map_err(io)? {
+            let (row_ts, value) = decode_row(v.value())?;
+            if row_ts <= ts {
+                return Ok(Some(value.to_vec()));
+            }
+        }
+        let Some(t) = self.table(table) else {
+            return Ok(None);
+        };
         let g = t.read();
-        g.rows
+        Ok(g.overlay
             .get(key)
             .and_then(|vs| visible(vs, ts))
-            .and_then(|v| v.value.clone())
+            .and_then(|v| v.value.clone()))
     }
 
-    /// Latest committed value of `key`.
-    pub fn latest(&self, table: TableId, key: &[u8]) -> Option<Vec<u8>> {
-        self.get_at(table, key, Ts::MAX)
+    /// Latest committed value of `key` (the row on disk).
+    pub fn latest(
+        &self,
+        r: &ReadTransaction,
+        table: TableId,
+        key: &[u8],
+    ) -> Result<Option<Vec<u8>>> {
+        let rows = r.open_table(ROWS).map_err(io)?;
+        match rows.get(row_key(table, key).as_slice()).map_err(io)? {
+            Some(v) => Ok(Some(decode_row(v.value())?.1.to_vec())),
+            None => Ok(None),
+        }
     }
 
     /// Visit rows visible at `ts` in `(start, end)` in key order until `f`
-    /// returns false. Returns `Err(gc_ts)` when `ts` is below the table's
-    /// GC horizon.
+    /// returns false. Fails with `ChangesGone` below the table's horizon.
     pub fn visit_at(
         &self,
+        r: &ReadTransaction,
         table: TableId,
         ts: Ts,
         start: Bound<&[u8]>,
         end: Bound<&[u8]>,
         mut f: impl FnMut(&[u8], &[u8]) -> bool,
-    ) -> Result<(), Ts> {
-        let Some(t) = self.table(table) else {
-            return Ok(());
-        };
-        let g = t.read();
-        if ts < g.gc_ts {
-            return Err(g.gc_ts);
-        }
+    ) -> Result<()> {
+        self.check_horizon(table, ts)?;
         if !range_is_valid(start, end) {
             return Ok(());
         }
-        for (k, vs) in g.rows.range::<[u8], _>((start, end)) {
-            if let Some(Version { value: Some(v), .. }) = visible(vs, ts) {
-                if !f(k, v) {
+        // The overlay's say on the range, copied so no latch is held while
+        // `f` runs: key -> value visible at `ts` (None: absent at `ts`).
+        let chains: Vec<(Vec<u8>, Option<Vec<u8>>)> = match self.table(table) {
+            Some(t) => {
+                let g = t.read();
+                g.overlay
+                    .range::<[u8], _>((start, end))
+                    .map(|(k, vs)| (k.clone(), visible(vs, ts).and_then(|v| v.value.clone())))
+                    .collect()
+            }
+            None => Vec::new(),
+        };
+        let mut chains = chains.into_iter().peekable();
+        let rows = r.open_table(ROWS).map_err(io)?;
+        let lo = match start {
+            Bound::Included(s) => Bound::Included(row_key(table, s)),
+            Bound::Excluded(s) => Bound::Excluded(row_key(table, s)),
+            Bound::Unbounded => Bound::Included(table.to_be_bytes().to_vec()),
+        };
+        let hi = match end {
+            Bound::Included(e) => Bound::Included(row_key(table, e)),
+            Bound::Excluded(e) => Bound::Excluded(row_key(table, e)),
+            Bound::Unbounded => match table.checked_add(1) {
+                Some(next) => Bound::Excluded(next.to_be_bytes().to_vec()),
+                None => Bound::Unbounded,
+            },
+        };
+        let range = rows
+            .range::<&[u8]>((as_ref(&lo), as_ref(&hi)))
+            .map_err(io)?;
+        for item in range {
+            let (k, v) = item.map_err(io)?;
+            let key = &k.value()[8..];
+            // Chains of keys before this row: rows absent on disk now but
+            // present at `ts`.
+            while let Some((ck, cv)) = chains.peek() {
+                if ck.as_slice() >= key {
+                    break;
+                }
+                if let Some(cv) = cv {
+                    if !f(ck, cv) {
+                        return Ok(());
+                    }
+                }
+                chains.next();
+            }
+            let (row_ts, value) = decode_row(v.value())?;
+            let go_on = match chains.peek() {
+                Some((ck, cv)) if ck.as_slice() == key => {
+                    let go_on = match cv {
+                        Some(cv) => f(key, cv),
+                        None => true,
+                    };
+                    chains.next();
+                    go_on
+                }
+                _ if row_ts <= ts => f(key, value),
+                // Newer than `ts` with no chain: cannot happen (see the
+                // module doc); never show a version the snapshot must not
+                // see.
+                _ => {
+                    return Err(StorageError::Corrupt(format!(
+                        "row of table {table} committed at {row_ts} has no older version for snapshot {ts}"
+                    )))
+                }
+            };
+            if !go_on {
+                return Ok(());
+            }
+        }
+        for (ck, cv) in chains {
+            if let Some(cv) = cv {
+                if !f(&ck, &cv) {
                     break;
                 }
             }
@@ -134,33 +267,61 @@ impl VersionStore {
         Ok(())
     }
 
-    /// Install the writes of a transaction committed at `ts`.
-    pub fn install<'a>(
-        &self,
-        ts: Ts,
-        writes: impl IntoIterator<Item = (TableId, &'a [u8], Option<&'a [u8]>)>,
-    ) {
+    /// Add the versions of a transaction committed at `ts` to the overlay.
+    /// Called before the write reaches the file (see the module doc).
+    pub fn install<'a>(&self, ts: Ts, writes: impl IntoIterator<Item = Installed<'a>>) {
         let mut current: Option<(TableId, Shared)> = None;
-        for (table, key, value) in writes {
+        for w in writes {
             let t = match &current {
-                Some((id, t)) if *id == table => t.clone(),
+                Some((id, t)) if *id == w.table => t.clone(),
                 _ => {
-                    let t = self.table_or_create(table);
-                    current = Some((table, t.clone()));
+                    let t = self.table_or_create(w.table);
+                    current = Some((w.table, t.clone()));
                     t
                 }
             };
             let mut g = t.write();
             let version = Version {
                 ts,
-                value: value.map(<[u8]>::to_vec),
+                value: w.new.map(<[u8]>::to_vec),
             };
-            match g.rows.get_mut(key) {
+            match (w.old.is_some(), w.new.is_some()) {
+                (false, true) => g.rows += 1,
+                (true, false) => g.rows = g.rows.saturating_sub(1),
+                _ => {}
+            }
+            match g.overlay.get_mut(w.key) {
                 Some(vs) => vs.push(version),
-                None if value.is_some() => {
-                    g.rows.insert(key.to_vec(), vec![version]);
+                None => {
+                    let before = Version {
+                        ts: 0,
+                        value: w.old.map(<[u8]>::to_vec),
+                    };
+                    g.overlay.insert(w.key.to_vec(), vec![before, version]);
                 }
-                None => {}
+            }
+        }
+    }
+
+    /// Take back what [`VersionStore::install`] added at `ts` (its write
+    /// failed): versions at `ts` go, and a chain left with only its
+    /// before-image goes with them.
+    pub fn uninstall<'a>(&self, ts: Ts, writes: impl IntoIterator<Item = Installed<'a>>) {
+        for w in writes {
+            let Some(t) = self.table(w.table) else {
+                continue;
+            };
+            let mut g = t.write();
+            match (w.old.is_some(), w.new.is_some()) {
+                (false, true) => g.rows = g.rows.saturating_sub(1),
+                (true, false) => g.rows += 1,
+                _ => {}
+            }
+            if let Some(vs) = g.overlay.get_mut(w.key) {
+                vs.retain(|v| v.ts != ts);
+                if vs.len() <= 1 {
+                    g.overlay.remove(w.key);
+                }
             }
         }
     }
@@ -171,8 +332,8 @@ impl VersionStore {
     }
 
     /// Drop versions of `table` nobody at `>= horizon` can see. Returns the
-    /// number of versions removed (a key whose only remaining version is an
-    /// old tombstone is removed entirely).
+    /// number of versions removed (a chain whose newest version is at or
+    /// below the horizon goes entirely: the row on disk is that version).
     pub fn gc_table(&self, table: TableId, horizon: Ts) -> u64 {
         let Some(t) = self.table(table) else {
             return 0;
@@ -181,21 +342,43 @@ impl VersionStore {
         g.gc_ts = g.gc_ts.max(horizon);
         let horizon = g.gc_ts;
         let mut removed: u64 = 0;
-        g.rows.retain(|_, vs| {
+        // What counts as a removed version: a value or a deletion, not a
+        // chain's "absent before" marker, nor the newest version of a row
+        // (which stays, on disk).
+        let real = |v: &Version| v.ts > 0 || v.value.is_some();
+        g.overlay.retain(|_, vs| {
             // Index of the newest version visible at the horizon.
-            if let Some(idx) = vs.iter().rposition(|v| v.ts <= horizon) {
-                if idx > 0 {
-                    vs.drain(..idx);
-                    removed += idx as u64;
-                }
-                if vs.len() == 1 && vs[0].value.is_none() {
-                    removed += 1;
-                    return false;
-                }
+            let Some(idx) = vs.iter().rposition(|v| v.ts <= horizon) else {
+                return true;
+            };
+            if idx + 1 == vs.len() {
+                let on_disk = vs.last().is_some_and(|v| v.value.is_some());
+                let n = vs.iter().filter(|v| real(v)).count() - usize::from(on_disk);
+                removed += n as u64;
+                return false;
             }
+            removed += vs[..idx].iter().filter(|v| real(v)).count() as u64;
+            vs.drain(..idx);
             true
         });
         removed
+    }
+
+    /// Versions held in memory (all tables): what the overlay costs.
+    pub fn overlay_versions(&self) -> usize {
+        let tables: Vec<Shared> = self.tables.read().values().cloned().collect();
+        tables
+            .iter()
+            .map(|t| t.read().overlay.values().map(Vec::len).sum::<usize>())
+            .sum()
+    }
+}
+
+fn as_ref(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
+    match b {
+        Bound::Included(v) => Bound::Included(v.as_slice()),
+        Bound::Excluded(v) => Bound::Excluded(v.as_slice()),
+        Bound::Unbounded => Bound::Unbounded,
     }
 }
 
@@ -209,64 +392,5 @@ fn range_is_valid(start: Bound<&[u8]>, end: Bound<&[u8]>) -> bool {
         }
         (Bound::Excluded(s), Bound::Excluded(e)) => s < e,
         _ => true,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn v(b: &str) -> Option<&[u8]> {
-        Some(b.as_bytes())
-    }
-
-    #[test]
-    fn reads_pick_newest_visible_version() {
-        let s = VersionStore::default();
-        s.install(1, [(1, &b"k"[..], v("a"))]);
-        s.install(3, [(1, &b"k"[..], v("b"))]);
-        s.install(5, [(1, &b"k"[..], None)]);
-        assert_eq!(s.get_at(1, b"k", 0), None);
-        assert_eq!(s.get_at(1, b"k", 2).as_deref(), Some(&b"a"[..]));
-        assert_eq!(s.get_at(1, b"k", 4).as_deref(), Some(&b"b"[..]));
-        assert_eq!(s.get_at(1, b"k", 5), None);
-        assert_eq!(s.latest(1, b"k"), None);
-    }
-
-    #[test]
-    fn gc_keeps_version_visible_at_horizon() {
-        let s = VersionStore::default();
-        s.install(1, [(1, &b"k"[..], v("a"))]);
-        s.install(3, [(1, &b"k"[..], v("b"))]);
-        s.install(5, [(1, &b"k"[..], v("c"))]);
-        assert_eq!(s.gc_table(1, 4), 1);
-        assert_eq!(s.get_at(1, b"k", 4).as_deref(), Some(&b"b"[..]));
-        assert_eq!(s.get_at(1, b"k", 9).as_deref(), Some(&b"c"[..]));
-        assert!(s
-            .visit_at(1, 3, Bound::Unbounded, Bound::Unbounded, |_, _| true)
-            .is_err());
-        s.install(6, [(1, &b"k"[..], None)]);
-        // Two versions go (b, c) and the tombstone with them.
-        assert_eq!(s.gc_table(1, 6), 3);
-        assert_eq!(s.table_or_create(1).read().rows.len(), 0);
-    }
-
-    #[test]
-    fn inverted_range_is_empty_not_panic() {
-        let s = VersionStore::default();
-        s.install(1, [(1, &b"a"[..], v("x"))]);
-        let mut n = 0;
-        s.visit_at(
-            1,
-            1,
-            Bound::Excluded(&b"b"[..]),
-            Bound::Excluded(&b"b"[..]),
-            |_, _| {
-                n += 1;
-                true
-            },
-        )
-        .unwrap();
-        assert_eq!(n, 0);
     }
 }

@@ -119,10 +119,13 @@ impl EmbeddedTxn {
     }
 
     /// Current read: own write, else the latest committed version.
-    fn current(&self, table: TableId, key: &[u8]) -> Option<Vec<u8>> {
+    fn current(&self, table: TableId, key: &[u8]) -> Result<Option<Vec<u8>>> {
         match self.own_write(table, key) {
-            Some(v) => v.clone(),
-            None => self.inner.versions.latest(table, key),
+            Some(v) => Ok(v.clone()),
+            None => self
+                .inner
+                .versions
+                .latest(&self.inner.read_txn()?, table, key),
         }
     }
 
@@ -134,7 +137,7 @@ impl EmbeddedTxn {
     ) -> Result<Option<Vec<u8>>> {
         self.ensure_writable()?;
         self.take_lock(table, key, LockMode::Exclusive)?;
-        let prev = self.current(table, key);
+        let prev = self.current(table, key)?;
         self.own
             .entry(table)
             .or_default()
@@ -188,9 +191,10 @@ impl EmbeddedTxn {
         // Whether `f` asked to stop; own writes past the snapshot's last
         // key are visited after it.
         let mut stopped = false;
+        let r = self.inner.read_txn()?;
         self.inner
             .versions
-            .visit_at(table, self.start_ts, start, end, |k, v| {
+            .visit_at(&r, table, self.start_ts, start, end, |k, v| {
                 if let Some(own) = own.as_mut() {
                     // Own writes before `k` come first.
                     while let Some((ok, ov)) = own.peek() {
@@ -223,8 +227,7 @@ impl EmbeddedTxn {
                     return false;
                 }
                 true
-            })
-            .map_err(|gc_ts| StorageError::ChangesGone { table, gc_ts })?;
+            })?;
         if stopped {
             return Ok(());
         }
@@ -256,12 +259,15 @@ impl Transaction for EmbeddedTxn {
         self.ensure_open()?;
         if lock && !self.opts.read_only {
             self.take_lock(table, key, LockMode::Exclusive)?;
-            return Ok(self.current(table, key));
+            return self.current(table, key);
         }
-        Ok(match self.own_write(table, key) {
-            Some(v) => v.clone(),
-            None => self.inner.versions.get_at(table, key, self.start_ts),
-        })
+        match self.own_write(table, key) {
+            Some(v) => Ok(v.clone()),
+            None => self
+                .inner
+                .versions
+                .get_at(&self.inner.read_txn()?, table, key, self.start_ts),
+        }
     }
 
     fn scan(
@@ -330,13 +336,13 @@ impl Transaction for EmbeddedTxn {
     fn get_for_share(&mut self, table: TableId, key: &[u8]) -> Result<Option<Vec<u8>>> {
         self.ensure_writable()?;
         self.take_lock(table, key, LockMode::Shared)?;
-        Ok(self.current(table, key))
+        self.current(table, key)
     }
 
     fn get_for_intent(&mut self, table: TableId, key: &[u8]) -> Result<Option<Vec<u8>>> {
         self.ensure_writable()?;
         self.take_lock(table, key, LockMode::IntentExclusive)?;
-        Ok(self.current(table, key))
+        self.current(table, key)
     }
 
     fn lock(&mut self, table: TableId, key: &[u8]) -> Result<()> {
