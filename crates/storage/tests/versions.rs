@@ -188,3 +188,64 @@ fn deleted_rows_stay_and_new_rows_stay_out_of_older_snapshots() {
         "row count kept by commits"
     );
 }
+
+/// Scans of an old snapshot over many changed rows (more than one batch of
+/// the overlay), and memory that follows what snapshots hold back: with
+/// none open, thousands of commits leave only a bounded overlay.
+#[test]
+fn many_changed_rows_scan_right_and_the_overlay_stays_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = EmbeddedStorage::open(dir.path()).unwrap();
+    const N: u32 = 3000;
+    let mut t = s.begin(TxnOptions::default()).unwrap();
+    for i in 0..N {
+        t.put(T, &i.to_be_bytes(), b"old".to_vec()).unwrap();
+    }
+    t.commit().unwrap();
+    let mut old = s.begin(TxnOptions::default()).unwrap();
+    for i in 0..N {
+        let mut t = s.begin(TxnOptions::default()).unwrap();
+        if i % 2 == 0 {
+            t.delete(T, &i.to_be_bytes()).unwrap();
+        } else {
+            t.put(T, &i.to_be_bytes(), b"new".to_vec()).unwrap();
+        }
+        t.put(T, &(N + i).to_be_bytes(), b"added".to_vec()).unwrap();
+        t.commit().unwrap();
+    }
+    // The old snapshot holds every changed row's older version back.
+    assert!(s.overlay_versions() >= 2 * N as usize);
+    let rows = old
+        .scan(T, Bound::Unbounded, Bound::Unbounded, usize::MAX)
+        .unwrap();
+    assert_eq!(rows.len(), N as usize);
+    assert!(rows.iter().all(|(_, v)| v == b"old"));
+    // A scan from the middle, cut short.
+    let from = 1000u32.to_be_bytes().to_vec();
+    let part = old
+        .scan(T, Bound::Included(from), Bound::Unbounded, 700)
+        .unwrap();
+    let keys: Vec<u32> = part
+        .iter()
+        .map(|(k, _)| u32::from_be_bytes(k.as_slice().try_into().unwrap()))
+        .collect();
+    assert_eq!(keys, (1000..1700).collect::<Vec<_>>());
+    let mut now = s.begin(TxnOptions::default()).unwrap();
+    let rows = now
+        .scan(T, Bound::Unbounded, Bound::Unbounded, usize::MAX)
+        .unwrap();
+    assert_eq!(rows.len(), N as usize / 2 + N as usize);
+    drop(now);
+    drop(old);
+    // No snapshot left: further commits trim the overlay as they go.
+    for i in 0..6_000u32 {
+        let mut t = s.begin(TxnOptions::default()).unwrap();
+        t.put(U, &i.to_be_bytes(), b"x".to_vec()).unwrap();
+        t.commit().unwrap();
+    }
+    assert!(
+        s.overlay_versions() < 9_000,
+        "overlay {} after 6,000 commits (12,000 versions) with no snapshot open",
+        s.overlay_versions()
+    );
+}

@@ -244,7 +244,20 @@ fn lead(inner: &Inner, last: &mut Ts, group: Vec<Request>) {
     for n in numbered {
         *n.slot.lock() = Some(Ok(n.ts));
     }
+    // Older versions nobody needs any more leave memory: whenever the
+    // overlay has doubled since the last trim (amortised O(1) per write).
+    let held = inner.versions.overlay_versions();
+    if held >= inner.trim_at.load(Ordering::Relaxed) {
+        super::gc::trim_versions(inner);
+        let left = inner.versions.overlay_versions();
+        inner
+            .trim_at
+            .store(left.saturating_mul(2).max(TRIM_MIN), Ordering::Relaxed);
+    }
 }
+
+/// The overlay size below which the commit path never trims it.
+pub(super) const TRIM_MIN: usize = 4096;
 
 /// A transaction's changes as the version store takes them.
 fn installed(changes: &[(TableId, Change)]) -> impl Iterator<Item = Installed<'_>> {

@@ -86,6 +86,8 @@ pub(super) struct Inner {
     pub durable_ts: AtomicU64,
     /// Commit groups written (one durable write each) since open.
     pub groups_written: AtomicU64,
+    /// Overlay size (versions) at which the commit path trims it next.
+    pub trim_at: std::sync::atomic::AtomicUsize,
     /// When recent commits happened (reporting only).
     pub clock: super::clock::CommitClock,
     /// Start timestamps of open transactions (multiset).
@@ -337,6 +339,7 @@ impl EmbeddedStorage {
             queue: Default::default(),
             durable_ts: AtomicU64::new(loaded.commit_ts),
             groups_written: AtomicU64::new(0),
+            trim_at: std::sync::atomic::AtomicUsize::new(super::commit::TRIM_MIN),
             clock: Default::default(),
             active: Mutex::new(BTreeMap::new()),
             next_txn: AtomicU64::new(1),

@@ -38,6 +38,17 @@ pub(super) fn horizons(inner: &Inner) -> HashMap<TableId, Ts> {
     out
 }
 
+/// Trim the in-memory versions (not the change log) to the current
+/// horizons: cheap, no I/O. The commit path calls it whenever the overlay
+/// has doubled since the last trim, so memory follows what snapshots and
+/// consumers hold back, not the write rate times the GC interval.
+pub(super) fn trim_versions(inner: &Inner) -> u64 {
+    horizons(inner)
+        .into_iter()
+        .map(|(table, h)| inner.versions.gc_table(table, h))
+        .sum()
+}
+
 /// Change-log entries deleted per redb write transaction. redb has one
 /// writer at a time, so every commit waits while GC holds it: GC deletes in
 /// bounded batches, each its own transaction, and a waiting commit goes

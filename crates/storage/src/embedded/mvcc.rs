@@ -33,6 +33,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Bound;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use parking_lot::RwLock;
@@ -84,6 +85,8 @@ pub(super) struct Installed<'a> {
 #[derive(Debug, Default)]
 pub(super) struct VersionStore {
     tables: RwLock<HashMap<TableId, Shared>>,
+    /// Versions (chain entries) in all overlays.
+    entries: AtomicUsize,
 }
 
 impl VersionStore {
@@ -187,19 +190,15 @@ impl VersionStore {
         if !range_is_valid(start, end) {
             return Ok(());
         }
-        // The overlay's say on the range, copied so no latch is held while
-        // `f` runs: key -> value visible at `ts` (None: absent at `ts`).
-        let chains: Vec<(Vec<u8>, Option<Vec<u8>>)> = match self.table(table) {
-            Some(t) => {
-                let g = t.read();
-                g.overlay
-                    .range::<[u8], _>((start, end))
-                    .map(|(k, vs)| (k.clone(), visible(vs, ts).and_then(|v| v.value.clone())))
-                    .collect()
-            }
-            None => Vec::new(),
+        // The overlay's say on the range, fetched a batch at a time so no
+        // latch is held while `f` runs.
+        let mut chains = Chains {
+            table: self.table(table),
+            ts,
+            from: start.map(<[u8]>::to_vec),
+            end,
+            batch: std::collections::VecDeque::new(),
         };
-        let mut chains = chains.into_iter().peekable();
         let rows = r.open_table(ROWS).map_err(io)?;
         let lo = match start {
             Bound::Included(s) => Bound::Included(row_key(table, s)),
@@ -231,7 +230,7 @@ impl VersionStore {
                         return Ok(());
                     }
                 }
-                chains.next();
+                chains.pop();
             }
             let (row_ts, value) = decode_row(v.value())?;
             let go_on = match chains.peek() {
@@ -240,7 +239,7 @@ impl VersionStore {
                         Some(cv) => f(key, cv),
                         None => true,
                     };
-                    chains.next();
+                    chains.pop();
                     go_on
                 }
                 _ if row_ts <= ts => f(key, value),
@@ -257,12 +256,13 @@ impl VersionStore {
                 return Ok(());
             }
         }
-        for (ck, cv) in chains {
+        while let Some((ck, cv)) = chains.peek() {
             if let Some(cv) = cv {
-                if !f(&ck, &cv) {
+                if !f(ck, cv) {
                     break;
                 }
             }
+            chains.pop();
         }
         Ok(())
     }
@@ -291,13 +291,17 @@ impl VersionStore {
                 _ => {}
             }
             match g.overlay.get_mut(w.key) {
-                Some(vs) => vs.push(version),
+                Some(vs) => {
+                    vs.push(version);
+                    self.entries.fetch_add(1, Ordering::Relaxed);
+                }
                 None => {
                     let before = Version {
                         ts: 0,
                         value: w.old.map(<[u8]>::to_vec),
                     };
                     g.overlay.insert(w.key.to_vec(), vec![before, version]);
+                    self.entries.fetch_add(2, Ordering::Relaxed);
                 }
             }
         }
@@ -318,17 +322,24 @@ impl VersionStore {
                 _ => {}
             }
             if let Some(vs) = g.overlay.get_mut(w.key) {
+                let before = vs.len();
                 vs.retain(|v| v.ts != ts);
+                let mut gone = before - vs.len();
                 if vs.len() <= 1 {
+                    gone += vs.len();
                     g.overlay.remove(w.key);
                 }
+                self.entries.fetch_sub(gone, Ordering::Relaxed);
             }
         }
     }
 
     /// Drop a table from memory.
     pub fn purge(&self, table: TableId) {
-        self.tables.write().remove(&table);
+        if let Some(t) = self.tables.write().remove(&table) {
+            let n: usize = t.read().overlay.values().map(Vec::len).sum();
+            self.entries.fetch_sub(n, Ordering::Relaxed);
+        }
     }
 
     /// Drop versions of `table` nobody at `>= horizon` can see. Returns the
@@ -346,6 +357,7 @@ impl VersionStore {
         // chain's "absent before" marker, nor the newest version of a row
         // (which stays, on disk).
         let real = |v: &Version| v.ts > 0 || v.value.is_some();
+        let mut gone = 0usize;
         g.overlay.retain(|_, vs| {
             // Index of the newest version visible at the horizon.
             let Some(idx) = vs.iter().rposition(|v| v.ts <= horizon) else {
@@ -355,22 +367,74 @@ impl VersionStore {
                 let on_disk = vs.last().is_some_and(|v| v.value.is_some());
                 let n = vs.iter().filter(|v| real(v)).count() - usize::from(on_disk);
                 removed += n as u64;
+                gone += vs.len();
                 return false;
             }
             removed += vs[..idx].iter().filter(|v| real(v)).count() as u64;
+            gone += idx;
             vs.drain(..idx);
             true
         });
+        self.entries.fetch_sub(gone, Ordering::Relaxed);
         removed
     }
 
     /// Versions held in memory (all tables): what the overlay costs.
     pub fn overlay_versions(&self) -> usize {
-        let tables: Vec<Shared> = self.tables.read().values().cloned().collect();
-        tables
-            .iter()
-            .map(|t| t.read().overlay.values().map(Vec::len).sum::<usize>())
-            .sum()
+        self.entries.load(Ordering::Relaxed)
+    }
+}
+
+/// Chains an overlay range holds, in key order, as visible at `ts`
+/// (`None`: absent at `ts`), read under the table's latch a batch at a time.
+struct Chains<'a> {
+    table: Option<Shared>,
+    ts: Ts,
+    /// Where the next batch starts.
+    from: Bound<Vec<u8>>,
+    end: Bound<&'a [u8]>,
+    batch: std::collections::VecDeque<(Vec<u8>, Option<Vec<u8>>)>,
+}
+
+/// Chains fetched per latch.
+const CHAIN_BATCH: usize = 256;
+
+impl Chains<'_> {
+    fn peek(&mut self) -> Option<&(Vec<u8>, Option<Vec<u8>>)> {
+        if self.batch.is_empty() {
+            self.refill();
+        }
+        self.batch.front()
+    }
+
+    fn pop(&mut self) {
+        self.batch.pop_front();
+    }
+
+    fn refill(&mut self) {
+        let Some(t) = self.table.clone() else {
+            return;
+        };
+        if !range_is_valid(as_ref(&self.from), self.end) {
+            return;
+        }
+        let ts = self.ts;
+        {
+            let g = t.read();
+            self.batch.extend(
+                g.overlay
+                    .range::<[u8], _>((as_ref(&self.from), self.end))
+                    .take(CHAIN_BATCH)
+                    .map(|(k, vs)| (k.clone(), visible(vs, ts).and_then(|v| v.value.clone()))),
+            );
+        }
+        match self.batch.back() {
+            Some((k, _)) if self.batch.len() == CHAIN_BATCH => {
+                self.from = Bound::Excluded(k.clone());
+            }
+            // Fewer than a batch: the range is done.
+            _ => self.table = None,
+        }
     }
 }
 
