@@ -28,9 +28,11 @@ pub(super) const CHANGES: TableDefinition<(u64, u64, u32), &[u8]> = TableDefinit
 pub(super) const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
 /// Named id sequences: name -> last allocated id.
 pub(super) const SEQUENCES: TableDefinition<&str, u64> = TableDefinition::new("sequences");
-/// Per table: rows it holds (latest versions), kept by every commit.
+/// Per table: rows it holds (latest versions), an estimate saved by GC
+/// passes and at close.
 pub(super) const ROW_COUNTS: TableDefinition<u64, u64> = TableDefinition::new("row_counts");
-/// Per table: commit ts of the last transaction that wrote it.
+/// Per table: commit ts of the last transaction that wrote it; under
+/// [`COMMIT_TS_KEY`], the last commit ts of all.
 pub(super) const TABLE_TS: TableDefinition<u64, u64> = TableDefinition::new("table_ts");
 /// Per table: change-log GC horizon (entries `<=` it are gone).
 pub(super) const CHANGE_GC: TableDefinition<u64, u64> = TableDefinition::new("change_gc");
@@ -40,6 +42,8 @@ pub(super) const WATERMARKS: TableDefinition<(&str, u64), u64> = TableDefinition
 pub(super) const LEASES: TableDefinition<&str, &[u8]> = TableDefinition::new("leases");
 
 const META_COMMIT_TS: &str = "commit_ts";
+/// The [`TABLE_TS`] key of the last commit ts (no table has this id).
+pub(super) const COMMIT_TS_KEY: u64 = u64::MAX;
 /// Set once [`ROW_COUNTS`] is kept (files written before it had none).
 const META_ROW_COUNTS: &str = "row_counts_kept";
 /// The last commit ts a periodic flush made durable (diagnostics).
@@ -108,15 +112,33 @@ impl Durable {
         Ok((me, loaded))
     }
 
-    /// The last commit ts stored in the file.
+    /// The last commit ts stored in the file: kept in [`TABLE_TS`] under
+    /// [`COMMIT_TS_KEY`] (beside the per-table entries every commit writes
+    /// anyway, so a commit touches one tree fewer); files from before keep
+    /// it in [`META`].
     pub fn commit_ts(&self) -> Result<Ts> {
         let r = self.db.begin_read().map_err(io)?;
         let meta = r.open_table(META).map_err(io)?;
-        Ok(meta
+        let old = meta
             .get(META_COMMIT_TS)
             .map_err(io)?
-            .map(|g| g.value())
-            .unwrap_or(0))
+            .map_or(0, |g| g.value());
+        let tts = r.open_table(TABLE_TS).map_err(io)?;
+        let new = tts.get(COMMIT_TS_KEY).map_err(io)?.map_or(0, |g| g.value());
+        Ok(old.max(new))
+    }
+
+    /// Persist the row counts (they are an estimate: written by GC passes
+    /// and at close, not by every commit).
+    pub fn save_row_counts(&self, counts: &[(TableId, u64)]) -> Result<()> {
+        let w = self.begin_write()?;
+        {
+            let mut t = w.open_table(ROW_COUNTS).map_err(io)?;
+            for (table, n) in counts {
+                t.insert(*table, *n).map_err(io)?;
+            }
+        }
+        w.commit().map_err(io)
     }
 
     /// Open (or create) the database file without loading it (also used to
@@ -183,13 +205,10 @@ impl Durable {
     fn load(&self) -> Result<Loaded> {
         self.count_rows_once()?;
         let r = self.db.begin_read().map_err(io)?;
-        let mut out = Loaded::default();
-        let meta = r.open_table(META).map_err(io)?;
-        out.commit_ts = meta
-            .get(META_COMMIT_TS)
-            .map_err(io)?
-            .map(|g| g.value())
-            .unwrap_or(0);
+        let mut out = Loaded {
+            commit_ts: self.commit_ts()?,
+            ..Loaded::default()
+        };
         let counts = r.open_table(ROW_COUNTS).map_err(io)?;
         for item in counts.iter().map_err(io)? {
             let (k, v) = item.map_err(io)?;
@@ -198,7 +217,9 @@ impl Durable {
         let tts = r.open_table(TABLE_TS).map_err(io)?;
         for item in tts.iter().map_err(io)? {
             let (k, v) = item.map_err(io)?;
-            out.table_ts.insert(k.value(), v.value());
+            if k.value() != COMMIT_TS_KEY {
+                out.table_ts.insert(k.value(), v.value());
+            }
         }
         let wms = r.open_table(WATERMARKS).map_err(io)?;
         for item in wms.iter().map_err(io)? {
@@ -229,9 +250,6 @@ impl Durable {
             let mut rows = w.open_table(ROWS).map_err(io)?;
             let mut log = w.open_table(CHANGES).map_err(io)?;
             let mut tts = w.open_table(TABLE_TS).map_err(io)?;
-            let mut meta = w.open_table(META).map_err(io)?;
-            let mut counts = w.open_table(ROW_COUNTS).map_err(io)?;
-            let mut deltas: HashMap<TableId, i64> = HashMap::new();
             let mut value_buf = Vec::new();
             let mut last_ts = None;
             for (ts, changes) in group {
@@ -250,11 +268,6 @@ impl Durable {
                                 .map_err(io)?;
                         }
                     }
-                    match ch.kind {
-                        ChangeKind::Insert => *deltas.entry(*table).or_default() += 1,
-                        ChangeKind::Delete => *deltas.entry(*table).or_default() -= 1,
-                        ChangeKind::Update => {}
-                    }
                     let enc = changelog::encode(ch);
                     log.insert((*table, ts, ch.seq), enc.as_slice())
                         .map_err(io)?;
@@ -265,17 +278,8 @@ impl Durable {
                 }
                 last_ts = Some(ts);
             }
-            for (table, d) in deltas {
-                if d == 0 {
-                    continue;
-                }
-                let n = counts.get(table).map_err(io)?.map_or(0, |g| g.value());
-                counts
-                    .insert(table, n.saturating_add_signed(d))
-                    .map_err(io)?;
-            }
             if let Some(ts) = last_ts {
-                meta.insert(META_COMMIT_TS, ts).map_err(io)?;
+                tts.insert(COMMIT_TS_KEY, ts).map_err(io)?;
             }
         }
         w.commit().map_err(io)

@@ -225,6 +225,10 @@ impl Drop for EmbeddedStorage {
         if let Some(f) = self.flusher.take() {
             f.stop();
         }
+        let counts = self.inner.versions.row_counts();
+        if let Err(e) = self.inner.durably(|d| d.save_row_counts(&counts)) {
+            tracing::warn!(error = %e, "row counts not saved at close");
+        }
     }
 }
 

@@ -83,6 +83,8 @@ pub(super) fn run(inner: &Inner) -> Result<GcStats> {
         stats.changes_removed += removed;
         pending = still;
     }
+    let counts = inner.versions.row_counts();
+    inner.durably(|d| d.save_row_counts(&counts))?;
     tracing::debug!(
         versions = stats.versions_removed,
         changes = stats.changes_removed,

@@ -124,6 +124,20 @@ impl VersionStore {
         self.table(table).map_or(0, |t| t.read().rows)
     }
 
+    /// Every table's row count.
+    pub fn row_counts(&self) -> Vec<(TableId, u64)> {
+        let tables: Vec<(TableId, Shared)> = self
+            .tables
+            .read()
+            .iter()
+            .map(|(id, t)| (*id, t.clone()))
+            .collect();
+        tables
+            .into_iter()
+            .map(|(id, t)| (id, t.read().rows))
+            .collect()
+    }
+
     /// Refuse a read below the table's horizon.
     fn check_horizon(&self, table: TableId, ts: Ts) -> Result<()> {
         match self.table(table) {
