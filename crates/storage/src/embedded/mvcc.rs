@@ -140,13 +140,11 @@ impl VersionStore {
 
     /// Refuse a read below the table's horizon.
     fn check_horizon(&self, table: TableId, ts: Ts) -> Result<()> {
-        match self.table(table) {
-            Some(t) if ts < t.read().gc_ts => Err(StorageError::ChangesGone {
-                table,
-                gc_ts: t.read().gc_ts,
-            }),
-            _ => Ok(()),
+        let gc_ts = self.table(table).map_or(0, |t| t.read().gc_ts);
+        if ts < gc_ts {
+            return Err(StorageError::ChangesGone { table, gc_ts });
         }
+        Ok(())
     }
 
     /// Value of `key` visible at `ts`, read in `r` (a read transaction
@@ -452,7 +450,8 @@ impl Chains<'_> {
     }
 }
 
-fn as_ref(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
+/// A borrowed view of an owned bound.
+pub(super) fn as_ref(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
     match b {
         Bound::Included(v) => Bound::Included(v.as_slice()),
         Bound::Excluded(v) => Bound::Excluded(v.as_slice()),
@@ -462,7 +461,7 @@ fn as_ref(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
 
 /// `BTreeMap::range` panics on inverted or empty-excluded ranges; refuse
 /// them up front.
-fn range_is_valid(start: Bound<&[u8]>, end: Bound<&[u8]>) -> bool {
+pub(super) fn range_is_valid(start: Bound<&[u8]>, end: Bound<&[u8]>) -> bool {
     match (start, end) {
         (Bound::Included(s), Bound::Included(e)) => s <= e,
         (Bound::Included(s), Bound::Excluded(e)) | (Bound::Excluded(s), Bound::Included(e)) => {

@@ -18,6 +18,7 @@ use std::sync::Arc;
 
 use super::engine::Inner;
 use super::locks::{LockMode, RowId};
+use super::mvcc::{as_ref, range_is_valid};
 use crate::api::{
     Interrupt, Result, Savepoint, StorageError, TableId, Transaction, Ts, TxnId, TxnOptions,
 };
@@ -183,7 +184,7 @@ impl EmbeddedTxn {
 
         let empty = BTreeMap::new();
         let own_map = self.own.get(&table).unwrap_or(&empty);
-        let mut own = if range_ok(start, end) && !own_map.is_empty() {
+        let mut own = if range_is_valid(start, end) && !own_map.is_empty() {
             Some(own_map.range::<[u8], _>((start, end)).peekable())
         } else {
             None
@@ -282,15 +283,10 @@ impl Transaction for EmbeddedTxn {
             self.ensure_open()?;
             return Ok(out);
         }
-        self.scan_visit(
-            table,
-            as_ref_bound(&start),
-            as_ref_bound(&end),
-            &mut |k, v| {
-                out.push((k.to_vec(), v.to_vec()));
-                out.len() < limit
-            },
-        )?;
+        self.scan_visit(table, as_ref(&start), as_ref(&end), &mut |k, v| {
+            out.push((k.to_vec(), v.to_vec()));
+            out.len() < limit
+        })?;
         Ok(out)
     }
 
@@ -391,21 +387,5 @@ impl Transaction for EmbeddedTxn {
 impl Drop for EmbeddedTxn {
     fn drop(&mut self) {
         self.finish();
-    }
-}
-
-fn as_ref_bound(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
-    match b {
-        Bound::Included(v) => Bound::Included(v.as_slice()),
-        Bound::Excluded(v) => Bound::Excluded(v.as_slice()),
-        Bound::Unbounded => Bound::Unbounded,
-    }
-}
-
-fn range_ok(start: Bound<&[u8]>, end: Bound<&[u8]>) -> bool {
-    match (start, end) {
-        (Bound::Included(s), Bound::Included(e)) => s <= e,
-        (Bound::Included(s) | Bound::Excluded(s), Bound::Excluded(e) | Bound::Included(e)) => s < e,
-        _ => true,
     }
 }
