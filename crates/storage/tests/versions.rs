@@ -249,3 +249,43 @@ fn many_changed_rows_scan_right_and_the_overlay_stays_bounded() {
         s.overlay_versions()
     );
 }
+
+/// One statement's reads share a redb reader: snapshot reads keep using it,
+/// a locking read (latest committed row) must not once a commit was
+/// published after it was opened — neither inside one statement nor in the
+/// next one.
+#[test]
+fn locking_reads_see_commits_published_after_the_statements_reader_opened() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let s = EmbeddedStorage::open(dir.path()).expect("open");
+    let put = |k: &[u8], v: &[u8]| {
+        let mut w = s.begin(TxnOptions::default()).expect("begin");
+        w.put(T, k, v.to_vec()).expect("put");
+        w.commit().expect("commit");
+    };
+    put(b"a", b"a0");
+    put(b"b", b"b0");
+    let mut t = s.begin(TxnOptions::default()).expect("begin");
+    // Opens the statement's reader.
+    assert_eq!(t.get(T, b"a", true).expect("get"), Some(b"a0".to_vec()));
+    put(b"b", b"b1");
+    // Same statement: the snapshot read still sees the old row, the
+    // locking read the new one.
+    assert_eq!(t.get(T, b"b", false).expect("get"), Some(b"b0".to_vec()));
+    assert_eq!(t.get(T, b"b", true).expect("get"), Some(b"b1".to_vec()));
+    put(b"c", b"c1");
+    assert_eq!(t.get_for_share(T, b"c").expect("get"), Some(b"c1".to_vec()));
+    // A scan at the snapshot after all that: the state at begin plus own
+    // (none) writes.
+    let rows = t
+        .scan(T, Bound::Unbounded, Bound::Unbounded, usize::MAX)
+        .expect("scan");
+    assert_eq!(
+        rows,
+        vec![
+            (b"a".to_vec(), b"a0".to_vec()),
+            (b"b".to_vec(), b"b0".to_vec())
+        ]
+    );
+    t.rollback();
+}

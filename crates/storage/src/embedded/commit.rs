@@ -166,7 +166,7 @@ fn lead(inner: &Inner, last: &mut Ts, group: Vec<Request>) {
     }
     // The rows as of now: every key of the group is exclusively locked by
     // its request, so the latest committed version is its "before" image.
-    let r = match inner.read_txn() {
+    let r = match inner.read_txn().and_then(|r| super::mvcc::open_rows(&r)) {
         Ok(r) => r,
         Err(e) => {
             let slots: Vec<Slot> = group.into_iter().map(|r| r.slot).collect();

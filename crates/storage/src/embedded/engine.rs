@@ -450,9 +450,9 @@ impl Storage for EmbeddedStorage {
             Some(a) => std::ops::Bound::Excluded(a),
             None => std::ops::Bound::Unbounded,
         };
-        let r = self.inner.read_txn()?;
+        let rows = super::mvcc::open_rows(&self.inner.read_txn()?)?;
         self.inner.versions.visit_at(
-            &r,
+            &rows,
             table,
             ts,
             start,

@@ -37,10 +37,19 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use parking_lot::RwLock;
-use redb::ReadTransaction;
+use redb::{ReadOnlyTable, ReadTransaction};
 
 use super::durable::{io, row_key, split_u64, ROWS};
 use crate::api::{Result, StorageError, TableId, Ts};
+
+/// The `rows` table as one redb read transaction sees it (it keeps that
+/// transaction's snapshot of the file alive).
+pub(super) type Rows = ReadOnlyTable<&'static [u8], &'static [u8]>;
+
+/// Open the `rows` table in `r`.
+pub(super) fn open_rows(r: &ReadTransaction) -> Result<Rows> {
+    r.open_table(ROWS).map_err(io)
+}
 
 /// One committed version of a row (`None` = absent).
 #[derive(Debug, Clone)]
@@ -147,16 +156,15 @@ impl VersionStore {
         Ok(())
     }
 
-    /// Value of `key` visible at `ts`, read in `r` (a read transaction
-    /// begun before this call looks at the overlay).
+    /// Value of `key` visible at `ts`, read in `rows` (of a read
+    /// transaction begun before this call looks at the overlay).
     pub fn get_at(
         &self,
-        r: &ReadTransaction,
+        rows: &Rows,
         table: TableId,
         key: &[u8],
         ts: Ts,
     ) -> Result<Option<Vec<u8>>> {
-        let rows = r.open_table(ROWS).map_err(io)?;
         if let Some(v) = rows.get(row_key(table, key).as_slice()).map_err(io)? {
             let (row_ts, value) = decode_row(v.value())?;
             if row_ts <= ts {
@@ -174,13 +182,7 @@ impl VersionStore {
     }
 
     /// Latest committed value of `key` (the row on disk).
-    pub fn latest(
-        &self,
-        r: &ReadTransaction,
-        table: TableId,
-        key: &[u8],
-    ) -> Result<Option<Vec<u8>>> {
-        let rows = r.open_table(ROWS).map_err(io)?;
+    pub fn latest(&self, rows: &Rows, table: TableId, key: &[u8]) -> Result<Option<Vec<u8>>> {
         match rows.get(row_key(table, key).as_slice()).map_err(io)? {
             Some(v) => Ok(Some(decode_row(v.value())?.1.to_vec())),
             None => Ok(None),
@@ -191,7 +193,7 @@ impl VersionStore {
     /// returns false. Fails with `ChangesGone` below the table's horizon.
     pub fn visit_at(
         &self,
-        r: &ReadTransaction,
+        rows: &Rows,
         table: TableId,
         ts: Ts,
         start: Bound<&[u8]>,
@@ -211,7 +213,6 @@ impl VersionStore {
             end,
             batch: std::collections::VecDeque::new(),
         };
-        let rows = r.open_table(ROWS).map_err(io)?;
         let lo = match start {
             Bound::Included(s) => Bound::Included(row_key(table, s)),
             Bound::Excluded(s) => Bound::Excluded(row_key(table, s)),

@@ -11,6 +11,7 @@
 //! locks before its commit is durable and visible, and never leave a snapshot
 //! registered after the transaction ends (drop included).
 
+use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Bound;
 use std::sync::atomic::Ordering;
@@ -18,7 +19,7 @@ use std::sync::Arc;
 
 use super::engine::Inner;
 use super::locks::{LockMode, RowId};
-use super::mvcc::{as_ref, range_is_valid};
+use super::mvcc::{as_ref, open_rows, range_is_valid, Rows};
 use crate::api::{
     Interrupt, Result, Savepoint, StorageError, TableId, Transaction, Ts, TxnId, TxnOptions,
 };
@@ -43,6 +44,11 @@ pub struct EmbeddedTxn {
     open: bool,
     /// What interrupts the running statement (lock waits, scans).
     interrupt: Interrupt,
+    /// The statement's redb reader and the `latest_ts` loaded just before
+    /// it was opened (see [`EmbeddedTxn::with_reader`]). Dropped at each
+    /// statement start and at the end, so no reader pins old pages of the
+    /// file for longer than a statement.
+    reader: RefCell<Option<(Rows, Ts)>>,
 }
 
 impl std::fmt::Debug for EmbeddedTxn {
@@ -71,7 +77,40 @@ impl EmbeddedTxn {
             locks: HashMap::new(),
             open: true,
             interrupt: Interrupt::default(),
+            reader: RefCell::new(None),
         }
+    }
+
+    /// Run `f` on a redb reader, reusing the statement's one when it can
+    /// serve the read:
+    /// * a snapshot read (`latest == false`) can use any reader opened
+    ///   after `begin`: it holds every row committed at or below
+    ///   `start_ts`, and chains of newer rows stay in the overlay while the
+    ///   snapshot is registered (see `mvcc`);
+    /// * a read of the latest committed row (`latest == true`, always under
+    ///   a row lock) only while no commit was published since the reader
+    ///   was opened: the writer the lock waited for publishes before it
+    ///   releases the lock, so its row is never missed.
+    fn with_reader<T>(&self, latest: bool, f: impl FnOnce(&Rows) -> Result<T>) -> Result<T> {
+        let Ok(mut slot) = self.reader.try_borrow_mut() else {
+            // Only a re-entrant call lands here; give it its own reader.
+            return f(&open_rows(&self.inner.read_txn()?)?);
+        };
+        let now = self.inner.latest_ts.load(Ordering::Acquire);
+        if let Some((r, at)) = slot.as_ref() {
+            if !latest || *at == now {
+                return f(r);
+            }
+        }
+        // Load the bound before opening, so the reader holds at least it.
+        let at = self.inner.latest_ts.load(Ordering::Acquire);
+        let rows = open_rows(&self.inner.read_txn()?)?;
+        f(&slot.insert((rows, at)).0)
+    }
+
+    /// Forget the statement's reader.
+    fn drop_reader(&mut self) {
+        *self.reader.get_mut() = None;
     }
 
     fn ensure_open(&self) -> Result<()> {
@@ -123,10 +162,7 @@ impl EmbeddedTxn {
     fn current(&self, table: TableId, key: &[u8]) -> Result<Option<Vec<u8>>> {
         match self.own_write(table, key) {
             Some(v) => Ok(v.clone()),
-            None => self
-                .inner
-                .versions
-                .latest(&self.inner.read_txn()?, table, key),
+            None => self.with_reader(true, |r| self.inner.versions.latest(r, table, key)),
         }
     }
 
@@ -153,6 +189,7 @@ impl EmbeddedTxn {
             return;
         }
         self.open = false;
+        self.drop_reader();
         self.inner.locks.release_all(self.id, self.locks.keys());
         self.locks.clear();
         self.inner.unregister_snapshot(self.start_ts);
@@ -163,6 +200,7 @@ impl EmbeddedTxn {
         if self.log.is_empty() {
             return Ok(self.start_ts);
         }
+        self.drop_reader();
         let writes = std::mem::take(&mut self.own);
         let r = super::commit::commit(&self.inner, self.start_ts, writes);
         if let Ok(ts) = &r {
@@ -192,43 +230,44 @@ impl EmbeddedTxn {
         // Whether `f` asked to stop; own writes past the snapshot's last
         // key are visited after it.
         let mut stopped = false;
-        let r = self.inner.read_txn()?;
-        self.inner
-            .versions
-            .visit_at(&r, table, self.start_ts, start, end, |k, v| {
-                if let Some(own) = own.as_mut() {
-                    // Own writes before `k` come first.
-                    while let Some((ok, ov)) = own.peek() {
-                        if ok.as_slice() >= k {
-                            break;
+        self.with_reader(false, |r| {
+            self.inner
+                .versions
+                .visit_at(r, table, self.start_ts, start, end, |k, v| {
+                    if let Some(own) = own.as_mut() {
+                        // Own writes before `k` come first.
+                        while let Some((ok, ov)) = own.peek() {
+                            if ok.as_slice() >= k {
+                                break;
+                            }
+                            if let Some(ov) = ov {
+                                if !f(ok, ov) {
+                                    stopped = true;
+                                    return false;
+                                }
+                            }
+                            own.next();
                         }
-                        if let Some(ov) = ov {
-                            if !f(ok, ov) {
-                                stopped = true;
-                                return false;
+                        // An own write of `k` replaces the snapshot's version.
+                        if let Some((ok, ov)) = own.peek() {
+                            if ok.as_slice() == k {
+                                let go_on = match ov {
+                                    Some(ov) => f(ok, ov),
+                                    None => true,
+                                };
+                                own.next();
+                                stopped = !go_on;
+                                return go_on;
                             }
                         }
-                        own.next();
                     }
-                    // An own write of `k` replaces the snapshot's version.
-                    if let Some((ok, ov)) = own.peek() {
-                        if ok.as_slice() == k {
-                            let go_on = match ov {
-                                Some(ov) => f(ok, ov),
-                                None => true,
-                            };
-                            own.next();
-                            stopped = !go_on;
-                            return go_on;
-                        }
+                    if !f(k, v) {
+                        stopped = true;
+                        return false;
                     }
-                }
-                if !f(k, v) {
-                    stopped = true;
-                    return false;
-                }
-                true
-            })?;
+                    true
+                })
+        })?;
         if stopped {
             return Ok(());
         }
@@ -264,10 +303,9 @@ impl Transaction for EmbeddedTxn {
         }
         match self.own_write(table, key) {
             Some(v) => Ok(v.clone()),
-            None => self
-                .inner
-                .versions
-                .get_at(&self.inner.read_txn()?, table, key, self.start_ts),
+            None => self.with_reader(false, |r| {
+                self.inner.versions.get_at(r, table, key, self.start_ts)
+            }),
         }
     }
 
@@ -322,6 +360,8 @@ impl Transaction for EmbeddedTxn {
     }
 
     fn set_interrupt(&mut self, interrupt: Interrupt) {
+        // A new statement: a reader of the last one may be old by now.
+        self.drop_reader();
         self.interrupt = interrupt;
     }
 
