@@ -1097,6 +1097,19 @@ pub fn sql_cmp(a: &Value, b: &Value) -> Option<Ordering> {
     }
 }
 
+/// Whether comparison `op` (`=`, `<>`, `<`, `<=`, `>`, `>=`) holds for
+/// operands that compare as `o`.
+fn cmp_holds(op: BinOp, o: Ordering) -> bool {
+    match op {
+        BinOp::Eq => o == Ordering::Equal,
+        BinOp::NotEq => o != Ordering::Equal,
+        BinOp::Lt => o == Ordering::Less,
+        BinOp::LtEq => o != Ordering::Greater,
+        BinOp::Gt => o == Ordering::Greater,
+        _ => o != Ordering::Less,
+    }
+}
+
 /// Numeric comparison in which -0.0 equals 0.0, as in MySQL (`total_cmp`
 /// orders -0.0 first); other values by [`Value::total_cmp`].
 fn num_cmp(a: &Value, b: &Value) -> Ordering {
@@ -2178,6 +2191,60 @@ impl CExpr {
         })
     }
 
+    /// A column or literal operand, borrowed (`None` for anything else).
+    fn operand<'a>(&'a self, cx: &EvalCtx<'a>) -> Option<&'a Value> {
+        match self {
+            CExpr::Lit(v) => Some(v),
+            CExpr::Col(i) => cx.row.get(*i),
+            CExpr::Outer(i) => cx.outer.get(*i),
+            _ => None,
+        }
+    }
+
+    /// `truth(&self.eval(cx)?)`, the value of a filter (`None` = NULL),
+    /// without building values for the common shapes: a comparison of a
+    /// column with a literal or another column, and AND / OR / NOT of
+    /// those. Everything else is evaluated by [`CExpr::eval`].
+    #[recursive::recursive]
+    pub fn test(&self, cx: &EvalCtx<'_>) -> SqlResult<Option<bool>> {
+        match self {
+            CExpr::Bin(
+                op @ (BinOp::Eq | BinOp::NotEq | BinOp::Lt | BinOp::LtEq | BinOp::Gt | BinOp::GtEq),
+                a,
+                b,
+            ) => {
+                if let (Some(l), Some(r)) = (a.operand(cx), b.operand(cx)) {
+                    return Ok(sql_cmp(l, r).map(|o| cmp_holds(*op, o)));
+                }
+            }
+            CExpr::Bin(BinOp::And, a, b) => {
+                let l = a.test(cx)?;
+                if l == Some(false) {
+                    return Ok(Some(false));
+                }
+                return Ok(match (l, b.test(cx)?) {
+                    (_, Some(false)) => Some(false),
+                    (Some(true), Some(true)) => Some(true),
+                    _ => None,
+                });
+            }
+            CExpr::Bin(BinOp::Or, a, b) => {
+                let l = a.test(cx)?;
+                if l == Some(true) {
+                    return Ok(Some(true));
+                }
+                return Ok(match (l, b.test(cx)?) {
+                    (_, Some(true)) => Some(true),
+                    (Some(false), Some(false)) => Some(false),
+                    _ => None,
+                });
+            }
+            CExpr::Not(x) => return Ok(x.test(cx)?.map(|b| !b)),
+            _ => {}
+        }
+        Ok(truth(&self.eval(cx)?))
+    }
+
     /// Evaluate against a row.
     #[recursive::recursive]
     pub fn eval(&self, cx: &EvalCtx<'_>) -> SqlResult<Value> {
@@ -2254,14 +2321,7 @@ impl CExpr {
                     | BinOp::Gt
                     | BinOp::GtEq => match sql_cmp(l, r) {
                         None => Value::Null,
-                        Some(o) => Value::Bool(match op {
-                            BinOp::Eq => o == Ordering::Equal,
-                            BinOp::NotEq => o != Ordering::Equal,
-                            BinOp::Lt => o == Ordering::Less,
-                            BinOp::LtEq => o != Ordering::Greater,
-                            BinOp::Gt => o == Ordering::Greater,
-                            _ => o != Ordering::Less,
-                        }),
+                        Some(o) => Value::Bool(cmp_holds(*op, o)),
                     },
                     _ if matches!(l, Value::Vector(_)) || matches!(r, Value::Vector(_)) => {
                         vector_arith(*op, l.clone(), r.clone())?
@@ -2575,6 +2635,79 @@ pub(crate) mod datetime;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `test` (the filter shortcut) agrees with `truth(eval)` on every
+    /// comparison, AND / OR / NOT of two levels over operands of every type
+    /// (NULL, numbers, -0.0, numeric and other text, datetime, out-of-range
+    /// column).
+    #[test]
+    fn filter_test_agrees_with_eval() {
+        let row = vec![
+            Value::Null,
+            Value::Int(7),
+            Value::Float(-0.0),
+            Value::Text("7".into()),
+            Value::Text("abc".into()),
+            Value::DateTime(0),
+            Value::Bool(true),
+        ];
+        let mut leaves: Vec<CExpr> = (0..=row.len()).map(CExpr::Col).collect();
+        leaves.extend(
+            [
+                Value::Int(0),
+                Value::Int(7),
+                Value::Float(7.5),
+                Value::Text("1970-01-01 00:00:00".into()),
+                Value::Null,
+            ]
+            .into_iter()
+            .map(CExpr::Lit),
+        );
+        leaves.push(CExpr::Neg(Box::new(CExpr::Col(1))));
+        let ops = [
+            BinOp::Eq,
+            BinOp::NotEq,
+            BinOp::Lt,
+            BinOp::LtEq,
+            BinOp::Gt,
+            BinOp::GtEq,
+        ];
+        let mut cmps = Vec::new();
+        for a in &leaves {
+            for b in &leaves {
+                for op in ops {
+                    cmps.push(CExpr::Bin(op, Box::new(a.clone()), Box::new(b.clone())));
+                }
+            }
+        }
+        let cx = EvalCtx {
+            row: &row,
+            outer: &[],
+            aggs: &[],
+            matches: &[],
+            funcs: &NoHost,
+        };
+        let check = |e: &CExpr| {
+            assert_eq!(
+                e.test(&cx).expect("test"),
+                truth(&e.eval(&cx).expect("eval")),
+                "{e:?}"
+            );
+        };
+        for c in &cmps {
+            check(c);
+        }
+        let few: Vec<&CExpr> = cmps.iter().step_by(37).collect();
+        for a in &few {
+            for b in &few {
+                for op in [BinOp::And, BinOp::Or] {
+                    let e = CExpr::Bin(op, Box::new((*a).clone()), Box::new((*b).clone()));
+                    check(&e);
+                    check(&CExpr::Not(Box::new(e)));
+                }
+            }
+        }
+    }
 
     #[test]
     fn like_and_vectors() {

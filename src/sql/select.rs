@@ -1259,14 +1259,14 @@ fn passes(
     outer: &[Value],
     host: &SessionHost<'_>,
 ) -> SqlResult<bool> {
-    let v = f.expr().eval(&EvalCtx {
+    let t = f.expr().test(&EvalCtx {
         row,
         outer,
         aggs: &[],
         matches: &[],
         funcs: host,
     })?;
-    Ok(crate::sql::expr::truth(&v) == Some(true))
+    Ok(t == Some(true))
 }
 
 fn candidates(
