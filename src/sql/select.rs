@@ -1402,6 +1402,20 @@ fn scan_rows(
     filter: Option<&exec::Prepared<'_>>,
     host: &SessionHost<'_>,
 ) -> SqlResult<(Vec<KeyedRow>, bool)> {
+    scan_rows_into(cx, plan, t, outer, filter, host, &mut |_| Ok(true))
+}
+
+/// [`scan_rows`] handing each row that passes the (early) filter to
+/// `sink`, which says whether to keep it in the returned rows.
+fn scan_rows_into(
+    cx: &mut Ctx<'_>,
+    plan: &Plan,
+    t: &TableDef,
+    outer: &[Value],
+    filter: Option<&exec::Prepared<'_>>,
+    host: &SessionHost<'_>,
+    sink: &mut dyn FnMut(&[Value]) -> SqlResult<bool>,
+) -> SqlResult<(Vec<KeyedRow>, bool)> {
     // A correlated filter (`b.a_id = a.id` inside a subquery) is a
     // constant for this run: its access path is chosen with the outer
     // values, so a correlated lookup is a key lookup, not a scan.
@@ -1421,20 +1435,22 @@ fn scan_rows(
     // row: no subquery left to run per row, no MATCH score (known by key
     // after the scan).
     let early = filter.filter(|f| !f.per_row() && plan.matches.is_empty());
-    let rows = match early {
-        Some(f) => {
-            let mut keep = |row: &[Value]| passes(f, row, outer, host);
-            access::fetch_where(
-                cx.txn,
-                t,
-                path,
-                plan.for_update,
-                plan.needed.as_deref(),
-                &mut keep,
-            )?
+    let mut keep = |row: &[Value]| -> SqlResult<bool> {
+        if let Some(f) = early {
+            if !passes(f, row, outer, host)? {
+                return Ok(false);
+            }
         }
-        None => access::fetch_columns(cx.txn, t, path, plan.for_update, plan.needed.as_deref())?,
+        sink(row)
     };
+    let rows = access::fetch_where(
+        cx.txn,
+        t,
+        path,
+        plan.for_update,
+        plan.needed.as_deref(),
+        &mut keep,
+    )?;
     Ok((rows, early.is_some()))
 }
 
@@ -1756,6 +1772,81 @@ fn is_distance_key(e: &CExpr) -> bool {
         if crate::sql::expr::VECTOR_DISTANCE_FNS.contains(&name.as_str()))
 }
 
+/// Evaluates a prepared expression against a row and its MATCH scores.
+type EvalRow<'a> = dyn FnMut(&Prepared<'_>, &[Value], &[Value]) -> SqlResult<Value> + 'a;
+
+/// The groups of an aggregate query block in first-seen order: each with
+/// its first row (the context of its non-aggregated expressions), that
+/// row's MATCH scores and its aggregates' states.
+#[derive(Default)]
+struct Groups {
+    groups: Vec<(Vec<Value>, Vec<Value>, Vec<AggState>)>,
+    index: HashMap<Vec<u8>, usize, foldhash::fast::RandomState>,
+}
+
+impl Groups {
+    /// Fold one row (with MATCH scores `m`) into its group; `ev` evaluates
+    /// a GROUP BY key or an aggregate's argument against it.
+    fn add(
+        &mut self,
+        plan: &Plan,
+        ex: &Exprs<'_>,
+        row: &[Value],
+        m: &[Value],
+        ev: &mut EvalRow<'_>,
+    ) -> SqlResult<()> {
+        let key: Vec<Value> = ex
+            .group_by
+            .iter()
+            .map(|g| ev(g, row, m))
+            .collect::<SqlResult<_>>()?;
+        let kb = group_key(&key);
+        let gi = match self.index.get(&kb) {
+            Some(&i) => i,
+            None => {
+                self.groups.push((
+                    row.to_vec(),
+                    m.to_vec(),
+                    vec![AggState::default(); plan.aggs.len()],
+                ));
+                self.index.insert(kb, self.groups.len() - 1);
+                self.groups.len() - 1
+            }
+        };
+        for (ai, call) in plan.aggs.iter().enumerate() {
+            let v = match &ex.agg_args[ai] {
+                Some(a) => Some(ev(a, row, m)?),
+                None => None,
+            };
+            agg_update(&mut self.groups[gi].2[ai], call, v)?;
+        }
+        Ok(())
+    }
+}
+
+/// The table an aggregate block can fold while scanning it (rows are never
+/// collected): a plain scan of a stored table — no VALUES, join input,
+/// index search, MATCH or system table — whose filter, GROUP BY keys and
+/// aggregate arguments run no subquery per row.
+fn streamed_table<'p>(
+    plan: &'p Plan,
+    path: Option<&crate::sql::search::IndexPath>,
+    ex: &Exprs<'_>,
+) -> Option<&'p TableDef> {
+    let t = plan.source.table.as_ref()?;
+    let plain = plan.aggregate
+        && plan.source.values.is_none()
+        && plan.source.input.is_none()
+        && path.is_none()
+        && plan.matches.is_empty()
+        && plan.match_tables.is_empty()
+        && !catalog::is_system_db(&t.db);
+    let per_row = ex.filter.iter().any(|f| f.per_row())
+        || ex.group_by.iter().any(|g| g.per_row())
+        || ex.agg_args.iter().flatten().any(|a| a.per_row());
+    (plain && !per_row).then_some(t)
+}
+
 fn run_with(
     cx: &mut Ctx<'_>,
     plan: &Plan,
@@ -1764,8 +1855,30 @@ fn run_with(
 ) -> SqlResult<Vec<Vec<Value>>> {
     let ex = Exprs::new(cx, plan, outer)?;
     let host = SessionHost::new(cx.session, cx.engine);
-    let (rows, filtered) = candidates(cx, plan, path, outer, ex.filter.as_ref(), &host)?;
     let empty: Vec<Value> = Vec::new();
+    let mut groups = Groups::default();
+    let (rows, filtered) = match streamed_table(plan, path, &ex) {
+        // An aggregate over a table scan: each row is folded into its
+        // group as the scan visits it, none is kept.
+        Some(t) => {
+            let mut fold = |row: &[Value]| -> SqlResult<bool> {
+                groups.add(plan, &ex, row, &empty, &mut |p, row, m| {
+                    p.expr().eval(&EvalCtx {
+                        row,
+                        outer,
+                        aggs: &[],
+                        matches: m,
+                        funcs: &host,
+                    })
+                })?;
+                Ok(false)
+            };
+            let (_, filtered) =
+                scan_rows_into(cx, plan, t, outer, ex.filter.as_ref(), &host, &mut fold)?;
+            (Vec::new(), filtered)
+        }
+        None => candidates(cx, plan, path, outer, ex.filter.as_ref(), &host)?,
+    };
     // Filter (unless the scan did).
     let mut kept = Vec::with_capacity(rows.len());
     for (row, m) in rows {
@@ -1784,35 +1897,12 @@ fn run_with(
     // Each output unit: (context row, aggs, matches).
     let mut units: Vec<(Vec<Value>, Vec<Value>, Vec<Value>)> = Vec::new();
     if plan.aggregate {
-        let mut groups: Vec<(Vec<Value>, Vec<Value>, Vec<AggState>)> = Vec::new();
-        let mut index: HashMap<Vec<u8>, usize, foldhash::fast::RandomState> = HashMap::default();
         for (row, m) in kept {
-            let key: Vec<Value> = ex
-                .group_by
-                .iter()
-                .map(|g| ev(cx, g, &host, &row, outer, &empty, &m))
-                .collect::<SqlResult<_>>()?;
-            let kb = group_key(&key);
-            let gi = match index.get(&kb) {
-                Some(&i) => i,
-                None => {
-                    groups.push((
-                        row.clone(),
-                        m.clone(),
-                        vec![AggState::default(); plan.aggs.len()],
-                    ));
-                    index.insert(kb, groups.len() - 1);
-                    groups.len() - 1
-                }
-            };
-            for (ai, call) in plan.aggs.iter().enumerate() {
-                let v = match &ex.agg_args[ai] {
-                    Some(a) => Some(ev(cx, a, &host, &row, outer, &empty, &m)?),
-                    None => None,
-                };
-                agg_update(&mut groups[gi].2[ai], call, v)?;
-            }
+            groups.add(plan, &ex, &row, &m, &mut |p, row, m| {
+                ev(cx, p, &host, row, outer, &empty, m)
+            })?;
         }
+        let mut groups = groups.groups;
         if groups.is_empty() && plan.group_by.is_empty() {
             let width = plan.source.scope.cols.len();
             groups.push((
