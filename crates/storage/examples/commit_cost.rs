@@ -11,7 +11,11 @@
 //! 3. `log-only`: the append and `fdatasync` alone;
 //! 4. `log-prealloc`: the record written in place into a log file
 //!    preallocated (and fsynced) beforehand, then `fdatasync` — no file-size
-//!    change to make durable, as InnoDB's redo log does (the floor).
+//!    change to make durable, as InnoDB's redo log does (the floor);
+//! 5. `redb-none+prealloc`: 2 with the record written in place into a
+//!    preallocated log as in 4 — a redo log that never changes the file
+//!    system's metadata, so its `fdatasync` needs no journal commit (which
+//!    would also write out redb's newly allocated pages).
 //!
 //! Run: `cargo run --release -p tributary-storage --example commit_cost
 //! [commits] [dir]` (default 2,000 commits in a temporary directory on the
@@ -64,6 +68,7 @@ fn main() {
             "redb-none+log",
             "log-only",
             "log-prealloc",
+            "redb-none+prealloc",
         ] {
             let db = Database::create(dir.path().join(format!("{way}-{round}.redb"))).expect("db");
             let mut log = std::fs::OpenOptions::new()
@@ -78,7 +83,7 @@ fn main() {
                 .write(true)
                 .open(dir.path().join(format!("{way}-{round}.pre")))
                 .expect("prealloc");
-            if way == "log-prealloc" {
+            if way.ends_with("prealloc") {
                 pre.set_len(n * record.len() as u64).expect("set_len");
                 // Real blocks, not a hole: write zeros, then fsync once.
                 use std::os::unix::fs::FileExt;
@@ -98,6 +103,13 @@ fn main() {
                     "log-only" => {
                         log.write_all(&record).expect("append");
                         log.sync_data().expect("fdatasync");
+                    }
+                    "redb-none+prealloc" => {
+                        use std::os::unix::fs::FileExt;
+                        redb_commit(&db, i, Durability::None);
+                        pre.write_all_at(&record, i * record.len() as u64)
+                            .expect("write");
+                        pre.sync_data().expect("fdatasync");
                     }
                     _ => {
                         use std::os::unix::fs::FileExt;
