@@ -9,10 +9,13 @@
 //! entries; then it keeps the versions the group replaces in memory (for
 //! older snapshots), writes the whole group in **one** redb transaction
 //! (one fsync), publishes the last timestamp and hands every request its
-//! result. A committer that gets the
-//! mutex and finds its result already there (an earlier leader took its
-//! request) returns at once. One committer alone pays what it paid before:
-//! it leads a group of one.
+//! result. A committer that finds the mutex taken waits on its own
+//! request's slot, not on the mutex: the leader wakes each member of its
+//! group with its result, and whoever releases the mutex
+//! ([`CommitGuard`]) wakes the first request still queued to lead the next
+//! group — so a finished group's members do not file through the mutex one
+//! by one before the next group can start. One committer alone pays what
+//! it paid before: it leads a group of one.
 //!
 //! Guarantees, the same as one commit at a time (see [`crate::api`]):
 //! * commit timestamps strictly increase, in queue order;
@@ -38,7 +41,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
-use parking_lot::Mutex;
+use parking_lot::{Condvar, Mutex, MutexGuard};
 
 use super::changelog;
 use super::engine::Inner;
@@ -93,8 +96,109 @@ impl std::fmt::Display for Durability {
     }
 }
 
-/// Where a leader leaves a request's result.
-type Slot = Arc<Mutex<Option<Result<Ts>>>>;
+/// Where a leader leaves a request's result, and how a waiting committer
+/// is woken: with its result, or to lead the next group.
+#[derive(Default)]
+struct SlotState {
+    result: Option<Result<Ts>>,
+    /// Set by [`wake_next`]: the commit mutex was released while this
+    /// request was still queued.
+    lead: bool,
+}
+
+#[derive(Default)]
+struct SlotInner {
+    state: Mutex<SlotState>,
+    cv: Condvar,
+}
+
+type Slot = Arc<SlotInner>;
+
+impl SlotInner {
+    fn set(&self, r: Result<Ts>) {
+        self.state.lock().result = Some(r);
+        self.cv.notify_one();
+    }
+
+    fn take(&self) -> Option<Result<Ts>> {
+        self.state.lock().result.take()
+    }
+
+    fn wake_to_lead(&self) {
+        self.state.lock().lead = true;
+        self.cv.notify_one();
+    }
+
+    /// Wait until a result is here (`Some`) or this committer is asked to
+    /// lead (`None`). Both are flags under the slot's mutex, so a wake-up
+    /// before the wait is not lost.
+    fn wait(&self) -> Option<Result<Ts>> {
+        let mut g = self.state.lock();
+        loop {
+            if let Some(r) = g.result.take() {
+                return Some(r);
+            }
+            if std::mem::take(&mut g.lead) {
+                return None;
+            }
+            self.cv.wait(&mut g);
+        }
+    }
+}
+
+/// The commit mutex, held: by a group's leader, GC, a table purge or a
+/// test. Dropping it releases the mutex and then wakes the first queued
+/// request to lead ([`wake_next`]), whoever held it — so no queued request
+/// is left waiting for a leader.
+pub(crate) struct CommitGuard<'a> {
+    inner: &'a Inner,
+    guard: Option<MutexGuard<'a, Ts>>,
+}
+
+impl<'a> CommitGuard<'a> {
+    /// Take the commit mutex (waiting for it).
+    pub(super) fn lock(inner: &'a Inner) -> Self {
+        Self {
+            inner,
+            guard: Some(inner.commit_mu.lock()),
+        }
+    }
+
+    fn try_lock(inner: &'a Inner) -> Option<Self> {
+        inner.commit_mu.try_lock().map(|g| Self {
+            inner,
+            guard: Some(g),
+        })
+    }
+
+    /// Release the mutex to a thread waiting for it, if any, before this
+    /// one can take it again (GC between two batches). The first queued
+    /// request is woken first, so it is usually waiting for the mutex by
+    /// then; if not, it gets it after one more batch.
+    pub(super) fn unlock_fair(mut self) {
+        wake_next(self.inner);
+        if let Some(g) = self.guard.take() {
+            MutexGuard::unlock_fair(g);
+        }
+    }
+}
+
+impl Drop for CommitGuard<'_> {
+    fn drop(&mut self) {
+        if let Some(g) = self.guard.take() {
+            drop(g);
+        }
+        wake_next(self.inner);
+    }
+}
+
+/// Wake the first queued request, if any, to lead the next group.
+fn wake_next(inner: &Inner) {
+    let first = inner.queue.pending.lock().first().map(|r| r.slot.clone());
+    if let Some(slot) = first {
+        slot.wake_to_lead();
+    }
+}
 
 /// One queued commit.
 struct Request {
@@ -128,15 +232,26 @@ pub(super) fn commit(inner: &Inner, start_ts: Ts, writes: FinalWrites) -> Result
         start_ts,
         slot: slot.clone(),
     });
-    let mut last = inner.commit_mu.lock();
-    if let Some(r) = slot.lock().take() {
+    // Lead at once if nobody does; else wait for a result or a call to
+    // lead (then queue for the mutex fairly, behind GC's hand-over).
+    let mut g = match CommitGuard::try_lock(inner) {
+        Some(g) => g,
+        None => match slot.wait() {
+            Some(r) => return r,
+            None => CommitGuard::lock(inner),
+        },
+    };
+    if let Some(r) = slot.take() {
         return r;
     }
+    // Our request is still queued (every leader leaves all its results
+    // before it lets go of the mutex): lead everything queued.
     let group = std::mem::take(&mut *inner.queue.pending.lock());
-    lead(inner, &mut last, group);
-    drop(last);
-    let r = slot.lock().take();
-    r.unwrap_or_else(|| {
+    if let Some(last) = g.guard.as_mut() {
+        lead(inner, last, group);
+    }
+    drop(g);
+    slot.take().unwrap_or_else(|| {
         Err(StorageError::Io(
             "commit group ended without a result for this transaction".into(),
         ))
@@ -156,7 +271,7 @@ struct Numbered {
 fn lead(inner: &Inner, last: &mut Ts, group: Vec<Request>) {
     let fail_all = |group: &[Slot], e: &StorageError| {
         for s in group {
-            *s.lock() = Some(Err(e.clone()));
+            s.set(Err(e.clone()));
         }
     };
     if let Err(e) = inner.check_poison() {
@@ -178,7 +293,7 @@ fn lead(inner: &Inner, last: &mut Ts, group: Vec<Request>) {
     let mut ts = *last;
     for req in group {
         let Some(next) = ts.checked_add(1) else {
-            *req.slot.lock() = Some(Err(StorageError::Corrupt(
+            req.slot.set(Err(StorageError::Corrupt(
                 "commit timestamp exhausted".into(),
             )));
             continue;
@@ -191,11 +306,11 @@ fn lead(inner: &Inner, last: &mut Ts, group: Vec<Request>) {
             })
         });
         if let Some(e) = failed {
-            *req.slot.lock() = Some(Err(e));
+            req.slot.set(Err(e));
             continue;
         }
         if changes.is_empty() {
-            *req.slot.lock() = Some(Ok(req.start_ts));
+            req.slot.set(Ok(req.start_ts));
             continue;
         }
         ts = next;
@@ -242,7 +357,7 @@ fn lead(inner: &Inner, last: &mut Ts, group: Vec<Request>) {
     inner.latest_ts.store(ts, Ordering::Release);
     tracing::trace!(group = numbered.len(), ts, "group committed");
     for n in numbered {
-        *n.slot.lock() = Some(Ok(n.ts));
+        n.slot.set(Ok(n.ts));
     }
     // Older versions nobody needs any more leave memory: whenever the
     // overlay has doubled since the last trim (amortised O(1) per write).

@@ -381,7 +381,7 @@ impl EmbeddedStorage {
     /// queue meanwhile, and the first to run after it leads them all as one
     /// group. For tests and diagnostics that must know what a group holds.
     pub fn hold_commits(&self) -> impl Drop + '_ {
-        self.inner.commit_mu.lock()
+        super::commit::CommitGuard::lock(&self.inner)
     }
 
     /// Newest commit known to be on stable storage: `latest_ts()` in
@@ -488,7 +488,7 @@ impl Storage for EmbeddedStorage {
 
     fn purge_table(&self, table: TableId) -> Result<()> {
         // Serialise with commits so no commit of this table interleaves.
-        let _commit = self.inner.commit_mu.lock();
+        let _commit = super::commit::CommitGuard::lock(&self.inner);
         self.inner.durably(|d| d.purge_table(table))?;
         self.inner.versions.purge(table);
         self.inner.table_ts.lock().remove(&table);

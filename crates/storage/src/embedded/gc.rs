@@ -76,9 +76,9 @@ pub(super) fn run(inner: &Inner) -> Result<GcStats> {
     while !pending.is_empty() {
         // Each batch holds the commit mutex like a commit does and hands it
         // over fairly: a waiting commit runs before the next batch.
-        let guard = inner.commit_mu.lock();
+        let guard = super::commit::CommitGuard::lock(inner);
         let r = inner.durably(|d| gc_batch(d, &pending));
-        parking_lot::MutexGuard::unlock_fair(guard);
+        guard.unlock_fair();
         let (removed, still) = r?;
         stats.changes_removed += removed;
         pending = still;
