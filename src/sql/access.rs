@@ -261,7 +261,7 @@ pub fn fetch_columns(
     lock: bool,
     needed: Option<&[bool]>,
 ) -> SqlResult<Vec<(Vec<u8>, Vec<Value>)>> {
-    fetch_where(txn, t, access, lock, needed, &mut |_| Ok(true))
+    fetch_where(txn, t, access, lock, needed, usize::MAX, &mut |_| Ok(true))
 }
 
 /// Rows a snapshot scan visits before it lets go of the table and resumes
@@ -272,15 +272,21 @@ const SCAN_CHUNK: usize = 1024;
 /// decodes each row into one buffer straight from the store and tests it
 /// there, so a row that is filtered out is never copied. `keep` sees the
 /// row with only the `needed` columns decoded; it must not read storage.
+/// The scan stops once `max` rows are kept (the first ones in key order;
+/// in a locking scan, later rows are then neither read nor locked).
 pub fn fetch_where(
     txn: &mut dyn Transaction,
     t: &TableDef,
     access: &Access,
     lock: bool,
     needed: Option<&[bool]>,
+    max: usize,
     keep: &mut dyn FnMut(&[Value]) -> SqlResult<bool>,
 ) -> SqlResult<Vec<(Vec<u8>, Vec<Value>)>> {
     let mut out = Vec::new();
+    if max == 0 {
+        return Ok(out);
+    }
     let corrupt = |e: crate::catalog::codec::CodecError| {
         SqlError::internal(format!("{}: {e}", t.qualified()))
     };
@@ -300,6 +306,9 @@ pub fn fetch_where(
             for k in keys {
                 if let Some(v) = txn.get(t.id, k, lock)? {
                     one(k.clone(), &v, keep, &mut out)?;
+                    if out.len() >= max {
+                        break;
+                    }
                 }
             }
         }
@@ -310,11 +319,17 @@ pub fn fetch_where(
                 _ => vec![(Bound::Unbounded, Bound::Unbounded)],
             };
             for (s, e) in ranges {
+                if out.len() >= max {
+                    break;
+                }
                 if lock {
                     for (k, _) in txn.scan(t.id, s, e, usize::MAX)? {
                         // Current read under the row lock.
                         if let Some(v) = txn.get(t.id, &k, true)? {
                             one(k, &v, keep, &mut out)?;
+                            if out.len() >= max {
+                                break;
+                            }
                         }
                     }
                     continue;
@@ -331,7 +346,12 @@ pub fn fetch_where(
                             .map_err(corrupt)
                             .and_then(|()| keep(&buf));
                         match step {
-                            Ok(true) => out.push((k.to_vec(), std::mem::take(&mut buf))),
+                            Ok(true) => {
+                                out.push((k.to_vec(), std::mem::take(&mut buf)));
+                                if out.len() >= max {
+                                    return false;
+                                }
+                            }
                             Ok(false) => {}
                             Err(err) => {
                                 failed = Some(err);
@@ -364,6 +384,9 @@ pub fn fetch_where(
             for (_, pk) in entries {
                 if let Some(v) = txn.get(t.id, &pk, lock)? {
                     one(pk, &v, keep, &mut out)?;
+                    if out.len() >= max {
+                        break;
+                    }
                 }
             }
         }

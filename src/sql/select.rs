@@ -1276,6 +1276,7 @@ fn candidates(
     outer: &[Value],
     filter: Option<&exec::Prepared<'_>>,
     host: &SessionHost<'_>,
+    max: usize,
 ) -> SqlResult<(Vec<Candidate>, bool)> {
     if let Some(v) = &plan.source.values {
         return Ok((
@@ -1362,7 +1363,7 @@ fn candidates(
             false,
         ));
     }
-    let (rows, early) = scan_rows(cx, plan, t, outer, filter, host)?;
+    let (rows, early) = scan_rows(cx, plan, t, outer, filter, host, max)?;
     let scores = if plan.matches.is_empty() {
         Vec::new()
     } else {
@@ -1401,12 +1402,15 @@ fn scan_rows(
     outer: &[Value],
     filter: Option<&exec::Prepared<'_>>,
     host: &SessionHost<'_>,
+    max: usize,
 ) -> SqlResult<(Vec<KeyedRow>, bool)> {
-    scan_rows_into(cx, plan, t, outer, filter, host, &mut |_| Ok(true))
+    scan_rows_into(cx, plan, t, outer, filter, host, max, &mut |_| Ok(true))
 }
 
 /// [`scan_rows`] handing each row that passes the (early) filter to
-/// `sink`, which says whether to keep it in the returned rows.
+/// `sink`, which says whether to keep it in the returned rows; the scan
+/// stops once `max` rows are kept.
+#[allow(clippy::too_many_arguments)]
 fn scan_rows_into(
     cx: &mut Ctx<'_>,
     plan: &Plan,
@@ -1414,6 +1418,7 @@ fn scan_rows_into(
     outer: &[Value],
     filter: Option<&exec::Prepared<'_>>,
     host: &SessionHost<'_>,
+    max: usize,
     sink: &mut dyn FnMut(&[Value]) -> SqlResult<bool>,
 ) -> SqlResult<(Vec<KeyedRow>, bool)> {
     // A correlated filter (`b.a_id = a.id` inside a subquery) is a
@@ -1449,6 +1454,7 @@ fn scan_rows_into(
         path,
         plan.for_update,
         plan.needed.as_deref(),
+        max,
         &mut keep,
     )?;
     Ok((rows, early.is_some()))
@@ -1468,7 +1474,7 @@ pub fn keyed_rows(cx: &mut Ctx<'_>, plan: &Plan) -> SqlResult<Vec<(Vec<u8>, Vec<
         None => None,
     };
     let host = SessionHost::new(cx.session, cx.engine);
-    let (rows, filtered) = scan_rows(cx, plan, t, &[], filter.as_ref(), &host)?;
+    let (rows, filtered) = scan_rows(cx, plan, t, &[], filter.as_ref(), &host, usize::MAX)?;
     let Some(f) = filter.filter(|_| !filtered) else {
         return Ok(rows);
     };
@@ -1824,6 +1830,25 @@ impl Groups {
     }
 }
 
+/// How many rows a block's table scan must keep at most: `OFFSET + LIMIT`
+/// when the block outputs the rows it keeps in scan order — no
+/// aggregation, ORDER BY, DISTINCT or MATCH, and a WHERE the scan tests
+/// itself (no subquery per row) — else all (`usize::MAX`).
+fn scan_cap(plan: &Plan, ex: &Exprs<'_>) -> usize {
+    let in_scan_order = !plan.aggregate
+        && plan.group_by.is_empty()
+        && plan.having.is_none()
+        && plan.order_by.is_empty()
+        && !plan.distinct
+        && plan.matches.is_empty()
+        && plan.match_tables.is_empty()
+        && !ex.filter.as_ref().is_some_and(|f| f.per_row());
+    match plan.limit {
+        Some(l) if in_scan_order => plan.offset.saturating_add(l),
+        _ => usize::MAX,
+    }
+}
+
 /// The table an aggregate block can fold while scanning it (rows are never
 /// collected): a plain scan of a stored table — no VALUES, join input,
 /// index search, MATCH or system table — whose filter, GROUP BY keys and
@@ -1873,11 +1898,22 @@ fn run_with(
                 })?;
                 Ok(false)
             };
-            let (_, filtered) =
-                scan_rows_into(cx, plan, t, outer, ex.filter.as_ref(), &host, &mut fold)?;
+            let (_, filtered) = scan_rows_into(
+                cx,
+                plan,
+                t,
+                outer,
+                ex.filter.as_ref(),
+                &host,
+                usize::MAX,
+                &mut fold,
+            )?;
             (Vec::new(), filtered)
         }
-        None => candidates(cx, plan, path, outer, ex.filter.as_ref(), &host)?,
+        None => {
+            let max = scan_cap(plan, &ex);
+            candidates(cx, plan, path, outer, ex.filter.as_ref(), &host, max)?
+        }
     };
     // Filter (unless the scan did).
     let mut kept = Vec::with_capacity(rows.len());
