@@ -269,25 +269,20 @@ struct Numbered {
 /// mutex, whose value `last` is the last assigned timestamp) and leave
 /// every request's result in its slot.
 fn lead(inner: &Inner, last: &mut Ts, group: Vec<Request>) {
-    let fail_all = |group: &[Slot], e: &StorageError| {
-        for s in group {
+    let fail_all = |slots: &mut dyn Iterator<Item = Slot>, e: &StorageError| {
+        for s in slots {
             s.set(Err(e.clone()));
         }
     };
-    if let Err(e) = inner.check_poison() {
-        let slots: Vec<Slot> = group.into_iter().map(|r| r.slot).collect();
-        fail_all(&slots, &e);
-        return;
-    }
     // The rows as of now: every key of the group is exclusively locked by
     // its request, so the latest committed version is its "before" image.
-    let r = match inner.read_txn().and_then(|r| super::mvcc::open_rows(&r)) {
+    let rows = inner
+        .check_poison()
+        .and_then(|()| inner.read_txn())
+        .and_then(|r| super::mvcc::open_rows(&r));
+    let r = match rows {
         Ok(r) => r,
-        Err(e) => {
-            let slots: Vec<Slot> = group.into_iter().map(|r| r.slot).collect();
-            fail_all(&slots, &e);
-            return;
-        }
+        Err(e) => return fail_all(&mut group.into_iter().map(|r| r.slot), &e),
     };
     let mut numbered: Vec<Numbered> = Vec::with_capacity(group.len());
     let mut ts = *last;
@@ -339,9 +334,7 @@ fn lead(inner: &Inner, last: &mut Ts, group: Vec<Request>) {
         for n in &numbered {
             inner.versions.uninstall(n.ts, installed(&n.changes));
         }
-        let slots: Vec<Slot> = numbered.into_iter().map(|n| n.slot).collect();
-        fail_all(&slots, &e);
-        return;
+        return fail_all(&mut numbered.into_iter().map(|n| n.slot), &e);
     }
     {
         let mut tts = inner.table_ts.lock();
