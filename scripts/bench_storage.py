@@ -94,10 +94,14 @@ QUICK = dict(single=200, batch=2000, clients="4,8", rows_per_client=50,
 _FILLER = "".join(random.Random(42).choice("abcdefghijklmnopqrstuvwxyz") for _ in range(100))
 
 
+def txt_of(i):
+    """Row `i`'s 100-byte txt: the zero-padded id, then filler."""
+    return (f"{i:012d}-" + _FILLER)[:100]
+
+
 def row_sql(i):
-    """The VALUES tuple of row `i`: a 100-byte txt starting with the id, n = i % 1000."""
-    txt = (f"{i:012d}-" + _FILLER)[:100]
-    return f"({i},'{txt}',{i % 1000})"
+    """The VALUES tuple of row `i`: txt_of(i), n = i % 1000."""
+    return f"({i},'{txt_of(i)}',{i % 1000})"
 
 
 def monotonic():

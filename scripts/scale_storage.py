@@ -40,20 +40,12 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import pydeps  # noqa: E402
 import serverproc  # noqa: E402
+from bench_storage import DDL, pymysql, row_sql, txt_of  # noqa: E402
 
-pymysql = pydeps.ensure("pymysql", "PyMySQL")
-
-DDL = "CREATE TABLE t (id BIGINT PRIMARY KEY, txt VARCHAR(100), n INT)"
 BATCH = 1000
 RSS_SLACK_MB = 300
 RESTART_TARGET_S = 2.0
-_FILLER = "".join(random.Random(42).choice("abcdefghijklmnopqrstuvwxyz") for _ in range(100))
-
-
-def txt_of(i):
-    return (f"{i:012d}-" + _FILLER)[:100]
 
 
 def connect(port, db="b"):
@@ -116,8 +108,7 @@ def load_part(port, first, last, out):
     with conn.cursor() as c:
         for lo in range(first, last, BATCH):
             hi = min(last, lo + BATCH)
-            c.execute("INSERT INTO t VALUES " + ",".join(
-                f"({i},'{txt_of(i)}',{i % 1000})" for i in range(lo, hi)))
+            c.execute("INSERT INTO t VALUES " + ",".join(row_sql(i) for i in range(lo, hi)))
     conn.close()
     out.put(last - first)
 

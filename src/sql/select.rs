@@ -1363,7 +1363,7 @@ fn candidates(
             false,
         ));
     }
-    let (rows, early) = scan_rows(cx, plan, t, outer, filter, host, max)?;
+    let (rows, early) = scan_rows(cx, plan, t, outer, filter, host, max, &mut |_| Ok(true))?;
     let scores = if plan.matches.is_empty() {
         Vec::new()
     } else {
@@ -1394,24 +1394,11 @@ fn candidates(
 /// The table scan of `plan` (its access path, re-chosen when the filter's
 /// subqueries have run or it reads the outer row) as `(key, row)` pairs.
 /// With `filter`, rows are tested inside the storage scan when the filter
-/// needs nothing but the row; the flag says whether that happened.
-fn scan_rows(
-    cx: &mut Ctx<'_>,
-    plan: &Plan,
-    t: &TableDef,
-    outer: &[Value],
-    filter: Option<&exec::Prepared<'_>>,
-    host: &SessionHost<'_>,
-    max: usize,
-) -> SqlResult<(Vec<KeyedRow>, bool)> {
-    scan_rows_into(cx, plan, t, outer, filter, host, max, &mut |_| Ok(true))
-}
-
-/// [`scan_rows`] handing each row that passes the (early) filter to
-/// `sink`, which says whether to keep it in the returned rows; the scan
-/// stops once `max` rows are kept.
+/// needs nothing but the row; the flag says whether that happened. Each
+/// row that passes goes to `sink`, which says whether to keep it in the
+/// returned rows; the scan stops once `max` rows are kept.
 #[allow(clippy::too_many_arguments)]
-fn scan_rows_into(
+fn scan_rows(
     cx: &mut Ctx<'_>,
     plan: &Plan,
     t: &TableDef,
@@ -1474,7 +1461,16 @@ pub fn keyed_rows(cx: &mut Ctx<'_>, plan: &Plan) -> SqlResult<Vec<(Vec<u8>, Vec<
         None => None,
     };
     let host = SessionHost::new(cx.session, cx.engine);
-    let (rows, filtered) = scan_rows(cx, plan, t, &[], filter.as_ref(), &host, usize::MAX)?;
+    let (rows, filtered) = scan_rows(
+        cx,
+        plan,
+        t,
+        &[],
+        filter.as_ref(),
+        &host,
+        usize::MAX,
+        &mut |_| Ok(true),
+    )?;
     let Some(f) = filter.filter(|_| !filtered) else {
         return Ok(rows);
     };
@@ -1898,7 +1894,7 @@ fn run_with(
                 })?;
                 Ok(false)
             };
-            let (_, filtered) = scan_rows_into(
+            let (_, filtered) = scan_rows(
                 cx,
                 plan,
                 t,
