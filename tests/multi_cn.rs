@@ -170,18 +170,44 @@ fn index_with_frequent_bases_loads_the_same_on_another_cn() {
         let meta: serde_json::Value = serde_json::from_slice(&meta).unwrap();
         meta["base_ts"].as_u64().unwrap() > j.status.build_ts
     };
+    // Caught up as of `latest`: no change of the job's table after its
+    // watermark. (Not `watermark >= latest`: a watermark follows its own
+    // table's changes, and background commits — units, bases — move
+    // `latest_ts` past the last of them.)
+    let caught_up = |j: &tributary::iscp::log::JobRow| {
+        storage
+            .changes(j.key.table_id, j.watermark, latest, None, 1)
+            .is_ok_and(|b| b.changes.is_empty())
+    };
     loop {
         let jobs = a.engine().iscp.read_jobs().unwrap();
-        if jobs
-            .iter()
-            .all(|j| j.watermark >= latest && base_past_build(j))
-        {
+        if jobs.iter().all(|j| caught_up(j) && base_past_build(j)) {
             break;
         }
-        assert!(
-            Instant::now() < deadline,
-            "not caught up, or no base past the build: {jobs:?}"
-        );
+        if Instant::now() >= deadline {
+            let live: Vec<String> = jobs
+                .iter()
+                .map(|j| match a.engine().iscp.cached(j.key.job_id) {
+                    Some(h) => {
+                        let g = h.read();
+                        format!(
+                            "job {}: caught up {} base_past_build {} watermark {} pending {:?} staging {:?} base_ts {} since_base {} len {}",
+                            j.key.job_id,
+                            caught_up(j),
+                            base_past_build(j),
+                            g.watermark,
+                            g.pending_ts,
+                            g.staging_to,
+                            g.base_ts,
+                            g.since_base,
+                            g.index.len()
+                        )
+                    }
+                    None => format!("job {}: not cached", j.key.job_id),
+                })
+                .collect();
+            panic!("not caught up (latest {latest}), or no base past the build: {live:?} {jobs:?}");
+        }
         std::thread::park_timeout(Duration::from_millis(5));
     }
     for (q, want) in [
