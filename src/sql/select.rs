@@ -1427,6 +1427,14 @@ fn scan_rows(
     // row: no subquery left to run per row, no MATCH score (known by key
     // after the scan).
     let early = filter.filter(|f| !f.per_row() && plan.matches.is_empty());
+    // Under an ORDER BY, stopping early is right only on a path that yields
+    // rows in primary-key order (see `scan_cap`).
+    let max = if plan.order_by.is_empty() || matches!(path, Access::FullScan | Access::PkRange(..))
+    {
+        max
+    } else {
+        usize::MAX
+    };
     let mut keep = |row: &[Value]| -> SqlResult<bool> {
         if let Some(f) = early {
             if !passes(f, row, outer, host)? {
@@ -1827,14 +1835,15 @@ impl Groups {
 }
 
 /// How many rows a block's table scan must keep at most: `OFFSET + LIMIT`
-/// when the block outputs the rows it keeps in scan order — no
-/// aggregation, ORDER BY, DISTINCT or MATCH, and a WHERE the scan tests
-/// itself (no subquery per row) — else all (`usize::MAX`).
+/// when the block outputs the first rows it keeps in scan order — no
+/// aggregation, DISTINCT or MATCH, a WHERE the scan tests itself (no
+/// subquery per row), and no ORDER BY or one the scan's key order already
+/// gives ([`sorted_by_key`]) — else all (`usize::MAX`).
 fn scan_cap(plan: &Plan, ex: &Exprs<'_>) -> usize {
     let in_scan_order = !plan.aggregate
         && plan.group_by.is_empty()
         && plan.having.is_none()
-        && plan.order_by.is_empty()
+        && (plan.order_by.is_empty() || sorted_by_key(plan))
         && !plan.distinct
         && plan.matches.is_empty()
         && plan.match_tables.is_empty()
@@ -1843,6 +1852,29 @@ fn scan_cap(plan: &Plan, ex: &Exprs<'_>) -> usize {
         Some(l) if in_scan_order => plan.offset.saturating_add(l),
         _ => usize::MAX,
     }
+}
+
+/// Whether the block's ORDER BY is a prefix of its table's primary key,
+/// ascending, on integer columns: the order in which a primary-key scan
+/// (full or one range) yields the rows, since integer keys are encoded in
+/// numeric order. (Ties on a shorter prefix come in key order, as the
+/// stable sort of the whole table would leave them.)
+fn sorted_by_key(plan: &Plan) -> bool {
+    let Some(t) = &plan.source.table else {
+        return false;
+    };
+    !plan.order_by.is_empty()
+        && plan.order_by.len() <= t.pk.len()
+        && plan.order_by.iter().zip(&t.pk).all(|((e, desc), &c)| {
+            !*desc
+                && matches!(e, CExpr::Col(i) if *i == c)
+                && t.columns.get(c).is_some_and(|col| {
+                    matches!(
+                        col.ty,
+                        DataType::Int | DataType::BigInt | DataType::Integer { .. }
+                    )
+                })
+        })
 }
 
 /// The table an aggregate block can fold while scanning it (rows are never
