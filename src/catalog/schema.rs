@@ -287,16 +287,13 @@ pub fn coerce_value(ty: &DataType, v: Value, what: &str) -> SqlResult<Value> {
             let i = match v {
                 Value::Int(i) => i,
                 Value::Bool(b) => b as i64,
-                Value::Float(f) => {
-                    if !f.is_finite() || f.abs() > 9.2e18 {
-                        return Err(out_of_range(what));
-                    }
-                    f.round() as i64
-                }
+                Value::Float(f) => float_to_i64(f).ok_or_else(|| out_of_range(what))?,
                 Value::Text(ref s) => match s.trim().parse::<i64>() {
                     Ok(i) => i,
                     Err(_) => match s.trim().parse::<f64>() {
-                        Ok(f) if f.is_finite() && f.abs() < 9.2e18 => f.round() as i64,
+                        Ok(f) if f.is_finite() => {
+                            float_to_i64(f).ok_or_else(|| out_of_range(what))?
+                        }
                         _ => return Err(bad(&v)),
                     },
                 },
@@ -441,6 +438,14 @@ pub fn coerce_value(ty: &DataType, v: Value, what: &str) -> SqlResult<Value> {
     }
 }
 
+/// `f` rounded to the nearest integer, if that is a BIGINT: every value in
+/// `[-2^63, 2^63)` (both bounds are exact in an f64), none outside.
+fn float_to_i64(f: f64) -> Option<i64> {
+    const TWO_63: f64 = 9_223_372_036_854_775_808.0;
+    let r = f.round();
+    (r.is_finite() && (-TWO_63..TWO_63).contains(&r)).then_some(r as i64)
+}
+
 fn out_of_range(what: &str) -> SqlError {
     SqlError::new(
         1264,
@@ -492,6 +497,31 @@ mod tests {
             default: None,
             auto_increment: false,
         }
+    }
+
+    #[test]
+    fn floats_become_bigints_up_to_the_exact_bounds() {
+        assert_eq!(float_to_i64(-9_223_372_036_854_775_808.0), Some(i64::MIN));
+        assert_eq!(float_to_i64(9_223_372_036_854_775_808.0), None);
+        // The largest f64 below 2^63.
+        assert_eq!(
+            float_to_i64(9_223_372_036_854_774_784.0),
+            Some(9_223_372_036_854_774_784)
+        );
+        assert_eq!(float_to_i64(-9_223_372_036_854_777_856.0), None);
+        assert_eq!(float_to_i64(2.5), Some(3));
+        assert_eq!(float_to_i64(-2.5), Some(-3));
+        assert_eq!(float_to_i64(f64::NAN), None);
+        assert_eq!(float_to_i64(f64::INFINITY), None);
+        let big = coerce_to_column(&col(DataType::BigInt, true), Value::Float(9.21e18));
+        assert_eq!(big.unwrap(), Value::Int(9_210_000_000_000_000_000));
+        let text = coerce_to_column(
+            &col(DataType::BigInt, true),
+            Value::Text("-9223372036854775808.0".into()),
+        );
+        assert_eq!(text.unwrap(), Value::Int(i64::MIN));
+        let over = coerce_to_column(&col(DataType::BigInt, true), Value::Text("1e19".into()));
+        assert_eq!(over.unwrap_err().code, 1264);
     }
 
     #[test]
