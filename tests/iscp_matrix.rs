@@ -19,7 +19,9 @@ use tributary::iscp::log::{JobRow, JobState, STAGE_INCREMENTAL};
 use tributary::{Config, Database, Session, Value};
 use tributary_fault::{global, FaultGuard};
 
-use common::{cfg, job, ms, point, remove_all_points, wait_hits, wait_until, wait_waiters};
+use common::{
+    applied_up_to, cfg, job, ms, point, remove_all_points, wait_hits, wait_until, wait_waiters,
+};
 use tributary_storage::{EmbeddedStorage, Storage};
 
 const WAIT: Duration = Duration::from_secs(15);
@@ -365,7 +367,7 @@ fn alter_leaving_the_index_alone_keeps_its_job() {
     wait_until(
         "idx01 catches up with the ALTER and the new rows",
         WAIT,
-        || caught_up(&db, &job(&db, "idx01"), target),
+        || applied_up_to(&db, &job(&db, "idx01"), target),
     );
     let now = job(&db, "idx01");
     assert_eq!(now.key.job_id, j.key.job_id, "same generation");
@@ -376,16 +378,6 @@ fn alter_leaving_the_index_alone_keeps_its_job() {
         "SELECT id FROM t ORDER BY l2_distance(v, '[12,24,36]') LIMIT 2",
     );
     assert_eq!(got, vec![vec![Value::Int(12)], vec![Value::Int(11)]]);
-}
-
-/// Whether `j` has applied every change of its table up to `ts`. (Not
-/// `watermark >= ts`: a watermark follows its own table's changes, while
-/// background commits — other units, bases — move `latest_ts` on.)
-fn caught_up(db: &Database, j: &JobRow, ts: u64) -> bool {
-    db.engine()
-        .storage
-        .changes(j.key.table_id, j.watermark, ts, None, 1)
-        .is_ok_and(|b| b.changes.is_empty())
 }
 
 fn insert_rows_extra(s: &mut Session, from: i64, to: i64) {
@@ -450,7 +442,7 @@ fn multiple_jobs_drop_only_idx01() {
     let target_ts = db.engine().storage.latest_ts();
     wait_until("idx02 watermark advances past the new rows", WAIT, || {
         let j = job(&db, "idx02");
-        j.watermark > wm && caught_up(&db, &j, target_ts)
+        j.watermark > wm && applied_up_to(&db, &j, target_ts)
     });
     let j2_now = job(&db, "idx02");
     assert_eq!(j2_now.key.job_id, j2.key.job_id);

@@ -2,6 +2,8 @@
 //! lease), and an index saved by the runner answers identically when loaded
 //! on another CN.
 
+mod common;
+
 use std::time::{Duration, Instant};
 
 use tributary::{Config, Database, Value};
@@ -170,15 +172,8 @@ fn index_with_frequent_bases_loads_the_same_on_another_cn() {
         let meta: serde_json::Value = serde_json::from_slice(&meta).unwrap();
         meta["base_ts"].as_u64().unwrap() > j.status.build_ts
     };
-    // Caught up as of `latest`: no change of the job's table after its
-    // watermark. (Not `watermark >= latest`: a watermark follows its own
-    // table's changes, and background commits — units, bases — move
-    // `latest_ts` past the last of them.)
-    let caught_up = |j: &tributary::iscp::log::JobRow| {
-        storage
-            .changes(j.key.table_id, j.watermark, latest, None, 1)
-            .is_ok_and(|b| b.changes.is_empty())
-    };
+    // Caught up as of `latest` (see `common::applied_up_to`).
+    let caught_up = |j: &tributary::iscp::log::JobRow| common::applied_up_to(&a, j, latest);
     loop {
         let jobs = a.engine().iscp.read_jobs().unwrap();
         if jobs.iter().all(|j| caught_up(j) && base_past_build(j)) {

@@ -93,3 +93,18 @@ pub fn hidden_count(db: &Database, storage_id: u64) -> usize {
         .unwrap()
         .len()
 }
+
+/// Whether job `j` has applied every change of its table up to `ts`: no
+/// change of the table after its watermark (`iscp::log::newest_change_ts`,
+/// the lag SHOW ISCP STATUS reports). Not `watermark >= ts`: a watermark
+/// follows its own table's changes only, while background commits — other
+/// units, bases — move `latest_ts` on.
+pub fn applied_up_to(db: &Database, j: &JobRow, ts: u64) -> bool {
+    tributary::iscp::log::newest_change_ts(
+        db.engine().storage.as_ref(),
+        j.key.table_id,
+        j.watermark,
+        ts,
+    )
+    .is_ok_and(|newest| newest == j.watermark)
+}
