@@ -2204,7 +2204,9 @@ impl CExpr {
     /// `truth(&self.eval(cx)?)`, the value of a filter (`None` = NULL),
     /// without building values for the common shapes: a comparison of a
     /// column with a literal or another column, and AND / OR / NOT of
-    /// those. Everything else is evaluated by [`CExpr::eval`].
+    /// those. Everything else is evaluated by [`CExpr::eval`]. The one
+    /// definition of SQL's three-valued AND / OR / NOT (with their short
+    /// circuits): `eval` asks it for those.
     #[recursive::recursive]
     pub fn test(&self, cx: &EvalCtx<'_>) -> SqlResult<Option<bool>> {
         match self {
@@ -2264,10 +2266,10 @@ impl CExpr {
             }
             CExpr::Agg(i) => cx.aggs.get(*i).cloned().unwrap_or(Value::Null),
             CExpr::Match(i) => cx.matches.get(*i).cloned().unwrap_or(Value::Float(0.0)),
-            CExpr::Not(x) => match truth(&x.eval(cx)?) {
-                None => Value::Null,
-                Some(b) => Value::Bool(!b),
-            },
+            // SQL's three-valued NOT / AND / OR live in `test`.
+            CExpr::Not(_) | CExpr::Bin(BinOp::And | BinOp::Or, ..) => {
+                self.test(cx)?.map_or(Value::Null, Value::Bool)
+            }
             CExpr::Neg(x) => match num(&x.eval(cx)?) {
                 Some(Value::Int(i)) => Value::Int(i.checked_neg().ok_or_else(|| overflow("-"))?),
                 Some(Value::Float(f)) => Value::Float(-f),
@@ -2275,33 +2277,6 @@ impl CExpr {
             },
             CExpr::IsNull(x, negated) => Value::Bool(x.eval_ref(cx)?.is_null() != *negated),
             CExpr::Bin(op, a, b) => {
-                match op {
-                    BinOp::And => {
-                        let l = truth(&a.eval(cx)?);
-                        if l == Some(false) {
-                            return Ok(Value::Bool(false));
-                        }
-                        let r = truth(&b.eval(cx)?);
-                        return Ok(match (l, r) {
-                            (_, Some(false)) => Value::Bool(false),
-                            (Some(true), Some(true)) => Value::Bool(true),
-                            _ => Value::Null,
-                        });
-                    }
-                    BinOp::Or => {
-                        let l = truth(&a.eval(cx)?);
-                        if l == Some(true) {
-                            return Ok(Value::Bool(true));
-                        }
-                        let r = truth(&b.eval(cx)?);
-                        return Ok(match (l, r) {
-                            (_, Some(true)) => Value::Bool(true),
-                            (Some(false), Some(false)) => Value::Bool(false),
-                            _ => Value::Null,
-                        });
-                    }
-                    _ => {}
-                }
                 let (l, r) = (a.eval_ref(cx)?, b.eval_ref(cx)?);
                 let (l, r) = (l.as_ref(), r.as_ref());
                 match op {
@@ -2640,6 +2615,44 @@ mod tests {
     /// comparison, AND / OR / NOT of two levels over operands of every type
     /// (NULL, numbers, -0.0, numeric and other text, datetime, out-of-range
     /// column).
+    /// NOT / AND / OR follow SQL's three-valued logic, through `test` and
+    /// through `eval` (which asks `test` for them).
+    #[test]
+    fn not_and_or_are_three_valued() {
+        let lit = |t: Option<bool>| CExpr::Lit(t.map_or(Value::Null, Value::Bool));
+        let cx = EvalCtx {
+            row: &[],
+            outer: &[],
+            aggs: &[],
+            matches: &[],
+            funcs: &NoHost,
+        };
+        let vals = [Some(true), Some(false), None];
+        for x in vals {
+            let not = CExpr::Not(Box::new(lit(x)));
+            assert_eq!(not.test(&cx).unwrap(), x.map(|b| !b));
+            assert_eq!(truth(&not.eval(&cx).unwrap()), x.map(|b| !b));
+            for y in vals {
+                let and = match (x, y) {
+                    (Some(false), _) | (_, Some(false)) => Some(false),
+                    (Some(true), Some(true)) => Some(true),
+                    _ => None,
+                };
+                let or = match (x, y) {
+                    (Some(true), _) | (_, Some(true)) => Some(true),
+                    (Some(false), Some(false)) => Some(false),
+                    _ => None,
+                };
+                for (op, want) in [(BinOp::And, and), (BinOp::Or, or)] {
+                    let e = CExpr::Bin(op, Box::new(lit(x)), Box::new(lit(y)));
+                    assert_eq!(e.test(&cx).unwrap(), want, "{e:?}");
+                    let v = e.eval(&cx).unwrap();
+                    assert_eq!(v, want.map_or(Value::Null, Value::Bool), "{e:?}");
+                }
+            }
+        }
+    }
+
     #[test]
     fn filter_test_agrees_with_eval() {
         let row = vec![
