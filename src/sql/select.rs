@@ -1276,7 +1276,7 @@ fn candidates(
     outer: &[Value],
     filter: Option<&exec::Prepared<'_>>,
     host: &SessionHost<'_>,
-    max: usize,
+    limited: bool,
 ) -> SqlResult<(Vec<Candidate>, bool)> {
     if let Some(v) = &plan.source.values {
         return Ok((
@@ -1363,7 +1363,7 @@ fn candidates(
             false,
         ));
     }
-    let (rows, early) = scan_rows(cx, plan, t, outer, filter, host, max, &mut |_| Ok(true))?;
+    let (rows, early) = scan_rows(cx, plan, t, outer, filter, host, limited, &mut |_| Ok(true))?;
     let scores = if plan.matches.is_empty() {
         Vec::new()
     } else {
@@ -1396,7 +1396,9 @@ fn candidates(
 /// With `filter`, rows are tested inside the storage scan when the filter
 /// needs nothing but the row; the flag says whether that happened. Each
 /// row that passes goes to `sink`, which says whether to keep it in the
-/// returned rows; the scan stops once `max` rows are kept.
+/// returned rows. With `limited` (the rows kept are the block's output),
+/// the scan stops once it has kept what the block's LIMIT needs
+/// ([`scan_cap`]).
 #[allow(clippy::too_many_arguments)]
 fn scan_rows(
     cx: &mut Ctx<'_>,
@@ -1405,7 +1407,7 @@ fn scan_rows(
     outer: &[Value],
     filter: Option<&exec::Prepared<'_>>,
     host: &SessionHost<'_>,
-    max: usize,
+    limited: bool,
     sink: &mut dyn FnMut(&[Value]) -> SqlResult<bool>,
 ) -> SqlResult<(Vec<KeyedRow>, bool)> {
     // A correlated filter (`b.a_id = a.id` inside a subquery) is a
@@ -1427,11 +1429,8 @@ fn scan_rows(
     // row: no subquery left to run per row, no MATCH score (known by key
     // after the scan).
     let early = filter.filter(|f| !f.per_row() && plan.matches.is_empty());
-    // Under an ORDER BY, stopping early is right only on a path that yields
-    // rows in primary-key order (see `scan_cap`).
-    let max = if plan.order_by.is_empty() || matches!(path, Access::FullScan | Access::PkRange(..))
-    {
-        max
+    let max = if limited {
+        scan_cap(plan, early, path)
     } else {
         usize::MAX
     };
@@ -1469,16 +1468,9 @@ pub fn keyed_rows(cx: &mut Ctx<'_>, plan: &Plan) -> SqlResult<Vec<(Vec<u8>, Vec<
         None => None,
     };
     let host = SessionHost::new(cx.session, cx.engine);
-    let (rows, filtered) = scan_rows(
-        cx,
-        plan,
-        t,
-        &[],
-        filter.as_ref(),
-        &host,
-        usize::MAX,
-        &mut |_| Ok(true),
-    )?;
+    let (rows, filtered) = scan_rows(cx, plan, t, &[], filter.as_ref(), &host, false, &mut |_| {
+        Ok(true)
+    })?;
     let Some(f) = filter.filter(|_| !filtered) else {
         return Ok(rows);
     };
@@ -1834,20 +1826,23 @@ impl Groups {
     }
 }
 
-/// How many rows a block's table scan must keep at most: `OFFSET + LIMIT`
-/// when the block outputs the first rows it keeps in scan order — no
-/// aggregation, DISTINCT or MATCH, a WHERE the scan tests itself (no
-/// subquery per row), and no ORDER BY or one the scan's key order already
-/// gives ([`sorted_by_key`]) — else all (`usize::MAX`).
-fn scan_cap(plan: &Plan, ex: &Exprs<'_>) -> usize {
+/// How many rows a block's table scan on `path` must keep at most:
+/// `OFFSET + LIMIT` when the block outputs the first rows it keeps in the
+/// order the scan finds them — no aggregation, DISTINCT or MATCH, a WHERE
+/// the scan tests itself (`early`, or none), and no ORDER BY or one the
+/// path's primary-key order already gives ([`sorted_by_key`] on a full or
+/// primary-key range scan; a secondary index yields its own order) — else
+/// all (`usize::MAX`).
+fn scan_cap(plan: &Plan, early: Option<&exec::Prepared<'_>>, path: &Access) -> usize {
+    let key_order = matches!(path, Access::FullScan | Access::PkRange(..));
     let in_scan_order = !plan.aggregate
         && plan.group_by.is_empty()
         && plan.having.is_none()
-        && (plan.order_by.is_empty() || sorted_by_key(plan))
+        && (plan.order_by.is_empty() || (key_order && sorted_by_key(plan)))
         && !plan.distinct
         && plan.matches.is_empty()
         && plan.match_tables.is_empty()
-        && !ex.filter.as_ref().is_some_and(|f| f.per_row());
+        && (plan.filter.is_none() || early.is_some());
     match plan.limit {
         Some(l) if in_scan_order => plan.offset.saturating_add(l),
         _ => usize::MAX,
@@ -1933,15 +1928,12 @@ fn run_with(
                 outer,
                 ex.filter.as_ref(),
                 &host,
-                usize::MAX,
+                false,
                 &mut fold,
             )?;
             (Vec::new(), filtered)
         }
-        None => {
-            let max = scan_cap(plan, &ex);
-            candidates(cx, plan, path, outer, ex.filter.as_ref(), &host, max)?
-        }
+        None => candidates(cx, plan, path, outer, ex.filter.as_ref(), &host, true)?,
     };
     // Filter (unless the scan did).
     let mut kept = Vec::with_capacity(rows.len());
