@@ -96,16 +96,15 @@ impl EmbeddedTxn {
             // Only a re-entrant call lands here; give it its own reader.
             return f(&open_rows(&self.inner.read_txn()?)?);
         };
+        // Loaded before a reader is opened, so a new one holds at least it.
         let now = self.inner.latest_ts.load(Ordering::Acquire);
         if let Some((r, at)) = slot.as_ref() {
             if !latest || *at == now {
                 return f(r);
             }
         }
-        // Load the bound before opening, so the reader holds at least it.
-        let at = self.inner.latest_ts.load(Ordering::Acquire);
         let rows = open_rows(&self.inner.read_txn()?)?;
-        f(&slot.insert((rows, at)).0)
+        f(&slot.insert((rows, now)).0)
     }
 
     /// Forget the statement's reader.
