@@ -32,6 +32,7 @@ const MORE_RESULTS: u16 = 0x0008;
 struct Server {
     addr: SocketAddr,
     limits: Arc<Limits>,
+    threads: Arc<std::sync::atomic::AtomicUsize>,
     token: CancellationToken,
     task: tokio::task::JoinHandle<()>,
     _dir: tempfile::TempDir,
@@ -59,11 +60,13 @@ impl Server {
         let server = MysqlServer::bind(db, opts).await.unwrap();
         let addr = server.local_addr().unwrap();
         let limits = server.limits();
+        let threads = server.connection_threads();
         let token = CancellationToken::new();
         let task = tokio::spawn(server.run(token.clone()));
         Server {
             addr,
             limits,
+            threads,
             token,
             task,
             _dir: dir,
@@ -76,6 +79,13 @@ impl Server {
             .await
             .expect("server stops")
             .unwrap();
+        // Every connection ran on a thread of its own; the server joined
+        // them all before it returned.
+        assert_eq!(
+            self.threads.load(std::sync::atomic::Ordering::SeqCst),
+            0,
+            "connection threads left running after the server stopped"
+        );
     }
 }
 
@@ -781,7 +791,14 @@ async fn commands() {
     let mut q = Client::connect(srv.addr, Login::default()).await.unwrap();
     q.send(&[0x01]).await;
     assert_closed(&mut q.s).await;
+
+    // An idle client at shutdown: its connection thread ends and is
+    // joined before the server returns (checked by `stop`).
+    let mut idle = Client::connect(srv.addr, Login::default()).await.unwrap();
+    assert_eq!(idle.query("SELECT 1").await.text().len(), 1);
+    assert!(srv.threads.load(std::sync::atomic::Ordering::SeqCst) >= 1);
     srv.stop().await;
+    assert_closed(&mut idle.s).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -5,10 +5,10 @@
 //! This module owns per-connection state: the session, the negotiated
 //! capabilities, prepared statements (with their long data) and the
 //! status flags every OK/EOF carries. It never runs a [`Session`] method
-//! on the async runtime's own terms: every engine call runs under
-//! `block_in_place` on the multi-threaded runtime (the worker's other tasks
-//! move to the rest) or in the blocking pool elsewhere, once per command
-//! (never per row). It never closes the connection for
+//! on a shared async runtime's own terms: every engine call runs in place
+//! on the connection's own thread (see [`super`]), under `block_in_place`
+//! on a multi-threaded runtime (the worker's other tasks move to the rest)
+//! or in the blocking pool elsewhere, once per command (never per row). It never closes the connection for
 //! an error in a command, only for a failed (re-)authentication, a
 //! connection phase that is malformed or exceeds `connect_timeout`,
 //! COM_QUIT, a closed socket, or a packet that is oversized or stalls
@@ -44,6 +44,18 @@ use crate::types::{ColumnKind, QueryResult};
 const MAX_USER_BYTES: usize = 128;
 /// Most placeholders in one prepared statement (MySQL's limit).
 const MAX_PLACEHOLDERS: usize = 65_535;
+
+thread_local! {
+    /// Set on a thread that serves one connection alone (see
+    /// `super::on_own_thread`): blocking there stalls nobody else.
+    static ON_CONNECTION_THREAD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Mark the current thread as serving one connection alone: its engine
+/// calls run in place instead of being handed off the async runtime.
+pub(super) fn mark_connection_thread() {
+    ON_CONNECTION_THREAD.with(|c| c.set(true));
+}
 
 /// Whether a connection is inside a command; lets graceful shutdown wait
 /// for the in-flight statement and then close an idle connection.
@@ -258,6 +270,32 @@ where
     }
 }
 
+/// Run blocking engine work `f` where it stalls no other connection: in
+/// place on a connection's own thread (see [`super`]); under
+/// `block_in_place` on a multi-threaded runtime (its worker hands its
+/// other tasks to the rest: a hop to the blocking pool and back cost
+/// ~100 µs per command on 2 cores); else in the blocking pool. A panic in
+/// `f` comes back as an error.
+async fn off_runtime<T, F>(f: F) -> Result<T, String>
+where
+    T: Send + 'static,
+    F: FnOnce() -> T + Send + 'static,
+{
+    let panicked = |_| "it panicked".to_string();
+    if ON_CONNECTION_THREAD.with(std::cell::Cell::get) {
+        return std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(panicked);
+    }
+    if tokio::runtime::Handle::current().runtime_flavor()
+        == tokio::runtime::RuntimeFlavor::MultiThread
+    {
+        let run = std::panic::AssertUnwindSafe(f);
+        return tokio::task::block_in_place(|| std::panic::catch_unwind(run)).map_err(panicked);
+    }
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| e.to_string())
+}
+
 /// A fresh session of connection `conn_id` for `user`, in database `db`
 /// if given.
 async fn new_session(
@@ -270,7 +308,7 @@ async fn new_session(
     client_caps: u32,
 ) -> SqlResult<Session> {
     let database = shared.db.clone();
-    match tokio::task::spawn_blocking(move || {
+    match off_runtime(move || {
         let mut s = database.connection_session(conn_id);
         s.set_user(&user, privileged);
         s.set_host(&host);
@@ -493,27 +531,10 @@ impl Conn {
         F: FnOnce(&mut Session) -> SqlResult<T> + Send + 'static,
     {
         let s = self.session.clone();
-        // On the multi-threaded runtime the command runs in place: the
-        // worker hands its other tasks to the rest and blocks (a hop to the
-        // blocking pool and back cost ~100 µs per command on 2 cores).
-        if tokio::runtime::Handle::current().runtime_flavor()
-            == tokio::runtime::RuntimeFlavor::MultiThread
-        {
-            let run = std::panic::AssertUnwindSafe(move || f(&mut s.lock()));
-            return match tokio::task::block_in_place(|| std::panic::catch_unwind(run)) {
-                Ok(r) => r,
-                Err(_) => {
-                    tracing::error!(conn = self.id, "statement panicked");
-                    Err(SqlError::internal(
-                        "statement execution failed: it panicked".to_string(),
-                    ))
-                }
-            };
-        }
-        match tokio::task::spawn_blocking(move || f(&mut s.lock())).await {
+        match off_runtime(move || f(&mut s.lock())).await {
             Ok(r) => r,
             Err(e) => {
-                tracing::error!(conn = self.id, error = %e, "statement task failed");
+                tracing::error!(conn = self.id, error = %e, "statement failed to run");
                 Err(SqlError::internal(format!(
                     "statement execution failed: {e}"
                 )))
@@ -802,7 +823,7 @@ impl Conn {
         let old = std::mem::replace(&mut *self.session.lock(), fresh);
         // Dropping a session may roll back storage work: do it off the
         // async runtime.
-        let _ = tokio::task::spawn_blocking(move || drop(old)).await;
+        let _ = off_runtime(move || drop(old)).await;
         self.stmts.clear();
         self.pending_error = None;
         self.multi_statements = true;
