@@ -7,7 +7,9 @@
 //! ~120 bytes with a 4 MiB page cache; collecting the rows first (what the
 //! query engine did before) grew it by 35 MB here.
 //!
-//! Its own test binary: no other test allocates while it measures.
+//! Its own test binary: no other test allocates while it measures. The
+//! same table then checks that aggregates folded on several threads
+//! (`sql::parallel`) answer exactly what one scan answers.
 
 mod common;
 
@@ -118,4 +120,61 @@ fn aggregates_over_a_scan_do_not_collect_the_rows() {
         grown_mb < BOUND_MB,
         "peak RSS grew by {grown_mb:.1} MB for a LIMIT over {ROWS} rows (bound {BOUND_MB} MB)"
     );
+    drop(s);
+    parallel_aggregates_answer_what_one_scan_answers(&db);
+}
+
+/// Each query twice: as written (folded on several threads, the table being
+/// large enough) and with `AND CONNECTION_ID() > 0` (a host function keeps
+/// it on one thread): the rows must be equal, in the same order — group
+/// order without ORDER BY is first-seen order — at the latest state, at an
+/// older snapshot while rows change, and with the transaction's own writes.
+fn parallel_aggregates_answer_what_one_scan_answers(db: &Database) {
+    const QUERIES: &[&str] = &[
+        "SELECT COUNT(*), SUM(n), AVG(n), MIN(txt), MAX(txt), COUNT(txt), MIN(id) FROM t WHERE {w}",
+        "SELECT n % 7, COUNT(*), SUM(id), MIN(id), MAX(txt) FROM t WHERE {w} GROUP BY n % 7",
+        "SELECT txt > '00012', COUNT(*), MAX(n) FROM t WHERE {w} AND id % 3 = 0 GROUP BY 1",
+        "SELECT n, COUNT(*) FROM t WHERE {w} AND n BETWEEN 20 AND 25 GROUP BY n",
+        "SELECT COUNT(*), SUM(n) FROM t WHERE {w} AND n > 1000",
+    ];
+    let both = |s: &mut tributary::Session| -> Vec<Vec<Vec<Value>>> {
+        QUERIES
+            .iter()
+            .map(|q| {
+                let par = s.execute(&q.replace("{w}", "n >= 0")).expect("parallel");
+                let one = s
+                    .execute(&q.replace("{w}", "n >= 0 AND CONNECTION_ID() > 0"))
+                    .expect("one scan");
+                assert_eq!(par.rows, one.rows, "{q}");
+                par.rows
+            })
+            .collect()
+    };
+    let before = tributary::sql::parallel::scans_run();
+    let mut a = db.session();
+    a.execute("USE m").expect("use");
+    let latest = both(&mut a);
+    assert!(
+        tributary::sql::parallel::scans_run() >= before + QUERIES.len() as u64,
+        "the aggregates did not run on several threads"
+    );
+    // An older snapshot while another session deletes and changes rows.
+    a.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")
+        .expect("begin");
+    assert_eq!(both(&mut a), latest);
+    let mut b = db.session();
+    b.execute_script(
+        "USE m; DELETE FROM t WHERE id < 30000; UPDATE t SET n = n + 1 WHERE id % 5 = 0;
+         INSERT INTO t VALUES (-1, 'new', 3), (300000, 'zzz', 8)",
+    )
+    .expect("changes");
+    assert_eq!(both(&mut a), latest, "the snapshot's answers changed");
+    // Own writes: the transaction's rows are counted.
+    a.execute("INSERT INTO t VALUES (250000, 'own', 6)")
+        .expect("own write");
+    let own = both(&mut a);
+    assert_ne!(own, latest);
+    a.execute("ROLLBACK").expect("rollback");
+    let now = both(&mut a);
+    assert_ne!(now, latest, "the other session's changes are seen");
 }

@@ -20,6 +20,7 @@ pub mod dml;
 pub mod exec;
 pub mod expr;
 pub mod host;
+pub mod parallel;
 pub mod params;
 pub mod parse;
 pub mod plan;

@@ -1483,14 +1483,16 @@ pub fn keyed_rows(cx: &mut Ctx<'_>, plan: &Plan) -> SqlResult<Vec<(Vec<u8>, Vec<
     Ok(out)
 }
 
+/// The running state of one aggregate of one group.
 #[derive(Default, Clone)]
-struct AggState {
-    count: i64,
-    sum_i: i64,
-    sum_f: f64,
-    float: bool,
-    best: Option<Value>,
-    seen: Vec<Value>,
+pub(crate) struct AggState {
+    pub count: i64,
+    pub sum_i: i64,
+    pub sum_f: f64,
+    pub float: bool,
+    pub best: Option<Value>,
+    /// DISTINCT's values so far.
+    pub seen: Vec<Value>,
 }
 
 fn agg_update(st: &mut AggState, call: &AggCall, v: Option<Value>) -> SqlResult<()> {
@@ -1709,10 +1711,10 @@ fn prefilter(cx: &mut Ctx<'_>, plan: &Plan) -> SqlResult<bool> {
 }
 
 /// The block's expressions with their subqueries prepared for this run.
-struct Exprs<'p> {
-    filter: Option<Prepared<'p>>,
-    group_by: Vec<Prepared<'p>>,
-    agg_args: Vec<Option<Prepared<'p>>>,
+pub(crate) struct Exprs<'p> {
+    pub filter: Option<Prepared<'p>>,
+    pub group_by: Vec<Prepared<'p>>,
+    pub agg_args: Vec<Option<Prepared<'p>>>,
     having: Option<Prepared<'p>>,
     projection: Vec<Prepared<'p>>,
     order_by: Vec<Prepared<'p>>,
@@ -1781,15 +1783,47 @@ type EvalRow<'a> = dyn FnMut(&Prepared<'_>, &[Value], &[Value]) -> SqlResult<Val
 /// its first row (the context of its non-aggregated expressions), that
 /// row's MATCH scores and its aggregates' states.
 #[derive(Default)]
-struct Groups {
+pub(crate) struct Groups {
     groups: Vec<(Vec<Value>, Vec<Value>, Vec<AggState>)>,
     index: HashMap<Vec<u8>, usize, foldhash::fast::RandomState>,
 }
 
 impl Groups {
+    /// Merge `later` (the groups of rows that come after this one's in
+    /// scan order) into this one, keeping first-seen order and each
+    /// group's first row: the groups one scan of both would give. False
+    /// (and `self` unusable) when a state does not merge exactly
+    /// ([`crate::sql::parallel::merge_state`]).
+    pub fn merge(&mut self, later: Groups, aggs: &[AggCall]) -> bool {
+        let mut keys: Vec<Option<Vec<u8>>> = vec![None; later.groups.len()];
+        for (k, i) in later.index {
+            if let Some(slot) = keys.get_mut(i) {
+                *slot = Some(k);
+            }
+        }
+        for (group, key) in later.groups.into_iter().zip(keys) {
+            let Some(key) = key else { return false };
+            match self.index.get(&key) {
+                Some(&i) => {
+                    let states = &mut self.groups[i].2;
+                    for ((a, b), call) in states.iter_mut().zip(&group.2).zip(aggs) {
+                        if !crate::sql::parallel::merge_state(a, b, call) {
+                            return false;
+                        }
+                    }
+                }
+                None => {
+                    self.groups.push(group);
+                    self.index.insert(key, self.groups.len() - 1);
+                }
+            }
+        }
+        true
+    }
+
     /// Fold one row (with MATCH scores `m`) into its group; `ev` evaluates
     /// a GROUP BY key or an aggregate's argument against it.
-    fn add(
+    pub fn add(
         &mut self,
         plan: &Plan,
         ex: &Exprs<'_>,
@@ -1909,29 +1943,41 @@ fn run_with(
         // An aggregate over a table scan: each row is folded into its
         // group as the scan visits it, none is kept.
         Some(t) => {
-            let mut fold = |row: &[Value]| -> SqlResult<bool> {
-                groups.add(plan, &ex, row, &empty, &mut |p, row, m| {
-                    p.expr().eval(&EvalCtx {
-                        row,
-                        outer,
-                        aggs: &[],
-                        matches: m,
-                        funcs: &host,
-                    })
-                })?;
-                Ok(false)
+            // A large table: its key ranges folded on several threads.
+            let parts = crate::sql::parallel::parts_for(cx, plan, t, &ex);
+            let folded = if parts > 1 {
+                crate::sql::parallel::fold(cx, plan, t, &ex, parts)?
+            } else {
+                None
             };
-            let (_, filtered) = scan_rows(
-                cx,
-                plan,
-                t,
-                outer,
-                ex.filter.as_ref(),
-                &host,
-                false,
-                &mut fold,
-            )?;
-            (Vec::new(), filtered)
+            if let Some(g) = folded {
+                groups = g;
+                (Vec::new(), true)
+            } else {
+                let mut fold = |row: &[Value]| -> SqlResult<bool> {
+                    groups.add(plan, &ex, row, &empty, &mut |p, row, m| {
+                        p.expr().eval(&EvalCtx {
+                            row,
+                            outer,
+                            aggs: &[],
+                            matches: m,
+                            funcs: &host,
+                        })
+                    })?;
+                    Ok(false)
+                };
+                let (_, filtered) = scan_rows(
+                    cx,
+                    plan,
+                    t,
+                    outer,
+                    ex.filter.as_ref(),
+                    &host,
+                    false,
+                    &mut fold,
+                )?;
+                (Vec::new(), filtered)
+            }
         }
         None => candidates(cx, plan, path, outer, ex.filter.as_ref(), &host, true)?,
     };

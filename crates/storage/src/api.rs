@@ -298,6 +298,10 @@ pub trait Storage: Send + Sync + 'static {
     fn next_id(&self, sequence: &str) -> Result<u64>;
 }
 
+/// What one thread of [`Transaction::scan_visit_parts`] calls per row:
+/// `(key, value)`, returns whether to go on.
+pub type PartVisitor<'a> = dyn FnMut(&[u8], &[u8]) -> bool + Send + 'a;
+
 /// One transaction. Dropping it without commit rolls it back.
 pub trait Transaction: Send {
     fn id(&self) -> TxnId;
@@ -333,6 +337,22 @@ pub trait Transaction: Send {
         end: Bound<&[u8]>,
         f: &mut dyn FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<()>;
+
+    /// A whole-table [`Transaction::scan_visit`] in `parts.len()`
+    /// consecutive key ranges, each visited by its own thread at this
+    /// transaction's snapshot: `parts[i]` sees the rows of the `i`-th range
+    /// in key order, and every row goes to exactly one part (ranges are in
+    /// key order, so part `i`'s rows all sort before part `i + 1`'s). A
+    /// backend may use fewer ranges (then the last parts see nothing); the
+    /// default visits the whole table with `parts[0]`, as does any scan of a
+    /// table this transaction has written. A part that returns false stops
+    /// its own range only.
+    fn scan_visit_parts(&mut self, table: TableId, parts: &mut [&mut PartVisitor]) -> Result<()> {
+        match parts.first_mut() {
+            Some(first) => self.scan_visit(table, Bound::Unbounded, Bound::Unbounded, *first),
+            None => Ok(()),
+        }
+    }
 
     /// Locking read in share mode (`SELECT … FOR SHARE`): take a shared lock on
     /// `(table, key)` and read the latest committed version (plus own writes).

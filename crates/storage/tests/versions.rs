@@ -45,6 +45,26 @@ fn check_snapshot(t: &mut Box<dyn Transaction>, model: &State, rng: &mut Rng) {
     let expected: Vec<(Vec<u8>, Vec<u8>)> =
         model.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
     assert_eq!(all, expected, "full scan at {}", t.start_ts());
+    // The same rows scanned in parts on several threads: each row in
+    // exactly one part, parts in key order.
+    for n in [2usize, 3] {
+        let mut got: Vec<Vec<(Vec<u8>, Vec<u8>)>> = vec![Vec::new(); n];
+        {
+            let mut visitors: Vec<Box<tributary_storage::PartVisitor<'_>>> = got
+                .iter_mut()
+                .map(|out| {
+                    Box::new(move |k: &[u8], v: &[u8]| {
+                        out.push((k.to_vec(), v.to_vec()));
+                        true
+                    }) as Box<tributary_storage::PartVisitor>
+                })
+                .collect();
+            let mut parts: Vec<&mut tributary_storage::PartVisitor> =
+                visitors.iter_mut().map(|b| &mut **b as _).collect();
+            t.scan_visit_parts(T, &mut parts).unwrap();
+        }
+        assert_eq!(got.concat(), expected, "{n}-part scan at {}", t.start_ts());
+    }
     for _ in 0..5 {
         let k = key(rng.below(60));
         assert_eq!(t.get(T, &k, false).unwrap(), model.get(&k).cloned(), "get");

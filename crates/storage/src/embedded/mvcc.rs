@@ -280,6 +280,52 @@ impl VersionStore {
         Ok(())
     }
 
+    /// Up to `parts - 1` increasing keys that cut `table` into `parts`
+    /// ranges of about equal key span: interpolated between the first and
+    /// the last key on disk, on their first 8 bytes read as a big-endian
+    /// number (exact spans for integer primary keys, an approximation for
+    /// others). Empty when the table has fewer than two distinct such
+    /// prefixes. The cuts only balance the work: any keys are correct.
+    pub fn split_keys(&self, rows: &Rows, table: TableId, parts: usize) -> Result<Vec<Vec<u8>>> {
+        let lo = table.to_be_bytes().to_vec();
+        let range = match table.checked_add(1) {
+            Some(next) => rows.range::<&[u8]>(lo.as_slice()..next.to_be_bytes().as_slice()),
+            None => rows.range::<&[u8]>(lo.as_slice()..),
+        };
+        let mut range = range.map_err(io)?;
+        let prefix = |k: &[u8]| {
+            let mut b = [0u8; 8];
+            let key = k.get(8..).unwrap_or_default();
+            let n = key.len().min(8);
+            b[..n].copy_from_slice(&key[..n]);
+            u64::from_be_bytes(b)
+        };
+        let first = match range.next() {
+            Some(item) => prefix(item.map_err(io)?.0.value()),
+            None => return Ok(Vec::new()),
+        };
+        let last = match range.next_back() {
+            Some(item) => prefix(item.map_err(io)?.0.value()),
+            None => return Ok(Vec::new()),
+        };
+        let span = u128::from(last.saturating_sub(first));
+        let parts = parts.max(1) as u128;
+        let mut out: Vec<Vec<u8>> = Vec::new();
+        for i in 1..parts {
+            let cut = u128::from(first) + span * i / parts;
+            let cut = u64::try_from(cut)
+                .unwrap_or(u64::MAX)
+                .to_be_bytes()
+                .to_vec();
+            if cut.as_slice() > first.to_be_bytes().as_slice()
+                && out.last().is_none_or(|p| p < &cut)
+            {
+                out.push(cut);
+            }
+        }
+        Ok(out)
+    }
+
     /// Add the versions of a transaction committed at `ts` to the overlay.
     /// Called before the write reaches the file (see the module doc).
     pub fn install<'a>(&self, ts: Ts, writes: impl IntoIterator<Item = Installed<'a>>) {

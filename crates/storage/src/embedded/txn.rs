@@ -21,7 +21,8 @@ use super::engine::Inner;
 use super::locks::{LockMode, RowId};
 use super::mvcc::{as_ref, open_rows, range_is_valid, Rows};
 use crate::api::{
-    Interrupt, Result, Savepoint, StorageError, TableId, Transaction, Ts, TxnId, TxnOptions,
+    Interrupt, PartVisitor, Result, Savepoint, StorageError, TableId, Transaction, Ts, TxnId,
+    TxnOptions,
 };
 
 /// Rows a scan visits between two interrupt checks.
@@ -356,6 +357,67 @@ impl Transaction for EmbeddedTxn {
             return Err(StorageError::Interrupted);
         }
         Ok(())
+    }
+
+    fn scan_visit_parts(&mut self, table: TableId, parts: &mut [&mut PartVisitor]) -> Result<()> {
+        let own_writes = self.own.get(&table).is_some_and(|m| !m.is_empty());
+        if parts.len() < 2 || own_writes {
+            return match parts.first_mut() {
+                Some(first) => self.scan_visit(table, Bound::Unbounded, Bound::Unbounded, *first),
+                None => Ok(()),
+            };
+        }
+        self.interrupt.check()?;
+        self.ensure_open()?;
+        let interrupt = &self.interrupt;
+        let (versions, ts) = (&self.inner.versions, self.start_ts);
+        self.with_reader(false, |r| {
+            let splits = versions.split_keys(r, table, parts.len())?;
+            let mut bounds = Vec::with_capacity(splits.len() + 1);
+            let mut lo: Bound<&[u8]> = Bound::Unbounded;
+            for k in &splits {
+                bounds.push((lo, Bound::Excluded(k.as_slice())));
+                lo = Bound::Included(k.as_slice());
+            }
+            bounds.push((lo, Bound::Unbounded));
+            // One range per part; part 0 runs on this thread.
+            let visit =
+                |f: &mut PartVisitor, (lo, hi): (Bound<&[u8]>, Bound<&[u8]>)| -> Result<()> {
+                    let mut seen = 0u32;
+                    let mut fired = false;
+                    versions.visit_at(r, table, ts, lo, hi, |k, v| {
+                        seen = seen.wrapping_add(1);
+                        if seen.is_multiple_of(INTERRUPT_EVERY) && interrupt.check().is_err() {
+                            fired = true;
+                            return false;
+                        }
+                        f(k, v)
+                    })?;
+                    if fired {
+                        return Err(StorageError::Interrupted);
+                    }
+                    Ok(())
+                };
+            std::thread::scope(|scope| {
+                let mut work = parts.iter_mut().zip(bounds);
+                let Some((first, first_range)) = work.next() else {
+                    return Ok(());
+                };
+                let others: Vec<_> = work
+                    .map(|(f, range)| scope.spawn(move || visit(f, range)))
+                    .collect();
+                let mut result = visit(first, first_range);
+                for h in others {
+                    let r = h.join().unwrap_or_else(|_| {
+                        Err(StorageError::Io("a parallel scan's thread panicked".into()))
+                    });
+                    if result.is_ok() {
+                        result = r;
+                    }
+                }
+                result
+            })
+        })
     }
 
     fn set_interrupt(&mut self, interrupt: Interrupt) {

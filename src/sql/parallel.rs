@@ -1,0 +1,311 @@
+//! Parallel aggregate scans: an aggregate over a full scan of a large
+//! table folds each of several key ranges on its own thread
+//! ([`tributary_storage::Transaction::scan_visit_parts`], one snapshot) and
+//! merges the partial groups in key order.
+//!
+//! This module owns the rule for when that is exact and the merge. It runs
+//! only what needs nothing but the row — the WHERE, GROUP BY keys and
+//! aggregate arguments are built from columns, literals and operators (no
+//! function, subquery, outer reference or MATCH) — and only aggregates
+//! whose partial states merge exactly: COUNT, MIN, MAX, and SUM / AVG of an
+//! integer column while no partial sum leaves the integers. Whenever a
+//! merge would not be exact it answers `None` and the caller runs the
+//! sequential scan, so an answer never depends on how the table was cut.
+//! It must never evaluate a host function (the threads have no session)
+//! nor change the first-seen order of groups.
+
+use std::cmp::Ordering;
+
+use crate::catalog::TableDef;
+use crate::error::{SqlError, SqlResult};
+use crate::sql::access::Access;
+use crate::sql::expr::{AggCall, AggFunc, CExpr, EvalCtx, NoHost};
+use crate::sql::select::{AggState, Exprs, Groups, Plan};
+use crate::sql::Ctx;
+use crate::types::{DataType, Value};
+
+/// Rows below which a table is scanned on one thread (starting threads
+/// costs more than it saves).
+pub const PARALLEL_MIN_ROWS: u64 = 100_000;
+/// Most threads one scan uses.
+const MAX_PARTS: usize = 4;
+
+/// Whether `e` needs nothing but the row: columns, literals and operators.
+fn row_only(e: &CExpr) -> bool {
+    match e {
+        CExpr::Lit(_) | CExpr::Col(_) => true,
+        CExpr::Bin(_, a, b) | CExpr::Like(a, b, _) => row_only(a) && row_only(b),
+        CExpr::Not(a) | CExpr::Neg(a) | CExpr::IsNull(a, _) | CExpr::Cast(a, _) => row_only(a),
+        CExpr::InList(a, list, _) => row_only(a) && list.iter().all(row_only),
+        CExpr::Between(a, lo, hi, _) => row_only(a) && row_only(lo) && row_only(hi),
+        CExpr::Case(op, arms, other) => {
+            op.as_deref().is_none_or(row_only)
+                && arms.iter().all(|(w, t)| row_only(w) && row_only(t))
+                && other.as_deref().is_none_or(row_only)
+        }
+        CExpr::Func(..)
+        | CExpr::Agg(_)
+        | CExpr::Match(_)
+        | CExpr::Outer(_)
+        | CExpr::Scalar(_)
+        | CExpr::Exists(..)
+        | CExpr::InSub(..)
+        | CExpr::InSet(..) => false,
+    }
+}
+
+/// Whether partial states of `call` (argument `arg`) merge exactly.
+fn mergeable(call: &AggCall, arg: Option<&CExpr>, t: &TableDef) -> bool {
+    if call.distinct {
+        return false;
+    }
+    match call.func {
+        AggFunc::CountStar | AggFunc::Count | AggFunc::Min | AggFunc::Max => true,
+        AggFunc::Sum | AggFunc::Avg => matches!(arg, Some(CExpr::Col(i))
+        if t.columns.get(*i).is_some_and(|c| matches!(
+            c.ty,
+            DataType::Int | DataType::BigInt | DataType::Integer { .. }
+        ))),
+    }
+}
+
+/// How many threads fold the aggregate block `plan` over table `t`; 1
+/// when it must run sequentially.
+pub(crate) fn parts_for(cx: &Ctx<'_>, plan: &Plan, t: &TableDef, ex: &Exprs<'_>) -> usize {
+    let exprs_ok = ex
+        .filter
+        .as_ref()
+        .is_none_or(|f| !f.ran_subqueries() && row_only(f.expr()))
+        && ex.group_by.iter().all(|g| row_only(g.expr()))
+        && plan.aggs.iter().zip(&ex.agg_args).all(|(call, a)| {
+            a.as_ref().is_none_or(|a| row_only(a.expr()))
+                && mergeable(call, a.as_ref().map(|a| a.expr()), t)
+        });
+    if !exprs_ok
+        || !matches!(plan.access, Access::FullScan)
+        || plan.for_update
+        || cx.txn.approx_rows(t.id) < PARALLEL_MIN_ROWS
+    {
+        return 1;
+    }
+    std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(MAX_PARTS)
+}
+
+/// Parallel scans run by this process (for tests and diagnostics).
+static SCANS_RUN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// How many aggregate scans this process has run on several threads.
+pub fn scans_run() -> u64 {
+    SCANS_RUN.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// One thread's share: its groups, its decode buffer, its first error.
+#[derive(Default)]
+struct Part {
+    groups: Groups,
+    row: Vec<Value>,
+    failed: Option<SqlError>,
+}
+
+/// Fold the aggregate block `plan` over all of `t` in `parts` key ranges
+/// on as many threads. `None` when the partial states do not merge
+/// exactly (then run it sequentially).
+pub(crate) fn fold(
+    cx: &mut Ctx<'_>,
+    plan: &Plan,
+    t: &TableDef,
+    ex: &Exprs<'_>,
+    parts: usize,
+) -> SqlResult<Option<Groups>> {
+    let needed = plan.needed.as_deref();
+    let filter = ex.filter.as_ref().map(|f| f.expr());
+    let corrupt = |e: crate::catalog::codec::CodecError| {
+        SqlError::internal(format!("{}: {e}", t.qualified()))
+    };
+    let mut states: Vec<Part> = (0..parts).map(|_| Part::default()).collect();
+    {
+        let mut visitors: Vec<Box<tributary_storage::PartVisitor<'_>>> = states
+            .iter_mut()
+            .map(|p| {
+                Box::new(move |_k: &[u8], v: &[u8]| {
+                    let step = crate::catalog::codec::decode_row_into(v, needed, &mut p.row)
+                        .map_err(corrupt)
+                        .and_then(|()| fold_row(plan, ex, filter, &mut p.groups, &p.row));
+                    match step {
+                        Ok(()) => true,
+                        Err(e) => {
+                            p.failed = Some(e);
+                            false
+                        }
+                    }
+                }) as Box<tributary_storage::PartVisitor>
+            })
+            .collect();
+        let mut refs: Vec<&mut tributary_storage::PartVisitor> =
+            visitors.iter_mut().map(|b| &mut **b as _).collect();
+        cx.txn.scan_visit_parts(t.id, &mut refs)?;
+    }
+    SCANS_RUN.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let mut merged = Groups::default();
+    for p in states {
+        if let Some(e) = p.failed {
+            return Err(e);
+        }
+        if !merged.merge(p.groups, &plan.aggs) {
+            return Ok(None);
+        }
+    }
+    Ok(Some(merged))
+}
+
+/// Fold one row into `groups` if it passes `filter`.
+fn fold_row(
+    plan: &Plan,
+    ex: &Exprs<'_>,
+    filter: Option<&CExpr>,
+    groups: &mut Groups,
+    row: &[Value],
+) -> SqlResult<()> {
+    fn cx(row: &[Value]) -> EvalCtx<'_> {
+        EvalCtx {
+            row,
+            outer: &[],
+            aggs: &[],
+            matches: &[],
+            funcs: &NoHost,
+        }
+    }
+    if let Some(f) = filter {
+        if f.test(&cx(row))? != Some(true) {
+            return Ok(());
+        }
+    }
+    groups.add(plan, ex, row, &[], &mut |p, row, _| p.expr().eval(&cx(row)))
+}
+
+/// Merge `b` (the state of a later key range) into `a`, as if `b`'s rows
+/// had been folded after `a`'s. False when that is not exact.
+pub(crate) fn merge_state(a: &mut AggState, b: &AggState, call: &AggCall) -> bool {
+    if !b.seen.is_empty() || !a.seen.is_empty() {
+        return false;
+    }
+    match call.func {
+        AggFunc::CountStar | AggFunc::Count => {}
+        AggFunc::Sum | AggFunc::Avg => {
+            if a.float || b.float {
+                return false;
+            }
+            match a.sum_i.checked_add(b.sum_i) {
+                Some(s) => a.sum_i = s,
+                None => return false,
+            }
+        }
+        AggFunc::Min | AggFunc::Max => {
+            let better = if call.func == AggFunc::Min {
+                Ordering::Less
+            } else {
+                Ordering::Greater
+            };
+            // The earlier range's value wins ties, as in one scan.
+            if let Some(bv) = &b.best {
+                if a.best.as_ref().is_none_or(|av| bv.total_cmp(av) == better) {
+                    a.best = Some(bv.clone());
+                }
+            }
+        }
+    }
+    match a.count.checked_add(b.count) {
+        Some(c) => a.count = c,
+        None => return false,
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn st(count: i64, sum: i64, best: Option<Value>) -> AggState {
+        AggState {
+            count,
+            sum_i: sum,
+            best,
+            ..AggState::default()
+        }
+    }
+
+    fn call(func: AggFunc) -> AggCall {
+        AggCall {
+            func,
+            arg: Some(CExpr::Col(0)),
+            distinct: false,
+        }
+    }
+
+    #[test]
+    fn merged_states_equal_one_scan_or_refuse() {
+        let mut a = st(2, 5, Some(Value::Int(3)));
+        assert!(merge_state(
+            &mut a,
+            &st(3, 7, Some(Value::Int(1))),
+            &call(AggFunc::Min)
+        ));
+        assert_eq!((a.count, a.best.clone()), (5, Some(Value::Int(1))));
+        let mut a = st(2, 5, Some(Value::Int(3)));
+        assert!(merge_state(
+            &mut a,
+            &st(3, 7, Some(Value::Int(1))),
+            &call(AggFunc::Max)
+        ));
+        assert_eq!(a.best, Some(Value::Int(3)));
+        // Ties keep the earlier range's value (1 = 1.0 in MySQL's order).
+        let mut a = st(1, 0, Some(Value::Int(1)));
+        assert!(merge_state(
+            &mut a,
+            &st(1, 0, Some(Value::Float(1.0))),
+            &call(AggFunc::Min)
+        ));
+        assert_eq!(a.best, Some(Value::Int(1)));
+        // An empty earlier range takes the later one's.
+        let mut a = st(0, 0, None);
+        assert!(merge_state(
+            &mut a,
+            &st(1, 0, Some(Value::Int(9))),
+            &call(AggFunc::Max)
+        ));
+        assert_eq!(a.best, Some(Value::Int(9)));
+        let mut a = st(2, 5, None);
+        assert!(merge_state(&mut a, &st(3, 7, None), &call(AggFunc::Sum)));
+        assert_eq!((a.count, a.sum_i), (5, 12));
+        // Not exact: integer overflow, a float sum, DISTINCT's seen values.
+        let mut a = st(1, i64::MAX, None);
+        assert!(!merge_state(&mut a, &st(1, 1, None), &call(AggFunc::Sum)));
+        let mut f = st(1, 0, None);
+        f.float = true;
+        assert!(!merge_state(&mut st(1, 1, None), &f, &call(AggFunc::Avg)));
+        let mut d = st(1, 0, None);
+        d.seen.push(Value::Int(1));
+        assert!(!merge_state(&mut st(1, 1, None), &d, &call(AggFunc::Count)));
+    }
+
+    #[test]
+    fn only_row_only_expressions_run_on_threads() {
+        let col = || Box::new(CExpr::Col(0));
+        assert!(row_only(&CExpr::Bin(
+            crate::sql::expr::BinOp::Eq,
+            col(),
+            Box::new(CExpr::Lit(Value::Int(1)))
+        )));
+        assert!(!row_only(&CExpr::Not(Box::new(CExpr::Func(
+            "connection_id".into(),
+            vec![]
+        )))));
+        assert!(!row_only(&CExpr::Bin(
+            crate::sql::expr::BinOp::Eq,
+            col(),
+            Box::new(CExpr::Outer(0))
+        )));
+    }
+}
