@@ -175,6 +175,15 @@ fn next_auto_increment(cx: &mut Ctx<'_>, t: &TableDef, at_least: Option<i64>) ->
     Ok(val)
 }
 
+/// A value error of the `row_no`-th row of a statement (1-based): the
+/// coercion reports "at row 1", knowing one value only.
+fn at_row(e: SqlError, row_no: u64) -> SqlError {
+    match e.message.strip_suffix(" at row 1") {
+        Some(head) if row_no != 1 => SqlError::new(e.code, format!("{head} at row {row_no}")),
+        _ => e,
+    }
+}
+
 /// Insert one full row (already ordered by table columns, not yet coerced).
 pub fn insert_row(cx: &mut Ctx<'_>, t: &TableDef, row: Vec<Value>, replace: bool) -> SqlResult<()> {
     let (row, generated) = prepare_row(cx, t, row)?;
@@ -469,11 +478,11 @@ pub fn insert(cx: &mut Ctx<'_>, ins: &ast::Insert) -> SqlResult<QueryResult> {
     let mut n = 0u64;
     let mut warnings = Vec::new();
     let mut first_id: Option<u64> = None;
-    for vals in value_rows {
+    for (row_no, vals) in (1u64..).zip(value_rows) {
         if vals.len() != positions.len() {
             return Err(SqlError::new(
                 code::WRONG_VALUE_COUNT,
-                format!("Column count doesn't match value count at row {}", n + 1),
+                format!("Column count doesn't match value count at row {row_no}"),
             ));
         }
         let mut row: Vec<Value> = t
@@ -494,7 +503,7 @@ pub fn insert(cx: &mut Ctx<'_>, ins: &ast::Insert) -> SqlResult<QueryResult> {
                 ));
             }
         }
-        let (row, generated) = prepare_row(cx, &t, row)?;
+        let (row, generated) = prepare_row(cx, &t, row).map_err(|e| at_row(e, row_no))?;
         if !ins.ignore && updates.is_none() {
             write_new_row(cx, &t, row, ins.replace_into)?;
             n += 1;
@@ -711,7 +720,7 @@ pub fn update(cx: &mut Ctx<'_>, up: &ast::Update) -> SqlResult<QueryResult> {
     let host_db = cx.session.db.clone();
     let _ = host_db;
     let mut changed = 0u64;
-    for (key, old) in rows {
+    for (row_no, (key, old)) in (1u64..).zip(rows) {
         let mut new = old.clone();
         {
             let host = SessionHost::new(cx.session, cx.engine);
@@ -726,7 +735,7 @@ pub fn update(cx: &mut Ctx<'_>, up: &ast::Update) -> SqlResult<QueryResult> {
                     matches: &[],
                     funcs: &host,
                 })?;
-                new[*col] = coerce_to_column(&t.columns[*col], v)?;
+                new[*col] = coerce_to_column(&t.columns[*col], v).map_err(|e| at_row(e, row_no))?;
             }
         }
         if new == old {

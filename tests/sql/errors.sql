@@ -23,3 +23,11 @@ CREATE TABLE t (id INT);
 DROP INDEX nope ON t;
 SELECT add_fault_point('x', ':::', 'echo', 0, '');
 SELECT * FROM t;
+-- A value error names the statement's row it is in (MySQL counts from 1).
+INSERT INTO t VALUES (7, 'ok', '[1,2]', 1), (8, 'toolong', '[1,2]', 2);
+INSERT INTO t VALUES (7, 'ok', '[1,2]', 1), (8, 'ok', '[1,2]', 2), (9, 'ok', '[1,2]', 99999999999);
+INSERT INTO t VALUES (7, 'ok', '[1,2]', 1), (8);
+CREATE TABLE u (id INT PRIMARY KEY, n INT);
+INSERT INTO u VALUES (1, 1), (2, 2), (3, 2147483647);
+UPDATE u SET n = n + 1 WHERE id >= 2;
+SELECT * FROM u ORDER BY id;
