@@ -16,9 +16,13 @@
 //! the oldest snapshot or consumer watermark, not with the table; GC
 //! (`gc_table`) trims it as the horizon moves.
 //!
-//! A read at snapshot `ts` (`ts >= gc_ts`, else refused) takes the row on
-//! disk when its commit ts is `<= ts`, and otherwise (or when the row is
-//! absent) the key's chain. This is exact because of two orders:
+//! A read at snapshot `ts` (`ts >= gc_ts`, else refused) takes the key's
+//! chain when it has one (it holds every version since before the
+//! horizon), and otherwise the row on disk, whose commit ts is then
+//! `<= ts` (a newer one without a chain is reported as corruption, never
+//! shown). Reads thus never assume the file holds a key's newest version
+//! — the first step towards a commit that writes the file later (decision
+//! 016, "Open"). This is exact because of two orders:
 //! * the commit path installs a group's chains **before** it writes the
 //!   group to redb (and removes them again if the write fails), so a reader
 //!   that sees a newer row on disk finds its chain;
@@ -165,28 +169,54 @@ impl VersionStore {
         key: &[u8],
         ts: Ts,
     ) -> Result<Option<Vec<u8>>> {
-        if let Some(v) = rows.get(row_key(table, key).as_slice()).map_err(io)? {
-            let (row_ts, value) = decode_row(v.value())?;
-            if row_ts <= ts {
-                return Ok(Some(value.to_vec()));
-            }
+        // A key's chain, when it has one, holds every version since before
+        // the horizon: it answers alone (as in `visit_at`).
+        if let Some(found) = self.chain_read(table, key, |vs| {
+            visible(vs, ts).and_then(|v| v.value.clone())
+        }) {
+            return Ok(found);
         }
-        let Some(t) = self.table(table) else {
-            return Ok(None);
-        };
-        let g = t.read();
-        Ok(g.overlay
-            .get(key)
-            .and_then(|vs| visible(vs, ts))
-            .and_then(|v| v.value.clone()))
+        match rows.get(row_key(table, key).as_slice()).map_err(io)? {
+            Some(v) => {
+                let (row_ts, value) = decode_row(v.value())?;
+                // Newer than `ts` with no chain: cannot happen (see the
+                // module doc); never show a version the snapshot must not
+                // see.
+                if row_ts > ts {
+                    return Err(StorageError::Corrupt(format!(
+                        "row of table {table} committed at {row_ts} has no older version for snapshot {ts}"
+                    )));
+                }
+                Ok(Some(value.to_vec()))
+            }
+            None => Ok(None),
+        }
     }
 
-    /// Latest committed value of `key` (the row on disk).
+    /// Latest committed value of `key`: its chain's newest version, else
+    /// the row on disk.
     pub fn latest(&self, rows: &Rows, table: TableId, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        if let Some(found) =
+            self.chain_read(table, key, |vs| vs.last().and_then(|v| v.value.clone()))
+        {
+            return Ok(found);
+        }
         match rows.get(row_key(table, key).as_slice()).map_err(io)? {
             Some(v) => Ok(Some(decode_row(v.value())?.1.to_vec())),
             None => Ok(None),
         }
+    }
+
+    /// `f` of `key`'s chain, if it has one.
+    fn chain_read<T>(
+        &self,
+        table: TableId,
+        key: &[u8],
+        f: impl FnOnce(&[Version]) -> T,
+    ) -> Option<T> {
+        let t = self.table(table)?;
+        let g = t.read();
+        g.overlay.get(key).map(|vs| f(vs))
     }
 
     /// Visit rows visible at `ts` in `(start, end)` in key order until `f`
