@@ -35,7 +35,6 @@
 //! failure go unnoticed: the first one poisons the storage (sticky
 //! [`crate::api::StorageError::Io`], no further writes).
 
-mod apply;
 mod changelog;
 mod clock;
 mod commit;
