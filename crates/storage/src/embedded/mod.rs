@@ -43,7 +43,6 @@ mod engine;
 mod gc;
 mod lease;
 mod locks;
-mod log;
 mod mvcc;
 mod txn;
 
