@@ -30,6 +30,30 @@ const INTERRUPT_EVERY: u32 = 1024;
 
 type OwnWrites = super::commit::FinalWrites;
 
+/// Run the scan `run` with a visitor that checks `interrupt` every
+/// [`INTERRUPT_EVERY`] rows (cheap, and a KILL stops a long scan within
+/// microseconds) before handing each row to `f`.
+fn checked(
+    interrupt: &Interrupt,
+    f: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    run: impl FnOnce(&mut dyn FnMut(&[u8], &[u8]) -> bool) -> Result<()>,
+) -> Result<()> {
+    let mut seen = 0u32;
+    let mut fired = false;
+    run(&mut |k, v| {
+        seen = seen.wrapping_add(1);
+        if seen.is_multiple_of(INTERRUPT_EVERY) && interrupt.check().is_err() {
+            fired = true;
+            return false;
+        }
+        f(k, v)
+    })?;
+    if fired {
+        return Err(StorageError::Interrupted);
+    }
+    Ok(())
+}
+
 /// A transaction on [`super::EmbeddedStorage`].
 pub struct EmbeddedTxn {
     inner: Arc<Inner>,
@@ -340,23 +364,8 @@ impl Transaction for EmbeddedTxn {
         f: &mut dyn FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<()> {
         self.interrupt.check()?;
-        // The interrupt is checked every INTERRUPT_EVERY rows: cheap, and
-        // a KILL stops a long scan within microseconds.
         let interrupt = self.interrupt.clone();
-        let mut seen = 0u32;
-        let mut fired = false;
-        self.visit(table, start, end, &mut |k, v| {
-            seen = seen.wrapping_add(1);
-            if seen.is_multiple_of(INTERRUPT_EVERY) && interrupt.check().is_err() {
-                fired = true;
-                return false;
-            }
-            f(k, v)
-        })?;
-        if fired {
-            return Err(StorageError::Interrupted);
-        }
-        Ok(())
+        checked(&interrupt, f, |g| self.visit(table, start, end, g))
     }
 
     fn scan_visit_parts(&mut self, table: TableId, parts: &mut [&mut PartVisitor]) -> Result<()> {
@@ -383,20 +392,7 @@ impl Transaction for EmbeddedTxn {
             // One range per part; part 0 runs on this thread.
             let visit =
                 |f: &mut PartVisitor, (lo, hi): (Bound<&[u8]>, Bound<&[u8]>)| -> Result<()> {
-                    let mut seen = 0u32;
-                    let mut fired = false;
-                    versions.visit_at(r, table, ts, lo, hi, |k, v| {
-                        seen = seen.wrapping_add(1);
-                        if seen.is_multiple_of(INTERRUPT_EVERY) && interrupt.check().is_err() {
-                            fired = true;
-                            return false;
-                        }
-                        f(k, v)
-                    })?;
-                    if fired {
-                        return Err(StorageError::Interrupted);
-                    }
-                    Ok(())
+                    checked(interrupt, f, |g| versions.visit_at(r, table, ts, lo, hi, g))
                 };
             std::thread::scope(|scope| {
                 let mut work = parts.iter_mut().zip(bounds);
