@@ -43,6 +43,7 @@ mod engine;
 mod gc;
 mod lease;
 mod locks;
+mod log;
 mod mvcc;
 mod txn;
 
