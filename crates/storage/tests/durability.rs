@@ -20,6 +20,18 @@ fn open(dir: &std::path::Path) -> Arc<EmbeddedStorage> {
     EmbeddedStorage::open(dir).unwrap()
 }
 
+/// Open on a small file system: a commit log of 1 MiB.
+fn open_small(dir: &std::path::Path) -> Arc<EmbeddedStorage> {
+    EmbeddedStorage::open_with(
+        dir,
+        EmbeddedOptions {
+            log_bytes: Some(1 << 20),
+            ..Default::default()
+        },
+    )
+    .unwrap()
+}
+
 #[test]
 fn reopen_keeps_data_and_timestamps_continue() {
     let dir = tempfile::tempdir().unwrap();
@@ -431,7 +443,7 @@ fn a_failed_group_write_fails_every_transaction_of_the_group() {
         return;
     };
     let data = fs.0.join("db");
-    let s = open(&data);
+    let s = open_small(&data);
     let mut t = s.begin(TxnOptions::default()).unwrap();
     t.put(T, b"before", b"ok".to_vec()).unwrap();
     let before = t.commit().unwrap();
@@ -472,7 +484,7 @@ fn a_failed_group_write_fails_every_transaction_of_the_group() {
     t.put(T, b"after", b"ok".to_vec()).unwrap();
     t.commit().expect("write after space was freed");
     drop(s);
-    let s = open(&data);
+    let s = open_small(&data);
     let keys: Vec<Vec<u8>> = s
         .snapshot_scan(T, s.latest_ts(), None, usize::MAX)
         .unwrap()
@@ -505,7 +517,10 @@ fn a_torn_last_write_is_detected_never_read() {
             v.resize(64, tag[0]);
             t.put(T, &i.to_be_bytes(), v).unwrap();
         }
-        t.commit().unwrap()
+        let ts = t.commit().unwrap();
+        // The commit is in the log; the file gets it from the applier.
+        s.wait_applied().unwrap();
+        ts
     };
     write_all(b"A");
     // Copies taken while the file is open, as a crash would leave it.
@@ -692,7 +707,7 @@ fn disk_full_fails_writes_keeps_reads_and_recovers_by_itself() {
     // Ballast that is deleted later to free space.
     let ballast = fs.0.join("ballast");
     std::fs::write(&ballast, vec![7u8; 2 << 20]).unwrap();
-    let s = open(&data);
+    let s = open_small(&data);
     let mut acked = Vec::new();
     let mut failed = None;
     for i in 0..100_000u32 {
@@ -727,7 +742,7 @@ fn disk_full_fails_writes_keeps_reads_and_recovers_by_itself() {
     assert_eq!(s.latest_ts(), ts);
     drop(s);
     // Everything acknowledged is there after a restart.
-    let s = open(&data);
+    let s = open_small(&data);
     let rows = s.snapshot_scan(T, s.latest_ts(), None, usize::MAX).unwrap();
     assert_eq!(rows.len(), acked.len() + 1);
     drop(s);

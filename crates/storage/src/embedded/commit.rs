@@ -276,11 +276,8 @@ fn lead(inner: &Inner, last: &mut Ts, group: Vec<Request>) {
     };
     // The rows as of now: every key of the group is exclusively locked by
     // its request, so the latest committed version is its "before" image.
-    let rows = inner
-        .check_poison()
-        .and_then(|()| inner.read_txn())
-        .and_then(|r| super::mvcc::open_rows(&r));
-    let r = match rows {
+    let rows = inner.check_poison().and_then(|()| inner.rows_reader());
+    let (r, reader) = match rows {
         Ok(r) => r,
         Err(e) => return fail_all(&mut group.into_iter().map(|r| r.slot), &e),
     };
@@ -315,7 +312,7 @@ fn lead(inner: &Inner, last: &mut Ts, group: Vec<Request>) {
             slot: req.slot,
         });
     }
-    drop(r);
+    drop((r, reader));
     if numbered.is_empty() {
         return;
     }
@@ -324,12 +321,12 @@ fn lead(inner: &Inner, last: &mut Ts, group: Vec<Request>) {
     for n in &numbered {
         inner.versions.install(n.ts, installed(&n.changes));
     }
-    let written = inner.durably(|d| {
-        d.commit_group(
-            numbered.iter().map(|n| (n.ts, n.changes.as_slice())),
-            inner.options.durability,
-        )
-    });
+    let records: Vec<(Ts, &[(TableId, Change)])> = numbered
+        .iter()
+        .map(|n| (n.ts, n.changes.as_slice()))
+        .collect();
+    let written = write_log(inner, &records);
+    drop(records);
     if let Err(e) = written {
         for n in &numbered {
             inner.versions.uninstall(n.ts, installed(&n.changes));
@@ -349,23 +346,31 @@ fn lead(inner: &Inner, last: &mut Ts, group: Vec<Request>) {
     inner.groups_written.fetch_add(1, Ordering::Relaxed);
     inner.latest_ts.store(ts, Ordering::Release);
     tracing::trace!(group = numbered.len(), ts, "group committed");
+    let mut applied = Vec::with_capacity(numbered.len());
     for n in numbered {
         n.slot.set(Ok(n.ts));
+        applied.push((n.ts, n.changes));
     }
-    // Older versions nobody needs any more leave memory: whenever the
-    // overlay has doubled since the last trim (amortised O(1) per write).
-    let held = inner.versions.overlay_versions();
-    if held >= inner.trim_at.load(Ordering::Relaxed) {
-        super::gc::trim_versions(inner);
-        let left = inner.versions.overlay_versions();
-        inner
-            .trim_at
-            .store(left.saturating_mul(2).max(TRIM_MIN), Ordering::Relaxed);
-    }
+    // The file gets the group later, in the applier's next transaction.
+    inner.apply.push(applied);
 }
 
-/// The overlay size below which the commit path never trims it.
-pub(super) const TRIM_MIN: usize = 4096;
+/// Write a group's records to the commit log and (immediate mode) make
+/// them durable. When the log is full, it starts again at its beginning
+/// once the applier has put every record in it into the file.
+fn write_log(inner: &Inner, records: &[(Ts, &[(TableId, Change)])]) -> Result<()> {
+    inner.check_poison()?;
+    let mut log = inner.log.lock();
+    if !log.fits(records) && log.last_ts() > 0 {
+        inner.apply.wait_applied(log.last_ts())?;
+        log.rewind();
+    }
+    log.append(records)?;
+    match inner.options.durability {
+        Durability::Immediate => log.sync(),
+        Durability::Periodic(_) => Ok(()),
+    }
+}
 
 /// A transaction's changes as the version store takes them.
 fn installed(changes: &[(TableId, Change)]) -> impl Iterator<Item = Installed<'_>> {

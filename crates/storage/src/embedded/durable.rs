@@ -46,8 +46,6 @@ const META_COMMIT_TS: &str = "commit_ts";
 pub(super) const COMMIT_TS_KEY: u64 = u64::MAX;
 /// Set once [`ROW_COUNTS`] is kept (files written before it had none).
 const META_ROW_COUNTS: &str = "row_counts_kept";
-/// The last commit ts a periodic flush made durable (diagnostics).
-const META_FLUSHED_TS: &str = "flushed_ts";
 const DB_FILE: &str = "tributary.redb";
 
 /// Map any redb error to the sticky I/O error.
@@ -104,14 +102,6 @@ pub(super) struct Durable {
 }
 
 impl Durable {
-    /// Open (or create) the database in `dir` with a page cache of
-    /// `cache_bytes`, and load its bookkeeping.
-    pub fn open(dir: &Path, cache_bytes: usize) -> Result<(Self, Loaded)> {
-        let me = Self::open_file(dir, cache_bytes)?;
-        let loaded = me.load()?;
-        Ok((me, loaded))
-    }
-
     /// The last commit ts stored in the file: kept in [`TABLE_TS`] under
     /// [`COMMIT_TS_KEY`] (beside the per-table entries every commit writes
     /// anyway, so a commit touches one tree fewer); files from before keep
@@ -202,7 +192,8 @@ impl Durable {
         Ok(w)
     }
 
-    fn load(&self) -> Result<Loaded> {
+    /// The bookkeeping [`Loaded`] at open.
+    pub fn load(&self) -> Result<Loaded> {
         self.count_rows_once()?;
         let r = self.db.begin_read().map_err(io)?;
         let mut out = Loaded {
@@ -282,17 +273,6 @@ impl Durable {
                 tts.insert(COMMIT_TS_KEY, ts).map_err(io)?;
             }
         }
-        w.commit().map_err(io)
-    }
-
-    /// Make every commit written so far durable (periodic mode): an fsynced
-    /// redb transaction, which persists the unsynced ones before it.
-    pub fn flush(&self, durable_ts: Ts) -> Result<()> {
-        let w = self.begin_write()?;
-        w.open_table(META)
-            .map_err(io)?
-            .insert(META_FLUSHED_TS, durable_ts)
-            .map_err(io)?;
         w.commit().map_err(io)
     }
 

@@ -37,6 +37,12 @@ pub struct EmbeddedOptions {
     /// log take, whatever their size on disk. Default
     /// [`default_cache_bytes`].
     pub cache_bytes: usize,
+    /// Bytes the commit log is preallocated to: how much committed data
+    /// may wait for the data file — and so about how much memory the
+    /// not-yet-applied versions take (up to ~4x it). `None`: a sixteenth
+    /// of `cache_bytes`,
+    /// at least 4 MiB and at most 64 MiB.
+    pub log_bytes: Option<u64>,
 }
 
 impl Default for EmbeddedOptions {
@@ -44,6 +50,7 @@ impl Default for EmbeddedOptions {
         EmbeddedOptions {
             durability: Durability::Immediate,
             cache_bytes: default_cache_bytes(),
+            log_bytes: None,
         }
     }
 }
@@ -97,6 +104,10 @@ pub(super) struct Inner {
     pub watermarks: Mutex<HashMap<String, HashMap<TableId, Ts>>>,
     /// Tables with stored data (rows or change log) -> last commit ts.
     pub table_ts: Mutex<HashMap<TableId, Ts>>,
+    /// Where commit groups become durable (see `log`).
+    pub log: Mutex<super::log::CommitLog>,
+    /// Groups durable in the log, not yet in redb, and the applied ts.
+    pub apply: super::apply::ApplyQueue,
     /// First durable failure since the file was last (re)opened: durable
     /// work fails until [`Inner::recover`] has reopened the file.
     pub poison: Mutex<Option<String>>,
@@ -129,7 +140,7 @@ impl Inner {
         *g = None;
         let reopened = Durable::open_file(&self.dir, self.options.cache_bytes).and_then(|d| {
             let stored = d.commit_ts()?;
-            let memory = self.latest_ts.load(Ordering::Acquire);
+            let memory = self.apply.applied_ts.load(Ordering::Acquire);
             if stored == memory {
                 Ok(d)
             } else {
@@ -193,6 +204,14 @@ impl Inner {
         d.db.begin_read().map_err(super::durable::io)
     }
 
+    /// The `rows` table of a new redb reader, registered (see `apply`) for
+    /// as long as the guard lives: chains it may need stay in memory.
+    pub fn rows_reader(&self) -> Result<(super::mvcc::Rows, super::apply::ReaderGuard)> {
+        let guard = self.apply.register_reader();
+        let rows = super::mvcc::open_rows(&self.read_txn()?)?;
+        Ok((rows, guard))
+    }
+
     /// Register a snapshot at the current `latest_ts`.
     pub fn register_snapshot(&self) -> Ts {
         let mut active = self.active.lock();
@@ -216,12 +235,29 @@ impl Inner {
 /// The embedded storage engine (in-memory MVCC over a redb file).
 pub struct EmbeddedStorage {
     inner: Arc<Inner>,
+    /// The applier thread (see `apply`).
+    applier: Option<std::thread::JoinHandle<()>>,
     /// The periodic-durability flush thread (periodic mode only).
     flusher: Option<Flusher>,
 }
 
 impl Drop for EmbeddedStorage {
     fn drop(&mut self) {
+        self.inner.apply.stop();
+        if let Some(h) = self.applier.take() {
+            if h.join().is_err() {
+                tracing::error!("the storage applier panicked");
+            }
+        }
+        // Everything is in the file now (unless applying failed): the next
+        // open need not read the log.
+        if self.inner.apply.applied_ts.load(Ordering::Acquire)
+            == self.inner.latest_ts.load(Ordering::Acquire)
+        {
+            if let Err(e) = self.inner.log.lock().clear() {
+                tracing::warn!(error = %e, "commit log not cleared at close");
+            }
+        }
         if let Some(f) = self.flusher.take() {
             f.stop();
         }
@@ -283,7 +319,7 @@ fn flush_once(inner: &Inner) {
     if target <= inner.durable_ts.load(Ordering::Acquire) {
         return;
     }
-    match inner.durably(|d| d.flush(target)) {
+    match inner.log.lock().sync() {
         Ok(()) => {
             inner.durable_ts.fetch_max(target, Ordering::AcqRel);
         }
@@ -310,7 +346,26 @@ impl EmbeddedStorage {
     /// no rows: only per-table bookkeeping and consumer watermarks.
     pub fn open_with(dir: &Path, options: EmbeddedOptions) -> Result<Arc<EmbeddedStorage>> {
         let durability = options.durability;
-        let (durable, loaded) = Durable::open(dir, options.cache_bytes)?;
+        let durable = Durable::open_file(dir, options.cache_bytes)?;
+        // Groups durable in the log but not in the file: apply them first.
+        let stored = durable.commit_ts()?;
+        let log_bytes = options.log_bytes.unwrap_or_else(|| {
+            (options.cache_bytes as u64 / 16).clamp(4 << 20, super::log::LOG_BYTES)
+        });
+        let (mut log, pending) = super::log::CommitLog::open(dir, log_bytes, stored)?;
+        if !pending.is_empty() {
+            tracing::info!(
+                groups = pending.len(),
+                from = pending[0].0,
+                "replaying the commit log"
+            );
+            durable.commit_group(
+                pending.iter().map(|(ts, ch)| (*ts, ch.as_slice())),
+                Durability::Immediate,
+            )?;
+        }
+        log.rewind();
+        let loaded = durable.load()?;
         let versions = VersionStore::default();
         let rows: u64 = loaded.row_counts.values().sum();
         for (table, n) in &loaded.row_counts {
@@ -343,21 +398,34 @@ impl EmbeddedStorage {
             queue: Default::default(),
             durable_ts: AtomicU64::new(loaded.commit_ts),
             groups_written: AtomicU64::new(0),
-            trim_at: std::sync::atomic::AtomicUsize::new(super::commit::TRIM_MIN),
+            trim_at: std::sync::atomic::AtomicUsize::new(super::apply::TRIM_MIN),
             clock: Default::default(),
             active: Mutex::new(BTreeMap::new()),
             next_txn: AtomicU64::new(1),
             watermarks: Mutex::new(watermarks),
             table_ts: Mutex::new(loaded.table_ts),
             poison: Mutex::new(None),
+            log: Mutex::new(log),
+            apply: super::apply::ApplyQueue::new(loaded.commit_ts),
         };
         let inner = Arc::new(inner);
+        let applier = {
+            let inner = inner.clone();
+            std::thread::Builder::new()
+                .name("storage apply".into())
+                .spawn(move || super::apply::run(&inner))
+                .map_err(|e| StorageError::Io(format!("cannot start the applier: {e}")))?
+        };
         let flusher = match durability {
             Durability::Immediate => None,
             Durability::Periodic(period) => Some(Flusher::start(inner.clone(), period)?),
         };
         tracing::info!(%durability, "commit durability");
-        Ok(Arc::new(EmbeddedStorage { inner, flusher }))
+        Ok(Arc::new(EmbeddedStorage {
+            inner,
+            applier: Some(applier),
+            flusher,
+        }))
     }
 
     /// Commit groups written since open: each is one durable write (one
@@ -392,6 +460,14 @@ impl EmbeddedStorage {
             Durability::Immediate => self.inner.latest_ts.load(Ordering::Acquire),
             Durability::Periodic(_) => self.inner.durable_ts.load(Ordering::Acquire),
         }
+    }
+
+    /// Wait until every commit so far is in the data file (not only in the
+    /// commit log): for tests and tools that look at the file itself.
+    pub fn wait_applied(&self) -> Result<()> {
+        self.inner
+            .apply
+            .wait_applied(self.inner.latest_ts.load(Ordering::Acquire))
     }
 
     /// Begin a transaction returning the concrete type.
@@ -431,6 +507,9 @@ impl Storage for EmbeddedStorage {
         limit: usize,
     ) -> Result<ChangeBatch> {
         let visible = self.latest_ts();
+        // Changes are visible when their rows are: wait for the applier to
+        // have written them to the file's change log.
+        self.inner.apply.wait_applied(to.min(visible))?;
         self.inner
             .durably(|d| changelog::read(d, table, from, to, visible, resume, limit))
     }
@@ -450,7 +529,7 @@ impl Storage for EmbeddedStorage {
             Some(a) => std::ops::Bound::Excluded(a),
             None => std::ops::Bound::Unbounded,
         };
-        let rows = super::mvcc::open_rows(&self.inner.read_txn()?)?;
+        let (rows, _reader) = self.inner.rows_reader()?;
         self.inner.versions.visit_at(
             &rows,
             table,
@@ -489,6 +568,10 @@ impl Storage for EmbeddedStorage {
     fn purge_table(&self, table: TableId) -> Result<()> {
         // Serialise with commits so no commit of this table interleaves.
         let _commit = super::commit::CommitGuard::lock(&self.inner);
+        // Nothing of the table may reach the file after the purge.
+        self.inner
+            .apply
+            .wait_applied(self.inner.latest_ts.load(Ordering::Acquire))?;
         self.inner.durably(|d| d.purge_table(table))?;
         self.inner.versions.purge(table);
         self.inner.table_ts.lock().remove(&table);

@@ -43,9 +43,10 @@ pub(super) fn horizons(inner: &Inner) -> HashMap<TableId, Ts> {
 /// has doubled since the last trim, so memory follows what snapshots and
 /// consumers hold back, not the write rate times the GC interval.
 pub(super) fn trim_versions(inner: &Inner) -> u64 {
+    let on_disk = inner.apply.trim_bound();
     horizons(inner)
         .into_iter()
-        .map(|(table, h)| inner.versions.gc_table(table, h))
+        .map(|(table, h)| inner.versions.gc_table(table, h, on_disk))
         .sum()
 }
 
@@ -66,12 +67,23 @@ type Pending = (TableId, Ts, bool);
 /// Run one GC pass.
 pub(super) fn run(inner: &Inner) -> Result<GcStats> {
     inner.check_poison()?;
+    // What is committed reaches the file first: the change log GC deletes
+    // must include it, and its chains can then leave memory.
+    inner
+        .apply
+        .wait_applied(inner.latest_ts.load(Ordering::Acquire))?;
     let horizons = horizons(inner);
+    let on_disk = inner.apply.trim_bound();
     let mut stats = GcStats::default();
     for (table, h) in &horizons {
-        stats.versions_removed += inner.versions.gc_table(*table, *h);
+        stats.versions_removed += inner.versions.gc_table(*table, *h, on_disk);
     }
-    let mut pending: Vec<Pending> = horizons.into_iter().map(|(t, h)| (t, h, false)).collect();
+    // Change-log entries above the applied ts are not in the file yet.
+    let applied = inner.apply.applied_ts.load(Ordering::Acquire);
+    let mut pending: Vec<Pending> = horizons
+        .into_iter()
+        .map(|(t, h)| (t, h.min(applied), false))
+        .collect();
     pending.sort_unstable();
     while !pending.is_empty() {
         // Each batch holds the commit mutex like a commit does and hands it

@@ -3,9 +3,12 @@
 //! One file, `commit.log`, filled with zeros once to [`LOG_BYTES`] so that
 //! overwriting it in place changes no file metadata (an `fdatasync` then
 //! flushes data only). Records are written one after another from offset
-//! 0: `[len u32][crc32 u32][payload]`, the payload `[ts u64][count u32]`
-//! then per change `[table u64][seq u32][len u32][encoded change]`
-//! ([`super::changelog::encode`]), the CRC over the payload.
+//! 0, one per commit group: `[len u32][crc32 u32][payload]`, the payload
+//! `[transactions u32]` then per transaction `[ts u64][count u32]` and per
+//! change `[table u64][seq u32][len u32][encoded change]`
+//! ([`super::changelog::encode`]), the CRC over the payload. A group is one
+//! record written with one call, so a write that fails part-way can never
+//! leave a valid record of an unacknowledged transaction behind.
 //!
 //! Recovery ([`CommitLog::open`]) reads records from offset 0 while the
 //! CRC holds and the ts strictly increases: a torn last record (a crash in
@@ -27,8 +30,8 @@ use super::changelog;
 use super::durable::io;
 use crate::api::{Change, Result, StorageError, TableId, Ts};
 
-/// Size the log is preallocated to.
-pub(super) const LOG_BYTES: u64 = 64 << 20;
+/// Size the log is preallocated to by default.
+pub const LOG_BYTES: u64 = 64 << 20;
 const LOG_FILE: &str = "commit.log";
 const HEADER: usize = 8;
 
@@ -43,12 +46,17 @@ pub(super) struct CommitLog {
     /// Ts of the last record written since the last rewind (0: none).
     last_ts: Ts,
     buf: Vec<u8>,
+    /// Set by the first failed sync: the file's state is then unknown (a
+    /// failed fsync may have dropped pages it will never write), so nothing
+    /// is written any more until a restart replays what is valid.
+    failed: Option<String>,
 }
 
 impl CommitLog {
-    /// Open (or create and preallocate) the log in `dir` and read its
-    /// valid records, oldest first.
-    pub fn open(dir: &Path) -> Result<(CommitLog, Vec<Record>)> {
+    /// Open (or create and preallocate to `log_bytes`) the log in `dir`
+    /// and read its valid records, oldest first, keeping those after
+    /// `keep_after` (the file's last applied commit).
+    pub fn open(dir: &Path, log_bytes: u64, keep_after: Ts) -> Result<(CommitLog, Vec<Record>)> {
         let path = dir.join(LOG_FILE);
         let mut file = OpenOptions::new()
             .read(true)
@@ -57,31 +65,35 @@ impl CommitLog {
             .truncate(false)
             .open(&path)
             .map_err(io)?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).map_err(io)?;
+        }
         let mut size = file.metadata().map_err(io)?.len();
-        if size < LOG_BYTES {
+        if size < log_bytes {
             // Zeros, written for real (not a sparse extent), then synced
             // once with the file's size.
             file.seek(SeekFrom::Start(size)).map_err(io)?;
             let zeros = vec![0u8; 1 << 20];
-            while size < LOG_BYTES {
-                let n = (LOG_BYTES - size).min(zeros.len() as u64) as usize;
+            while size < log_bytes {
+                let n = (log_bytes - size).min(zeros.len() as u64) as usize;
                 file.write_all(&zeros[..n]).map_err(io)?;
                 size += n as u64;
             }
             file.sync_all().map_err(io)?;
         }
-        let mut bytes = Vec::with_capacity(size as usize);
         file.seek(SeekFrom::Start(0)).map_err(io)?;
-        file.read_to_end(&mut bytes).map_err(io)?;
-        let (records, pos) = read_records(&bytes)?;
-        let last_ts = records.last().map_or(0, |r| r.0);
+        let (records, pos, last_ts) =
+            read_records(std::io::BufReader::new(&file), size, keep_after)?;
         Ok((
             CommitLog {
                 file,
-                pos: pos as u64,
-                size: bytes.len() as u64,
+                pos,
+                size,
                 last_ts,
                 buf: Vec::new(),
+                failed: None,
             },
             records,
         ))
@@ -101,8 +113,14 @@ impl CommitLog {
     /// Write `records` after the last one (not synced: see [`Self::sync`]).
     /// A group larger than the room left grows the file.
     pub fn append(&mut self, records: &[(Ts, &[(TableId, Change)])]) -> Result<()> {
+        self.check()?;
         self.encode(records);
-        self.file.write_all_at(&self.buf, self.pos).map_err(io)?;
+        // A failed write (a full disk) acknowledged nothing and left no
+        // valid record (one record per group): the next group is written at
+        // the same place.
+        self.file
+            .write_all_at(&self.buf, self.pos)
+            .map_err(|e| StorageError::Io(format!("commit log: {e}")))?;
         self.pos += self.buf.len() as u64;
         self.size = self.size.max(self.pos);
         if let Some((ts, _)) = records.last() {
@@ -112,8 +130,36 @@ impl CommitLog {
     }
 
     /// Make what was appended durable.
-    pub fn sync(&self) -> Result<()> {
-        self.file.sync_data().map_err(io)
+    pub fn sync(&mut self) -> Result<()> {
+        self.check()?;
+        self.file.sync_data().map_err(|e| self.fail(e))
+    }
+
+    fn check(&self) -> Result<()> {
+        match &self.failed {
+            Some(msg) => Err(StorageError::Io(format!(
+                "the commit log failed earlier ({msg}); restart to recover"
+            ))),
+            None => Ok(()),
+        }
+    }
+
+    fn fail(&mut self, e: std::io::Error) -> StorageError {
+        let msg = e.to_string();
+        self.failed.get_or_insert(msg.clone());
+        StorageError::Io(format!("commit log: {msg}"))
+    }
+
+    /// Forget every record (all are in the file) and make that durable:
+    /// the next open reads nothing.
+    pub fn clear(&mut self) -> Result<()> {
+        self.check()?;
+        self.file
+            .write_all_at(&[0u8; HEADER], 0)
+            .map_err(|e| StorageError::Io(format!("commit log: {e}")))?;
+        self.sync()?;
+        self.rewind();
+        Ok(())
     }
 
     /// Start again at offset 0. Only when every record written is durably
@@ -125,9 +171,10 @@ impl CommitLog {
 
     fn encode(&mut self, records: &[(Ts, &[(TableId, Change)])]) {
         self.buf.clear();
+        self.buf.extend_from_slice(&[0u8; HEADER]);
+        self.buf
+            .extend_from_slice(&(records.len() as u32).to_be_bytes());
         for (ts, changes) in records {
-            let start = self.buf.len();
-            self.buf.extend_from_slice(&[0u8; HEADER]);
             self.buf.extend_from_slice(&ts.to_be_bytes());
             self.buf
                 .extend_from_slice(&(changes.len() as u32).to_be_bytes());
@@ -135,42 +182,57 @@ impl CommitLog {
                 let enc = changelog::encode(ch);
                 self.buf.extend_from_slice(&table.to_be_bytes());
                 self.buf.extend_from_slice(&ch.seq.to_be_bytes());
-                self.buf.extend_from_slice(&(enc.len() as u32).to_be_bytes());
+                self.buf
+                    .extend_from_slice(&(enc.len() as u32).to_be_bytes());
                 self.buf.extend_from_slice(&enc);
             }
-            let payload = &self.buf[start + HEADER..];
-            let len = payload.len() as u32;
-            let crc = crc32fast::hash(payload);
-            self.buf[start..start + 4].copy_from_slice(&len.to_be_bytes());
-            self.buf[start + 4..start + 8].copy_from_slice(&crc.to_be_bytes());
         }
+        let payload = &self.buf[HEADER..];
+        let len = payload.len() as u32;
+        let crc = crc32fast::hash(payload);
+        self.buf[..4].copy_from_slice(&len.to_be_bytes());
+        self.buf[4..8].copy_from_slice(&crc.to_be_bytes());
     }
 }
 
-/// The valid records at the start of `bytes` and where they end.
-fn read_records(bytes: &[u8]) -> Result<(Vec<Record>, usize)> {
+/// The valid records at the start of a log of `size` bytes read from `r`,
+/// and where they end. Reads record by record: a log of unapplied commits
+/// costs memory for those only.
+fn read_records(mut r: impl Read, size: u64, keep_after: Ts) -> Result<(Vec<Record>, u64, Ts)> {
     let mut out: Vec<Record> = Vec::new();
-    let mut pos = 0usize;
-    while let Some(header) = bytes.get(pos..pos + HEADER) {
+    let mut pos = 0u64;
+    let mut last_ts: Ts = 0;
+    let mut header = [0u8; HEADER];
+    let mut payload = Vec::new();
+    loop {
+        if pos + HEADER as u64 > size || r.read_exact(&mut header).is_err() {
+            break;
+        }
         let len = u32::from_be_bytes([header[0], header[1], header[2], header[3]]) as usize;
         let crc = u32::from_be_bytes([header[4], header[5], header[6], header[7]]);
-        let Some(payload) = bytes.get(pos + HEADER..pos + HEADER + len) else {
+        if len < 4 || pos + (HEADER + len) as u64 > size {
+            break;
+        }
+        payload.resize(len, 0);
+        if r.read_exact(&mut payload).is_err() || crc32fast::hash(&payload) != crc {
+            break;
+        }
+        let group = decode_group(&payload)?;
+        let (Some(first), Some(last)) = (group.first(), group.last()) else {
             break;
         };
-        if len < 12 || crc32fast::hash(payload) != crc {
-            break;
-        }
-        let rec = decode_record(payload)?;
-        if out.last().is_some_and(|last| last.0 >= rec.0) {
+        let increasing = group.windows(2).all(|w| w[0].0 < w[1].0);
+        if !increasing || last_ts >= first.0 {
             break; // a record of an earlier pass
         }
-        out.push(rec);
-        pos += HEADER + len;
+        last_ts = last.0;
+        out.extend(group.into_iter().filter(|r| r.0 > keep_after));
+        pos += (HEADER + len) as u64;
     }
-    Ok((out, pos))
+    Ok((out, pos, last_ts))
 }
 
-fn decode_record(p: &[u8]) -> Result<Record> {
+fn decode_group(p: &[u8]) -> Result<Vec<Record>> {
     let corrupt = || StorageError::Corrupt("malformed commit-log record".into());
     let take = |p: &mut &[u8], n: usize| -> Result<Vec<u8>> {
         if p.len() < n {
@@ -187,20 +249,25 @@ fn decode_record(p: &[u8]) -> Result<Record> {
         Ok(u32::from_be_bytes(b.try_into().map_err(|_| corrupt())?))
     };
     let mut p = p;
-    let ts = u64_of(take(&mut p, 8)?)?;
-    let count = u32_of(take(&mut p, 4)?)?;
-    let mut changes = Vec::with_capacity(count.min(1 << 16) as usize);
-    for _ in 0..count {
-        let table = u64_of(take(&mut p, 8)?)?;
-        let seq = u32_of(take(&mut p, 4)?)?;
-        let len = u32_of(take(&mut p, 4)?)? as usize;
-        let enc = take(&mut p, len)?;
-        changes.push((table, changelog::decode(ts, seq, &enc)?));
+    let txns = u32_of(take(&mut p, 4)?)?;
+    let mut out = Vec::with_capacity(txns.min(1 << 16) as usize);
+    for _ in 0..txns {
+        let ts = u64_of(take(&mut p, 8)?)?;
+        let count = u32_of(take(&mut p, 4)?)?;
+        let mut changes = Vec::with_capacity(count.min(1 << 16) as usize);
+        for _ in 0..count {
+            let table = u64_of(take(&mut p, 8)?)?;
+            let seq = u32_of(take(&mut p, 4)?)?;
+            let len = u32_of(take(&mut p, 4)?)? as usize;
+            let enc = take(&mut p, len)?;
+            changes.push((table, changelog::decode(ts, seq, &enc)?));
+        }
+        out.push((ts, changes));
     }
     if !p.is_empty() {
         return Err(corrupt());
     }
-    Ok((ts, changes))
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -231,35 +298,82 @@ mod tests {
     fn records_come_back_in_order_and_a_torn_tail_is_cut() {
         let dir = tempfile::tempdir().unwrap();
         {
-            let (mut log, recs) = CommitLog::open(dir.path()).unwrap();
+            let (mut log, recs) = CommitLog::open(dir.path(), LOG_BYTES, 0).unwrap();
             assert!(recs.is_empty());
             for ts in 1..=5 {
                 write(&mut log, ts, 3);
             }
         }
-        let (_, recs) = CommitLog::open(dir.path()).unwrap();
-        assert_eq!(recs.iter().map(|r| r.0).collect::<Vec<_>>(), [1, 2, 3, 4, 5]);
+        let (_, recs) = CommitLog::open(dir.path(), LOG_BYTES, 0).unwrap();
+        assert_eq!(
+            recs.iter().map(|r| r.0).collect::<Vec<_>>(),
+            [1, 2, 3, 4, 5]
+        );
         assert_eq!(recs[2].1.len(), 3);
         assert_eq!(recs[2].1[1].1.new.as_deref(), Some(&3u64.to_be_bytes()[..]));
         assert_eq!(recs[2].1[1].1.commit_ts, 3);
         // Tear the last record: every byte of it in turn.
         let path = dir.path().join(LOG_FILE);
         let bytes = std::fs::read(&path).unwrap();
-        let (_, end) = read_records(&bytes).unwrap();
-        let (four, start) = read_records(&bytes[..end - 1]).unwrap();
+        let (_, end) = {
+            let (r, e, _) = read_records(&bytes[..], bytes.len() as u64, 0).unwrap();
+            (r, e)
+        };
+        let (four, start) = {
+            let (r, e, _) = read_records(&bytes[..end as usize - 1], end - 1, 0).unwrap();
+            (r, e)
+        };
         assert_eq!(four.len(), 4);
-        for at in start..end {
+        for at in start as usize..end as usize {
             let mut torn = bytes.clone();
             torn[at] ^= 0x5a;
-            let (recs, _) = read_records(&torn).unwrap();
+            let (recs, _) = {
+                let (r, e, _) = read_records(&torn[..], torn.len() as u64, 0).unwrap();
+                (r, e)
+            };
             assert_eq!(recs.len(), 4, "flipped byte {at}");
+        }
+    }
+
+    #[test]
+    fn a_group_is_one_record_of_several_transactions() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut log, _) = CommitLog::open(dir.path(), LOG_BYTES, 0).unwrap();
+        let a = vec![(1, change(b"a", b"1", 0))];
+        let b = vec![(2, change(b"b", b"2", 0)), (1, change(b"c", b"3", 1))];
+        log.append(&[(4, &a), (5, &b)]).unwrap();
+        log.sync().unwrap();
+        drop(log);
+        let path = dir.path().join(LOG_FILE);
+        let bytes = std::fs::read(&path).unwrap();
+        let (recs, end) = {
+            let (r, e, _) = read_records(&bytes[..], bytes.len() as u64, 0).unwrap();
+            (r, e)
+        };
+        assert_eq!(
+            recs.iter().map(|r| (r.0, r.1.len())).collect::<Vec<_>>(),
+            [(4, 1), (5, 2)]
+        );
+        // Any prefix of the group's bytes holds no transaction at all.
+        for cut in 0..end as usize {
+            let mut torn = bytes.clone();
+            torn[cut..end as usize].fill(0);
+            assert!(
+                {
+                    let (r, e, _) = read_records(&torn[..], torn.len() as u64, 0).unwrap();
+                    (r, e)
+                }
+                .0
+                .is_empty(),
+                "cut at {cut}"
+            );
         }
     }
 
     #[test]
     fn after_a_rewind_records_of_the_earlier_pass_are_never_read() {
         let dir = tempfile::tempdir().unwrap();
-        let (mut log, _) = CommitLog::open(dir.path()).unwrap();
+        let (mut log, _) = CommitLog::open(dir.path(), LOG_BYTES, 0).unwrap();
         for ts in 1..=10 {
             write(&mut log, ts, 2);
         }
@@ -267,7 +381,7 @@ mod tests {
         write(&mut log, 11, 2);
         write(&mut log, 12, 1);
         drop(log);
-        let (log, recs) = CommitLog::open(dir.path()).unwrap();
+        let (log, recs) = CommitLog::open(dir.path(), LOG_BYTES, 0).unwrap();
         assert_eq!(recs.iter().map(|r| r.0).collect::<Vec<_>>(), [11, 12]);
         assert_eq!(log.last_ts(), 12);
     }
@@ -275,15 +389,16 @@ mod tests {
     #[test]
     fn a_group_larger_than_the_file_grows_it() {
         let dir = tempfile::tempdir().unwrap();
-        let (mut log, _) = CommitLog::open(dir.path()).unwrap();
+        let (mut log, _) = CommitLog::open(dir.path(), LOG_BYTES, 0).unwrap();
         let big = vec![9u8; 1 << 20];
-        let changes: Vec<(TableId, Change)> =
-            (0..70u32).map(|i| (1, change(&i.to_be_bytes(), &big, i))).collect();
+        let changes: Vec<(TableId, Change)> = (0..70u32)
+            .map(|i| (1, change(&i.to_be_bytes(), &big, i)))
+            .collect();
         assert!(!log.fits(&[(1, &changes)]));
         log.append(&[(1, &changes)]).unwrap();
         log.sync().unwrap();
         drop(log);
-        let (_, recs) = CommitLog::open(dir.path()).unwrap();
+        let (_, recs) = CommitLog::open(dir.path(), LOG_BYTES, 0).unwrap();
         assert_eq!(recs.len(), 1);
         assert_eq!(recs[0].1.len(), 70);
     }

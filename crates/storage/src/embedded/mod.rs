@@ -35,6 +35,7 @@
 //! failure go unnoticed: the first one poisons the storage (sticky
 //! [`crate::api::StorageError::Io`], no further writes).
 
+mod apply;
 mod changelog;
 mod clock;
 mod commit;

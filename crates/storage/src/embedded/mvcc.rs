@@ -434,7 +434,10 @@ impl VersionStore {
     /// Drop versions of `table` nobody at `>= horizon` can see. Returns the
     /// number of versions removed (a chain whose newest version is at or
     /// below the horizon goes entirely: the row on disk is that version).
-    pub fn gc_table(&self, table: TableId, horizon: Ts) -> u64 {
+    /// A chain whose newest version is above `on_disk_upto` stays (only
+    /// its versions older than the horizon go): the row on disk may not be
+    /// that version yet, for some open reader.
+    pub fn gc_table(&self, table: TableId, horizon: Ts, on_disk_upto: Ts) -> u64 {
         let Some(t) = self.table(table) else {
             return 0;
         };
@@ -452,7 +455,8 @@ impl VersionStore {
             let Some(idx) = vs.iter().rposition(|v| v.ts <= horizon) else {
                 return true;
             };
-            if idx + 1 == vs.len() {
+            let newest = vs.last().map_or(0, |v| v.ts);
+            if idx + 1 == vs.len() && newest <= on_disk_upto {
                 let on_disk = vs.last().is_some_and(|v| v.value.is_some());
                 let n = vs.iter().filter(|v| real(v)).count() - usize::from(on_disk);
                 removed += n as u64;

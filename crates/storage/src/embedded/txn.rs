@@ -19,7 +19,7 @@ use std::sync::Arc;
 
 use super::engine::Inner;
 use super::locks::{LockMode, RowId};
-use super::mvcc::{as_ref, open_rows, range_is_valid, Rows};
+use super::mvcc::{as_ref, range_is_valid, Rows};
 use crate::api::{
     Interrupt, PartVisitor, Result, Savepoint, StorageError, TableId, Transaction, Ts, TxnId,
     TxnOptions,
@@ -73,7 +73,7 @@ pub struct EmbeddedTxn {
     /// it was opened (see [`EmbeddedTxn::with_reader`]). Dropped at each
     /// statement start and at the end, so no reader pins old pages of the
     /// file for longer than a statement.
-    reader: RefCell<Option<(Rows, Ts)>>,
+    reader: RefCell<Option<(Rows, Ts, super::apply::ReaderGuard)>>,
 }
 
 impl std::fmt::Debug for EmbeddedTxn {
@@ -119,17 +119,19 @@ impl EmbeddedTxn {
     fn with_reader<T>(&self, latest: bool, f: impl FnOnce(&Rows) -> Result<T>) -> Result<T> {
         let Ok(mut slot) = self.reader.try_borrow_mut() else {
             // Only a re-entrant call lands here; give it its own reader.
-            return f(&open_rows(&self.inner.read_txn()?)?);
+            return f(&self.inner.rows_reader()?.0);
         };
         // Loaded before a reader is opened, so a new one holds at least it.
         let now = self.inner.latest_ts.load(Ordering::Acquire);
-        if let Some((r, at)) = slot.as_ref() {
+        if let Some((r, at, _)) = slot.as_ref() {
             if !latest || *at == now {
                 return f(r);
             }
         }
-        let rows = open_rows(&self.inner.read_txn()?)?;
-        f(&slot.insert((rows, now)).0)
+        // The old reader (and its registration) goes first.
+        *slot = None;
+        let (rows, guard) = self.inner.rows_reader()?;
+        f(&slot.insert((rows, now, guard)).0)
     }
 
     /// Forget the statement's reader.

@@ -1,0 +1,232 @@
+//! The applier: writes committed groups from the commit log into redb.
+//!
+//! A commit is durable once its group's record is in the commit log
+//! ([`super::log`]) and visible once its chains are in the overlay
+//! ([`super::mvcc`]); redb receives it later, here, in large transactions
+//! (rows, change log, table ts), which spreads redb's copy-on-write commit
+//! over many groups. After each write the applied ts moves and chains that
+//! every reader can now find on disk are trimmed.
+//!
+//! Owns the queue of groups not yet in redb, the applied ts and the
+//! registry of open redb readers (the applied ts each saw when it opened:
+//! a chain may leave memory only once every reader's file has it).
+//!
+//! This module must never apply a group out of commit order, never move
+//! the applied ts past what a durable redb transaction holds, and never
+//! drop a group that failed to apply (it is retried).
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use parking_lot::{Condvar, Mutex};
+
+use super::engine::Inner;
+use crate::api::{Change, Result, StorageError, TableId, Ts};
+
+/// One committed transaction waiting for redb.
+pub(super) type Applied = (Ts, Vec<(TableId, Change)>);
+
+/// How long a reader of the change log (or a purge) waits for the applier
+/// before it reports the storage as failing.
+const APPLY_WAIT: Duration = Duration::from_secs(30);
+/// About how many bytes of changes one redb transaction of the applier
+/// writes (at least one group).
+const APPLY_BATCH_BYTES: usize = 1 << 20;
+/// The overlay size below which the applier never trims it.
+pub(super) const TRIM_MIN: usize = 4096;
+/// Pause before retrying a failed apply.
+const RETRY_PAUSE: Duration = Duration::from_millis(50);
+
+#[derive(Default)]
+struct State {
+    queue: VecDeque<Applied>,
+    stop: bool,
+    /// The last apply's failure, until one succeeds.
+    failing: Option<String>,
+}
+
+/// Groups waiting for redb, and who waits for them.
+#[derive(Default)]
+pub(super) struct ApplyQueue {
+    state: Mutex<State>,
+    /// Wakes the applier.
+    work: Condvar,
+    /// Wakes those waiting for the applied ts to move.
+    applied_cv: Condvar,
+    /// Every commit at or below it is in redb, durably.
+    pub applied_ts: AtomicU64,
+    /// Open redb readers: applied ts at open -> how many.
+    readers: Arc<Mutex<BTreeMap<Ts, usize>>>,
+}
+
+/// An open reader's registration (see [`ApplyQueue::register_reader`]).
+pub(super) struct ReaderGuard {
+    readers: Arc<Mutex<BTreeMap<Ts, usize>>>,
+    at: Ts,
+}
+
+impl Drop for ReaderGuard {
+    fn drop(&mut self) {
+        let mut g = self.readers.lock();
+        if let Some(n) = g.get_mut(&self.at) {
+            *n -= 1;
+            if *n == 0 {
+                g.remove(&self.at);
+            }
+        }
+    }
+}
+
+impl ApplyQueue {
+    pub fn new(applied: Ts) -> Self {
+        ApplyQueue {
+            applied_ts: AtomicU64::new(applied),
+            ..Default::default()
+        }
+    }
+
+    /// Register a reader about to open a redb read transaction: call
+    /// before opening it, keep the guard as long as it is used.
+    pub fn register_reader(&self) -> ReaderGuard {
+        let mut g = self.readers.lock();
+        let at = self.applied_ts.load(Ordering::Acquire);
+        *g.entry(at).or_insert(0) += 1;
+        ReaderGuard {
+            readers: self.readers.clone(),
+            at,
+        }
+    }
+
+    /// Chains whose newest version is at or below this may leave memory:
+    /// every open reader's file holds them.
+    pub fn trim_bound(&self) -> Ts {
+        let g = self.readers.lock();
+        let applied = self.applied_ts.load(Ordering::Acquire);
+        g.keys().next().copied().unwrap_or(applied).min(applied)
+    }
+
+    /// Queue committed groups for redb (in commit order).
+    pub fn push(&self, groups: impl IntoIterator<Item = Applied>) {
+        self.state.lock().queue.extend(groups);
+        self.work.notify_one();
+    }
+
+    /// Wait until every commit at or below `ts` is in redb. Fails when
+    /// the applier keeps failing (a full disk): at once if it was already
+    /// failing and makes no progress within a retry or two.
+    pub fn wait_applied(&self, ts: Ts) -> Result<()> {
+        if self.applied_ts.load(Ordering::Acquire) >= ts {
+            return Ok(());
+        }
+        let start = Instant::now();
+        let mut g = self.state.lock();
+        while self.applied_ts.load(Ordering::Acquire) < ts {
+            let limit = if g.failing.is_some() {
+                RETRY_PAUSE * 10
+            } else {
+                APPLY_WAIT
+            };
+            let deadline = start + limit;
+            if self.applied_cv.wait_until(&mut g, deadline).timed_out()
+                && self.applied_ts.load(Ordering::Acquire) < ts
+            {
+                let why = g
+                    .failing
+                    .clone()
+                    .unwrap_or_else(|| format!("no progress in {limit:?}"));
+                return Err(StorageError::Io(format!(
+                    "commit {ts} is durable but cannot be written to the data file yet: {why}"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Ask the applier to finish what is queued and stop.
+    pub fn stop(&self) {
+        self.state.lock().stop = true;
+        self.work.notify_all();
+    }
+}
+
+/// The applier thread's loop: until stopped (and the queue drained), write
+/// what is queued to redb in one transaction, then publish and trim.
+pub(super) fn run(inner: &Inner) {
+    let q = &inner.apply;
+    loop {
+        let batch: Vec<Applied> = {
+            let mut g = q.state.lock();
+            while g.queue.is_empty() && !g.stop {
+                q.work.wait(&mut g);
+            }
+            if g.queue.is_empty() {
+                return;
+            }
+            // Groups in commit order, up to about APPLY_BATCH_BYTES: a redb
+            // write transaction holds what it changes in memory until it
+            // commits.
+            let mut bytes = 0usize;
+            let mut n = 0usize;
+            for (_, changes) in &g.queue {
+                if n > 0 && bytes >= APPLY_BATCH_BYTES {
+                    break;
+                }
+                bytes += changes
+                    .iter()
+                    .map(|(_, c)| {
+                        c.key.len()
+                            + c.old.as_ref().map_or(0, Vec::len)
+                            + c.new.as_ref().map_or(0, Vec::len)
+                    })
+                    .sum::<usize>();
+                n += 1;
+            }
+            g.queue.drain(..n).collect()
+        };
+        let last = batch.last().map_or(0, |b| b.0);
+        let written = inner.durably(|d| {
+            d.commit_group(
+                batch.iter().map(|(ts, ch)| (*ts, ch.as_slice())),
+                super::commit::Durability::Immediate,
+            )
+        });
+        match written {
+            Ok(()) => {
+                {
+                    let mut g = q.state.lock();
+                    g.failing = None;
+                    q.applied_ts.store(last, Ordering::Release);
+                }
+                q.applied_cv.notify_all();
+                // Chains now on disk leave memory: whenever the overlay has
+                // doubled since the last trim (amortised O(1) per write).
+                if inner.versions.overlay_versions() >= inner.trim_at.load(Ordering::Relaxed) {
+                    super::gc::trim_versions(inner);
+                    let left = inner.versions.overlay_versions();
+                    inner
+                        .trim_at
+                        .store(left.saturating_mul(2).max(TRIM_MIN), Ordering::Relaxed);
+                }
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "applying commits to the data file failed; retrying");
+                let mut g = q.state.lock();
+                g.failing = Some(e.to_string());
+                q.applied_cv.notify_all();
+                for b in batch.into_iter().rev() {
+                    g.queue.push_front(b);
+                }
+                let stopping = g.stop;
+                q.work.wait_for(&mut g, RETRY_PAUSE);
+                drop(g);
+                if stopping {
+                    // Leave the rest to the log's replay at the next open.
+                    return;
+                }
+                let _ = inner.check_poison();
+            }
+        }
+    }
+}
