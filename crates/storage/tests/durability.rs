@@ -164,6 +164,89 @@ fn crash_after_commit_loses_nothing() {
     assert_eq!(changes.len(), rows.len());
 }
 
+/// Child side of `sigkill_with_commits_only_in_the_log_replays_them`:
+/// holds the applier back, so every acknowledged commit is in the commit
+/// log only, and prints each; then waits to be killed.
+#[test]
+fn crash_child_log_only_writer() {
+    let Ok(dir) = std::env::var(CHILD_ENV) else {
+        return;
+    };
+    let s = open(std::path::Path::new(&dir));
+    let _paused = s.pause_applier();
+    let mut out = std::io::stdout().lock();
+    for i in 0u64..200 {
+        let mut t = s.begin(TxnOptions::default()).unwrap();
+        t.put(T, &key(i, b'a'), i.to_be_bytes().to_vec()).unwrap();
+        t.put(T, &key(i, b'b'), i.to_be_bytes().to_vec()).unwrap();
+        if i % 3 == 0 && i > 0 {
+            t.delete(T, &key(i - 1, b'b')).unwrap();
+            t.delete(T, &key(i - 1, b'a')).unwrap();
+        }
+        t.commit().unwrap();
+        writeln!(out, "committed {i}").unwrap();
+        out.flush().unwrap();
+    }
+    writeln!(out, "done").unwrap();
+    out.flush().unwrap();
+    loop {
+        std::thread::park();
+    }
+}
+
+/// SIGKILL while every acknowledged commit is in the commit log and none in
+/// the data file (the applier held back): the next open replays the log —
+/// every commit present, whole, in order, with its change log.
+#[test]
+fn sigkill_with_commits_only_in_the_log_replays_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "crash_child_log_only_writer",
+            "--exact",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CHILD_ENV, dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let mut done = false;
+    for line in BufReader::new(stdout).lines() {
+        if line.unwrap() == "done" {
+            done = true;
+            break;
+        }
+        assert!(Instant::now() < deadline, "child too slow");
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    assert!(done, "child exited early");
+    let s = open(dir.path());
+    let rows = s.snapshot_scan(T, s.latest_ts(), None, usize::MAX).unwrap();
+    let mut model = std::collections::BTreeMap::new();
+    for i in 0u64..200 {
+        model.insert(key(i, b'a'), i.to_be_bytes().to_vec());
+        model.insert(key(i, b'b'), i.to_be_bytes().to_vec());
+        if i % 3 == 0 && i > 0 {
+            model.remove(&key(i - 1, b'a'));
+            model.remove(&key(i - 1, b'b'));
+        }
+    }
+    let want: Vec<(Vec<u8>, Vec<u8>)> = model.into_iter().collect();
+    assert_eq!(rows, want, "the replayed rows");
+    let changes = s.changes(T, 0, u64::MAX, None, usize::MAX).unwrap().changes;
+    assert_eq!(changes.len(), 200 * 2 + 66 * 2, "one change per write");
+    // Reopened once more (the log was cleared at close): the same rows.
+    drop(s);
+    let s = open(dir.path());
+    let again = s.snapshot_scan(T, s.latest_ts(), None, usize::MAX).unwrap();
+    assert_eq!(again, want);
+}
+
 /// Child side of the group-commit crash test: `THREADS` writer threads
 /// commit two-key transactions as fast as they can and print each
 /// acknowledged commit (`committed <thread> <i> <ts>`); in periodic mode a

@@ -309,3 +309,37 @@ fn locking_reads_see_commits_published_after_the_statements_reader_opened() {
     );
     t.rollback();
 }
+
+/// A reader whose file predates the applier's write of a commit keeps
+/// finding that commit's version in memory: GC leaves a chain in memory
+/// while any open reader's file may lack its newest version, even after
+/// the applier wrote it.
+#[test]
+fn a_reader_opened_before_the_apply_still_finds_the_version_in_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = EmbeddedStorage::open(dir.path()).unwrap();
+    let put = |k: &[u8], v: &[u8]| {
+        let mut t = s.begin(TxnOptions::default()).unwrap();
+        t.put(T, k, v.to_vec()).unwrap();
+        t.commit().unwrap()
+    };
+    put(b"k", b"v0");
+    put(b"other", b"x");
+    s.wait_applied().unwrap();
+    let paused = s.pause_applier();
+    put(b"k", b"v1"); // in the log and in memory, not in the file
+    let mut r = s.begin(TxnOptions::default()).unwrap();
+    // Opens (and keeps, for this statement) a reader of the file as it is.
+    assert_eq!(r.get(T, b"other", false).unwrap(), Some(b"x".to_vec()));
+    drop(paused);
+    s.wait_applied().unwrap();
+    s.gc().unwrap();
+    assert_eq!(
+        r.get(T, b"k", false).unwrap(),
+        Some(b"v1".to_vec()),
+        "the snapshot's version was dropped from memory while its reader's file lacked it"
+    );
+    r.rollback();
+    s.gc().unwrap();
+    assert_eq!(s.overlay_versions(), 0, "no reader left: nothing kept");
+}

@@ -45,6 +45,8 @@ struct State {
     stop: bool,
     /// The last apply's failure, until one succeeds.
     failing: Option<String>,
+    /// Held back by [`ApplyQueue::pause`] (crash tests).
+    paused: bool,
 }
 
 /// Groups waiting for redb, and who waits for them.
@@ -144,6 +146,13 @@ impl ApplyQueue {
         Ok(())
     }
 
+    /// Hold the applier back (or let it go on): for tests of a crash with
+    /// commits only in the log. Stopping overrides it.
+    pub fn pause(&self, paused: bool) {
+        self.state.lock().paused = paused;
+        self.work.notify_all();
+    }
+
     /// Ask the applier to finish what is queued and stop.
     pub fn stop(&self) {
         self.state.lock().stop = true;
@@ -158,7 +167,7 @@ pub(super) fn run(inner: &Inner) {
     loop {
         let batch: Vec<Applied> = {
             let mut g = q.state.lock();
-            while g.queue.is_empty() && !g.stop {
+            while (g.queue.is_empty() || g.paused) && !g.stop {
                 q.work.wait(&mut g);
             }
             if g.queue.is_empty() {

@@ -6,10 +6,11 @@
 //! leader: it drains the queue — its own request and every request queued
 //! while the previous group was being written — and for each one in queue
 //! order assigns the next commit timestamp and builds its change-log
-//! entries; then it keeps the versions the group replaces in memory (for
-//! older snapshots), writes the whole group in **one** redb transaction
-//! (one fsync), publishes the last timestamp and hands every request its
-//! result. A committer that finds the mutex taken waits on its own
+//! entries; then it installs the group's versions in the memory overlay,
+//! writes the whole group as **one** record of the commit log (`log`, one
+//! `fdatasync`), publishes the last timestamp, hands every request its
+//! result and queues the group for the applier (`apply`), which writes it
+//! to redb later in a larger transaction. A committer that finds the mutex taken waits on its own
 //! request's slot, not on the mutex: the leader wakes each member of its
 //! group with its result, and whoever releases the mutex
 //! ([`CommitGuard`]) wakes the first request still queued to lead the next
@@ -19,8 +20,8 @@
 //!
 //! Guarantees, the same as one commit at a time (see [`crate::api`]):
 //! * commit timestamps strictly increase, in queue order;
-//! * `Ok(ts)` is returned only after the group's write is durable (or, in
-//!   [`Durability::Periodic`] mode, committed to the file and flushed
+//! * `Ok(ts)` is returned only after the group's log record is durable
+//!   (or, in [`Durability::Periodic`] mode, written to the log and synced
 //!   within the period) and installed, and `latest_ts` covers it; rows and
 //!   their change-log entries become visible together, when `latest_ts`
 //!   passes their timestamp;
@@ -58,7 +59,7 @@ pub enum Durability {
     /// group). The default.
     #[default]
     Immediate,
-    /// Commits are written to the file without an fsync and flushed to
+    /// Commits are written to the commit log without an fsync and flushed to
     /// stable storage every period by a background thread (like InnoDB's
     /// `innodb_flush_log_at_trx_commit=2` or SQLite's `synchronous=NORMAL`).
     /// A crash of the process or the machine loses at most the commits

@@ -3,7 +3,9 @@
 //!
 //! Owns the commit mutex, the published `latest_ts`, the set of open
 //! snapshots, consumer watermarks and the poison flag, and wires the
-//! version store, lock manager and redb file together.
+//! version store, lock manager, commit log, applier and redb file
+//! together; at open it replays the commit log past the file's last
+//! applied commit.
 //!
 //! This module must never publish a timestamp before the commit it names is
 //! durable and installed, and never write to a file that failed before it
@@ -460,6 +462,19 @@ impl EmbeddedStorage {
             Durability::Immediate => self.inner.latest_ts.load(Ordering::Acquire),
             Durability::Periodic(_) => self.inner.durable_ts.load(Ordering::Acquire),
         }
+    }
+
+    /// Hold the applier back until the returned guard drops: commits are
+    /// then durable in the commit log only (for crash tests of the replay).
+    pub fn pause_applier(&self) -> impl Drop + '_ {
+        struct Resume<'a>(&'a Inner);
+        impl Drop for Resume<'_> {
+            fn drop(&mut self) {
+                self.0.apply.pause(false);
+            }
+        }
+        self.inner.apply.pause(true);
+        Resume(&self.inner)
     }
 
     /// Wait until every commit so far is in the data file (not only in the

@@ -1,9 +1,8 @@
-//! Multi-version rows: the latest version of every row on disk, the recent
-//! older versions in memory.
+//! Multi-version rows: the rows on disk, the recent versions in memory.
 //!
-//! The redb file's `rows` table holds the **latest** committed version of
-//! every row (`table ++ key -> commit_ts ++ value`; a deleted row is
-//! absent). Reads go through redb's own ordered B-tree and its bounded page
+//! The redb file's `rows` table holds every row as of the applier's last
+//! write (`table ++ key -> commit_ts ++ value`; a deleted row is absent;
+//! see `apply`). Reads go through redb's own ordered B-tree and its bounded page
 //! cache, so memory does not grow with the data and opening the database
 //! reads no rows.
 //!
@@ -11,25 +10,30 @@
 //! **overlay**: for every key committed after the table's overlay horizon
 //! `gc_ts`, its chain of versions — the version visible at the horizon
 //! (stored with ts 0, "since before the horizon"; `None` when the key did
-//! not exist) followed by every newer one, the newest equal to the row on
-//! disk. The overlay therefore grows with the write rate times the age of
-//! the oldest snapshot or consumer watermark, not with the table; GC
-//! (`gc_table`) trims it as the horizon moves.
+//! not exist) followed by every newer one, the newest the latest committed
+//! version — also the row on disk once the applier has written it. The
+//! overlay therefore grows with the write rate times the age of the oldest
+//! snapshot or consumer watermark (and the applier's lag, bounded by the
+//! commit log's size), not with the table; GC (`gc_table`) trims it as the
+//! horizon moves, never a chain whose newest version some open reader's
+//! file may lack.
 //!
 //! A read at snapshot `ts` (`ts >= gc_ts`, else refused) takes the key's
 //! chain when it has one (it holds every version since before the
 //! horizon), and otherwise the row on disk, whose commit ts is then
 //! `<= ts` (a newer one without a chain is reported as corruption, never
-//! shown). Reads thus never assume the file holds a key's newest version
-//! — the first step towards a commit that writes the file later (decision
-//! 016, "Open"). This is exact because of two orders:
-//! * the commit path installs a group's chains **before** it writes the
-//!   group to redb (and removes them again if the write fails), so a reader
-//!   that sees a newer row on disk finds its chain;
-//! * a reader opens its redb read transaction **before** it looks at the
-//!   overlay, and GC removes a chain only once its newest version is at or
-//!   below the horizon — so a chain a reader misses belongs to a row whose
-//!   disk version it can use.
+//! shown). Reads never assume the file holds a key's newest version. This
+//! is exact because of two orders:
+//! * the commit path installs a group's chains **before** it publishes the
+//!   group (and removes them again if its log write fails), and the
+//!   applier writes a group to redb only after that, so a reader that sees
+//!   a newer row on disk finds its chain;
+//! * a reader registers the applied ts and then opens its redb read
+//!   transaction **before** it looks at the overlay, and GC removes a chain
+//!   only once its newest version is at or below the horizon *and* at or
+//!   below every registered reader's applied ts (`apply::trim_bound`) — so
+//!   a chain a reader misses belongs to a row whose disk version its own
+//!   file holds.
 //!
 //! This module must never decide commit order or write to the file; it
 //! installs what the commit path hands it and answers reads at a
