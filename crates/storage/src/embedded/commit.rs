@@ -366,7 +366,8 @@ fn write_log(inner: &Inner, records: &[(Ts, &[(TableId, Change)])]) -> Result<()
         inner.apply.wait_applied(log.last_ts())?;
         log.rewind();
     }
-    log.append(records)?;
+    // `fits` encoded the group.
+    log.append_encoded(records.last().map(|r| r.0))?;
     match inner.options.durability {
         Durability::Immediate => log.sync(),
         Durability::Periodic(_) => Ok(()),

@@ -104,17 +104,27 @@ impl CommitLog {
         self.last_ts
     }
 
-    /// Whether `records` fit after the last record.
+    /// Whether `records` fit after the last record. Encodes them: a
+    /// following [`Self::append_encoded`] writes them without encoding
+    /// them again.
     pub fn fits(&mut self, records: &[(Ts, &[(TableId, Change)])]) -> bool {
         self.encode(records);
         self.pos + self.buf.len() as u64 <= self.size
     }
 
-    /// Write `records` after the last one (not synced: see [`Self::sync`]).
-    /// A group larger than the room left grows the file.
+    /// Encode and write `records` after the last one (tests; the commit
+    /// path asks [`Self::fits`] first, which encodes them).
+    #[cfg(test)]
     pub fn append(&mut self, records: &[(Ts, &[(TableId, Change)])]) -> Result<()> {
-        self.check()?;
         self.encode(records);
+        self.append_encoded(records.last().map(|r| r.0))
+    }
+
+    /// Write the group [`Self::fits`] encoded last, whose last transaction
+    /// has ts `last`, after the last record (not synced: see
+    /// [`Self::sync`]). A group larger than the room left grows the file.
+    pub fn append_encoded(&mut self, last: Option<Ts>) -> Result<()> {
+        self.check()?;
         // A failed write (a full disk) acknowledged nothing and left no
         // valid record (one record per group): the next group is written at
         // the same place.
@@ -123,8 +133,8 @@ impl CommitLog {
             .map_err(|e| StorageError::Io(format!("commit log: {e}")))?;
         self.pos += self.buf.len() as u64;
         self.size = self.size.max(self.pos);
-        if let Some((ts, _)) = records.last() {
-            self.last_ts = *ts;
+        if let Some(ts) = last {
+            self.last_ts = ts;
         }
         Ok(())
     }
