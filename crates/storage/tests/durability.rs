@@ -71,6 +71,20 @@ fn reopen_keeps_data_and_timestamps_continue() {
     );
 }
 
+/// Re-run this test binary as a child running only `test`, with `env`
+/// set and its stdout piped (the child reports what it acknowledged there).
+fn spawn_child(test: &str, env: &[(&str, &std::ffi::OsStr)]) -> std::process::Child {
+    let mut cmd = Command::new(std::env::current_exe().unwrap());
+    cmd.args([test, "--exact", "--nocapture", "--test-threads=1"]);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
 fn key(i: u64, half: u8) -> Vec<u8> {
     let mut k = i.to_be_bytes().to_vec();
     k.push(half);
@@ -104,18 +118,7 @@ fn crash_child_writer() {
 fn crash_after_commit_loses_nothing() {
     const N: u64 = 60;
     let dir = tempfile::tempdir().unwrap();
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "crash_child_writer",
-            "--exact",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(CHILD_ENV, dir.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_child("crash_child_writer", &[(CHILD_ENV, dir.path().as_os_str())]);
     let stdout = child.stdout.take().unwrap();
     let mut printed = Vec::new();
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -200,18 +203,10 @@ fn crash_child_log_only_writer() {
 #[test]
 fn sigkill_with_commits_only_in_the_log_replays_them() {
     let dir = tempfile::tempdir().unwrap();
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "crash_child_log_only_writer",
-            "--exact",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(CHILD_ENV, dir.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_child(
+        "crash_child_log_only_writer",
+        &[(CHILD_ENV, dir.path().as_os_str())],
+    );
     let stdout = child.stdout.take().unwrap();
     let deadline = Instant::now() + Duration::from_secs(120);
     let mut done = false;
@@ -371,19 +366,13 @@ fn group_key(th: u64, i: u64, half: u8) -> Vec<u8> {
 fn group_crash_once(mode: &str) -> usize {
     const ACKS: usize = 300;
     let dir = tempfile::tempdir().unwrap();
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "crash_child_group_writer",
-            "--exact",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(GROUP_CHILD_ENV, dir.path())
-        .env(GROUP_MODE_ENV, mode)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_child(
+        "crash_child_group_writer",
+        &[
+            (GROUP_CHILD_ENV, dir.path().as_os_str()),
+            (GROUP_MODE_ENV, std::ffi::OsStr::new(mode)),
+        ],
+    );
     let stdout = child.stdout.take().unwrap();
     // (thread, i) -> ts of every acknowledged commit.
     let mut acked = std::collections::HashMap::new();
