@@ -146,6 +146,25 @@ fn index_with_frequent_bases_loads_the_same_on_another_cn() {
     ] {
         s.execute(q).unwrap();
     }
+    // The initial builds (of an empty table) finish first, so the rows
+    // below arrive as incremental units and the bases written along the way
+    // are past the build. (A build that runs late, after every write, left
+    // no change to base past it: the wait below then timed out.)
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !a
+        .engine()
+        .iscp
+        .read_jobs()
+        .unwrap()
+        .iter()
+        .all(|j| j.status.stage == "incremental")
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the initial builds did not finish"
+        );
+        std::thread::park_timeout(Duration::from_millis(5));
+    }
     // 200 rows in 20 statements, then updates and deletes: many units.
     for chunk in 0..20 {
         let rows: Vec<String> = (0..10)
@@ -173,7 +192,15 @@ fn index_with_frequent_bases_loads_the_same_on_another_cn() {
         meta["base_ts"].as_u64().unwrap() > j.status.build_ts
     };
     // Caught up as of `latest` (see `common::applied_up_to`).
-    let caught_up = |j: &tributary::iscp::log::JobRow| common::applied_up_to(&a, j, latest);
+    // ... in the job row, and in the runner's memory: `fast_search` answers
+    // from the index alone, which publishes a unit only after its commit.
+    let caught_up = |j: &tributary::iscp::log::JobRow| {
+        common::applied_up_to(&a, j, latest)
+            && a.engine().iscp.cached(j.key.job_id).is_none_or(|h| {
+                let g = h.read();
+                g.watermark >= j.watermark && g.pending_ts.is_none()
+            })
+    };
     loop {
         let jobs = a.engine().iscp.read_jobs().unwrap();
         if jobs.iter().all(|j| caught_up(j) && base_past_build(j)) {
@@ -221,8 +248,9 @@ fn index_with_frequent_bases_loads_the_same_on_another_cn() {
         ("SELECT id FROM t WHERE MATCH(body) AGAINST('w160')", vec![]),
         ("SELECT id FROM t WHERE MATCH(body) AGAINST('w7')", vec![]),
     ] {
-        for db in [&a, &b] {
-            assert_eq!(ids(db, &["USE d", "SET fast_search = 1", q]), want, "{q}");
+        for (cn, db) in [("cn-a", &a), ("cn-b", &b)] {
+            let got = ids(db, &["USE d", "SET fast_search = 1", q]);
+            assert_eq!(got, want, "{q} on {cn}");
         }
     }
     let all = "SELECT id FROM t WHERE MATCH(body) AGAINST('all') ORDER BY id";

@@ -94,6 +94,15 @@ const KEY_BITS: u32 = 40;
 pub const MAX_KEY: u64 = (1 << KEY_BITS) - 1;
 /// Largest generation before a key's versions force a compaction.
 const MAX_GENERATION: u64 = (1 << (64 - KEY_BITS)) - 2;
+/// Graphs of at most this many nodes (live or tombstones) are searched
+/// exactly, like Qdrant's `full_scan_threshold`: scanning a thousand
+/// vectors costs about what a walk does, and the answer is exact. A walk is
+/// not: on low-dimensional data HNSW keeps ~2 links a node, and a node
+/// added while tombstones sat where its neighbours now are may be reached
+/// by no walk from a nearby query
+/// (`tests::a_node_added_among_tombstones_is_found`). Larger graphs bound
+/// that loss by compaction ([`VectorIndex::compaction_due`]).
+const EXACT_SEARCH_MAX_NODES: usize = 1024;
 /// Tombstones below this count never make a compaction due.
 const COMPACT_MIN_TOMBSTONES: usize = 1024;
 /// A compaction is due ([`VectorIndex::compaction_due`]) when tombstones
@@ -940,7 +949,34 @@ impl VectorIndex {
         }
         // Never ask the library for more results than the index holds.
         let wanted = wanted.min(self.inner.size());
-        let m = if let Some((pred, _)) = filter {
+        let m = if self.inner.size() <= EXACT_SEARCH_MAX_NODES {
+            // A small graph is scanned exactly: about as fast as a walk,
+            // and a walk can miss a node a thin graph strands (see the
+            // constant's docs).
+            let all = guarded("exact search", || {
+                self.inner
+                    .exact_search(q, self.inner.size())
+                    .map_err(vec_err)
+            })?;
+            let mut m = usearch::ffi::Matches {
+                keys: Vec::with_capacity(wanted),
+                distances: Vec::with_capacity(wanted),
+            };
+            for (u, d) in all.keys.into_iter().zip(all.distances) {
+                if m.keys.len() == wanted {
+                    break;
+                }
+                let keep = match filter {
+                    Some((pred, _)) => pred(u),
+                    None => !self.dead.contains(&u),
+                };
+                if keep {
+                    m.keys.push(u);
+                    m.distances.push(d);
+                }
+            }
+            m
+        } else if let Some((pred, _)) = filter {
             guarded("search", || {
                 self.inner.filtered_search(q, wanted, pred).map_err(vec_err)
             })?
@@ -1213,6 +1249,44 @@ mod tests {
                     );
                 }
             }
+        }
+    }
+
+    /// What `tests/multi_cn.rs` hit (1–2 % of runs under load): an initial
+    /// build of the first `n` rows of a 1-d line, then one unit replaying
+    /// every change from the build's ts — inserts 0..200 (tombstoning the
+    /// built nodes), key 7 moved far right, 150..200 deleted. Key 7's new
+    /// node goes in early (the tail keeps its age) among tombstones; the
+    /// walk from `[999, 0]` then stopped at 149. The answer must be 7 for
+    /// every `n`, before and after the adds and after a snapshot.
+    #[test]
+    fn a_node_added_among_tombstones_is_found() {
+        for n in 40..90u64 {
+            let mut ix = VectorIndex::new(HnswOptions::new(2, Metric::L2)).unwrap();
+            for k in 0..n {
+                ix.upsert(k, &[k as f32, 0.0]).unwrap();
+            }
+            for k in 0..200u64 {
+                ix.upsert_deferred(k, &[k as f32, 0.0]).unwrap();
+            }
+            ix.upsert_deferred(7, &[1000.0, 0.0]).unwrap();
+            for k in 150..200u64 {
+                assert!(ix.remove(k).unwrap());
+            }
+            let q = [999.0, 0.0];
+            assert_eq!(ix.search(&q, 1).unwrap(), vec![(7, 1.0)], "n {n}, tail");
+            while ix.add_deferred(16).unwrap() > 0 {}
+            assert_eq!(ix.tombstones() as u64, n);
+            assert_eq!(ix.search(&q, 1).unwrap(), vec![(7, 1.0)], "n {n}, graph");
+            let loaded = VectorIndex::from_bytes(&ix.to_bytes().unwrap()).unwrap();
+            assert_eq!(
+                loaded.search(&q, 1).unwrap(),
+                vec![(7, 1.0)],
+                "n {n}, loaded"
+            );
+            let odd = |k: u64| k % 2 == 1;
+            let got = loaded.try_search_filtered(&q, 2, 2, &odd).unwrap();
+            assert_eq!(got, Some(vec![(7, 1.0), (149, 850.0)]), "n {n}, filtered");
         }
     }
 
