@@ -19,6 +19,7 @@ pub mod ddl;
 pub mod dml;
 pub mod exec;
 pub mod expr;
+pub mod fast_insert;
 pub mod host;
 pub mod parallel;
 pub mod params;

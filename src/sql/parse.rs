@@ -905,6 +905,9 @@ fn check_operator_chains(toks: &[Tok]) -> SqlResult<()> {
 }
 
 pub fn parse(sql: &str) -> SqlResult<Stmt> {
+    if let Some(st) = crate::sql::fast_insert::parse(sql) {
+        return Ok(Stmt::Ast(Box::new(st)));
+    }
     let sql = &*expand_versioned_comments(sql);
     let toks = tokenize(sql)?;
     check_operator_chains(&toks)?;
