@@ -241,7 +241,8 @@ fn write_new_row(cx: &mut Ctx<'_>, t: &TableDef, row: Vec<Value>, replace: bool)
         }
     }
     maintain_indexes(cx, t, &key, None, Some(&row))?;
-    cx.txn.put(t.id, &key, encode_row(&row))?;
+    // The key was read (and locked) above, or is a fresh row id.
+    cx.txn.put_unread(t.id, &key, encode_row(&row))?;
     Ok(())
 }
 

@@ -375,6 +375,13 @@ pub trait Transaction: Send {
     /// (latest committed or own write).
     fn put(&mut self, table: TableId, key: &[u8], value: Vec<u8>) -> Result<Option<Vec<u8>>>;
 
+    /// [`put`](Self::put) without reading the previous value, for a caller
+    /// that has just read the key itself (an INSERT's duplicate check) or
+    /// knows it is new: one lookup per row instead of two.
+    fn put_unread(&mut self, table: TableId, key: &[u8], value: Vec<u8>) -> Result<()> {
+        self.put(table, key, value).map(|_| ())
+    }
+
     /// Delete a key (locks the row first). Returns the previous value.
     fn delete(&mut self, table: TableId, key: &[u8]) -> Result<Option<Vec<u8>>>;
 

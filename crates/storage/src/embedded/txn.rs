@@ -201,12 +201,17 @@ impl EmbeddedTxn {
         self.ensure_writable()?;
         self.take_lock(table, key, LockMode::Exclusive)?;
         let prev = self.current(table, key)?;
+        self.record(table, key, value);
+        Ok(prev)
+    }
+
+    /// Add a write (its lock taken) to the transaction's own writes and log.
+    fn record(&mut self, table: TableId, key: &[u8], value: Option<Vec<u8>>) {
         self.own
             .entry(table)
             .or_default()
             .insert(key.to_vec(), value.clone());
         self.log.push((table, key.to_vec(), value));
-        Ok(prev)
     }
 
     /// End the transaction: release locks and the snapshot.
@@ -447,6 +452,13 @@ impl Transaction for EmbeddedTxn {
 
     fn put(&mut self, table: TableId, key: &[u8], value: Vec<u8>) -> Result<Option<Vec<u8>>> {
         self.write(table, key, Some(value))
+    }
+
+    fn put_unread(&mut self, table: TableId, key: &[u8], value: Vec<u8>) -> Result<()> {
+        self.ensure_writable()?;
+        self.take_lock(table, key, LockMode::Exclusive)?;
+        self.record(table, key, Some(value));
+        Ok(())
     }
 
     fn delete(&mut self, table: TableId, key: &[u8]) -> Result<Option<Vec<u8>>> {
