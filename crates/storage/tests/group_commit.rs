@@ -202,3 +202,27 @@ fn periodic_mode_flushes_within_the_period_and_at_close() {
         80
     );
 }
+
+/// The applier lets commits gather before it writes them to the file, but
+/// a lone commit still gets there with nobody asking, and a change-log
+/// reader is answered with every commit so far (it asks for the queue at
+/// once instead of waiting out the gathering).
+#[test]
+fn the_applier_writes_a_lone_commit_and_hurries_for_a_reader() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = EmbeddedStorage::open(dir.path()).unwrap();
+    let put = |k: u32| {
+        let mut t = s.begin(TxnOptions::default()).unwrap();
+        t.put(T, &k.to_be_bytes(), b"v".to_vec()).unwrap();
+        t.commit().unwrap()
+    };
+    let ts = put(0);
+    wait_until("the lone commit in the file", || s.applied_ts() >= ts);
+    let mut last = ts;
+    for k in 1..50 {
+        last = put(k);
+    }
+    let batch = s.changes(T, 0, last, None, 1000).unwrap();
+    assert_eq!(batch.changes.len(), 50);
+    assert!(s.applied_ts() >= last);
+}

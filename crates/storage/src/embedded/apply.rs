@@ -38,6 +38,13 @@ const APPLY_BATCH_BYTES: usize = 1 << 20;
 pub(super) const TRIM_MIN: usize = 4096;
 /// Pause before retrying a failed apply.
 const RETRY_PAUSE: Duration = Duration::from_millis(50);
+/// How long the applier lets commits gather before it writes them, unless
+/// about [`APPLY_BATCH_BYTES`] are queued or someone waits for them: each
+/// redb transaction is a copy-on-write commit with its own fsync, so one
+/// per single-row commit cost as much disk time and CPU as the commit
+/// itself. Readers never wait for it (they read the memtable); change-log
+/// readers, purges, GC and a full commit log ask for the queue at once.
+const APPLY_GATHER: Duration = Duration::from_millis(10);
 
 #[derive(Default)]
 struct State {
@@ -47,6 +54,22 @@ struct State {
     failing: Option<String>,
     /// Held back by [`ApplyQueue::pause`] (crash tests).
     paused: bool,
+    /// When the oldest queued group arrived.
+    since: Option<Instant>,
+    /// Bytes of changes queued.
+    bytes: usize,
+    /// Threads in [`ApplyQueue::wait_applied`]: the queue is written at once.
+    waiting: usize,
+}
+
+/// Bytes of changes of one group, as the applier counts them.
+fn group_bytes(changes: &[(TableId, Change)]) -> usize {
+    changes
+        .iter()
+        .map(|(_, c)| {
+            c.key.len() + c.old.as_ref().map_or(0, Vec::len) + c.new.as_ref().map_or(0, Vec::len)
+        })
+        .sum()
 }
 
 /// Groups waiting for redb, and who waits for them.
@@ -111,8 +134,20 @@ impl ApplyQueue {
 
     /// Queue committed groups for redb (in commit order).
     pub fn push(&self, groups: impl IntoIterator<Item = Applied>) {
-        self.state.lock().queue.extend(groups);
-        self.work.notify_one();
+        let mut g = self.state.lock();
+        let was_empty = g.queue.is_empty();
+        for group in groups {
+            g.bytes += group_bytes(&group.1);
+            g.queue.push_back(group);
+        }
+        g.since.get_or_insert_with(Instant::now);
+        // The applier sleeps without a deadline on an empty queue, and
+        // until the gather deadline otherwise.
+        let wake = was_empty || g.bytes >= APPLY_BATCH_BYTES || g.waiting > 0;
+        drop(g);
+        if wake {
+            self.work.notify_one();
+        }
     }
 
     /// Wait until every commit at or below `ts` is in redb. Fails when
@@ -124,6 +159,19 @@ impl ApplyQueue {
         }
         let start = Instant::now();
         let mut g = self.state.lock();
+        g.waiting += 1;
+        self.work.notify_one();
+        let r = self.wait_applied_locked(&mut g, ts, start);
+        g.waiting -= 1;
+        r
+    }
+
+    fn wait_applied_locked(
+        &self,
+        g: &mut parking_lot::MutexGuard<'_, State>,
+        ts: Ts,
+        start: Instant,
+    ) -> Result<()> {
         while self.applied_ts.load(Ordering::Acquire) < ts {
             let limit = if g.failing.is_some() {
                 RETRY_PAUSE * 10
@@ -131,7 +179,7 @@ impl ApplyQueue {
                 APPLY_WAIT
             };
             let deadline = start + limit;
-            if self.applied_cv.wait_until(&mut g, deadline).timed_out()
+            if self.applied_cv.wait_until(g, deadline).timed_out()
                 && self.applied_ts.load(Ordering::Acquire) < ts
             {
                 let why = g
@@ -167,8 +215,20 @@ pub(super) fn run(inner: &Inner) {
     loop {
         let batch: Vec<Applied> = {
             let mut g = q.state.lock();
-            while (g.queue.is_empty() || g.paused) && !g.stop {
-                q.work.wait(&mut g);
+            loop {
+                if g.stop {
+                    break;
+                }
+                if g.queue.is_empty() || g.paused {
+                    q.work.wait(&mut g);
+                    continue;
+                }
+                // Let commits gather (see APPLY_GATHER).
+                let due = g.since.map_or_else(Instant::now, |t| t + APPLY_GATHER);
+                if g.waiting > 0 || g.bytes >= APPLY_BATCH_BYTES || Instant::now() >= due {
+                    break;
+                }
+                q.work.wait_until(&mut g, due);
             }
             if g.queue.is_empty() {
                 return;
@@ -182,15 +242,12 @@ pub(super) fn run(inner: &Inner) {
                 if n > 0 && bytes >= APPLY_BATCH_BYTES {
                     break;
                 }
-                bytes += changes
-                    .iter()
-                    .map(|(_, c)| {
-                        c.key.len()
-                            + c.old.as_ref().map_or(0, Vec::len)
-                            + c.new.as_ref().map_or(0, Vec::len)
-                    })
-                    .sum::<usize>();
+                bytes += group_bytes(changes);
                 n += 1;
+            }
+            g.bytes -= bytes;
+            if n == g.queue.len() {
+                g.since = None;
             }
             g.queue.drain(..n).collect()
         };
@@ -225,8 +282,10 @@ pub(super) fn run(inner: &Inner) {
                 g.failing = Some(e.to_string());
                 q.applied_cv.notify_all();
                 for b in batch.into_iter().rev() {
+                    g.bytes += group_bytes(&b.1);
                     g.queue.push_front(b);
                 }
+                g.since.get_or_insert_with(Instant::now);
                 let stopping = g.stop;
                 q.work.wait_for(&mut g, RETRY_PAUSE);
                 drop(g);

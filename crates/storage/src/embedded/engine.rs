@@ -477,6 +477,12 @@ impl EmbeddedStorage {
         Resume(&self.inner)
     }
 
+    /// The newest commit ts the data file holds (every commit at or below
+    /// it is there), without asking the applier to hurry.
+    pub fn applied_ts(&self) -> Ts {
+        self.inner.apply.applied_ts.load(Ordering::Acquire)
+    }
+
     /// Wait until every commit so far is in the data file (not only in the
     /// commit log): for tests and tools that look at the file itself.
     pub fn wait_applied(&self) -> Result<()> {
