@@ -40,9 +40,17 @@ fn table_from_name(cx: &mut Ctx<'_>, name: &ast::ObjectName) -> SqlResult<TableD
         ));
     }
     cx.session.table_locks.check(&db, &t, true)?;
-    catalog::require_database(cx.txn, &db)?;
     let metadata_lock = !cx.session.table_locks.writes_under_lock(&db, &t);
-    catalog::require_table_for_write(cx.txn, &db, &t, metadata_lock)
+    match catalog::require_table_for_write(cx.txn, &db, &t, metadata_lock) {
+        // A table's record exists only inside its database (DROP DATABASE
+        // removes both in one transaction), so the database is looked up
+        // only to tell 1049 from 1146 — not on every write.
+        Err(e) if e.code == code::NO_SUCH_TABLE => {
+            catalog::require_database(cx.txn, &db)?;
+            Err(e)
+        }
+        r => r,
+    }
 }
 
 /// Render a key's values for a duplicate-key message.

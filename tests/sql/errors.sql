@@ -31,3 +31,8 @@ CREATE TABLE u (id INT PRIMARY KEY, n INT);
 INSERT INTO u VALUES (1, 1), (2, 2), (3, 2147483647);
 UPDATE u SET n = n + 1 WHERE id >= 2;
 SELECT * FROM u ORDER BY id;
+-- Writes name the missing database (1049) or the missing table (1146).
+INSERT INTO nodb.t VALUES (1);
+UPDATE nodb.t SET n = 1;
+DELETE FROM nodb.t;
+INSERT INTO nosuch VALUES (1);
