@@ -223,6 +223,8 @@ pub struct ChangeBatch {
 pub struct GcStats {
     pub versions_removed: u64,
     pub changes_removed: u64,
+    /// Rows and change-log entries of purged tables deleted from the file.
+    pub purged_entries: u64,
 }
 
 /// A shared storage: embedded engine or (later) a remote backend.
@@ -279,7 +281,10 @@ pub trait Storage: Send + Sync + 'static {
 
     /// Drop everything stored for `table` (rows and change log), once no
     /// transaction still writes it. Used when a table or hidden index table
-    /// is dropped for good. Durable on return.
+    /// is dropped for good. On return the table reads as empty (rows and
+    /// changes) and stays so across a restart; the space it takes is
+    /// reclaimed later by [`Storage::gc`] passes, in bounded batches, so
+    /// the call takes the same short time for any table size.
     fn purge_table(&self, table: TableId) -> Result<()>;
 
     /// Try to take or renew the named lease for `holder` for `ttl`. Returns

@@ -303,6 +303,70 @@ fn purge_table_removes_rows_and_log_durably() {
     assert_eq!(all_changes(&s, U, 0).len(), 1);
 }
 
+/// A purged table reads as empty at once — rows, point reads, changes —
+/// and stays so across a restart while its entries are still in the file;
+/// GC passes then delete them (in transactions of a bounded size) and
+/// nothing of any other table.
+#[test]
+fn a_purge_hides_the_table_at_once_and_gc_deletes_it_across_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    const ROWS: u32 = 20_000;
+    let before_ts;
+    {
+        let s = EmbeddedStorage::open(dir.path()).unwrap();
+        for chunk in 0..4u32 {
+            let mut t = begin(&s);
+            for k in chunk * ROWS / 4..(chunk + 1) * ROWS / 4 {
+                t.put(T, &k.to_be_bytes(), vec![7; 40]).unwrap();
+            }
+            t.commit().unwrap();
+        }
+        let mut t = begin(&s);
+        for k in 0..10u32 {
+            t.put(U, &k.to_be_bytes(), b"u".to_vec()).unwrap();
+        }
+        t.commit().unwrap();
+        // Consumers keep the change logs: the purge has T's to delete, and
+        // U's must stay whole.
+        s.set_consumer_watermark("idx", T, 0);
+        s.set_consumer_watermark("idx", U, 0);
+        assert_eq!(all_changes(&s, T, 0).len(), ROWS as usize);
+        before_ts = s.latest_ts();
+        s.purge_table(T).unwrap();
+        assert!(s.snapshot_scan(T, before_ts, None, 10).unwrap().is_empty());
+        assert!(all_changes(&s, T, 0).is_empty());
+        let mut t = begin(&s);
+        assert_eq!(t.get(T, &5u32.to_be_bytes(), false).unwrap(), None);
+        assert_eq!(t.get(T, &5u32.to_be_bytes(), true).unwrap(), None);
+        t.rollback();
+        // Closed before any GC pass: the file still holds T's entries.
+    }
+    let s = EmbeddedStorage::open(dir.path()).unwrap();
+    let ts = s.latest_ts();
+    assert!(s.snapshot_scan(T, ts, None, 10).unwrap().is_empty());
+    assert!(all_changes(&s, T, 0).is_empty());
+    let st = s.gc().unwrap();
+    assert_eq!(
+        st.purged_entries,
+        2 * u64::from(ROWS),
+        "every row and change of T deleted, nothing else"
+    );
+    assert_eq!(s.gc().unwrap().purged_entries, 0);
+    assert_eq!(s.snapshot_scan(U, ts, None, 100).unwrap().len(), 10);
+    assert_eq!(all_changes(&s, U, 0).len(), 10);
+    drop(s);
+    let s = EmbeddedStorage::open(dir.path()).unwrap();
+    assert_eq!(
+        s.gc().unwrap().purged_entries,
+        0,
+        "the purge mark went with the rows"
+    );
+    assert!(s
+        .snapshot_scan(T, s.latest_ts(), None, 10)
+        .unwrap()
+        .is_empty());
+}
+
 /// GC deletes change-log entries in bounded batches (so commits interleave
 /// with it); a pass still removes everything below the horizon, across
 /// several tables and across transactions split by the batch bound, and

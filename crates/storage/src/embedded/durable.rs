@@ -40,6 +40,9 @@ pub(super) const CHANGE_GC: TableDefinition<u64, u64> = TableDefinition::new("ch
 pub(super) const WATERMARKS: TableDefinition<(&str, u64), u64> = TableDefinition::new("watermarks");
 /// Leases: name -> encoded (holder, expiry in ms since the Unix epoch).
 pub(super) const LEASES: TableDefinition<&str, &[u8]> = TableDefinition::new("leases");
+/// Tables purged whose rows and change log are still being deleted, in
+/// bounded batches by [`Durable::purge_batch`].
+pub(super) const PURGES: TableDefinition<u64, ()> = TableDefinition::new("purges");
 
 const META_COMMIT_TS: &str = "commit_ts";
 /// The [`TABLE_TS`] key of the last commit ts (no table has this id).
@@ -94,6 +97,8 @@ pub(super) struct Loaded {
     /// Rows per table (latest versions).
     pub row_counts: HashMap<TableId, u64>,
     pub watermarks: Vec<(String, TableId, Ts)>,
+    /// Tables whose purge is not finished.
+    pub purging: Vec<TableId>,
 }
 
 /// The redb database.
@@ -155,6 +160,7 @@ impl Durable {
             w.open_table(WATERMARKS).map_err(io)?;
             w.open_table(LEASES).map_err(io)?;
             w.open_table(ROW_COUNTS).map_err(io)?;
+            w.open_table(PURGES).map_err(io)?;
         }
         w.commit().map_err(io)?;
         Ok(me)
@@ -219,6 +225,9 @@ impl Durable {
             out.watermarks
                 .push((consumer.to_string(), table, v.value()));
         }
+        for item in r.open_table(PURGES).map_err(io)?.iter().map_err(io)? {
+            out.purging.push(item.map_err(io)?.0.value());
+        }
         Ok(out)
     }
 
@@ -276,25 +285,14 @@ impl Durable {
         w.commit().map_err(io)
     }
 
-    /// Remove rows, change log and bookkeeping of `table`.
-    pub fn purge_table(&self, table: TableId) -> Result<()> {
+    /// Mark `table` purged: its bookkeeping goes now, its rows and change
+    /// log by [`Durable::purge_batch`] later. Durable on return.
+    pub fn mark_purge(&self, table: TableId) -> Result<()> {
         let w = self.begin_write()?;
         {
-            let mut rows = w.open_table(ROWS).map_err(io)?;
-            let start = table.to_be_bytes().to_vec();
-            match table.checked_add(1) {
-                Some(next) => {
-                    let end = next.to_be_bytes().to_vec();
-                    rows.retain_in(start.as_slice()..end.as_slice(), |_, _| false)
-                        .map_err(io)?;
-                }
-                None => {
-                    rows.retain_in(start.as_slice().., |_, _| false)
-                        .map_err(io)?;
-                }
-            }
-            let mut log = w.open_table(CHANGES).map_err(io)?;
-            log.retain_in((table, 0, 0)..=(table, u64::MAX, u32::MAX), |_, _| false)
+            w.open_table(PURGES)
+                .map_err(io)?
+                .insert(table, ())
                 .map_err(io)?;
             w.open_table(TABLE_TS)
                 .map_err(io)?
@@ -310,6 +308,70 @@ impl Durable {
                 .map_err(io)?;
         }
         w.commit().map_err(io)
+    }
+
+    /// One write transaction of a purge: delete at most `budget` rows and
+    /// change-log entries of purged tables, in table order. Returns the
+    /// number deleted and the tables now fully deleted (their purge mark
+    /// goes in the same transaction); a table cut short is continued by
+    /// the next call.
+    pub fn purge_batch(&self, budget: usize) -> Result<(usize, Vec<TableId>)> {
+        let w = self.begin_write()?;
+        let mut removed = 0;
+        let mut done = Vec::new();
+        {
+            let mut purges = w.open_table(PURGES).map_err(io)?;
+            let tables = purges
+                .iter()
+                .map_err(io)?
+                .map(|e| e.map(|(k, _)| k.value()))
+                .collect::<std::result::Result<Vec<_>, _>>()
+                .map_err(io)?;
+            let mut rows = w.open_table(ROWS).map_err(io)?;
+            let mut log = w.open_table(CHANGES).map_err(io)?;
+            for table in tables {
+                let allowed = budget - removed;
+                let lo = table.to_be_bytes();
+                let hi = table.checked_add(1).map(u64::to_be_bytes);
+                let range = match &hi {
+                    Some(hi) => rows.range::<&[u8]>(lo.as_slice()..hi.as_slice()),
+                    None => rows.range::<&[u8]>(lo.as_slice()..),
+                };
+                let keys = range
+                    .map_err(io)?
+                    .take(allowed)
+                    .map(|e| e.map(|(k, _)| k.value().to_vec()))
+                    .collect::<std::result::Result<Vec<_>, _>>()
+                    .map_err(io)?;
+                for k in &keys {
+                    rows.remove(k.as_slice()).map_err(io)?;
+                }
+                removed += keys.len();
+                if keys.len() == allowed {
+                    // The budget is spent (rows may remain): continue later.
+                    break;
+                }
+                let allowed = budget - removed;
+                let entries = log
+                    .range((table, 0, 0)..=(table, u64::MAX, u32::MAX))
+                    .map_err(io)?
+                    .take(allowed)
+                    .map(|e| e.map(|(k, _)| k.value()))
+                    .collect::<std::result::Result<Vec<_>, _>>()
+                    .map_err(io)?;
+                for k in &entries {
+                    log.remove(k).map_err(io)?;
+                }
+                removed += entries.len();
+                if entries.len() == allowed {
+                    break;
+                }
+                purges.remove(table).map_err(io)?;
+                done.push(table);
+            }
+        }
+        w.commit().map_err(io)?;
+        Ok((removed, done))
     }
 
     /// Persist (or move) a consumer watermark.

@@ -378,6 +378,9 @@ impl EmbeddedStorage {
         for (table, ts) in &loaded.table_ts {
             versions.set_gc_ts(*table, *ts);
         }
+        for table in &loaded.purging {
+            versions.purge(*table);
+        }
         let mut watermarks: HashMap<String, HashMap<TableId, Ts>> = HashMap::new();
         for (consumer, table, ts) in loaded.watermarks {
             watermarks.entry(consumer).or_default().insert(table, ts);
@@ -527,6 +530,9 @@ impl Storage for EmbeddedStorage {
         resume: Option<(Ts, u32)>,
         limit: usize,
     ) -> Result<ChangeBatch> {
+        if self.inner.versions.is_purging(table) {
+            return Ok(ChangeBatch::default());
+        }
         let visible = self.latest_ts();
         // Changes are visible when their rows are: wait for the applier to
         // have written them to the file's change log.
@@ -593,10 +599,14 @@ impl Storage for EmbeddedStorage {
         self.inner
             .apply
             .wait_applied(self.inner.latest_ts.load(Ordering::Acquire))?;
-        self.inner.durably(|d| d.purge_table(table))?;
+        // Marked durably, hidden from reads at once; the rows and change
+        // log are deleted by GC passes in bounded batches (a table of 300k
+        // rows took 24 s to delete in one transaction, holding the commit
+        // mutex the whole time).
+        self.inner.durably(|d| d.mark_purge(table))?;
         self.inner.versions.purge(table);
         self.inner.table_ts.lock().remove(&table);
-        tracing::info!(table, "table purged");
+        tracing::info!(table, "table purged; its rows go in the background");
         Ok(())
     }
 

@@ -56,6 +56,13 @@ pub(super) fn trim_versions(inner: &Inner) -> u64 {
 /// between two batches.
 pub(super) const GC_BATCH: usize = 1024;
 
+/// Entries one purge transaction deletes (see [`purge`]).
+pub(super) const PURGE_BATCH: usize = 8192;
+
+/// How long one GC pass spends deleting purged tables before it leaves the
+/// rest to the next pass.
+pub(super) const PURGE_PASS: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// Bytes of change-log entries deleted per batch at most (at least one
 /// entry): an index base writes a few hundred 256 KiB chunks, and freeing
 /// them all in one transaction held every commit up for most of a second.
@@ -97,12 +104,34 @@ pub(super) fn run(inner: &Inner) -> Result<GcStats> {
     }
     let counts = inner.versions.row_counts();
     inner.durably(|d| d.save_row_counts(&counts))?;
+    stats.purged_entries = purge(inner, PURGE_PASS)?;
     tracing::debug!(
         versions = stats.versions_removed,
         changes = stats.changes_removed,
+        purged = stats.purged_entries,
         "gc pass"
     );
     Ok(stats)
+}
+
+/// Delete rows and change log of purged tables in transactions of at most
+/// [`PURGE_BATCH`] entries, for up to `time` (the rest is left to the next
+/// pass). No commit writes a purged table, so the commit mutex is not
+/// taken. Returns the entries deleted.
+pub(super) fn purge(inner: &Inner, time: std::time::Duration) -> Result<u64> {
+    let started = std::time::Instant::now();
+    let mut removed = 0u64;
+    loop {
+        let (n, done) = inner.durably(|d| d.purge_batch(PURGE_BATCH))?;
+        removed += n as u64;
+        for table in done {
+            inner.versions.purged(table);
+            tracing::info!(table, "purged table deleted from the file");
+        }
+        if n < PURGE_BATCH || started.elapsed() >= time {
+            return Ok(removed);
+        }
+    }
 }
 
 /// One write transaction of a GC pass: delete at most [`GC_BATCH`] (and

@@ -39,7 +39,7 @@
 //! installs what the commit path hands it and answers reads at a
 //! timestamp.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ops::Bound;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -104,6 +104,11 @@ pub(super) struct VersionStore {
     tables: RwLock<HashMap<TableId, Shared>>,
     /// Versions (chain entries) in all overlays.
     entries: AtomicUsize,
+    /// Tables purged whose rows the background purge is still deleting
+    /// from the file: they read as empty.
+    purging: RwLock<HashSet<TableId>>,
+    /// `purging.len()`, so reads of other tables skip the set.
+    purging_n: AtomicUsize,
 }
 
 impl VersionStore {
@@ -173,6 +178,9 @@ impl VersionStore {
         key: &[u8],
         ts: Ts,
     ) -> Result<Option<Vec<u8>>> {
+        if self.is_purging(table) {
+            return Ok(None);
+        }
         // A key's chain, when it has one, holds every version since before
         // the horizon: it answers alone (as in `visit_at`).
         if let Some(found) = self.chain_read(table, key, |vs| {
@@ -200,6 +208,9 @@ impl VersionStore {
     /// Latest committed value of `key`: its chain's newest version, else
     /// the row on disk.
     pub fn latest(&self, rows: &Rows, table: TableId, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        if self.is_purging(table) {
+            return Ok(None);
+        }
         if let Some(found) =
             self.chain_read(table, key, |vs| vs.last().and_then(|v| v.value.clone()))
         {
@@ -235,7 +246,7 @@ impl VersionStore {
         mut f: impl FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<()> {
         self.check_horizon(table, ts)?;
-        if !range_is_valid(start, end) {
+        if !range_is_valid(start, end) || self.is_purging(table) {
             return Ok(());
         }
         // The overlay's say on the range, fetched a batch at a time so no
@@ -321,6 +332,9 @@ impl VersionStore {
     /// others). Empty when the table has fewer than two distinct such
     /// prefixes. The cuts only balance the work: any keys are correct.
     pub fn split_keys(&self, rows: &Rows, table: TableId, parts: usize) -> Result<Vec<Vec<u8>>> {
+        if self.is_purging(table) {
+            return Ok(Vec::new());
+        }
         let lo = table.to_be_bytes().to_vec();
         let range = match table.checked_add(1) {
             Some(next) => rows.range::<&[u8]>(lo.as_slice()..next.to_be_bytes().as_slice()),
@@ -427,12 +441,30 @@ impl VersionStore {
         }
     }
 
-    /// Drop a table from memory.
+    /// Drop a table from memory; until [`VersionStore::purged`] it reads
+    /// as empty whatever of it the file still holds.
     pub fn purge(&self, table: TableId) {
+        {
+            let mut p = self.purging.write();
+            p.insert(table);
+            self.purging_n.store(p.len(), Ordering::Release);
+        }
         if let Some(t) = self.tables.write().remove(&table) {
             let n: usize = t.read().overlay.values().map(Vec::len).sum();
             self.entries.fetch_sub(n, Ordering::Relaxed);
         }
+    }
+
+    /// The file holds nothing more of a purged table.
+    pub fn purged(&self, table: TableId) {
+        let mut p = self.purging.write();
+        p.remove(&table);
+        self.purging_n.store(p.len(), Ordering::Release);
+    }
+
+    /// Whether `table` is being purged (reads as empty).
+    pub fn is_purging(&self, table: TableId) -> bool {
+        self.purging_n.load(Ordering::Acquire) > 0 && self.purging.read().contains(&table)
     }
 
     /// Drop versions of `table` nobody at `>= horizon` can see. Returns the
