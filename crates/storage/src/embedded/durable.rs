@@ -77,6 +77,23 @@ pub(super) fn row_key(table: TableId, key: &[u8]) -> Vec<u8> {
     k
 }
 
+/// Every row of `table` in [`ROWS`] (of a read or a write transaction), in
+/// key order.
+pub(super) fn rows_of_table<T>(
+    rows: &T,
+    table: TableId,
+) -> Result<redb::Range<'_, &'static [u8], &'static [u8]>>
+where
+    T: ReadableTable<&'static [u8], &'static [u8]>,
+{
+    let lo = table.to_be_bytes();
+    match table.checked_add(1) {
+        Some(next) => rows.range::<&[u8]>(lo.as_slice()..next.to_be_bytes().as_slice()),
+        None => rows.range::<&[u8]>(lo.as_slice()..),
+    }
+    .map_err(io)
+}
+
 /// Split a [`ROWS`] key into `(table, key)`.
 fn split_row_key(k: &[u8]) -> Result<(TableId, Vec<u8>)> {
     let (t, rest) = split_u64(k).ok_or_else(|| StorageError::Corrupt("short row key".into()))?;
@@ -331,14 +348,7 @@ impl Durable {
             let mut log = w.open_table(CHANGES).map_err(io)?;
             for table in tables {
                 let allowed = budget - removed;
-                let lo = table.to_be_bytes();
-                let hi = table.checked_add(1).map(u64::to_be_bytes);
-                let range = match &hi {
-                    Some(hi) => rows.range::<&[u8]>(lo.as_slice()..hi.as_slice()),
-                    None => rows.range::<&[u8]>(lo.as_slice()..),
-                };
-                let keys = range
-                    .map_err(io)?
+                let keys = rows_of_table(&rows, table)?
                     .take(allowed)
                     .map(|e| e.map(|(k, _)| k.value().to_vec()))
                     .collect::<std::result::Result<Vec<_>, _>>()

@@ -47,7 +47,7 @@ use std::sync::Arc;
 use parking_lot::RwLock;
 use redb::{ReadOnlyTable, ReadTransaction};
 
-use super::durable::{io, row_key, split_u64, ROWS};
+use super::durable::{io, row_key, rows_of_table, split_u64, ROWS};
 use crate::api::{Result, StorageError, TableId, Ts};
 
 /// The `rows` table as one redb read transaction sees it (it keeps that
@@ -335,12 +335,7 @@ impl VersionStore {
         if self.is_purging(table) {
             return Ok(Vec::new());
         }
-        let lo = table.to_be_bytes().to_vec();
-        let range = match table.checked_add(1) {
-            Some(next) => rows.range::<&[u8]>(lo.as_slice()..next.to_be_bytes().as_slice()),
-            None => rows.range::<&[u8]>(lo.as_slice()..),
-        };
-        let mut range = range.map_err(io)?;
+        let mut range = rows_of_table(rows, table)?;
         let prefix = |k: &[u8]| {
             let mut b = [0u8; 8];
             let key = k.get(8..).unwrap_or_default();
