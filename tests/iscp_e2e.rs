@@ -1520,3 +1520,59 @@ fn deferred_hnsw_adds_are_searchable_at_once_and_reach_the_graph() {
     let (_db, mut s) = restart(&dir, config, (db, s), &["idx_v"]);
     assert_eq!(found_by_own_vector(&mut s, &sample), sample.len());
 }
+
+// ---------------------------------------------------------------- change log on demand
+
+/// Whether a change-log read of `table` from `from` reports it gone.
+fn changes_gone(db: &Database, table: u64, from: u64) -> bool {
+    let latest = db.engine().storage.latest_ts();
+    match db
+        .engine()
+        .storage
+        .changes(table, from, latest, None, usize::MAX)
+    {
+        Err(tributary_storage::StorageError::ChangesGone { .. }) => true,
+        Ok(_) => false,
+        Err(e) => panic!("unexpected error {e}"),
+    }
+}
+
+/// A user table no ISCP index reads stores no change log (a read of it
+/// fails as after a GC: never an empty answer); CREATE INDEX of an HNSW
+/// index switches it on before the index reads it, so the build and every
+/// later write reach the index, and fresh search after a write finds it.
+#[test]
+fn a_table_keeps_a_change_log_once_an_iscp_index_reads_it() {
+    let (_dir, db, mut s) = open(cfg());
+    q(
+        &mut s,
+        "CREATE TABLE t (id BIGINT PRIMARY KEY, v VECF32(2))",
+    );
+    q(&mut s, "INSERT INTO t VALUES (1, '[0,0]'), (2, '[5,5]')");
+    q(&mut s, "UPDATE t SET v = '[9,9]' WHERE id = 2");
+    let table = {
+        let mut txn = db.engine().storage.begin(Default::default()).unwrap();
+        tributary::catalog::require_table(txn.as_mut(), "e2e", "t", false)
+            .unwrap()
+            .id
+    };
+    assert!(
+        changes_gone(&db, table, 0),
+        "nothing stored, nothing claimed"
+    );
+    q(
+        &mut s,
+        "CREATE INDEX idx USING HNSW ON t(v) OP_TYPE 'vector_l2_ops' ASYNC",
+    );
+    let after_create = db.engine().storage.latest_ts();
+    let w = write_ts(&db, &mut s, table, "INSERT INTO t VALUES (3, '[1,1]')");
+    assert!(w > after_create);
+    assert!(!changes_gone(&db, table, after_create));
+    wait_caught_up(&db, &["idx"], Duration::from_secs(60));
+    assert_eq!(
+        ids(&q(&mut s, &knn_sql("v", &[0.0, 0.0], 3))),
+        vec![1, 3, 2]
+    );
+    q(&mut s, "DELETE FROM t WHERE id = 1");
+    assert_eq!(ids(&q(&mut s, &knn_sql("v", &[0.0, 0.0], 3))), vec![3, 2]);
+}

@@ -524,9 +524,15 @@ pub async fn initial_build_unit(
 ) -> Outcome {
     let first = j.status.build_ts == 0;
     let build_ts = if first {
-        // Take the build snapshot with an open transaction pinning GC, and
-        // register the change-log consumer before releasing it, so no GC can
-        // drop changes after the snapshot in between.
+        // Register the change-log consumer first: a user table's change log
+        // may be stored only while it has one (`set_change_log_on_demand`), so
+        // every commit after the snapshot below has its entries. Then take
+        // the build snapshot with an open transaction pinning GC and move
+        // the watermark to it before releasing it, so no GC can drop changes
+        // after the snapshot in between.
+        let consumer = consumer_name(j.key.job_id);
+        iscp.storage
+            .set_consumer_watermark(&consumer, j.key.table_id, iscp.storage.latest_ts());
         let pin = match iscp.storage.begin(TxnOptions {
             lock_wait_timeout: Duration::from_secs(1),
             read_only: true,
@@ -536,7 +542,7 @@ pub async fn initial_build_unit(
         };
         let ts = pin.start_ts();
         iscp.storage
-            .set_consumer_watermark(&consumer_name(j.key.job_id), j.key.table_id, ts);
+            .set_consumer_watermark(&consumer, j.key.table_id, ts);
         pin.rollback();
         ts
     } else {

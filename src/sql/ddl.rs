@@ -645,8 +645,12 @@ fn index_columns(t: &TableDef, cols: &[ast::IndexColumn]) -> SqlResult<Vec<usize
 
 /// A new table with a fresh id and nothing in it yet.
 fn empty_table(cx: &Ctx<'_>, db: String, name: String) -> SqlResult<TableDef> {
+    let id = alloc_object_id(cx.engine.storage.as_ref())?;
+    // Only an ISCP job reads a user table's change log, and it registers
+    // as its consumer before it reads: no other writes pay for one.
+    cx.engine.storage.set_change_log_on_demand(id, true)?;
     Ok(TableDef {
-        id: alloc_object_id(cx.engine.storage.as_ref())?,
+        id,
         db,
         name,
         columns: Vec::new(),
@@ -1019,6 +1023,8 @@ fn create_index(
     }
     let ix = index_def(cx, &t, spec)?;
     if ix.job_id.is_some() {
+        // Its job and searches read the table's change log from now on.
+        cx.engine.storage.set_change_log_on_demand(t.id, false)?;
         let key = iscp::log::register_job(cx.txn, &t, &ix)?;
         let job = iscp::log::JobSpec::of(&t, &ix);
         if job.is_sync_live() {

@@ -279,6 +279,21 @@ pub trait Storage: Send + Sync + 'static {
     /// Remove a consumer registration.
     fn remove_consumer(&self, consumer: &str);
 
+    /// With `on_demand`, store `table`'s change log only while a consumer
+    /// watermark is registered on it (a user table nobody reads the changes
+    /// of then pays no change-log writes); without, always (the default for
+    /// every table). Durable. Commits made while no entries were stored
+    /// leave none: [`Storage::changes`] from below the last of them fails
+    /// with [`StorageError::ChangesGone`], as after a GC, and that horizon
+    /// is kept when a consumer registers or the log is switched back to
+    /// always. A consumer must therefore register (or switch the log on)
+    /// **before** it takes the snapshot it reads changes after. A backend
+    /// may ignore `on_demand` and store the change log always.
+    fn set_change_log_on_demand(&self, table: TableId, on_demand: bool) -> Result<()> {
+        let _ = (table, on_demand);
+        Ok(())
+    }
+
     /// Drop everything stored for `table` (rows and change log), once no
     /// transaction still writes it. Used when a table or hidden index table
     /// is dropped for good. On return the table reads as empty (rows and

@@ -475,3 +475,154 @@ fn gc_batches_are_bounded_by_bytes_too() {
         Err(StorageError::ChangesGone { .. })
     ));
 }
+
+/// Commit one put of `key` in `table`.
+fn put_one(s: &EmbeddedStorage, table: u64, key: &[u8], value: &[u8]) -> u64 {
+    let mut t = begin(s);
+    t.put(table, key, value.to_vec()).unwrap();
+    t.commit().unwrap()
+}
+
+/// `(commit_ts, key, kind)` of each change.
+fn summary(ch: Vec<Change>) -> Vec<(u64, Vec<u8>, ChangeKind)> {
+    ch.into_iter()
+        .map(|c| (c.commit_ts, c.key, c.kind))
+        .collect()
+}
+
+/// The horizon a change-log read from `from` reports as gone, if it does.
+fn gone_from(s: &EmbeddedStorage, table: u64, from: u64) -> Option<u64> {
+    match s.changes(table, from, u64::MAX, None, usize::MAX) {
+        Err(StorageError::ChangesGone { gc_ts, .. }) => Some(gc_ts),
+        Ok(_) => None,
+        Err(e) => panic!("unexpected error {e}"),
+    }
+}
+
+/// A table whose change log is kept on demand stores no entries while no
+/// consumer is registered on it — and a read from below its last such
+/// commit fails as after a GC instead of answering "nothing changed" —
+/// and every change after its first consumer registered, across restarts.
+#[test]
+fn an_on_demand_change_log_is_stored_only_while_consumed() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = EmbeddedStorage::open(dir.path()).unwrap();
+    s.set_change_log_on_demand(U, true).unwrap();
+    put_one(&s, T, b"t", b"1");
+    let u1 = put_one(&s, U, b"a", b"1");
+    let u2 = put_one(&s, U, b"b", b"1");
+    assert_eq!(gone_from(&s, U, 0), Some(u2));
+    assert_eq!(gone_from(&s, U, u1), Some(u2));
+    assert!(all_changes(&s, U, u2).is_empty());
+    // A table not on demand keeps its log.
+    assert_eq!(all_changes(&s, T, 0).len(), 1);
+
+    // The first consumer registers (before the snapshot it reads after).
+    let reg = s.latest_ts();
+    s.set_consumer_watermark("c", U, reg);
+    let u3 = put_one(&s, U, b"c", b"1");
+    let u4 = put_one(&s, U, b"a", b"2");
+    let want = vec![
+        (u3, b"c".to_vec(), ChangeKind::Insert),
+        (u4, b"a".to_vec(), ChangeKind::Update),
+    ];
+    assert_eq!(summary(all_changes(&s, U, reg)), want);
+    assert_eq!(gone_from(&s, U, u1), Some(u2));
+
+    // A restart keeps both the entries and the horizon.
+    drop(s);
+    let s = EmbeddedStorage::open(dir.path()).unwrap();
+    assert_eq!(summary(all_changes(&s, U, reg)), want);
+    assert_eq!(gone_from(&s, U, u1), Some(u2));
+
+    // The consumer leaves: later commits are skipped again.
+    s.remove_consumer("c");
+    let u5 = put_one(&s, U, b"d", b"1");
+    assert_eq!(gone_from(&s, U, reg), Some(u5));
+    drop(s);
+    let s = EmbeddedStorage::open(dir.path()).unwrap();
+    assert_eq!(gone_from(&s, U, reg), Some(u5));
+    assert!(all_changes(&s, U, u5).is_empty());
+    assert_eq!(
+        s.snapshot_scan(U, s.latest_ts(), None, 10).unwrap().len(),
+        4
+    );
+}
+
+/// A consumer that registers while writers commit, then takes its
+/// snapshot, finds every commit after the snapshot in the change log: the
+/// snapshot plus the changes after it is exactly the table at the end.
+#[test]
+fn registering_under_concurrent_commits_misses_no_change() {
+    for round in 0..20u64 {
+        let (_d, s) = open();
+        s.set_change_log_on_demand(U, true).unwrap();
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let writers: Vec<_> = (0..3u64)
+            .map(|w| {
+                let (s, stop) = (s.clone(), stop.clone());
+                std::thread::spawn(move || {
+                    let mut i = 0u64;
+                    while !stop.load(std::sync::atomic::Ordering::Relaxed) || i < 50 {
+                        let key = format!("{w}-{i:06}");
+                        put_one(&s, U, key.as_bytes(), &round.to_be_bytes());
+                        i += 1;
+                    }
+                })
+            })
+            .collect();
+        // Let some commits through unconsumed, then register and snapshot.
+        while s.latest_ts() < 30 {
+            std::thread::yield_now();
+        }
+        s.set_consumer_watermark("c", U, s.latest_ts());
+        let snap = begin(&s);
+        let at = snap.start_ts();
+        s.set_consumer_watermark("c", U, at);
+        drop(snap);
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        for w in writers {
+            w.join().unwrap();
+        }
+        let mut keys: std::collections::BTreeSet<Vec<u8>> = s
+            .snapshot_scan(U, at, None, usize::MAX)
+            .unwrap()
+            .into_iter()
+            .map(|(k, _)| k)
+            .collect();
+        for c in all_changes(&s, U, at) {
+            assert_eq!(c.kind, ChangeKind::Insert, "round {round}");
+            assert!(keys.insert(c.key), "round {round}: a change seen twice");
+        }
+        let now: Vec<Vec<u8>> = s
+            .snapshot_scan(U, s.latest_ts(), None, usize::MAX)
+            .unwrap()
+            .into_iter()
+            .map(|(k, _)| k)
+            .collect();
+        assert_eq!(keys.into_iter().collect::<Vec<_>>(), now, "round {round}");
+    }
+}
+
+/// Switched back to "always", an on-demand table stores every later change
+/// with no consumer registered, and the entries skipped before stay
+/// unreadable (also after a restart) rather than read as "no change".
+#[test]
+fn an_on_demand_change_log_switched_back_to_always() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = EmbeddedStorage::open(dir.path()).unwrap();
+    s.set_change_log_on_demand(U, true).unwrap();
+    let u1 = put_one(&s, U, b"a", b"1");
+    // Reading makes the applier write (and skip) it first: what is stored
+    // is decided when a commit is applied, not when it commits.
+    assert_eq!(gone_from(&s, U, 0), Some(u1));
+    s.set_change_log_on_demand(U, false).unwrap();
+    let u2 = put_one(&s, U, b"b", b"1");
+    let want = vec![(u2, b"b".to_vec(), ChangeKind::Insert)];
+    assert_eq!(summary(all_changes(&s, U, u1)), want);
+    assert_eq!(gone_from(&s, U, 0), Some(u1));
+    drop(s);
+    let s = EmbeddedStorage::open(dir.path()).unwrap();
+    assert_eq!(summary(all_changes(&s, U, u1)), want);
+    assert_eq!(gone_from(&s, U, 0), Some(u1));
+}

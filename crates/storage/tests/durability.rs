@@ -14,6 +14,8 @@ use tributary_storage::{
 };
 
 const T: u64 = 11;
+/// A table whose change log is kept on demand (no consumer).
+const U: u64 = 12;
 const CHILD_ENV: &str = "TRIBUTARY_STORAGE_CRASH_CHILD_DIR";
 
 fn open(dir: &std::path::Path) -> Arc<EmbeddedStorage> {
@@ -176,11 +178,13 @@ fn crash_child_log_only_writer() {
         return;
     };
     let s = open(std::path::Path::new(&dir));
+    s.set_change_log_on_demand(U, true).unwrap();
     let _paused = s.pause_applier();
     let mut out = std::io::stdout().lock();
     for i in 0u64..200 {
         let mut t = s.begin(TxnOptions::default()).unwrap();
         t.put(T, &key(i, b'a'), i.to_be_bytes().to_vec()).unwrap();
+        t.put(U, &key(i, b'u'), i.to_be_bytes().to_vec()).unwrap();
         t.put(T, &key(i, b'b'), i.to_be_bytes().to_vec()).unwrap();
         if i % 3 == 0 && i > 0 {
             t.delete(T, &key(i - 1, b'b')).unwrap();
@@ -199,7 +203,8 @@ fn crash_child_log_only_writer() {
 
 /// SIGKILL while every acknowledged commit is in the commit log and none in
 /// the data file (the applier held back): the next open replays the log —
-/// every commit present, whole, in order, with its change log.
+/// every commit present, whole, in order, with its change log (none for the
+/// on-demand table, whose log then reads as gone up to its last commit).
 #[test]
 fn sigkill_with_commits_only_in_the_log_replays_them() {
     let dir = tempfile::tempdir().unwrap();
@@ -235,6 +240,12 @@ fn sigkill_with_commits_only_in_the_log_replays_them() {
     assert_eq!(rows, want, "the replayed rows");
     let changes = s.changes(T, 0, u64::MAX, None, usize::MAX).unwrap().changes;
     assert_eq!(changes.len(), 200 * 2 + 66 * 2, "one change per write");
+    let u_rows = s.snapshot_scan(U, s.latest_ts(), None, usize::MAX).unwrap();
+    assert_eq!(u_rows.len(), 200, "the on-demand table's rows");
+    match s.changes(U, 0, u64::MAX, None, usize::MAX) {
+        Err(StorageError::ChangesGone { gc_ts, .. }) => assert_eq!(gc_ts, s.latest_ts()),
+        other => panic!("the on-demand table's skipped log: {other:?}"),
+    }
     // Reopened once more (the log was cleared at close): the same rows.
     drop(s);
     let s = open(dir.path());

@@ -252,12 +252,10 @@ pub(super) fn run(inner: &Inner) {
             g.queue.drain(..n).collect()
         };
         let last = batch.last().map_or(0, |b| b.0);
-        let written = inner.durably(|d| {
-            d.commit_group(
-                batch.iter().map(|(ts, ch)| (*ts, ch.as_slice())),
-                super::commit::Durability::Immediate,
-            )
-        });
+        let groups = || batch.iter().map(|(ts, ch)| (*ts, ch.as_slice()));
+        let skip = inner.skip_changes(groups());
+        let written = inner
+            .durably(|d| d.commit_group(groups(), &skip, super::commit::Durability::Immediate));
         match written {
             Ok(()) => {
                 {

@@ -1,18 +1,110 @@
 //! The per-table change log: encoding, net effect per transaction, reads.
 //!
-//! Owns the byte format of a stored [`Change`] and the `(from, to]` /
-//! `resume` / `limit` semantics of [`crate::api::Storage::changes`]. Entries
-//! are written by [`super::durable::Durable::commit`] in the same redb
-//! transaction as the rows they describe.
+//! Owns the byte format of a stored [`Change`], the `(from, to]` /
+//! `resume` / `limit` semantics of [`crate::api::Storage::changes`], and
+//! the [`Gate`]: which tables' changes are stored at all. Entries are
+//! written by the applier ([`super::durable::Durable::commit_group`]) in the
+//! same redb transaction as the rows they describe.
 //!
-//! This module must never write rows, and never return an entry above the
+//! This module must never write rows, never return an entry above the
 //! caller-provided visibility bound (the engine passes `latest_ts`), so a
-//! change is never seen before its transaction is.
+//! change is never seen before its transaction is, and never answer a read
+//! that reaches below a commit whose entries were not stored.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::durable::{io, Durable, CHANGES, CHANGE_GC};
 use crate::api::{Change, ChangeBatch, ChangeKind, Result, StorageError, TableId, Ts};
+
+/// Which tables' changes the applier stores.
+///
+/// A table marked *on demand* ([`crate::api::Storage::set_change_log_on_demand`]:
+/// a user table, which only ISCP jobs read) has its changes stored only
+/// while a consumer watermark is registered on it; unread, they would only
+/// cost a second redb insert per row and a GC delete later. Every other
+/// table's changes are always stored.
+///
+/// A commit whose entries were skipped is remembered as the table's
+/// `skipped` bound: a read of the change log from below it fails with
+/// [`StorageError::ChangesGone`], exactly as if GC had deleted those
+/// entries, so nobody mistakes the gap for "nothing changed". The bound is
+/// moved when the applier decides (before it writes, under the consumer
+/// lock), so a consumer registering afterwards sees it; the registration
+/// stores it as the table's durable GC horizon, which keeps it across a
+/// restart (at open, an on-demand table without a consumer starts with its
+/// last commit as the bound).
+#[derive(Debug, Default)]
+pub(super) struct Gate {
+    on_demand: HashSet<TableId>,
+    skipped: HashMap<TableId, Ts>,
+}
+
+impl Gate {
+    /// The gate at open: on-demand tables, and for those without a
+    /// consumer, the last commit of each (its entries may be missing).
+    pub fn loaded(
+        on_demand: impl IntoIterator<Item = TableId>,
+        consumed: &HashSet<TableId>,
+        table_ts: &HashMap<TableId, Ts>,
+    ) -> Gate {
+        let on_demand: HashSet<TableId> = on_demand.into_iter().collect();
+        let skipped = on_demand
+            .iter()
+            .filter(|t| !consumed.contains(t))
+            .filter_map(|t| Some((*t, *table_ts.get(t)?)))
+            .collect();
+        Gate { on_demand, skipped }
+    }
+
+    /// Store `table`'s changes only while it has a consumer, or always.
+    pub fn set_on_demand(&mut self, table: TableId, on_demand: bool) {
+        if on_demand {
+            self.on_demand.insert(table);
+        } else {
+            self.on_demand.remove(&table);
+        }
+    }
+
+    /// Forget `table` (purged).
+    pub fn forget(&mut self, table: TableId) {
+        self.on_demand.remove(&table);
+        self.skipped.remove(&table);
+    }
+
+    /// Whether `table` is on demand.
+    pub fn is_on_demand(&self, table: TableId) -> bool {
+        self.on_demand.contains(&table)
+    }
+
+    /// The tables of `groups` whose changes are not to be stored (on
+    /// demand, not in `consumed`), their skipped bounds moved to their last
+    /// commit in `groups`. Call with the consumer lock held, before writing.
+    pub fn skip<'a>(
+        &mut self,
+        groups: impl IntoIterator<Item = (Ts, &'a [(TableId, Change)])>,
+        consumed: impl Fn(TableId) -> bool,
+    ) -> HashSet<TableId> {
+        let mut out = HashSet::new();
+        if self.on_demand.is_empty() {
+            return out;
+        }
+        for (ts, changes) in groups {
+            for (t, _) in changes {
+                if self.on_demand.contains(t) && (out.contains(t) || !consumed(*t)) {
+                    out.insert(*t);
+                    let b = self.skipped.entry(*t).or_insert(ts);
+                    *b = (*b).max(ts);
+                }
+            }
+        }
+        out
+    }
+
+    /// The bound below which `table`'s change log has gaps (0: none).
+    pub fn skipped(&self, table: TableId) -> Ts {
+        self.skipped.get(&table).copied().unwrap_or(0)
+    }
+}
 
 /// Net change of one key from its latest committed value `old` to the value
 /// the transaction leaves, `new`. `None` when nothing observable happened.
@@ -151,19 +243,24 @@ pub(super) fn decode(commit_ts: Ts, seq: u32, b: &[u8]) -> Result<Change> {
 
 /// Read changes of `table` with `from < commit_ts <= min(to, visible)`.
 /// The GC horizon is checked in the same redb snapshot as the read, so a
-/// concurrent GC can never silently drop entries from the answer.
+/// concurrent GC can never silently drop entries from the answer; so is
+/// `skipped`, the [`Gate`]'s bound (read after every commit up to
+/// `visible` was applied).
+#[allow(clippy::too_many_arguments)]
 pub(super) fn read(
     durable: &Durable,
     table: TableId,
     from: Ts,
     to: Ts,
     visible: Ts,
+    skipped: Ts,
     resume: Option<(Ts, u32)>,
     limit: usize,
 ) -> Result<ChangeBatch> {
     let r = durable.db.begin_read().map_err(io)?;
     let gc = r.open_table(CHANGE_GC).map_err(io)?;
     let gc_ts = gc.get(table).map_err(io)?.map(|g| g.value()).unwrap_or(0);
+    let gc_ts = gc_ts.max(skipped);
     if from < gc_ts {
         return Err(StorageError::ChangesGone { table, gc_ts });
     }
@@ -238,6 +335,44 @@ mod tests {
         });
         enc.pop();
         assert!(matches!(decode(1, 0, &enc), Err(StorageError::Corrupt(_))));
+    }
+
+    fn change(key: &[u8]) -> Change {
+        Change {
+            commit_ts: 0,
+            seq: 0,
+            kind: ChangeKind::Insert,
+            key: key.to_vec(),
+            old: None,
+            new: Some(b"v".to_vec()),
+        }
+    }
+
+    #[test]
+    fn the_gate_skips_on_demand_tables_without_a_consumer() {
+        let mut g = Gate::default();
+        g.set_on_demand(1, true);
+        let (a, b) = (
+            vec![(1, change(b"a")), (2, change(b"a"))],
+            vec![(1, change(b"b"))],
+        );
+        let groups = [(5, a.as_slice()), (7, b.as_slice())];
+        // Table 2 is not on demand: always stored; table 1 unconsumed: skipped.
+        assert_eq!(g.skip(groups, |_| false), HashSet::from([1]));
+        assert_eq!((g.skipped(1), g.skipped(2)), (7, 0));
+        // Consumed: stored, the bound stays.
+        assert!(g.skip([(9, a.as_slice())], |t| t == 1).is_empty());
+        assert_eq!(g.skipped(1), 7);
+        g.forget(1);
+        assert_eq!(g.skipped(1), 0);
+        assert!(!g.is_on_demand(1));
+        // At open: unconsumed on-demand tables start at their last commit.
+        let g = Gate::loaded(
+            [1, 3],
+            &HashSet::from([3]),
+            &HashMap::from([(1, 4), (3, 6)]),
+        );
+        assert_eq!((g.skipped(1), g.skipped(3)), (4, 0));
     }
 
     #[test]

@@ -43,6 +43,9 @@ pub(super) const LEASES: TableDefinition<&str, &[u8]> = TableDefinition::new("le
 /// Tables purged whose rows and change log are still being deleted, in
 /// bounded batches by [`Durable::purge_batch`].
 pub(super) const PURGES: TableDefinition<u64, ()> = TableDefinition::new("purges");
+/// Tables whose changes are stored only while a consumer reads them (see
+/// [`super::changelog::Gate`]).
+pub(super) const ON_DEMAND: TableDefinition<u64, ()> = TableDefinition::new("log_on_demand");
 
 const META_COMMIT_TS: &str = "commit_ts";
 /// The [`TABLE_TS`] key of the last commit ts (no table has this id).
@@ -94,6 +97,19 @@ where
     .map_err(io)
 }
 
+/// Raise `table`'s change-log GC horizon to `h` (reads from below it fail).
+fn raise_horizon(w: &WriteTransaction, table: TableId, h: Ts) -> Result<()> {
+    if h == 0 {
+        return Ok(());
+    }
+    let mut gc = w.open_table(CHANGE_GC).map_err(io)?;
+    let old = gc.get(table).map_err(io)?.map_or(0, |g| g.value());
+    if h > old {
+        gc.insert(table, h).map_err(io)?;
+    }
+    Ok(())
+}
+
 /// Split a [`ROWS`] key into `(table, key)`.
 fn split_row_key(k: &[u8]) -> Result<(TableId, Vec<u8>)> {
     let (t, rest) = split_u64(k).ok_or_else(|| StorageError::Corrupt("short row key".into()))?;
@@ -116,6 +132,8 @@ pub(super) struct Loaded {
     pub watermarks: Vec<(String, TableId, Ts)>,
     /// Tables whose purge is not finished.
     pub purging: Vec<TableId>,
+    /// Tables whose change log is kept on demand only.
+    pub on_demand: Vec<TableId>,
 }
 
 /// The redb database.
@@ -178,6 +196,7 @@ impl Durable {
             w.open_table(LEASES).map_err(io)?;
             w.open_table(ROW_COUNTS).map_err(io)?;
             w.open_table(PURGES).map_err(io)?;
+            w.open_table(ON_DEMAND).map_err(io)?;
         }
         w.commit().map_err(io)?;
         Ok(me)
@@ -235,27 +254,64 @@ impl Durable {
                 out.table_ts.insert(k.value(), v.value());
             }
         }
+        out.watermarks = self.watermarks()?;
+        for item in r.open_table(PURGES).map_err(io)?.iter().map_err(io)? {
+            out.purging.push(item.map_err(io)?.0.value());
+        }
+        out.on_demand = self.on_demand()?;
+        Ok(out)
+    }
+
+    /// Every consumer watermark: `(consumer, table, ts)`.
+    pub fn watermarks(&self) -> Result<Vec<(String, TableId, Ts)>> {
+        let r = self.db.begin_read().map_err(io)?;
         let wms = r.open_table(WATERMARKS).map_err(io)?;
+        let mut out = Vec::new();
         for item in wms.iter().map_err(io)? {
             let (k, v) = item.map_err(io)?;
             let (consumer, table) = k.value();
-            out.watermarks
-                .push((consumer.to_string(), table, v.value()));
-        }
-        for item in r.open_table(PURGES).map_err(io)?.iter().map_err(io)? {
-            out.purging.push(item.map_err(io)?.0.value());
+            out.push((consumer.to_string(), table, v.value()));
         }
         Ok(out)
     }
 
+    /// Tables whose change log is kept on demand only.
+    pub fn on_demand(&self) -> Result<Vec<TableId>> {
+        let r = self.db.begin_read().map_err(io)?;
+        let t = r.open_table(ON_DEMAND).map_err(io)?;
+        let mut out = Vec::new();
+        for item in t.iter().map_err(io)? {
+            out.push(item.map_err(io)?.0.value());
+        }
+        Ok(out)
+    }
+
+    /// Keep `table`'s change log on demand only, or always; and raise its
+    /// change-log GC horizon to `horizon` (the entries skipped so far).
+    pub fn set_on_demand(&self, table: TableId, on_demand: bool, horizon: Ts) -> Result<()> {
+        let w = self.begin_write()?;
+        {
+            let mut t = w.open_table(ON_DEMAND).map_err(io)?;
+            if on_demand {
+                t.insert(table, ()).map_err(io)?;
+            } else {
+                t.remove(table).map_err(io)?;
+            }
+            raise_horizon(&w, table, horizon)?;
+        }
+        w.commit().map_err(io)
+    }
+
     /// Persist a commit group: for each transaction in commit order, its
-    /// rows, change-log entries and table ts, then the commit ts counter,
-    /// all in **one** redb transaction — fsynced with
+    /// rows, change-log entries (except those of the tables in `skip`) and
+    /// table ts, then the commit ts counter, all in **one** redb
+    /// transaction — fsynced with
     /// [`Durability::Immediate`](super::commit::Durability::Immediate),
     /// left for the periodic flush otherwise.
     pub fn commit_group<'a>(
         &self,
         group: impl IntoIterator<Item = (Ts, &'a [(TableId, Change)])>,
+        skip: &std::collections::HashSet<TableId>,
         durability: super::commit::Durability,
     ) -> Result<()> {
         let mut w = self.db.begin_write().map_err(io)?;
@@ -285,9 +341,11 @@ impl Durable {
                                 .map_err(io)?;
                         }
                     }
-                    let enc = changelog::encode(ch);
-                    log.insert((*table, ts, ch.seq), enc.as_slice())
-                        .map_err(io)?;
+                    if !skip.contains(table) {
+                        let enc = changelog::encode(ch);
+                        log.insert((*table, ts, ch.seq), enc.as_slice())
+                            .map_err(io)?;
+                    }
                     if last_table != Some(*table) {
                         tts.insert(*table, ts).map_err(io)?;
                         last_table = Some(*table);
@@ -320,6 +378,10 @@ impl Durable {
                 .remove(table)
                 .map_err(io)?;
             w.open_table(ROW_COUNTS)
+                .map_err(io)?
+                .remove(table)
+                .map_err(io)?;
+            w.open_table(ON_DEMAND)
                 .map_err(io)?
                 .remove(table)
                 .map_err(io)?;
@@ -384,13 +446,24 @@ impl Durable {
         Ok((removed, done))
     }
 
-    /// Persist (or move) a consumer watermark.
-    pub fn set_watermark(&self, consumer: &str, table: TableId, ts: Ts) -> Result<()> {
+    /// Persist (or move) a consumer watermark; with `horizon`, in the same
+    /// transaction, raise the table's change-log GC horizon to it (the
+    /// first consumer of an on-demand table: its skipped entries).
+    pub fn set_watermark(
+        &self,
+        consumer: &str,
+        table: TableId,
+        ts: Ts,
+        horizon: Option<Ts>,
+    ) -> Result<()> {
         let w = self.begin_write()?;
         w.open_table(WATERMARKS)
             .map_err(io)?
             .insert((consumer, table), ts)
             .map_err(io)?;
+        if let Some(h) = horizon {
+            raise_horizon(&w, table, h)?;
+        }
         w.commit().map_err(io)
     }
 

@@ -11,7 +11,7 @@
 //! durable and installed, and never write to a file that failed before it
 //! was reopened and checked against memory.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -104,6 +104,9 @@ pub(super) struct Inner {
     pub next_txn: AtomicU64,
     /// consumer -> table -> low watermark.
     pub watermarks: Mutex<HashMap<String, HashMap<TableId, Ts>>>,
+    /// Which tables' changes are stored (locked after `watermarks` when
+    /// both are held).
+    pub gate: Mutex<changelog::Gate>,
     /// Tables with stored data (rows or change log) -> last commit ts.
     pub table_ts: Mutex<HashMap<TableId, Ts>>,
     /// Where commit groups become durable (see `log`).
@@ -222,6 +225,16 @@ impl Inner {
         ts
     }
 
+    /// The tables of `groups` whose change-log entries the applier leaves
+    /// out (see [`changelog::Gate`]), decided now.
+    pub fn skip_changes<'a>(
+        &self,
+        groups: impl IntoIterator<Item = (Ts, &'a [(TableId, crate::api::Change)])>,
+    ) -> HashSet<TableId> {
+        let wms = self.watermarks.lock();
+        self.gate.lock().skip(groups, |t| consumed(&wms, t))
+    }
+
     /// Forget one snapshot at `ts`.
     pub fn unregister_snapshot(&self, ts: Ts) {
         let mut active = self.active.lock();
@@ -232,6 +245,11 @@ impl Inner {
             }
         }
     }
+}
+
+/// Whether any consumer has a watermark on `table`.
+fn consumed(wms: &HashMap<String, HashMap<TableId, Ts>>, table: TableId) -> bool {
+    wms.values().any(|m| m.contains_key(&table))
 }
 
 /// The embedded storage engine (in-memory MVCC over a redb file).
@@ -355,19 +373,33 @@ impl EmbeddedStorage {
             (options.cache_bytes as u64 / 16).clamp(4 << 20, super::log::LOG_BYTES)
         });
         let (mut log, pending) = super::log::CommitLog::open(dir, log_bytes, stored)?;
+        let consumed_tables: HashSet<TableId> = durable.watermarks()?.iter().map(|w| w.1).collect();
         if !pending.is_empty() {
             tracing::info!(
                 groups = pending.len(),
                 from = pending[0].0,
                 "replaying the commit log"
             );
+            // As the applier would: unread on-demand tables' entries are
+            // left out (the gate below starts at their last commit).
+            let skip: HashSet<TableId> = durable
+                .on_demand()?
+                .into_iter()
+                .filter(|t| !consumed_tables.contains(t))
+                .collect();
             durable.commit_group(
                 pending.iter().map(|(ts, ch)| (*ts, ch.as_slice())),
+                &skip,
                 Durability::Immediate,
             )?;
         }
         log.rewind();
         let loaded = durable.load()?;
+        let gate = changelog::Gate::loaded(
+            loaded.on_demand.iter().copied(),
+            &consumed_tables,
+            &loaded.table_ts,
+        );
         let versions = VersionStore::default();
         let rows: u64 = loaded.row_counts.values().sum();
         for (table, n) in &loaded.row_counts {
@@ -408,6 +440,7 @@ impl EmbeddedStorage {
             active: Mutex::new(BTreeMap::new()),
             next_txn: AtomicU64::new(1),
             watermarks: Mutex::new(watermarks),
+            gate: Mutex::new(gate),
             table_ts: Mutex::new(loaded.table_ts),
             poison: Mutex::new(None),
             log: Mutex::new(log),
@@ -537,8 +570,10 @@ impl Storage for EmbeddedStorage {
         // Changes are visible when their rows are: wait for the applier to
         // have written them to the file's change log.
         self.inner.apply.wait_applied(to.min(visible))?;
+        // Every commit up to `visible` was applied: its skips are counted.
+        let skipped = self.inner.gate.lock().skipped(table);
         self.inner
-            .durably(|d| changelog::read(d, table, from, to, visible, resume, limit))
+            .durably(|d| changelog::read(d, table, from, to, visible, skipped, resume, limit))
     }
 
     fn snapshot_scan(
@@ -573,9 +608,15 @@ impl Storage for EmbeddedStorage {
 
     fn set_consumer_watermark(&self, consumer: &str, table: TableId, low_watermark: Ts) {
         let mut wms = self.inner.watermarks.lock();
+        // The first consumer of an on-demand table: the entries the applier
+        // skipped so far stay unreadable, also after a restart.
+        let horizon = {
+            let gate = self.inner.gate.lock();
+            (gate.is_on_demand(table) && !consumed(&wms, table)).then(|| gate.skipped(table))
+        };
         if let Err(e) = self
             .inner
-            .durably(|d| d.set_watermark(consumer, table, low_watermark))
+            .durably(|d| d.set_watermark(consumer, table, low_watermark, horizon))
         {
             tracing::error!(consumer, table, error = %e, "persisting consumer watermark failed");
         }
@@ -605,6 +646,7 @@ impl Storage for EmbeddedStorage {
         // mutex the whole time).
         self.inner.durably(|d| d.mark_purge(table))?;
         self.inner.versions.purge(table);
+        self.inner.gate.lock().forget(table);
         self.inner.table_ts.lock().remove(&table);
         tracing::info!(table, "table purged; its rows go in the background");
         Ok(())
@@ -630,5 +672,20 @@ impl Storage for EmbeddedStorage {
 
     fn next_id(&self, sequence: &str) -> Result<u64> {
         self.inner.durably(|d| d.next_id(sequence))
+    }
+
+    fn set_change_log_on_demand(&self, table: TableId, on_demand: bool) -> Result<()> {
+        // Under the applier's decision locks (see `skip_changes`): back to
+        // "always", the entries skipped so far stay unreadable, durably.
+        let _wms = self.inner.watermarks.lock();
+        let mut gate = self.inner.gate.lock();
+        if gate.is_on_demand(table) == on_demand {
+            return Ok(());
+        }
+        let horizon = gate.skipped(table);
+        self.inner
+            .durably(|d| d.set_on_demand(table, on_demand, horizon))?;
+        gate.set_on_demand(table, on_demand);
+        Ok(())
     }
 }
