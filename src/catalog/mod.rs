@@ -182,10 +182,33 @@ pub fn get_table(
     }
     match txn.get(SYS_TABLES, &table_key(db, name), lock)? {
         None => Ok(None),
-        Some(b) => serde_json::from_slice(&b)
-            .map(Some)
-            .map_err(|e| corrupt(name, e)),
+        Some(b) => decode_table(name, &b).map(Some),
     }
+}
+
+thread_local! {
+    /// The last table record this thread decoded, with its bytes: a
+    /// connection's statements read the same few records again and again,
+    /// and decoding the JSON cost more than reading it.
+    static LAST_TABLE: std::cell::RefCell<Option<(Vec<u8>, TableDef)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Decode a table record (`name` for the error). The bytes were read at
+/// the caller's snapshot; the cache is keyed by the bytes themselves, so
+/// it returns exactly what decoding them would.
+fn decode_table(name: &str, b: &[u8]) -> SqlResult<TableDef> {
+    let hit = LAST_TABLE.with_borrow(|c| {
+        c.as_ref()
+            .filter(|(bytes, _)| bytes.as_slice() == b)
+            .map(|(_, t)| t.clone())
+    });
+    if let Some(t) = hit {
+        return Ok(t);
+    }
+    let t: TableDef = serde_json::from_slice(b).map_err(|e| corrupt(name, e))?;
+    LAST_TABLE.with_borrow_mut(|c| *c = Some((b.to_vec(), t.clone())));
+    Ok(t)
 }
 
 /// The table or error 1146.
@@ -231,9 +254,9 @@ pub fn require_table_for_write(
     } else {
         txn.get(SYS_TABLES, &key, false)?
     };
-    let t: TableDef = match bytes {
+    let t = match bytes {
         None => return Err(no_such_table(db, name)),
-        Some(b) => serde_json::from_slice(&b).map_err(|e| corrupt(name, e))?,
+        Some(b) => decode_table(name, &b)?,
     };
     if t.view.is_some() {
         return Err(SqlError::unsupported(format!(
@@ -559,6 +582,22 @@ pub fn virtual_rows(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The decode cache answers by the bytes: a changed record (another
+    /// version of the same table) decodes anew, a repeated one the same.
+    #[test]
+    fn the_decode_cache_follows_the_bytes() {
+        let mut t = system_table_def("mo_iscp_log").unwrap();
+        let a = serde_json::to_vec(&t).unwrap();
+        t.comment = "changed".into();
+        let b = serde_json::to_vec(&t).unwrap();
+        for _ in 0..2 {
+            assert_eq!(decode_table("x", &a).unwrap().comment, "");
+            assert_eq!(decode_table("x", &b).unwrap(), t);
+            assert_eq!(decode_table("x", &b).unwrap(), t);
+        }
+        assert!(decode_table("x", b"{").is_err());
+    }
 
     #[test]
     fn system_tables_are_defined() {

@@ -3,8 +3,9 @@
 //! minus). sqlparser spends most of a 100-row INSERT on its values: for
 //! every one it first tries a typed string (`DATE '…'`), formatting an
 //! error message each time it is not one. Here the rows are scanned by
-//! hand, the head (`INSERT INTO t (cols) VALUES` plus the first row) is
-//! still parsed by sqlparser, and the rows are put into its AST — the very
+//! hand, the head (`INSERT INTO t (cols) VALUES`) is parsed by sqlparser
+//! once per connection thread while it repeats, and the rows are put into
+//! its AST — the very
 //! nodes sqlparser builds for them (`tests::same_ast_as_sqlparser` checks
 //! this on generated statements).
 //!
@@ -32,13 +33,9 @@ pub fn parse(sql: &str) -> Option<Statement> {
         i: rows_at,
     };
     let mut rows = Vec::new();
-    let mut first_end = 0;
     loop {
         scan.ws();
         rows.push(scan.row()?);
-        if rows.len() == 1 {
-            first_end = scan.i;
-        }
         scan.ws();
         if scan.i == scan.b.len() {
             break;
@@ -47,28 +44,51 @@ pub fn parse(sql: &str) -> Option<Statement> {
             return None;
         }
     }
-    let head = sql.get(..first_end)?;
-    let mut stmts = Parser::parse_sql(&MySqlDialect {}, head).ok()?;
-    let (1, Some(Statement::Insert(mut ins))) = (stmts.len(), stmts.pop()) else {
+    let Statement::Insert(mut ins) = parsed_head(sql.get(..rows_at)?)? else {
         return None;
     };
     let source = ins.source.as_mut()?;
     let SetExpr::Values(values) = source.body.as_mut() else {
         return None;
     };
-    if values.rows.len() != 1 || values.rows[0].content.len() != rows[0].len() {
+    let template = values.rows.pop()?;
+    if !values.rows.is_empty() {
         return None;
     }
-    for (row, new) in values.rows.iter_mut().zip(rows.drain(..1)) {
-        row.content = new;
-    }
-    let template = values.rows[0].clone();
     values.rows.extend(rows.into_iter().map(|content| {
         let mut r = template.clone();
         r.content = content;
         r
     }));
     Some(Statement::Insert(ins))
+}
+
+thread_local! {
+    /// The last head this thread parsed: a connection repeats its INSERT
+    /// head, and sqlparser's parse of it cost more than the rest of a
+    /// single-row INSERT's statement handling.
+    static LAST_HEAD: std::cell::RefCell<Option<(String, Statement)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// sqlparser's AST of `head` (`INSERT … VALUES`, no quotes or comments)
+/// with one row `(NULL)`, the template of every row; `None` when it is not
+/// one INSERT.
+fn parsed_head(head: &str) -> Option<Statement> {
+    let cached = LAST_HEAD.with_borrow(|c| {
+        c.as_ref()
+            .filter(|(text, _)| text == head)
+            .map(|(_, st)| st.clone())
+    });
+    if cached.is_some() {
+        return cached;
+    }
+    let mut stmts = Parser::parse_sql(&MySqlDialect {}, &format!("{head} (NULL)")).ok()?;
+    let (1, Some(st @ Statement::Insert(_))) = (stmts.len(), stmts.pop()) else {
+        return None;
+    };
+    LAST_HEAD.with_borrow_mut(|c| *c = Some((head.to_string(), st.clone())));
+    Some(st)
 }
 
 /// The byte offset just past the first `VALUES` keyword of an INSERT
