@@ -395,7 +395,7 @@ impl Durable {
     /// goes in the same transaction); a table cut short is continued by
     /// the next call.
     pub fn purge_batch(&self, budget: usize) -> Result<(usize, Vec<TableId>)> {
-        let w = self.begin_write()?;
+        let mut w = self.begin_write()?;
         let mut removed = 0;
         let mut done = Vec::new();
         {
@@ -442,6 +442,17 @@ impl Durable {
                 done.push(table);
             }
         }
+        // Deleting a purged table's entries need not be durable batch by
+        // batch: until its mark goes, a batch lost to a crash is redone by
+        // the next pass. An fsync per 8,192 entries halved the foreground
+        // write rate while a dropped database of 270k rows was deleted. The
+        // batch that removes a mark is durable (and with it every batch
+        // before it).
+        w.set_durability(if done.is_empty() {
+            Durability::None
+        } else {
+            Durability::Immediate
+        });
         w.commit().map_err(io)?;
         Ok((removed, done))
     }
