@@ -572,7 +572,9 @@ fn registering_under_concurrent_commits_misses_no_change() {
             })
             .collect();
         // Let some commits through unconsumed, then register and snapshot.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
         while s.latest_ts() < 30 {
+            assert!(std::time::Instant::now() < deadline, "writers stalled");
             std::thread::yield_now();
         }
         s.set_consumer_watermark("c", U, s.latest_ts());
