@@ -36,6 +36,37 @@ fn decode(b: &[u8]) -> Result<(String, u64)> {
     Ok((holder.to_string(), exp))
 }
 
+/// What a lease request finds.
+#[derive(Debug, PartialEq, Eq)]
+enum Verdict {
+    /// Another holder's record has not expired.
+    Refused,
+    /// `holder`'s own record has more than half its TTL left.
+    Held,
+    /// Free, expired, or `holder`'s own and due: write a new record.
+    Write,
+}
+
+/// The rule of [`try_lease`], on the record `current` at `now`.
+fn verdict(current: Option<(String, u64)>, holder: &str, now: u64, ttl_ms: u64) -> Verdict {
+    match current {
+        Some((who, exp)) if who != holder && exp > now => Verdict::Refused,
+        Some((who, exp)) if who == holder && exp.saturating_sub(now) > ttl_ms / 2 => Verdict::Held,
+        _ => Verdict::Write,
+    }
+}
+
+/// The lease record stored under `name` in `t`.
+fn current(
+    t: &impl ReadableTable<&'static str, &'static [u8]>,
+    name: &str,
+) -> Result<Option<(String, u64)>> {
+    match t.get(name).map_err(io)? {
+        Some(g) => Ok(Some(decode(g.value())?)),
+        None => Ok(None),
+    }
+}
+
 /// Take or renew `name` for `holder`. A renewal is written (an fsynced
 /// redb commit, which also waits for the applier's transaction) only once
 /// less than half of `ttl` is left: the runner renews every tick (100 ms),
@@ -47,31 +78,21 @@ pub(super) fn try_lease(d: &Durable, name: &str, holder: &str, ttl: Duration) ->
     {
         let r = d.db.begin_read().map_err(io)?;
         let t = r.open_table(LEASES).map_err(io)?;
-        if let Some(g) = t.get(name).map_err(io)? {
-            let (who, exp) = decode(g.value())?;
-            let now = now_ms();
-            if who != holder && exp > now {
-                return Ok(false);
-            }
-            if who == holder && exp.saturating_sub(now) > ttl_ms / 2 {
-                return Ok(true);
-            }
+        match verdict(current(&t, name)?, holder, now_ms(), ttl_ms) {
+            Verdict::Refused => return Ok(false),
+            Verdict::Held => return Ok(true),
+            Verdict::Write => {}
         }
     }
+    // Decided again in the write transaction: the record may have moved.
     let w = d.begin_write()?;
     let now = now_ms();
     {
         let mut t = w.open_table(LEASES).map_err(io)?;
-        let current = match t.get(name).map_err(io)? {
-            Some(g) => Some(decode(g.value())?),
-            None => None,
-        };
-        if let Some((other, exp)) = current {
-            if other != holder && exp > now {
-                drop(t);
-                w.abort().map_err(io)?;
-                return Ok(false);
-            }
+        if verdict(current(&t, name)?, holder, now, ttl_ms) == Verdict::Refused {
+            drop(t);
+            w.abort().map_err(io)?;
+            return Ok(false);
         }
         let rec = encode(holder, now.saturating_add(ttl_ms));
         t.insert(name, rec.as_slice()).map_err(io)?;
@@ -85,11 +106,7 @@ pub(super) fn release_lease(d: &Durable, name: &str, holder: &str) -> Result<()>
     let w = d.begin_write()?;
     {
         let mut t = w.open_table(LEASES).map_err(io)?;
-        let held = match t.get(name).map_err(io)? {
-            Some(g) => decode(g.value())?.0 == holder,
-            None => false,
-        };
-        if held {
+        if current(&t, name)?.is_some_and(|(who, _)| who == holder) {
             t.remove(name).map_err(io)?;
         }
     }
@@ -105,5 +122,15 @@ mod tests {
         let (h, e) = decode(&encode("cn-1", 42)).unwrap();
         assert_eq!((h.as_str(), e), ("cn-1", 42));
         assert!(matches!(decode(&[1, 2]), Err(StorageError::Corrupt(_))));
+    }
+
+    #[test]
+    fn verdicts() {
+        let rec = |who: &str, exp| Some((who.to_string(), exp));
+        assert_eq!(verdict(None, "a", 100, 10), Verdict::Write);
+        assert_eq!(verdict(rec("b", 101), "a", 100, 10), Verdict::Refused);
+        assert_eq!(verdict(rec("b", 100), "a", 100, 10), Verdict::Write);
+        assert_eq!(verdict(rec("a", 106), "a", 100, 10), Verdict::Held);
+        assert_eq!(verdict(rec("a", 105), "a", 100, 10), Verdict::Write);
     }
 }
