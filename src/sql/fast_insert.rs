@@ -5,9 +5,8 @@
 //! error message each time it is not one. Here the rows are scanned by
 //! hand, the head (`INSERT INTO t (cols) VALUES`) is parsed by sqlparser
 //! once per connection thread while it repeats, and the rows are put into
-//! its AST — the very
-//! nodes sqlparser builds for them (`tests::same_ast_as_sqlparser` checks
-//! this on generated statements).
+//! its AST — the very nodes sqlparser builds for them
+//! (`tests::same_ast_as_sqlparser` checks this on generated statements).
 //!
 //! Anything else — an expression, a backslash escape, a comment, a
 //! double-quoted string, `ON DUPLICATE KEY UPDATE`, a trailing `;` — makes

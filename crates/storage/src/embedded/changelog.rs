@@ -33,27 +33,30 @@ use crate::api::{Change, ChangeBatch, ChangeKind, Result, StorageError, TableId,
 /// stores it as the table's durable GC horizon, which keeps it across a
 /// restart (at open, an on-demand table without a consumer starts with its
 /// last commit as the bound).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(super) struct Gate {
     on_demand: HashSet<TableId>,
     skipped: HashMap<TableId, Ts>,
 }
 
 impl Gate {
-    /// The gate at open: on-demand tables, and for those without a
-    /// consumer, the last commit of each (its entries may be missing).
-    pub fn loaded(
-        on_demand: impl IntoIterator<Item = TableId>,
-        consumed: &HashSet<TableId>,
-        table_ts: &HashMap<TableId, Ts>,
-    ) -> Gate {
-        let on_demand: HashSet<TableId> = on_demand.into_iter().collect();
-        let skipped = on_demand
-            .iter()
-            .filter(|t| !consumed.contains(t))
-            .filter_map(|t| Some((*t, *table_ts.get(t)?)))
-            .collect();
-        Gate { on_demand, skipped }
+    /// A gate over the tables marked on demand, nothing skipped yet.
+    pub fn new(on_demand: impl IntoIterator<Item = TableId>) -> Gate {
+        Gate {
+            on_demand: on_demand.into_iter().collect(),
+            skipped: HashMap::new(),
+        }
+    }
+
+    /// At open: an on-demand table without a consumer may lack entries up
+    /// to its last commit (`table_ts`), whichever run skipped them.
+    pub fn since_open(&mut self, consumed: &HashSet<TableId>, table_ts: &HashMap<TableId, Ts>) {
+        for t in self.on_demand.iter().filter(|t| !consumed.contains(t)) {
+            if let Some(ts) = table_ts.get(t) {
+                let b = self.skipped.entry(*t).or_insert(*ts);
+                *b = (*b).max(*ts);
+            }
+        }
     }
 
     /// Store `table`'s changes only while it has a consumer, or always.
@@ -350,8 +353,7 @@ mod tests {
 
     #[test]
     fn the_gate_skips_on_demand_tables_without_a_consumer() {
-        let mut g = Gate::default();
-        g.set_on_demand(1, true);
+        let mut g = Gate::new([1]);
         let (a, b) = (
             vec![(1, change(b"a")), (2, change(b"a"))],
             vec![(1, change(b"b"))],
@@ -367,11 +369,8 @@ mod tests {
         assert_eq!(g.skipped(1), 0);
         assert!(!g.is_on_demand(1));
         // At open: unconsumed on-demand tables start at their last commit.
-        let g = Gate::loaded(
-            [1, 3],
-            &HashSet::from([3]),
-            &HashMap::from([(1, 4), (3, 6)]),
-        );
+        let mut g = Gate::new([1, 3]);
+        g.since_open(&HashSet::from([3]), &HashMap::from([(1, 4), (3, 6)]));
         assert_eq!((g.skipped(1), g.skipped(3)), (4, 0));
     }
 

@@ -129,11 +129,8 @@ pub(super) struct Loaded {
     pub table_ts: HashMap<TableId, Ts>,
     /// Rows per table (latest versions).
     pub row_counts: HashMap<TableId, u64>,
-    pub watermarks: Vec<(String, TableId, Ts)>,
     /// Tables whose purge is not finished.
     pub purging: Vec<TableId>,
-    /// Tables whose change log is kept on demand only.
-    pub on_demand: Vec<TableId>,
 }
 
 /// The redb database.
@@ -254,11 +251,9 @@ impl Durable {
                 out.table_ts.insert(k.value(), v.value());
             }
         }
-        out.watermarks = self.watermarks()?;
         for item in r.open_table(PURGES).map_err(io)?.iter().map_err(io)? {
             out.purging.push(item.map_err(io)?.0.value());
         }
-        out.on_demand = self.on_demand()?;
         Ok(out)
     }
 
@@ -457,24 +452,16 @@ impl Durable {
         Ok((removed, done))
     }
 
-    /// Persist (or move) a consumer watermark; with `horizon`, in the same
-    /// transaction, raise the table's change-log GC horizon to it (the
-    /// first consumer of an on-demand table: its skipped entries).
-    pub fn set_watermark(
-        &self,
-        consumer: &str,
-        table: TableId,
-        ts: Ts,
-        horizon: Option<Ts>,
-    ) -> Result<()> {
+    /// Persist (or move) a consumer watermark and, in the same transaction,
+    /// raise the table's change-log GC horizon to `horizon` (0: leave it;
+    /// the first consumer of an on-demand table: its skipped entries).
+    pub fn set_watermark(&self, consumer: &str, table: TableId, ts: Ts, horizon: Ts) -> Result<()> {
         let w = self.begin_write()?;
         w.open_table(WATERMARKS)
             .map_err(io)?
             .insert((consumer, table), ts)
             .map_err(io)?;
-        if let Some(h) = horizon {
-            raise_horizon(&w, table, h)?;
-        }
+        raise_horizon(&w, table, horizon)?;
         w.commit().map_err(io)
     }
 

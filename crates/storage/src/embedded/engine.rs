@@ -373,20 +373,20 @@ impl EmbeddedStorage {
             (options.cache_bytes as u64 / 16).clamp(4 << 20, super::log::LOG_BYTES)
         });
         let (mut log, pending) = super::log::CommitLog::open(dir, log_bytes, stored)?;
-        let consumed_tables: HashSet<TableId> = durable.watermarks()?.iter().map(|w| w.1).collect();
+        // Read before the replay, which leaves them as they are.
+        let stored_watermarks = durable.watermarks()?;
+        let consumed_tables: HashSet<TableId> = stored_watermarks.iter().map(|w| w.1).collect();
+        let mut gate = changelog::Gate::new(durable.on_demand()?);
         if !pending.is_empty() {
             tracing::info!(
                 groups = pending.len(),
                 from = pending[0].0,
                 "replaying the commit log"
             );
-            // As the applier would: unread on-demand tables' entries are
-            // left out (the gate below starts at their last commit).
-            let skip: HashSet<TableId> = durable
-                .on_demand()?
-                .into_iter()
-                .filter(|t| !consumed_tables.contains(t))
-                .collect();
+            // Entries left out as the applier would leave them out.
+            let skip = gate.skip(pending.iter().map(|(ts, ch)| (*ts, ch.as_slice())), |t| {
+                consumed_tables.contains(&t)
+            });
             durable.commit_group(
                 pending.iter().map(|(ts, ch)| (*ts, ch.as_slice())),
                 &skip,
@@ -395,11 +395,7 @@ impl EmbeddedStorage {
         }
         log.rewind();
         let loaded = durable.load()?;
-        let gate = changelog::Gate::loaded(
-            loaded.on_demand.iter().copied(),
-            &consumed_tables,
-            &loaded.table_ts,
-        );
+        gate.since_open(&consumed_tables, &loaded.table_ts);
         let versions = VersionStore::default();
         let rows: u64 = loaded.row_counts.values().sum();
         for (table, n) in &loaded.row_counts {
@@ -414,7 +410,7 @@ impl EmbeddedStorage {
             versions.purge(*table);
         }
         let mut watermarks: HashMap<String, HashMap<TableId, Ts>> = HashMap::new();
-        for (consumer, table, ts) in loaded.watermarks {
+        for (consumer, table, ts) in stored_watermarks {
             watermarks.entry(consumer).or_default().insert(table, ts);
         }
         tracing::info!(
@@ -612,7 +608,11 @@ impl Storage for EmbeddedStorage {
         // skipped so far stay unreadable, also after a restart.
         let horizon = {
             let gate = self.inner.gate.lock();
-            (gate.is_on_demand(table) && !consumed(&wms, table)).then(|| gate.skipped(table))
+            if gate.is_on_demand(table) && !consumed(&wms, table) {
+                gate.skipped(table)
+            } else {
+                0
+            }
         };
         if let Err(e) = self
             .inner
