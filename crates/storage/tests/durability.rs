@@ -253,6 +253,69 @@ fn sigkill_with_commits_only_in_the_log_replays_them() {
     assert_eq!(again, want);
 }
 
+/// Child side of `a_lowered_watermark_survives_a_sigkill`: registers a
+/// consumer, commits 20 rows, moves the watermark up (not fsynced) and has
+/// that made durable by another consumer's registration, then lowers it —
+/// the applier held back, so no later write of the file carries the
+/// lowering — prints `ready <ts>` and waits to be killed.
+#[test]
+fn crash_child_watermark_lowerer() {
+    let Ok(dir) = std::env::var(CHILD_ENV) else {
+        return;
+    };
+    let s = open(std::path::Path::new(&dir));
+    s.set_consumer_watermark("c", T, 0);
+    let mut tss = Vec::new();
+    for i in 0u64..20 {
+        let mut t = s.begin(TxnOptions::default()).unwrap();
+        t.put(T, &key(i, b'a'), i.to_be_bytes().to_vec()).unwrap();
+        tss.push(t.commit().unwrap());
+    }
+    s.set_consumer_watermark("c", T, tss[17]);
+    s.set_consumer_watermark("other", T, tss[19]);
+    let _paused = s.pause_applier();
+    s.set_consumer_watermark("c", T, tss[4]);
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "ready {}", tss[4]).unwrap();
+    out.flush().unwrap();
+    loop {
+        std::thread::park();
+    }
+}
+
+/// A watermark moved forward is written without an fsync (a crash brings
+/// back a lower one, which keeps more), but a lowered one is durable on
+/// return: SIGKILL right after lowering it, and the change log above the
+/// lowered watermark is still there after a restart and a GC.
+#[test]
+fn a_lowered_watermark_survives_a_sigkill() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = spawn_child(
+        "crash_child_watermark_lowerer",
+        &[(CHILD_ENV, dir.path().as_os_str())],
+    );
+    let stdout = child.stdout.take().unwrap();
+    let mut lowered = None;
+    for line in BufReader::new(stdout).lines() {
+        // The test harness prints the test's name before it, on the same
+        // line.
+        if let Some((_, ts)) = line.unwrap().split_once("ready ") {
+            lowered = Some(ts.parse::<u64>().unwrap());
+            break;
+        }
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let lowered = lowered.expect("child exited early");
+    let s = open(dir.path());
+    s.gc().unwrap();
+    let changes = s
+        .changes(T, lowered, u64::MAX, None, usize::MAX)
+        .expect("the change log above the lowered watermark")
+        .changes;
+    assert_eq!(changes.len(), 15, "commits 6..20");
+}
+
 /// Child side of the group-commit crash test: `THREADS` writer threads
 /// commit two-key transactions as fast as they can and print each
 /// acknowledged commit (`committed <thread> <i> <ts>`); in periodic mode a

@@ -455,8 +455,20 @@ impl Durable {
     /// Persist (or move) a consumer watermark and, in the same transaction,
     /// raise the table's change-log GC horizon to `horizon` (0: leave it;
     /// the first consumer of an on-demand table: its skipped entries).
-    pub fn set_watermark(&self, consumer: &str, table: TableId, ts: Ts, horizon: Ts) -> Result<()> {
-        let w = self.begin_write()?;
+    /// Fsynced only when `durable`; otherwise the next durable commit of the
+    /// file carries it.
+    pub fn set_watermark(
+        &self,
+        consumer: &str,
+        table: TableId,
+        ts: Ts,
+        horizon: Ts,
+        durable: bool,
+    ) -> Result<()> {
+        let mut w = self.begin_write()?;
+        if !durable {
+            w.set_durability(Durability::None);
+        }
         w.open_table(WATERMARKS)
             .map_err(io)?
             .insert((consumer, table), ts)

@@ -614,9 +614,20 @@ impl Storage for EmbeddedStorage {
                 0
             }
         };
+        let prev = wms.get(consumer).and_then(|m| m.get(&table)).copied();
+        if prev == Some(low_watermark) && horizon == 0 {
+            return;
+        }
+        // Moving an existing watermark forward needs no fsync: a crash
+        // before the next durable write of the file only brings back a lower
+        // one, which keeps more. A new or lowered watermark, or a raised
+        // horizon, is durable on return (the ISCP log reader advances its
+        // watermark every tick: an fsynced redb commit each time slowed the
+        // commit log's own fsyncs).
+        let durable = horizon != 0 || prev.is_none_or(|p| low_watermark < p);
         if let Err(e) = self
             .inner
-            .durably(|d| d.set_watermark(consumer, table, low_watermark, horizon))
+            .durably(|d| d.set_watermark(consumer, table, low_watermark, horizon, durable))
         {
             tracing::error!(consumer, table, error = %e, "persisting consumer watermark failed");
         }
