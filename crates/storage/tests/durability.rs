@@ -194,7 +194,12 @@ fn crash_child_log_only_writer() {
         writeln!(out, "committed {i}").unwrap();
         out.flush().unwrap();
     }
-    writeln!(out, "done").unwrap();
+    print_and_wait_for_kill(&mut out, "done")
+}
+
+/// A crash child's last line: print it, then wait to be killed.
+fn print_and_wait_for_kill(out: &mut impl Write, line: &str) -> ! {
+    writeln!(out, "{line}").unwrap();
     out.flush().unwrap();
     loop {
         std::thread::park();
@@ -275,12 +280,7 @@ fn crash_child_watermark_lowerer() {
     s.set_consumer_watermark("other", T, tss[19]);
     let _paused = s.pause_applier();
     s.set_consumer_watermark("c", T, tss[4]);
-    let mut out = std::io::stdout().lock();
-    writeln!(out, "ready {}", tss[4]).unwrap();
-    out.flush().unwrap();
-    loop {
-        std::thread::park();
-    }
+    print_and_wait_for_kill(&mut std::io::stdout().lock(), &format!("ready {}", tss[4]))
 }
 
 /// A watermark moved forward is written without an fsync (a crash brings
