@@ -30,6 +30,9 @@ const INTERRUPT_EVERY: u32 = 1024;
 
 type OwnWrites = super::commit::FinalWrites;
 
+/// How many bytes of before images a transaction keeps for its commit.
+const BEFORE_IMAGES_BYTES: usize = 64 << 10;
+
 /// Run the scan `run` with a visitor that checks `interrupt` every
 /// [`INTERRUPT_EVERY`] rows (cheap, and a KILL stops a long scan within
 /// microseconds) before handing each row to `f`.
@@ -64,6 +67,16 @@ pub struct EmbeddedTxn {
     log: Vec<(TableId, Vec<u8>, Option<Vec<u8>>)>,
     /// Latest own write per key, rebuilt from `log` on `rollback_to`.
     own: OwnWrites,
+    /// Latest committed version of keys read under this transaction's
+    /// exclusive lock before its first own write of them: their "before"
+    /// images at commit, since no other transaction can commit them while
+    /// the lock is held (locks are kept until the end, also across
+    /// `rollback_to`). The commit's leader then need not look them up.
+    before: OwnWrites,
+    /// Bytes of keys and values in `before` (at most
+    /// [`BEFORE_IMAGES_BYTES`]: a large transaction's leader looks the rest
+    /// up rather than the transaction holding a second copy of its rows).
+    before_bytes: usize,
     /// Row locks held, with the strongest mode held on each.
     locks: HashMap<RowId, LockMode>,
     open: bool,
@@ -99,6 +112,8 @@ impl EmbeddedTxn {
             opts,
             log: Vec::new(),
             own: BTreeMap::new(),
+            before: BTreeMap::new(),
+            before_bytes: 0,
             locks: HashMap::new(),
             open: true,
             interrupt: Interrupt::default(),
@@ -192,6 +207,24 @@ impl EmbeddedTxn {
         }
     }
 
+    /// [`Self::current`] of a key this transaction holds exclusively
+    /// locked; a committed version read is kept as the key's before image.
+    fn current_locked(&mut self, table: TableId, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        if let Some(v) = self.own_write(table, key) {
+            return Ok(v.clone());
+        }
+        let v = self.with_reader(true, |r| self.inner.versions.latest(r, table, key))?;
+        let size = key.len() + v.as_ref().map_or(0, Vec::len);
+        if self.before_bytes + size <= BEFORE_IMAGES_BYTES {
+            self.before_bytes += size;
+            self.before
+                .entry(table)
+                .or_default()
+                .insert(key.to_vec(), v.clone());
+        }
+        Ok(v)
+    }
+
     fn write(
         &mut self,
         table: TableId,
@@ -200,7 +233,7 @@ impl EmbeddedTxn {
     ) -> Result<Option<Vec<u8>>> {
         self.ensure_writable()?;
         self.take_lock(table, key, LockMode::Exclusive)?;
-        let prev = self.current(table, key)?;
+        let prev = self.current_locked(table, key)?;
         self.record(table, key, value);
         Ok(prev)
     }
@@ -233,7 +266,9 @@ impl EmbeddedTxn {
         }
         self.drop_reader();
         let writes = std::mem::take(&mut self.own);
-        let r = super::commit::commit(&self.inner, self.start_ts, writes);
+        let before = std::mem::take(&mut self.before);
+        self.before_bytes = 0;
+        let r = super::commit::commit(&self.inner, self.start_ts, writes, before);
         if let Ok(ts) = &r {
             tracing::trace!(txn = self.id, ts, "committed");
         }
@@ -330,7 +365,7 @@ impl Transaction for EmbeddedTxn {
         self.ensure_open()?;
         if lock && !self.opts.read_only {
             self.take_lock(table, key, LockMode::Exclusive)?;
-            return self.current(table, key);
+            return self.current_locked(table, key);
         }
         match self.own_write(table, key) {
             Some(v) => Ok(v.clone()),
