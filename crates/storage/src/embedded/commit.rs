@@ -311,16 +311,16 @@ fn lead(inner: &Inner, last: &mut Ts, group: Vec<Request>) {
             if known.is_some() && !cfg!(debug_assertions) {
                 return known.flatten();
             }
-            if rows.is_none() {
-                match inner.rows_reader() {
-                    Ok(r) => rows = Some(r),
+            let (r, _) = match &mut rows {
+                Some(open) => open,
+                None => match inner.rows_reader() {
+                    Ok(open) => rows.insert(open),
                     Err(e) => {
                         failed.get_or_insert(e);
                         return None;
                     }
-                }
-            }
-            let (r, _) = rows.as_ref()?;
+                },
+            };
             match inner.versions.latest(r, t, k) {
                 Ok(latest) => {
                     // Debug builds (every test) check the transaction's image.

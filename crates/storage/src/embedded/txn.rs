@@ -203,17 +203,25 @@ impl EmbeddedTxn {
     fn current(&self, table: TableId, key: &[u8]) -> Result<Option<Vec<u8>>> {
         match self.own_write(table, key) {
             Some(v) => Ok(v.clone()),
-            None => self.with_reader(true, |r| self.inner.versions.latest(r, table, key)),
+            None => self.latest_committed(table, key),
         }
     }
 
+    fn latest_committed(&self, table: TableId, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.with_reader(true, |r| self.inner.versions.latest(r, table, key))
+    }
+
     /// [`Self::current`] of a key this transaction holds exclusively
-    /// locked; a committed version read is kept as the key's before image.
+    /// locked; a committed version read is kept as the key's before image
+    /// (and answers the next such read: it cannot change under the lock).
     fn current_locked(&mut self, table: TableId, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        if let Some(v) = self.own_write(table, key) {
+        let known = self
+            .own_write(table, key)
+            .or_else(|| self.before.get(&table).and_then(|m| m.get(key)));
+        if let Some(v) = known {
             return Ok(v.clone());
         }
-        let v = self.with_reader(true, |r| self.inner.versions.latest(r, table, key))?;
+        let v = self.latest_committed(table, key)?;
         let size = key.len() + v.as_ref().map_or(0, Vec::len);
         if self.before_bytes + size <= BEFORE_IMAGES_BYTES {
             self.before_bytes += size;
