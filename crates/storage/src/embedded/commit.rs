@@ -43,7 +43,6 @@
 //! whose group failed.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -51,6 +50,7 @@ use parking_lot::{Condvar, Mutex, MutexGuard};
 
 use super::changelog;
 use super::engine::Inner;
+use super::flush::{self, Member};
 use super::mvcc::Installed;
 use crate::api::{Change, Result, StorageError, TableId, Ts};
 
@@ -113,21 +113,17 @@ struct SlotState {
 }
 
 #[derive(Default)]
-struct SlotInner {
+pub(super) struct SlotInner {
     state: Mutex<SlotState>,
     cv: Condvar,
 }
 
-type Slot = Arc<SlotInner>;
+pub(super) type Slot = Arc<SlotInner>;
 
 impl SlotInner {
-    fn set(&self, r: Result<Ts>) {
+    pub(super) fn set(&self, r: Result<Ts>) {
         self.state.lock().result = Some(r);
         self.cv.notify_one();
-    }
-
-    fn take(&self) -> Option<Result<Ts>> {
-        self.state.lock().result.take()
     }
 
     fn wake_to_lead(&self) {
@@ -256,47 +252,47 @@ pub(super) fn commit(
             None => CommitGuard::lock(inner),
         },
     };
-    if let Some(r) = slot.take() {
-        return r;
-    }
-    // Our request is still queued (every leader leaves all its results
-    // before it lets go of the mutex): lead everything queued.
+    // Lead everything queued: our request, unless a leader that took the
+    // mutex before us (after we were woken) took it into its group.
     let group = std::mem::take(&mut *inner.queue.pending.lock());
-    if let Some(last) = g.guard.as_mut() {
-        lead(inner, last, group);
-    }
+    let sync = match g.guard.as_mut() {
+        Some(last) => lead(inner, last, group),
+        None => false,
+    };
+    // The next group is numbered and written while this one is synced.
     drop(g);
-    slot.take().unwrap_or_else(|| {
-        Err(StorageError::Io(
-            "commit group ended without a result for this transaction".into(),
-        ))
-    })
+    if sync {
+        flush::sync_round(inner);
+    }
+    // Our request is in a group now, whose sync leaves its result. A call
+    // to lead that came before we took the mutex is stale: ignore it.
+    loop {
+        if let Some(r) = slot.wait() {
+            return r;
+        }
+    }
 }
 
-/// A request with its timestamp and change-log entries.
-struct Numbered {
-    ts: Ts,
-    changes: Vec<(TableId, Change)>,
-    slot: Slot,
-}
-
-/// Write `group` as one durable transaction (the caller holds the commit
-/// mutex, whose value `last` is the last assigned timestamp) and leave
-/// every request's result in its slot.
-fn lead(inner: &Inner, last: &mut Ts, group: Vec<Request>) {
+/// Number `group` (the caller holds the commit mutex, whose value `last`
+/// is the last assigned timestamp), install it and write it to the commit
+/// log as one record; requests that change nothing, or fail, get their
+/// result at once. Returns whether the caller is to sync the log now
+/// ([`flush::sync_round`], after letting the commit mutex go).
+fn lead(inner: &Inner, last: &mut Ts, group: Vec<Request>) -> bool {
     let fail_all = |slots: &mut dyn Iterator<Item = Slot>, e: &StorageError| {
         for s in slots {
             s.set(Err(e.clone()));
         }
     };
     if let Err(e) = inner.check_poison() {
-        return fail_all(&mut group.into_iter().map(|r| r.slot), &e);
+        fail_all(&mut group.into_iter().map(|r| r.slot), &e);
+        return false;
     }
     // The rows as of now, opened when a before image is not known: every
     // key of the group is exclusively locked by its request, so the latest
     // committed version is its "before" image.
     let mut rows = None;
-    let mut numbered: Vec<Numbered> = Vec::with_capacity(group.len());
+    let mut numbered: Vec<Member> = Vec::with_capacity(group.len());
     let mut ts = *last;
     for mut req in group {
         let Some(next) = ts.checked_add(1) else {
@@ -344,7 +340,7 @@ fn lead(inner: &Inner, last: &mut Ts, group: Vec<Request>) {
             continue;
         }
         ts = next;
-        numbered.push(Numbered {
+        numbered.push(Member {
             ts: next,
             changes,
             slot: req.slot,
@@ -352,10 +348,11 @@ fn lead(inner: &Inner, last: &mut Ts, group: Vec<Request>) {
     }
     drop(rows);
     if numbered.is_empty() {
-        return;
+        return false;
     }
     // Older versions go to memory before the new ones reach the file (see
     // `mvcc`): a reader that finds a newer row finds what it replaced.
+    // They stay invisible until `latest_ts` passes them (`flush`).
     for n in &numbered {
         inner.versions.install(n.ts, installed(&n.changes));
     }
@@ -366,53 +363,34 @@ fn lead(inner: &Inner, last: &mut Ts, group: Vec<Request>) {
     let written = write_log(inner, &records);
     drop(records);
     if let Err(e) = written {
-        for n in &numbered {
+        for n in numbered.iter().rev() {
             inner.versions.uninstall(n.ts, installed(&n.changes));
         }
-        return fail_all(&mut numbered.into_iter().map(|n| n.slot), &e);
-    }
-    {
-        let mut tts = inner.table_ts.lock();
-        for n in &numbered {
-            for (t, _) in &n.changes {
-                tts.insert(*t, n.ts);
-            }
-            inner.clock.record(n.ts);
-        }
+        fail_all(&mut numbered.into_iter().map(|n| n.slot), &e);
+        return false;
     }
     *last = ts;
-    inner.groups_written.fetch_add(1, Ordering::Relaxed);
-    inner.latest_ts.store(ts, Ordering::Release);
-    tracing::trace!(group = numbered.len(), ts, "group committed");
-    let mut applied = Vec::with_capacity(numbered.len());
-    for n in numbered {
-        n.slot.set(Ok(n.ts));
-        applied.push((n.ts, n.changes));
-    }
-    // The file gets the group later, in the applier's next transaction.
-    inner.apply.push(applied);
+    inner.flush.push(numbered)
 }
 
-/// Write a group's records to the commit log and (immediate mode) make
-/// them durable. When the log is full, it starts again at its beginning
-/// once the applier has put every record in it into the file.
+/// Write a group's records to the commit log (not synced: `flush` does
+/// that). When the log is full, it starts again at its beginning once the
+/// applier has put every record in it into the file.
 fn write_log(inner: &Inner, records: &[(Ts, &[(TableId, Change)])]) -> Result<()> {
     inner.check_poison()?;
     let mut log = inner.log.lock();
     if !log.fits(records) && log.last_ts() > 0 {
+        // Groups still being synced are completed by whoever syncs them
+        // (never a holder of this lock), then applied.
         inner.apply.wait_applied(log.last_ts())?;
         log.rewind();
     }
     // `fits` encoded the group.
-    log.append_encoded(records.last().map(|r| r.0))?;
-    match inner.options.durability {
-        Durability::Immediate => log.sync(),
-        Durability::Periodic(_) => Ok(()),
-    }
+    log.append_encoded(records.last().map(|r| r.0))
 }
 
 /// A transaction's changes as the version store takes them.
-fn installed(changes: &[(TableId, Change)]) -> impl Iterator<Item = Installed<'_>> {
+pub(super) fn installed(changes: &[(TableId, Change)]) -> impl Iterator<Item = Installed<'_>> {
     changes.iter().map(|(t, c)| Installed {
         table: *t,
         key: &c.key,

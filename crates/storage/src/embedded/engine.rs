@@ -111,6 +111,10 @@ pub(super) struct Inner {
     pub table_ts: Mutex<HashMap<TableId, Ts>>,
     /// Where commit groups become durable (see `log`).
     pub log: Mutex<super::log::CommitLog>,
+    /// Syncs the log without its lock (see `flush`).
+    pub log_sync: super::log::LogSync,
+    /// Groups written to the log, waiting for a sync.
+    pub flush: super::flush::FlushQueue,
     /// Groups durable in the log, not yet in redb, and the applied ts.
     pub apply: super::apply::ApplyQueue,
     /// First durable failure since the file was last (re)opened: durable
@@ -257,12 +261,21 @@ pub struct EmbeddedStorage {
     inner: Arc<Inner>,
     /// The applier thread (see `apply`).
     applier: Option<std::thread::JoinHandle<()>>,
+    /// The thread that syncs the commit log under load (see `flush`).
+    syncer: Option<std::thread::JoinHandle<()>>,
     /// The periodic-durability flush thread (periodic mode only).
     flusher: Option<Flusher>,
 }
 
 impl Drop for EmbeddedStorage {
     fn drop(&mut self) {
+        // Groups still being synced complete first (and go to the applier).
+        self.inner.flush.stop();
+        if let Some(h) = self.syncer.take() {
+            if h.join().is_err() {
+                tracing::error!("the storage sync thread panicked");
+            }
+        }
         self.inner.apply.stop();
         if let Some(h) = self.applier.take() {
             if h.join().is_err() {
@@ -439,6 +452,8 @@ impl EmbeddedStorage {
             gate: Mutex::new(gate),
             table_ts: Mutex::new(loaded.table_ts),
             poison: Mutex::new(None),
+            log_sync: log.syncer(),
+            flush: Default::default(),
             log: Mutex::new(log),
             apply: super::apply::ApplyQueue::new(loaded.commit_ts),
         };
@@ -450,6 +465,13 @@ impl EmbeddedStorage {
                 .spawn(move || super::apply::run(&inner))
                 .map_err(|e| StorageError::Io(format!("cannot start the applier: {e}")))?
         };
+        let syncer = {
+            let inner = inner.clone();
+            std::thread::Builder::new()
+                .name("storage sync".into())
+                .spawn(move || super::flush::run(&inner))
+                .map_err(|e| StorageError::Io(format!("cannot start the sync thread: {e}")))?
+        };
         let flusher = match durability {
             Durability::Immediate => None,
             Durability::Periodic(period) => Some(Flusher::start(inner.clone(), period)?),
@@ -458,6 +480,7 @@ impl EmbeddedStorage {
         Ok(Arc::new(EmbeddedStorage {
             inner,
             applier: Some(applier),
+            syncer: Some(syncer),
             flusher,
         }))
     }
@@ -647,6 +670,8 @@ impl Storage for EmbeddedStorage {
     fn purge_table(&self, table: TableId) -> Result<()> {
         // Serialise with commits so no commit of this table interleaves.
         let _commit = super::commit::CommitGuard::lock(&self.inner);
+        // No commit in flight: every group written is synced and published.
+        super::flush::wait_empty(&self.inner);
         // Nothing of the table may reach the file after the purge.
         self.inner
             .apply

@@ -10,6 +10,16 @@
 //! record written with one call, so a write that fails part-way can never
 //! leave a valid record of an unacknowledged transaction behind.
 //!
+//! Writes are direct (`O_DIRECT`) where the file system allows it: each
+//! rewrites the last, partly filled 4 KiB block (kept in memory) with the
+//! new record after it and zeros up to a block boundary, like InnoDB's redo
+//! log. Through the page cache, the `fdatasync` after a write had to start
+//! the page's writeback itself, and about a third of single-client syncs
+//! then took ~0.5 ms instead of ~45 µs while the applier's redb writes were
+//! being flushed; direct writes reach the device in the `pwrite` and the
+//! sync only flushes its cache (p50 18 µs, p90 41 µs). Zeros after a
+//! record end the read like the end of the log.
+//!
 //! Recovery ([`CommitLog::open`]) reads records from offset 0 while the
 //! CRC holds and the ts strictly increases: a torn last record (a crash in
 //! its write) fails its CRC, and what follows the valid tail is either
@@ -25,6 +35,9 @@ use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 
 use super::changelog;
 use super::durable::io;
@@ -40,7 +53,15 @@ pub(super) type Record = (Ts, Vec<(TableId, Change)>);
 
 /// The open log, positioned after its last valid record.
 pub(super) struct CommitLog {
-    file: File,
+    file: Arc<File>,
+    /// The same file opened for direct writes (`O_DIRECT`), where the
+    /// file system allows it; else writes go through `file`.
+    direct: Option<File>,
+    /// The bytes of the last, partly filled block before `pos` (direct
+    /// writes rewrite that block whole, as InnoDB's redo log does).
+    tail: Vec<u8>,
+    /// Room for an aligned direct write.
+    dbuf: Vec<u8>,
     pos: u64,
     size: u64,
     /// Ts of the last record written since the last rewind (0: none).
@@ -48,8 +69,25 @@ pub(super) struct CommitLog {
     buf: Vec<u8>,
     /// Set by the first failed sync: the file's state is then unknown (a
     /// failed fsync may have dropped pages it will never write), so nothing
-    /// is written any more until a restart replays what is valid.
-    failed: Option<String>,
+    /// is written any more until a restart replays what is valid. Shared
+    /// with the [`LogSync`] handles.
+    failed: Arc<Mutex<Option<String>>>,
+}
+
+/// Syncs the log without its writer's lock, so a group can be written
+/// while the one before it is being synced (see `flush`). Shares the
+/// log's "failed" state: a failed sync stops every further write.
+pub(super) struct LogSync {
+    file: Arc<File>,
+    failed: Arc<Mutex<Option<String>>>,
+}
+
+impl LogSync {
+    /// Make everything written to the log before this call durable.
+    pub fn sync(&self) -> Result<()> {
+        check(&self.failed)?;
+        self.file.sync_data().map_err(|e| fail(&self.failed, e))
+    }
 }
 
 impl CommitLog {
@@ -57,6 +95,17 @@ impl CommitLog {
     /// and read its valid records, oldest first, keeping those after
     /// `keep_after` (the file's last applied commit).
     pub fn open(dir: &Path, log_bytes: u64, keep_after: Ts) -> Result<(CommitLog, Vec<Record>)> {
+        Self::open_with(dir, log_bytes, keep_after, true)
+    }
+
+    /// [`Self::open`], with direct writes when `direct` and the file
+    /// system allows them.
+    fn open_with(
+        dir: &Path,
+        log_bytes: u64,
+        keep_after: Ts,
+        direct: bool,
+    ) -> Result<(CommitLog, Vec<Record>)> {
         let path = dir.join(LOG_FILE);
         let mut file = OpenOptions::new()
             .read(true)
@@ -86,14 +135,32 @@ impl CommitLog {
         file.seek(SeekFrom::Start(0)).map_err(io)?;
         let (records, pos, last_ts) =
             read_records(std::io::BufReader::new(&file), size, keep_after)?;
+        let tail_len = (pos % BLOCK as u64) as usize;
+        let mut tail = vec![0u8; tail_len];
+        file.read_exact_at(&mut tail, pos - tail_len as u64)
+            .map_err(io)?;
+        let mut dbuf = Vec::new();
+        let direct = direct.then(|| open_direct(&path)).flatten().and_then(|d| {
+            // Probe: rewrite the last block as it is (zeros after `pos`).
+            match write_direct(&d, &mut dbuf, pos - tail.len() as u64, &[&tail]) {
+                Ok(()) => Some(d),
+                Err(e) => {
+                    tracing::info!(error = %e, "commit log: no direct writes here; buffered");
+                    None
+                }
+            }
+        });
         Ok((
             CommitLog {
-                file,
+                file: Arc::new(file),
+                direct,
+                tail,
+                dbuf,
                 pos,
                 size,
                 last_ts,
                 buf: Vec::new(),
-                failed: None,
+                failed: Arc::default(),
             },
             records,
         ))
@@ -128,9 +195,24 @@ impl CommitLog {
         // A failed write (a full disk) acknowledged nothing and left no
         // valid record (one record per group): the next group is written at
         // the same place.
-        self.file
-            .write_all_at(&self.buf, self.pos)
-            .map_err(|e| StorageError::Io(format!("commit log: {e}")))?;
+        let written = match &self.direct {
+            Some(d) => {
+                let start = self.pos - self.tail.len() as u64;
+                write_direct(d, &mut self.dbuf, start, &[&self.tail, &self.buf])
+            }
+            None => self.file.write_all_at(&self.buf, self.pos),
+        };
+        written.map_err(|e| StorageError::Io(format!("commit log: {e}")))?;
+        if self.direct.is_some() {
+            // The new partial block: the end of what was just written.
+            let end = self.tail.len() + self.buf.len();
+            let keep = end % BLOCK;
+            let mut next = Vec::with_capacity(keep);
+            let from_tail = keep.saturating_sub(self.buf.len());
+            next.extend_from_slice(&self.tail[self.tail.len() - from_tail..]);
+            next.extend_from_slice(&self.buf[self.buf.len() - (keep - from_tail)..]);
+            self.tail = next;
+        }
         self.pos += self.buf.len() as u64;
         self.size = self.size.max(self.pos);
         if let Some(ts) = last {
@@ -141,32 +223,30 @@ impl CommitLog {
 
     /// Make what was appended durable.
     pub fn sync(&mut self) -> Result<()> {
-        self.check()?;
-        self.file.sync_data().map_err(|e| self.fail(e))
+        self.syncer().sync()
     }
 
-    fn check(&self) -> Result<()> {
-        match &self.failed {
-            Some(msg) => Err(StorageError::Io(format!(
-                "the commit log failed earlier ({msg}); restart to recover"
-            ))),
-            None => Ok(()),
+    /// A handle that syncs the log without this writer.
+    pub fn syncer(&self) -> LogSync {
+        LogSync {
+            file: self.file.clone(),
+            failed: self.failed.clone(),
         }
     }
 
-    fn fail(&mut self, e: std::io::Error) -> StorageError {
-        let msg = e.to_string();
-        self.failed.get_or_insert(msg.clone());
-        StorageError::Io(format!("commit log: {msg}"))
+    fn check(&self) -> Result<()> {
+        check(&self.failed)
     }
 
     /// Forget every record (all are in the file) and make that durable:
     /// the next open reads nothing.
     pub fn clear(&mut self) -> Result<()> {
         self.check()?;
-        self.file
-            .write_all_at(&[0u8; HEADER], 0)
-            .map_err(|e| StorageError::Io(format!("commit log: {e}")))?;
+        match &self.direct {
+            Some(d) => write_direct(d, &mut self.dbuf, 0, &[]),
+            None => self.file.write_all_at(&[0u8; HEADER], 0),
+        }
+        .map_err(|e| StorageError::Io(format!("commit log: {e}")))?;
         self.sync()?;
         self.rewind();
         Ok(())
@@ -176,6 +256,7 @@ impl CommitLog {
     /// in redb: they are never read again.
     pub fn rewind(&mut self) {
         self.pos = 0;
+        self.tail.clear();
         self.last_ts = 0;
     }
 
@@ -203,6 +284,67 @@ impl CommitLog {
         self.buf[..4].copy_from_slice(&len.to_be_bytes());
         self.buf[4..8].copy_from_slice(&crc.to_be_bytes());
     }
+}
+
+/// Size and alignment of direct writes: a page, a multiple of any logical
+/// block size in use.
+const BLOCK: usize = 4096;
+
+/// The log opened for direct writes, or `None` where that is refused
+/// (tmpfs on older kernels, some network file systems).
+fn open_direct(path: &Path) -> Option<File> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        match OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_DIRECT)
+            .open(path)
+        {
+            Ok(f) => Some(f),
+            Err(e) => {
+                tracing::info!(error = %e, "commit log: cannot open for direct writes; buffered");
+                None
+            }
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = path;
+        None
+    }
+}
+
+/// Write `parts` one after another at block-aligned `start`, padded with
+/// zeros to whole blocks, from a block-aligned buffer (`dbuf`, reused).
+fn write_direct(f: &File, dbuf: &mut Vec<u8>, start: u64, parts: &[&[u8]]) -> std::io::Result<()> {
+    let len: usize = parts.iter().map(|p| p.len()).sum();
+    let padded = len.div_ceil(BLOCK).max(1) * BLOCK;
+    dbuf.clear();
+    dbuf.resize(padded + BLOCK, 0);
+    let off = dbuf.as_ptr().align_offset(BLOCK);
+    let out = &mut dbuf[off..off + padded];
+    let mut at = 0;
+    for p in parts {
+        out[at..at + p.len()].copy_from_slice(p);
+        at += p.len();
+    }
+    f.write_all_at(out, start)
+}
+
+fn check(failed: &Mutex<Option<String>>) -> Result<()> {
+    match &*failed.lock() {
+        Some(msg) => Err(StorageError::Io(format!(
+            "the commit log failed earlier ({msg}); restart to recover"
+        ))),
+        None => Ok(()),
+    }
+}
+
+fn fail(failed: &Mutex<Option<String>>, e: std::io::Error) -> StorageError {
+    let msg = e.to_string();
+    failed.lock().get_or_insert(msg.clone());
+    StorageError::Io(format!("commit log: {msg}"))
 }
 
 /// The valid records at the start of a log of `size` bytes read from `r`,
@@ -394,6 +536,37 @@ mod tests {
         let (log, recs) = CommitLog::open(dir.path(), LOG_BYTES, 0).unwrap();
         assert_eq!(recs.iter().map(|r| r.0).collect::<Vec<_>>(), [11, 12]);
         assert_eq!(log.last_ts(), 12);
+    }
+
+    /// Records across many blocks, the log reopened at every few of them
+    /// (mid-block) and appended to again: direct writes rewrite the last
+    /// block from what they keep of it, buffered ones write in place.
+    #[test]
+    fn appends_after_reopening_mid_block_keep_every_record() {
+        for direct in [true, false] {
+            let dir = tempfile::tempdir().unwrap();
+            let mut ts = 0;
+            for round in 0..12u32 {
+                let (mut log, recs) = CommitLog::open_with(dir.path(), 1 << 20, 0, direct).unwrap();
+                assert_eq!(
+                    recs.iter().map(|r| r.0).collect::<Vec<_>>(),
+                    (1..=ts).collect::<Vec<_>>(),
+                    "direct {direct}, round {round}"
+                );
+                for r in &recs {
+                    let n = r.1.len() as u32;
+                    assert_eq!(n, (r.0 % 7 + 1) as u32);
+                    assert_eq!(r.1[0].1.new.as_deref(), Some(&r.0.to_be_bytes()[..]));
+                }
+                if direct && log.direct.is_none() {
+                    eprintln!("no O_DIRECT on this file system: buffered writes twice");
+                }
+                for _ in 0..(round * 5 + 1) {
+                    ts += 1;
+                    write(&mut log, ts, (ts % 7 + 1) as u32);
+                }
+            }
+        }
     }
 
     #[test]

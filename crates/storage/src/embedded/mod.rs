@@ -1,19 +1,25 @@
-//! The embedded storage backend: MVCC in memory, durability in redb.
+//! The embedded storage backend: rows in redb, recent versions in memory,
+//! commits durable in a commit log.
 //!
 //! This module owns the single-process implementation of the [`crate::api`]
 //! contract. It is split by concept:
 //!
-//! * `mvcc` — the in-memory version store (every live row with its recent
-//!   versions); snapshot reads pick the newest version `<= ts`.
+//! * `mvcc` — the version overlay: versions not yet in redb or still needed
+//!   by snapshots and consumers; snapshot reads pick the newest `<= ts`
+//!   there, else read redb.
 //! * `locks` — shared and exclusive row locks, the wait-for graph
 //!   (deadlock detection) and lock-wait timeouts.
 //! * `durable` — the redb file: rows, change log, counters, watermarks,
-//!   leases and sequences. Every commit is one fsynced redb transaction.
+//!   leases and sequences.
 //! * `changelog` — encoding of [`crate::api::Change`], net effect per
 //!   transaction, and range reads of the change log.
 //! * `txn` — [`EmbeddedTxn`], write sets and savepoints.
-//! * `commit` — group commit: the commit queue, timestamps, one durable
-//!   write per group, install and publish; [`Durability`].
+//! * `commit` — group commit: the commit queue, timestamps, install and
+//!   one commit-log record per group; [`Durability`].
+//! * `log` — the commit log: one record per group, read back at open.
+//! * `flush` — syncs of the commit log (one covers every group written
+//!   before it began), then completion: publish, hand to the applier.
+//! * `apply` — the applier: committed groups into redb, in commit order.
 //! * `lease` — wall-clock leases and durable sequences.
 //! * `gc` — the GC horizon per table and reclamation.
 //! * `clock` — wall-clock times of recent commits (lag in milliseconds).
@@ -21,10 +27,13 @@
 //!
 //! Commits are grouped (`commit`): the leader of a group, holding the commit
 //! mutex, assigns `ts = last + 1, last + 2, …` to the queued transactions,
-//! writes them all in one redb transaction with one fsync, installs the
-//! versions in memory and publishes the last `ts` as `latest_ts`. Commit
-//! timestamps therefore strictly increase and a change becomes readable from
-//! the change log exactly when its transaction becomes visible.
+//! installs their versions in memory and writes them all as one record of
+//! the commit log (`log`); `flush` syncs the log, one `fdatasync` covering
+//! every group written before it, and then publishes the groups' last `ts`
+//! as `latest_ts` in commit order and hands them to the applier (`apply`),
+//! which writes them to redb in larger transactions. Commit timestamps
+//! therefore strictly increase and a change becomes readable from the
+//! change log exactly when its transaction becomes visible.
 //!
 //! Only the latest version of each row is persisted; no snapshot survives a
 //! restart. After reopening, `snapshot_scan` of a table is valid for any
@@ -41,6 +50,7 @@ mod clock;
 mod commit;
 mod durable;
 mod engine;
+mod flush;
 mod gc;
 mod lease;
 mod locks;
