@@ -289,6 +289,8 @@ impl CommitLog {
 /// Size and alignment of direct writes: a page, a multiple of any logical
 /// block size in use.
 const BLOCK: usize = 4096;
+/// Room for direct writes kept between groups.
+const DBUF_KEEP: usize = 1 << 20;
 
 /// The log opened for direct writes, or `None` where that is refused
 /// (tmpfs on older kernels, some network file systems).
@@ -320,8 +322,9 @@ fn open_direct(path: &Path) -> Option<File> {
 fn write_direct(f: &File, dbuf: &mut Vec<u8>, start: u64, parts: &[&[u8]]) -> std::io::Result<()> {
     let len: usize = parts.iter().map(|p| p.len()).sum();
     let padded = len.div_ceil(BLOCK).max(1) * BLOCK;
-    dbuf.clear();
-    dbuf.resize(padded + BLOCK, 0);
+    if dbuf.len() < padded + BLOCK {
+        dbuf.resize(padded + BLOCK, 0);
+    }
     let off = dbuf.as_ptr().align_offset(BLOCK);
     let out = &mut dbuf[off..off + padded];
     let mut at = 0;
@@ -329,7 +332,12 @@ fn write_direct(f: &File, dbuf: &mut Vec<u8>, start: u64, parts: &[&[u8]]) -> st
         out[at..at + p.len()].copy_from_slice(p);
         at += p.len();
     }
-    f.write_all_at(out, start)
+    out[at..].fill(0);
+    let r = f.write_all_at(out, start);
+    if dbuf.len() > DBUF_KEEP {
+        *dbuf = Vec::new(); // a large group's room is not kept
+    }
+    r
 }
 
 fn check(failed: &Mutex<Option<String>>) -> Result<()> {
