@@ -344,6 +344,20 @@ impl Flusher {
     }
 }
 
+/// Start a storage thread running `run` (joined by [`EmbeddedStorage`]'s
+/// drop).
+fn spawn_owned(
+    name: &str,
+    inner: &Arc<Inner>,
+    run: fn(&Inner),
+) -> Result<std::thread::JoinHandle<()>> {
+    let inner = inner.clone();
+    std::thread::Builder::new()
+        .name(name.into())
+        .spawn(move || run(&inner))
+        .map_err(|e| StorageError::Io(format!("cannot start the {name} thread: {e}")))
+}
+
 /// Make every commit written so far durable, if any is not yet.
 fn flush_once(inner: &Inner) {
     // Every commit up to `target` is in the file: `latest_ts` is published
@@ -458,20 +472,8 @@ impl EmbeddedStorage {
             apply: super::apply::ApplyQueue::new(loaded.commit_ts),
         };
         let inner = Arc::new(inner);
-        let applier = {
-            let inner = inner.clone();
-            std::thread::Builder::new()
-                .name("storage apply".into())
-                .spawn(move || super::apply::run(&inner))
-                .map_err(|e| StorageError::Io(format!("cannot start the applier: {e}")))?
-        };
-        let syncer = {
-            let inner = inner.clone();
-            std::thread::Builder::new()
-                .name("storage sync".into())
-                .spawn(move || super::flush::run(&inner))
-                .map_err(|e| StorageError::Io(format!("cannot start the sync thread: {e}")))?
-        };
+        let applier = spawn_owned("storage apply", &inner, super::apply::run)?;
+        let syncer = spawn_owned("storage sync", &inner, super::flush::run)?;
         let flusher = match durability {
             Durability::Immediate => None,
             Durability::Periodic(period) => Some(Flusher::start(inner.clone(), period)?),
