@@ -648,6 +648,69 @@ fn a_failed_group_write_fails_every_transaction_of_the_group() {
 /// either opens at exactly one of the two commits (redb verifies the newest
 /// commit's checksums after an unclean shutdown and falls back to the one
 /// before) or fails to open with an error; a mix is never read.
+/// A failed sync of the commit log (a disk error after the write) fails
+/// every transaction of the groups it covers: none acknowledged or visible,
+/// and no later commit is taken — the state of the file is unknown until a
+/// restart. After one, every acknowledged commit is there and each failed
+/// group is whole or absent (its record may have reached the disk, as with
+/// any failed fsync).
+#[test]
+fn a_failed_log_sync_fails_every_group_it_covers() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = open(dir.path());
+    let mut t = s.begin(TxnOptions::default()).unwrap();
+    t.put(T, b"before", b"ok".to_vec()).unwrap();
+    let before = t.commit().unwrap();
+    let hold = s.hold_commits();
+    let handles: Vec<_> = (0..4u8)
+        .map(|i| {
+            let s = s.clone();
+            std::thread::spawn(move || {
+                let mut t = s.begin(TxnOptions::default()).unwrap();
+                t.put(T, &[i], vec![i; 100]).unwrap();
+                t.put(T, &[i, i], vec![i; 100]).unwrap();
+                t.commit()
+            })
+        })
+        .collect();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while s.queued_commits() < 4 {
+        assert!(Instant::now() < deadline, "commits never queued");
+        std::thread::yield_now();
+    }
+    s.fail_next_log_sync();
+    drop(hold);
+    for h in handles {
+        let r = h.join().unwrap();
+        assert!(matches!(r, Err(StorageError::Io(_))), "{r:?}");
+    }
+    assert_eq!(s.latest_ts(), before, "nothing of the group is visible");
+    let mut r = s.begin(TxnOptions::default()).unwrap();
+    for i in 0..4u8 {
+        assert_eq!(r.get(T, &[i], false).unwrap(), None);
+    }
+    r.rollback();
+    let mut t = s.begin(TxnOptions::default()).unwrap();
+    t.put(T, b"after", b"no".to_vec()).unwrap();
+    let after = t.commit();
+    assert!(matches!(after, Err(StorageError::Io(_))), "{after:?}");
+    drop(s);
+    let s = open(dir.path());
+    let mut r = s.begin(TxnOptions::default()).unwrap();
+    assert_eq!(r.get(T, b"before", false).unwrap(), Some(b"ok".to_vec()));
+    assert_eq!(r.get(T, b"after", false).unwrap(), None);
+    for i in 0..4u8 {
+        let a = r.get(T, &[i], false).unwrap();
+        let b = r.get(T, &[i, i], false).unwrap();
+        assert_eq!(
+            a.is_some(),
+            b.is_some(),
+            "transaction {i} is whole or absent"
+        );
+    }
+    r.rollback();
+}
+
 #[test]
 fn a_torn_last_write_is_detected_never_read() {
     const PAGE: usize = 4096;

@@ -499,6 +499,14 @@ impl EmbeddedStorage {
         self.inner.versions.overlay_versions()
     }
 
+    /// Make the commit log's next sync fail as a disk error would: the
+    /// groups it covers fail and the log refuses writes until a restart.
+    /// For tests of that path.
+    #[doc(hidden)]
+    pub fn fail_next_log_sync(&self) {
+        self.inner.log_sync.fail_next();
+    }
+
     /// Transactions queued for a commit group right now.
     pub fn queued_commits(&self) -> usize {
         self.inner.queue.len()

@@ -22,7 +22,9 @@
 //! sync that began after the group's write returned; groups complete in
 //! commit order, so `latest_ts` never covers a commit that is not durable
 //! and installed; a failed sync fails every group queued (each is
-//! uninstalled, none acknowledged) and the log accepts no further write.
+//! uninstalled, none acknowledged) and the log accepts no further write
+//! until a restart, after which such a group is whole or absent (its record
+//! may have reached the disk, as after any failed fsync).
 //!
 //! This module must never complete a group before a sync that started
 //! after its write, never out of commit order, and never sync while

@@ -80,13 +80,30 @@ pub(super) struct CommitLog {
 pub(super) struct LogSync {
     file: Arc<File>,
     failed: Arc<Mutex<Option<String>>>,
+    /// Fail the next sync as the disk would (tests of the failure path).
+    fail_next: std::sync::atomic::AtomicBool,
 }
 
 impl LogSync {
     /// Make everything written to the log before this call durable.
     pub fn sync(&self) -> Result<()> {
         check(&self.failed)?;
+        if self
+            .fail_next
+            .swap(false, std::sync::atomic::Ordering::AcqRel)
+        {
+            return Err(fail(
+                &self.failed,
+                std::io::Error::other("injected sync failure"),
+            ));
+        }
         self.file.sync_data().map_err(|e| fail(&self.failed, e))
+    }
+
+    /// Make the next [`Self::sync`] fail like a disk error.
+    pub fn fail_next(&self) {
+        self.fail_next
+            .store(true, std::sync::atomic::Ordering::Release);
     }
 }
 
@@ -231,6 +248,7 @@ impl CommitLog {
         LogSync {
             file: self.file.clone(),
             failed: self.failed.clone(),
+            fail_next: Default::default(),
         }
     }
 
