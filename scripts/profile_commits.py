@@ -41,6 +41,8 @@ FUNCTIONS = [
     ("  row write (PK check + put)", "tributary::sql::dml::write_new_row ["),
     ("  commit", "tributary_storage::embedded::txn::EmbeddedTxn as tributary_storage::api::Transaction>::commit ["),
     ("    group commit (leader)", "tributary_storage::embedded::commit::commit ["),
+    ("      log write", "tributary_storage::embedded::log::CommitLog::append_encoded ["),
+    ("      log sync and completion", "tributary_storage::embedded::flush::sync_round ["),
     ("      change list (before images)", "tributary_storage::embedded::changelog::build_changes ["),
     ("      overlay install", "tributary_storage::embedded::mvcc::VersionStore::install ["),
     ("  redb read transactions", "tributary_storage::embedded::engine::Inner::rows_reader ["),
