@@ -1,22 +1,27 @@
 //! Group commit: concurrent committers share one durable write.
 //!
 //! Owns the commit queue and the commit path from a transaction's final
-//! writes to a published `latest_ts`. A committer queues its writes and
+//! writes to its record in the commit log (`flush` takes it from there to
+//! a published `latest_ts`). A committer queues its writes and
 //! then takes the commit mutex. Whoever holds the mutex is the group's
 //! leader: it drains the queue — its own request and every request queued
 //! while the previous group was being written — and for each one in queue
 //! order assigns the next commit timestamp and builds its change-log
-//! entries; then it installs the group's versions in the memory overlay,
-//! writes the whole group as **one** record of the commit log (`log`, one
-//! `fdatasync`), publishes the last timestamp, hands every request its
-//! result and queues the group for the applier (`apply`), which writes it
-//! to redb later in a larger transaction. A committer that finds the mutex taken waits on its own
-//! request's slot, not on the mutex: the leader wakes each member of its
-//! group with its result, and whoever releases the mutex
-//! ([`CommitGuard`]) wakes the first request still queued to lead the next
-//! group — so a finished group's members do not file through the mutex one
-//! by one before the next group can start. One committer alone pays what
-//! it paid before: it leads a group of one.
+//! entries; then it installs the group's versions in the memory overlay
+//! (invisible until published), writes the whole group as **one** record
+//! of the commit log (`log`), queues it for a sync (`flush`) and lets the
+//! mutex go: the next group is numbered and written while this one is
+//! synced. `flush` runs one `fdatasync` at a time, each covering every
+//! group written before it, then publishes those groups' last timestamp,
+//! hands every member its result and queues them for the applier
+//! (`apply`), which writes them to redb later in a larger transaction. A
+//! committer that finds the mutex taken waits on its own request's slot,
+//! not on the mutex: it is woken with its result, or — by whoever releases
+//! the mutex ([`CommitGuard`]), when it is the first request still queued —
+//! to lead the next group; so a finished group's members do not file
+//! through the mutex one by one before the next group can start. One
+//! committer alone pays what it paid before: it leads a group of one and
+//! syncs it itself.
 //!
 //! Guarantees, the same as one commit at a time (see [`crate::api`]):
 //! * commit timestamps strictly increase, in queue order;
@@ -25,8 +30,9 @@
 //!   within the period) and installed, and `latest_ts` covers it; rows and
 //!   their change-log entries become visible together, when `latest_ts`
 //!   passes their timestamp;
-//! * a failed durable write fails **every** request of the group, and none
-//!   of them is installed or acknowledged.
+//! * a failed write or sync fails **every** request of the group (a sync:
+//!   of every group it covers), and none of them stays installed or is
+//!   acknowledged.
 //!
 //! Requests of one group write disjoint keys: each holds the exclusive row
 //! locks of its keys until its commit returns, so a request's "before"
@@ -38,9 +44,9 @@
 //! Debug builds (every test) look every one up and check the handed-in
 //! image against it.
 //!
-//! This module must never publish a timestamp before the group that
-//! carries it is written and installed, and never acknowledge a request
-//! whose group failed.
+//! This module must never queue a group for a sync before it is written
+//! and installed, and never acknowledge a request itself unless it changes
+//! nothing or failed before its write (`flush` acknowledges the rest).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
