@@ -581,6 +581,43 @@ fn sigkill_in_periodic_mode_keeps_a_whole_prefix_up_to_the_last_flush() {
     eprintln!("commits surviving each kill: {survived:?}");
 }
 
+/// Four transactions queued while commits are held, so that they form one
+/// group; `arm` runs just before they are let go. Transaction `i` writes
+/// keys `[i]` and `[i, i]` with `len` bytes each. Every one must fail with
+/// an I/O error and none be visible: the latest commit stays `before`.
+fn a_held_group_fails(s: &Arc<EmbeddedStorage>, before: u64, len: usize, arm: impl FnOnce()) {
+    let hold = s.hold_commits();
+    let handles: Vec<_> = (0..4u8)
+        .map(|i| {
+            let s = s.clone();
+            std::thread::spawn(move || {
+                let mut t = s.begin(TxnOptions::default()).unwrap();
+                t.put(T, &[i], vec![i; len]).unwrap();
+                t.put(T, &[i, i], vec![i; len]).unwrap();
+                t.commit()
+            })
+        })
+        .collect();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while s.queued_commits() < 4 {
+        assert!(Instant::now() < deadline, "commits never queued");
+        std::thread::yield_now();
+    }
+    arm();
+    drop(hold);
+    for h in handles {
+        let r = h.join().unwrap();
+        assert!(matches!(r, Err(StorageError::Io(_))), "{r:?}");
+    }
+    assert_eq!(s.latest_ts(), before, "nothing of the group is visible");
+    let mut r = s.begin(TxnOptions::default()).unwrap();
+    for i in 0..4u8 {
+        assert_eq!(r.get(T, &[i], false).unwrap(), None);
+        assert_eq!(r.get(T, &[i, i], false).unwrap(), None);
+    }
+    r.rollback();
+}
+
 /// A group whose durable write fails fails every transaction in it: none
 /// is acknowledged, visible, or present after a restart.
 #[test]
@@ -593,37 +630,11 @@ fn a_failed_group_write_fails_every_transaction_of_the_group() {
     let mut t = s.begin(TxnOptions::default()).unwrap();
     t.put(T, b"before", b"ok".to_vec()).unwrap();
     let before = t.commit().unwrap();
-    // Leave about 2 MiB free: the group below needs 4 MiB.
+    // Leave about 2 MiB free: the group below needs 8 MiB.
     let ballast = fs.0.join("ballast");
     let free = free_bytes(&fs.0);
     std::fs::write(&ballast, vec![7u8; (free.saturating_sub(2 << 20)) as usize]).unwrap();
-    let hold = s.hold_commits();
-    let handles: Vec<_> = (0..4u8)
-        .map(|i| {
-            let s = s.clone();
-            std::thread::spawn(move || {
-                let mut t = s.begin(TxnOptions::default()).unwrap();
-                t.put(T, &[i], vec![i; 1 << 20]).unwrap();
-                t.commit()
-            })
-        })
-        .collect();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while s.queued_commits() < 4 {
-        assert!(Instant::now() < deadline, "commits never queued");
-        std::thread::yield_now();
-    }
-    drop(hold);
-    for h in handles {
-        let r = h.join().unwrap();
-        assert!(matches!(r, Err(StorageError::Io(_))), "{r:?}");
-    }
-    assert_eq!(s.latest_ts(), before, "nothing of the group is visible");
-    let mut r = s.begin(TxnOptions::default()).unwrap();
-    for i in 0..4u8 {
-        assert_eq!(r.get(T, &[i], false).unwrap(), None);
-    }
-    r.rollback();
+    a_held_group_fails(&s, before, 1 << 20, || {});
     // Space back: writes go on, and a restart has none of the group.
     std::fs::remove_file(&ballast).unwrap();
     let mut t = s.begin(TxnOptions::default()).unwrap();
@@ -661,35 +672,7 @@ fn a_failed_log_sync_fails_every_group_it_covers() {
     let mut t = s.begin(TxnOptions::default()).unwrap();
     t.put(T, b"before", b"ok".to_vec()).unwrap();
     let before = t.commit().unwrap();
-    let hold = s.hold_commits();
-    let handles: Vec<_> = (0..4u8)
-        .map(|i| {
-            let s = s.clone();
-            std::thread::spawn(move || {
-                let mut t = s.begin(TxnOptions::default()).unwrap();
-                t.put(T, &[i], vec![i; 100]).unwrap();
-                t.put(T, &[i, i], vec![i; 100]).unwrap();
-                t.commit()
-            })
-        })
-        .collect();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while s.queued_commits() < 4 {
-        assert!(Instant::now() < deadline, "commits never queued");
-        std::thread::yield_now();
-    }
-    s.fail_next_log_sync();
-    drop(hold);
-    for h in handles {
-        let r = h.join().unwrap();
-        assert!(matches!(r, Err(StorageError::Io(_))), "{r:?}");
-    }
-    assert_eq!(s.latest_ts(), before, "nothing of the group is visible");
-    let mut r = s.begin(TxnOptions::default()).unwrap();
-    for i in 0..4u8 {
-        assert_eq!(r.get(T, &[i], false).unwrap(), None);
-    }
-    r.rollback();
+    a_held_group_fails(&s, before, 100, || s.fail_next_log_sync());
     let mut t = s.begin(TxnOptions::default()).unwrap();
     t.put(T, b"after", b"no".to_vec()).unwrap();
     let after = t.commit();
