@@ -290,3 +290,37 @@ fn kill_query_stops_an_index_build_which_leaves_nothing() {
         1
     );
 }
+
+/// SHOW STATUS carries the storage's counters: every autocommit INSERT is
+/// a commit group of its own here (one session), each made durable by a
+/// log sync, and `Tributary_latest_ts` moves with them.
+#[test]
+fn show_status_counts_commit_groups_and_log_syncs() {
+    let (_dir, _db, mut s) = open(cfg());
+    let counter = |s: &mut Session, name: &str| -> u64 {
+        let rows = q(s, &format!("SHOW STATUS LIKE '{name}'"));
+        match rows.first().map(|r| r.as_slice()) {
+            Some([Value::Text(n), v]) if n == name => match v {
+                Value::Int(i) => u64::try_from(*i).unwrap(),
+                Value::Text(t) => t.parse().unwrap(),
+                other => panic!("{name} = {other:?}"),
+            },
+            other => panic!("{name}: {other:?}"),
+        }
+    };
+    let groups = counter(&mut s, "Tributary_commit_groups");
+    let syncs = counter(&mut s, "Tributary_log_syncs");
+    let latest = counter(&mut s, "Tributary_latest_ts");
+    assert!(
+        groups > 0 && syncs > 0 && latest > 0,
+        "{groups} {syncs} {latest}"
+    );
+    for i in 1000..1010 {
+        q(&mut s, &format!("INSERT INTO t VALUES ({i}, {i})"));
+    }
+    assert!(counter(&mut s, "Tributary_commit_groups") >= groups + 10);
+    assert!(counter(&mut s, "Tributary_log_syncs") >= syncs + 10);
+    assert!(counter(&mut s, "Tributary_latest_ts") >= latest + 10);
+    let all = q(&mut s, "SHOW STATUS LIKE 'Tributary%'");
+    assert_eq!(all.len(), 5, "{all:?}");
+}

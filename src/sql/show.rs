@@ -562,10 +562,12 @@ pub fn process_rows(engine: &Engine, st: &SessionState) -> Vec<Vec<Value>> {
 /// `SHOW [GLOBAL | SESSION] STATUS [LIKE …]`: this node's counters
 /// (both scopes show the node's).
 pub fn status(engine: &Engine, like: Option<&str>) -> QueryResult {
+    let storage = engine.storage.status();
     let rows = engine
         .processes
         .status()
         .into_iter()
+        .chain(storage)
         .filter(|(k, _)| {
             like.is_none_or(|p| {
                 crate::sql::expr::like_match(&k.to_ascii_lowercase(), &p.to_ascii_lowercase())

@@ -316,6 +316,12 @@ pub trait Storage: Send + Sync + 'static {
     /// Allocate a fresh, never reused id from the named durable sequence
     /// (table ids, job ids). Durable on return.
     fn next_id(&self, sequence: &str) -> Result<u64>;
+
+    /// Counters for `SHOW STATUS` (name, value), e.g. durable writes since
+    /// open. A backend without any returns none.
+    fn status(&self) -> Vec<(&'static str, u64)> {
+        Vec::new()
+    }
 }
 
 /// What one thread of [`Transaction::scan_visit_parts`] calls per row:

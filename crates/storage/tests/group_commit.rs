@@ -128,8 +128,14 @@ fn concurrent_committers_keep_the_commit_order_contract() {
     let changes = s.changes(T, 0, u64::MAX, None, usize::MAX).unwrap().changes;
     assert_eq!(changes.len() as u64, n);
     assert!(changes.windows(2).all(|w| w[0].commit_ts < w[1].commit_ts));
-    eprintln!("{n} commits in {} durable writes", s.commit_groups());
+    eprintln!(
+        "{n} commits in {} groups and {} log syncs",
+        s.commit_groups(),
+        s.log_syncs()
+    );
     assert!(s.commit_groups() <= n);
+    // One sync covers every group written before it began.
+    assert!(s.log_syncs() >= 1 && s.log_syncs() <= s.commit_groups());
 }
 
 /// A transaction whose writes net to nothing (insert then delete) in a

@@ -93,8 +93,10 @@ pub(super) struct Inner {
     pub queue: super::commit::CommitQueue,
     /// Newest commit known to be on stable storage.
     pub durable_ts: AtomicU64,
-    /// Commit groups written (one durable write each) since open.
+    /// Commit groups written (one log record each) since open.
     pub groups_written: AtomicU64,
+    /// Commit-log syncs on the commit path since open (see `flush`).
+    pub log_syncs: AtomicU64,
     /// Overlay size (versions) at which the commit path trims it next.
     pub trim_at: std::sync::atomic::AtomicUsize,
     /// When recent commits happened (reporting only).
@@ -458,6 +460,7 @@ impl EmbeddedStorage {
             queue: Default::default(),
             durable_ts: AtomicU64::new(loaded.commit_ts),
             groups_written: AtomicU64::new(0),
+            log_syncs: AtomicU64::new(0),
             trim_at: std::sync::atomic::AtomicUsize::new(super::apply::TRIM_MIN),
             clock: Default::default(),
             active: Mutex::new(BTreeMap::new()),
@@ -487,10 +490,17 @@ impl EmbeddedStorage {
         }))
     }
 
-    /// Commit groups written since open: each is one durable write (one
-    /// fsync in immediate mode) carrying one or more transactions.
+    /// Commit groups written since open: each is one record of the commit
+    /// log carrying one or more transactions.
     pub fn commit_groups(&self) -> u64 {
         self.inner.groups_written.load(Ordering::Relaxed)
+    }
+
+    /// Syncs (`fdatasync`) of the commit log on the commit path since open
+    /// (immediate mode): one covers every group written before it, so
+    /// there are at most as many as groups.
+    pub fn log_syncs(&self) -> u64 {
+        self.inner.log_syncs.load(Ordering::Relaxed)
     }
 
     /// Older row versions held in memory for snapshots and consumers (the
@@ -718,6 +728,26 @@ impl Storage for EmbeddedStorage {
 
     fn next_id(&self, sequence: &str) -> Result<u64> {
         self.inner.durably(|d| d.next_id(sequence))
+    }
+
+    fn status(&self) -> Vec<(&'static str, u64)> {
+        let i = &self.inner;
+        vec![
+            (
+                "Tributary_commit_groups",
+                i.groups_written.load(Ordering::Relaxed),
+            ),
+            ("Tributary_log_syncs", self.log_syncs()),
+            (
+                "Tributary_applied_ts",
+                i.apply.applied_ts.load(Ordering::Acquire),
+            ),
+            ("Tributary_latest_ts", i.latest_ts.load(Ordering::Acquire)),
+            (
+                "Tributary_overlay_versions",
+                i.versions.overlay_versions() as u64,
+            ),
+        ]
     }
 
     fn set_change_log_on_demand(&self, table: TableId, on_demand: bool) -> Result<()> {

@@ -105,7 +105,10 @@ fn sync_once(inner: &Inner) -> bool {
     let q = &inner.flush;
     let target = q.state.lock().written;
     let synced = match inner.options.durability {
-        Durability::Immediate => inner.log_sync.sync(),
+        Durability::Immediate => {
+            inner.log_syncs.fetch_add(1, Ordering::Relaxed);
+            inner.log_sync.sync()
+        }
         // Written is enough; the periodic flusher syncs.
         Durability::Periodic(_) => Ok(()),
     };
