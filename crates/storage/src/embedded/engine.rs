@@ -368,7 +368,8 @@ fn flush_once(inner: &Inner) {
     if target <= inner.durable_ts.load(Ordering::Acquire) {
         return;
     }
-    match inner.log.lock().sync() {
+    // Without the log writer's lock: commits go on being written meanwhile.
+    match inner.log_sync.sync() {
         Ok(()) => {
             inner.durable_ts.fetch_max(target, Ordering::AcqRel);
         }
