@@ -51,8 +51,6 @@ pub(super) struct Member {
 struct State {
     /// Groups written to the log and not yet completed, oldest first.
     pending: VecDeque<Vec<Member>>,
-    /// Ts of the last group written.
-    written: Ts,
     /// A thread is syncing (or has been asked to: `handed`).
     syncing: bool,
     /// The flush thread is to run the next sync.
@@ -76,11 +74,10 @@ impl FlushQueue {
     /// mutex, so groups arrive in commit order). Returns whether the
     /// caller is to sync now ([`sync_round`]): no sync is running.
     pub fn push(&self, group: Vec<Member>) -> bool {
-        let Some(last) = group.last().map(|m| m.ts) else {
+        if group.is_empty() {
             return false;
-        };
+        }
         let mut s = self.state.lock();
-        s.written = last;
         s.pending.push_back(group);
         !std::mem::replace(&mut s.syncing, true)
     }
@@ -103,7 +100,9 @@ pub(super) fn sync_round(inner: &Inner) {
 /// again: more is pending and the flush thread is stopping.
 fn sync_once(inner: &Inner) -> bool {
     let q = &inner.flush;
-    let target = q.state.lock().written;
+    // This sync covers the groups pending now (only the syncing thread
+    // takes groups out, so they stay at the front).
+    let covered = q.state.lock().pending.len();
     let synced = match inner.options.durability {
         Durability::Immediate => {
             inner.log_syncs.fetch_add(1, Ordering::Relaxed);
@@ -116,15 +115,10 @@ fn sync_once(inner: &Inner) -> bool {
     // On failure every queued group fails: the log now refuses writes, so
     // none written after this one could become durable either.
     let n = match &synced {
-        Ok(()) => s
-            .pending
-            .iter()
-            .take_while(|g| g.last().is_some_and(|m| m.ts <= target))
-            .count(),
+        Ok(()) => covered,
         Err(_) => s.pending.len(),
     };
     let groups: Vec<Vec<Member>> = s.pending.drain(..n).collect();
-
     let slots = match synced {
         Ok(()) => complete(inner, groups),
         Err(e) => fail(inner, groups, &e),
