@@ -87,6 +87,28 @@ fn spawn_child(test: &str, env: &[(&str, &std::ffi::OsStr)]) -> std::process::Ch
         .unwrap()
 }
 
+/// Run crash child `test` on the data directory `dir`, hand each line it
+/// prints to `stop` until that returns `true` (each within `limit` of the
+/// start), then SIGKILL it. The caller checks that `stop` was reached.
+fn kill_child_when(
+    test: &str,
+    dir: &std::path::Path,
+    limit: Duration,
+    mut stop: impl FnMut(&str) -> bool,
+) {
+    let mut child = spawn_child(test, &[(CHILD_ENV, dir.as_os_str())]);
+    let stdout = child.stdout.take().unwrap();
+    let deadline = Instant::now() + limit;
+    for line in BufReader::new(stdout).lines() {
+        if stop(&line.unwrap()) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "child too slow");
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+}
+
 fn key(i: u64, half: u8) -> Vec<u8> {
     let mut k = i.to_be_bytes().to_vec();
     k.push(half);
@@ -120,22 +142,18 @@ fn crash_child_writer() {
 fn crash_after_commit_loses_nothing() {
     const N: u64 = 60;
     let dir = tempfile::tempdir().unwrap();
-    let mut child = spawn_child("crash_child_writer", &[(CHILD_ENV, dir.path().as_os_str())]);
-    let stdout = child.stdout.take().unwrap();
     let mut printed = Vec::new();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    for line in BufReader::new(stdout).lines() {
-        let line = line.unwrap();
-        if let Some(n) = line.strip_prefix("committed ") {
-            printed.push(n.parse::<u64>().unwrap());
-            if printed.len() as u64 >= N {
-                break;
+    kill_child_when(
+        "crash_child_writer",
+        dir.path(),
+        Duration::from_secs(60),
+        |line| {
+            if let Some(n) = line.strip_prefix("committed ") {
+                printed.push(n.parse::<u64>().unwrap());
             }
-        }
-        assert!(Instant::now() < deadline, "child too slow");
-    }
-    child.kill().unwrap(); // SIGKILL
-    child.wait().unwrap();
+            printed.len() as u64 >= N
+        },
+    );
     assert_eq!(printed.len() as u64, N, "child exited early");
 
     let s = open(dir.path());
@@ -213,22 +231,16 @@ fn print_and_wait_for_kill(out: &mut impl Write, line: &str) -> ! {
 #[test]
 fn sigkill_with_commits_only_in_the_log_replays_them() {
     let dir = tempfile::tempdir().unwrap();
-    let mut child = spawn_child(
-        "crash_child_log_only_writer",
-        &[(CHILD_ENV, dir.path().as_os_str())],
-    );
-    let stdout = child.stdout.take().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(120);
     let mut done = false;
-    for line in BufReader::new(stdout).lines() {
-        if line.unwrap() == "done" {
-            done = true;
-            break;
-        }
-        assert!(Instant::now() < deadline, "child too slow");
-    }
-    child.kill().unwrap(); // SIGKILL
-    child.wait().unwrap();
+    kill_child_when(
+        "crash_child_log_only_writer",
+        dir.path(),
+        Duration::from_secs(120),
+        |line| {
+            done = line == "done";
+            done
+        },
+    );
     assert!(done, "child exited early");
     let s = open(dir.path());
     let rows = s.snapshot_scan(T, s.latest_ts(), None, usize::MAX).unwrap();
@@ -290,22 +302,20 @@ fn crash_child_watermark_lowerer() {
 #[test]
 fn a_lowered_watermark_survives_a_sigkill() {
     let dir = tempfile::tempdir().unwrap();
-    let mut child = spawn_child(
-        "crash_child_watermark_lowerer",
-        &[(CHILD_ENV, dir.path().as_os_str())],
-    );
-    let stdout = child.stdout.take().unwrap();
     let mut lowered = None;
-    for line in BufReader::new(stdout).lines() {
-        // The test harness prints the test's name before it, on the same
-        // line.
-        if let Some((_, ts)) = line.unwrap().split_once("ready ") {
-            lowered = Some(ts.parse::<u64>().unwrap());
-            break;
-        }
-    }
-    child.kill().unwrap(); // SIGKILL
-    child.wait().unwrap();
+    kill_child_when(
+        "crash_child_watermark_lowerer",
+        dir.path(),
+        Duration::from_secs(120),
+        |line| {
+            // The test harness prints the test's name before it, on the
+            // same line.
+            lowered = line
+                .split_once("ready ")
+                .map(|(_, ts)| ts.parse::<u64>().unwrap());
+            lowered.is_some()
+        },
+    );
     let lowered = lowered.expect("child exited early");
     let s = open(dir.path());
     s.gc().unwrap();
