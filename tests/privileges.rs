@@ -151,6 +151,15 @@ fn each_privilege_and_error_code() {
     denied(&mut u, "INSERT INTO t VALUES (3, 30)", "INSERT", "t");
     ok(&mut root, "GRANT INSERT ON d.t TO u");
     ok(&mut u, "INSERT INTO t VALUES (3, 30)");
+    // Rows of literals read nothing; a row with a subquery reads its table.
+    for sql in [
+        "INSERT INTO t VALUES (5, (SELECT COUNT(*) FROM hidden))",
+        "INSERT INTO t VALUES (5, 1), (6, -(SELECT MAX(id) FROM hidden))",
+        "INSERT INTO t SELECT id, id FROM hidden",
+        "INSERT INTO t WITH c AS (SELECT id FROM hidden) SELECT id, id FROM c",
+    ] {
+        denied(&mut u, sql, "SELECT", "hidden");
+    }
 
     // UPDATE (with a WHERE clause it also reads, so it needs SELECT too).
     denied(&mut u, "UPDATE t SET x = 31 WHERE id = 3", "UPDATE", "t");
