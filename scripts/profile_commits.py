@@ -103,6 +103,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--commits", type=int, default=3000, help="measured commits (default 3000)")
     ap.add_argument("--warmup", type=int, default=500, help="commits before measuring (500)")
+    ap.add_argument("--rows", type=int, default=1,
+                    help="rows per INSERT (multi-VALUES; default 1); counts are then per row")
     args = ap.parse_args()
     ensure_valgrind()
     binary = serverproc.default_binary()
@@ -125,9 +127,11 @@ def main():
         cur.execute("CREATE TABLE t (id BIGINT PRIMARY KEY, txt VARCHAR(100), n INT)")
         txt = "x" * 100
 
-        def insert(ids):
-            for i in ids:
-                cur.execute(f"INSERT INTO t VALUES ({i},'{txt}',{i % 1000})")
+        def insert(stmts):
+            for s in stmts:
+                ids = range(s * args.rows, (s + 1) * args.rows)
+                cur.execute("INSERT INTO t VALUES "
+                            + ",".join(f"({i},'{txt}',{i % 1000})" for i in ids))
 
         insert(range(args.warmup))
         subprocess.run(["callgrind_control", "--instr=on", str(proc.pid)], check=True,
@@ -137,8 +141,8 @@ def main():
                        stdout=subprocess.DEVNULL)
         cur.execute("SELECT COUNT(*) FROM t")
         rows = cur.fetchone()[0]
-        if rows != args.warmup + args.commits:
-            sys.exit(f"expected {args.warmup + args.commits} rows, found {rows}")
+        if rows != (args.warmup + args.commits) * args.rows:
+            sys.exit(f"expected {(args.warmup + args.commits) * args.rows} rows, found {rows}")
         conn.close()
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=120)
@@ -154,11 +158,13 @@ def main():
     if total is None:
         sys.exit("callgrind_annotate printed no totals")
     print(f"binary: {binary}")
-    print(f"{args.commits} single-row autocommit INSERTs, one client; instructions per commit:")
-    print(f"  {'whole server (all threads)':36} {total / args.commits:>10,.0f}")
+    rows = args.commits * args.rows
+    unit = "commit" if args.rows == 1 else "row"
+    print(f"{args.commits} {args.rows}-row autocommit INSERTs, one client; instructions per {unit}:")
+    print(f"  {'whole server (all threads)':36} {total / rows:>10,.0f}")
     for label, _ in FUNCTIONS:
         if label in counts:
-            print(f"  {label:36} {counts[label] / args.commits:>10,.0f}")
+            print(f"  {label:36} {counts[label] / rows:>10,.0f}")
 
 
 if __name__ == "__main__":

@@ -208,6 +208,11 @@ impl EmbeddedTxn {
     }
 
     fn latest_committed(&self, table: TableId, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        // Above every key the table holds (an auto-increment id): absent,
+        // and no reader needs opening.
+        if self.inner.versions.above_all_keys(table, key) {
+            return Ok(None);
+        }
         self.with_reader(true, |r| self.inner.versions.latest(r, table, key))
     }
 
