@@ -41,8 +41,10 @@
 //! conflicts with another holder's, and never wait without a deadline
 //! (timeouts too large to represent are waited out in bounded slices).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::time::{Duration, Instant};
+
+use foldhash::HashMap;
 
 use parking_lot::{Condvar, Mutex};
 
@@ -539,8 +541,8 @@ mod tests {
         let mut st = State::default();
         // a: S by 1 and 3; b: X by 2; 1 waits for X(b).
         st.holders
-            .insert(row(b"a"), HashMap::from([(1, S), (3, S)]));
-        st.holders.insert(row(b"b"), HashMap::from([(2, X)]));
+            .insert(row(b"a"), [(1, S), (3, S)].into_iter().collect());
+        st.holders.insert(row(b"b"), [(2, X)].into_iter().collect());
         st.waiting.insert(1, (row(b"b"), X));
         // 2 wanting X(a) waits for 1 and 3; 1 waits for 2.
         assert!(st.closes_cycle(2, &row(b"a"), X));
@@ -550,8 +552,8 @@ mod tests {
         assert!(!st.closes_cycle(4, &row(b"a"), X));
         // A cycle not through the requester is not the requester's deadlock:
         // 5 and 6 wait for each other; 7 waits for 5.
-        st.holders.insert(row(b"c"), HashMap::from([(5, X)]));
-        st.holders.insert(row(b"d"), HashMap::from([(6, X)]));
+        st.holders.insert(row(b"c"), [(5, X)].into_iter().collect());
+        st.holders.insert(row(b"d"), [(6, X)].into_iter().collect());
         st.waiting.insert(5, (row(b"d"), X));
         st.waiting.insert(6, (row(b"c"), X));
         assert!(!st.closes_cycle(7, &row(b"c"), S));
@@ -566,7 +568,8 @@ mod tests {
             let mut st = State::default();
             st.holders
                 .insert(row(b"a"), (1..=8).map(|t| (t, S)).collect());
-            st.holders.insert(row(b"b"), HashMap::from([(100, X)]));
+            st.holders
+                .insert(row(b"b"), [(100, X)].into_iter().collect());
             st.waiting.insert(w, (row(b"b"), X));
             assert!(st.closes_cycle(100, &row(b"a"), X), "cycle via {w}");
             assert!(!st.closes_cycle(200, &row(b"a"), X));
@@ -576,9 +579,11 @@ mod tests {
         let mut st = State::default();
         st.holders
             .insert(row(b"a"), (1..=8).map(|t| (t, S)).collect());
-        st.holders.insert(row(b"c"), HashMap::from([(300, X)]));
+        st.holders
+            .insert(row(b"c"), [(300, X)].into_iter().collect());
         st.waiting.insert(5, (row(b"c"), X));
-        st.holders.insert(row(b"d"), HashMap::from([(400, S)]));
+        st.holders
+            .insert(row(b"d"), [(400, S)].into_iter().collect());
         st.waiting.insert(300, (row(b"d"), X));
         assert!(!st.closes_cycle(100, &row(b"a"), X));
         // ... until 100 also holds S(d).

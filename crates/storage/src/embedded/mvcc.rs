@@ -39,11 +39,12 @@
 //! installs what the commit path hands it and answers reads at a
 //! timestamp.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 use std::ops::Bound;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+use foldhash::HashMap;
 use parking_lot::RwLock;
 use redb::{ReadOnlyTable, ReadTransaction};
 

@@ -12,7 +12,9 @@
 //! registered after the transaction ends (drop included).
 
 use std::cell::RefCell;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+use foldhash::{HashMap, HashMapExt};
 use std::ops::Bound;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
