@@ -92,6 +92,13 @@ pub(super) struct ReaderGuard {
     at: Ts,
 }
 
+impl ReaderGuard {
+    /// The applied ts it registered.
+    pub fn at(&self) -> Ts {
+        self.at
+    }
+}
+
 impl Drop for ReaderGuard {
     fn drop(&mut self) {
         let mut g = self.readers.lock();
@@ -264,6 +271,9 @@ pub(super) fn run(inner: &Inner) {
                     q.applied_ts.store(last, Ordering::Release);
                 }
                 q.applied_cv.notify_all();
+                // The next reader sees this write (and the old one, once
+                // its last statement ends, no longer holds back trims).
+                inner.forget_shared_rows();
                 // Chains now on disk leave memory: whenever the overlay has
                 // doubled since the last trim (amortised O(1) per write).
                 if inner.versions.overlay_versions() >= inner.trim_at.load(Ordering::Relaxed) {

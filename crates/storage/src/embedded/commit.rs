@@ -313,7 +313,7 @@ fn lead(inner: &Inner, last: &mut Ts, group: Vec<Request>) -> bool {
             if known.is_some() && !cfg!(debug_assertions) {
                 return known.flatten();
             }
-            let (r, _) = match &mut rows {
+            let r = match &mut rows {
                 Some(open) => open,
                 None => match inner.rows_reader() {
                     Ok(open) => rows.insert(open),

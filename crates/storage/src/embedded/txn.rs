@@ -84,11 +84,10 @@ pub struct EmbeddedTxn {
     open: bool,
     /// What interrupts the running statement (lock waits, scans).
     interrupt: Interrupt,
-    /// The statement's redb reader and the `latest_ts` loaded just before
-    /// it was opened (see [`EmbeddedTxn::with_reader`]). Dropped at each
-    /// statement start and at the end, so no reader pins old pages of the
-    /// file for longer than a statement.
-    reader: RefCell<Option<(Rows, Ts, super::apply::ReaderGuard)>>,
+    /// The statement's redb reader (see [`EmbeddedTxn::with_reader`]).
+    /// Dropped at each statement start and at the end, so no reader pins
+    /// old pages of the file for longer than a statement.
+    reader: RefCell<Option<Arc<super::engine::SharedRows>>>,
 }
 
 impl std::fmt::Debug for EmbeddedTxn {
@@ -123,32 +122,25 @@ impl EmbeddedTxn {
         }
     }
 
-    /// Run `f` on a redb reader, reusing the statement's one when it can
-    /// serve the read:
-    /// * a snapshot read (`latest == false`) can use any reader opened
-    ///   after `begin`: it holds every row committed at or below
-    ///   `start_ts`, and chains of newer rows stay in the overlay while the
-    ///   snapshot is registered (see `mvcc`);
-    /// * a read of the latest committed row (`latest == true`, always under
-    ///   a row lock) only while no commit was published since the reader
-    ///   was opened: the writer the lock waited for publishes before it
-    ///   releases the lock, so its row is never missed.
-    fn with_reader<T>(&self, latest: bool, f: impl FnOnce(&Rows) -> Result<T>) -> Result<T> {
+    /// Run `f` on the statement's redb reader, opened (or taken from the
+    /// shared one, [`Inner::rows_reader`]) by its first read. Any
+    /// registered reader serves every read of the transaction — a
+    /// snapshot read at `start_ts` and a read of the latest committed row
+    /// under a row lock alike — however long ago it was opened: a row its
+    /// file lacks was committed after the reader's applied ts, and GC
+    /// keeps that row's chain in memory while the reader is registered
+    /// (see `mvcc`).
+    fn with_reader<T>(&self, f: impl FnOnce(&Rows) -> Result<T>) -> Result<T> {
         let Ok(mut slot) = self.reader.try_borrow_mut() else {
-            // Only a re-entrant call lands here; give it its own reader.
-            return f(&self.inner.rows_reader()?.0);
+            // Only a re-entrant call lands here; give it its own handle.
+            let r = self.inner.rows_reader()?;
+            return f(&r);
         };
-        // Loaded before a reader is opened, so a new one holds at least it.
-        let now = self.inner.latest_ts.load(Ordering::Acquire);
-        if let Some((r, at, _)) = slot.as_ref() {
-            if !latest || *at == now {
-                return f(r);
-            }
+        if let Some(r) = slot.as_ref() {
+            return f(r);
         }
-        // The old reader (and its registration) goes first.
-        *slot = None;
-        let (rows, guard) = self.inner.rows_reader()?;
-        f(&slot.insert((rows, now, guard)).0)
+        let r = self.inner.rows_reader()?;
+        f(slot.insert(r))
     }
 
     /// Forget the statement's reader.
@@ -215,7 +207,7 @@ impl EmbeddedTxn {
         if self.inner.versions.above_all_keys(table, key) {
             return Ok(None);
         }
-        self.with_reader(true, |r| self.inner.versions.latest(r, table, key))
+        self.with_reader(|r| self.inner.versions.latest(r, table, key))
     }
 
     /// [`Self::current`] of a key this transaction holds exclusively
@@ -311,7 +303,7 @@ impl EmbeddedTxn {
         // Whether `f` asked to stop; own writes past the snapshot's last
         // key are visited after it.
         let mut stopped = false;
-        self.with_reader(false, |r| {
+        self.with_reader(|r| {
             self.inner
                 .versions
                 .visit_at(r, table, self.start_ts, start, end, |k, v| {
@@ -384,9 +376,7 @@ impl Transaction for EmbeddedTxn {
         }
         match self.own_write(table, key) {
             Some(v) => Ok(v.clone()),
-            None => self.with_reader(false, |r| {
-                self.inner.versions.get_at(r, table, key, self.start_ts)
-            }),
+            None => self.with_reader(|r| self.inner.versions.get_at(r, table, key, self.start_ts)),
         }
     }
 
@@ -437,7 +427,7 @@ impl Transaction for EmbeddedTxn {
         self.ensure_open()?;
         let interrupt = &self.interrupt;
         let (versions, ts) = (&self.inner.versions, self.start_ts);
-        self.with_reader(false, |r| {
+        self.with_reader(|r| {
             let splits = versions.split_keys(r, table, parts.len())?;
             let mut bounds = Vec::with_capacity(splits.len() + 1);
             let mut lo: Bound<&[u8]> = Bound::Unbounded;
