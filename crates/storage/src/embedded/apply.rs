@@ -269,11 +269,12 @@ pub(super) fn run(inner: &Inner) {
                     let mut g = q.state.lock();
                     g.failing = None;
                     q.applied_ts.store(last, Ordering::Release);
+                    // The next reader sees this write, and the shared one
+                    // holds back no trim once its last user is done: gone
+                    // before anyone waiting for this apply (a GC) wakes.
+                    inner.forget_shared_rows();
                 }
                 q.applied_cv.notify_all();
-                // The next reader sees this write (and the old one, once
-                // its last statement ends, no longer holds back trims).
-                inner.forget_shared_rows();
                 // Chains now on disk leave memory: whenever the overlay has
                 // doubled since the last trim (amortised O(1) per write).
                 if inner.versions.overlay_versions() >= inner.trim_at.load(Ordering::Relaxed) {

@@ -263,7 +263,17 @@ impl Inner {
             applied: guard.at(),
             _guard: guard,
         });
-        let old = self.shared_rows.lock().replace(r.clone());
+        // Shared only while still current, checked under the lock the
+        // applier's `forget_shared_rows` takes after it moves the applied
+        // ts: a reader registered before an apply that finished meanwhile
+        // would otherwise stay shared, and registered, until the next one.
+        let mut g = self.shared_rows.lock();
+        let old = if self.apply.applied_ts.load(Ordering::Acquire) == r.applied {
+            g.replace(r.clone())
+        } else {
+            g.take()
+        };
+        drop(g);
         drop(old);
         Ok(r)
     }
