@@ -11,6 +11,8 @@
 //! here: their input is the storage change log, read by ISCP. Never commits:
 //! the session decides (autocommit or explicit transaction).
 
+use std::sync::Arc;
+
 use sqlparser::ast::{self as ast, Expr, SetExpr};
 
 use crate::catalog::codec::{encode_key, encode_row};
@@ -26,7 +28,7 @@ use crate::sql::select;
 use crate::sql::Ctx;
 use crate::types::{QueryResult, Value, Warning};
 
-fn table_from_name(cx: &mut Ctx<'_>, name: &ast::ObjectName) -> SqlResult<TableDef> {
+fn table_from_name(cx: &mut Ctx<'_>, name: &ast::ObjectName) -> SqlResult<Arc<TableDef>> {
     let parts = object_parts(name);
     let (db, t) = match parts.as_slice() {
         [t] => (cx.session.require_db()?.to_string(), t.clone()),
@@ -682,7 +684,7 @@ fn order_and_limit(
     Ok(rows)
 }
 
-fn single_table(cx: &mut Ctx<'_>, twj: &ast::TableWithJoins) -> SqlResult<(TableDef, Scope)> {
+fn single_table(cx: &mut Ctx<'_>, twj: &ast::TableWithJoins) -> SqlResult<(Arc<TableDef>, Scope)> {
     if !twj.joins.is_empty() {
         return Err(SqlError::unsupported("multi-table UPDATE/DELETE"));
     }
