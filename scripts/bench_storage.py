@@ -31,10 +31,16 @@ every commit (plus whatever `--tributary-args` says), MariaDB runs with
 buffer pool), PostgreSQL with fsync and synchronous_commit on. All data
 directories are temporary directories on the same file system.
 
-Repetitions (--reps) rotate the server order (rep 1: A B C, rep 2: B C A,
-...); every rep drops and recreates the database. The table shows the median
-over reps per workload and server and the ratios Tributary / MariaDB and
-Tributary / PostgreSQL (> 1: Tributary faster). A second table shows the
+Each workload runs on every server back to back before the next workload
+starts (the servers run side by side throughout), in an order rotated per
+workload and per rep (A B C, B C A, ...), so that the slow phases of a
+shared virtual disk fall on all servers alike instead of on whichever ran
+its whole suite then; every rep drops and recreates the databases. The
+JSON (--json) keeps every rep's rates. The table shows the median
+over reps per workload and server, the ratios of those medians Tributary /
+MariaDB and Tributary / PostgreSQL (> 1: Tributary faster), and the same
+ratios "paired": the median over reps of each rep's own ratio, whose runs
+were seconds apart (the disk's drift between reps cancels out). A second table shows the
 Python client's CPU time as a share of the wall time of each single-client
 workload (near 100 %: the client, not the server, is the bottleneck;
 PyMySQL is pure Python, psycopg's binary build is C).
@@ -379,19 +385,20 @@ def workload_names(clients):
 
 
 def run_server(server, args, rep):
-    """All workloads on `server` against a fresh database; {workload: result}."""
+    """The workloads on `server` against a fresh database, one step per
+    workload: yields (workload, result) after each, so that `main` can run
+    each workload on every server back to back."""
     server.reset()
     names = iter(workload_names(args.clients))
-    res = {}
     conn = server.connect()
     try:
         cur = conn.cursor()
-        res[next(names)] = insert_single(cur, 0, args.single)
+        yield next(names), insert_single(cur, 0, args.single)
         next_id = args.single
-        res[next(names)] = insert_batches(cur, next_id, args.batch, 100)
+        yield next(names), insert_batches(cur, next_id, args.batch, 100)
         next_id += args.batch
         for c in args.clients:
-            res[next(names)] = insert_concurrent(server, next_id, c, args.rows_per_client)
+            yield next(names), insert_concurrent(server, next_id, c, args.rows_per_client)
             next_id += c * args.rows_per_client
         if count_rows(cur) != next_id:
             raise RuntimeError(f"{server.name}: {count_rows(cur)} rows after the inserts, "
@@ -403,12 +410,11 @@ def run_server(server, args, rep):
         if total != next_id:
             raise RuntimeError(f"{server.name}: {total} rows after loading, expected {next_id}")
         rnd = random.Random(rep)
-        res[next(names)] = point_select(cur, total, args.point, rnd)
-        res[next(names)] = range_scan(cur, total, args.range, rnd)
-        res[next(names)] = full_scan(cur, total, args.full_scans)
+        yield next(names), point_select(cur, total, args.point, rnd)
+        yield next(names), range_scan(cur, total, args.range, rnd)
+        yield next(names), full_scan(cur, total, args.full_scans)
     finally:
         conn.close()
-    return res
 
 
 # ---------------------------------------------------------------- report
@@ -444,22 +450,27 @@ def fmt_ratio(a, b):
     return f"{a / b:.2f}" if a is not None and b else "–"
 
 
-def print_report(header, servers, medians, cpu_share, names, reps):
+def print_report(header, servers, medians, paired, cpu_share, names, reps):
     for k, v in header.items():
         print(f"{k}: {v}")
     for s in servers:
         print(f"{DISPLAY[s.name]}: {s.version}; "
               + ", ".join(f"{k}={v}" for k, v in s.settings.items()))
-    print(f"\nmedian of {reps} rep(s); ratio > 1: Tributary faster\n")
+    print(f"\nmedian of {reps} rep(s); ratio > 1: Tributary faster; 'paired': the median"
+          " of each rep's own ratio\n")
     cols = [DISPLAY[n] for n in SERVER_NAMES]
-    print("| workload | unit | " + " | ".join(cols) + " | trib/maria | trib/pg |")
-    print("|---|---|" + "---:|" * (len(cols) + 2))
+    print("| workload | unit | " + " | ".join(cols)
+          + " | trib/maria | trib/pg | trib/maria paired | trib/pg paired |")
+    print("|---|---|" + "---:|" * (len(cols) + 4))
     for w, unit in names:
         m = medians.get(w, {})
+        p = paired.get(w, {})
         cells = [fmt_rate(m[n]) if n in m else "–" for n in SERVER_NAMES]
         t = m.get("tributary")
         print(f"| {w} | {unit} | " + " | ".join(cells)
-              + f" | {fmt_ratio(t, m.get('mariadb'))} | {fmt_ratio(t, m.get('postgres'))} |")
+              + f" | {fmt_ratio(t, m.get('mariadb'))} | {fmt_ratio(t, m.get('postgres'))}"
+              + "".join(f" | {p[n]:.2f}" if n in p else " | –" for n in ("mariadb", "postgres"))
+              + " |")
     print("\nPython client CPU / wall time (median), single-client workloads\n")
     print("| workload | " + " | ".join(cols) + " |")
     print("|---|" + "---:|" * len(cols))
@@ -528,20 +539,28 @@ def main():
             servers.append(s)
         runs = []
         for rep in range(args.reps):
-            order = servers[rep % len(servers):] + servers[:rep % len(servers)]
-            rep_res = {}
-            for s in order:
-                t0 = time.monotonic()
-                try:
-                    rep_res[s.name] = run_server(s, args, rep)
-                except Exception:
-                    print(f"{s.name} failed in rep {rep + 1}; server log tail:\n{s.log_tail()}",
-                          file=sys.stderr)
-                    raise
-                print(f"rep {rep + 1}/{args.reps} {s.name}: {time.monotonic() - t0:.0f} s "
+            # Each workload runs on every server back to back (a few seconds
+            # apart, in an order rotated per rep and per workload), so that
+            # the disk's slow phases fall on all servers alike.
+            steps = {s.name: run_server(s, args, rep) for s in servers}
+            rep_res = {s.name: {} for s in servers}
+            for i in range(len(workload_names(args.clients))):
+                k = (rep + i) % len(servers)
+                for s in servers[k:] + servers[:k]:
+                    try:
+                        w, r = next(steps[s.name])
+                    except Exception:
+                        print(f"{s.name} failed in rep {rep + 1}; server log tail:\n"
+                              f"{s.log_tail()}", file=sys.stderr)
+                        raise
+                    rep_res[s.name][w] = r
+            for g in steps.values():
+                g.close()
+            for s in servers:
+                print(f"rep {rep + 1}/{args.reps} {s.name}: "
                       + ", ".join(f"{w}={fmt_rate(r['rate'])}" for w, r in rep_res[s.name].items()),
                       file=sys.stderr, flush=True)
-            runs.append({"rep": rep + 1, "order": [s.name for s in order], "results": rep_res})
+            runs.append({"rep": rep + 1, "results": rep_res})
     finally:
         stoppers = [threading.Thread(target=s.stop) for s in servers]
         for th in stoppers:
@@ -551,23 +570,29 @@ def main():
 
     first = runs[0]["results"][args.servers[0]]
     names = [(w, r["unit"]) for w, r in first.items()]
-    medians, cpu_share = {}, {}
+    medians, cpu_share, paired = {}, {}, {}
     for w, _ in names:
         for n in args.servers:
             rs = [run["results"][n][w] for run in runs]
             medians.setdefault(w, {})[n] = statistics.median(r["rate"] for r in rs)
+            if "tributary" in args.servers and n != "tributary":
+                # Each rep's ratio, of runs seconds apart: the disk's
+                # drift between reps cancels out.
+                paired.setdefault(w, {})[n] = statistics.median(
+                    run["results"]["tributary"][w]["rate"] / run["results"][n][w]["rate"]
+                    for run in runs)
             if "client_cpu_s" in rs[0]:
                 cpu_share.setdefault(w, {})[n] = statistics.median(
                     r["client_cpu_s"] / r["seconds"] for r in rs)
     header["duration"] = f"{time.monotonic() - t_start:.0f} s"
-    print_report(header, servers, medians, cpu_share, names, args.reps)
+    print_report(header, servers, medians, paired, cpu_share, names, args.reps)
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"header": header,
                        "servers": {s.name: {"version": s.version, "settings": s.settings}
                                    for s in servers},
                        "args": vars(args),
-                       "runs": runs, "median": medians}, f, indent=1)
+                       "runs": runs, "median": medians, "paired_ratio": paired}, f, indent=1)
 
 
 if __name__ == "__main__":
