@@ -358,6 +358,9 @@ impl Drop for EmbeddedStorage {
         if let Some(f) = self.flusher.take() {
             f.stop();
         }
+        // No shared read transaction outlives the file's last writes (redb
+        // writes its allocator state when the database closes).
+        self.inner.forget_shared_rows();
         let counts = self.inner.versions.row_counts();
         if let Err(e) = self.inner.durably(|d| d.save_row_counts(&counts)) {
             tracing::warn!(error = %e, "row counts not saved at close");
