@@ -45,7 +45,6 @@ use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 use foldhash::HashMap;
-
 use parking_lot::{Condvar, Mutex};
 
 use crate::api::{Interrupt, Result, StorageError, TableId, TxnId};

@@ -13,11 +13,11 @@
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
-
-use foldhash::{HashMap, HashMapExt};
 use std::ops::Bound;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+
+use foldhash::{HashMap, HashMapExt};
 
 use super::engine::Inner;
 use super::locks::{LockMode, RowId};
