@@ -44,7 +44,9 @@ const RETRY_PAUSE: Duration = Duration::from_millis(50);
 /// per single-row commit cost as much disk time and CPU as the commit
 /// itself. Readers never wait for it (they read the memtable); change-log
 /// readers, purges, GC and a full commit log ask for the queue at once.
-const APPLY_GATHER: Duration = Duration::from_millis(10);
+/// At 32 clients' single-row INSERTs the applier spent 5.5 µs of CPU per
+/// row gathering 10 ms, 3.9 µs gathering 100 ms (decision 016).
+const APPLY_GATHER: Duration = Duration::from_millis(100);
 
 #[derive(Default)]
 struct State {

@@ -303,6 +303,11 @@ impl Durable {
     /// transaction — fsynced with
     /// [`Durability::Immediate`](super::commit::Durability::Immediate),
     /// left for the periodic flush otherwise.
+    ///
+    /// Only the transaction's end state is written: a key's last write in
+    /// the group and a table's last ts. Rows go in key order (a stable
+    /// sort keeps each key's writes in commit order), so that consecutive
+    /// inserts land in the same, already copied, leaf.
     pub fn commit_group<'a>(
         &self,
         group: impl IntoIterator<Item = (Ts, &'a [(TableId, Change)])>,
@@ -315,38 +320,50 @@ impl Durable {
             super::commit::Durability::Periodic(_) => Durability::None,
         });
         {
-            let mut rows = w.open_table(ROWS).map_err(io)?;
             let mut log = w.open_table(CHANGES).map_err(io)?;
-            let mut tts = w.open_table(TABLE_TS).map_err(io)?;
-            let mut value_buf = Vec::new();
+            // (row key, commit ts, new value or None for a delete)
+            let mut writes: Vec<(Vec<u8>, Ts, Option<&'a [u8]>)> = Vec::new();
+            let mut table_ts: std::collections::BTreeMap<TableId, Ts> = Default::default();
             let mut last_ts = None;
             for (ts, changes) in group {
-                let mut last_table = None;
                 for (table, ch) in changes {
-                    let rk = row_key(*table, &ch.key);
-                    match (&ch.kind, &ch.new) {
-                        (ChangeKind::Delete, _) | (_, None) => {
-                            rows.remove(rk.as_slice()).map_err(io)?;
-                        }
-                        (_, Some(v)) => {
-                            value_buf.clear();
-                            value_buf.extend_from_slice(&ts.to_be_bytes());
-                            value_buf.extend_from_slice(v);
-                            rows.insert(rk.as_slice(), value_buf.as_slice())
-                                .map_err(io)?;
-                        }
-                    }
+                    let new = match (&ch.kind, &ch.new) {
+                        (ChangeKind::Delete, _) | (_, None) => None,
+                        (_, Some(v)) => Some(v.as_slice()),
+                    };
+                    writes.push((row_key(*table, &ch.key), ts, new));
                     if !skip.contains(table) {
                         let enc = changelog::encode(ch);
                         log.insert((*table, ts, ch.seq), enc.as_slice())
                             .map_err(io)?;
                     }
-                    if last_table != Some(*table) {
-                        tts.insert(*table, ts).map_err(io)?;
-                        last_table = Some(*table);
-                    }
+                    table_ts.insert(*table, ts);
                 }
                 last_ts = Some(ts);
+            }
+            writes.sort_by(|a, b| a.0.cmp(&b.0));
+            let mut rows = w.open_table(ROWS).map_err(io)?;
+            let mut value_buf = Vec::new();
+            for (i, (rk, ts, new)) in writes.iter().enumerate() {
+                if writes.get(i + 1).is_some_and(|next| next.0 == *rk) {
+                    continue; // a later write of the group replaces it
+                }
+                match new {
+                    None => {
+                        rows.remove(rk.as_slice()).map_err(io)?;
+                    }
+                    Some(v) => {
+                        value_buf.clear();
+                        value_buf.extend_from_slice(&ts.to_be_bytes());
+                        value_buf.extend_from_slice(v);
+                        rows.insert(rk.as_slice(), value_buf.as_slice())
+                            .map_err(io)?;
+                    }
+                }
+            }
+            let mut tts = w.open_table(TABLE_TS).map_err(io)?;
+            for (table, ts) in table_ts {
+                tts.insert(table, ts).map_err(io)?;
             }
             if let Some(ts) = last_ts {
                 tts.insert(COMMIT_TS_KEY, ts).map_err(io)?;
@@ -501,5 +518,88 @@ impl Durable {
         };
         w.commit().map_err(io)?;
         Ok(id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use redb::ReadableTableMetadata;
+
+    fn change(ts: Ts, seq: u32, kind: ChangeKind, key: &[u8], new: Option<&[u8]>) -> Change {
+        Change {
+            commit_ts: ts,
+            seq,
+            kind,
+            key: key.to_vec(),
+            old: None,
+            new: new.map(<[u8]>::to_vec),
+        }
+    }
+
+    fn row(d: &Durable, table: TableId, key: &[u8]) -> Option<(Ts, Vec<u8>)> {
+        let r = d.db.begin_read().unwrap();
+        let rows = r.open_table(ROWS).unwrap();
+        let v = rows.get(row_key(table, key).as_slice()).unwrap()?;
+        let (ts, rest) = split_u64(v.value()).unwrap();
+        Some((ts, rest.to_vec()))
+    }
+
+    /// A group leaves each key as its last transaction left it, whatever
+    /// order the keys came in, and each table's ts at its last change.
+    #[test]
+    fn a_group_writes_each_keys_last_state_and_each_tables_last_ts() {
+        use ChangeKind::*;
+        let dir = tempfile::tempdir().unwrap();
+        let d = Durable::open_file(dir.path(), 1 << 20).unwrap();
+        let groups: Vec<(Ts, Vec<(TableId, Change)>)> = vec![
+            (
+                1,
+                vec![
+                    (7, change(1, 0, Insert, b"b", Some(b"b1"))),
+                    (7, change(1, 1, Insert, b"a", Some(b"a1"))),
+                ],
+            ),
+            (
+                2,
+                vec![
+                    (7, change(2, 0, Delete, b"b", None)),
+                    (9, change(2, 0, Insert, b"z", Some(b"z2"))),
+                ],
+            ),
+            (
+                3,
+                vec![
+                    (7, change(3, 0, Update, b"a", Some(b"a3"))),
+                    (7, change(3, 1, Insert, b"c", Some(b"c3"))),
+                ],
+            ),
+            (
+                4,
+                vec![
+                    (7, change(4, 0, Delete, b"c", None)),
+                    (7, change(4, 1, Insert, b"c", Some(b"c4"))),
+                ],
+            ),
+        ];
+        let skip = std::collections::HashSet::from([9]);
+        d.commit_group(
+            groups.iter().map(|(ts, ch)| (*ts, ch.as_slice())),
+            &skip,
+            super::super::commit::Durability::Immediate,
+        )
+        .unwrap();
+        assert_eq!(row(&d, 7, b"a"), Some((3, b"a3".to_vec())));
+        assert_eq!(row(&d, 7, b"b"), None);
+        assert_eq!(row(&d, 7, b"c"), Some((4, b"c4".to_vec())));
+        assert_eq!(row(&d, 9, b"z"), Some((2, b"z2".to_vec())));
+        let loaded = d.load().unwrap();
+        assert_eq!(loaded.commit_ts, 4);
+        assert_eq!(loaded.table_ts.get(&7), Some(&4));
+        assert_eq!(loaded.table_ts.get(&9), Some(&2));
+        // The change log keeps every change of a table not skipped.
+        let r = d.db.begin_read().unwrap();
+        let log = r.open_table(CHANGES).unwrap();
+        assert_eq!(log.len().unwrap(), 7);
     }
 }
