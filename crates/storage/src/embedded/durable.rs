@@ -138,6 +138,10 @@ pub(super) struct Durable {
     pub db: Database,
 }
 
+/// One row write of a commit group: (row key, commit ts, the new value or
+/// `None` for a delete).
+type RowWrite<'a> = (Vec<u8>, Ts, Option<&'a [u8]>);
+
 impl Durable {
     /// The last commit ts stored in the file: kept in [`TABLE_TS`] under
     /// [`COMMIT_TS_KEY`] (beside the per-table entries every commit writes
@@ -321,8 +325,7 @@ impl Durable {
         });
         {
             let mut log = w.open_table(CHANGES).map_err(io)?;
-            // (row key, commit ts, new value or None for a delete)
-            let mut writes: Vec<(Vec<u8>, Ts, Option<&'a [u8]>)> = Vec::new();
+            let mut writes: Vec<RowWrite<'a>> = Vec::new();
             let mut table_ts: std::collections::BTreeMap<TableId, Ts> = Default::default();
             let mut last_ts = None;
             for (ts, changes) in group {
