@@ -414,6 +414,9 @@ impl Drop for Counted {
     }
 }
 
+/// Bytes a connection reads from its socket at once.
+const READ_BUFFER: usize = 16 * 1024;
+
 async fn handle_connection(
     stream: TcpStream,
     peer: SocketAddr,
@@ -427,6 +430,9 @@ async fn handle_connection(
     let _counted = Counted(shared.clone());
     let (rd, wr) = stream.into_split();
     let activity = Arc::new(Activity::default());
+    // Buffered: a packet's header and body (usually the whole command)
+    // arrive in one read system call instead of two.
+    let rd = tokio::io::BufReader::with_capacity(READ_BUFFER, rd);
     let mut reader = PacketReader::new(rd, shared.max_allowed_packet);
     let mut writer = PacketWriter::new(wr);
     tracing::debug!(conn = id, %peer, "connected");

@@ -88,7 +88,7 @@ pub fn execute(engine: &Engine, st: &mut SessionState, s: Stmt) -> SqlResult<Que
             after_create(engine, created);
             Ok(r)
         }
-        Stmt::Ast(a) => match *a {
+        Stmt::Ast(a) => match a.into_statement() {
             Statement::CreateTable(ct) => {
                 let mut created = Vec::new();
                 let r = engine.in_txn(st, |cx| create_table(cx, &ct, Vec::new(), &mut created))?;

@@ -7,19 +7,26 @@
 //! once per connection thread while it repeats, and the rows are put into
 //! its AST — the very nodes sqlparser builds for them
 //! (`tests::same_ast_as_sqlparser` checks this on generated statements).
+//! The head's AST is lent to the statement ([`Lent`], read-only) and comes
+//! back when the statement is dropped, so it is not copied either.
 //!
 //! Anything else — an expression, a backslash escape, a comment, a
 //! double-quoted string, `ON DUPLICATE KEY UPDATE`, a trailing `;` — makes
 //! [`parse`] return `None`, and the statement takes the ordinary path. Must
 //! never accept a statement sqlparser would read differently.
 
-use sqlparser::ast::{Expr, SetExpr, Statement, UnaryOperator, Value};
+use std::sync::Arc;
+
+use sqlparser::ast::{Expr, Parens, SetExpr, Statement, UnaryOperator, Value};
 use sqlparser::dialect::MySqlDialect;
 use sqlparser::parser::Parser;
 
+/// A row of VALUES as sqlparser builds it.
+type Row = Parens<Vec<Expr>>;
+
 /// The statement, when it is an `INSERT` of literal rows; `None` sends it
 /// down the ordinary path.
-pub fn parse(sql: &str) -> Option<Statement> {
+pub fn parse(sql: &str) -> Option<Lent> {
     let sql = sql.trim_matches(|c: char| c.is_ascii_whitespace());
     let word = sql.get(..6)?;
     if !word.eq_ignore_ascii_case("insert") || sql.contains("/*") {
@@ -43,51 +50,149 @@ pub fn parse(sql: &str) -> Option<Statement> {
             return None;
         }
     }
-    let Statement::Insert(mut ins) = parsed_head(sql.get(..rows_at)?)? else {
-        return None;
-    };
-    let source = ins.source.as_mut()?;
-    let SetExpr::Values(values) = source.body.as_mut() else {
-        return None;
-    };
-    let template = values.rows.pop()?;
-    if !values.rows.is_empty() {
-        return None;
-    }
+    let (mut stmt, template, head) = lend_head(sql.get(..rows_at)?)?;
+    let values = values_of(&mut stmt)?;
+    values.rows.clear();
     values.rows.extend(rows.into_iter().map(|content| {
         let mut r = template.clone();
         r.content = content;
         r
     }));
-    Some(Statement::Insert(ins))
+    Some(Lent {
+        stmt: Some(stmt),
+        head,
+    })
+}
+
+/// The VALUES of an INSERT head's statement.
+fn values_of(stmt: &mut Statement) -> Option<&mut sqlparser::ast::Values> {
+    let Statement::Insert(ins) = stmt else {
+        return None;
+    };
+    match ins.source.as_mut()?.body.as_mut() {
+        SetExpr::Values(values) => Some(values),
+        _ => None,
+    }
+}
+
+/// The last INSERT head a thread parsed: a connection repeats its head, and
+/// both sqlparser's parse of it and a copy of its AST cost more than the
+/// rest of a single-row INSERT's statement handling. So the AST is lent
+/// out ([`Lent`]) and comes back when the statement is dropped.
+struct Head {
+    /// The head's text (`INSERT … VALUES`); its allocation also names the
+    /// head, so that only statements lent for it come back.
+    text: Arc<str>,
+    /// The AST (its rows cleared), `None` while lent out.
+    stmt: Option<Box<Statement>>,
+    /// Row `(NULL)` as sqlparser builds it: the template of every row.
+    template: Row,
 }
 
 thread_local! {
-    /// The last head this thread parsed: a connection repeats its INSERT
-    /// head, and sqlparser's parse of it cost more than the rest of a
-    /// single-row INSERT's statement handling.
-    static LAST_HEAD: std::cell::RefCell<Option<(String, Statement)>> =
-        const { std::cell::RefCell::new(None) };
+    static LAST_HEAD: std::cell::RefCell<Option<Head>> = const { std::cell::RefCell::new(None) };
 }
 
-/// sqlparser's AST of `head` (`INSERT … VALUES`, no quotes or comments)
-/// with one row `(NULL)`, the template of every row; `None` when it is not
-/// one INSERT.
-fn parsed_head(head: &str) -> Option<Statement> {
-    let cached = LAST_HEAD.with_borrow(|c| {
-        c.as_ref()
-            .filter(|(text, _)| text == head)
-            .map(|(_, st)| st.clone())
+/// sqlparser's AST of `head` (`INSERT … VALUES`, no quotes or comments),
+/// the template row and the head's name; `None` when it is not one INSERT.
+/// Taken from this thread's [`Head`] when it is there, parsed otherwise.
+fn lend_head(head: &str) -> Option<(Box<Statement>, Row, Arc<str>)> {
+    let cached = LAST_HEAD.with_borrow_mut(|c| {
+        let h = c.as_mut().filter(|h| &*h.text == head)?;
+        Some((h.stmt.take()?, h.template.clone(), h.text.clone()))
     });
     if cached.is_some() {
         return cached;
     }
     let mut stmts = Parser::parse_sql(&MySqlDialect {}, &format!("{head} (NULL)")).ok()?;
-    let (1, Some(st @ Statement::Insert(_))) = (stmts.len(), stmts.pop()) else {
+    let (1, Some(mut st @ Statement::Insert(_))) = (stmts.len(), stmts.pop()) else {
         return None;
     };
-    LAST_HEAD.with_borrow_mut(|c| *c = Some((head.to_string(), st.clone())));
-    Some(st)
+    let values = values_of(&mut st)?;
+    let template = values.rows.pop()?;
+    if !values.rows.is_empty() {
+        return None;
+    }
+    let text: Arc<str> = Arc::from(head);
+    LAST_HEAD.with_borrow_mut(|c| {
+        // Another statement may still hold this head's AST: keep its
+        // name, so that the AST comes back when that one is dropped.
+        if c.as_ref().is_none_or(|h| &*h.text != head) {
+            *c = Some(Head {
+                text: text.clone(),
+                stmt: None,
+                template: template.clone(),
+            });
+        }
+    });
+    let text = LAST_HEAD.with_borrow(|c| c.as_ref().map_or(text, |h| h.text.clone()));
+    Some((Box::new(st), template, text))
+}
+
+/// An INSERT built by the fast path. Read-only: when dropped, its AST goes
+/// back to its thread's [`Head`] if that is still the head it was lent
+/// for (and the head holds no other).
+pub struct Lent {
+    /// `Some` until dropped or taken by [`Lent::into_statement`].
+    stmt: Option<Box<Statement>>,
+    head: Arc<str>,
+}
+
+impl Lent {
+    /// The statement, kept (its head is parsed again next time).
+    pub fn into_statement(mut self) -> Statement {
+        match self.stmt.take() {
+            Some(s) => *s,
+            None => unreachable!("a Lent holds its statement until dropped"),
+        }
+    }
+}
+
+impl std::ops::Deref for Lent {
+    type Target = Statement;
+    fn deref(&self) -> &Statement {
+        match &self.stmt {
+            Some(s) => s,
+            None => unreachable!("a Lent holds its statement until dropped"),
+        }
+    }
+}
+
+impl Drop for Lent {
+    fn drop(&mut self) {
+        let Some(mut stmt) = self.stmt.take() else {
+            return;
+        };
+        if let Some(values) = values_of(&mut stmt) {
+            values.rows.clear();
+        }
+        // The thread may be exiting (its locals gone): then it is dropped.
+        let _ = LAST_HEAD.try_with(|c| {
+            if let Ok(mut c) = c.try_borrow_mut() {
+                if let Some(h) = c.as_mut() {
+                    if Arc::ptr_eq(&h.text, &self.head) && h.stmt.is_none() {
+                        h.stmt = Some(stmt);
+                    }
+                }
+            }
+        });
+    }
+}
+
+impl Clone for Lent {
+    /// A copy that is not lent (it never goes back to a head).
+    fn clone(&self) -> Self {
+        Lent {
+            stmt: Some(Box::new((**self).clone())),
+            head: Arc::from(""),
+        }
+    }
+}
+
+impl std::fmt::Debug for Lent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        (**self).fmt(f)
+    }
 }
 
 /// The byte offset just past the first `VALUES` keyword of an INSERT
@@ -321,11 +426,45 @@ mod tests {
                 r.pick(&ws)
             );
             let fast = parse(&sql).unwrap_or_else(|| panic!("fast path refused {sql}"));
-            assert_eq!(fast, sqlparser(&sql), "{sql}");
+            assert_eq!(*fast, sqlparser(&sql), "{sql}");
         }
         // Rows of different lengths: the same AST (execution reports 1136).
         let sql = "INSERT INTO t VALUES (1), (2, 'x')";
-        assert_eq!(parse(sql), Some(sqlparser(sql)));
+        assert_eq!(parse(sql).map(Lent::into_statement), Some(sqlparser(sql)));
+    }
+
+    /// A head's AST is lent to one statement at a time and comes back only
+    /// to the head it was lent for: statements held at once, a head that
+    /// changes while one is held, a copy and a taken statement each still
+    /// get exactly sqlparser's AST.
+    #[test]
+    fn lent_heads_come_back_only_to_their_own_head() {
+        let check = |sql: &str| {
+            let l = parse(sql).unwrap_or_else(|| panic!("fast path refused {sql}"));
+            assert_eq!(*l, sqlparser(sql), "{sql}");
+            l
+        };
+        let a = check("INSERT INTO t VALUES (1)");
+        let b = check("INSERT INTO t VALUES (2), (3)"); // while `a` is held
+        drop(a);
+        drop(b);
+        let c = check("INSERT INTO t VALUES (4)");
+        // Another head while `c` is held: `c` must not come back under it.
+        let d = check("INSERT INTO u (x) VALUES ('d')");
+        drop(c);
+        drop(d);
+        check("INSERT INTO u (x) VALUES ('e')");
+        check("INSERT INTO t VALUES (5)");
+        // A copy is not lent; a taken statement does not come back.
+        let e = check("INSERT INTO t VALUES (6)");
+        let copy = e.clone();
+        drop(e);
+        assert_eq!(*copy, sqlparser("INSERT INTO t VALUES (6)"));
+        drop(copy);
+        let taken = check("INSERT INTO t VALUES (7)").into_statement();
+        check("INSERT INTO t VALUES (8)");
+        assert_eq!(taken, sqlparser("INSERT INTO t VALUES (7)"));
+        check("INSERT INTO t VALUES (9)");
     }
 
     /// What the fast path leaves to sqlparser (each still parses there, or

@@ -686,11 +686,13 @@ fn is_ddl(s: &Stmt) -> bool {
 fn run_in_txn(cx: &mut Ctx<'_>, s: Stmt) -> SqlResult<QueryResult> {
     use sqlparser::ast::Statement as S;
     match s {
-        Stmt::Ast(a) => match *a {
-            S::Query(q) => select::query(cx, &q),
-            S::Insert(ins) => dml::insert(cx, &ins),
-            S::Update(up) => dml::update(cx, &up),
-            S::Delete(del) => dml::delete(cx, &del),
+        // By reference: a lent AST (the INSERT fast path's) goes back to
+        // its cache when `a` is dropped.
+        Stmt::Ast(a) => match &*a {
+            S::Query(q) => select::query(cx, q),
+            S::Insert(ins) => dml::insert(cx, ins),
+            S::Update(up) => dml::update(cx, up),
+            S::Delete(del) => dml::delete(cx, del),
             other => Err(SqlError::unsupported(
                 other.to_string().chars().take(60).collect::<String>(),
             )),

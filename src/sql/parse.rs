@@ -72,11 +72,51 @@ pub enum ShowFilter {
     Where(Box<sqlparser::ast::Expr>),
 }
 
+/// sqlparser's AST of a statement: owned, or lent by the INSERT fast path
+/// (read-only; it goes back to the fast path's cache when dropped).
+#[derive(Clone)]
+pub enum Ast {
+    Owned(Box<Statement>),
+    Lent(crate::sql::fast_insert::Lent),
+}
+
+impl Ast {
+    /// The statement, owned (a lent one is not given back).
+    pub fn into_statement(self) -> Statement {
+        match self {
+            Ast::Owned(b) => *b,
+            Ast::Lent(l) => l.into_statement(),
+        }
+    }
+}
+
+impl std::ops::Deref for Ast {
+    type Target = Statement;
+    fn deref(&self) -> &Statement {
+        match self {
+            Ast::Owned(b) => b,
+            Ast::Lent(l) => l,
+        }
+    }
+}
+
+impl AsRef<Statement> for Ast {
+    fn as_ref(&self) -> &Statement {
+        self
+    }
+}
+
+impl std::fmt::Debug for Ast {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        (**self).fmt(f)
+    }
+}
+
 /// A parsed statement.
 #[derive(Debug, Clone)]
 pub enum Stmt {
     /// Handled through sqlparser's AST.
-    Ast(Box<Statement>),
+    Ast(Ast),
     /// `PREPARE name FROM 'text' | @var` (SQL-level prepared statements).
     Prepare {
         name: String,
@@ -906,7 +946,7 @@ fn check_operator_chains(toks: &[Tok]) -> SqlResult<()> {
 
 pub fn parse(sql: &str) -> SqlResult<Stmt> {
     if let Some(st) = crate::sql::fast_insert::parse(sql) {
-        return Ok(Stmt::Ast(Box::new(st)));
+        return Ok(Stmt::Ast(Ast::Lent(st)));
     }
     let sql = &*expand_versioned_comments(sql);
     let toks = tokenize(sql)?;
@@ -950,7 +990,7 @@ pub fn parse(sql: &str) -> SqlResult<Stmt> {
         if !matches!(a.as_ref(), Statement::CreateTable(_)) {
             return Err(SqlError::parse("expected CREATE TABLE"));
         }
-        return Ok(Stmt::CreateTable(a, indexes));
+        return Ok(Stmt::CreateTable(Box::new(a.into_statement()), indexes));
     }
     parse_ast(sql)
 }
@@ -1135,7 +1175,7 @@ fn parse_ast(sql: &str) -> SqlResult<Stmt> {
     if stmts.len() != 1 {
         return Err(SqlError::parse("expected exactly one statement"));
     }
-    Ok(Stmt::Ast(Box::new(stmts.remove(0))))
+    Ok(Stmt::Ast(Ast::Owned(Box::new(stmts.remove(0)))))
 }
 
 fn parse_custom(p: &mut P) -> SqlResult<Option<Stmt>> {

@@ -560,7 +560,7 @@ impl<'c, 'a> Planner<'c, 'a> {
                 t.qualified()
             )));
         };
-        let ast::Statement::Query(q) = *a else {
+        let ast::Statement::Query(q) = a.into_statement() else {
             return Err(SqlError::internal(format!(
                 "view {} is not a query",
                 t.qualified()

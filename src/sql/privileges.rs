@@ -353,7 +353,8 @@ impl Checker<'_> {
     fn stmt(&self, s: &Stmt) -> SqlResult<Option<FilterKind>> {
         use privs::*;
         match s {
-            Stmt::Ast(a) | Stmt::CreateTable(a, _) => self.ast(a)?,
+            Stmt::Ast(a) => self.ast(a)?,
+            Stmt::CreateTable(a, _) => self.ast(a)?,
             Stmt::CreateDatabase { name, .. } => self.need_db(CREATE, name)?,
             Stmt::DropDatabase { name, .. } => self.need_db(DROP, name)?,
             Stmt::DropTable { names, .. } => {

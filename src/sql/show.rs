@@ -405,7 +405,7 @@ pub fn explain(cx: &mut Ctx<'_>, inner: Stmt, analyze: bool) -> SqlResult<QueryR
     let Stmt::Ast(a) = inner else {
         return Err(SqlError::unsupported("EXPLAIN of this statement"));
     };
-    let sqlparser::ast::Statement::Query(q) = *a else {
+    let sqlparser::ast::Statement::Query(q) = a.into_statement() else {
         return Err(SqlError::unsupported("EXPLAIN of a non-SELECT statement"));
     };
     let node = crate::sql::plan::Planner::new(cx).plan_query(&q, None)?;
