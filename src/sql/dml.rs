@@ -460,7 +460,7 @@ pub fn insert(cx: &mut Ctx<'_>, ins: &ast::Insert) -> SqlResult<QueryResult> {
     };
     let value_rows: Vec<Vec<Value>> = match source.body.as_ref() {
         SetExpr::Values(vals) => {
-            let host = SessionHost::new(cx.session, cx.engine);
+            let host = crate::sql::host::LazyHost::new(cx.session, cx.engine);
             let scope = Scope::default();
             let mut rows = Vec::with_capacity(vals.rows.len());
             for r in &vals.rows {

@@ -76,6 +76,34 @@ fn int_arg(args: &[Value], i: usize, f: &str) -> SqlResult<i64> {
     }
 }
 
+/// A [`SessionHost`] captured on the first function call only: a VALUES
+/// list of literals calls none, and capturing copies the session's
+/// variables. Must be used while the session does not change (as a
+/// `SessionHost` captured at its creation would see it).
+pub struct LazyHost<'a> {
+    session: &'a SessionState,
+    engine: &'a Engine,
+    host: std::cell::OnceCell<SessionHost<'a>>,
+}
+
+impl<'a> LazyHost<'a> {
+    pub fn new(session: &'a SessionState, engine: &'a Engine) -> Self {
+        LazyHost {
+            session,
+            engine,
+            host: std::cell::OnceCell::new(),
+        }
+    }
+}
+
+impl FunctionHost for LazyHost<'_> {
+    fn call(&self, name: &str, args: &[Value]) -> Option<SqlResult<Value>> {
+        self.host
+            .get_or_init(|| SessionHost::new(self.session, self.engine))
+            .call(name, args)
+    }
+}
+
 impl FunctionHost for SessionHost<'_> {
     fn call(&self, name: &str, args: &[Value]) -> Option<SqlResult<Value>> {
         let reg = tributary_fault::global();

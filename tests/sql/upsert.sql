@@ -49,3 +49,14 @@ SELECT * FROM t ORDER BY id;
 UPDATE t SET b = a, a = a * 10 WHERE id = 2;
 SELECT * FROM t ORDER BY id;
 DROP DATABASE upd;
+-- Functions in VALUES see the session as the statement began: the
+-- database, the last id generated before this statement, user and system
+-- variables.
+CREATE DATABASE fns;
+USE fns;
+CREATE TABLE fv (id INT PRIMARY KEY AUTO_INCREMENT, a VARCHAR(20), b BIGINT);
+INSERT INTO fv (a) VALUES ('first');
+SET @who = 'var';
+INSERT INTO fv (a, b) VALUES (DATABASE(), LAST_INSERT_ID()), (@who, @@auto_increment_increment), ('plain', 7);
+SELECT * FROM fv ORDER BY id;
+DROP DATABASE fns;
