@@ -54,6 +54,16 @@ impl Database {
 
     /// A compute node over an existing storage (multi-CN in one process).
     pub fn open_shared(storage: Arc<dyn Storage>, config: Config) -> SqlResult<Database> {
+        // Read by most statements (a table's definition, its database,
+        // the user's grants, auto-increment counters).
+        for table in [
+            crate::catalog::SYS_DATABASES,
+            crate::catalog::SYS_TABLES,
+            crate::catalog::SYS_AUTOINC,
+            crate::catalog::users::SYS_USERS,
+        ] {
+            storage.cache_latest(table);
+        }
         let iscp = Iscp::new(storage.clone(), config.clone());
         let engine = Arc::new(Engine {
             storage,

@@ -302,6 +302,10 @@ pub trait Storage: Send + Sync + 'static {
     /// the call takes the same short time for any table size.
     fn purge_table(&self, table: TableId) -> Result<()>;
 
+    /// A hint: `table` is small and read by most statements (a catalog);
+    /// keep its latest values in memory once read. Backends may ignore it.
+    fn cache_latest(&self, _table: TableId) {}
+
     /// Try to take or renew the named lease for `holder` for `ttl`. Returns
     /// `Ok(true)` when `holder` holds it after the call, `Ok(false)` when
     /// another holder's unexpired lease stands.

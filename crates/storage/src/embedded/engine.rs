@@ -754,6 +754,10 @@ impl Storage for EmbeddedStorage {
         wms.remove(consumer);
     }
 
+    fn cache_latest(&self, table: TableId) {
+        self.inner.versions.cache_latest(table);
+    }
+
     fn purge_table(&self, table: TableId) -> Result<()> {
         // Serialise with commits so no commit of this table interleaves.
         let _commit = super::commit::CommitGuard::lock(&self.inner);

@@ -84,7 +84,19 @@ pub(super) struct TableVersions {
     /// check of an INSERT of ever larger ids (an auto-increment key) was
     /// ~8 % of a 100-row INSERT's time in that read.
     pub max_key: Option<Option<Vec<u8>>>,
+    /// For a table every statement reads (a catalog,
+    /// [`VersionStore::cache_latest`]): latest values read from the file
+    /// (`None`: absent) of keys without a chain, so the next latest read
+    /// of the key needs no file read. Filled only while the key has no
+    /// chain, under the write latch, by a registered reader (so its file
+    /// holds the key's newest version: see [`VersionStore::latest`]);
+    /// an install of the key removes it. `None`: not kept.
+    pub latest_cache: Option<HashMap<Vec<u8>, Option<Vec<u8>>>>,
 }
+
+/// Keys whose latest value one table's [`TableVersions::latest_cache`]
+/// holds at most (further ones are read from the file each time).
+const LATEST_CACHE_MAX: usize = 65_536;
 
 /// Learn `t`'s key bound ([`TableVersions::max_key`]): the larger of the
 /// last key of the table in `rows` and the last key of its overlay, read
@@ -147,6 +159,22 @@ pub(super) struct VersionStore {
     purging: RwLock<HashSet<TableId>>,
     /// `purging.len()`, so reads of other tables skip the set.
     purging_n: AtomicUsize,
+    /// Run by [`VersionStore::latest`] between its file read and its
+    /// cache fill (tests: a commit landing in that gap).
+    #[cfg(test)]
+    before_cache_fill: TestHook,
+}
+
+/// A closure a test runs once at a point of a read.
+#[cfg(test)]
+#[derive(Default)]
+struct TestHook(parking_lot::Mutex<Option<Box<dyn FnOnce() + Send>>>);
+
+#[cfg(test)]
+impl std::fmt::Debug for TestHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("TestHook")
+    }
 }
 
 impl VersionStore {
@@ -244,25 +272,61 @@ impl VersionStore {
     }
 
     /// Latest committed value of `key`: its chain's newest version, else
-    /// the row on disk.
+    /// the row on disk (or the table's [`TableVersions::latest_cache`] of
+    /// it). `rows` belongs to a registered reader.
     pub fn latest(&self, rows: &Rows, table: TableId, key: &[u8]) -> Result<Option<Vec<u8>>> {
         if self.is_purging(table) {
             return Ok(None);
         }
-        if let Some(t) = self.table(table) {
+        let t = self.table(table);
+        let mut cached_table = false;
+        if let Some(t) = &t {
             let g = t.read();
             if let Some(vs) = g.overlay.get(key) {
                 return Ok(vs.last().and_then(|v| v.value.clone()));
             }
+            if let Some(c) = &g.latest_cache {
+                if let Some(v) = c.get(key) {
+                    return Ok(v.clone());
+                }
+                cached_table = true;
+            }
             if g.max_key.is_none() {
                 drop(g);
-                learn_max_key(&t, rows, table)?;
+                learn_max_key(t, rows, table)?;
             }
         }
-        match rows.get(row_key(table, key).as_slice()).map_err(io)? {
-            Some(v) => Ok(Some(decode_row(v.value())?.1.to_vec())),
-            None => Ok(None),
+        let value = match rows.get(row_key(table, key).as_slice()).map_err(io)? {
+            Some(v) => Some(decode_row(v.value())?.1.to_vec()),
+            None => None,
+        };
+        #[cfg(test)]
+        if let Some(f) = self.before_cache_fill.0.lock().take() {
+            f();
         }
+        if let (true, Some(t)) = (cached_table, &t) {
+            // Still no chain: any version committed since `rows` was
+            // opened would have one (GC trims no chain newer than a
+            // registered reader's file), so `value` is the newest.
+            let mut g = t.write();
+            if !g.overlay.contains_key(key) {
+                if let Some(c) = g
+                    .latest_cache
+                    .as_mut()
+                    .filter(|c| c.len() < LATEST_CACHE_MAX)
+                {
+                    c.insert(key.to_vec(), value.clone());
+                }
+            }
+        }
+        Ok(value)
+    }
+
+    /// Keep `table`'s latest values in memory once read (see
+    /// [`TableVersions::latest_cache`]).
+    pub fn cache_latest(&self, table: TableId) {
+        let t = self.table_or_create(table);
+        t.write().latest_cache.get_or_insert_with(HashMap::default);
     }
 
     /// Whether `table` holds no key at or above `key` (so `key` has no
@@ -441,6 +505,9 @@ impl VersionStore {
                 }
             };
             let mut g = t.write();
+            if let Some(c) = g.latest_cache.as_mut() {
+                c.remove(w.key);
+            }
             let version = Version {
                 ts,
                 value: w.new.map(<[u8]>::to_vec),
@@ -488,6 +555,9 @@ impl VersionStore {
                 continue;
             };
             let mut g = t.write();
+            if let Some(c) = g.latest_cache.as_mut() {
+                c.remove(w.key);
+            }
             match (w.old.is_some(), w.new.is_some()) {
                 (false, true) => g.rows = g.rows.saturating_sub(1),
                 (true, false) => g.rows += 1,
@@ -651,5 +721,83 @@ pub(super) fn range_is_valid(start: Bound<&[u8]>, end: Bound<&[u8]>) -> bool {
         }
         (Bound::Excluded(s), Bound::Excluded(e)) => s < e,
         _ => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::super::commit::Durability;
+    use super::super::durable::Durable;
+    use super::*;
+    use crate::api::{Change, ChangeKind};
+
+    const T: TableId = 7;
+
+    fn write(d: &Durable, ts: Ts, key: &[u8], value: &[u8]) {
+        let ch = Change {
+            commit_ts: ts,
+            seq: 0,
+            kind: ChangeKind::Update,
+            key: key.to_vec(),
+            old: None,
+            new: Some(value.to_vec()),
+        };
+        let group = [(T, ch)];
+        d.commit_group(
+            [(ts, &group[..])],
+            &Default::default(),
+            Durability::Immediate,
+        )
+        .unwrap();
+    }
+
+    fn rows(d: &Durable) -> Rows {
+        open_rows(&d.db.begin_read().unwrap()).unwrap()
+    }
+
+    /// A commit that installs the key after a latest read found no chain
+    /// and read the file, but before that read fills the cache: the value
+    /// read (older) is not cached, so once GC trims the new chain a latest
+    /// read finds the new value in the file, not the old one in the cache.
+    #[test]
+    fn a_value_read_while_a_commit_installs_the_key_is_not_cached() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = Arc::new(Durable::open_file(dir.path(), 1 << 20).unwrap());
+        let vs = Arc::new(VersionStore::default());
+        vs.cache_latest(T);
+        write(&d, 1, b"k", b"v1");
+        let old = rows(&d);
+        let (vs2, d2) = (vs.clone(), d.clone());
+        *vs.before_cache_fill.0.lock() = Some(Box::new(move || {
+            vs2.install(
+                2,
+                [Installed {
+                    table: T,
+                    key: b"k",
+                    old: Some(b"v1"),
+                    new: Some(b"v2"),
+                }],
+            );
+            write(&d2, 2, b"k", b"v2");
+        }));
+        // The read began before the commit: either value is right for it.
+        assert_eq!(vs.latest(&old, T, b"k").unwrap(), Some(b"v1".to_vec()));
+        drop(old);
+        // The commit's version is on disk and no reader lacks it: trimmed.
+        vs.gc_table(T, 2, 2);
+        assert_eq!(vs.overlay_versions(), 0);
+        assert_eq!(vs.latest(&rows(&d), T, b"k").unwrap(), Some(b"v2".to_vec()));
+        // Read from the file now, with no chain: cached, and served.
+        assert_eq!(vs.latest(&rows(&d), T, b"k").unwrap(), Some(b"v2".to_vec()));
+        let cached = vs
+            .table(T)
+            .unwrap()
+            .read()
+            .latest_cache
+            .as_ref()
+            .map(|c| c.len());
+        assert_eq!(cached, Some(1));
     }
 }
