@@ -263,6 +263,14 @@ fn many_changed_rows_scan_right_and_the_overlay_stays_bounded() {
         t.put(U, &i.to_be_bytes(), b"x".to_vec()).unwrap();
         t.commit().unwrap();
     }
+    // What the applier has not written yet (up to its gather, 100 ms of
+    // commits) is still in memory: have it written now, then give its
+    // thread the moment it trims in (a deadline, not a sleep).
+    s.wait_applied().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while s.overlay_versions() >= 9_000 && std::time::Instant::now() < deadline {
+        std::thread::yield_now();
+    }
     assert!(
         s.overlay_versions() < 9_000,
         "overlay {} after 6,000 commits (12,000 versions) with no snapshot open",

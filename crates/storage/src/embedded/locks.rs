@@ -46,6 +46,7 @@ use std::time::{Duration, Instant};
 
 use foldhash::HashMap;
 use parking_lot::{Condvar, Mutex};
+use smallvec::SmallVec;
 
 use crate::api::{Interrupt, Result, StorageError, TableId, TxnId};
 
@@ -105,11 +106,62 @@ impl LockMode {
     }
 }
 
+/// The holders of one row: one for a row lock, the writers in flight for a
+/// table's intention lock — few, so kept inline (no allocation for up to
+/// two) and searched linearly.
+#[derive(Debug, Default, Clone)]
+struct Holders(SmallVec<[(TxnId, LockMode); 2]>);
+
+impl Holders {
+    fn get(&self, txn: &TxnId) -> Option<&LockMode> {
+        self.0.iter().find(|(t, _)| t == txn).map(|(_, m)| m)
+    }
+
+    /// Set `txn`'s mode; the mode it held before, if any.
+    fn insert(&mut self, txn: TxnId, mode: LockMode) -> Option<LockMode> {
+        match self.0.iter_mut().find(|(t, _)| *t == txn) {
+            Some(e) => Some(std::mem::replace(&mut e.1, mode)),
+            None => {
+                self.0.push((txn, mode));
+                None
+            }
+        }
+    }
+
+    fn remove(&mut self, txn: &TxnId) -> Option<LockMode> {
+        let i = self.0.iter().position(|(t, _)| t == txn)?;
+        Some(self.0.swap_remove(i).1)
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (&TxnId, &LockMode)> {
+        self.0.iter().map(|(t, m)| (t, m))
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl FromIterator<(TxnId, LockMode)> for Holders {
+    fn from_iter<I: IntoIterator<Item = (TxnId, LockMode)>>(iter: I) -> Self {
+        let mut h = Holders::default();
+        for (t, m) in iter {
+            h.insert(t, m);
+        }
+        h
+    }
+}
+
 #[derive(Debug, Default)]
 struct State {
     /// Holders per row. Invariant: a row present here has at least one
     /// holder, and an `Exclusive` holder is the only holder of its row.
-    holders: HashMap<RowId, HashMap<TxnId, LockMode>>,
+    holders: HashMap<RowId, Holders>,
     /// What each blocked transaction waits for.
     waiting: HashMap<TxnId, (RowId, LockMode)>,
 }
