@@ -525,19 +525,34 @@ impl Durable {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use redb::ReadableTableMetadata;
 
-    fn change(ts: Ts, seq: u32, kind: ChangeKind, key: &[u8], new: Option<&[u8]>) -> Change {
-        Change {
-            commit_ts: ts,
-            seq,
-            kind,
-            key: key.to_vec(),
-            old: None,
-            new: new.map(<[u8]>::to_vec),
-        }
+    /// One write of a test transaction: `(table, kind, key, new value)`.
+    pub(in crate::embedded) type Write<'a> = (TableId, ChangeKind, &'a [u8], Option<&'a [u8]>);
+
+    /// The changes of a transaction committed at `ts`, as the commit path
+    /// hands them to [`Durable::commit_group`]: numbered per table in
+    /// order.
+    pub(in crate::embedded) fn txn(ts: Ts, writes: &[Write<'_>]) -> Vec<(TableId, Change)> {
+        let mut seqs: HashMap<TableId, u32> = HashMap::new();
+        writes
+            .iter()
+            .map(|&(table, kind, key, new)| {
+                let seq = seqs.entry(table).or_default();
+                let ch = Change {
+                    commit_ts: ts,
+                    seq: *seq,
+                    kind,
+                    key: key.to_vec(),
+                    old: None,
+                    new: new.map(<[u8]>::to_vec),
+                };
+                *seq += 1;
+                (table, ch)
+            })
+            .collect()
     }
 
     fn row(d: &Durable, table: TableId, key: &[u8]) -> Option<(Ts, Vec<u8>)> {
@@ -558,31 +573,37 @@ mod tests {
         let groups: Vec<(Ts, Vec<(TableId, Change)>)> = vec![
             (
                 1,
-                vec![
-                    (7, change(1, 0, Insert, b"b", Some(b"b1"))),
-                    (7, change(1, 1, Insert, b"a", Some(b"a1"))),
-                ],
+                txn(
+                    1,
+                    &[
+                        (7, Insert, b"b", Some(b"b1")),
+                        (7, Insert, b"a", Some(b"a1")),
+                    ],
+                ),
             ),
             (
                 2,
-                vec![
-                    (7, change(2, 0, Delete, b"b", None)),
-                    (9, change(2, 0, Insert, b"z", Some(b"z2"))),
-                ],
+                txn(
+                    2,
+                    &[(7, Delete, b"b", None), (9, Insert, b"z", Some(b"z2"))],
+                ),
             ),
             (
                 3,
-                vec![
-                    (7, change(3, 0, Update, b"a", Some(b"a3"))),
-                    (7, change(3, 1, Insert, b"c", Some(b"c3"))),
-                ],
+                txn(
+                    3,
+                    &[
+                        (7, Update, b"a", Some(b"a3")),
+                        (7, Insert, b"c", Some(b"c3")),
+                    ],
+                ),
             ),
             (
                 4,
-                vec![
-                    (7, change(4, 0, Delete, b"c", None)),
-                    (7, change(4, 1, Insert, b"c", Some(b"c4"))),
-                ],
+                txn(
+                    4,
+                    &[(7, Delete, b"c", None), (7, Insert, b"c", Some(b"c4"))],
+                ),
             ),
         ];
         let skip = std::collections::HashSet::from([9]);

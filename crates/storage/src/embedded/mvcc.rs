@@ -729,22 +729,14 @@ mod tests {
     use std::sync::Arc;
 
     use super::super::commit::Durability;
-    use super::super::durable::Durable;
+    use super::super::durable::{tests::txn, Durable};
     use super::*;
-    use crate::api::{Change, ChangeKind};
+    use crate::api::ChangeKind;
 
     const T: TableId = 7;
 
     fn write(d: &Durable, ts: Ts, key: &[u8], value: &[u8]) {
-        let ch = Change {
-            commit_ts: ts,
-            seq: 0,
-            kind: ChangeKind::Update,
-            key: key.to_vec(),
-            old: None,
-            new: Some(value.to_vec()),
-        };
-        let group = [(T, ch)];
+        let group = txn(ts, &[(T, ChangeKind::Update, key, Some(value))]);
         d.commit_group(
             [(ts, &group[..])],
             &Default::default(),
