@@ -38,6 +38,14 @@ fn key(i: u64) -> Vec<u8> {
     k
 }
 
+/// Commit `value` at `key` of `table` in a transaction of its own; its
+/// commit ts.
+fn put(s: &EmbeddedStorage, table: u64, key: &[u8], value: &[u8]) -> u64 {
+    let mut t = s.begin(TxnOptions::default()).unwrap();
+    t.put(table, key, value.to_vec()).unwrap();
+    t.commit().unwrap()
+}
+
 fn check_snapshot(t: &mut Box<dyn Transaction>, model: &State, rng: &mut Rng) {
     let all = t
         .scan(T, Bound::Unbounded, Bound::Unbounded, usize::MAX)
@@ -286,11 +294,7 @@ fn many_changed_rows_scan_right_and_the_overlay_stays_bounded() {
 fn locking_reads_see_commits_published_after_the_statements_reader_opened() {
     let dir = tempfile::tempdir().expect("tempdir");
     let s = EmbeddedStorage::open(dir.path()).expect("open");
-    let put = |k: &[u8], v: &[u8]| {
-        let mut w = s.begin(TxnOptions::default()).expect("begin");
-        w.put(T, k, v.to_vec()).expect("put");
-        w.commit().expect("commit");
-    };
+    let put = |k: &[u8], v: &[u8]| put(&s, T, k, v);
     put(b"a", b"a0");
     put(b"b", b"b0");
     let mut t = s.begin(TxnOptions::default()).expect("begin");
@@ -326,11 +330,7 @@ fn locking_reads_see_commits_published_after_the_statements_reader_opened() {
 fn a_reader_opened_before_the_apply_still_finds_the_version_in_memory() {
     let dir = tempfile::tempdir().unwrap();
     let s = EmbeddedStorage::open(dir.path()).unwrap();
-    let put = |k: &[u8], v: &[u8]| {
-        let mut t = s.begin(TxnOptions::default()).unwrap();
-        t.put(T, k, v.to_vec()).unwrap();
-        t.commit().unwrap()
-    };
+    let put = |k: &[u8], v: &[u8]| put(&s, T, k, v);
     put(b"k", b"v0");
     put(b"other", b"x");
     s.wait_applied().unwrap();
@@ -510,8 +510,8 @@ fn latest_reads_of_a_cached_table_follow_every_commit() {
                 s = EmbeddedStorage::open(dir.path()).unwrap();
                 s.cache_latest(C);
             }
+            // GC has the applier write what it queued first.
             1 | 2 => {
-                s.wait_applied().unwrap();
                 s.gc().unwrap();
             }
             _ => {}
@@ -534,12 +534,7 @@ fn latest_reads_of_a_cached_table_never_go_back_under_concurrent_commits_and_gc(
     s.cache_latest(C);
     let committed = Arc::new(AtomicU64::new(0));
     let stop = Arc::new(AtomicBool::new(false));
-    let put = |s: &EmbeddedStorage, n: u64| {
-        let mut t = s.begin(TxnOptions::default()).unwrap();
-        t.put(C, b"k", n.to_be_bytes().to_vec()).unwrap();
-        t.commit().unwrap();
-    };
-    put(&s, 0);
+    put(&s, C, b"k", &0u64.to_be_bytes());
     let readers: Vec<_> = (0..3)
         .map(|_| {
             let (s, committed, stop) = (s.clone(), committed.clone(), stop.clone());
@@ -567,7 +562,7 @@ fn latest_reads_of_a_cached_table_never_go_back_under_concurrent_commits_and_gc(
         })
     };
     for n in 1..=3_000u64 {
-        put(&s, n);
+        put(&s, C, b"k", &n.to_be_bytes());
         committed.store(n, Ordering::Release);
     }
     stop.store(true, Ordering::Release);
