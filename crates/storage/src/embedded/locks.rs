@@ -109,7 +109,7 @@ impl LockMode {
 /// The holders of one row: one for a row lock, the writers in flight for a
 /// table's intention lock — few, so kept inline (no allocation for up to
 /// two) and searched linearly.
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Default)]
 struct Holders(SmallVec<[(TxnId, LockMode); 2]>);
 
 impl Holders {
@@ -117,20 +117,23 @@ impl Holders {
         self.0.iter().find(|(t, _)| t == txn).map(|(_, m)| m)
     }
 
-    /// Set `txn`'s mode; the mode it held before, if any.
-    fn insert(&mut self, txn: TxnId, mode: LockMode) -> Option<LockMode> {
+    /// Set `txn`'s mode.
+    fn insert(&mut self, txn: TxnId, mode: LockMode) {
         match self.0.iter_mut().find(|(t, _)| *t == txn) {
-            Some(e) => Some(std::mem::replace(&mut e.1, mode)),
-            None => {
-                self.0.push((txn, mode));
-                None
-            }
+            Some(e) => e.1 = mode,
+            None => self.0.push((txn, mode)),
         }
     }
 
-    fn remove(&mut self, txn: &TxnId) -> Option<LockMode> {
-        let i = self.0.iter().position(|(t, _)| t == txn)?;
-        Some(self.0.swap_remove(i).1)
+    /// Drop `txn`'s lock; whether it held one.
+    fn remove(&mut self, txn: &TxnId) -> bool {
+        match self.0.iter().position(|(t, _)| t == txn) {
+            Some(i) => {
+                self.0.swap_remove(i);
+                true
+            }
+            None => false,
+        }
     }
 
     fn iter(&self) -> impl Iterator<Item = (&TxnId, &LockMode)> {
@@ -242,7 +245,7 @@ impl State {
         let Some(held) = self.holders.get_mut(row) else {
             return false;
         };
-        let had = held.remove(&txn).is_some();
+        let had = held.remove(&txn);
         if held.is_empty() {
             self.holders.remove(row);
         }
