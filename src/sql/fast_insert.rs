@@ -113,19 +113,20 @@ fn lend_head(head: &str) -> Option<(Box<Statement>, Row, Arc<str>)> {
     if !values.rows.is_empty() {
         return None;
     }
-    let text: Arc<str> = Arc::from(head);
-    LAST_HEAD.with_borrow_mut(|c| {
-        // Another statement may still hold this head's AST: keep its
-        // name, so that the AST comes back when that one is dropped.
-        if c.as_ref().is_none_or(|h| &*h.text != head) {
+    let text = LAST_HEAD.with_borrow_mut(|c| match c {
+        // Another statement still holds this head's AST: keep its name,
+        // so that the AST comes back when that one is dropped.
+        Some(h) if &*h.text == head => h.text.clone(),
+        _ => {
+            let text: Arc<str> = Arc::from(head);
             *c = Some(Head {
                 text: text.clone(),
                 stmt: None,
                 template: template.clone(),
             });
+            text
         }
     });
-    let text = LAST_HEAD.with_borrow(|c| c.as_ref().map_or(text, |h| h.text.clone()));
     Some((Box::new(st), template, text))
 }
 
