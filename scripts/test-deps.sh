@@ -2,7 +2,9 @@
 # Installs what the client tests need, idempotently; a no-op (well under a
 # second) once everything is there. Called by scripts/test-all.sh.
 #
-#   * Debian packages: mariadb-client (mariadb, mysqldump), libmariadb-dev +
+#   * Debian packages: postgresql (the PostgreSQL backend's tests start
+#     their own throwaway clusters from its binaries; the package's own
+#     system cluster is not created), mariadb-client (mariadb, mysqldump), libmariadb-dev +
 #     pkg-config + build-essential (to build mysqlclient), tmux (interactive client test),
 #     python3-venv, nodejs + npm — installed with apt-get only when missing
 #     and only as root; otherwise it names them and fails.
@@ -27,6 +29,7 @@ have() { command -v "$1" >/dev/null 2>&1; }
 have mariadb   || missing+=(mariadb-client)
 have mysqldump || missing+=(mariadb-client)
 have tmux      || missing+=(tmux)
+compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || missing+=(postgresql)
 have pkg-config || missing+=(pkg-config)
 have cc && [ -f /usr/include/stdio.h ] || missing+=(build-essential)
 have node      || missing+=(nodejs)
@@ -47,6 +50,11 @@ if [ "${#missing[@]}" -gt 0 ]; then
   # de-duplicate, keep order
   pkgs=$(printf '%s\n' "${missing[@]}" | awk '!seen[$0]++' | paste -sd' ')
   if [ "$(id -u)" -eq 0 ] && have apt-get; then
+    # Tests start their own clusters; no system-wide one on port 5432.
+    if [ ! -e /etc/postgresql-common/createcluster.conf ]; then
+      mkdir -p /etc/postgresql-common
+      echo "create_main_cluster = false" > /etc/postgresql-common/createcluster.conf
+    fi
     log "apt-get install $pkgs"
     apt-get update -qq >&2
     # shellcheck disable=SC2086

@@ -111,6 +111,12 @@ pub struct EngineArgs {
     /// machine's memory, at least 32 MB, at most 4 GB.
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub cache_size: Option<usize>,
+    /// Where the data lives: a PostgreSQL database
+    /// (`postgres://user@host:port/db`, shared by every node given the same
+    /// URL, each with its own `--node-name`), or, when absent, the embedded
+    /// engine in `--data`.
+    #[arg(long, value_name = "URL")]
+    pub storage: Option<String>,
     /// Never run the ISCP runner on this node.
     #[arg(long)]
     pub no_iscp: bool,
@@ -304,7 +310,15 @@ fn serve(a: ServeArgs) -> i32 {
     let code = rt.block_on(async move {
         let data = a.data.clone();
         let config = a.engine.config();
-        let db = match tokio::task::spawn_blocking(move || Database::open_with(&data, config)).await
+        let location = a.engine.storage.clone();
+        if location.is_some() && a.engine.node_name.is_none() {
+            eprintln!("tributary: --storage needs --node-name (unique per node)");
+            return 2;
+        }
+        let db = match tokio::task::spawn_blocking(move || {
+            Database::open_location(location.as_deref(), &data, config)
+        })
+        .await
         {
             Ok(Ok(db)) => db,
             Ok(Err(e)) => {
@@ -443,7 +457,8 @@ fn sql(a: SqlArgs) -> i32 {
             s
         }
     };
-    let db = match Database::open_with(&a.data, a.engine.config()) {
+    let db = match Database::open_location(a.engine.storage.as_deref(), &a.data, a.engine.config())
+    {
         Ok(db) => db,
         Err(e) => {
             eprintln!("tributary: cannot open {}: {e}", a.data.display());

@@ -33,6 +33,11 @@ impl Drop for DbInner {
     }
 }
 
+/// Whether `s` names a PostgreSQL database.
+pub fn is_postgres_url(s: &str) -> bool {
+    s.starts_with("postgres://") || s.starts_with("postgresql://")
+}
+
 impl Database {
     /// Open (or create) the database in directory `path` with default settings.
     pub fn open(path: impl AsRef<Path>) -> SqlResult<Database> {
@@ -50,6 +55,31 @@ impl Database {
         })?;
         let storage: Arc<dyn Storage> = EmbeddedStorage::open_with(path, config.storage)?;
         Self::open_shared(storage, config)
+    }
+
+    /// Open a compute node over a PostgreSQL database (`postgres://…`),
+    /// shared with any number of other nodes; `config.node_name` names
+    /// this one (unique among them).
+    pub fn open_postgres(url: &str, config: Config) -> SqlResult<Database> {
+        let opts = tributary_pgstore::PgOptions::new(url, config.node_name.clone());
+        let storage: Arc<dyn Storage> = tributary_pgstore::PgStorage::open(opts)?;
+        Self::open_shared(storage, config)
+    }
+
+    /// Open the storage `location` names: a `postgres://` or
+    /// `postgresql://` URL, else the embedded engine in directory `data`.
+    pub fn open_location(
+        location: Option<&str>,
+        data: impl AsRef<Path>,
+        config: Config,
+    ) -> SqlResult<Database> {
+        match location {
+            Some(url) if is_postgres_url(url) => Self::open_postgres(url, config),
+            Some(other) => Err(SqlError::internal(format!(
+                "unknown --storage {other:?}: expected postgres://user@host:port/db"
+            ))),
+            None => Self::open_with(data, config),
+        }
     }
 
     /// A compute node over an existing storage (multi-CN in one process).
