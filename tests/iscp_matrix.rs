@@ -22,7 +22,7 @@ use tributary_fault::{global, FaultGuard};
 use common::{
     applied_up_to, cfg, job, ms, point, remove_all_points, wait_hits, wait_until, wait_waiters,
 };
-use tributary_storage::{EmbeddedStorage, Storage};
+use tributary_storage::Storage;
 
 const WAIT: Duration = Duration::from_secs(15);
 
@@ -658,11 +658,19 @@ fn final_state_check() {
 
 #[test]
 fn drop_from_non_runner_cn() {
+    drop_from_non_runner(common::Backend::Embedded);
+}
+
+#[test]
+fn drop_from_non_runner_cn_over_postgres() {
+    drop_from_non_runner(common::Backend::Postgres);
+}
+
+fn drop_from_non_runner(backend: common::Backend) {
     let _g = FaultGuard::enable();
-    let dir = tempfile::tempdir().unwrap();
-    let storage: Arc<dyn Storage> = EmbeddedStorage::open(dir.path()).unwrap();
+    let shared = common::Shared::new(backend);
     let a = Database::open_shared(
-        storage.clone(),
+        shared.for_node("cn-a"),
         Config {
             node_name: "cn-a".into(),
             ..cfg()
@@ -670,7 +678,7 @@ fn drop_from_non_runner_cn() {
     )
     .unwrap();
     let b = Database::open_shared(
-        storage.clone(),
+        shared.for_node("cn-b"),
         Config {
             node_name: "cn-b".into(),
             iscp_enabled: false,

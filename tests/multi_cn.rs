@@ -6,8 +6,8 @@ mod common;
 
 use std::time::{Duration, Instant};
 
+use common::{Backend, Shared};
 use tributary::{Config, Database, Value};
-use tributary_storage::{EmbeddedStorage, Storage};
 
 fn cfg(node: &str, iscp: bool) -> Config {
     Config {
@@ -36,10 +36,18 @@ fn ids(db: &Database, sql: &[&str]) -> Vec<i64> {
 
 #[test]
 fn index_saved_on_runner_answers_the_same_on_another_cn() {
-    let dir = tempfile::tempdir().unwrap();
-    let storage: std::sync::Arc<dyn Storage> = EmbeddedStorage::open(dir.path()).unwrap();
-    let a = Database::open_shared(storage.clone(), cfg("cn-a", true)).unwrap();
-    let b = Database::open_shared(storage.clone(), cfg("cn-b", true)).unwrap();
+    index_saved_on_runner_answers_the_same(Backend::Embedded);
+}
+
+#[test]
+fn index_saved_on_runner_answers_the_same_on_another_cn_over_postgres() {
+    index_saved_on_runner_answers_the_same(Backend::Postgres);
+}
+
+fn index_saved_on_runner_answers_the_same(backend: Backend) {
+    let shared = Shared::new(backend);
+    let a = Database::open_shared(shared.for_node("cn-a"), cfg("cn-a", true)).unwrap();
+    let b = Database::open_shared(shared.for_node("cn-b"), cfg("cn-b", true)).unwrap();
     let mut s = a.session();
     for q in [
         "CREATE DATABASE d",
@@ -128,14 +136,23 @@ fn index_saved_on_runner_answers_the_same_on_another_cn() {
 /// and as the table itself.
 #[test]
 fn index_with_frequent_bases_loads_the_same_on_another_cn() {
-    let dir = tempfile::tempdir().unwrap();
-    let storage: std::sync::Arc<dyn Storage> = EmbeddedStorage::open(dir.path()).unwrap();
+    index_with_frequent_bases_loads_the_same(Backend::Embedded);
+}
+
+#[test]
+fn index_with_frequent_bases_loads_the_same_on_another_cn_over_postgres() {
+    index_with_frequent_bases_loads_the_same(Backend::Postgres);
+}
+
+fn index_with_frequent_bases_loads_the_same(backend: Backend) {
+    let shared = Shared::new(backend);
     let c = |node: &str, iscp: bool| Config {
         index_checkpoint_changes: 25,
         ..cfg(node, iscp)
     };
+    let storage = shared.for_node("cn-a");
     let a = Database::open_shared(storage.clone(), c("cn-a", true)).unwrap();
-    let b = Database::open_shared(storage.clone(), c("cn-b", false)).unwrap();
+    let b = Database::open_shared(shared.for_node("cn-b"), c("cn-b", false)).unwrap();
     let mut s = a.session();
     for q in [
         "CREATE DATABASE d",

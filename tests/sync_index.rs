@@ -13,7 +13,6 @@ use std::time::Duration;
 
 use tributary::iscp::log::JobState;
 use tributary::{Config, Database, Session, Value};
-use tributary_storage::{EmbeddedStorage, Storage};
 
 use common::{cfg, hidden_count, job, ms, wait_until};
 
@@ -286,10 +285,18 @@ fn create_index_waits_for_an_open_writer_and_indexes_its_row() {
 
 #[test]
 fn sync_index_write_on_one_cn_is_searchable_on_another_at_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let storage: std::sync::Arc<dyn Storage> = EmbeddedStorage::open(dir.path()).unwrap();
+    sync_index_across_cns(common::Backend::Embedded);
+}
+
+#[test]
+fn sync_index_write_on_one_cn_is_searchable_on_another_at_once_over_postgres() {
+    sync_index_across_cns(common::Backend::Postgres);
+}
+
+fn sync_index_across_cns(backend: common::Backend) {
+    let shared = common::Shared::new(backend);
     let runner = Database::open_shared(
-        storage.clone(),
+        shared.for_node("cn-a"),
         Config {
             node_name: "cn-a".into(),
             ..cfg()
@@ -297,7 +304,7 @@ fn sync_index_write_on_one_cn_is_searchable_on_another_at_once() {
     )
     .unwrap();
     let sql_only = Database::open_shared(
-        storage,
+        shared.for_node("cn-b"),
         Config {
             node_name: "cn-b".into(),
             iscp_enabled: false,

@@ -108,3 +108,55 @@ pub fn applied_up_to(db: &Database, j: &JobRow, ts: u64) -> bool {
     )
     .is_ok_and(|newest| newest == j.watermark)
 }
+
+/// Which storage several in-process compute nodes share.
+#[derive(Debug, Clone, Copy)]
+pub enum Backend {
+    /// One embedded engine in a temporary directory, shared by `Arc`.
+    Embedded,
+    /// One database in the test process's throwaway PostgreSQL cluster;
+    /// each node opens its own backend on it (its own pool, heartbeat
+    /// and gate cache), as separate processes would.
+    Postgres,
+}
+
+/// Storage shared by the compute nodes of one test.
+pub struct Shared {
+    embedded: Option<std::sync::Arc<dyn tributary_storage::Storage>>,
+    url: Option<String>,
+    _dir: Option<tempfile::TempDir>,
+}
+
+impl Shared {
+    pub fn new(backend: Backend) -> Shared {
+        match backend {
+            Backend::Embedded => {
+                let dir = tempfile::tempdir().unwrap();
+                let s: std::sync::Arc<dyn tributary_storage::Storage> =
+                    tributary_storage::EmbeddedStorage::open(dir.path()).unwrap();
+                Shared {
+                    embedded: Some(s),
+                    url: None,
+                    _dir: Some(dir),
+                }
+            }
+            Backend::Postgres => Shared {
+                embedded: None,
+                url: Some(tributary_pgstore::testing::cluster().fresh_db()),
+                _dir: None,
+            },
+        }
+    }
+
+    /// The storage node `node` opens.
+    pub fn for_node(&self, node: &str) -> std::sync::Arc<dyn tributary_storage::Storage> {
+        match (&self.embedded, &self.url) {
+            (Some(s), _) => s.clone(),
+            (None, Some(url)) => {
+                tributary_pgstore::PgStorage::open(tributary_pgstore::PgOptions::new(url, node))
+                    .unwrap()
+            }
+            (None, None) => unreachable!("a backend"),
+        }
+    }
+}
