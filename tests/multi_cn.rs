@@ -276,3 +276,68 @@ fn index_with_frequent_bases_loads_the_same(backend: Backend) {
     a.shutdown();
     b.shutdown();
 }
+
+/// A CN that runs no ISCP keeps a cached copy of an index for its searches:
+/// after each unit the runner commits, that copy follows the change log up
+/// to the job's watermark, so `fast_search` (index only, no tail) on it
+/// finds what the unit applied — not one unit late until the next write.
+#[test]
+fn fast_search_on_a_non_runner_follows_every_unit() {
+    fast_search_follows_every_unit(Backend::Embedded);
+}
+
+#[test]
+fn fast_search_on_a_non_runner_follows_every_unit_over_postgres() {
+    fast_search_follows_every_unit(Backend::Postgres);
+}
+
+fn fast_search_follows_every_unit(backend: Backend) {
+    let shared = Shared::new(backend);
+    let storage = shared.for_node("cn-a");
+    let a = Database::open_shared(storage.clone(), cfg("cn-a", true)).unwrap();
+    let b = Database::open_shared(shared.for_node("cn-b"), cfg("cn-b", false)).unwrap();
+    let mut s = a.session();
+    for q in [
+        "CREATE DATABASE d",
+        "USE d",
+        "CREATE TABLE t (id INT PRIMARY KEY, body TEXT, v VECF32(2))",
+        "INSERT INTO t VALUES (1, 'w1 all', '[1,0]')",
+        "CREATE INDEX vi USING HNSW ON t(v) OP_TYPE 'vector_l2_ops' ASYNC",
+        "CREATE FULLTEXT INDEX ft ON t(body) ASYNC",
+    ] {
+        s.execute(q).unwrap();
+    }
+    let fts = [
+        "USE d",
+        "SET fast_search = 1",
+        "SELECT id FROM t WHERE MATCH(body) AGAINST('all') ORDER BY id",
+    ];
+    let knn = [
+        "USE d",
+        "SET fast_search = 1",
+        "SELECT id FROM t ORDER BY l2_distance(v, '[0,0]') LIMIT 10",
+    ];
+    let mut want = vec![1];
+    for round in 2..6i64 {
+        s.execute(&format!(
+            "INSERT INTO t VALUES ({round}, 'w{round} all', '[{round},0]')"
+        ))
+        .unwrap();
+        want.push(round);
+        let latest = storage.latest_ts();
+        common::wait_until("both units applied", Duration::from_secs(30), || {
+            ["vi", "ft"].iter().all(|ix| {
+                let j = common::job(&a, ix);
+                j.status.stage == "incremental" && common::applied_up_to(&a, &j, latest)
+            })
+        });
+        // b cached its copies at the first round's search; no later write
+        // comes after this unit.
+        assert_eq!(ids(&b, &fts), want, "full-text on cn-b, round {round}");
+        let mut got = ids(&b, &knn);
+        got.sort_unstable();
+        assert_eq!(got, want, "vector on cn-b, round {round}");
+    }
+    a.shutdown();
+    b.shutdown();
+}

@@ -363,10 +363,20 @@ impl Iscp {
     /// and the others wait for that load. Never a load per search (issue 17:
     /// 64 clients each loading the index after every commit starved every
     /// search for seconds to minutes).
+    ///
+    /// On a CN that does not run ISCP there is no bookkeeping: a copy
+    /// behind the job row follows the source's change log instead
+    /// ([`Iscp::follow_log`]), so `fast_search` there answers at the job's
+    /// watermark too, not one unit late.
     pub fn live_for_search(&self, row: &JobRow) -> SqlResult<LiveHandle> {
         let job_id = row.key.job_id;
         let behind = |h: &LiveHandle| h.read().iteration.saturating_add(1) < row.status.iterations;
         if let Some(h) = self.cached(job_id) {
+            if !self.is_runner.load(Ordering::Acquire) {
+                if let Some(h) = self.follow_log(&h, row) {
+                    return Ok(h);
+                }
+            }
             if !behind(&h) {
                 return Ok(h);
             }
@@ -391,6 +401,65 @@ impl Iscp {
         let h = self.load_live(&row.key, &row.spec)?;
         self.cache(job_id, &h);
         Ok(h)
+    }
+
+    /// Catch a cached copy of an asynchronous index up with the durable job
+    /// row by replaying the source's change log from the copy's watermark
+    /// (the durable state is base + change log, so this is the same index a
+    /// load would give). `None` when that does not apply (a synchronous
+    /// index, a copy from before the initial build finished, one with a unit
+    /// in flight, or a failed replay, after which the copy is dropped): the
+    /// caller goes on as before.
+    fn follow_log(&self, h: &LiveHandle, row: &JobRow) -> Option<LiveHandle> {
+        let applies = |g: &LiveEntry| {
+            !row.spec.is_sync_live()
+                && row.status.stage == log::STAGE_INCREMENTAL
+                && g.watermark >= row.status.build_ts
+                && g.pending_ts.is_none()
+                && g.staging_to.is_none()
+        };
+        {
+            let g = h.read();
+            if g.iteration >= row.status.iterations {
+                return Some(h.clone());
+            }
+            if !applies(&g) {
+                return None;
+            }
+        }
+        let mut g = h.write();
+        if g.iteration >= row.status.iterations {
+            return Some(h.clone());
+        }
+        if !applies(&g) {
+            return None;
+        }
+        // Units that moved no watermark (a base, deferred vectors) changed
+        // nothing a search sees: only the iteration moves then.
+        let source = live::Source::of(row.key.table_id, &row.spec);
+        let from = g.watermark;
+        let applied = live::replay(
+            self.storage.as_ref(),
+            &source,
+            &mut g.index,
+            from,
+            row.watermark,
+        )
+        .and_then(|n| g.index.publish().map(|()| n));
+        match applied {
+            Ok(n) => {
+                g.watermark = g.watermark.max(row.watermark);
+                g.iteration = row.status.iterations;
+                g.since_base += n;
+                Some(h.clone())
+            }
+            Err(e) => {
+                tracing::info!(job_id = row.key.job_id, error = %e, "following the change log failed; reloading");
+                drop(g);
+                self.invalidate(row.key.job_id);
+                None
+            }
+        }
     }
 
     fn load_gate(&self, job_id: u64) -> Arc<Mutex<()>> {
