@@ -45,10 +45,11 @@ def psycopg_module():
 
 class PgCluster:
     """`fsync=False` for read-only benchmarks; keep the default (durable
-    commits) wherever write rates are compared."""
+    commits) wherever write rates are compared. `connect=False` skips the
+    psycopg connection (`self.conn`); `psql()` works either way. `settings`
+    are extra `-c name=value` server settings."""
 
-    def __init__(self, bin_dir, fsync=True):
-        psycopg = psycopg_module()
+    def __init__(self, bin_dir, fsync=True, connect=True, settings=()):
         self.bin = bin_dir
         # Its own temporary directory: the cluster's owner must reach it.
         self.root = tempfile.mkdtemp(prefix="bench-pg-")
@@ -66,20 +67,45 @@ class PgCluster:
             shutil.chown(self.dir, "postgres")
         self.port = free_port()
         self.run("initdb", "-D", self.dir, "-A", "trust", "-U", "postgres", "--no-sync")
-        opts = f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1"
+        self.opts = f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1"
         if not fsync:
-            opts += " -c fsync=off"
+            self.opts += " -c fsync=off"
+        for setting in settings:
+            self.opts += f" -c {setting}"
+        self.start()
+        self.conn = None
+        if connect:
+            psycopg = psycopg_module()
+            self.conn = psycopg.connect(host="127.0.0.1", port=self.port, user="postgres",
+                                        autocommit=True)
+        self.version = self.psql("postgres", "SHOW server_version")
+
+    def start(self):
+        """Start (or restart after `pause()`) the server; waits until it accepts."""
         self.run("pg_ctl", "-D", self.dir, "-w", "-l", os.path.join(self.dir, "log"),
-                 "-o", opts, "start")
-        self.conn = psycopg.connect(host="127.0.0.1", port=self.port, user="postgres",
-                                    autocommit=True)
-        self.version = self.conn.execute("SHOW server_version").fetchone()[0]
+                 "-o", self.opts, "start")
+
+    def pause(self):
+        """Stop the server (fast shutdown) keeping its data; `start()` resumes."""
+        self.run("pg_ctl", "-D", self.dir, "-w", "-m", "fast", "stop")
+
+    def url(self, db):
+        return f"postgres://postgres@127.0.0.1:{self.port}/{db}"
+
+    def psql(self, db, sql):
+        """One SQL command through psql; its unaligned output."""
+        out = subprocess.run([*self.as_pg, os.path.join(self.bin, "psql"), "-h", "127.0.0.1",
+                              "-p", str(self.port), "-U", "postgres", "-d", db, "-v",
+                              "ON_ERROR_STOP=1", "-qAtc", sql],
+                             check=True, capture_output=True, text=True)
+        return out.stdout.strip()
 
     def run(self, tool, *args):
         subprocess.run([*self.as_pg, os.path.join(self.bin, tool), *args], check=True,
                        stdout=subprocess.DEVNULL)
 
     def stop(self):
-        self.conn.close()
+        if self.conn is not None:
+            self.conn.close()
         self.run("pg_ctl", "-D", self.dir, "-w", "-m", "fast", "stop")
         shutil.rmtree(self.root, ignore_errors=True)

@@ -111,6 +111,14 @@ pub struct EngineArgs {
     /// machine's memory, at least 32 MB, at most 4 GB.
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub cache_size: Option<usize>,
+    /// How long the ISCP runner lease lasts without renewal: after a runner
+    /// dies, another node takes over within about this long (ms).
+    #[arg(long, value_name = "MS")]
+    pub lease_ttl_ms: Option<u64>,
+    /// How often the ISCP runner collects old row versions and change-log
+    /// entries (ms).
+    #[arg(long, value_name = "MS")]
+    pub gc_interval_ms: Option<u64>,
     /// Where the data lives: a PostgreSQL database
     /// (`postgres://user@host:port/db`, shared by every node given the same
     /// URL, each with its own `--node-name`), or, when absent, the embedded
@@ -156,6 +164,12 @@ impl EngineArgs {
         }
         if let Some(n) = &self.node_name {
             c.node_name = n.clone();
+        }
+        if let Some(ms) = self.lease_ttl_ms {
+            c.lease_ttl = Duration::from_millis(ms.max(100));
+        }
+        if let Some(ms) = self.gc_interval_ms {
+            c.gc_interval = Duration::from_millis(ms.max(10));
         }
         if let Some(d) = self.durability {
             c.storage.durability = d;

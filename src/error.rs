@@ -36,6 +36,9 @@ pub mod code {
     pub const NET_PACKET_TOO_LARGE: u16 = 1153;
     pub const DIVISION_BY_ZERO: u16 = 1365;
     pub const UNKNOWN_ERROR: u16 = 1105;
+    /// ER_GET_ERRNO "Got error from storage engine": the storage backend
+    /// (PostgreSQL) is unreachable; retry later.
+    pub const STORAGE_UNAVAILABLE: u16 = 1030;
     pub const WRONG_COLUMN_NAME: u16 = 1166;
     pub const NON_UNIQ: u16 = 1052;
     pub const INVALID_GROUP_FUNC: u16 = 1111;
@@ -204,6 +207,7 @@ impl From<StorageError> for SqlError {
             StorageError::LockWaitTimeout => code::LOCK_WAIT_TIMEOUT,
             StorageError::ReadOnly => 1792,
             StorageError::Interrupted => code::QUERY_INTERRUPTED,
+            StorageError::Unavailable(_) => code::STORAGE_UNAVAILABLE,
             _ => code::UNKNOWN_ERROR,
         };
         SqlError::new(code, e.to_string())

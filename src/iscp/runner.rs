@@ -51,6 +51,9 @@ pub struct Runner {
     /// runner's token and waited for before [`Runner::run`] returns.
     base_writers: TaskTracker,
     leader: bool,
+    /// The lease check failed at the last tick (its warning is logged once
+    /// per streak of failures).
+    lease_failing: bool,
     last_gc: std::time::Instant,
     log: log::LogTail,
 }
@@ -69,6 +72,7 @@ impl Runner {
             tasks: JoinSet::new(),
             base_writers: TaskTracker::new(),
             leader: false,
+            lease_failing: false,
             last_gc: std::time::Instant::now(),
             log,
         }
@@ -106,11 +110,14 @@ impl Runner {
 
     async fn tick(&mut self) {
         let node = self.iscp.config.node_name.clone();
-        match self
+        let lease = self
             .iscp
             .storage
-            .try_lease(RUNNER_LEASE, &node, self.iscp.config.lease_ttl)
-        {
+            .try_lease(RUNNER_LEASE, &node, self.iscp.config.lease_ttl);
+        if lease.is_ok() && std::mem::take(&mut self.lease_failing) {
+            tracing::info!(node = %node, "ISCP lease check works again");
+        }
+        match lease {
             Ok(true) => {
                 if !self.leader {
                     tracing::info!(node = %node, "became the ISCP runner");
@@ -118,13 +125,26 @@ impl Runner {
                 self.leader = true;
             }
             Ok(false) => {
+                if self.leader {
+                    tracing::warn!(node = %node, "lost the ISCP runner lease");
+                }
                 self.leader = false;
+                self.iscp
+                    .is_runner
+                    .store(false, std::sync::atomic::Ordering::Release);
                 self.log.reset(self.iscp.storage.as_ref());
                 return;
             }
             Err(e) => {
-                tracing::warn!(error = %e, "ISCP lease check failed");
+                // Once per outage, not once per tick.
+                if !self.lease_failing {
+                    tracing::warn!(error = %e, "ISCP lease check failed; retrying every tick");
+                }
+                self.lease_failing = true;
                 self.leader = false;
+                self.iscp
+                    .is_runner
+                    .store(false, std::sync::atomic::Ordering::Release);
                 self.log.reset(self.iscp.storage.as_ref());
                 return;
             }

@@ -161,20 +161,34 @@ impl UserTable {
     /// (`root`) on success, `None` for an unknown user, a host the account
     /// does not admit, or a wrong password (all error 1045).
     pub fn verify(&self, user: &str, peer_host: &str, salt: &[u8], auth: &[u8]) -> Option<bool> {
+        self.check(user, peer_host, salt, auth).ok().flatten()
+    }
+
+    /// [`UserTable::verify`], telling a storage failure (the account could
+    /// not be read: PostgreSQL away, MySQL 1030) apart from a refusal.
+    pub fn check(
+        &self,
+        user: &str,
+        peer_host: &str,
+        salt: &[u8],
+        auth: &[u8],
+    ) -> crate::error::SqlResult<Option<bool>> {
         let engine = self.db.engine();
         let rec = {
-            let mut txn = engine.storage.begin(Default::default()).ok()?;
+            let mut txn = engine.storage.begin(Default::default())?;
             let r = crate::catalog::users::get_user(txn.as_mut(), user, false);
             txn.rollback();
-            r.ok()?
+            r?
         };
         let (host, stored) = match &rec {
             Some(u) => (u.host.as_str(), u.auth.as_str()),
             None if user == crate::catalog::users::ROOT => ("%", ""),
-            None => return None,
+            None => return Ok(None),
         };
-        (host_matches(host, peer_host) && verify_native(stored, salt, auth))
-            .then_some(user == crate::catalog::users::ROOT)
+        Ok(
+            (host_matches(host, peer_host) && verify_native(stored, salt, auth))
+                .then_some(user == crate::catalog::users::ROOT),
+        )
     }
 }
 

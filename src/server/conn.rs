@@ -264,9 +264,10 @@ where
             return Ok(Err(access_denied(&shown, peer_host, &auth)));
         }
     };
-    match shared.users.verify(user, peer_host, salt, &auth) {
-        Some(privileged) => Ok(Ok((user.to_string(), privileged))),
-        None => Ok(Err(access_denied(user, peer_host, &auth))),
+    match shared.users.check(user, peer_host, salt, &auth) {
+        Ok(Some(privileged)) => Ok(Ok((user.to_string(), privileged))),
+        Ok(None) => Ok(Err(access_denied(user, peer_host, &auth))),
+        Err(e) => Ok(Err(WireError::from(&e))),
     }
 }
 

@@ -563,11 +563,20 @@ pub fn process_rows(engine: &Engine, st: &SessionState) -> Vec<Vec<Value>> {
 /// (both scopes show the node's).
 pub fn status(engine: &Engine, like: Option<&str>) -> QueryResult {
     let storage = engine.storage.status();
+    // Whether this node holds the ISCP runner lease now.
+    let runner = engine
+        .iscp
+        .is_runner
+        .load(std::sync::atomic::Ordering::Acquire);
     let rows = engine
         .processes
         .status()
         .into_iter()
         .chain(storage)
+        .chain(std::iter::once((
+            "Tributary_iscp_runner",
+            u64::from(runner),
+        )))
         .filter(|(k, _)| {
             like.is_none_or(|p| {
                 crate::sql::expr::like_match(&k.to_ascii_lowercase(), &p.to_ascii_lowercase())

@@ -2,8 +2,9 @@
 //!
 //! Owns the mapping of SQLSTATEs to the contract's errors: deadlock 40P01 →
 //! `Deadlock` (MySQL 1213), lock_timeout 55P03 → `LockWaitTimeout` (1205),
-//! a cancelled query 57014 → `Interrupted`; anything else (the server
-//! gone, a broken connection, a constraint) is `Io` with PostgreSQL's text.
+//! a cancelled query 57014 → `Interrupted`; the server unreachable or a
+//! connection lost → `Unavailable` (MySQL 1030); anything else `Io` with
+//! PostgreSQL's text.
 
 use tokio_postgres::error::SqlState;
 use tributary_storage::StorageError;
@@ -14,6 +15,10 @@ pub(crate) fn map(e: tokio_postgres::Error) -> StorageError {
         Some(c) if *c == SqlState::T_R_DEADLOCK_DETECTED => StorageError::Deadlock,
         Some(c) if *c == SqlState::LOCK_NOT_AVAILABLE => StorageError::LockWaitTimeout,
         Some(c) if *c == SqlState::QUERY_CANCELED => StorageError::Interrupted,
+        Some(c) if is_shutdown(c) => {
+            StorageError::Unavailable(format!("PostgreSQL: {}", describe(&e)))
+        }
+        _ if is_broken(&e) => StorageError::Unavailable(format!("PostgreSQL: {}", describe(&e))),
         _ => StorageError::Io(format!("postgres: {}", describe(&e))),
     }
 }
@@ -22,7 +27,7 @@ pub(crate) fn map(e: tokio_postgres::Error) -> StorageError {
 pub(crate) fn pool(e: deadpool_postgres::PoolError) -> StorageError {
     match e {
         deadpool_postgres::PoolError::Backend(e) => map(e),
-        other => StorageError::Io(format!("postgres connection pool: {other}")),
+        other => StorageError::Unavailable(format!("PostgreSQL connection pool: {other}")),
     }
 }
 
@@ -34,9 +39,16 @@ pub(crate) fn describe(e: &tokio_postgres::Error) -> String {
     }
 }
 
-/// Whether the error means the connection is unusable (closed, I/O).
+/// Whether the error means the connection is unusable (closed, I/O, or
+/// the server going down).
 pub(crate) fn is_broken(e: &tokio_postgres::Error) -> bool {
-    e.is_closed() || e.as_db_error().is_none()
+    e.is_closed() || e.as_db_error().is_none() || e.code().is_some_and(is_shutdown)
+}
+
+/// The server is shutting down or restarting (class 57P: admin shutdown,
+/// crash shutdown, cannot connect now).
+fn is_shutdown(c: &SqlState) -> bool {
+    c.code().starts_with("57P")
 }
 
 #[cfg(test)]

@@ -231,8 +231,8 @@ impl PgTxn {
             return Err(StorageError::TxnClosed("transaction ended".into()));
         }
         if let Some(b) = &self.broken {
-            return Err(StorageError::TxnClosed(format!(
-                "the PostgreSQL connection failed: {b}"
+            return Err(StorageError::Unavailable(format!(
+                "the transaction's PostgreSQL connection failed: {b}"
             )));
         }
         self.conn
@@ -728,7 +728,7 @@ impl Transaction for PgTxn {
             }
             Ok((_, _, Err(e))) if error::is_broken(&e) => {
                 self.broken = Some(error::describe(&e));
-                Err(StorageError::Io(format!(
+                Err(StorageError::Unavailable(format!(
                     "commit outcome unknown (the PostgreSQL connection failed while \
                      committing): {}",
                     error::describe(&e)

@@ -96,6 +96,12 @@ pub enum StorageError {
     /// (MySQL 1317 or 3024) and rolls the statement back.
     #[error("Query execution was interrupted")]
     Interrupted,
+    /// A remote backend (PostgreSQL) could not be reached, or the
+    /// connection failed mid-call. Not a poisoning: the next call retries.
+    /// When it failed while committing, the message says the outcome is
+    /// unknown (the transaction may or may not have committed).
+    #[error("storage unavailable: {0}")]
+    Unavailable(String),
     /// Stored bytes could not be decoded.
     #[error("storage corruption: {0}")]
     Corrupt(String),
