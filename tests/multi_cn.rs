@@ -277,10 +277,11 @@ fn index_with_frequent_bases_loads_the_same(backend: Backend) {
     b.shutdown();
 }
 
-/// A CN that runs no ISCP keeps a cached copy of an index for its searches:
-/// after each unit the runner commits, that copy follows the change log up
-/// to the job's watermark, so `fast_search` (index only, no tail) on it
-/// finds what the unit applied — not one unit late until the next write.
+/// A CN that does not hold the runner lease keeps a cached copy of an index
+/// for its searches: after each unit the runner commits, that copy follows
+/// the change log up to the job's watermark, so `fast_search` (index only,
+/// no tail) on it finds what the unit applied — not one unit late until the
+/// next write; and once the index is dropped, the copy goes.
 #[test]
 fn fast_search_on_a_non_runner_follows_every_unit() {
     fast_search_follows_every_unit(Backend::Embedded);
@@ -294,8 +295,21 @@ fn fast_search_on_a_non_runner_follows_every_unit_over_postgres() {
 fn fast_search_follows_every_unit(backend: Backend) {
     let shared = Shared::new(backend);
     let storage = shared.for_node("cn-a");
-    let a = Database::open_shared(storage.clone(), cfg("cn-a", true)).unwrap();
-    let b = Database::open_shared(shared.for_node("cn-b"), cfg("cn-b", false)).unwrap();
+    let sweeping = |node: &str| Config {
+        gc_interval: Duration::from_millis(50),
+        ..cfg(node, true)
+    };
+    let a = Database::open_shared(storage.clone(), sweeping("cn-a")).unwrap();
+    let runner = |db: &Database| {
+        db.engine()
+            .iscp
+            .is_runner
+            .load(std::sync::atomic::Ordering::Acquire)
+    };
+    common::wait_until("cn-a runs ISCP", Duration::from_secs(30), || runner(&a));
+    // cn-b runs a runner task too, which never gets the lease while cn-a
+    // holds it: it only sweeps its cache of dropped indexes.
+    let b = Database::open_shared(shared.for_node("cn-b"), sweeping("cn-b")).unwrap();
     let mut s = a.session();
     for q in [
         "CREATE DATABASE d",
@@ -338,6 +352,14 @@ fn fast_search_follows_every_unit(backend: Backend) {
         got.sort_unstable();
         assert_eq!(got, want, "vector on cn-b, round {round}");
     }
+    assert!(!runner(&b), "cn-b searched as a non-runner");
+    // Dropped on cn-a: cn-b forgets its copies without another load.
+    assert_eq!(b.engine().iscp.live_count(), 2);
+    s.execute("DROP INDEX vi ON t").unwrap();
+    s.execute("DROP INDEX ft ON t").unwrap();
+    common::wait_until("cn-b's copies evicted", Duration::from_secs(30), || {
+        b.engine().iscp.live_count() == 0
+    });
     a.shutdown();
     b.shutdown();
 }

@@ -572,6 +572,15 @@ impl Iscp {
     /// it finalizes the drop, every other CN (which may have loaded the
     /// index for searches or synchronous writes) at its next load.
     fn cache(&self, job_id: u64, h: &LiveHandle) {
+        self.sweep_if_due();
+        self.live.lock().insert(job_id, h.clone());
+    }
+
+    /// [`Iscp::evict_dropped`], at most once per `gc_interval`: at every
+    /// load, and at every runner tick of a CN that does not hold the lease
+    /// (so a CN that loads nothing more still forgets a dropped index's copy
+    /// within `gc_interval`).
+    pub fn sweep_if_due(&self) {
         let due = {
             let mut last = self.last_sweep.lock();
             let due = last.elapsed() >= self.config.gc_interval;
@@ -580,12 +589,11 @@ impl Iscp {
             }
             due
         };
-        if due {
+        if due && !self.live.lock().is_empty() {
             if let Err(e) = self.evict_dropped() {
                 tracing::warn!(error = %e, "index cache sweep failed");
             }
         }
-        self.live.lock().insert(job_id, h.clone());
     }
 
     /// Drop cached indexes whose job is gone or dropped; returns how many.

@@ -133,6 +133,8 @@ impl Runner {
                     .is_runner
                     .store(false, std::sync::atomic::Ordering::Release);
                 self.log.reset(self.iscp.storage.as_ref());
+                // Copies this CN loaded for searches of since-dropped indexes.
+                self.iscp.sweep_if_due();
                 return;
             }
             Err(e) => {
