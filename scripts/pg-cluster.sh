@@ -14,10 +14,12 @@ cmd="${1:-}"; dir="${2:-}"; port="${3:-5433}"
 bin="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1 || true)"
 if [ -z "$bin" ]; then
   [ "$(id -u)" -eq 0 ] || { echo "install PostgreSQL first: apt-get install postgresql" >&2; exit 1; }
-  mkdir -p /etc/postgresql-common
-  [ -e /etc/postgresql-common/createcluster.conf ] \
-    || echo "create_main_cluster = false" > /etc/postgresql-common/createcluster.conf
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
+  apt-get update -qq
+  # No system-wide cluster: postgresql-common first, its createcluster.conf
+  # edited, then the server.
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql-common >/dev/null
+  sed -ri 's/^#?(create_main_cluster) .*$/\1 = false/' /etc/postgresql-common/createcluster.conf
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
   bin="$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)"
 fi
 as=()

@@ -50,13 +50,15 @@ if [ "${#missing[@]}" -gt 0 ]; then
   # de-duplicate, keep order
   pkgs=$(printf '%s\n' "${missing[@]}" | awk '!seen[$0]++' | paste -sd' ')
   if [ "$(id -u)" -eq 0 ] && have apt-get; then
-    # Tests start their own clusters; no system-wide one on port 5432.
-    if [ ! -e /etc/postgresql-common/createcluster.conf ]; then
-      mkdir -p /etc/postgresql-common
-      echo "create_main_cluster = false" > /etc/postgresql-common/createcluster.conf
-    fi
     log "apt-get install $pkgs"
     apt-get update -qq >&2
+    # Tests start their own clusters: no system-wide one on port 5432 (as
+    # the postgres Docker image does it: postgresql-common first, then its
+    # createcluster.conf edited, then the server package).
+    case " $pkgs " in *" postgresql "*)
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql-common >/dev/null
+      sed -ri 's/^#?(create_main_cluster) .*$/\1 = false/' /etc/postgresql-common/createcluster.conf ;;
+    esac
     # shellcheck disable=SC2086
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $pkgs >/dev/null
   else

@@ -119,6 +119,9 @@ pub struct EngineArgs {
     /// entries (ms).
     #[arg(long, value_name = "MS")]
     pub gc_interval_ms: Option<u64>,
+    /// Most PostgreSQL connections this node opens (with `--storage`).
+    #[arg(long, value_name = "N")]
+    pub pg_pool_size: Option<usize>,
     /// Where the data lives: a PostgreSQL database
     /// (`postgres://user@host:port/db`, shared by every node given the same
     /// URL, each with its own `--node-name`), or, when absent, the embedded
@@ -167,6 +170,9 @@ impl EngineArgs {
         }
         if let Some(ms) = self.lease_ttl_ms {
             c.lease_ttl = Duration::from_millis(ms.max(100));
+        }
+        if let Some(n) = self.pg_pool_size {
+            c.pg_pool_size = n.max(2);
         }
         if let Some(ms) = self.gc_interval_ms {
             c.gc_interval = Duration::from_millis(ms.max(10));

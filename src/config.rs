@@ -52,6 +52,10 @@ pub struct Config {
     /// … or when anything changed and its base is older than this (bounds
     /// replay and change-log retention under a slow trickle). Default 60 s.
     pub index_checkpoint_age: Duration,
+    /// Most PostgreSQL connections this node opens with `--storage
+    /// postgres://…` (a transaction holds one while it runs; with N nodes,
+    /// PostgreSQL's `max_connections` must cover N × this). Default 64.
+    pub pg_pool_size: usize,
     /// The embedded storage: commit durability — every acknowledged commit
     /// fsynced (`immediate`, the default; concurrent commits share one
     /// fsync) or flushed every period (`periodic:<ms>`, which can lose the
@@ -80,6 +84,7 @@ impl Default for Config {
             index_checkpoint_changes: 20_000,
             index_checkpoint_age: Duration::from_secs(60),
             storage: tributary_storage::EmbeddedOptions::default(),
+            pg_pool_size: 64,
         }
     }
 }

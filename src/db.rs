@@ -61,7 +61,8 @@ impl Database {
     /// shared with any number of other nodes; `config.node_name` names
     /// this one (unique among them).
     pub fn open_postgres(url: &str, config: Config) -> SqlResult<Database> {
-        let opts = tributary_pgstore::PgOptions::new(url, config.node_name.clone());
+        let mut opts = tributary_pgstore::PgOptions::new(url, config.node_name.clone());
+        opts.pool_size = config.pg_pool_size;
         let storage: Arc<dyn Storage> = tributary_pgstore::PgStorage::open(opts)?;
         Self::open_shared(storage, config)
     }

@@ -232,7 +232,7 @@ impl PgStorage {
             .parse()
             .map_err(|e| StorageError::Io(format!("bad PostgreSQL URL {}: {e}", opts.url)))?;
         let mgr = Manager::from_config(
-            cfg,
+            cfg.clone(),
             NoTls,
             ManagerConfig {
                 recycling_method: RecyclingMethod::Fast,
@@ -295,16 +295,50 @@ impl PgStorage {
                 Some(i) => i.bridge.handle().clone(),
                 None => return Err(StorageError::Io("storage dropped while opening".into())),
             };
+            let pg = cfg.clone();
             handle.spawn(async move {
+                // A connection of its own: a pool busy with lock waits must
+                // not starve the heartbeat into self-fencing.
+                let mut own: Option<(tokio_postgres::Client, tokio::task::JoinHandle<()>)> = None;
+                let mut failing = false;
                 loop {
                     tokio::select! {
-                        _ = stop.cancelled() => return,
+                        _ = stop.cancelled() => break,
                         _ = tokio::time::sleep(every) => {}
                     }
-                    let Some(i) = inner.upgrade() else { return };
-                    if let Err(e) = beat_async(&i).await {
-                        tracing::warn!(error = %e, node = %i.cn, "PostgreSQL heartbeat failed");
+                    let Some(i) = inner.upgrade() else { break };
+                    if own.as_ref().is_none_or(|(c, _)| c.is_closed()) {
+                        if let Some((c, driver)) = own.take() {
+                            drop(c);
+                            let _ = driver.await;
+                        }
+                        own = match pg.connect(NoTls).await {
+                            Ok((c, conn)) => Some((c, tokio::spawn(async move {
+                                let _ = conn.await;
+                            }))),
+                            Err(_) => None,
+                        };
                     }
+                    let beat = match &own {
+                        Some((c, _)) => beat_on(&i, c).await,
+                        None => Err(StorageError::Unavailable("PostgreSQL: cannot connect".into())),
+                    };
+                    match beat {
+                        Ok(()) if std::mem::take(&mut failing) => {
+                            tracing::info!(node = %i.cn, "PostgreSQL heartbeat works again");
+                        }
+                        Ok(()) => {}
+                        Err(e) => {
+                            if !failing {
+                                tracing::warn!(error = %e, node = %i.cn, "PostgreSQL heartbeat failed; retrying every beat");
+                            }
+                            failing = true;
+                        }
+                    }
+                }
+                if let Some((c, driver)) = own.take() {
+                    drop(c);
+                    let _ = driver.await;
                 }
             })
         };
@@ -329,15 +363,19 @@ fn beat(inner: &Arc<Inner>) -> Result<()> {
     inner.bridge.call(async move { beat_async(&i).await })?
 }
 
+/// One beat on a pooled connection (at open, and before a GC pass).
 pub(crate) async fn beat_async(i: &Inner) -> Result<()> {
     let c = i.pool.get().await.map_err(error::pool)?;
+    beat_on(i, &c).await
+}
+
+async fn beat_on(i: &Inner, c: &tokio_postgres::Client) -> Result<()> {
     let row = c.query_one(sql::CLOCK, &[]).await.map_err(error::map)?;
     let clock: i64 = row.get(0);
     i.saw(clock as u64);
     let oldest = i.open.lock().keys().next().copied();
     let min = oldest.map_or(clock as u64, |o| o.min(clock as u64));
-    let st = c.prepare_cached(sql::HEARTBEAT).await.map_err(error::map)?;
-    c.execute(&st, &[&i.cn, &(min as i64)])
+    c.execute(sql::HEARTBEAT, &[&i.cn, &(min as i64)])
         .await
         .map_err(error::map)?;
     *i.beat_ok.lock() = Instant::now();
