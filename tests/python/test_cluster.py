@@ -293,8 +293,10 @@ def test_runner_failover_resumes_every_job_and_converges_a_drop(cluster):
             cur.execute("DROP INDEX ft2 ON t")
         new = wait_for("a new runner", lambda: next(
             (n for n in cluster.others(runner) if n.is_runner()), None))
+        # The lease expires at most a TTL after the runner's last renewal;
+        # the next tick of another CN (50 ms) takes it.
         took = time.monotonic() - killed_at
-        assert took < LEASE_TTL_MS / 1000 + 3.0, f"failover took {took:.2f} s"
+        assert took < LEASE_TTL_MS / 1000 + 1.5, f"failover took {took:.2f} s"
         wait_for("more acknowledged writes", lambda: len(acked) >= 20)
     finally:
         stop.set()

@@ -87,6 +87,8 @@ pub(crate) struct Inner {
     pub open: Mutex<BTreeMap<Ts, usize>>,
     /// When the heartbeat last succeeded.
     pub beat_ok: Mutex<Instant>,
+    /// Tests only: the heartbeat skips its beats (a node cut off).
+    pub beat_paused: std::sync::atomic::AtomicBool,
     /// Gate relations known to exist.
     pub gates: Mutex<HashSet<String>>,
     /// Transaction ids: (next, end of the block).
@@ -117,7 +119,7 @@ impl Inner {
     pub fn check_fence(&self) -> Result<()> {
         let since = self.beat_ok.lock().elapsed();
         if since > self.opts.fence_after {
-            return Err(StorageError::Io(format!(
+            return Err(StorageError::Unavailable(format!(
                 "this node lost PostgreSQL for {} s: it refuses snapshots until its heartbeat \
                  succeeds again",
                 since.as_secs()
@@ -275,6 +277,7 @@ impl PgStorage {
             latest: AtomicU64::new(0),
             open: Mutex::new(BTreeMap::new()),
             beat_ok: Mutex::new(Instant::now()),
+            beat_paused: std::sync::atomic::AtomicBool::new(false),
             gates: Mutex::new(HashSet::new()),
             txn_ids: Mutex::new((0, 0)),
             row_counts: Mutex::new(HashMap::new()),
@@ -307,6 +310,9 @@ impl PgStorage {
                         _ = tokio::time::sleep(every) => {}
                     }
                     let Some(i) = inner.upgrade() else { break };
+                    if i.beat_paused.load(Ordering::Acquire) {
+                        continue;
+                    }
                     if own.as_ref().is_none_or(|(c, _)| c.is_closed()) {
                         if let Some((c, driver)) = own.take() {
                             drop(c);
@@ -347,6 +353,13 @@ impl PgStorage {
             stop,
             heartbeat: Mutex::new(Some(task)),
         }))
+    }
+
+    /// Tests only: stop (or restart) the heartbeat, as if this node were
+    /// cut off from PostgreSQL while the others still reach it.
+    #[doc(hidden)]
+    pub fn pause_heartbeat_for_tests(&self, paused: bool) {
+        self.inner.beat_paused.store(paused, Ordering::Release);
     }
 
     /// This node's entry name in `tsr_cn_snapshots`.
@@ -524,6 +537,7 @@ impl Storage for PgStorage {
                 gc_ts: horizon,
             });
         }
+        self.inner.check_fence()?;
         Ok(rows)
     }
 

@@ -444,18 +444,24 @@ impl PgTxn {
             Box::new(key.to_vec()),
             Box::new(i64::try_from(self.start).unwrap_or(i64::MAX)),
         ];
+        self.inner.check_fence()?;
         let rows = self.call(None, sql::GET, params, false)?;
+        // Fenced meanwhile: another node's GC may have run under the read.
+        self.inner.check_fence()?;
         Ok(rows.first().and_then(|r| r.get::<_, Option<Vec<u8>>>(0)))
     }
 
     fn fetch_page(&mut self, page: ScanPage) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+        self.inner.check_fence()?;
         let conn = self.usable()?;
         let interrupt = Some(self.interrupt.clone());
         let r = self.inner.bridge.call(async move {
             let cancel = conn.cancel_token();
             interruptible(page.fetch(&conn), interrupt, cancel).await
         })?;
-        r.map_err(|e| self.failed(e))
+        let rows = r.map_err(|e| self.failed(e))?;
+        self.inner.check_fence()?;
+        Ok(rows)
     }
 
     /// End the PostgreSQL side: roll back if open, return the connection

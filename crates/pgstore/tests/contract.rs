@@ -524,3 +524,70 @@ fn leases_and_sequences_use_the_database() {
     let y = b.next_id("object").unwrap();
     assert!(y > x);
 }
+
+fn unavailable<T>(r: &Result<T, StorageError>) -> bool {
+    matches!(r, Err(StorageError::Unavailable(_)))
+}
+
+/// A node whose heartbeat stops (cut off from PostgreSQL while the others
+/// still reach it) refuses new transactions and even reads of its open ones
+/// before the other nodes stop counting its snapshots: another node's GC
+/// then removes versions that snapshot needed, and the cut-off node must
+/// report that it cannot answer rather than answer from what is left.
+#[test]
+fn a_cut_off_node_fences_itself_before_others_collect_its_snapshot() {
+    let url = cluster().fresh_db();
+    let mut ao = PgOptions::new(url.clone(), "cn-a");
+    ao.dead_after = Duration::from_millis(1500);
+    let a = PgStorage::open(ao).unwrap();
+    let mut bo = PgOptions::new(url.clone(), "cn-b");
+    bo.heartbeat = Duration::from_millis(100);
+    bo.fence_after = Duration::from_millis(500);
+    let b = PgStorage::open(bo).unwrap();
+    put_commit(&a, b"k", b"old");
+    let mut reader = b.begin(TxnOptions::default()).unwrap();
+    let start = reader.start_ts();
+    let deadline = Instant::now() + LONG;
+    while cluster()
+        .psql(
+            db_of(&url),
+            &format!(
+                "SELECT min_ts FROM tsr_cn_snapshots WHERE cn = '{}'",
+                b.node_entry()
+            ),
+        )
+        .parse::<u64>()
+        .unwrap()
+        > start
+    {
+        assert!(Instant::now() < deadline, "snapshot never published");
+        thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(reader.get(T, b"k", false).unwrap(), Some(b"old".to_vec()));
+    b.pause_heartbeat_for_tests(true);
+    for i in 0..3u8 {
+        put_commit(&a, b"k", &[i]);
+    }
+    let deadline = Instant::now() + LONG;
+    while !unavailable(&b.begin(TxnOptions::default()).map(|_| ())) {
+        assert!(Instant::now() < deadline, "cn-b never fenced itself");
+        thread::sleep(Duration::from_millis(20));
+    }
+    // Once cn-b counts as gone, cn-a's GC removes the old versions.
+    let deadline = Instant::now() + LONG;
+    while a.gc().unwrap().versions_removed == 0 {
+        assert!(Instant::now() < deadline, "cn-a's GC never collected");
+        thread::sleep(Duration::from_millis(50));
+    }
+    let got = reader.get(T, b"k", false);
+    assert!(unavailable(&got), "a fenced node answered: {got:?}");
+    let (lo, hi) = full_range();
+    assert!(unavailable(&reader.scan(T, lo, hi, 10)));
+    reader.rollback();
+    b.pause_heartbeat_for_tests(false);
+    let deadline = Instant::now() + LONG;
+    while b.begin(TxnOptions::default()).is_err() {
+        assert!(Instant::now() < deadline, "cn-b never came back");
+        thread::sleep(Duration::from_millis(20));
+    }
+}
