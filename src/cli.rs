@@ -27,6 +27,17 @@ use crate::types::QueryResult;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// Log lines on stderr as human-readable text or one JSON object per
+    /// line (for log collectors).
+    #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
+}
+
+/// `--log-format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    Text,
+    Json,
 }
 
 #[derive(Debug, Subcommand)]
@@ -52,11 +63,21 @@ pub struct ServeArgs {
     /// Concurrent connection limit (more get error 1040).
     #[arg(long, default_value_t = 151)]
     pub max_connections: usize,
+    /// Concurrent connections of one account (more get error 1203); 0:
+    /// no per-account limit.
+    #[arg(long, default_value_t = 0)]
+    pub max_user_connections: usize,
+    /// Seconds a client has to authenticate before it is closed and its
+    /// connection slot freed (error 1159 first).
+    #[arg(long, value_name = "SECS", default_value_t = 10)]
+    pub connect_timeout: u64,
     /// Largest client packet in bytes (larger gets error 1153).
     #[arg(long, default_value_t = 64 << 20)]
     pub max_allowed_packet: usize,
-    /// Admin HTTP address, or `off`.
-    #[arg(long, default_value = "127.0.0.1:6002")]
+    /// Admin HTTP address (`host:port`; port 0 picks a free one), or `off`
+    /// (the default: several servers on one machine need no port flag but
+    /// `--listen`; ask for the endpoint where you scrape or control it).
+    #[arg(long, default_value = "off")]
     pub admin_listen: String,
     /// Allow the admin endpoint on a non-loopback address.
     #[arg(long)]
@@ -119,6 +140,10 @@ pub struct EngineArgs {
     /// entries (ms).
     #[arg(long, value_name = "MS")]
     pub gc_interval_ms: Option<u64>,
+    /// Log statements that take at least this many ms (WARN, target
+    /// `tributary::slow`); 0 turns the log off. Default 10000.
+    #[arg(long, value_name = "MS")]
+    pub slow_statement_ms: Option<u64>,
     /// Most PostgreSQL connections this node opens (with `--storage`).
     #[arg(long, value_name = "N")]
     pub pg_pool_size: Option<usize>,
@@ -170,6 +195,9 @@ impl EngineArgs {
         }
         if let Some(ms) = self.lease_ttl_ms {
             c.lease_ttl = Duration::from_millis(ms.max(100));
+        }
+        if let Some(ms) = self.slow_statement_ms {
+            c.slow_statement = (ms > 0).then(|| Duration::from_millis(ms));
         }
         if let Some(n) = self.pg_pool_size {
             c.pg_pool_size = n.max(2);
@@ -257,7 +285,7 @@ pub fn run(cli: Cli) -> i32 {
         Command::Serve(_) => "info",
         Command::Sql(_) => "warn",
     };
-    init_logging(default_level);
+    init_logging(default_level, cli.log_format);
     let allow_faults = match &cli.command {
         Command::Serve(a) => a.engine.allow_fault_injection,
         Command::Sql(a) => a.engine.allow_fault_injection,
@@ -285,14 +313,17 @@ pub fn run(cli: Cli) -> i32 {
     }
 }
 
-fn init_logging(default_level: &str) {
+fn init_logging(default_level: &str, format: LogFormat) {
     use tracing_subscriber::EnvFilter;
     let filter =
         EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default_level));
-    let _ = tracing_subscriber::fmt()
+    let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(io::stderr)
-        .try_init();
+        .with_writer(io::stderr);
+    let _ = match format {
+        LogFormat::Text => builder.try_init(),
+        LogFormat::Json => builder.json().flatten_event(true).try_init(),
+    };
 }
 
 fn print_flushed(line: &str) {
@@ -355,6 +386,8 @@ fn serve(a: ServeArgs) -> i32 {
             users: a.users,
             max_connections: a.max_connections,
             max_allowed_packet: a.max_allowed_packet,
+            max_user_connections: a.max_user_connections,
+            connect_timeout: Duration::from_secs(a.connect_timeout.max(1)),
             shutdown_grace: grace,
             ..Default::default()
         };

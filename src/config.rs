@@ -52,6 +52,11 @@ pub struct Config {
     /// … or when anything changed and its base is older than this (bounds
     /// replay and change-log retention under a slow trickle). Default 60 s.
     pub index_checkpoint_age: Duration,
+    /// Statements that take at least this long are logged (WARN, target
+    /// `tributary::slow`) with their time, user, database and text
+    /// (passwords masked). `None`: off. Default 10 s (MySQL's
+    /// `long_query_time`).
+    pub slow_statement: Option<Duration>,
     /// Most PostgreSQL connections this node opens with `--storage
     /// postgres://…` (a transaction holds one while it runs; with N nodes,
     /// PostgreSQL's `max_connections` must cover N × this). Default 64.
@@ -85,6 +90,7 @@ impl Default for Config {
             index_checkpoint_age: Duration::from_secs(60),
             storage: tributary_storage::EmbeddedOptions::default(),
             pg_pool_size: 64,
+            slow_statement: Some(Duration::from_secs(10)),
         }
     }
 }

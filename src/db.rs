@@ -230,6 +230,11 @@ impl Session {
         self.state.txn.is_some()
     }
 
+    /// A session variable as a count (0 when unset or not a number).
+    pub fn var_u64(&self, name: &str) -> u64 {
+        self.state.var_u64(name)
+    }
+
     /// Whether autocommit is on (`SET autocommit = 0` turns it off).
     pub fn autocommit(&self) -> bool {
         self.state.autocommit

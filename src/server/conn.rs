@@ -20,6 +20,7 @@ use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 use parking_lot::Mutex;
 use thiserror::Error;
@@ -165,6 +166,8 @@ enum Flow {
 
 /// Per-connection state after authentication.
 struct Conn {
+    /// Counts this connection against `max_user_connections`.
+    _user_slot: super::UserSlot,
     shared: Arc<Shared>,
     id: u32,
     peer_host: String,
@@ -354,10 +357,25 @@ where
     reader.set_max(shared.max_allowed_packet);
     loop {
         let killed = conn.killed();
+        let idle = conn.idle_timeout();
         let read = tokio::select! {
             r = read_packet(reader) => r?,
             // KILL CONNECTION of an idle connection: close it now.
             _ = killed.cancelled() => return Ok(()),
+            // Idle past wait_timeout / interactive_timeout: tell the client
+            // why (as MySQL 8.0.24+ does), then close.
+            _ = tokio::time::sleep(idle) => {
+                writer.set_seq(0);
+                let e = WireError::new(
+                    codes::CLIENT_INTERACTION_TIMEOUT,
+                    "The client was disconnected by the server because of inactivity. \
+                     See wait_timeout and interactive_timeout for configuring this behavior.",
+                );
+                send_error(writer, &e).await?;
+                writer.flush().await?;
+                tracing::info!(conn = id, secs = idle.as_secs(), "idle session closed");
+                return Ok(());
+            }
         };
         let (seq, payload) = match read {
             Read::Packet(seq, p) => (seq, p),
@@ -438,6 +456,15 @@ where
             return Ok(None);
         }
     };
+    let Some(user_slot) = super::UserSlot::take(&shared, &user) else {
+        tracing::info!(conn = id, user = %user, "max_user_connections reached");
+        let e = WireError::new(
+            codes::TOO_MANY_USER_CONNECTIONS,
+            format!("User {user} already has more than 'max_user_connections' active connections"),
+        );
+        send_error(writer, &e).await?;
+        return Ok(None);
+    };
     let db = match resp.database.map(String::from_utf8) {
         None => None,
         Some(Ok(db)) => Some(db),
@@ -470,6 +497,7 @@ where
     };
     tracing::debug!(conn = id, user = %user, "authenticated");
     let conn = Conn {
+        _user_slot: user_slot,
         shared,
         id,
         peer_host,
@@ -515,6 +543,20 @@ impl Conn {
             warnings,
         ))
         .await
+    }
+
+    /// How long this session may sit idle between commands: its
+    /// `interactive_timeout` when the client said it is interactive
+    /// (`CLIENT_INTERACTIVE`: the `mysql`/`mariadb` CLI), else its
+    /// `wait_timeout` (seconds, MySQL's default 28800, at least 1).
+    fn idle_timeout(&self) -> Duration {
+        let name = if self.caps & caps::INTERACTIVE != 0 {
+            "interactive_timeout"
+        } else {
+            "wait_timeout"
+        };
+        let secs = self.session.lock().var_u64(name);
+        Duration::from_secs(if secs == 0 { 28_800 } else { secs })
     }
 
     /// The session's [`Session::killed`]: `KILL CONNECTION` closes the

@@ -127,6 +127,10 @@ pub struct ServerOptions {
     /// Time the body of a packet may take once its header arrived.
     /// Default 30 s (MySQL's `net_read_timeout`).
     pub net_read_timeout: Duration,
+    /// Concurrent connections of one account; more get error 1203 after
+    /// authenticating. 0 (the default, MySQL's `max_user_connections`):
+    /// only `max_connections` applies.
+    pub max_user_connections: usize,
 }
 
 impl Default for ServerOptions {
@@ -143,6 +147,7 @@ impl Default for ServerOptions {
             max_stmt_bytes_total: 256 << 20,
             connect_timeout: Duration::from_secs(10),
             net_read_timeout: Duration::from_secs(30),
+            max_user_connections: 0,
         }
     }
 }
@@ -180,6 +185,46 @@ pub struct Shared {
     connections: AtomicUsize,
     /// Connection threads started and not yet finished.
     threads: Arc<AtomicUsize>,
+    /// `max_user_connections` (0: no per-account limit) and each
+    /// account's authenticated connections.
+    max_user_connections: usize,
+    user_connections: parking_lot::Mutex<std::collections::HashMap<String, usize>>,
+}
+
+/// One authenticated connection of an account, counted against
+/// `max_user_connections` until dropped.
+pub(crate) struct UserSlot {
+    shared: Arc<Shared>,
+    user: String,
+}
+
+impl UserSlot {
+    /// Count a connection of `user`; `None` when the account already has
+    /// `max_user_connections`.
+    pub(crate) fn take(shared: &Arc<Shared>, user: &str) -> Option<UserSlot> {
+        let mut counts = shared.user_connections.lock();
+        let n = counts.entry(user.to_string()).or_default();
+        if shared.max_user_connections > 0 && *n >= shared.max_user_connections {
+            return None;
+        }
+        *n += 1;
+        Some(UserSlot {
+            shared: shared.clone(),
+            user: user.to_string(),
+        })
+    }
+}
+
+impl Drop for UserSlot {
+    fn drop(&mut self) {
+        let mut counts = self.shared.user_connections.lock();
+        if let Some(n) = counts.get_mut(&self.user) {
+            *n -= 1;
+            if *n == 0 {
+                counts.remove(&self.user);
+            }
+        }
+    }
 }
 
 /// Largest packet accepted before authentication (a handshake response
@@ -224,6 +269,8 @@ impl MysqlServer {
                 questions: AtomicU64::new(0),
                 connections: AtomicUsize::new(0),
                 threads: Arc::default(),
+                max_user_connections: opts.max_user_connections,
+                user_connections: Default::default(),
             }),
             max_connections: opts.max_connections,
         })

@@ -201,10 +201,43 @@ impl Engine {
         let token = tokio_util::sync::CancellationToken::new();
         st.process.start(&self.processes, sql, token.clone());
         st.interrupt = tributary_storage::Interrupt::new(token, None);
+        let started = std::time::Instant::now();
         let r = self.execute_statement(st, sql);
+        self.log_if_slow(st, sql, started.elapsed(), r.as_ref().err());
         st.process.finish(st.db.as_deref());
         let interrupt = std::mem::take(&mut st.interrupt);
         r.map_err(|e| interrupt_error(e, &interrupt))
+    }
+
+    /// The slow-statement log (`Config::slow_statement`).
+    fn log_if_slow(
+        &self,
+        st: &SessionState,
+        sql: &str,
+        took: std::time::Duration,
+        error: Option<&SqlError>,
+    ) {
+        if self.config.slow_statement.is_none_or(|t| took < t) {
+            return;
+        }
+        let mut text = process::masked(sql);
+        if text.len() > 1024 {
+            let mut cut = 1024;
+            while !text.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            text.truncate(cut);
+            text.push('…');
+        }
+        tracing::warn!(
+            target: "tributary::slow",
+            ms = took.as_millis() as u64,
+            user = %st.user,
+            db = st.db.as_deref().unwrap_or(""),
+            error = error.map(|e| e.code),
+            statement = %text,
+            "slow statement"
+        );
     }
 
     fn execute_statement(&self, st: &mut SessionState, sql: &str) -> SqlResult<QueryResult> {

@@ -238,7 +238,7 @@ impl Process {
 /// A statement's text as the process list shows it: a password
 /// (`IDENTIFIED BY '…'`, in CREATE / ALTER USER) is never shown, as in
 /// MySQL — everything from the first IDENTIFIED on is `<secret>`.
-fn masked(sql: &str) -> String {
+pub(crate) fn masked(sql: &str) -> String {
     const WORD: &[u8] = b"identified";
     // ASCII case-insensitive, without a lowercase copy of the text (a
     // 100-row INSERT is ~14 KB). The word is ASCII, so `at` is a char

@@ -43,7 +43,7 @@ def _reader(stream, q):
 def start_server(data_dir, extra_args=(), admin=True):
     """Start `tributary serve`; returns (Popen, port, admin_port or None).
 
-    With admin=False the admin endpoint is disabled (`--admin-listen off`)."""
+    With admin=False the admin endpoint keeps its default: off."""
     if not os.path.exists(BIN):
         pytest.fail(f"tributary binary not found at {BIN} (set TRIBUTARY_BIN)")
     args = [
@@ -57,7 +57,7 @@ def start_server(data_dir, extra_args=(), admin=True):
         "alice:secret",
         *extra_args,
     ]
-    if "--admin-listen" not in extra_args:
+    if admin and "--admin-listen" not in extra_args:
         args += ["--admin-listen", "127.0.0.1:0"]
     env = dict(os.environ)
     env.pop("TRIBUTARY_FAULTS", None)

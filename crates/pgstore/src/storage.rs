@@ -437,7 +437,7 @@ impl Storage for PgStorage {
                 let ts = rows.first().map_or(0, |r| r.get::<_, i64>(0) as u64);
                 self.inner.saw(ts);
             }
-            Err(e) => tracing::warn!(error = %e, "reading the PostgreSQL clock failed"),
+            Err(e) => tracing::debug!(error = %e, "reading the PostgreSQL clock failed"),
         }
         self.inner.latest.load(Ordering::Acquire)
     }

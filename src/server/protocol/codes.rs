@@ -41,6 +41,11 @@ pub const INVALID_CHARACTER_STRING: u16 = 1300;
 pub const PS_MANY_PARAM: u16 = 1390;
 /// ER_MALFORMED_PACKET.
 pub const MALFORMED_PACKET: u16 = 1835;
+/// ER_CLIENT_INTERACTION_TIMEOUT: an idle session passed `wait_timeout` /
+/// `interactive_timeout` and is closed (MySQL 8.0.24+ sends it first).
+pub const CLIENT_INTERACTION_TIMEOUT: u16 = 4031;
+/// ER_TOO_MANY_USER_CONNECTIONS: the account has `max_user_connections`.
+pub const TOO_MANY_USER_CONNECTIONS: u16 = 1203;
 /// ER_MAX_PREPARED_STMT_COUNT_REACHED.
 pub const MAX_PREPARED_STMT_COUNT_REACHED: u16 = 1461;
 
