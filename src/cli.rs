@@ -398,6 +398,7 @@ fn serve(a: ServeArgs) -> i32 {
                 return 1;
             }
         };
+        let mut metrics_upkeep = None;
         let admin = match admin {
             Some(addr) => {
                 let token = match admin_token(&a.data, a.admin_token.as_deref()) {
@@ -407,7 +408,15 @@ fn serve(a: ServeArgs) -> i32 {
                         return 1;
                     }
                 };
-                match AdminServer::bind(addr, a.admin_allow_remote, token).await {
+                let metrics = match crate::server::metrics::Metrics::install(db.clone()) {
+                    Ok(m) => Some(m),
+                    Err(e) => {
+                        tracing::warn!(error = %e, "metrics recorder not installed");
+                        None
+                    }
+                };
+                metrics_upkeep = metrics.clone();
+                match AdminServer::bind(addr, a.admin_allow_remote, token, metrics).await {
                     Ok(s) => Some(s),
                     Err(e) => {
                         eprintln!("tributary: {e}");
@@ -435,6 +444,19 @@ fn serve(a: ServeArgs) -> i32 {
             tracker.spawn(async move {
                 if let Err(e) = admin.run(t).await {
                     tracing::error!(error = %e, "admin endpoint stopped");
+                }
+            });
+        }
+        if let Some(m) = metrics_upkeep {
+            // Histograms buffer samples until drained: drain them between
+            // scrapes too.
+            let t = token.clone();
+            tracker.spawn(async move {
+                loop {
+                    tokio::select! {
+                        _ = t.cancelled() => return,
+                        _ = tokio::time::sleep(Duration::from_secs(5)) => m.upkeep(),
+                    }
                 }
             });
         }

@@ -458,6 +458,8 @@ where
     };
     let Some(user_slot) = super::UserSlot::take(&shared, &user) else {
         tracing::info!(conn = id, user = %user, "max_user_connections reached");
+        metrics::counter!("tributary_connections_refused_total", "reason" => "max_user_connections")
+            .increment(1);
         let e = WireError::new(
             codes::TOO_MANY_USER_CONNECTIONS,
             format!("User {user} already has more than 'max_user_connections' active connections"),
@@ -592,8 +594,14 @@ impl Conn {
             .with_session(move |s| {
                 let mut out = Vec::with_capacity(statements.len());
                 for st in &statements {
+                    let t = std::time::Instant::now();
                     let r = s.execute(st);
                     let failed = r.is_err();
+                    super::metrics::statement_done(
+                        super::metrics::statement_kind(st),
+                        !failed,
+                        t.elapsed(),
+                    );
                     out.push((r, status::flags(s.in_transaction(), s.autocommit(), false)));
                     if failed {
                         break;

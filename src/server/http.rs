@@ -1,6 +1,8 @@
-//! Admin HTTP endpoint (axum): health and fault-point control.
+//! Admin HTTP endpoint (axum): health, Prometheus metrics and fault-point
+//! control.
 //!
-//! Routes: `GET /health` → `ok`; `GET /faults` → the registry's JSON list;
+//! Routes: `GET /health` → `ok`; `GET /metrics` → the Prometheus text
+//! exposition ([`super::metrics`]); `GET /faults` → the registry's JSON list;
 //! `POST /faults` with `{name,freq,action,iarg,sarg,constant}` → arm a point
 //! (400 bad input, 409 injection disabled or constant point exists);
 //! `DELETE /faults/{name}` → remove (404 if nothing was armed).
@@ -26,6 +28,7 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tributary_fault::FaultError;
 
+use super::metrics::Metrics;
 use super::ServerError;
 
 /// Body of `POST /faults`.
@@ -46,7 +49,21 @@ pub struct AddFault {
 /// A bound admin listener.
 pub struct AdminServer {
     listener: TcpListener,
+    state: AdminState,
+}
+
+/// What the admin routes share: the bearer token, and the metrics (absent
+/// when this process could not install its recorder).
+#[derive(Clone)]
+pub struct AdminState {
     token: AdminToken,
+    metrics: Option<Arc<Metrics>>,
+}
+
+impl axum::extract::FromRef<AdminState> for AdminToken {
+    fn from_ref(s: &AdminState) -> AdminToken {
+        s.token.clone()
+    }
 }
 
 /// The bearer token of mutating admin requests (kept as its SHA-1 so the
@@ -123,6 +140,7 @@ impl AdminServer {
         addr: SocketAddr,
         allow_remote: bool,
         token: AdminToken,
+        metrics: Option<Arc<Metrics>>,
     ) -> Result<AdminServer, ServerError> {
         if !addr.ip().is_loopback() && !allow_remote {
             return Err(ServerError::RemoteAdmin(addr));
@@ -133,7 +151,10 @@ impl AdminServer {
                 addr: addr.to_string(),
                 source,
             })?;
-        Ok(AdminServer { listener, token })
+        Ok(AdminServer {
+            listener,
+            state: AdminState { token, metrics },
+        })
     }
 
     pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
@@ -142,7 +163,7 @@ impl AdminServer {
 
     /// Serve until `shutdown` is cancelled (in-flight requests complete).
     pub async fn run(self, shutdown: CancellationToken) -> Result<(), ServerError> {
-        axum::serve(self.listener, router(self.token))
+        axum::serve(self.listener, router(self.state))
             .with_graceful_shutdown(async move { shutdown.cancelled().await })
             .await
             .map_err(ServerError::Http)
@@ -150,12 +171,36 @@ impl AdminServer {
 }
 
 /// The admin routes.
-pub fn router(token: AdminToken) -> Router {
+pub fn router(state: AdminState) -> Router {
     Router::new()
         .route("/health", get(|| async { "ok" }))
+        .route("/metrics", get(metrics))
         .route("/faults", get(list_faults).post(add_fault))
         .route("/faults/{name}", delete(remove_fault))
-        .with_state(token)
+        .with_state(state)
+}
+
+/// `GET /metrics`: rendered off the async workers (it reads job rows).
+async fn metrics(State(state): State<AdminState>) -> Response {
+    let Some(m) = state.metrics else {
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "metrics are not recorded in this process",
+        )
+            .into_response();
+    };
+    match tokio::task::spawn_blocking(move || m.render()).await {
+        Ok(text) => (
+            StatusCode::OK,
+            [(
+                header::CONTENT_TYPE,
+                "text/plain; version=0.0.4; charset=utf-8",
+            )],
+            text,
+        )
+            .into_response(),
+        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
+    }
 }
 
 fn json_response(status: StatusCode, body: String) -> Response {

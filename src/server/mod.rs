@@ -75,6 +75,7 @@ pub mod auth;
 pub mod conn;
 pub mod http;
 pub mod limits;
+pub mod metrics;
 
 pub mod protocol;
 
@@ -189,6 +190,23 @@ pub struct Shared {
     /// account's authenticated connections.
     max_user_connections: usize,
     user_connections: parking_lot::Mutex<std::collections::HashMap<String, usize>>,
+}
+
+/// The `tributary_connections` gauge's share of one accepted connection
+/// (dropped when the connection ends).
+struct OpenConnection;
+
+impl OpenConnection {
+    fn new() -> OpenConnection {
+        ::metrics::gauge!("tributary_connections_open").increment(1.0);
+        OpenConnection
+    }
+}
+
+impl Drop for OpenConnection {
+    fn drop(&mut self) {
+        ::metrics::gauge!("tributary_connections_open").decrement(1.0);
+    }
 }
 
 /// One authenticated connection of an account, counted against
@@ -321,12 +339,22 @@ impl MysqlServer {
                     let shared = self.shared.clone();
                     let token = shutdown.clone();
                     let threads = self.shared.threads.clone();
-                    tracker.spawn(on_own_thread(id, stream, threads, move |stream| {
-                        handle_connection(stream, peer, id, shared, token, permit)
-                    }));
+                    ::metrics::counter!("tributary_connections_total").increment(1);
+                    let open = OpenConnection::new();
+                    tracker.spawn(on_own_thread(
+                        id,
+                        stream,
+                        threads,
+                        move |stream| async move {
+                            let _open = open;
+                            handle_connection(stream, peer, id, shared, token, permit).await
+                        },
+                    ));
                 }
                 Err(_) => {
                     tracing::warn!(%peer, "too many connections");
+                    ::metrics::counter!("tributary_connections_refused_total", "reason" => "max_connections")
+                        .increment(1);
                     tracker.spawn(refuse(stream));
                 }
             }

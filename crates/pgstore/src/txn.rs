@@ -282,11 +282,13 @@ impl PgTxn {
                 self.inner
                     .deadlocks
                     .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                metrics::counter!("tributary_deadlocks_total").increment(1);
             }
             StorageError::LockWaitTimeout => {
                 self.inner
                     .lock_timeouts
                     .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                metrics::counter!("tributary_lock_wait_timeouts_total").increment(1);
             }
             _ => {}
         }
@@ -697,6 +699,7 @@ impl Transaction for PgTxn {
             self.finish();
             return Ok(start);
         }
+        let started = std::time::Instant::now();
         let mut tables: Vec<i64> = Vec::new();
         let mut keys: Vec<Vec<u8>> = Vec::new();
         let mut values: Vec<Option<Vec<u8>>> = Vec::new();
@@ -726,6 +729,7 @@ impl Transaction for PgTxn {
             Err(e) => Err(e),
             Ok((Ok(()), Ok(row), Ok(()))) => {
                 let ts = row.get::<_, i64>(0) as u64;
+                tributary_storage::record_commit(started.elapsed());
                 self.inner.saw(ts);
                 self.inner
                     .commits

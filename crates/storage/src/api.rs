@@ -449,6 +449,14 @@ pub trait Transaction: Send {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Savepoint(pub usize);
 
+/// Count a durable commit of a writing transaction and its latency
+/// (`tributary_commits_total`, `tributary_commit_duration_seconds`); every
+/// backend calls it. A no-op until a metrics recorder is installed.
+pub fn record_commit(took: std::time::Duration) {
+    metrics::counter!("tributary_commits_total").increment(1);
+    metrics::histogram!("tributary_commit_duration_seconds").record(took.as_secs_f64());
+}
+
 /// Convenience: both bounds unbounded.
 pub fn full_range() -> (Bound<Vec<u8>>, Bound<Vec<u8>>) {
     (Bound::Unbounded, Bound::Unbounded)

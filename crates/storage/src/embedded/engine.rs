@@ -814,6 +814,27 @@ impl Storage for EmbeddedStorage {
                 i.apply.applied_ts.load(Ordering::Acquire),
             ),
             ("Tributary_latest_ts", i.latest_ts.load(Ordering::Acquire)),
+            // Bytes of the data directory's files (the redb file and the
+            // commit log).
+            (
+                "Tributary_data_bytes",
+                std::fs::read_dir(&i.dir)
+                    .map(|d| {
+                        d.filter_map(|e| e.ok()?.metadata().ok())
+                            .filter(|m| m.is_file())
+                            .map(|m| m.len())
+                            .sum()
+                    })
+                    .unwrap_or(0),
+            ),
+            // Pages the page cache evicted since open (it was full).
+            (
+                "Tributary_cache_evictions",
+                i.durable
+                    .read()
+                    .as_ref()
+                    .map_or(0, |d| d.db.cache_stats().evictions()),
+            ),
             (
                 "Tributary_overlay_versions",
                 i.versions.overlay_versions() as u64,

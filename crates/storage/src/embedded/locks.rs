@@ -278,10 +278,15 @@ impl LockManager {
         let deadline = Instant::now().checked_add(timeout);
         let mut st = self.state.lock();
         let mut timed_out = false;
+        let mut waited = false;
         loop {
             if let Some(newly) = st.try_grant(txn, &row, mode) {
                 st.waiting.remove(&txn);
                 return Ok(newly);
+            }
+            if !waited {
+                waited = true;
+                metrics::counter!("tributary_lock_waits_total").increment(1);
             }
             if let Err(e) = interrupt.check() {
                 self.give_up(&mut st, txn, mode);
@@ -289,6 +294,7 @@ impl LockManager {
             }
             if timed_out {
                 self.give_up(&mut st, txn, mode);
+                metrics::counter!("tributary_lock_wait_timeouts_total").increment(1);
                 return Err(StorageError::LockWaitTimeout);
             }
             // Registered before the check: a queued exclusive request adds
@@ -298,6 +304,7 @@ impl LockManager {
             if st.closes_cycle(txn, &row, mode) {
                 self.give_up(&mut st, txn, mode);
                 tracing::debug!(txn, table, ?mode, "deadlock detected");
+                metrics::counter!("tributary_deadlocks_total").increment(1);
                 return Err(StorageError::Deadlock);
             }
             // A KILL does not signal this condvar: wait in slices of at most

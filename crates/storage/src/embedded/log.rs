@@ -97,7 +97,11 @@ impl LogSync {
                 std::io::Error::other("injected sync failure"),
             ));
         }
-        self.file.sync_data().map_err(|e| fail(&self.failed, e))
+        let t = std::time::Instant::now();
+        let r = self.file.sync_data().map_err(|e| fail(&self.failed, e));
+        metrics::counter!("tributary_fsyncs_total").increment(1);
+        metrics::histogram!("tributary_fsync_duration_seconds").record(t.elapsed().as_secs_f64());
+        r
     }
 
     /// Make the next [`Self::sync`] fail like a disk error.

@@ -525,8 +525,13 @@ impl Transaction for EmbeddedTxn {
     }
 
     fn commit(mut self: Box<Self>) -> Result<Ts> {
+        let writes = self.has_writes();
+        let t = std::time::Instant::now();
         let r = self.commit_inner();
         self.finish();
+        if writes && r.is_ok() {
+            crate::api::record_commit(t.elapsed());
+        }
         r
     }
 
