@@ -479,7 +479,13 @@ impl LogTail {
                     match &c.new {
                         Some(v) => {
                             let r = decode_row(v).map_err(|e| SqlError::internal(e.to_string()))?;
-                            self.apply(from_row(&r)?);
+                            let new = from_row(&r)?;
+                            let old = match &c.old {
+                                Some(o) => decode_row(o).ok().and_then(|r| from_row(&r).ok()),
+                                None => None,
+                            };
+                            log_transition(old.as_ref(), &new);
+                            self.apply(new);
                         }
                         None => {
                             if let Some(o) = &c.old {
@@ -527,6 +533,48 @@ impl LogTail {
         self.jobs.clear();
         self.loaded = false;
         self.ts = 0;
+    }
+}
+
+/// Log a committed change of a job row once (the runner tails every change
+/// of the log exactly once): creation, a state change, the end of the
+/// initial build, a failed unit that will be retried.
+fn log_transition(old: Option<&JobRow>, new: &JobRow) {
+    let (job_id, table, index) = (new.key.job_id, new.key.table_id, new.spec.index.as_str());
+    let db = new.spec.db.as_str();
+    let Some(old) = old else {
+        tracing::info!(job_id, table, db, index, state = new.state.name(), stage = %new.status.stage, "ISCP job created");
+        return;
+    };
+    if old.state != new.state {
+        let reason = match new.state {
+            JobState::Canceling => {
+                "dropped (DROP INDEX / TABLE / DATABASE or an ALTER)".to_string()
+            }
+            JobState::Canceled => {
+                "drop finalized: consumer drained, hidden table purged".to_string()
+            }
+            JobState::Error => format!(
+                "permanent error {}: {}",
+                new.status.error_code, new.status.error_msg
+            ),
+            JobState::Completed if old.state == JobState::Error => "error cleared".to_string(),
+            _ => "unit committed".to_string(),
+        };
+        tracing::info!(
+            job_id, table, db, index,
+            from = old.state.name(), to = new.state.name(), %reason,
+            "ISCP job state changed"
+        );
+    }
+    if old.status.stage != new.status.stage {
+        tracing::info!(job_id, table, db, index, from = %old.status.stage, to = %new.status.stage, "ISCP job stage changed (initial build finished)");
+    }
+    if new.status.retries > old.status.retries {
+        tracing::warn!(
+            job_id, table, db, index, retries = new.status.retries, code = new.status.error_code,
+            error = %new.status.error_msg, "ISCP unit failed; it will be retried"
+        );
     }
 }
 

@@ -181,6 +181,28 @@ def test_json_logs_and_the_slow_statement_log():
             with connect(port) as c, c.cursor() as cur:
                 cur.execute("SELECT 1")  # fast: not logged
                 cur.execute("SELECT SLEEP(0.3) /* IDENTIFIED BY 'topsecret' */")
+                # An ISCP job's life: created, built, dropped, finalized.
+                cur.execute("CREATE DATABASE lg")
+                cur.execute("CREATE TABLE lg.t (id INT PRIMARY KEY, body TEXT)")
+                cur.execute("INSERT INTO lg.t VALUES (1, 'a'), (2, 'b')")
+                cur.execute("CREATE FULLTEXT INDEX ft ON lg.t(body) ASYNC")
+
+                def job():
+                    cur.execute("SELECT job_state, job_status FROM mo_catalog.mo_iscp_log "
+                                "WHERE job_name = 'index_ft'")
+                    return cur.fetchone()
+                deadline = time.monotonic() + 30
+                while '"stage":"incremental"' not in job()[1]:
+                    assert time.monotonic() < deadline, "the index was never built"
+                    time.sleep(0.05)
+                cur.execute("DROP INDEX ft ON lg.t")
+                while job()[0] != 5:
+                    assert time.monotonic() < deadline, "the drop never finished"
+                    time.sleep(0.05)
+            # The runner logs the Canceled row at its next tick.
+            while '"to":"Canceled"' not in open(log_path).read():
+                assert time.monotonic() < deadline, "the final state change was never logged"
+                time.sleep(0.05)
             assert stop_server(proc) == 0
         lines = [ln for ln in open(log_path).read().splitlines() if ln.strip()]
         events = [json.loads(ln) for ln in lines]  # every line is one JSON object
@@ -190,3 +212,12 @@ def test_json_logs_and_the_slow_statement_log():
         assert slow[0]["ms"] >= 300 and slow[0]["user"] == "root"
         assert "SLEEP(0.3)" in slow[0]["statement"]
         assert "topsecret" not in json.dumps(slow[0])
+        # Every ISCP change logged once, by the runner, with job id and table.
+        iscp = [e for e in events if e.get("index") == "ft" and "job_id" in e]
+        created = [e for e in iscp if e["message"] == "ISCP job created"]
+        built = [e for e in iscp if e["message"].startswith("ISCP job stage changed")]
+        states = [(e["from"], e["to"]) for e in iscp if e["message"] == "ISCP job state changed"]
+        assert len(created) == 1 and created[0]["db"] == "lg" and created[0]["table"] > 0, iscp
+        assert len(built) == 1, iscp
+        assert states == [("Completed", "Canceling"), ("Canceling", "Canceled")], states
+        assert all(e["reason"] for e in iscp if e["message"] == "ISCP job state changed")
