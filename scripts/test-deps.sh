@@ -2,7 +2,8 @@
 # Installs what the client tests need, idempotently; a no-op (well under a
 # second) once everything is there. Called by scripts/test-all.sh.
 #
-#   * Debian packages: postgresql (the PostgreSQL backend's tests start
+#   * Debian packages: chromium + chromium-driver (the status page's
+#     browser test), postgresql (the PostgreSQL backend's tests start
 #     their own throwaway clusters from its binaries; the package's own
 #     system cluster is not created), mariadb-client (mariadb, mysqldump), libmariadb-dev +
 #     pkg-config + build-essential (to build mysqlclient), tmux (interactive client test),
@@ -30,6 +31,9 @@ have mariadb   || missing+=(mariadb-client)
 have mysqldump || missing+=(mariadb-client)
 have tmux      || missing+=(tmux)
 compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || missing+=(postgresql)
+# The status page's browser test: headless Chromium driven by Selenium.
+have chromium     || missing+=(chromium)
+have chromedriver || missing+=(chromium-driver)
 have pkg-config || missing+=(pkg-config)
 have cc && [ -f /usr/include/stdio.h ] || missing+=(build-essential)
 have node      || missing+=(nodejs)

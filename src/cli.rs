@@ -399,6 +399,7 @@ fn serve(a: ServeArgs) -> i32 {
             }
         };
         let mut metrics_upkeep = None;
+        let mut status_sampler = None;
         let admin = match admin {
             Some(addr) => {
                 let token = match admin_token(&a.data, a.admin_token.as_deref()) {
@@ -416,7 +417,11 @@ fn serve(a: ServeArgs) -> i32 {
                     }
                 };
                 metrics_upkeep = metrics.clone();
-                match AdminServer::bind(addr, a.admin_allow_remote, token, metrics).await {
+                let status = crate::server::status::Status::new(db.clone());
+                status_sampler = Some(status.clone());
+                match AdminServer::bind(addr, a.admin_allow_remote, token, metrics, Some(status))
+                    .await
+                {
                     Ok(s) => Some(s),
                     Err(e) => {
                         eprintln!("tributary: {e}");
@@ -459,6 +464,9 @@ fn serve(a: ServeArgs) -> i32 {
                     }
                 }
             });
+        }
+        if let Some(s) = status_sampler {
+            tracker.spawn(s.run(token.clone()));
         }
         tracing::info!("ready");
         wait_for_signal().await;

@@ -597,6 +597,9 @@ impl Conn {
                     let t = std::time::Instant::now();
                     let r = s.execute(st);
                     let failed = r.is_err();
+                    if let Err(e) = &r {
+                        super::status::record_error(e.code, &e.message);
+                    }
                     super::metrics::statement_done(
                         super::metrics::statement_kind(st),
                         !failed,

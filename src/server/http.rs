@@ -1,7 +1,8 @@
 //! Admin HTTP endpoint (axum): health, Prometheus metrics and fault-point
 //! control.
 //!
-//! Routes: `GET /health` → `ok`; `GET /metrics` → the Prometheus text
+//! Routes: `GET /` → the status page ([`super::status`]); `GET /health`
+//! → `ok`; `GET /metrics` → the Prometheus text
 //! exposition ([`super::metrics`]); `GET /faults` → the registry's JSON list;
 //! `POST /faults` with `{name,freq,action,iarg,sarg,constant}` → arm a point
 //! (400 bad input, 409 injection disabled or constant point exists);
@@ -29,6 +30,7 @@ use tokio_util::sync::CancellationToken;
 use tributary_fault::FaultError;
 
 use super::metrics::Metrics;
+use super::status::Status;
 use super::ServerError;
 
 /// Body of `POST /faults`.
@@ -58,6 +60,7 @@ pub struct AdminServer {
 pub struct AdminState {
     token: AdminToken,
     metrics: Option<Arc<Metrics>>,
+    status: Option<Arc<Status>>,
 }
 
 impl axum::extract::FromRef<AdminState> for AdminToken {
@@ -141,6 +144,7 @@ impl AdminServer {
         allow_remote: bool,
         token: AdminToken,
         metrics: Option<Arc<Metrics>>,
+        status: Option<Arc<Status>>,
     ) -> Result<AdminServer, ServerError> {
         if !addr.ip().is_loopback() && !allow_remote {
             return Err(ServerError::RemoteAdmin(addr));
@@ -153,7 +157,11 @@ impl AdminServer {
             })?;
         Ok(AdminServer {
             listener,
-            state: AdminState { token, metrics },
+            state: AdminState {
+                token,
+                metrics,
+                status,
+            },
         })
     }
 
@@ -173,11 +181,32 @@ impl AdminServer {
 /// The admin routes.
 pub fn router(state: AdminState) -> Router {
     Router::new()
+        .route("/", get(status_page))
         .route("/health", get(|| async { "ok" }))
         .route("/metrics", get(metrics))
         .route("/faults", get(list_faults).post(add_fault))
         .route("/faults/{name}", delete(remove_fault))
         .with_state(state)
+}
+
+/// `GET /`: the status page, rendered off the async workers.
+async fn status_page(State(state): State<AdminState>) -> Response {
+    let Some(s) = state.status else {
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "no status page in this process",
+        )
+            .into_response();
+    };
+    match tokio::task::spawn_blocking(move || s.render()).await {
+        Ok(html) => (
+            StatusCode::OK,
+            [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
+            html,
+        )
+            .into_response(),
+        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
+    }
 }
 
 /// `GET /metrics`: rendered off the async workers (it reads job rows).

@@ -76,6 +76,7 @@ pub mod conn;
 pub mod http;
 pub mod limits;
 pub mod metrics;
+pub mod status;
 
 pub mod protocol;
 
