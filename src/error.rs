@@ -39,6 +39,9 @@ pub mod code {
     /// ER_GET_ERRNO "Got error from storage engine": the storage backend
     /// (PostgreSQL) is unreachable; retry later.
     pub const STORAGE_UNAVAILABLE: u16 = 1030;
+    /// ER_DISK_FULL: a durable write found the disk full; nothing of the
+    /// statement was written, reads go on, retry once space is back.
+    pub const DISK_FULL: u16 = 1021;
     pub const WRONG_COLUMN_NAME: u16 = 1166;
     pub const NON_UNIQ: u16 = 1052;
     pub const INVALID_GROUP_FUNC: u16 = 1111;
@@ -208,6 +211,8 @@ impl From<StorageError> for SqlError {
             StorageError::ReadOnly => 1792,
             StorageError::Interrupted => code::QUERY_INTERRUPTED,
             StorageError::Unavailable(_) => code::STORAGE_UNAVAILABLE,
+            // ENOSPC from a durable write: MySQL's ER_DISK_FULL.
+            StorageError::Io(m) if m.contains("No space left on device") => code::DISK_FULL,
             _ => code::UNKNOWN_ERROR,
         };
         SqlError::new(code, e.to_string())

@@ -141,6 +141,10 @@ pub struct Iscp {
     committed: Mutex<HashMap<u64, u64>>,
     /// Last [`Iscp::evict_dropped`] sweep.
     last_sweep: Mutex<Instant>,
+    /// Per job: failed units in a row and when the last one failed — the
+    /// backoff that holds even when the failure could not be written to
+    /// the job row (a full disk, the store unreachable).
+    failures: Mutex<HashMap<u64, (u32, Instant)>>,
     progress: (Mutex<u64>, Condvar),
     thread: Mutex<Option<(CancellationToken, std::thread::JoinHandle<()>)>>,
 }
@@ -158,6 +162,7 @@ impl Iscp {
             loading: Mutex::new(HashMap::new()),
             committed: Mutex::new(HashMap::new()),
             last_sweep: Mutex::new(Instant::now()),
+            failures: Mutex::new(HashMap::new()),
             progress: (Mutex::new(0), Condvar::new()),
             thread: Mutex::new(None),
         })
@@ -565,6 +570,38 @@ impl Iscp {
     pub fn drop_live(&self, job_id: u64) {
         self.live.lock().remove(&job_id);
         self.committed.lock().remove(&job_id);
+    }
+
+    /// A unit of `job_id` failed: back off before its next one.
+    pub fn note_unit_failed(&self, job_id: u64) {
+        let mut f = self.failures.lock();
+        let e = f.entry(job_id).or_insert((0, Instant::now()));
+        e.0 = e.0.saturating_add(1);
+        e.1 = Instant::now();
+    }
+
+    /// A unit of `job_id` committed: no backoff any more.
+    pub fn note_unit_committed(&self, job_id: u64) {
+        self.failures.lock().remove(&job_id);
+    }
+
+    /// Whether `job_id` failed recently enough to wait: `iscp_retry_base`
+    /// doubling per failure in a row, at most `iscp_retry_cap`.
+    pub fn in_failure_backoff(&self, job_id: u64) -> bool {
+        let f = self.failures.lock();
+        let Some((n, at)) = f.get(&job_id) else {
+            return false;
+        };
+        at.elapsed() < self.retry_backoff(*n)
+    }
+
+    /// The wait after `n` failures in a row: `iscp_retry_base` doubling
+    /// per failure, at most `iscp_retry_cap`.
+    pub fn retry_backoff(&self, n: u32) -> std::time::Duration {
+        self.config
+            .iscp_retry_base
+            .saturating_mul(1u32 << n.saturating_sub(1).min(16))
+            .min(self.config.iscp_retry_cap)
     }
 
     /// Cache a freshly loaded index. At most every `gc_interval`, first

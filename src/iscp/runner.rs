@@ -54,6 +54,10 @@ pub struct Runner {
     /// The lease check failed at the last tick (its warning is logged once
     /// per streak of failures).
     lease_failing: bool,
+    /// Lease checks failed in a row and when the last one did: the next is
+    /// tried only after [`Iscp::retry_backoff`] (a full disk or an
+    /// unreachable store is not retried at every tick).
+    lease_failures: (u32, std::time::Instant),
     last_gc: std::time::Instant,
     log: log::LogTail,
 }
@@ -73,6 +77,7 @@ impl Runner {
             base_writers: TaskTracker::new(),
             leader: false,
             lease_failing: false,
+            lease_failures: (0, std::time::Instant::now()),
             last_gc: std::time::Instant::now(),
             log,
         }
@@ -110,10 +115,23 @@ impl Runner {
 
     async fn tick(&mut self) {
         let node = self.iscp.config.node_name.clone();
+        let (failures, failed_at) = self.lease_failures;
+        // At most a lease TTL apart: a store that comes back is noticed soon.
+        let wait = self
+            .iscp
+            .retry_backoff(failures)
+            .min(self.iscp.config.lease_ttl);
+        if failures > 0 && failed_at.elapsed() < wait {
+            return;
+        }
         let lease = self
             .iscp
             .storage
             .try_lease(RUNNER_LEASE, &node, self.iscp.config.lease_ttl);
+        self.lease_failures = match &lease {
+            Ok(_) => (0, failed_at),
+            Err(_) => (failures.saturating_add(1), std::time::Instant::now()),
+        };
         if lease.is_ok() && std::mem::take(&mut self.lease_failing) {
             tracing::info!(node = %node, "ISCP lease check works again");
         }
@@ -241,6 +259,10 @@ impl Runner {
 /// Whether a live job may start a work unit now (state, fence, backoff).
 fn schedulable(j: &JobRow, iscp: &Iscp) -> bool {
     if j.state != JobState::Completed || iscp.runtime.is_fenced(j.key.job_id) {
+        return false;
+    }
+    // Backs off after failures this runner saw, written to the row or not.
+    if iscp.in_failure_backoff(j.key.job_id) {
         return false;
     }
     if j.status.retries > 0 {
@@ -540,6 +562,7 @@ async fn run_consumer(
     .await;
     match outcome {
         Outcome::Committed { more } => {
+            iscp.note_unit_committed(j.key.job_id);
             if more {
                 iscp.wake.notify_one();
             }
@@ -549,6 +572,7 @@ async fn run_consumer(
         }
         Outcome::Idle => {}
         Outcome::Failed { code, msg } => {
+            iscp.note_unit_failed(j.key.job_id);
             if !j.spec.is_sync_live() {
                 // A synchronous index's memory is right whatever its
                 // checkpoint did; an asynchronous one may hold a failed

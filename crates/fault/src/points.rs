@@ -28,6 +28,12 @@ pub const ISCP_BASE_BEFORE_INSTALL: &str = "fj/iscp/cancel/base-before-install";
 pub const ISCP_BEFORE_MARK_CANCELED: &str = "fj/iscp/cancel/before-mark-canceled";
 /// ISCP: the cancel queue fails (instead of writing Canceled) and must retry.
 pub const ISCP_MARK_CANCELED_ERROR: &str = "fj/iscp/cancel/mark-canceled-error";
+/// Storage: before the embedded store writes a commit group to its commit
+/// log. Arm it with `return` and a message (e.g. `No space left on device
+/// (os error 28)`) to make durable writes fail like a full disk: each commit
+/// then fails with nothing written, reads go on, and writes work again once
+/// it is removed.
+pub const STORAGE_LOG_WRITE: &str = "fj/storage/log-write";
 /// DDL: in a CREATE INDEX (or ALTER TABLE) index build, before every
 /// 1,024th row, with the index name as target and the statement's KILL
 /// token (so a KILL releases a `wait` or `sleep` here at once).
@@ -46,6 +52,7 @@ pub const ALL: &[&str] = &[
     ISCP_BASE_BEFORE_INSTALL,
     ISCP_BEFORE_MARK_CANCELED,
     ISCP_MARK_CANCELED_ERROR,
+    STORAGE_LOG_WRITE,
     DDL_INDEX_BUILD,
 ];
 
@@ -58,12 +65,14 @@ mod tests {
         let mut seen = std::collections::BTreeSet::new();
         for p in ALL {
             assert!(
-                p.starts_with("fj/iscp/cancel/") || p.starts_with("fj/ddl/"),
+                p.starts_with("fj/iscp/cancel/")
+                    || p.starts_with("fj/ddl/")
+                    || p.starts_with("fj/storage/"),
                 "{p}"
             );
             assert!(!p.contains(':'), "{p} must not contain ':'");
             assert!(seen.insert(*p), "{p} listed twice");
         }
-        assert_eq!(ALL.len(), 12);
+        assert_eq!(ALL.len(), 13);
     }
 }

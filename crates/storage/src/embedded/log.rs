@@ -213,6 +213,13 @@ impl CommitLog {
     /// [`Self::sync`]). A group larger than the room left grows the file.
     pub fn append_encoded(&mut self, last: Option<Ts>) -> Result<()> {
         self.check()?;
+        // A full disk on demand: a `return` action fails the write as the
+        // kernel would (ENOSPC), with its message.
+        if let Err(tributary_fault::FaultError::Injected { message, .. }) =
+            tributary_fault::hit_blocking(tributary_fault::points::STORAGE_LOG_WRITE, None, None)
+        {
+            return Err(StorageError::Io(format!("commit log: {message}")));
+        }
         // A failed write (a full disk) acknowledged nothing and left no
         // valid record (one record per group): the next group is written at
         // the same place.
