@@ -167,18 +167,7 @@ impl Cluster {
     pub fn fresh_db(&self) -> String {
         static N: AtomicU32 = AtomicU32::new(0);
         let name = format!("t{}", N.fetch_add(1, Ordering::Relaxed));
-        let mut psql = self.tool("psql");
-        psql.args([
-            "-h",
-            "127.0.0.1",
-            "-p",
-            &self.port.to_string(),
-            "-U",
-            "postgres",
-        ])
-        .args(["-d", "postgres", "-v", "ON_ERROR_STOP=1", "-qc"])
-        .arg(format!("CREATE DATABASE {name}"));
-        self.run(psql, "CREATE DATABASE");
+        self.psql("postgres", &format!("CREATE DATABASE {name}"));
         self.url(&name)
     }
 
