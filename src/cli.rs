@@ -140,6 +140,11 @@ pub struct EngineArgs {
     /// entries (ms).
     #[arg(long, value_name = "MS")]
     pub gc_interval_ms: Option<u64>,
+    /// Most memory one asynchronous vector or full-text index may hold
+    /// (e.g. `512MB`); past it the index's job fails (state Error) instead
+    /// of the process. Default: no limit.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub index_memory_budget: Option<usize>,
     /// Log statements that take at least this many ms (WARN, target
     /// `tributary::slow`); 0 turns the log off. Default 10000.
     #[arg(long, value_name = "MS")]
@@ -198,6 +203,9 @@ impl EngineArgs {
         }
         if let Some(ms) = self.slow_statement_ms {
             c.slow_statement = (ms > 0).then(|| Duration::from_millis(ms));
+        }
+        if let Some(n) = self.index_memory_budget {
+            c.index_memory_budget = Some(n);
         }
         if let Some(n) = self.pg_pool_size {
             c.pg_pool_size = n.max(2);

@@ -57,6 +57,11 @@ pub struct Config {
     /// (passwords masked). `None`: off. Default 10 s (MySQL's
     /// `long_query_time`).
     pub slow_statement: Option<Duration>,
+    /// Most bytes one asynchronous vector or full-text index may hold in
+    /// memory; an index that grows past it fails its job with a permanent
+    /// error (state Error) instead of taking the process down. `None`
+    /// (the default): no limit.
+    pub index_memory_budget: Option<usize>,
     /// Most PostgreSQL connections this node opens with `--storage
     /// postgres://…` (a transaction holds one while it runs; with N nodes,
     /// PostgreSQL's `max_connections` must cover N × this). Default 64.
@@ -90,6 +95,7 @@ impl Default for Config {
             index_checkpoint_age: Duration::from_secs(60),
             storage: tributary_storage::EmbeddedOptions::default(),
             pg_pool_size: 64,
+            index_memory_budget: None,
             slow_statement: Some(Duration::from_secs(10)),
         }
     }

@@ -692,13 +692,16 @@ async fn commands() {
     assert!(stats.contains("  Threads: 1  Questions: "), "{stats}");
     assert!(stats.contains("Queries per second avg: "), "{stats}");
 
-    // Unknown command: 1047, connection kept.
+    // A legacy command number (COM_CREATE_DB): 1047, connection kept.
     let e = c.command(0x05, b"").await;
     assert_eq!(
         (e.err().code, e.err().message.as_str()),
         (1047, "Unknown command")
     );
-    assert_eq!(c.command(0xee, b"").await.err().code, 1047);
+    // Not a command at all (garbage): 1047, then the connection is closed.
+    let mut g = Client::connect(srv.addr, Login::default()).await.unwrap();
+    assert_eq!(g.command(0xee, b"").await.err().code, 1047);
+    assert_closed(&mut g.s).await;
     // Invalid UTF-8: error, connection kept.
     let e = c.command(0x03, b"SELECT '\xff\xfe'").await;
     assert_eq!(e.err().code, 1300);

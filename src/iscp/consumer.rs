@@ -207,6 +207,7 @@ impl IndexConsumer for LiveConsumer {
         let ops = source.ops(changes)?;
         g.index.set_writer_threads(iscp.config.iscp_build_threads);
         g.index.stage(&ops)?;
+        g.index.check_budget(iscp.config.index_memory_budget)?;
         if done {
             // Units index small batches: one thread (one segment a commit).
             g.index.set_writer_threads(1);
@@ -266,6 +267,7 @@ impl LiveConsumer {
                 g.index.stage(&ops)?;
             }
             g.since_base += ops.len() as u64;
+            g.index.check_budget(iscp.config.index_memory_budget)?;
         }
         let staged_ms = t.elapsed().as_millis() as u64;
         if self.hnsw {

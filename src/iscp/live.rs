@@ -120,6 +120,38 @@ pub struct LiveIndex {
     pub labels: Labels,
 }
 
+impl LiveIndex {
+    /// About how many bytes this index holds in memory: the HNSW graph and
+    /// vectors (usearch's count) or the full-text segments, plus the
+    /// primary-key ↔ label map.
+    pub fn memory_bytes(&self) -> usize {
+        let data = match &self.data {
+            IndexData::Hnsw(v) => v.memory_usage(),
+            IndexData::FullText(f) => f.memory_usage(),
+        };
+        // Per label: the key bytes twice (both maps) and ~64 bytes of
+        // hash-map entries.
+        let labels: usize = self.labels.by_pk.keys().map(|k| 2 * k.len() + 64).sum();
+        data + labels
+    }
+
+    /// `Err` (a permanent index error: the job goes to Error) when the
+    /// index holds more than `budget` bytes.
+    pub fn check_budget(&self, budget: Option<usize>) -> SqlResult<()> {
+        let Some(budget) = budget else {
+            return Ok(());
+        };
+        let used = self.memory_bytes();
+        if used > budget {
+            return Err(ierr(format!(
+                "memory budget exceeded: the index holds {used} bytes, more than its budget of \
+                 {budget} (--index-memory-budget)"
+            )));
+        }
+        Ok(())
+    }
+}
+
 fn ierr(e: impl std::fmt::Display) -> SqlError {
     SqlError::internal(format!("index error: {e}"))
 }

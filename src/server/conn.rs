@@ -158,6 +158,10 @@ impl Prepared {
     }
 }
 
+/// The highest command number of the MySQL protocol
+/// (`COM_RESET_CONNECTION`, 0x1f); anything above is not a command.
+const LAST_COMMAND: u8 = 0x1f;
+
 /// What the loop does after a command.
 enum Flow {
     Continue,
@@ -750,8 +754,14 @@ impl Conn {
                 self.write_results(w, &out, false).await?;
             }
             Command::Unknown(byte) => {
-                tracing::debug!(conn = self.id, command = byte, "unknown command");
                 send_error(w, &WireError::new(codes::UNKNOWN_COM, "Unknown command")).await?;
+                // A byte that is no MySQL command at all is garbage, not an
+                // old client: answered, then closed (a legacy command number
+                // keeps the connection, as MySQL does).
+                if byte > LAST_COMMAND {
+                    tracing::info!(conn = self.id, byte, "garbage command; closing");
+                    return Ok(Flow::Close);
+                }
             }
             Command::Malformed(byte) => {
                 tracing::debug!(conn = self.id, command = byte, "malformed command");

@@ -36,7 +36,8 @@
 //!   statement text as literals ([`crate::sql::params`]).
 //! * COM_PROCESS_KILL is `KILL CONNECTION id`. The other legacy commands
 //!   (COM_CREATE_DB, COM_REFRESH, replication, …) are error 1047 "Unknown
-//!   command"; the connection stays open.
+//!   command"; the connection stays open. A first byte above 0x1f is no
+//!   command at all (garbage): 1047, then the connection is closed.
 //! * COM_STATISTICS reports uptime, connections and questions; slow
 //!   queries, opens and open tables are always 0.
 //!
@@ -69,7 +70,8 @@
 //! connection is closed. A well-framed command with bad arguments gets an
 //! error (1835 malformed, 1047 unknown, 1243 unknown statement, 1300
 //! invalid UTF-8) and the connection stays usable, since the framing is
-//! still in step.
+//! still in step — except a first byte that is no command at all, which
+//! is answered and closed.
 
 pub mod auth;
 pub mod conn;

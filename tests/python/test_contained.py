@@ -109,3 +109,47 @@ def index_current(cur):
 def fts(cur):
     cur.execute("SELECT id FROM t WHERE MATCH(body) AGAINST('common')")
     return sorted(r[0] for r in cur.fetchall())
+
+
+def test_an_index_over_its_memory_budget_fails_its_job_not_the_process():
+    with tempfile.TemporaryDirectory(prefix="tributary-budget-") as d:
+        proc, port, _ = start_server(os.path.join(d, "data"), admin=False,
+                                     extra_args=["--index-memory-budget", "1MB"])
+        try:
+            c = pymysql.connect(host="127.0.0.1", port=port, user="root", autocommit=True)
+            cur = c.cursor()
+            cur.execute("CREATE DATABASE budget")
+            cur.execute("USE budget")
+            cur.execute("CREATE TABLE big (id INT PRIMARY KEY, v VECF32(64))")
+            vec = "[" + ",".join(["0.5"] * 63) + ",{}]"
+            for lo in range(0, 6000, 500):
+                cur.execute("INSERT INTO big VALUES " + ",".join(
+                    f"({i}, '{vec.format(i)}')" for i in range(lo, lo + 500)))
+            cur.execute("CREATE TABLE small (id INT PRIMARY KEY, body TEXT)")
+            cur.execute("INSERT INTO small VALUES (1, 'fits easily'), (2, 'also fits')")
+            # 6000 × 64-d vectors are ~1.5 MB before the graph: over budget.
+            cur.execute("CREATE INDEX hv USING HNSW ON big(v) OP_TYPE 'vector_l2_ops' ASYNC")
+            cur.execute("CREATE FULLTEXT INDEX ft ON small(body) ASYNC")
+
+            def state(name):
+                cur.execute("SELECT job_state, job_status FROM mo_catalog.mo_iscp_log "
+                            f"WHERE job_name = 'index_{name}'")
+                s, status = cur.fetchone()
+                return s, json.loads(status)
+
+            err = wait_for("the over-budget job to fail", lambda: state("hv")[0] == 4 and state("hv"),
+                           timeout=60)
+            assert err[1]["error_code"] >= 10000, err
+            assert "memory budget" in err[1]["error_msg"], err
+            wait_for("the small index", lambda: (s := state("ft"))[0] == 3
+                     and s[1]["stage"] == "incremental")
+            cur.execute("SELECT id FROM small WHERE MATCH(body) AGAINST('fits') ORDER BY id")
+            assert [r[0] for r in cur.fetchall()] == [1, 2]
+            # The process is fine and the table still answers (exactly,
+            # without the failed index).
+            assert proc.poll() is None
+            cur.execute(f"SELECT id FROM big ORDER BY l2_distance(v, '{vec.format(17)}') LIMIT 1")
+            assert cur.fetchone()[0] == 17
+            c.close()
+        finally:
+            assert stop_server(proc) == 0

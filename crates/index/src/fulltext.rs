@@ -717,6 +717,12 @@ impl FullTextIndex {
         self.parser
     }
 
+    /// Bytes the index's committed segments take in memory (its RAM
+    /// directory; the writer's indexing arena is bounded separately).
+    pub fn memory_usage(&self) -> usize {
+        self.ram.total_mem_usage()
+    }
+
     /// Number of live documents visible to searches (as of the last commit).
     pub fn len(&self) -> usize {
         usize::try_from(self.reader.searcher().num_docs()).unwrap_or(usize::MAX)
