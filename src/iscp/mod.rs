@@ -376,19 +376,27 @@ impl Iscp {
     pub fn live_for_search(&self, row: &JobRow) -> SqlResult<LiveHandle> {
         let job_id = row.key.job_id;
         let behind = |h: &LiveHandle| h.read().iteration.saturating_add(1) < row.status.iterations;
+        let hit =
+            || metrics::counter!("tributary_cache_hits_total", "cache" => "index").increment(1);
+        let miss =
+            || metrics::counter!("tributary_cache_misses_total", "cache" => "index").increment(1);
         if let Some(h) = self.cached(job_id) {
             if !self.is_runner.load(Ordering::Acquire) {
                 if let Some(h) = self.follow_log(&h, row) {
+                    hit();
                     return Ok(h);
                 }
             }
             if !behind(&h) {
+                hit();
                 return Ok(h);
             }
             let gate = self.load_gate(job_id);
             let Some(_loading) = gate.try_lock() else {
+                hit();
                 return Ok(h);
             };
+            miss();
             let t = Instant::now();
             let fresh = self.load_live(&row.key, &row.spec)?;
             tracing::debug!(
@@ -401,8 +409,10 @@ impl Iscp {
         let gate = self.load_gate(job_id);
         let _loading = gate.lock();
         if let Some(h) = self.cached(job_id) {
+            hit();
             return Ok(h);
         }
+        miss();
         let h = self.load_live(&row.key, &row.spec)?;
         self.cache(job_id, &h);
         Ok(h)

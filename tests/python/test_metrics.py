@@ -68,6 +68,8 @@ def test_metrics_cover_statements_storage_locks_iscp_and_faults(srv):
                 break
             assert time.monotonic() < deadline, "the job never showed as built and caught up"
             time.sleep(0.1)
+        cur.execute("SELECT id FROM t ORDER BY l2_distance(v, '[3,1]') LIMIT 3")
+        assert cur.fetchall()[0][0] == 3
     # A lock wait that times out: one session holds the row, another waits 1 s.
     holder = connect(port, database="m")
     holder.autocommit(False)
@@ -108,6 +110,11 @@ def test_metrics_cover_statements_storage_locks_iscp_and_faults(srv):
     assert value(fam, "tributary_fault_points_armed") == 1
     assert value(fam, "tributary_storage_latest_ts") > 0
     assert value(fam, "tributary_storage_data_bytes") > 0
+    assert value(fam, "tributary_cache_hits_total", cache="catalog") > 0
+    assert value(fam, "tributary_cache_misses_total", cache="catalog") >= 1
+    index_lookups = sum(value(fam, f"tributary_cache_{k}_total", cache="index") or 0
+                        for k in ("hits", "misses"))
+    assert index_lookups >= 1
     assert value(fam, "tributary_storage_cache_evictions") >= 0
     assert value(fam, "tributary_iscp_runner") == 1
     # The dropped job: Canceling (6) or Canceled (5), never Completed.

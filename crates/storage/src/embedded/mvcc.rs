@@ -287,8 +287,12 @@ impl VersionStore {
             }
             if let Some(c) = &g.latest_cache {
                 if let Some(v) = c.get(key) {
+                    metrics::counter!("tributary_cache_hits_total", "cache" => "catalog")
+                        .increment(1);
                     return Ok(v.clone());
                 }
+                metrics::counter!("tributary_cache_misses_total", "cache" => "catalog")
+                    .increment(1);
                 cached_table = true;
             }
             if g.max_key.is_none() {
