@@ -15,6 +15,7 @@ pub mod json;
 pub mod server;
 pub mod sql;
 pub mod types;
+pub mod warnings;
 
 /// The version string the server reports (handshake, `VERSION()`,
 /// `@@version`): MySQL 8.0.36 compatible, then Tributary's own version.

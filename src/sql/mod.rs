@@ -255,7 +255,12 @@ impl Engine {
         // Every statement is checked against the user's grants as they
         // are now (so GRANT/REVOKE reach existing sessions).
         let filter = privileges::check(self, st, &stmt)?;
+        let sink = crate::warnings::Collect::open();
         let mut res = self.dispatch(st, stmt)?;
+        let raised = sink.finish();
+        if !raised.is_empty() {
+            res.warnings.extend(raised);
+        }
         if let Some(f) = filter {
             f.apply(&mut res);
         }

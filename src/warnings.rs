@@ -1,0 +1,176 @@
+//! Warnings raised while a statement evaluates expressions (MySQL's
+//! "Truncated incorrect DOUBLE value", "Division by 0", "Incorrect datetime
+//! value"): one sink per statement thread, opened by the statement runner
+//! and drained into the statement's result (`SHOW WARNINGS`).
+//!
+//! Owns the one rule that turns such a warning into an error: while a
+//! statement writes rows under a strict `sql_mode` (MySQL's
+//! `STRICT_TRANS_TABLES`), [`note`] answers the warning as an error, which
+//! the caller propagates with `?` — the statement then fails and writes
+//! nothing, as MySQL's does. Never decides *what* is a warning: the
+//! evaluator does.
+//!
+//! A thread with no open sink (a parallel scan worker, a unit test)
+//! discards warnings and never escalates them.
+
+use std::cell::RefCell;
+
+use crate::error::{SqlError, SqlResult};
+use crate::types::Warning;
+
+/// MySQL's `max_error_count` default: warnings kept per statement (the
+/// rest are counted by MySQL and dropped; here dropped).
+pub const MAX_WARNINGS: usize = 1024;
+
+#[derive(Default)]
+struct Sink {
+    warnings: Vec<Warning>,
+    /// Depth of nested [`Strict`] guards: escalate while > 0.
+    strict: u32,
+}
+
+thread_local! {
+    static SINK: RefCell<Option<Sink>> = const { RefCell::new(None) };
+}
+
+/// Report warning `code` with `message` to the running statement. Under a
+/// [`Strict`] guard (a write in strict mode) it is answered as an error
+/// with the same code instead.
+pub fn note(code: u16, message: impl Into<String>) -> SqlResult<()> {
+    SINK.with(|s| {
+        let mut s = s.borrow_mut();
+        let Some(sink) = s.as_mut() else {
+            return Ok(());
+        };
+        let message = message.into();
+        if sink.strict > 0 {
+            return Err(SqlError::new(code, message));
+        }
+        if sink.warnings.len() < MAX_WARNINGS {
+            sink.warnings.push(Warning { code, message });
+        }
+        Ok(())
+    })
+}
+
+/// Report a warning that is never escalated (a note even in strict mode).
+pub fn note_lenient(code: u16, message: impl Into<String>) {
+    SINK.with(|s| {
+        if let Some(sink) = s.borrow_mut().as_mut() {
+            if sink.warnings.len() < MAX_WARNINGS {
+                sink.warnings.push(Warning {
+                    code,
+                    message: message.into(),
+                });
+            }
+        }
+    })
+}
+
+/// The sink of one statement on this thread: open while the guard lives;
+/// [`Collect::finish`] takes what was reported. A nested `Collect` (an
+/// EXECUTE's inner statement) keeps the outer sink and takes nothing.
+pub struct Collect {
+    owner: bool,
+}
+
+impl Collect {
+    /// Open this thread's sink (if none is open).
+    pub fn open() -> Collect {
+        SINK.with(|s| {
+            let mut s = s.borrow_mut();
+            if s.is_some() {
+                Collect { owner: false }
+            } else {
+                *s = Some(Sink::default());
+                Collect { owner: true }
+            }
+        })
+    }
+
+    /// The warnings reported since [`Collect::open`]; closes the sink.
+    /// Empty for a nested guard (the outer one collects them).
+    pub fn finish(mut self) -> Vec<Warning> {
+        self.take()
+    }
+
+    fn take(&mut self) -> Vec<Warning> {
+        if !self.owner {
+            return Vec::new();
+        }
+        self.owner = false;
+        SINK.with(|s| s.borrow_mut().take().map(|s| s.warnings).unwrap_or_default())
+    }
+}
+
+impl Drop for Collect {
+    fn drop(&mut self) {
+        self.take();
+    }
+}
+
+/// While it lives, warnings on this thread are errors (rows being written
+/// under a strict `sql_mode`). Nests.
+pub struct Strict {
+    armed: bool,
+}
+
+impl Strict {
+    /// Escalate warnings when `on` (the session's mode is strict and the
+    /// statement is not `INSERT IGNORE` / `UPDATE IGNORE`).
+    pub fn enter(on: bool) -> Strict {
+        let armed = on
+            && SINK.with(|s| match s.borrow_mut().as_mut() {
+                Some(sink) => {
+                    sink.strict += 1;
+                    true
+                }
+                None => false,
+            });
+        Strict { armed }
+    }
+}
+
+impl Drop for Strict {
+    fn drop(&mut self) {
+        if self.armed {
+            SINK.with(|s| {
+                if let Some(sink) = s.borrow_mut().as_mut() {
+                    debug_assert!(sink.strict > 0, "unbalanced strict guard");
+                    sink.strict = sink.strict.saturating_sub(1);
+                }
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn warnings_are_collected_per_statement_and_escalated_under_strict() {
+        // No sink: dropped, never an error.
+        assert!(note(1292, "x").is_ok());
+        let c = Collect::open();
+        note(1292, "a").unwrap();
+        {
+            let inner = Collect::open();
+            note(1365, "b").unwrap();
+            assert!(inner.finish().is_empty(), "a nested guard takes nothing");
+        }
+        {
+            let _s = Strict::enter(true);
+            let e = note(1292, "c").unwrap_err();
+            assert_eq!(e.code, 1292);
+            note_lenient(1265, "d");
+        }
+        note(1366, "e").unwrap();
+        let got: Vec<u16> = c.finish().iter().map(|w| w.code).collect();
+        assert_eq!(got, vec![1292, 1365, 1265, 1366]);
+        // Closed again.
+        assert!(note(1292, "x").is_ok());
+        let c = Collect::open();
+        assert!(c.finish().is_empty());
+    }
+}
