@@ -231,7 +231,14 @@ pub fn parse_datetime(s: &str) -> Option<i64> {
     let y: i64 = dp.next()?.parse().ok()?;
     let m: u32 = dp.next()?.parse().ok()?;
     let d: u32 = dp.next()?.parse().ok()?;
-    if dp.next().is_some() || !(1..=12).contains(&m) || !(1..=31).contains(&d) {
+    // No 2020-02-30: MySQL answers NULL (and a warning) for a date that
+    // is not in the calendar rather than moving it to March.
+    if dp.next().is_some()
+        || !(0..=9999).contains(&y)
+        || !(1..=12).contains(&m)
+        || d < 1
+        || d > days_in_month(y, m)
+    {
         return None;
     }
     let (mut hh, mut mm, mut ss, mut frac) = (0i64, 0i64, 0i64, 0i64);
@@ -256,6 +263,16 @@ pub fn parse_datetime(s: &str) -> Option<i64> {
     }
     let days = days_from_civil(y, m, d);
     Some(((days * 86_400) + hh * 3600 + mm * 60 + ss) * 1_000_000 + frac)
+}
+
+/// Days in month `m` (1..=12) of year `y` (proleptic Gregorian).
+pub(crate) fn days_in_month(y: i64, m: u32) -> u32 {
+    match m {
+        4 | 6 | 9 | 11 => 30,
+        2 if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 => 29,
+        2 => 28,
+        _ => 31,
+    }
 }
 
 // Howard Hinnant's civil-date algorithms.
@@ -479,5 +496,94 @@ mod tests {
         assert_eq!(Value::Null.total_cmp(&Value::Int(0)), Ordering::Less);
         assert_eq!(format_float(3.0), "3");
         assert_eq!(format_float(0.25), "0.25");
+    }
+}
+
+/// MySQL's conversion of a string to a DOUBLE: the longest numeric prefix
+/// after leading whitespace (`'3x'` → 3, `'.5e1z'` → 5, `'abc'` and `''` →
+/// 0), and whether the whole string was that number (trailing whitespace
+/// allowed). A number too large for a double is its largest finite value
+/// and not whole. MySQL warns (1292) when it is not whole.
+pub fn parse_number_prefix(s: &str) -> (f64, bool) {
+    let b = s.as_bytes();
+    let skip_digits = |mut i: usize| {
+        while i < b.len() && b[i].is_ascii_digit() {
+            i += 1;
+        }
+        i
+    };
+    let mut i = 0;
+    while i < b.len() && b[i].is_ascii_whitespace() {
+        i += 1;
+    }
+    let start = i;
+    if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
+        i += 1;
+    }
+    let int_start = i;
+    i = skip_digits(i);
+    let mut digits = i - int_start;
+    if i < b.len() && b[i] == b'.' {
+        let frac_end = skip_digits(i + 1);
+        digits += frac_end - (i + 1);
+        i = frac_end;
+    }
+    if digits == 0 {
+        return (0.0, false);
+    }
+    if i < b.len() && (b[i] == b'e' || b[i] == b'E') {
+        let mut j = i + 1;
+        if j < b.len() && (b[j] == b'+' || b[j] == b'-') {
+            j += 1;
+        }
+        let exp_end = skip_digits(j);
+        if exp_end > j {
+            i = exp_end;
+        }
+    }
+    let whole = b[i..].iter().all(u8::is_ascii_whitespace);
+    let text = &s[start..i];
+    let text = text.strip_suffix('.').unwrap_or(text);
+    match text.parse::<f64>() {
+        Ok(f) if f.is_finite() => (f, whole),
+        Ok(f) => (f64::MAX.copysign(f), false),
+        Err(_) => (0.0, false),
+    }
+}
+
+#[cfg(test)]
+mod number_prefix_tests {
+    use super::parse_number_prefix as p;
+
+    /// Each case as MariaDB answers `SELECT '<s>' + 0` (and whether it
+    /// warns).
+    #[test]
+    fn strings_convert_by_their_longest_numeric_prefix() {
+        let cases: &[(&str, f64, bool)] = &[
+            ("3x", 3.0, false),
+            ("3", 3.0, true),
+            ("  3  ", 3.0, true),
+            ("", 0.0, false),
+            ("   ", 0.0, false),
+            ("abc", 0.0, false),
+            ("-x", 0.0, false),
+            ("1e2x", 100.0, false),
+            ("1e", 1.0, false),
+            ("1e+", 1.0, false),
+            (".5x", 0.5, false),
+            ("-.5", -0.5, true),
+            ("+7.", 7.0, true),
+            ("3.", 3.0, true),
+            (".", 0.0, false),
+            ("0x10", 0.0, false),
+            ("1.5e-3", 0.0015, true),
+            ("12abc34", 12.0, false),
+            ("1e400", f64::MAX, false),
+            ("-1e400", -f64::MAX, false),
+            ("\t\n42", 42.0, true),
+        ];
+        for &(s, v, whole) in cases {
+            assert_eq!(p(s), (v, whole), "{s:?}");
+        }
     }
 }

@@ -22,11 +22,21 @@ use crate::types::Warning;
 /// rest are counted by MySQL and dropped; here dropped).
 pub const MAX_WARNINGS: usize = 1024;
 
+/// ER_DIVISION_BY_ZERO: escalated only under `ERROR_FOR_DIVISION_BY_ZERO`.
+const DIVISION_BY_ZERO: u16 = crate::error::code::DIVISION_BY_ZERO;
+
 #[derive(Default)]
 struct Sink {
     warnings: Vec<Warning>,
     /// Depth of nested [`Strict`] guards: escalate while > 0.
     strict: u32,
+    /// Whether division by zero (1365) escalates too (MySQL's
+    /// `ERROR_FOR_DIVISION_BY_ZERO`, set by the outermost guard).
+    division_by_zero: bool,
+    /// The first warning escalated under a [`Strict`] guard: the statement
+    /// fails with it even where the evaluator could not propagate it at
+    /// once (a comparison inside a sort).
+    escalated: Option<SqlError>,
 }
 
 thread_local! {
@@ -43,14 +53,23 @@ pub fn note(code: u16, message: impl Into<String>) -> SqlResult<()> {
             return Ok(());
         };
         let message = message.into();
-        if sink.strict > 0 {
-            return Err(SqlError::new(code, message));
+        if sink.strict > 0 && (code != DIVISION_BY_ZERO || sink.division_by_zero) {
+            let e = SqlError::new(code, message);
+            sink.escalated.get_or_insert_with(|| e.clone());
+            return Err(e);
         }
         if sink.warnings.len() < MAX_WARNINGS {
             sink.warnings.push(Warning { code, message });
         }
         Ok(())
     })
+}
+
+/// [`note`] where the caller cannot return an error (a comparison, a
+/// truth value): under a [`Strict`] guard the escalated error is kept and
+/// [`Strict::finish`] fails the statement with it.
+pub fn note_later(code: u16, message: impl Into<String>) {
+    let _ = note(code, message);
 }
 
 /// Report a warning that is never escalated (a note even in strict mode).
@@ -99,7 +118,12 @@ impl Collect {
             return Vec::new();
         }
         self.owner = false;
-        SINK.with(|s| s.borrow_mut().take().map(|s| s.warnings).unwrap_or_default())
+        SINK.with(|s| {
+            s.borrow_mut()
+                .take()
+                .map(|s| s.warnings)
+                .unwrap_or_default()
+        })
     }
 }
 
@@ -110,24 +134,42 @@ impl Drop for Collect {
 }
 
 /// While it lives, warnings on this thread are errors (rows being written
-/// under a strict `sql_mode`). Nests.
+/// under a strict `sql_mode`). Nests. [`Strict::finish`] tells whether a
+/// warning was escalated while it lived (the statement must then fail:
+/// its writes are rolled back to the statement's savepoint).
 pub struct Strict {
     armed: bool,
 }
 
 impl Strict {
     /// Escalate warnings when `on` (the session's mode is strict and the
-    /// statement is not `INSERT IGNORE` / `UPDATE IGNORE`).
-    pub fn enter(on: bool) -> Strict {
+    /// statement is not `INSERT IGNORE`); division by zero only when
+    /// `division_by_zero` too (`ERROR_FOR_DIVISION_BY_ZERO`).
+    pub fn enter(on: bool, division_by_zero: bool) -> Strict {
         let armed = on
             && SINK.with(|s| match s.borrow_mut().as_mut() {
                 Some(sink) => {
+                    if sink.strict == 0 {
+                        sink.division_by_zero = division_by_zero;
+                    }
                     sink.strict += 1;
                     true
                 }
                 None => false,
             });
         Strict { armed }
+    }
+
+    /// `Err` with the first warning escalated since [`Strict::enter`]
+    /// (by the outermost guard; an inner one leaves it to the outer).
+    pub fn finish(self) -> SqlResult<()> {
+        if !self.armed {
+            return Ok(());
+        }
+        SINK.with(|s| match s.borrow_mut().as_mut() {
+            Some(sink) if sink.strict == 1 => sink.escalated.take().map_or(Ok(()), Err),
+            _ => Ok(()),
+        })
     }
 }
 
@@ -138,6 +180,9 @@ impl Drop for Strict {
                 if let Some(sink) = s.borrow_mut().as_mut() {
                     debug_assert!(sink.strict > 0, "unbalanced strict guard");
                     sink.strict = sink.strict.saturating_sub(1);
+                    if sink.strict == 0 {
+                        sink.escalated = None;
+                    }
                 }
             });
         }
@@ -160,14 +205,27 @@ mod tests {
             assert!(inner.finish().is_empty(), "a nested guard takes nothing");
         }
         {
-            let _s = Strict::enter(true);
+            let s = Strict::enter(true, true);
             let e = note(1292, "c").unwrap_err();
             assert_eq!(e.code, 1292);
             note_lenient(1265, "d");
+            note_later(1366, "f");
+            assert_eq!(s.finish().unwrap_err().message, "c", "the first escalation");
+        }
+        {
+            let s = Strict::enter(true, true);
+            note_later(1366, "g");
+            assert_eq!(s.finish().unwrap_err().code, 1366);
+            let s = Strict::enter(true, false);
+            note(1365, "division by zero stays a warning").unwrap();
+            s.finish().unwrap();
+            let s = Strict::enter(false, true);
+            note(1292, "h").unwrap();
+            s.finish().unwrap();
         }
         note(1366, "e").unwrap();
         let got: Vec<u16> = c.finish().iter().map(|w| w.code).collect();
-        assert_eq!(got, vec![1292, 1365, 1265, 1366]);
+        assert_eq!(got, vec![1292, 1365, 1265, 1365, 1292, 1366]);
         // Closed again.
         assert!(note(1292, "x").is_ok());
         let c = Collect::open();

@@ -545,6 +545,16 @@ impl<'a> Compiler<'a> {
 
             Expr::Value(v) => CExpr::Lit(literal(&v.value)?),
             Expr::Nested(inner) => self.compile(inner)?,
+            // `-9223372036854775808` is one BIGINT literal (the digits alone
+            // are not a BIGINT), as MySQL's parser reads it.
+            Expr::UnaryOp {
+                op: UnaryOperator::Minus,
+                expr,
+            } if matches!(expr.as_ref(), Expr::Value(v)
+                if matches!(&v.value, ast::Value::Number(n, _) if n == "9223372036854775808")) =>
+            {
+                CExpr::Lit(Value::Int(i64::MIN))
+            }
             Expr::UnaryOp { op, expr } => {
                 let x = self.compile(expr)?;
                 match op {
@@ -590,6 +600,12 @@ impl<'a> Compiler<'a> {
                     extract
                 }
             }
+            Expr::BinaryOp { left, op, right }
+                if matches!(left.as_ref(), Expr::Tuple(_))
+                    || matches!(right.as_ref(), Expr::Tuple(_)) =>
+            {
+                self.row_comparison(left, op, right)?
+            }
             Expr::BinaryOp { left, op, right } => {
                 let op = match op {
                     BinaryOperator::Plus => BinOp::Add,
@@ -620,22 +636,44 @@ impl<'a> Compiler<'a> {
             }
             Expr::IsNull(x) => CExpr::IsNull(Box::new(self.compile(x)?), false),
             Expr::IsNotNull(x) => CExpr::IsNull(Box::new(self.compile(x)?), true),
-            Expr::IsTrue(x) => CExpr::Bin(
-                BinOp::NullSafeEq,
-                Box::new(self.compile(x)?),
-                Box::new(CExpr::Lit(Value::Bool(true))),
-            ),
-            Expr::IsFalse(x) => CExpr::Bin(
-                BinOp::NullSafeEq,
-                Box::new(self.compile(x)?),
-                Box::new(CExpr::Lit(Value::Bool(false))),
-            ),
+            // `x IS [NOT] TRUE / FALSE` test x's truth value (2 and 0.5
+            // are TRUE), never NULL; `IS [NOT] UNKNOWN` is `IS [NOT] NULL`.
+            Expr::IsTrue(x) => CExpr::Func(IS_TRUE.into(), vec![self.compile(x)?]),
+            Expr::IsNotTrue(x) => CExpr::Not(Box::new(CExpr::Func(
+                IS_TRUE.into(),
+                vec![self.compile(x)?],
+            ))),
+            Expr::IsFalse(x) => CExpr::Func(IS_FALSE.into(), vec![self.compile(x)?]),
+            Expr::IsNotFalse(x) => CExpr::Not(Box::new(CExpr::Func(
+                IS_FALSE.into(),
+                vec![self.compile(x)?],
+            ))),
+            Expr::IsUnknown(x) => CExpr::IsNull(Box::new(self.compile(x)?), false),
+            Expr::IsNotUnknown(x) => CExpr::IsNull(Box::new(self.compile(x)?), true),
             Expr::In {
                 expr,
                 target,
                 negated,
                 ..
             } => match target {
+                ast::InTarget::List(list) if matches!(expr.as_ref(), Expr::Tuple(_)) => {
+                    // `(a, b) IN ((1, 2), (3, 4))`: an OR of row equalities
+                    // (the same three-valued answer as MySQL's).
+                    let mut any: Option<CExpr> = None;
+                    for item in list {
+                        let eq = self.row_comparison(expr, &BinaryOperator::Eq, item)?;
+                        any = Some(match any {
+                            None => eq,
+                            Some(a) => CExpr::Bin(BinOp::Or, Box::new(a), Box::new(eq)),
+                        });
+                    }
+                    let any = any.ok_or_else(|| SqlError::parse("empty IN list"))?;
+                    if *negated {
+                        CExpr::Not(Box::new(any))
+                    } else {
+                        any
+                    }
+                }
                 ast::InTarget::List(list) => {
                     let items = list
                         .iter()
@@ -1042,12 +1080,121 @@ impl<'a> Compiler<'a> {
     }
 }
 
+impl Compiler<'_> {
+    /// A comparison of two row constructors, `(a, b) op (c, d)`, as MySQL
+    /// defines it: `=` / `<=>` all pairs equal, `<>` some pair differs,
+    /// `<` `<=` `>` `>=` lexicographically (the first pair that is not
+    /// equal decides; a NULL before it makes the answer NULL). Rows of
+    /// different widths, or a row beside a scalar, are error 1241.
+    fn row_comparison(
+        &mut self,
+        left: &Expr,
+        op: &BinaryOperator,
+        right: &Expr,
+    ) -> SqlResult<CExpr> {
+        fn items(e: &Expr) -> &[Expr] {
+            match e {
+                Expr::Tuple(items) => items,
+                Expr::Nested(inner) => items(inner),
+                other => std::slice::from_ref(other),
+            }
+        }
+        let (l, r) = (items(left), items(right));
+        if l.len() != r.len() {
+            return Err(SqlError::new(
+                code::OPERAND_COLUMNS,
+                format!("Operand should contain {} column(s)", l.len()),
+            ));
+        }
+        let op = match op {
+            BinaryOperator::Eq => BinOp::Eq,
+            BinaryOperator::NotEq => BinOp::NotEq,
+            BinaryOperator::Lt => BinOp::Lt,
+            BinaryOperator::LtEq => BinOp::LtEq,
+            BinaryOperator::Gt => BinOp::Gt,
+            BinaryOperator::GtEq => BinOp::GtEq,
+            BinaryOperator::Spaceship => BinOp::NullSafeEq,
+            other => {
+                return Err(SqlError::new(
+                    code::OPERAND_COLUMNS,
+                    format!("Operand should contain 1 column(s) (row {other} row)"),
+                ))
+            }
+        };
+        let mut pairs = Vec::with_capacity(l.len());
+        for (a, b) in l.iter().zip(r) {
+            if matches!(a, Expr::Tuple(_)) || matches!(b, Expr::Tuple(_)) {
+                return Err(SqlError::unsupported("nested row constructors"));
+            }
+            pairs.push((self.compile(a)?, self.compile(b)?));
+        }
+        let bin = |o: BinOp, a: CExpr, b: CExpr| CExpr::Bin(o, Box::new(a), Box::new(b));
+        let fold = |o: BinOp, terms: Vec<CExpr>| terms.into_iter().reduce(|a, b| bin(o, a, b));
+        let out = match op {
+            BinOp::Eq | BinOp::NullSafeEq => fold(
+                BinOp::And,
+                pairs.into_iter().map(|(a, b)| bin(op, a, b)).collect(),
+            ),
+            BinOp::NotEq => fold(
+                BinOp::Or,
+                pairs
+                    .into_iter()
+                    .map(|(a, b)| bin(BinOp::NotEq, a, b))
+                    .collect(),
+            ),
+            _ => {
+                // a1 < b1 OR (a1 = b1 AND (a2 < b2 OR (a2 = b2 AND … an <= bn)))
+                let strict = match op {
+                    BinOp::Lt | BinOp::LtEq => BinOp::Lt,
+                    _ => BinOp::Gt,
+                };
+                let mut acc: Option<CExpr> = None;
+                for (a, b) in pairs.into_iter().rev() {
+                    acc = Some(match acc {
+                        None => bin(op, a, b),
+                        Some(rest) => bin(
+                            BinOp::Or,
+                            bin(strict, a.clone(), b.clone()),
+                            bin(BinOp::And, bin(BinOp::Eq, a, b), rest),
+                        ),
+                    });
+                }
+                acc
+            }
+        };
+        out.ok_or_else(|| SqlError::parse("empty row constructor"))
+    }
+}
+
+/// Internal (not callable as written: a name with a space) functions of
+/// `x IS TRUE` and `x IS FALSE`.
+const IS_TRUE: &str = "is true";
+const IS_FALSE: &str = "is false";
+
 /// Internal (not callable as written) names of interval arithmetic.
 fn interval_fn(sub: bool) -> &'static str {
     if sub {
         "date_sub interval"
     } else {
         "date_add interval"
+    }
+}
+
+/// SQL's three-valued AND (`None` = NULL/UNKNOWN).
+pub fn and3(a: Option<bool>, b: Option<bool>) -> Option<bool> {
+    match (a, b) {
+        (Some(false), _) | (_, Some(false)) => Some(false),
+        (Some(true), Some(true)) => Some(true),
+        _ => None,
+    }
+}
+
+/// SQL's three-valued OR (`None` = NULL/UNKNOWN).
+pub fn or3(a: Option<bool>, b: Option<bool>) -> Option<bool> {
+    match (a, b) {
+        (Some(true), _) | (_, Some(true)) => Some(true),
+        (Some(false), Some(false)) => Some(false),
+        _ => None,
     }
 }
 
@@ -1058,23 +1205,32 @@ pub fn truth(v: &Value) -> Option<bool> {
         Value::Bool(b) => Some(*b),
         Value::Int(i) => Some(*i != 0),
         Value::Float(f) => Some(*f != 0.0),
-        Value::Text(s) => Some(s.trim().parse::<f64>().map(|f| f != 0.0).unwrap_or(false)),
+        Value::Text(s) => Some(text_to_double(s) != 0.0),
         Value::DateTime(_) | Value::Vector(_) => Some(true),
     }
+}
+
+/// A string as a DOUBLE, as MySQL converts it in a numeric context: its
+/// longest numeric prefix, with warning 1292 when that is not the whole
+/// string (an error while a strict-mode write runs: see
+/// [`crate::warnings::note_later`]).
+pub fn text_to_double(s: &str) -> f64 {
+    let (f, whole) = crate::types::parse_number_prefix(s);
+    if !whole {
+        crate::warnings::note_later(
+            code::TRUNCATED_WRONG_VALUE,
+            format!("Truncated incorrect DOUBLE value: '{s}'"),
+        );
+    }
+    f
 }
 
 fn num(v: &Value) -> Option<Value> {
     match v {
         Value::Int(_) | Value::Float(_) => Some(v.clone()),
         Value::Bool(b) => Some(Value::Int(*b as i64)),
-        Value::Text(s) => {
-            let t = s.trim();
-            if let Ok(i) = t.parse::<i64>() {
-                Some(Value::Int(i))
-            } else {
-                Some(Value::Float(t.parse::<f64>().unwrap_or(0.0)))
-            }
-        }
+        // A string in a numeric context is a DOUBLE (`'3' + 1` is 4e0).
+        Value::Text(s) => Some(Value::Float(text_to_double(s))),
         Value::DateTime(us) => Some(Value::Int(*us)),
         _ => None,
     }
@@ -1137,6 +1293,9 @@ fn num_cmp(a: &Value, b: &Value) -> Ordering {
 }
 
 fn arith(op: BinOp, a: &Value, b: &Value) -> SqlResult<Value> {
+    if a.is_null() || b.is_null() {
+        return Ok(Value::Null);
+    }
     let (Some(x), Some(y)) = (num(a), num(b)) else {
         return Ok(Value::Null);
     };
@@ -2069,6 +2228,14 @@ fn call_builtin(name: &str, args: &[Value]) -> SqlResult<Value> {
                 args[0].clone()
             })
         }
+        IS_TRUE => {
+            want(args, 1, name)?;
+            Ok(Value::Bool(truth(&args[0]) == Some(true)))
+        }
+        IS_FALSE => {
+            want(args, 1, name)?;
+            Ok(Value::Bool(truth(&args[0]) == Some(false)))
+        }
         "if" => {
             want(args, 3, name)?;
             Ok(if truth(&args[0]) == Some(true) {
@@ -2145,7 +2312,17 @@ fn cast(v: Value, to: CastTo) -> SqlResult<Value> {
         CastTo::DateTime | CastTo::Date => {
             let us = match &v {
                 Value::DateTime(us) => Some(*us),
-                other => parse_datetime(&text(other)),
+                other => {
+                    let t = text(other);
+                    let us = parse_datetime(&t);
+                    if us.is_none() {
+                        crate::warnings::note_later(
+                            code::TRUNCATED_WRONG_VALUE,
+                            format!("Incorrect datetime value: '{t}'"),
+                        );
+                    }
+                    us
+                }
             };
             match us {
                 None => Value::Null,
@@ -2171,8 +2348,19 @@ fn leading_int(s: &str) -> i64 {
     };
     let end = digits.bytes().take_while(u8::is_ascii_digit).count();
     let mut v: i64 = 0;
+    let mut saturated = false;
     for b in digits[..end].bytes() {
-        v = v.saturating_mul(10).saturating_add(i64::from(b - b'0'));
+        let next = v
+            .checked_mul(10)
+            .and_then(|x| x.checked_add(i64::from(b - b'0')));
+        saturated |= next.is_none();
+        v = next.unwrap_or(i64::MAX);
+    }
+    if end == 0 || saturated || !digits[end..].trim().is_empty() {
+        crate::warnings::note_later(
+            code::TRUNCATED_WRONG_VALUE,
+            format!("Truncated incorrect INTEGER value: '{s}'"),
+        );
     }
     if neg {
         -v
@@ -2233,22 +2421,14 @@ impl CExpr {
                 if l == Some(false) {
                     return Ok(Some(false));
                 }
-                return Ok(match (l, b.test(cx)?) {
-                    (_, Some(false)) => Some(false),
-                    (Some(true), Some(true)) => Some(true),
-                    _ => None,
-                });
+                return Ok(and3(l, b.test(cx)?));
             }
             CExpr::Bin(BinOp::Or, a, b) => {
                 let l = a.test(cx)?;
                 if l == Some(true) {
                     return Ok(Some(true));
                 }
-                return Ok(match (l, b.test(cx)?) {
-                    (_, Some(true)) => Some(true),
-                    (Some(false), Some(false)) => Some(false),
-                    _ => None,
-                });
+                return Ok(or3(l, b.test(cx)?));
             }
             CExpr::Not(x) => return Ok(x.test(cx)?.map(|b| !b)),
             _ => {}
@@ -2347,12 +2527,15 @@ impl CExpr {
             CExpr::Between(x, lo, hi, negated) => {
                 let v = x.eval_ref(cx)?;
                 let (l, h) = (lo.eval_ref(cx)?, hi.eval_ref(cx)?);
-                match (sql_cmp(&v, &l), sql_cmp(&v, &h)) {
-                    (Some(a), Some(b)) => {
-                        let inside = a != Ordering::Less && b != Ordering::Greater;
-                        Value::Bool(inside != *negated)
-                    }
-                    _ => Value::Null,
+                // `x BETWEEN lo AND hi` is `x >= lo AND x <= hi` under
+                // three-valued logic: one false bound decides even when the
+                // other is NULL (`1 BETWEEN 2 AND NULL` is 0, `5 NOT BETWEEN
+                // NULL AND 3` is 1).
+                let ge = sql_cmp(&v, &l).map(|o| o != Ordering::Less);
+                let le = sql_cmp(&v, &h).map(|o| o != Ordering::Greater);
+                match and3(ge, le) {
+                    Some(inside) => Value::Bool(inside != *negated),
+                    None => Value::Null,
                 }
             }
             CExpr::Like(x, p, negated) => {

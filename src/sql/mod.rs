@@ -145,6 +145,25 @@ impl SessionState {
             .unwrap_or(0)
     }
 
+    /// Whether `sql_mode` has `mode` (an upper-case name); unset is the
+    /// default mode (see `vars`).
+    pub fn sql_mode_has(&self, mode: &str) -> bool {
+        let modes = self
+            .vars
+            .get("sql_mode")
+            .map_or(vars::DEFAULT_SQL_MODE, String::as_str);
+        modes.split(',').any(|m| m == mode)
+    }
+
+    /// Whether rows are written strictly (`STRICT_TRANS_TABLES`,
+    /// `STRICT_ALL_TABLES`, or `TRADITIONAL`, which includes them): a
+    /// conversion warning while a row is written fails the statement.
+    pub fn strict_writes(&self) -> bool {
+        ["STRICT_TRANS_TABLES", "STRICT_ALL_TABLES", "TRADITIONAL"]
+            .iter()
+            .any(|m| self.sql_mode_has(m))
+    }
+
     /// Session variable as bool (`1`, `on`, `true`).
     pub fn var_bool(&self, name: &str) -> bool {
         self.vars
@@ -721,6 +740,25 @@ fn is_ddl(s: &Stmt) -> bool {
     }
 }
 
+/// Run a statement that writes rows: under a strict `sql_mode` (and not
+/// `INSERT IGNORE`) a conversion warning raised while it runs fails it
+/// (its writes are rolled back to the statement's savepoint), as MySQL's
+/// strict mode does.
+fn write_rows(
+    cx: &mut Ctx<'_>,
+    strict: bool,
+    f: impl FnOnce(&mut Ctx<'_>) -> SqlResult<QueryResult>,
+) -> SqlResult<QueryResult> {
+    let guard = crate::warnings::Strict::enter(
+        strict && cx.session.strict_writes(),
+        cx.session.sql_mode_has("ERROR_FOR_DIVISION_BY_ZERO")
+            || cx.session.sql_mode_has("TRADITIONAL"),
+    );
+    let r = f(cx)?;
+    guard.finish()?;
+    Ok(r)
+}
+
 fn run_in_txn(cx: &mut Ctx<'_>, s: Stmt) -> SqlResult<QueryResult> {
     use sqlparser::ast::Statement as S;
     match s {
@@ -728,9 +766,9 @@ fn run_in_txn(cx: &mut Ctx<'_>, s: Stmt) -> SqlResult<QueryResult> {
         // its cache when `a` is dropped.
         Stmt::Ast(a) => match &*a {
             S::Query(q) => select::query(cx, q),
-            S::Insert(ins) => dml::insert(cx, ins),
-            S::Update(up) => dml::update(cx, up),
-            S::Delete(del) => dml::delete(cx, del),
+            S::Insert(ins) => write_rows(cx, !ins.ignore, |cx| dml::insert(cx, ins)),
+            S::Update(up) => write_rows(cx, true, |cx| dml::update(cx, up)),
+            S::Delete(del) => write_rows(cx, true, |cx| dml::delete(cx, del)),
             other => Err(SqlError::unsupported(
                 other.to_string().chars().take(60).collect::<String>(),
             )),

@@ -313,7 +313,9 @@ fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnKind {
             | "connection_id"
             | "sleep"
             | "row_count"
-            | "found_rows" => ColumnKind::Int,
+            | "found_rows"
+            | "is true"
+            | "is false" => ColumnKind::Int,
             _ => ColumnKind::Text,
         },
         CExpr::Bin(op, a, b) => {
@@ -327,7 +329,12 @@ fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnKind {
                         ColumnKind::Vector
                     } else if let Some(k) = decimal_result(*op, x, y) {
                         k
-                    } else if x == ColumnKind::Float || y == ColumnKind::Float {
+                    } else if x == ColumnKind::Float
+                        || y == ColumnKind::Float
+                        || x == ColumnKind::Text
+                        || y == ColumnKind::Text
+                    {
+                        // A string in arithmetic is a DOUBLE.
                         ColumnKind::Float
                     } else {
                         ColumnKind::Int

@@ -44,6 +44,12 @@ enum Accepts {
     SqlMode,
     TimeZone,
     Isolation,
+    /// An integer in `lo..=hi`.
+    Range(i64, i64),
+    /// A number in `0..=100`.
+    Percent,
+    /// One of these words (case-insensitive; stored as written here).
+    OneOf(&'static [&'static str]),
 }
 
 struct Def {
@@ -61,6 +67,12 @@ const fn def(name: &'static str, access: Access, accepts: Accepts, default: &'st
         default,
     }
 }
+
+/// MySQL 8's default `sql_mode`. Every mode in it is honoured: strict
+/// writes and division by zero (`crate::warnings`), zero dates refused,
+/// full GROUP BY (always required here).
+pub const DEFAULT_SQL_MODE: &str = "ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,\
+NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION";
 
 use Accepts as A;
 use Access::{ReadOnly as RO, Session as S};
@@ -83,16 +95,38 @@ const VARS: &[Def] = &[
     def("collation_server", RO, A::Any, "utf8mb4_bin"),
     def("default_storage_engine", RO, A::Any, "Tributary"),
     def("div_precision_increment", RO, A::Any, "4"),
+    def("enable_vector_auto_mode_by_default", S, A::Bool, "OFF"),
+    def("enable_vector_prefilter_by_default", S, A::Bool, "OFF"),
+    def("experimental_fulltext_index", S, A::Bool, "ON"),
+    def("experimental_hnsw_index", S, A::Bool, "ON"),
+    def("experimental_ivf_index", S, A::Bool, "ON"),
+    def("experimental_ivfpq_index", S, A::Bool, "ON"),
     def("fast_search", S, A::Bool, "OFF"),
     def("foreign_key_checks", S, A::Bool, "ON"),
+    def("ft_relevancy_algorithm", S, A::OneOf(&["BM25"]), "BM25"),
+    def("fulltext_bloom_filter_pushdown", S, A::Bool, "OFF"),
     def("group_concat_max_len", RO, A::Any, "1024"),
     def("have_ssl", RO, A::Any, "DISABLED"),
     def("hnsw_ef_search", S, A::Count, "0"),
+    def("hnsw_threads_build", S, A::Range(0, 1024), "0"),
+    def("hnsw_threads_search", S, A::Range(0, 1024), "0"),
     def("hostname", RO, A::Any, ""),
     def("init_connect", RO, A::Any, ""),
     def("innodb_lock_wait_timeout", S, A::Seconds, ""),
     def("interactive_timeout", S, A::Count, "28800"),
     def("iscp_wait_fresh", S, A::Bool, "OFF"),
+    def("ivf_preload_entries", S, A::Bool, "OFF"),
+    def("ivf_threads_build", S, A::Range(0, 1024), "0"),
+    def("ivf_threads_search", S, A::Range(0, 1024), "0"),
+    def(
+        "ivfpq_max_index_capacity",
+        S,
+        A::Range(0, 5_000_000_000),
+        "0",
+    ),
+    def("ivfpq_threads_build", S, A::Range(0, 1024), "0"),
+    def("kmeans_max_iteration", S, A::Range(10, 500), "20"),
+    def("kmeans_train_percent", S, A::Percent, "10"),
     def("license", RO, A::Any, "Apache-2.0"),
     def("lock_wait_timeout", S, A::Seconds, "31536000"),
     def("lower_case_table_names", RO, A::Any, "0"),
@@ -103,16 +137,12 @@ const VARS: &[Def] = &[
     def("net_write_timeout", S, A::Count, "60"),
     def("performance_schema", RO, A::Any, "OFF"),
     def("port", RO, A::Any, "6001"),
+    def("probe_limit", S, A::Range(1, 80_000), "5"),
     def("protocol_version", RO, A::Any, "10"),
     def("query_cache_size", RO, A::Any, "0"),
     def("query_cache_type", RO, A::Any, "OFF"),
     def("sql_auto_is_null", RO, A::Any, "0"),
-    def(
-        "sql_mode",
-        S,
-        A::SqlMode,
-        "STRICT_TRANS_TABLES,NO_ENGINE_SUBSTITUTION",
-    ),
+    def("sql_mode", S, A::SqlMode, DEFAULT_SQL_MODE),
     def("sql_notes", S, A::Bool, "ON"),
     def("sql_quote_show_create", S, A::Bool, "ON"),
     def("sql_safe_updates", RO, A::Any, "0"),
@@ -301,6 +331,21 @@ fn normalize(d: &Def, value: &str) -> SqlResult<String> {
         A::Count => match v.parse::<u64>() {
             Ok(n) => n.to_string(),
             Err(_) => return Err(wrong_value(d.name, v)),
+        },
+        A::Range(lo, hi) => match v.parse::<i64>() {
+            Ok(n) if (lo..=hi).contains(&n) => n.to_string(),
+            _ => return Err(wrong_value(d.name, v)),
+        },
+        A::Percent => match v.parse::<f64>() {
+            Ok(n) if (0.0..=100.0).contains(&n) => v.to_string(),
+            _ => return Err(wrong_value(d.name, v)),
+        },
+        A::OneOf(words) => match words.iter().find(|w| w.eq_ignore_ascii_case(v)) {
+            Some(w) => w.to_string(),
+            None if d.name == "ft_relevancy_algorithm" => {
+                return not_honoured("full-text relevance is BM25 (tantivy's) only")
+            }
+            None => return Err(wrong_value(d.name, v)),
         },
         A::Seconds => match v.parse::<f64>() {
             Ok(n) if n.is_finite() && n >= 0.0 => v.to_string(),

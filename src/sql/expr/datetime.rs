@@ -225,7 +225,13 @@ fn dt_arg(v: &Value) -> Option<Dt> {
         },
         Value::Text(s) => {
             let s = s.trim();
-            let us = parse_datetime(s)?;
+            let Some(us) = parse_datetime(s) else {
+                crate::warnings::note_later(
+                    crate::error::code::TRUNCATED_WRONG_VALUE,
+                    format!("Incorrect datetime value: '{s}'"),
+                );
+                return None;
+            };
             let mut dp = s.split([' ', 'T']).next()?.split('-');
             let y: i64 = dp.next()?.parse().ok()?;
             let m: i64 = dp.next()?.parse().ok()?;
