@@ -417,27 +417,23 @@ fn unique_column(name: &str) -> IndexSpec {
 
 /// ADD UNIQUE / INDEX / FULLTEXT as an index to create.
 fn constraint_spec(t: &TableDef, c: &ast::TableConstraint) -> SqlResult<IndexSpec> {
-    let names = |cols: &[ast::IndexColumn]| -> Vec<String> {
-        cols.iter()
-            .map(|c| c.column.expr.to_string().trim_matches('`').to_string())
-            .collect()
-    };
-    let (name, columns, unique, fulltext) = match c {
+    let names = crate::sql::ddl::key_parts;
+    let ((name, (columns, prefixes)), unique, fulltext) = match c {
         ast::TableConstraint::Unique(u) => (
-            u.name.as_ref().map(ident_name),
-            names(&u.columns),
+            (u.name.as_ref().map(ident_name), names(&u.columns)),
             true,
             false,
         ),
         ast::TableConstraint::Index(ix) => (
-            ix.name.as_ref().map(ident_name),
-            names(&ix.columns),
+            (ix.name.as_ref().map(ident_name), names(&ix.columns)),
             false,
             false,
         ),
         ast::TableConstraint::FulltextOrSpatial(ft) if ft.fulltext => (
-            ft.opt_index_name.as_ref().map(ident_name),
-            names(&ft.columns),
+            (
+                ft.opt_index_name.as_ref().map(ident_name),
+                names(&ft.columns),
+            ),
             false,
             true,
         ),
@@ -449,6 +445,7 @@ fn constraint_spec(t: &TableDef, c: &ast::TableConstraint) -> SqlResult<IndexSpe
         columns,
         unique,
         fulltext,
+        prefixes,
         table: Name {
             db: Some(t.db.clone()),
             name: t.name.clone(),

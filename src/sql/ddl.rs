@@ -626,14 +626,48 @@ pub fn parse_type(s: &str) -> SqlResult<DataType> {
     })
 }
 
-fn index_columns(t: &TableDef, cols: &[ast::IndexColumn]) -> SqlResult<Vec<usize>> {
-    cols.iter()
-        .map(|c| {
-            let name = match &c.column.expr {
-                ast::Expr::Identifier(i) => ident_name(i),
-                other => other.to_string().to_ascii_lowercase(),
-            };
-            t.column_index(&name).ok_or_else(|| {
+/// The column names and key-part lengths of an index's column list as
+/// sqlparser reads it (`a(10)` comes as a call of `a` with one number).
+pub fn key_parts(cols: &[ast::IndexColumn]) -> (Vec<String>, Vec<Option<usize>>) {
+    let mut names = Vec::with_capacity(cols.len());
+    let mut prefixes = Vec::with_capacity(cols.len());
+    for c in cols {
+        let (name, len) = match &c.column.expr {
+            ast::Expr::Identifier(i) => (ident_name(i), None),
+            ast::Expr::Function(f) => {
+                let len = match &f.args {
+                    ast::FunctionArguments::List(l) => match l.args.as_slice() {
+                        [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(
+                            ast::Expr::Value(v),
+                        ))] => match &v.value {
+                            ast::Value::Number(n, _) => n.parse::<usize>().ok(),
+                            _ => None,
+                        },
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                match (len, f.name.0.as_slice()) {
+                    (Some(len), [ast::ObjectNamePart::Identifier(i)]) => (ident_name(i), Some(len)),
+                    _ => (f.to_string().to_ascii_lowercase(), None),
+                }
+            }
+            other => (other.to_string().to_ascii_lowercase(), None),
+        };
+        names.push(name);
+        prefixes.push(len);
+    }
+    if prefixes.iter().all(Option::is_none) {
+        prefixes.clear();
+    }
+    (names, prefixes)
+}
+
+fn column_positions(t: &TableDef, names: &[String]) -> SqlResult<Vec<usize>> {
+    names
+        .iter()
+        .map(|name| {
+            t.column_index(name).ok_or_else(|| {
                 SqlError::new(
                     code::KEY_COLUMN_DOES_NOT_EXIST,
                     format!("Key column '{name}' doesn't exist in table"),
@@ -641,6 +675,53 @@ fn index_columns(t: &TableDef, cols: &[ast::IndexColumn]) -> SqlResult<Vec<usize
             })
         })
         .collect()
+}
+
+/// MySQL's ER_WRONG_SUB_KEY.
+const WRONG_SUB_KEY: u16 = 1089;
+
+/// Check the key-part lengths of an index on `cols` (MySQL's rules: string
+/// columns only, not 0, not longer than the column, none on FULLTEXT or
+/// vector indexes). A UNIQUE or PRIMARY key on a prefix is refused (1235):
+/// its uniqueness would be the prefix's, which the index does not hold. A
+/// plain key on a prefix holds the whole values: it answers exactly as a
+/// prefix key does (the length only bounds a key's size in InnoDB).
+fn check_prefixes(
+    t: &TableDef,
+    cols: &[usize],
+    prefixes: &[Option<usize>],
+    unique: bool,
+    plain: bool,
+) -> SqlResult<()> {
+    for (&c, len) in cols.iter().zip(prefixes) {
+        let Some(len) = *len else { continue };
+        let col = &t.columns[c];
+        if len == 0 {
+            return Err(SqlError::new(
+                1391,
+                format!("Key part '{}' length cannot be 0", col.name),
+            ));
+        }
+        let fits = match col.ty {
+            DataType::Varchar(n) => len <= n as usize,
+            DataType::Text => true,
+            _ => false,
+        };
+        if !fits || !plain {
+            return Err(SqlError::new(
+                WRONG_SUB_KEY,
+                "Incorrect prefix key; the used key part isn't a string, the used length is \
+                 longer than the key part, or the storage engine doesn't support unique prefix keys",
+            ));
+        }
+        if unique {
+            return Err(SqlError::unsupported(format!(
+                "a UNIQUE or PRIMARY KEY on a column prefix ({}({len})): use the whole column",
+                col.name
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// A new table with a fresh id and nothing in it yet.
@@ -825,31 +906,39 @@ fn create_table(
                         "Multiple primary key defined",
                     ));
                 }
-                t.pk = index_columns(&t, &pk.columns)?;
+                let (names, prefixes) = key_parts(&pk.columns);
+                t.pk = column_positions(&t, &names)?;
+                check_prefixes(&t, &t.pk, &prefixes, true, true)?;
                 for &p in &t.pk {
                     t.columns[p].nullable = false;
                 }
             }
             TableConstraint::Unique(u) => {
-                let cols = index_columns(&t, &u.columns)?;
+                let (names, prefixes) = key_parts(&u.columns);
+                let cols = column_positions(&t, &names)?;
                 pending_indexes.push(IndexSpec {
                     name: u.name.as_ref().map(ident_name).unwrap_or_default(),
                     columns: cols.iter().map(|&c| t.columns[c].name.clone()).collect(),
                     unique: true,
+                    prefixes,
                     ..Default::default()
                 });
             }
             TableConstraint::Index(ix) => {
-                let cols = index_columns(&t, &ix.columns)?;
+                let (names, prefixes) = key_parts(&ix.columns);
+                let cols = column_positions(&t, &names)?;
                 pending_indexes.push(IndexSpec {
                     name: ix.name.as_ref().map(ident_name).unwrap_or_default(),
                     columns: cols.iter().map(|&c| t.columns[c].name.clone()).collect(),
+                    prefixes,
                     ..Default::default()
                 });
             }
             TableConstraint::FulltextOrSpatial(ft) if ft.fulltext => {
-                let cols = index_columns(&t, &ft.columns)?;
+                let (names, prefixes) = key_parts(&ft.columns);
+                let cols = column_positions(&t, &names)?;
                 pending_indexes.push(IndexSpec {
+                    prefixes,
                     name: ft
                         .opt_index_name
                         .as_ref()
@@ -904,6 +993,13 @@ pub fn index_def(cx: &mut Ctx<'_>, t: &TableDef, spec: &IndexSpec) -> SqlResult<
         })
         .collect::<SqlResult<_>>()?;
     let using = spec.using.as_deref().unwrap_or("");
+    check_prefixes(
+        t,
+        &cols,
+        &spec.prefixes,
+        spec.unique,
+        !spec.fulltext && (using.is_empty() || using == "btree"),
+    )?;
     let kind = if using == "hnsw" {
         let [c] = cols.as_slice() else {
             return Err(SqlError::wrong_args(

@@ -34,6 +34,9 @@ pub struct IndexSpec {
     pub ef_search: Option<usize>,
     pub parser: Option<String>,
     pub is_async: bool,
+    /// Key-part lengths (`KEY (a(10))`), beside `columns`; empty when no
+    /// column has one. Checked by `ddl::index_def`.
+    pub prefixes: Vec<Option<usize>>,
 }
 
 /// A user account `'name'@'host'` (host `%` when omitted). An empty name
@@ -731,19 +734,24 @@ impl P<'_> {
             Err(self.err("unexpected input"))
         }
     }
-    fn column_list(&mut self) -> SqlResult<Vec<String>> {
+    /// `(col [(length)] [ASC|DESC], …)` into `spec.columns` and
+    /// `spec.prefixes`.
+    fn column_list(&mut self, spec: &mut IndexSpec) -> SqlResult<()> {
         if !self.punct('(') {
             return Err(self.err("expected '('"));
         }
         let mut cols = vec![self.ident()?];
+        let mut prefixes = Vec::new();
         // Optional length / order after each column.
         loop {
+            let mut len = None;
             if self.punct('(') {
-                self.usize()?;
+                len = Some(self.usize()?);
                 if !self.punct(')') {
                     return Err(self.err("expected ')'"));
                 }
             }
+            prefixes.push(len);
             self.kw("asc");
             self.kw("desc");
             if self.punct(',') {
@@ -755,7 +763,11 @@ impl P<'_> {
         if !self.punct(')') {
             return Err(self.err("expected ')'"));
         }
-        Ok(cols)
+        spec.columns = cols;
+        if prefixes.iter().any(Option::is_some) {
+            spec.prefixes = prefixes;
+        }
+        Ok(())
     }
     /// Index options after the column list (MatrixOne syntax).
     fn index_options(&mut self, spec: &mut IndexSpec) -> SqlResult<()> {
@@ -1151,7 +1163,7 @@ fn split_inline_indexes(sql: &str) -> SqlResult<Option<(String, Vec<IndexSpec>)>
         if p.kw("using") {
             spec.using = Some(p.ident()?);
         }
-        spec.columns = p.column_list()?;
+        p.column_list(&mut spec)?;
         p.index_options(&mut spec)?;
         indexes.push(spec);
     }
@@ -1288,7 +1300,7 @@ fn parse_custom(p: &mut P) -> SqlResult<Option<Stmt>> {
             }
             p.expect_kw("on")?;
             spec.table = p.name()?;
-            spec.columns = p.column_list()?;
+            p.column_list(&mut spec)?;
             p.index_options(&mut spec)?;
             return Ok(Some(Stmt::CreateIndex(spec)));
         }
@@ -1426,7 +1438,7 @@ fn parse_custom(p: &mut P) -> SqlResult<Option<Stmt>> {
             if p.kw("using") {
                 spec.using = Some(p.ident()?);
             }
-            spec.columns = p.column_list()?;
+            p.column_list(&mut spec)?;
             p.index_options(&mut spec)?;
             return Ok(Some(Stmt::CreateIndex(spec)));
         }
