@@ -559,8 +559,18 @@ pub fn parse_type(s: &str) -> SqlResult<DataType> {
         "mediumint" => integer(24),
         "int" | "integer" => integer(32),
         "bigint" => integer(64),
-        "float" | "real" => DataType::Float,
-        "double" | "double precision" => DataType::Double,
+        // FLOAT(M,D) / DOUBLE(M,D) round what they store to D digits
+        // (deprecated in MySQL 8): refused rather than stored unrounded.
+        "float" | "real" | "double" | "double precision" if arg.contains(',') => {
+            return Err(SqlError::unsupported(format!(
+                "column type {s} (FLOAT(M,D) / DOUBLE(M,D)): use DECIMAL(M,D) or a plain FLOAT / DOUBLE"
+            )))
+        }
+        // FLOAT(p): single precision up to p = 24, double above (MySQL).
+        "float" if !arg.is_empty() && n()? > 24 => DataType::Double,
+        "float" => DataType::Float,
+        // REAL is DOUBLE in MySQL (unless REAL_AS_FLOAT, not offered).
+        "real" | "double" | "double precision" => DataType::Double,
         "decimal" | "numeric" | "dec" => {
             let mut parts = arg.split(',').map(|p| p.trim());
             let p = match parts.next() {
@@ -624,6 +634,60 @@ pub fn parse_type(s: &str) -> SqlResult<DataType> {
         }
         _ => return Err(SqlError::unsupported(format!("column type {s}"))),
     })
+}
+
+/// The options after CREATE TABLE's column list. Those that change what
+/// the table holds are honoured (`AUTO_INCREMENT = n`: returned, the first
+/// value generated) or refused (another engine, a character set or
+/// collation Tributary does not keep, MERGE / federated options); storage
+/// hints of InnoDB (ROW_FORMAT, KEY_BLOCK_SIZE, STATS_*, COMPRESSION,
+/// TABLESPACE, …) change no answer and are accepted.
+fn table_options(opts: &ast::CreateTableOptions) -> SqlResult<Option<i64>> {
+    let list = match opts {
+        ast::CreateTableOptions::None => return Ok(None),
+        ast::CreateTableOptions::Plain(l) => l,
+        other => return Err(SqlError::unsupported(format!("table options {other}"))),
+    };
+    let mut start = None;
+    for o in list {
+        match o {
+            ast::SqlOption::NamedParenthesizedList(l)
+                if l.key.value.eq_ignore_ascii_case("engine") =>
+            {
+                let engine = l.name.as_ref().map(|n| n.value.to_ascii_lowercase());
+                if engine.as_deref() != Some("innodb") || !l.values.is_empty() {
+                    return Err(SqlError::unsupported(format!(
+                        "{o}: tables are transactional, as InnoDB's"
+                    )));
+                }
+            }
+            ast::SqlOption::KeyValue { key, value } => {
+                let text = value.to_string();
+                match key.to_string().to_ascii_uppercase().as_str() {
+                    "DEFAULT CHARSET" | "CHARSET" | "DEFAULT CHARACTER SET" | "CHARACTER SET" => {
+                        crate::sql::vars::require_stored_charset(&text)?
+                    }
+                    "DEFAULT COLLATE" | "COLLATE" => crate::sql::vars::require_collation(&text)?,
+                    "AUTO_INCREMENT" => {
+                        let n = text
+                            .parse::<i64>()
+                            .ok()
+                            .filter(|n| *n >= 0)
+                            .ok_or_else(|| SqlError::parse(format!("bad AUTO_INCREMENT {text}")))?;
+                        start = Some(n.max(1));
+                    }
+                    "ROW_FORMAT" | "KEY_BLOCK_SIZE" | "PACK_KEYS" | "STATS_AUTO_RECALC"
+                    | "STATS_PERSISTENT" | "STATS_SAMPLE_PAGES" | "DELAY_KEY_WRITE"
+                    | "COMPRESSION" | "MAX_ROWS" | "MIN_ROWS" | "AUTOEXTEND_SIZE"
+                    | "AVG_ROW_LENGTH" | "CHECKSUM" => {}
+                    _ => return Err(SqlError::unsupported(format!("table option {o}"))),
+                }
+            }
+            ast::SqlOption::Comment(_) | ast::SqlOption::TableSpace(_) => {}
+            other => return Err(SqlError::unsupported(format!("table option {other}"))),
+        }
+    }
+    Ok(start)
 }
 
 /// The column names and key-part lengths of an index's column list as
@@ -818,11 +882,15 @@ pub fn column_decl<'o>(
                 let s: String = toks.iter().map(|t| t.to_string()).collect();
                 if s.eq_ignore_ascii_case("auto_increment") {
                     d.col.auto_increment = true;
+                } else {
+                    return Err(SqlError::unsupported(format!("column option {s}")));
                 }
             }
-            ColumnOption::Comment(_)
-            | ColumnOption::CharacterSet(_)
-            | ColumnOption::Collation(_) => {}
+            ColumnOption::CharacterSet(cs) => {
+                crate::sql::vars::require_stored_charset(&cs.to_string())?
+            }
+            ColumnOption::Collation(c) => crate::sql::vars::require_collation(&c.to_string())?,
+            ColumnOption::Comment(_) => {}
             other => return Err(SqlError::unsupported(format!("column option {other}"))),
         }
     }
@@ -862,6 +930,12 @@ fn create_table(
     if let Some(q) = &ct.query {
         return create_table_as(cx, db, name, q);
     }
+    if ct.temporary {
+        return Err(SqlError::unsupported(
+            "CREATE TEMPORARY TABLE (a session's private table)",
+        ));
+    }
+    let auto_increment_start = table_options(&ct.table_options)?;
     let mut t = empty_table(cx, db, name)?;
     let mut unique_cols = Vec::new();
     let host = SessionHost::new(cx.session, cx.engine);
@@ -961,6 +1035,14 @@ fn create_table(
         });
     }
     catalog::put_table(cx.txn, &t)?;
+    if let Some(n) = auto_increment_start {
+        // The counter's first value (dml::next_auto_increment reads it).
+        cx.txn.put(
+            catalog::SYS_AUTOINC,
+            &t.id.to_be_bytes(),
+            n.to_be_bytes().to_vec(),
+        )?;
+    }
     for mut spec in pending_indexes {
         if spec.name.is_empty() {
             spec.name = spec

@@ -1316,7 +1316,27 @@ fn parse_custom(p: &mut P) -> SqlResult<Option<Stmt>> {
                 false
             };
             let name = p.ident()?;
-            // Ignore charset / collate clauses.
+            // `[DEFAULT] {CHARACTER SET | CHARSET} [=] cs`, `[DEFAULT]
+            // COLLATE [=] c`: only what Tributary keeps (UTF-8, code-point
+            // order) is accepted.
+            while !p.done() {
+                p.kw("default");
+                if p.kw("charset") || (p.kw("character") && p.expect_kw("set").is_ok()) {
+                    p.punct('=');
+                    crate::sql::vars::require_stored_charset(&p.string_or_word()?)?;
+                } else if p.kw("collate") {
+                    p.punct('=');
+                    crate::sql::vars::require_collation(&p.string_or_word()?)?;
+                } else if p.kw("encryption") {
+                    p.punct('=');
+                    let v = p.string_or_word()?;
+                    if !v.eq_ignore_ascii_case("n") {
+                        return Err(SqlError::unsupported("ENCRYPTION = 'Y'"));
+                    }
+                } else {
+                    return Err(p.err("unexpected database option"));
+                }
+            }
             return Ok(Some(Stmt::CreateDatabase {
                 name,
                 if_not_exists,
@@ -1651,7 +1671,8 @@ fn parse_set(p: &mut P) -> SqlResult<Stmt> {
     {
         let charset = p.string_or_word()?;
         if p.kw("collate") {
-            p.string_or_word()?;
+            // Only the code-point order is offered (see vars).
+            crate::sql::vars::require_collation(&p.string_or_word()?)?;
         }
         p.end()?;
         return Ok(Stmt::SetNames { charset });

@@ -357,10 +357,10 @@ fn normalize(d: &Def, value: &str) -> SqlResult<String> {
             _ => return not_honoured("Tributary sends and reads UTF-8 only"),
         },
         A::Collation => {
-            if lower.starts_with("utf8") || lower == "binary" {
+            if require_collation(&lower).is_ok() {
                 lower
             } else {
-                return not_honoured("Tributary compares UTF-8 text by bytes");
+                return not_honoured("Tributary compares UTF-8 text by code point (utf8mb4_bin)");
             }
         }
         A::SqlMode => {
@@ -402,6 +402,38 @@ fn normalize(d: &Def, value: &str) -> SqlResult<String> {
             }
         },
     })
+}
+
+/// A character set named for stored text (a column, a table's or a
+/// database's default): Tributary stores UTF-8 only, so any other set is
+/// refused (1235) rather than accepted with a repertoire it would not keep.
+pub fn require_stored_charset(name: &str) -> SqlResult<()> {
+    match name
+        .trim_matches(['\'', '"', '`'])
+        .to_ascii_lowercase()
+        .as_str()
+    {
+        "utf8mb4" | "utf8" | "utf8mb3" => Ok(()),
+        other => Err(SqlError::unsupported(format!(
+            "CHARACTER SET {other}: text is stored as UTF-8 (utf8mb4)"
+        ))),
+    }
+}
+
+/// A collation named for stored text or a comparison: only the binary
+/// (code point) order is implemented, so a case- or accent-insensitive
+/// collation is refused (1235) rather than accepted and compared by bytes.
+pub fn require_collation(name: &str) -> SqlResult<()> {
+    match name
+        .trim_matches(['\'', '"', '`'])
+        .to_ascii_lowercase()
+        .as_str()
+    {
+        "utf8mb4_bin" | "utf8_bin" | "utf8mb3_bin" | "utf8mb4_0900_bin" | "binary" => Ok(()),
+        other => Err(SqlError::unsupported(format!(
+            "COLLATE {other}: text compares by code point (utf8mb4_bin)"
+        ))),
+    }
 }
 
 /// `SET [SESSION] name = value` for a system variable.
