@@ -1671,8 +1671,18 @@ fn parse_set(p: &mut P) -> SqlResult<Stmt> {
     {
         let charset = p.string_or_word()?;
         if p.kw("collate") {
-            // Only the code-point order is offered (see vars).
-            crate::sql::vars::require_collation(&p.string_or_word()?)?;
+            // mysql-connector sends `SET NAMES 'utf8mb4' COLLATE
+            // 'utf8mb4_0900_ai_ci'` at connect: a UTF-8 collation is
+            // accepted and the connection collation stays utf8mb4_bin (as
+            // @@collation_connection says); columns compare by their own
+            // collation in MySQL too. Another character set's is refused.
+            let c = p.string_or_word()?.to_ascii_lowercase();
+            if !["utf8mb4_", "utf8_", "utf8mb3_"]
+                .iter()
+                .any(|x| c.starts_with(x))
+            {
+                crate::sql::vars::require_collation(&c)?;
+            }
         }
         p.end()?;
         return Ok(Stmt::SetNames { charset });
