@@ -136,6 +136,9 @@ fn parallel_aggregates_answer_what_one_scan_answers(db: &Database) {
         "SELECT txt > '00012', COUNT(*), MAX(n) FROM t WHERE {w} AND id % 3 = 0 GROUP BY 1",
         "SELECT n, COUNT(*) FROM t WHERE {w} AND n BETWEEN 20 AND 25 GROUP BY n",
         "SELECT COUNT(*), SUM(n) FROM t WHERE {w} AND n > 1000",
+        // Text in arithmetic: a non-numeric one ('new', 'own') warns (1292)
+        // on whichever thread folds its row.
+        "SELECT COUNT(*), MAX(n) FROM t WHERE {w} AND txt + 1 > 0",
     ];
     let both = |s: &mut tributary::Session| -> Vec<Vec<Vec<Value>>> {
         QUERIES
@@ -146,6 +149,7 @@ fn parallel_aggregates_answer_what_one_scan_answers(db: &Database) {
                     .execute(&q.replace("{w}", "n >= 0 AND CONNECTION_ID() > 0"))
                     .expect("one scan");
                 assert_eq!(par.rows, one.rows, "{q}");
+                assert_eq!(par.warnings, one.warnings, "{q}: warnings");
                 par.rows
             })
             .collect()
@@ -174,6 +178,19 @@ fn parallel_aggregates_answer_what_one_scan_answers(db: &Database) {
         .expect("own write");
     let own = both(&mut a);
     assert_ne!(own, latest);
+    let before = tributary::sql::parallel::scans_run();
+    let w = a
+        .execute("SELECT COUNT(*) FROM t WHERE n >= 0 AND txt + 1 > 0")
+        .expect("warning query");
+    assert!(
+        tributary::sql::parallel::scans_run() > before,
+        "not parallel"
+    );
+    assert_eq!(
+        w.warnings.len(),
+        tributary::warnings::MAX_WARNINGS,
+        "every row's text warns: a scan thread's warnings are lost"
+    );
     a.execute("ROLLBACK").expect("rollback");
     let now = both(&mut a);
     assert_ne!(now, latest, "the other session's changes are seen");

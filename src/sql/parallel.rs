@@ -107,6 +107,9 @@ struct Part {
     groups: Groups,
     row: Vec<Value>,
     failed: Option<SqlError>,
+    /// Warnings its rows raised (a scan thread has no statement sink of
+    /// its own: they are handed to the statement's after the scan).
+    warnings: Vec<crate::types::Warning>,
 }
 
 /// Fold the aggregate block `plan` over all of `t` in `parts` key ranges
@@ -130,9 +133,14 @@ pub(crate) fn fold(
             .iter_mut()
             .map(|p| {
                 Box::new(move |_k: &[u8], v: &[u8]| {
+                    let sink = crate::warnings::Collect::open();
                     let step = crate::catalog::codec::decode_row_into(v, needed, &mut p.row)
                         .map_err(corrupt)
                         .and_then(|()| fold_row(plan, ex, filter, &mut p.groups, &p.row));
+                    let raised = sink.finish();
+                    if p.warnings.len() < crate::warnings::MAX_WARNINGS {
+                        p.warnings.extend(raised);
+                    }
                     match step {
                         Ok(()) => true,
                         Err(e) => {
@@ -152,6 +160,9 @@ pub(crate) fn fold(
     for p in states {
         if let Some(e) = p.failed {
             return Err(e);
+        }
+        for w in p.warnings {
+            crate::warnings::note_later(w.code, w.message);
         }
         if !merged.merge(p.groups, &plan.aggs) {
             return Ok(None);
