@@ -2117,10 +2117,10 @@ fn call_builtin(name: &str, args: &[Value]) -> SqlResult<Value> {
                 [b, x] => as_f64(b).zip(as_f64(x)),
                 _ => return Err(wrong_count(name)),
             };
-            // MySQL: NULL when X <= 0 or (two arguments) B <= 1.
+            // MySQL: NULL when X <= 0 or (two arguments) B <= 0 or B = 1.
             Ok(match vals {
                 Some((_, x)) if x > 0.0 && args.len() == 1 => Value::Float(x.ln()),
-                Some((b, x)) if x > 0.0 && b > 1.0 => Value::Float(x.ln() / b.ln()),
+                Some((b, x)) if x > 0.0 && b > 0.0 && b != 1.0 => Value::Float(x.ln() / b.ln()),
                 _ => Value::Null,
             })
         }
@@ -2578,6 +2578,30 @@ impl CExpr {
                     })
                     .collect::<SqlResult<Vec<_>>>()?;
                 crate::json::call(name, &vals)?
+            }
+            // Only the arguments that decide the answer are evaluated, as
+            // in MySQL (`COALESCE(1, COT(0))` is 1, not error 1690).
+            CExpr::Func(name, args) if name == "coalesce" => {
+                for a in args {
+                    let v = a.eval(cx)?;
+                    if !v.is_null() {
+                        return Ok(v);
+                    }
+                }
+                Value::Null
+            }
+            CExpr::Func(name, args) if name == "ifnull" && args.len() == 2 => {
+                match args[0].eval(cx)? {
+                    Value::Null => args[1].eval(cx)?,
+                    v => v,
+                }
+            }
+            CExpr::Func(name, args) if name == "if" && args.len() == 3 => {
+                if args[0].test(cx)? == Some(true) {
+                    args[1].eval(cx)?
+                } else {
+                    args[2].eval(cx)?
+                }
             }
             CExpr::Func(name, args) => {
                 let vals = args

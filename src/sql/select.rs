@@ -315,7 +315,9 @@ fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnKind {
             | "row_count"
             | "found_rows"
             | "is true"
-            | "is false" => ColumnKind::Int,
+            | "is false"
+            | "octet_length"
+            | "character_length" => ColumnKind::Int,
             _ => ColumnKind::Text,
         },
         CExpr::Bin(op, a, b) => {
@@ -357,6 +359,20 @@ fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnKind {
                 CastTo::Vector(_) => ColumnKind::Vector,
             }
         }
+        // The negation of a number has its type.
+        CExpr::Neg(a) => match kind_of_expr(a, src, aggs) {
+            k @ (ColumnKind::Int | ColumnKind::Float | ColumnKind::Decimal { .. }) => k,
+            _ => ColumnKind::Float,
+        },
+        // CASE: its results' common type (NULL literals aside).
+        CExpr::Case(_, arms, els) => arms
+            .iter()
+            .map(|(_, r)| r)
+            .chain(els.as_deref())
+            .filter(|r| !matches!(r, CExpr::Lit(Value::Null)))
+            .map(|r| kind_of_expr(r, src, aggs))
+            .reduce(crate::sql::plan::union_kind)
+            .unwrap_or(ColumnKind::Text),
         CExpr::Not(_)
         | CExpr::IsNull(..)
         | CExpr::InList(..)

@@ -410,10 +410,8 @@ pub fn call(name: &str, args: &[Value]) -> SqlResult<Value> {
             };
             let mode = match args.get(1) {
                 None => 0,
-                Some(m) => match num_i64(m) {
-                    Some(m) => m.rem_euclid(8),
-                    None => return Ok(Value::Null),
-                },
+                // A NULL mode is mode 0 (MySQL reads it as a number).
+                Some(m) => num_i64(m).map_or(0, |m| m.rem_euclid(8)),
             };
             let mut behaviour = mode & 7;
             if behaviour & WEEK_MONDAY_FIRST == 0 {
