@@ -99,7 +99,12 @@ impl Collect {
             return Vec::new();
         }
         self.owner = false;
-        SINK.with(|s| s.borrow_mut().take().map(|s| s.warnings).unwrap_or_default())
+        SINK.with(|s| {
+            s.borrow_mut()
+                .take()
+                .map(|s| s.warnings)
+                .unwrap_or_default()
+        })
     }
 }
 

@@ -893,9 +893,9 @@ impl<'a> Compiler<'a> {
                 }
                 for a in &l.args {
                     match a {
-                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => {
-                            args.push(e.clone())
-                        }
+                        // By reference: a clone per call would copy the nested
+                        // calls again at every level (issue 38: 1,000 deep).
+                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => args.push(e),
                         ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Wildcard) => star = true,
                         other => {
                             return Err(SqlError::unsupported(format!("function argument {other}")))
