@@ -1049,6 +1049,19 @@ pub fn parse_measured(sql: &str) -> SqlResult<(Stmt, usize)> {
 }
 
 fn parse_tokens(sql: &str, toks: Vec<Tok>) -> SqlResult<Stmt> {
+    let regexp_null = toks.windows(2).any(|w| match w {
+        [Tok::Word(a), Tok::Word(b)] => {
+            (a.eq_ignore_ascii_case("regexp") || a.eq_ignore_ascii_case("rlike"))
+                && b.eq_ignore_ascii_case("null")
+        }
+        _ => false,
+    });
+    if regexp_null {
+        let fixed = parenthesize_regexp_null(sql);
+        if fixed != sql {
+            return parse_tokens(&fixed, tokenize(&fixed)?);
+        }
+    }
     let mut p = P { t: toks, i: 0, sql };
     if p.done() {
         return Err(SqlError::parse("Query was empty"));
@@ -1091,6 +1104,54 @@ fn parse_tokens(sql: &str, toks: Vec<Tok>) -> SqlResult<Stmt> {
         return Ok(Stmt::CreateTable(Box::new(a.into_statement()), indexes));
     }
     parse_ast(sql)
+}
+
+/// `x REGEXP NULL` as `x REGEXP (NULL)`: sqlparser takes a NULL right
+/// after REGEXP / RLIKE as the start of `NOT NULL` and fails (1064).
+fn parenthesize_regexp_null(sql: &str) -> String {
+    let b = sql.as_bytes();
+    let mut code = vec![false; b.len()];
+    visit_code(sql, |i, _| {
+        code[i] = true;
+        true
+    });
+    let word = |i: usize| code[i] && (b[i].is_ascii_alphanumeric() || b[i] == b'_');
+    let mut nulls = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if !word(i) || (i > 0 && word(i - 1)) {
+            i += 1;
+            continue;
+        }
+        let mut e = i;
+        while e < b.len() && word(e) {
+            e += 1;
+        }
+        let w = &sql[i..e];
+        if w.eq_ignore_ascii_case("regexp") || w.eq_ignore_ascii_case("rlike") {
+            let mut n = e;
+            while n < b.len() && code[n] && b[n].is_ascii_whitespace() {
+                n += 1;
+            }
+            if n + 4 <= b.len()
+                && (n..n + 4).all(word)
+                && sql[n..n + 4].eq_ignore_ascii_case("null")
+                && !(n + 4 < b.len() && word(n + 4))
+            {
+                nulls.push(n);
+            }
+        }
+        i = e;
+    }
+    let mut out = String::with_capacity(sql.len() + 2 * nulls.len());
+    let mut from = 0;
+    for n in nulls {
+        out.push_str(&sql[from..n]);
+        out.push_str("(NULL)");
+        from = n + 4;
+    }
+    out.push_str(&sql[from..]);
+    out
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -2080,6 +2141,19 @@ mod tests {
             parse("SHOW GRANTS").unwrap(),
             Stmt::ShowGrants { user: None }
         ));
+    }
+
+    #[test]
+    fn regexp_null_is_parenthesized_outside_quotes() {
+        assert_eq!(
+            parenthesize_regexp_null(
+                "SELECT a REGEXP NULL, 'x regexp null', b rlike\tnull, c REGEXP nullx"
+            ),
+            "SELECT a REGEXP (NULL), 'x regexp null', b rlike\t(NULL), c REGEXP nullx"
+        );
+        assert!(parse("SELECT 'a' REGEXP NULL, 'a' NOT RLIKE null").is_ok());
+        // A comment in between is left alone (and refused), never a loop.
+        assert!(parse("SELECT 'a' REGEXP /* c */ NULL").is_err());
     }
 
     #[test]
