@@ -1119,3 +1119,55 @@ async fn connect_timeout_frees_slots_and_bad_handshakes_are_answered() {
     assert_closed(&mut s).await;
     srv.stop().await;
 }
+
+/// Issue 38 item 5 through the real server (a connection thread's stack):
+/// 1,000-deep expressions answer, 100,000-deep ones and a 100,000-term
+/// UNION chain (issue 39: ~590 terms killed the server) get 1436 and the
+/// connection and the server go on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deep_statements_answer_or_get_1436() {
+    let srv = Server::start("127.0.0.1:0", 64 << 20).await;
+    let mut c = Client::connect(srv.addr, Login::default()).await.unwrap();
+    let deep = |open: &str, mid: &str, close: &str, n: usize| {
+        format!("SELECT {}{mid}{}", open.repeat(n), close.repeat(n))
+    };
+    for (sql, want) in [
+        (deep("(", "1", ")", 1_000), "1"),
+        (deep("abs(", "-7", ")", 1_000), "7"),
+        (deep("CASE WHEN 1 THEN ", "5", " END", 1_000), "5"),
+        (deep("1 = 2 OR (", "1 = 1", ")", 1_000), "1"),
+        (
+            format!(
+                "SELECT COUNT(*) FROM ({}) x",
+                vec!["SELECT 1"; 600].join(" UNION ALL ")
+            ),
+            "600",
+        ),
+    ] {
+        let r = c.query(&sql).await;
+        assert_eq!(
+            r.text(),
+            vec![vec![Some(want.to_string())]],
+            "{}",
+            &sql[..40]
+        );
+    }
+    for sql in [
+        deep("(", "1", ")", 100_000),
+        deep("abs(", "-7", ")", 100_000),
+        deep("CASE WHEN 1 THEN ", "5", " END", 100_000),
+        deep("NOT ", "1", "", 100_000),
+        vec!["SELECT 1"; 100_000].join(" UNION ALL "),
+    ] {
+        let r = c.query(&sql).await;
+        assert_eq!(r.err().code, 1436, "{}", &sql[..40]);
+        let r = c.query("SELECT 1").await;
+        assert_eq!(r.text(), vec![vec![Some("1".to_string())]]);
+    }
+    let mut c2 = Client::connect(srv.addr, Login::default()).await.unwrap();
+    assert_eq!(
+        c2.query("SELECT 2").await.text(),
+        vec![vec![Some("2".to_string())]]
+    );
+    srv.stop().await;
+}

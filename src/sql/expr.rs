@@ -885,6 +885,23 @@ impl<'a> Compiler<'a> {
                 }
                 CExpr::Func(name.into(), args)
             }
+            // `x [NOT] REGEXP p` / `RLIKE`: REGEXP_LIKE(x, p) (expr/regexp.rs).
+            Expr::RLike {
+                negated,
+                expr,
+                pattern,
+                ..
+            } => {
+                let like = CExpr::Func(
+                    "regexp_like".into(),
+                    vec![self.compile(expr)?, self.compile(pattern)?],
+                );
+                if *negated {
+                    CExpr::Not(Box::new(like))
+                } else {
+                    like
+                }
+            }
             Expr::Position { expr, r#in } => CExpr::Func(
                 "locate".into(),
                 vec![self.compile(expr)?, self.compile(r#in)?],
@@ -931,9 +948,9 @@ impl<'a> Compiler<'a> {
                 }
                 for a in &l.args {
                     match a {
-                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => {
-                            args.push(e.clone())
-                        }
+                        // By reference: a clone per call would copy the nested
+                        // calls again at every level (issue 38: 1,000 deep).
+                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => args.push(e),
                         ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Wildcard) => star = true,
                         other => {
                             return Err(SqlError::unsupported(format!("function argument {other}")))
@@ -2253,6 +2270,7 @@ fn call_builtin(name: &str, args: &[Value]) -> SqlResult<Value> {
         }
         "version" => Ok(Value::Text(crate::sql::vars::server_version())),
         _ if datetime::is_datetime_fn(name) => datetime::call(name, args),
+        _ if regexp::is_regexp_function(name) => regexp::call(name, args),
         _ => Err(SqlError::new(
             code::UNKNOWN_FUNCTION,
             format!("FUNCTION {name} does not exist"),
@@ -2833,6 +2851,7 @@ pub fn varies_per_call(name: &str) -> bool {
 }
 
 pub(crate) mod datetime;
+mod regexp;
 
 #[cfg(test)]
 mod tests {

@@ -260,7 +260,16 @@ impl Engine {
     }
 
     fn execute_statement(&self, st: &mut SessionState, sql: &str) -> SqlResult<QueryResult> {
-        let stmt = parse::parse(sql)?;
+        let (stmt, depth) = parse::parse_measured(sql)?;
+        parse::with_stack_for(depth, || self.execute_parsed(st, sql, stmt))
+    }
+
+    fn execute_parsed(
+        &self,
+        st: &mut SessionState,
+        sql: &str,
+        stmt: Stmt,
+    ) -> SqlResult<QueryResult> {
         if let Some(ms) = execution_time_limit(st, &stmt, sql) {
             st.interrupt = st
                 .interrupt

@@ -486,13 +486,10 @@ impl P<'_> {
         } else if self.peek_kw("where") {
             let text = where_tail(self.sql).ok_or_else(|| self.err("expected WHERE"))?;
             let mut parser = Parser::new(&MySqlDialect {})
+                .with_recursion_limit(PARSER_RECURSION_LIMIT)
                 .try_with_sql(text)
-                .map_err(|e| {
-                    SqlError::parse(format!("You have an error in your SQL syntax: {e}"))
-                })?;
-            let expr = parser.parse_expr().map_err(|e| {
-                SqlError::parse(format!("You have an error in your SQL syntax: {e}"))
-            })?;
+                .map_err(parser_error)?;
+            let expr = parser.parse_expr().map_err(parser_error)?;
             if parser.peek_token().token != sqlparser::tokenizer::Token::EOF {
                 return Err(SqlError::parse(format!(
                     "You have an error in your SQL syntax near '{}'",
@@ -912,20 +909,55 @@ pub fn expand_versioned_comments(sql: &str) -> std::borrow::Cow<'_, str> {
 /// thread's stack whatever the statement's size.
 pub const MAX_OPERATOR_CHAIN: usize = 4096;
 
-/// Refuse a statement whose operator chains are deeper than
-/// [`MAX_OPERATOR_CHAIN`]: a run of binary operators not separated by a
-/// comma (the bound on any expression tree's depth, since parentheses are
-/// limited by the parser's own recursion limit).
-fn check_operator_chains(toks: &[Tok]) -> SqlResult<()> {
+/// Deepest nesting one statement may have (error 1436 beyond it): open
+/// parentheses (groupings, calls, subqueries, lists), open `CASE`s, a run
+/// of unary `NOT` / `-` / `+` / `~` / `!` and the set operators (`UNION`…)
+/// so far together. MySQL's own limit is
+/// its thread stack; this one is explicit and far above what queries use
+/// (issue 38: 1,000 deep must work). Every pass over a tree is either
+/// `#[recursive::recursive]` (grows its stack on the heap) or shallow per
+/// level, so the bound is on time and memory, not on the thread's stack.
+pub const MAX_NESTING: usize = 2000;
+
+/// sqlparser's recursion budget: it spends a few levels per nesting level
+/// (a parenthesised subquery takes the most), so this is sized to never be
+/// the first limit hit for input within [`MAX_NESTING`]; its error is 1436
+/// too. sqlparser's parser is `recursive-protection`-built (its recursive
+/// methods grow their stack on the heap), so the budget is not a stack
+/// bound.
+const PARSER_RECURSION_LIMIT: usize = 8 * MAX_NESTING + 64;
+
+fn stack_overrun(what: String) -> SqlError {
+    SqlError::new(1436, format!("Thread stack overrun: {what}"))
+}
+
+/// Refuse a statement nested deeper than [`MAX_NESTING`] or whose operator
+/// chains are longer than [`MAX_OPERATOR_CHAIN`] (a run of binary operators
+/// not separated by a comma), from its tokens, before any recursive pass.
+/// Returns the statement's nesting depth.
+fn check_depth(toks: &[Tok]) -> SqlResult<usize> {
+    let mut deepest = 0usize;
     let mut run = 0usize;
     let mut prev_operand = false;
+    // Open parentheses and CASEs, and the current run of unary operators.
+    let mut open = 0usize;
+    let mut unary = 0usize;
+    // Set operators so far: a UNION chain is planned as a tree as deep.
+    let mut sets = 0usize;
     for t in toks {
         let (binary, operand) = match t {
             Tok::Punct(',') | Tok::Punct(';') => {
                 run = 0;
                 (false, false)
             }
-            Tok::Punct(')') => (false, true),
+            Tok::Punct('(') => {
+                open += 1;
+                (false, false)
+            }
+            Tok::Punct(')') => {
+                open = open.saturating_sub(1);
+                (false, true)
+            }
             Tok::Punct('+' | '-' | '*' | '/' | '%' | '=' | '<' | '>' | '&' | '|' | '^') => {
                 (prev_operand, false)
             }
@@ -933,8 +965,22 @@ fn check_operator_chains(toks: &[Tok]) -> SqlResult<()> {
             Tok::Word(w) => {
                 let l = w.to_ascii_lowercase();
                 match l.as_str() {
-                    "and" | "or" | "xor" | "div" | "mod" | "like" | "regexp" | "is" | "in"
-                    | "between" => (prev_operand, false),
+                    "and" | "or" | "xor" | "div" | "mod" | "like" | "regexp" | "rlike" | "is"
+                    | "in" | "between" => (prev_operand, false),
+                    "case" => {
+                        open += 1;
+                        (false, false)
+                    }
+                    "union" | "except" | "intersect" | "minus" => {
+                        sets += 1;
+                        (false, false)
+                    }
+                    "end" => {
+                        open = open.saturating_sub(1);
+                        (false, true)
+                    }
+                    "not" | "when" | "then" | "else" | "select" | "where" | "on" | "by"
+                    | "having" | "interval" | "binary" => (false, false),
                     _ => (false, true),
                 }
             }
@@ -943,26 +989,91 @@ fn check_operator_chains(toks: &[Tok]) -> SqlResult<()> {
         if binary {
             run += 1;
             if run > MAX_OPERATOR_CHAIN {
-                return Err(SqlError::new(
-                    1436,
-                    format!(
-                        "Thread stack overrun: an expression chains more than {MAX_OPERATOR_CHAIN} operators; split it or use IN (…)"
-                    ),
-                ));
+                return Err(stack_overrun(format!(
+                    "an expression chains more than {MAX_OPERATOR_CHAIN} operators; split it or use IN (…)"
+                )));
             }
+        }
+        // A prefix operator: `NOT`, or a sign / `~` / `!` not after an operand.
+        let prefix = match t {
+            Tok::Word(w) => w.eq_ignore_ascii_case("not"),
+            Tok::Punct('-' | '+' | '~' | '!') => !prev_operand,
+            _ => false,
+        };
+        unary = if prefix { unary + 1 } else { 0 };
+        deepest = deepest.max(open + unary + sets);
+        if deepest > MAX_NESTING {
+            return Err(stack_overrun(format!(
+                "the statement nests more than {MAX_NESTING} levels deep"
+            )));
         }
         prev_operand = operand;
     }
-    Ok(())
+    Ok(deepest)
+}
+
+/// Stack a statement needs besides its nesting.
+const STACK_BASE: usize = 512 << 10;
+
+/// Stack one level of nesting may need in the passes that are not
+/// `#[recursive::recursive]` (sqlparser's derived `Clone`, `PartialEq`
+/// and `Drop` of the AST; the drop of a compiled expression), with debug
+/// builds' frames; measured by `tests/depth.rs` on a 2 MiB thread.
+const STACK_PER_LEVEL: usize = 16 << 10;
+
+/// Run `f` (everything done with a statement `depth` levels deep: check,
+/// plan, execute, drop) with enough stack: in place when the thread has
+/// it (every ordinary statement), else on a stack segment of that size
+/// allocated for the call (pages are only touched as used).
+pub fn with_stack_for<R>(depth: usize, f: impl FnOnce() -> R) -> R {
+    let need = STACK_BASE + depth.min(MAX_NESTING) * STACK_PER_LEVEL;
+    stacker::maybe_grow(need, need, f)
+}
+
+/// sqlparser's error for a statement within our bounds but beyond its
+/// recursion budget, as MySQL's 1436; others as 1064.
+fn parser_error(e: sqlparser::parser::ParserError) -> SqlError {
+    match e {
+        sqlparser::parser::ParserError::RecursionLimitExceeded => {
+            stack_overrun("the statement nests too deeply".into())
+        }
+        e => SqlError::parse(format!(
+            "You have an error in your SQL syntax: {}",
+            e.to_string().trim_start_matches("sql parser error: ")
+        )),
+    }
 }
 
 pub fn parse(sql: &str) -> SqlResult<Stmt> {
+    parse_measured(sql).map(|(s, _)| s)
+}
+
+/// [`parse`], and the statement's nesting depth (for [`with_stack_for`]).
+/// Parsing itself needs no more stack than it has: sqlparser grows its own.
+pub fn parse_measured(sql: &str) -> SqlResult<(Stmt, usize)> {
     if let Some(st) = crate::sql::fast_insert::parse(sql) {
-        return Ok(Stmt::Ast(Ast::Lent(st)));
+        return Ok((Stmt::Ast(Ast::Lent(st)), 0));
     }
     let sql = &*expand_versioned_comments(sql);
     let toks = tokenize(sql)?;
-    check_operator_chains(&toks)?;
+    let depth = check_depth(&toks)?;
+    with_stack_for(depth, || parse_tokens(sql, toks)).map(|s| (s, depth))
+}
+
+fn parse_tokens(sql: &str, toks: Vec<Tok>) -> SqlResult<Stmt> {
+    let regexp_null = toks.windows(2).any(|w| match w {
+        [Tok::Word(a), Tok::Word(b)] => {
+            (a.eq_ignore_ascii_case("regexp") || a.eq_ignore_ascii_case("rlike"))
+                && b.eq_ignore_ascii_case("null")
+        }
+        _ => false,
+    });
+    if regexp_null {
+        let fixed = parenthesize_regexp_null(sql);
+        if fixed != sql {
+            return parse_tokens(&fixed, tokenize(&fixed)?);
+        }
+    }
     let mut p = P { t: toks, i: 0, sql };
     if p.done() {
         return Err(SqlError::parse("Query was empty"));
@@ -1005,6 +1116,54 @@ pub fn parse(sql: &str) -> SqlResult<Stmt> {
         return Ok(Stmt::CreateTable(Box::new(a.into_statement()), indexes));
     }
     parse_ast(sql)
+}
+
+/// `x REGEXP NULL` as `x REGEXP (NULL)`: sqlparser takes a NULL right
+/// after REGEXP / RLIKE as the start of `NOT NULL` and fails (1064).
+fn parenthesize_regexp_null(sql: &str) -> String {
+    let b = sql.as_bytes();
+    let mut code = vec![false; b.len()];
+    visit_code(sql, |i, _| {
+        code[i] = true;
+        true
+    });
+    let word = |i: usize| code[i] && (b[i].is_ascii_alphanumeric() || b[i] == b'_');
+    let mut nulls = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if !word(i) || (i > 0 && word(i - 1)) {
+            i += 1;
+            continue;
+        }
+        let mut e = i;
+        while e < b.len() && word(e) {
+            e += 1;
+        }
+        let w = &sql[i..e];
+        if w.eq_ignore_ascii_case("regexp") || w.eq_ignore_ascii_case("rlike") {
+            let mut n = e;
+            while n < b.len() && code[n] && b[n].is_ascii_whitespace() {
+                n += 1;
+            }
+            if n + 4 <= b.len()
+                && (n..n + 4).all(word)
+                && sql[n..n + 4].eq_ignore_ascii_case("null")
+                && !(n + 4 < b.len() && word(n + 4))
+            {
+                nulls.push(n);
+            }
+        }
+        i = e;
+    }
+    let mut out = String::with_capacity(sql.len() + 2 * nulls.len());
+    let mut from = 0;
+    for n in nulls {
+        out.push_str(&sql[from..n]);
+        out.push_str("(NULL)");
+        from = n + 4;
+    }
+    out.push_str(&sql[from..]);
+    out
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -1178,12 +1337,11 @@ fn split_inline_indexes(sql: &str) -> SqlResult<Option<(String, Vec<IndexSpec>)>
 }
 
 fn parse_ast(sql: &str) -> SqlResult<Stmt> {
-    let mut stmts = Parser::parse_sql(&MySqlDialect {}, sql).map_err(|e| {
-        SqlError::parse(format!(
-            "You have an error in your SQL syntax: {}",
-            e.to_string().trim_start_matches("sql parser error: ")
-        ))
-    })?;
+    let mut stmts = Parser::new(&MySqlDialect {})
+        .with_recursion_limit(PARSER_RECURSION_LIMIT)
+        .try_with_sql(sql)
+        .and_then(|mut p| p.parse_statements())
+        .map_err(parser_error)?;
     if stmts.len() != 1 {
         return Err(SqlError::parse("expected exactly one statement"));
     }
@@ -2026,6 +2184,19 @@ mod tests {
             parse("SHOW GRANTS").unwrap(),
             Stmt::ShowGrants { user: None }
         ));
+    }
+
+    #[test]
+    fn regexp_null_is_parenthesized_outside_quotes() {
+        assert_eq!(
+            parenthesize_regexp_null(
+                "SELECT a REGEXP NULL, 'x regexp null', b rlike\tnull, c REGEXP nullx"
+            ),
+            "SELECT a REGEXP (NULL), 'x regexp null', b rlike\t(NULL), c REGEXP nullx"
+        );
+        assert!(parse("SELECT 'a' REGEXP NULL, 'a' NOT RLIKE null").is_ok());
+        // A comment in between is left alone (and refused), never a loop.
+        assert!(parse("SELECT 'a' REGEXP /* c */ NULL").is_err());
     }
 
     #[test]

@@ -553,7 +553,19 @@ impl<'c, 'a> Planner<'c, 'a> {
         let Some(v) = &t.view else {
             return Err(SqlError::internal("not a view"));
         };
-        let stmt = crate::sql::parse::parse(&v.query)?;
+        let (stmt, depth) = crate::sql::parse::parse_measured(&v.query)?;
+        crate::sql::parse::with_stack_for(depth, || self.view_planned(t, alias, stmt))
+    }
+
+    fn view_planned(
+        &mut self,
+        t: &TableDef,
+        alias: &str,
+        stmt: crate::sql::parse::Stmt,
+    ) -> SqlResult<Rel> {
+        let Some(v) = &t.view else {
+            return Err(SqlError::internal("not a view"));
+        };
         let crate::sql::parse::Stmt::Ast(a) = stmt else {
             return Err(SqlError::internal(format!(
                 "view {} is not a query",

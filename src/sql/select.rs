@@ -254,9 +254,10 @@ fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnKind {
                     _ => ColumnKind::Int,
                 },
             },
-            "instr" | "locate" | "sign" | "year" | "month" | "day" | "dayofmonth" | "hour"
-            | "minute" | "second" | "microsecond" | "dayofweek" | "dayofyear" | "weekday"
-            | "quarter" | "week" | "to_days" | "datediff" | "timestampdiff" => ColumnKind::Int,
+            "instr" | "locate" | "regexp_instr" | "regexp_like" | "sign" | "year" | "month"
+            | "day" | "dayofmonth" | "hour" | "minute" | "second" | "microsecond" | "dayofweek"
+            | "dayofyear" | "weekday" | "quarter" | "week" | "to_days" | "datediff"
+            | "timestampdiff" => ColumnKind::Int,
             "unix_timestamp" if args.is_empty() => ColumnKind::Int,
             // MySQL: DATE + a day-or-longer interval is a DATE, DATE or
             // DATETIME + anything else a DATETIME, text stays text.
