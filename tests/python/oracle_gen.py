@@ -42,8 +42,8 @@ GROUPS = {
     "truth_tests": "IS [NOT] TRUE / FALSE / UNKNOWN of any value (0/1/NULL operands of IS TRUE "
                    "and IS FALSE are core)",
     "round": "ROUND of a DOUBLE (half to even) and ROUND/TRUNCATE with NULL digits",
-    "result_type": "a column whose outermost operation is unary minus, CASE, NOT, OCTET_LENGTH, "
-                   "CHARACTER_LENGTH or UNIX_TIMESTAMP(x): its protocol type is compared",
+    "result_type": "unary minus of a non-literal, CASE, FLOOR/CEIL of a DOUBLE, OCTET_LENGTH, "
+                   "CHARACTER_LENGTH, UNIX_TIMESTAMP(x) (their column type is compared)",
     "time_of_date": "HOUR/MINUTE/SECOND/MICROSECOND/TIME of a date without a time part",
     "double_decimals": "DOUBLE values MySQL types with fixed decimals (PI(), TRUNCATE(x, 2)) "
                        "and printed with them",
@@ -52,6 +52,7 @@ GROUPS = {
     "log_base": "LOG(b, x) with a base between 0 and 1",
     "null_arg_quirks": "WEEK(d, NULL)",
     "float_text": "a DOUBLE converted to text (CAST(EXP(100) AS CHAR))",
+    "between_mixed": "BETWEEN over a mix of strings and numbers (one comparison type for all three)",
 }
 
 INT_LITS = ["0", "1", "-1", "2", "3", "7", "10", "-5", "100", "42", "2147483647", "-2147483648"]
@@ -759,9 +760,8 @@ class Gen:
     def e_bool(self, d):
         r = self.r
         top = self.at_top
-        opts = ["cmp", "cmp", "cmp", "logic", "logic", "is", "isnull", "in", "between", "control"]
-        if self.top_ok("result_type"):
-            opts.append("not")
+        opts = ["cmp", "cmp", "cmp", "logic", "logic", "not", "is", "isnull", "in", "between",
+                "control"]
         if self.on("like"):
             opts.append("like")
         if self.on("regexp"):
@@ -794,6 +794,11 @@ class Gen:
             return f"({self.sub(t, d)} {self.pick(['IN', 'NOT IN'])} ({items}))"
         if k == "between":
             t = self.cmp_type()
+            if t == "num":
+                if self.on("between_mixed"):
+                    self.use("between_mixed")
+                else:
+                    t = "int"
             x = self.sub(t, d)
             lo = self.sub(t, d)
             hi = self.sub(t, d)

@@ -41,8 +41,8 @@ DISABLED_IN_CI = {
     # Found by this oracle (see the findings list of the oracle's first run);
     # not yet assigned:
     "mod_op": "oracle finding: the infix operator `7 MOD 3` is a syntax error (1064)",
-    "result_type": "oracle finding: -(x), CASE, NOT, OCTET_LENGTH, CHARACTER_LENGTH, "
-                   "UNIX_TIMESTAMP(x) are sent with a string column type",
+    "result_type": "oracle finding: -(x), CASE, OCTET_LENGTH, CHARACTER_LENGTH, "
+                   "UNIX_TIMESTAMP(x) are sent with a string column type, CEIL(1e3) an integer one",
     "date_type": "oracle finding: DATE / DATETIME results (DATE(), LAST_DAY, FROM_UNIXTIME, "
                  "STR_TO_DATE, DATE_ADD …, CAST AS DATE) are sent as strings, CAST(d AS DATE) "
                  "prints a time part",
@@ -56,6 +56,8 @@ DISABLED_IN_CI = {
                  "(a NULL literal's type is TEXT)",
     "log_base": "oracle finding: LOG(0.5e0, 93) is NULL (MySQL -6.539…)",
     "null_arg_quirks": "oracle finding: WEEK(d, NULL) is NULL (MySQL reads the mode as 0)",
+    "between_mixed": "oracle finding: '100' BETWEEN 1 AND '12' is 1 (MySQL 0: all three compared "
+                     "as numbers, Tributary compares the high bound as strings)",
     "float_text": "oracle finding: CAST(EXP(100) AS CHAR) prints all 44 digits (MySQL "
                   "2.6881171418161356e43)",
 }
