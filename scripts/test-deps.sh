@@ -5,7 +5,9 @@
 #   * Debian packages: chromium + chromium-driver (the status page's
 #     browser test), postgresql (the PostgreSQL backend's tests start
 #     their own throwaway clusters from its binaries; the package's own
-#     system cluster is not created), mariadb-client (mariadb, mysqldump), libmariadb-dev +
+#     system cluster is not created), mariadb-client (mariadb, mysqldump),
+#     mariadb-server (the MySQL oracle test starts its own server from its
+#     binaries; the package's system service is not used), libmariadb-dev +
 #     pkg-config + build-essential (to build mysqlclient), tmux (interactive client test),
 #     python3-venv, nodejs + npm — installed with apt-get only when missing
 #     and only as root; otherwise it names them and fails.
@@ -28,6 +30,10 @@ log() { echo "test-deps: $*" >&2; }
 missing=()
 have() { command -v "$1" >/dev/null 2>&1; }
 have mariadb   || missing+=(mariadb-client)
+# The MySQL oracle (tests/python/test_mysql_oracle.py) starts its own
+# throwaway MariaDB server from the package's binaries.
+{ have mariadbd || [ -x /usr/sbin/mariadbd ]; } || missing+=(mariadb-server)
+have mariadb-install-db || missing+=(mariadb-server)
 have mysqldump || missing+=(mariadb-client)
 have tmux      || missing+=(tmux)
 compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || missing+=(postgresql)

@@ -1,0 +1,134 @@
+"""The MySQL oracle in CI: generated expressions and queries (oracle_gen.py)
+run on a throwaway MariaDB started here (scripts/mariadbproc.py: its own data
+directory, 127.0.0.1, an ephemeral port; never a system server) and on the
+session's `tributary serve` (conftest.py), both through PyMySQL; any
+difference in value, type class or NULL-ness not covered by the allow-list
+(oracle_lib.ALLOW, MariaDB-vs-MySQL 8 only) fails, printing the seed and
+the minimal failing expression.
+
+The fixed seed set runs the groups of CI_GROUPS. A group left out names the
+Tributary bug that keeps it out; put it back when the bug is fixed (run
+`scripts/oracle_run.py --cases 20000` to see what a group finds).
+"""
+
+import os
+import sys
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
+
+import oracle_gen  # noqa: E402
+import oracle_lib  # noqa: E402
+
+# Groups left out of CI, each for a Tributary bug (issue #38) that is being
+# fixed; see /docs in the oracle's findings for the repros.
+DISABLED_IN_CI = {
+    "decimal": "#38 item 1: DECIMAL literals/arithmetic are not exact (0.1 + 0.2 is a DOUBLE)",
+    "between_null": "#38 item 2: BETWEEN with a NULL bound answers NULL (5 NOT BETWEEN NULL AND 3)",
+    "str2num": "#38 item 3: '3x' + 1 is 1, not 4 (longest numeric prefix)",
+    "invalid_date": "#38 item 3: CAST('2020-02-30' AS DATE) is 2020-03-01, not NULL",
+    "regexp": "#38 item 6: REGEXP / RLIKE / REGEXP_LIKE are refused (1235)",
+    "pad_space": "#38 item 6 (collations): 'a' = 'a ' is 0; utf8mb4_bin is PAD SPACE in MySQL 8",
+    "collate": "#38 item 6: COLLATE in an expression is refused (1235); LIKE ignores case "
+               "under utf8mb4_bin ('hello' LIKE 'HELLO' is 1, MySQL 0)",
+    "overflow": "#38 item 3: BIGINT/DOUBLE overflow gives a float / inf, not 1690; "
+                "(-2147483648 * 2147483647) DIV 6 loses digits (through DOUBLE); also "
+                "COALESCE(1, COT(0)) fails with 1690 (an unused argument is evaluated)",
+    "truth_tests": "#38 item 2: IS NOT TRUE / IS [NOT] UNKNOWN are refused (1235) and 2 IS TRUE is 0",
+    # Found by this oracle (see the findings list of the oracle's first run);
+    # not yet assigned:
+    "mod_op": "oracle finding: the infix operator `7 MOD 3` is a syntax error (1064)",
+    "result_type": "oracle finding: -(x), CASE, OCTET_LENGTH, CHARACTER_LENGTH, "
+                   "UNIX_TIMESTAMP(x) are sent with a string column type, CEIL(1e3) an integer one",
+    "date_type": "oracle finding: DATE / DATETIME results (DATE(), LAST_DAY, FROM_UNIXTIME, "
+                 "STR_TO_DATE, DATE_ADD …, CAST AS DATE) are sent as strings, CAST(d AS DATE) "
+                 "prints a time part",
+    "round": "oracle finding: ROUND(-2.5e0) is -3 (MySQL -2, half to even for doubles); "
+             "ROUND(x, NULL) is not NULL",
+    "double_decimals": "oracle finding: PI() prints 3.141592653589793 (MySQL 3.141593), "
+                       "-3 / TRUNCATE(LOG10(42), 2) all digits (MySQL -1.851852)",
+    "time_of_date": "oracle finding: MINUTE('2021-12-31') is 0 (MariaDB 20: MySQL 8's answer "
+                    "to be checked)",
+    "null_type": "oracle finding: IFNULL(1, ABS(NULL)) & co. are sent with a string column type "
+                 "(a NULL literal's type is TEXT)",
+    "log_base": "oracle finding: LOG(0.5e0, 93) is NULL (MySQL -6.539…)",
+    "null_arg_quirks": "oracle finding: WEEK(d, NULL) is NULL (MySQL reads the mode as 0)",
+    "unsigned": "oracle finding: CAST(-1 AS UNSIGNED) is 1690 (MySQL 18446744073709551615); "
+                "CAST(1 AS UNSIGNED) - 100 is -99 (MySQL 1690); COALESCE(37, CAST(2 AS UNSIGNED)) "
+                "has another type",
+    "between_mixed": "oracle finding: '100' BETWEEN 1 AND '12' is 1 (MySQL 0: all three compared "
+                     "as numbers, Tributary compares the high bound as strings)",
+    "float_text": "oracle finding: CAST(EXP(100) AS CHAR) prints all 44 digits (MySQL "
+                  "2.6881171418161356e43)",
+}
+CI_GROUPS = sorted(set(oracle_gen.GROUPS) - set(DISABLED_IN_CI))
+
+CI_SEEDS = range(1, 31)
+EXPRS_PER_SEED = 90
+QUERIES_PER_SEED = 10
+
+
+@pytest.fixture(scope="module")
+def mariadb():
+    import pymysql
+
+    import mariadbproc
+
+    m = mariadbproc.MariaDB(pymysql).start()
+    yield m
+    m.stop()
+
+
+@pytest.fixture(scope="module")
+def oracle(server, mariadb):
+    import pymysql
+
+    m = oracle_lib.connect(pymysql, "127.0.0.1", mariadb.port)
+    t = oracle_lib.connect(pymysql, server.host, server.port)
+    oracle_lib.setup(m, t, f"oracle{os.getpid()}")
+    yield oracle_lib.Oracle(m, t)
+    m.close()
+    t.close()
+
+
+def _report(findings):
+    lines = []
+    for f in findings:
+        lines.append(f"seed {f.seed}: {f.kind} ({f.detail}) {f.where}\n"
+                     f"  minimal:   SELECT {f.minimal}\n"
+                     f"  MariaDB:   {f.mariadb}\n  Tributary: {f.tributary}\n"
+                     f"  generated: {f.sql[:300]}")
+    return "\n".join(lines)
+
+
+def test_oracle_ci_seeds(oracle):
+    """A few thousand cases of the fixed seed set, CI groups only."""
+    oracle_lib.run_seeds(oracle, CI_SEEDS, CI_GROUPS, EXPRS_PER_SEED, QUERIES_PER_SEED)
+    assert oracle.cases >= 2500
+    bad = [f for f in oracle.findings if not f.allowed_by]
+    assert not bad, f"{len(bad)} differences from MariaDB:\n" + _report(bad[:20])
+
+
+def test_oracle_detects_a_difference(oracle):
+    """The comparison can fail: a value, a type class and a NULL differ."""
+    m, t = oracle_lib.run(oracle.m, "SELECT 1, 2.5e0, NULL"), None
+    t = oracle_lib.run(oracle.t, "SELECT 2, 2.5e0, NULL")
+    assert oracle_lib.result_diff(m, t)[0] == "value"
+    t = oracle_lib.run(oracle.t, "SELECT 1, '2.5', NULL")
+    assert oracle_lib.result_diff(m, t)[0] == "type"
+    t = oracle_lib.run(oracle.t, "SELECT 1, 2.5e0, 0")
+    assert oracle_lib.result_diff(m, t)[0] == "null"
+    t = oracle_lib.run(oracle.t, "SELECT 1, 2.5e0, NULL")
+    assert oracle_lib.result_diff(m, t) is None
+
+
+def test_generator_is_deterministic_and_covers_null():
+    a = [c.sql for c in oracle_gen.expr_cases(7, 200, oracle_gen.GROUPS)]
+    b = [c.sql for c in oracle_gen.expr_cases(7, 200, oracle_gen.GROUPS)]
+    assert a == b
+    assert sum("NULL" in s for s in a) > 40
+    off = [c for c in oracle_gen.expr_cases(7, 500, CI_GROUPS)]
+    assert not any(set(c.groups) & set(DISABLED_IN_CI) for c in off)
