@@ -87,15 +87,24 @@ class MariaDB:
             os.chmod(self.root, 0o755)
             shutil.chown(self.root, "mysql")
             shutil.chown(self.dir, "mysql")
+        # A temporary directory of its own: the bootstrap's temporary
+        # tables in the shared /tmp were seen to vanish under another
+        # server's bootstrap running at the same time.
+        tmpdir = os.path.join(self.root, "tmp")
+        os.makedirs(tmpdir)
+        if os.geteuid() == 0:
+            shutil.chown(tmpdir, "mysql")
         with open(self.log, "w") as log:
             subprocess.run(
                 [self.install_db, "--no-defaults", f"--datadir={self.dir}", f"--user={user}",
-                 "--auth-root-authentication-method=normal", "--skip-test-db"],
+                 "--auth-root-authentication-method=normal", "--skip-test-db",
+                 f"--tmpdir={tmpdir}"],
                 stdout=log, stderr=subprocess.STDOUT, check=True)
         self.port = free_port()
         self.proc = subprocess.Popen(
             [self.bin, "--no-defaults", f"--datadir={self.dir}", f"--port={self.port}",
              "--bind-address=127.0.0.1", f"--socket={self.socket}", f"--user={user}",
+             f"--tmpdir={tmpdir}",
              f"--log-error={self.log}", "--skip-name-resolve"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + START_DEADLINE_S

@@ -2549,8 +2549,27 @@ impl CExpr {
                 // three-valued logic: one false bound decides even when the
                 // other is NULL (`1 BETWEEN 2 AND NULL` is 0, `5 NOT BETWEEN
                 // NULL AND 3` is 1).
-                let ge = sql_cmp(&v, &l).map(|o| o != Ordering::Less);
-                let le = sql_cmp(&v, &h).map(|o| o != Ordering::Greater);
+                // One comparison type for all three (MySQL): a number among
+                // strings makes them all numbers ('100' BETWEEN 1 AND '12'
+                // is 0).
+                let numeric = [&*v, &*l, &*h]
+                    .iter()
+                    .any(|x| matches!(x, Value::Int(_) | Value::Float(_) | Value::Bool(_)))
+                    && [&*v, &*l, &*h]
+                        .iter()
+                        .all(|x| !matches!(x, Value::DateTime(_) | Value::Vector(_)));
+                let cmp = |a: &Value, b: &Value| {
+                    if numeric && (matches!(a, Value::Text(_)) || matches!(b, Value::Text(_))) {
+                        match (num(a), num(b)) {
+                            (Some(x), Some(y)) => Some(num_cmp(&x, &y)),
+                            _ => None,
+                        }
+                    } else {
+                        sql_cmp(a, b)
+                    }
+                };
+                let ge = cmp(&v, &l).map(|o| o != Ordering::Less);
+                let le = cmp(&v, &h).map(|o| o != Ordering::Greater);
                 match and3(ge, le) {
                     Some(inside) => Value::Bool(inside != *negated),
                     None => Value::Null,

@@ -23,7 +23,8 @@ GROUPS = {
     "decimal": "DECIMAL literals and columns in arithmetic, `/`, SUM/AVG of exact values",
     "between_null": "BETWEEN / NOT BETWEEN with a NULL bound",
     "str2num": "strings that are not clean numbers used as numbers ('3x' + 1)",
-    "invalid_date": "invalid or zero dates ('2020-02-30', '0000-00-00')",
+    "invalid_date": "dates not in the calendar ('2020-02-30', '2021-13-01')",
+    "zero_date": "dates with zero parts ('0000-00-00', '2020-00-10')",
     "regexp": "REGEXP / RLIKE / REGEXP_* functions",
     "collate": "COLLATE with a case-insensitive collation; mixed-case strings and LIKE over "
                "computed strings (LIKE ignores case in Tributary)",
@@ -75,8 +76,8 @@ DATE_LITS = ["'2020-01-31'", "'2021-12-31'", "'1999-02-28'", "'2024-02-29'", "'2
              "'1970-01-01'", "'2023-07-15'", "'2038-01-19'"]
 DATETIME_LITS = ["'2020-01-31 12:34:56'", "'2021-12-31 23:59:59'", "'1999-02-28 00:00:01'",
                  "'2024-02-29 08:00:00'", "'2001-09-09 01:46:40'", "'2023-07-15 18:30:15.250000'"]
-BAD_DATE_LITS = ["'2020-02-30'", "'2021-13-01'", "'0000-00-00'", "'2021-04-31'", "'abcd'",
-                 "'2020-00-10'"]
+BAD_DATE_LITS = ["'2020-02-30'", "'2021-13-01'", "'2021-04-31'", "'abcd'"]
+ZERO_DATE_LITS = ["'0000-00-00'", "'2020-00-10'", "'2020-05-00'"]
 # Objects with their keys in MySQL 8's stored order (ALLOW["json_key_order"]).
 JSON_DOCS = ["'{\"a\": 1, \"b\": [1, 2, 3]}'", "'[1, \"x\", null, true]'", "'{\"a\": {\"c\": \"d\"}}'",
              "'3'", "'\"s\"'", "'[]'", "'{}'", "'{\"a\": [{\"k\": 1}], \"b\": 2.5}'"]
@@ -230,6 +231,9 @@ class Gen:
         raise ValueError(ty)
 
     def date_lit(self):
+        if self.on("zero_date") and self.r.random() < 0.05:
+            self.use("zero_date")
+            return self.pick(ZERO_DATE_LITS)
         if self.on("invalid_date") and self.r.random() < 0.1:
             self.use("invalid_date")
             return self.pick(BAD_DATE_LITS)
