@@ -1469,11 +1469,25 @@ fn overflow(op: &str) -> SqlError {
     SqlError::new(1690, format!("BIGINT value is out of range in '{op}'"))
 }
 
-/// LIKE matching with `%` and `_` (case-insensitive, as MySQL's default
-/// collation) and `\` escapes.
+/// SQL's `LIKE` under the binary collation text compares by
+/// (`utf8mb4_bin`, as `=`): `%` and `_` (one character), `\\` escapes;
+/// case matters (`'ABC' LIKE '%a%'` is 0, as in MySQL with that
+/// collation).
 pub fn like_match(s: &str, pat: &str) -> bool {
     if s.is_ascii() && pat.is_ascii() {
-        // Byte-wise, case folded per byte: no allocation on the scan path.
+        // Byte-wise: no allocation on the scan path.
+        return wildcard(s.as_bytes(), pat.as_bytes(), |a, b| a == b);
+    }
+    let s: Vec<char> = s.chars().collect();
+    let p: Vec<char> = pat.chars().collect();
+    wildcard(&s, &p, |a, b| a == b)
+}
+
+/// `LIKE` ignoring case: the pattern of `SHOW … LIKE`, whose names MySQL
+/// compares case-insensitively (`SHOW VARIABLES LIKE 'SQL_MODE'`).
+pub fn like_match_ci(s: &str, pat: &str) -> bool {
+    if s.is_ascii() && pat.is_ascii() {
+        // Byte-wise, case folded per byte: no allocation.
         return wildcard(s.as_bytes(), pat.as_bytes(), |a, b| {
             a.eq_ignore_ascii_case(&b)
         });
@@ -2989,7 +3003,9 @@ mod tests {
 
     #[test]
     fn like_and_vectors() {
-        assert!(like_match("Hello", "h%o"));
+        assert!(!like_match("Hello", "h%o"));
+        assert!(like_match("Hello", "H%o"));
+        assert!(like_match_ci("Hello", "h%o"));
         assert!(like_match("a_c", "a\\_c"));
         assert!(!like_match("abc", "a\\_c"));
         assert!(like_match("abc", "_b_"));
@@ -3010,9 +3026,10 @@ mod tests {
     /// recursive definition on a long string.
     #[test]
     fn like_matches_the_recursive_definition() {
-        fn reference(s: &str, pat: &str) -> bool {
-            let s: Vec<char> = s.to_lowercase().chars().collect();
-            let p: Vec<char> = pat.to_lowercase().chars().collect();
+        fn reference(s: &str, pat: &str, ci: bool) -> bool {
+            let fold = |x: &str| if ci { x.to_lowercase() } else { x.to_string() };
+            let s: Vec<char> = fold(s).chars().collect();
+            let p: Vec<char> = fold(pat).chars().collect();
             fn go(s: &[char], p: &[char]) -> bool {
                 match p.first() {
                     None => s.is_empty(),
@@ -3041,7 +3058,12 @@ mod tests {
         let mut checked = 0;
         for s in &strings {
             for p in &patterns {
-                assert_eq!(like_match(s, p), reference(s, p), "{s:?} LIKE {p:?}");
+                assert_eq!(like_match(s, p), reference(s, p, false), "{s:?} LIKE {p:?}");
+                assert_eq!(
+                    like_match_ci(s, p),
+                    reference(s, p, true),
+                    "{s:?} LIKE {p:?}"
+                );
                 checked += 1;
             }
         }

@@ -457,7 +457,7 @@ pub fn info(cx: &mut Ctx<'_>, table: &str, like: Option<&str>) -> SqlResult<Quer
     let out: Vec<Vec<Value>> = rows
         .into_iter()
         .filter(|r| match (like, r.first()) {
-            (Some(p), Some(Value::Text(name))) => crate::sql::expr::like_match(name, p),
+            (Some(p), Some(Value::Text(name))) => crate::sql::expr::like_match_ci(name, p),
             _ => true,
         })
         .map(|r| {
@@ -505,7 +505,7 @@ pub fn variables(
     vars.sort();
     let rows = vars
         .into_iter()
-        .filter(|(k, _)| like.is_none_or(|p| crate::sql::expr::like_match(k, p)))
+        .filter(|(k, _)| like.is_none_or(|p| crate::sql::expr::like_match_ci(k, p)))
         .map(|(k, v)| vec![t(k), t(v)])
         .collect();
     rs(&["Variable_name", "Value"], rows)
@@ -579,7 +579,7 @@ pub fn status(engine: &Engine, like: Option<&str>) -> QueryResult {
         )))
         .filter(|(k, _)| {
             like.is_none_or(|p| {
-                crate::sql::expr::like_match(&k.to_ascii_lowercase(), &p.to_ascii_lowercase())
+                crate::sql::expr::like_match_ci(&k.to_ascii_lowercase(), &p.to_ascii_lowercase())
             })
         })
         .map(|(k, v)| vec![t(k), t(v.to_string())])
@@ -602,7 +602,7 @@ pub fn filter(
         ShowFilter::Like(pattern) => res.rows.retain(|r| {
             r.first()
                 .and_then(Value::to_text)
-                .is_some_and(|v| crate::sql::expr::like_match(&v, pattern))
+                .is_some_and(|v| crate::sql::expr::like_match_ci(&v, pattern))
         }),
         ShowFilter::Where(e) => {
             let scope = Scope {
