@@ -1055,6 +1055,7 @@ pub fn parse_measured(sql: &str) -> SqlResult<(Stmt, usize)> {
         return Ok((Stmt::Ast(Ast::Lent(st)), 0));
     }
     let sql = &*expand_versioned_comments(sql);
+    let sql = &*infix_mod(sql);
     let toks = tokenize(sql)?;
     let depth = check_depth(&toks)?;
     with_stack_for(depth, || parse_tokens(sql, toks)).map(|s| (s, depth))
@@ -1172,6 +1173,44 @@ enum Mode {
     Quote(u8),
     LineComment,
     BlockComment,
+}
+
+/// MySQL's infix `a MOD b` (sqlparser knows only `%` and the function
+/// `MOD(a, b)`): the word MOD in code, not followed by `(` nor part of a
+/// qualified name, becomes `%`. MOD is a reserved word in MySQL, so it
+/// names nothing else unquoted.
+pub fn infix_mod(sql: &str) -> std::borrow::Cow<'_, str> {
+    let b = sql.as_bytes();
+    if !b.windows(3).any(|w| w.eq_ignore_ascii_case(b"mod")) {
+        return std::borrow::Cow::Borrowed(sql);
+    }
+    let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_' || c == b'$' || c >= 0x80;
+    let mut at = Vec::new();
+    visit_code(sql, |i, _| {
+        if b.len() >= i + 3
+            && b[i..i + 3].eq_ignore_ascii_case(b"mod")
+            && (i == 0 || (!word(b[i - 1]) && b[i - 1] != b'.' && b[i - 1] != b'@'))
+            && b.get(i + 3).is_none_or(|c| !word(*c) && *c != b'.')
+        {
+            let next = b[i + 3..].iter().find(|c| !c.is_ascii_whitespace());
+            if next != Some(&b'(') {
+                at.push(i);
+            }
+        }
+        true
+    });
+    if at.is_empty() {
+        return std::borrow::Cow::Borrowed(sql);
+    }
+    let mut out = String::with_capacity(sql.len());
+    let mut last = 0;
+    for i in at {
+        out.push_str(&sql[last..i]);
+        out.push('%');
+        last = i + 3;
+    }
+    out.push_str(&sql[last..]);
+    std::borrow::Cow::Owned(out)
 }
 
 /// Visit every byte of `sql` that is code — outside quotes (`'`, `"`,
@@ -1933,6 +1972,25 @@ fn parse_set(p: &mut P) -> SqlResult<Stmt> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn infix_mod_becomes_percent_only_where_it_is_the_operator() {
+        use super::infix_mod;
+        let cases = [
+            ("SELECT 7 MOD 3", "SELECT 7 % 3"),
+            (
+                "select a mod b, MOD(a, b), mod (a, b) from t",
+                "select a % b, MOD(a, b), mod (a, b) from t",
+            ),
+            (
+                "SELECT 'x mod y', `mod`, t.mod, @mod, model, modal FROM t",
+                "SELECT 'x mod y', `mod`, t.mod, @mod, model, modal FROM t",
+            ),
+            ("SELECT 5 Mod-2 -- mod 3", "SELECT 5 %-2 -- mod 3"),
+        ];
+        for (sql, want) in cases {
+            assert_eq!(infix_mod(sql), want, "{sql}");
+        }
+    }
 
     /// Index definitions inside CREATE TABLE are found past commas and
     /// parentheses in quotes and comments.

@@ -35,7 +35,6 @@ DISABLED_IN_CI = {
                 "COALESCE(1, COT(0)) fails with 1690 (an unused argument is evaluated)",
     # Found by this oracle (see the findings list of the oracle's first run);
     # not yet assigned:
-    "mod_op": "oracle finding: the infix operator `7 MOD 3` is a syntax error (1064)",
     "result_type": "oracle finding: UNIX_TIMESTAMP(x) is sent with a string column type, "
                    "CEIL(1e3) an integer one; -(0 - 2) is an integer (MariaDB: decimal; MySQL 8's "
                    "type to be checked)",
