@@ -1193,7 +1193,7 @@ pub fn infix_mod(sql: &str) -> std::borrow::Cow<'_, str> {
             && b.get(i + 3).is_none_or(|c| !word(*c) && *c != b'.')
         {
             let next = b[i + 3..].iter().find(|c| !c.is_ascii_whitespace());
-            if next != Some(&b'(') {
+            if next != Some(&b'(') || after_operand(&b[..i]) {
                 at.push(i);
             }
         }
@@ -1211,6 +1211,76 @@ pub fn infix_mod(sql: &str) -> std::borrow::Cow<'_, str> {
     }
     out.push_str(&sql[last..]);
     std::borrow::Cow::Owned(out)
+}
+
+/// Whether `before` (code up to a word) ends with an operand — a number, a
+/// name, a closing bracket or quote — so the word is an infix operator
+/// (`j MOD (2)`), not a function name (`SELECT MOD(7, 3)`).
+fn after_operand(before: &[u8]) -> bool {
+    let end = before.len()
+        - before
+            .iter()
+            .rev()
+            .take_while(|c| c.is_ascii_whitespace())
+            .count();
+    let before = &before[..end];
+    let Some(&last) = before.last() else {
+        return false;
+    };
+    if matches!(last, b')' | b'\'' | b'"' | b'`') {
+        return true;
+    }
+    if !(last.is_ascii_alphanumeric() || last == b'_') {
+        return false;
+    }
+    let start = before
+        .iter()
+        .rposition(|c| !(c.is_ascii_alphanumeric() || *c == b'_' || *c == b'$' || *c == b'.'))
+        .map_or(0, |p| p + 1);
+    let word = String::from_utf8_lossy(&before[start..]).to_ascii_lowercase();
+    const BEFORE_EXPR: &[&str] = &[
+        "select",
+        "where",
+        "and",
+        "or",
+        "not",
+        "xor",
+        "on",
+        "by",
+        "when",
+        "then",
+        "else",
+        "having",
+        "set",
+        "in",
+        "is",
+        "like",
+        "between",
+        "case",
+        "distinct",
+        "all",
+        "any",
+        "some",
+        "exists",
+        "values",
+        "value",
+        "limit",
+        "offset",
+        "interval",
+        "div",
+        "mod",
+        "return",
+        "using",
+        "row",
+        "regexp",
+        "rlike",
+        "sounds",
+        "escape",
+        "straight_join",
+        "high_priority",
+        "sql_no_cache",
+    ];
+    !BEFORE_EXPR.contains(&word.as_str())
 }
 
 /// Visit every byte of `sql` that is code — outside quotes (`'`, `"`,
@@ -1986,6 +2056,14 @@ mod tests {
                 "SELECT 'x mod y', `mod`, t.mod, @mod, model, modal FROM t",
             ),
             ("SELECT 5 Mod-2 -- mod 3", "SELECT 5 %-2 -- mod 3"),
+            (
+                "SELECT j MOD (10 DIV 10), INSTR('0', 'x') MOD (2), (1) mod(2)",
+                "SELECT j % (10 DIV 10), INSTR('0', 'x') % (2), (1) %(2)",
+            ),
+            (
+                "SELECT a FROM t WHERE MOD(a, 2) = 0 AND mod(b, 3) OR NOT MOD(c, 4)",
+                "SELECT a FROM t WHERE MOD(a, 2) = 0 AND mod(b, 3) OR NOT MOD(c, 4)",
+            ),
         ];
         for (sql, want) in cases {
             assert_eq!(infix_mod(sql), want, "{sql}");

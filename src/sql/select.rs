@@ -259,6 +259,11 @@ fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnKind {
             | "dayofyear" | "weekday" | "quarter" | "week" | "to_days" | "datediff"
             | "timestampdiff" => ColumnKind::Int,
             "unix_timestamp" if args.is_empty() => ColumnKind::Int,
+            // Temporal results are sent with a temporal type (drivers then
+            // return date / datetime objects, not strings).
+            "date" | "last_day" | "curdate" | "current_date" | "utc_date" => ColumnKind::Date,
+            "now" | "current_timestamp" | "sysdate" | "utc_timestamp" => ColumnKind::DateTime,
+            "from_unixtime" if args.len() == 1 => ColumnKind::DateTime,
             // MySQL: DATE + a day-or-longer interval is a DATE, DATE or
             // DATETIME + anything else a DATETIME, text stays text.
             "date_add interval" | "date_sub interval" => {

@@ -41,9 +41,6 @@ DISABLED_IN_CI = {
     "zero_date": "oracle finding: a date with zero parts ('2020-00-10') is NULL in every function "
                  "(MySQL reads its parts: DAY 10, DATE_FORMAT keeps 00); Tributary's dates have "
                  "no zero parts",
-    "date_type": "oracle finding: DATE / DATETIME results (DATE(), LAST_DAY, FROM_UNIXTIME, "
-                 "STR_TO_DATE, DATE_ADD …, CAST AS DATE) are sent as strings, CAST(d AS DATE) "
-                 "prints a time part",
     "round": "oracle finding: ROUND(-2.5e0) is -3 (MySQL -2, half to even for doubles); "
              "ROUND(x, NULL) is not NULL",
     "double_decimals": "oracle finding: PI() prints 3.141592653589793 (MySQL 3.141593), "
