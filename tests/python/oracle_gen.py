@@ -704,6 +704,7 @@ class Gen:
         if k == "cast":
             self.use("cast")
             return f"CAST({self.dsub(d)} AS {self.pick(['DATE', 'DATETIME'])})"
+        raise AssertionError(k)
 
     def time_arg(self, d):
         """The argument of a time-of-day function: a DATETIME literal, or
@@ -719,7 +720,6 @@ class Gen:
             self.use("round")
             return "NULL"
         return str(self.r.randint(-2, 4))
-        raise AssertionError(k)
 
     def control(self, ty, d):
         r = self.r
