@@ -139,3 +139,26 @@ def test_generator_is_deterministic_and_covers_null():
     assert sum("NULL" in s for s in a) > 40
     off = [c for c in oracle_gen.expr_cases(7, 500, CI_GROUPS)]
     assert not any(set(c.groups) & set(DISABLED_IN_CI) for c in off)
+
+
+def test_allow_list_is_narrow():
+    """An allow entry covers only its MariaDB quirk, not a wrong value."""
+    reordered = ("value", "string", "", '{"b": 1, "a": 2}', '{"a": 2, "b": 1}')
+    assert oracle_lib.allowed("JSON_SET('{}', '$.a', 2)", reordered) == "json_normal_form"
+    wrong = ("value", "string", "", '{"a": 2}', '{"a": 3}')
+    assert oracle_lib.allowed("JSON_SET('{}', '$.a', 2)", wrong) is None
+    assert oracle_lib.allowed("CONCAT('a', 'b')", reordered) is None
+    same_items = ("value", "string", "", "[1, 2]", "[2, 1]")
+    assert oracle_lib.allowed("JSON_EXTRACT('[1, 2]', '$[1]', '$[0]')", same_items)
+    assert oracle_lib.allowed("JSON_EXTRACT('[1, 2]', '$[1]', '$[0]')",
+                              ("value", "string", "", "[1, 2]", "[2, 2]")) is None
+
+
+def test_shrink_candidates_respect_quotes_and_types():
+    sql = "COALESCE('a(b', LOG10(MONTH('x)')), CAST(7 AS DECIMAL(5,2)))"
+    cands = oracle_lib.candidates(sql)
+    assert "MONTH('x)')" in cands and "LOG10(MONTH('x)'))" in cands
+    # `AS DECIMAL(5,2)` is a type, never cut out of its CAST.
+    assert not any(c.startswith("DECIMAL(") or ("AS DECIMAL" in c and "CAST(" not in c)
+                   for c in cands)
+    assert all(len(c) < len(sql) for c in cands)
