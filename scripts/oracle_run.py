@@ -10,7 +10,8 @@ frequent first, with the throughput in cases/s.
     python3 scripts/oracle_run.py --cases 20000 --disable decimal,str2num
 
 Binary: $TRIBUTARY_BIN, else the debug build under $CARGO_TARGET_DIR.
-Exit status 1 when a difference not covered by the allow-list was found.
+Exit status 1 when a difference not covered by the allow-list was found, 2
+when a server lost the connection (its SQL and the seed are printed).
 """
 
 import argparse
@@ -77,7 +78,11 @@ def main():
         t0 = time.monotonic()
         last = t0
         for seed in seeds:
-            oracle_lib.run_seeds(oracle, [seed], enabled, EXPRS_PER_SEED, QUERIES_PER_SEED)
+            try:
+                oracle_lib.run_seeds(oracle, [seed], enabled, EXPRS_PER_SEED, QUERIES_PER_SEED)
+            except oracle_lib.ServerLost as e:
+                print(f"seed {seed}: {e}", flush=True)
+                raise SystemExit(2)
             now = time.monotonic()
             if now - last > 30:
                 last = now
