@@ -63,10 +63,13 @@ def main():
 
     binary = os.environ.get("TRIBUTARY_BIN") or os.path.join(
         os.environ.get("CARGO_TARGET_DIR", "target"), "debug", "tributary")
+    if not os.path.exists(binary):
+        sys.exit(f"no Tributary binary at {binary} (set TRIBUTARY_BIN or CARGO_TARGET_DIR)")
     maria = mariadbproc.MariaDB(pymysql).start()
     tmp = tempfile.TemporaryDirectory(prefix="oracle-run-")
-    proc, port = serverproc.start_server(binary, os.path.join(tmp.name, "data"))
+    proc = None
     try:
+        proc, port = serverproc.start_server(binary, os.path.join(tmp.name, "data"))
         m = oracle_lib.connect(pymysql, "127.0.0.1", maria.port)
         t = oracle_lib.connect(pymysql, "127.0.0.1", port)
         oracle_lib.setup(m, t, "oracle")
@@ -90,7 +93,8 @@ def main():
                       f"{len(oracle.findings)} differences", flush=True)
         dt = time.monotonic() - t0
     finally:
-        serverproc.stop_server(proc)
+        if proc is not None:
+            serverproc.stop_server(proc)
         maria.stop()
         tmp.cleanup()
 
