@@ -46,6 +46,8 @@ def main():
     ap.add_argument("--disable", default="", help="comma list of groups to leave out")
     ap.add_argument("--json", help="write every finding to this file")
     ap.add_argument("--show", type=int, default=2, help="repros printed per class")
+    ap.add_argument("--warnings", action="store_true",
+                    help="also compare the warning codes of expressions (SHOW WARNINGS)")
     args = ap.parse_args()
 
     if args.groups == "all":
@@ -73,7 +75,7 @@ def main():
         m = oracle_lib.connect(pymysql, "127.0.0.1", maria.port)
         t = oracle_lib.connect(pymysql, "127.0.0.1", port)
         oracle_lib.setup(m, t, "oracle")
-        oracle = oracle_lib.Oracle(m, t)
+        oracle = oracle_lib.Oracle(m, t, warnings=args.warnings)
         per_seed = EXPRS_PER_SEED + (QUERIES_PER_SEED if "table" in enabled else 0)
         seeds = range(args.seed_start, args.seed_start + max(1, args.cases // per_seed))
         print(f"MariaDB {maria.version}; Tributary {binary}; groups {sorted(enabled)}; "
