@@ -10,7 +10,8 @@ frequent first, with the throughput in cases/s.
     python3 scripts/oracle_run.py --cases 20000 --disable decimal,str2num
 
 Binary: $TRIBUTARY_BIN, else the debug build under $CARGO_TARGET_DIR.
-Exit status 1 when a difference not covered by the allow-list was found.
+Exit status 1 when a difference not covered by the allow-list was found, 2
+when a server lost the connection (its SQL and the seed are printed).
 """
 
 import argparse
@@ -45,6 +46,8 @@ def main():
     ap.add_argument("--disable", default="", help="comma list of groups to leave out")
     ap.add_argument("--json", help="write every finding to this file")
     ap.add_argument("--show", type=int, default=2, help="repros printed per class")
+    ap.add_argument("--warnings", action="store_true",
+                    help="also compare the warning codes of expressions (SHOW WARNINGS)")
     args = ap.parse_args()
 
     if args.groups == "all":
@@ -62,14 +65,17 @@ def main():
 
     binary = os.environ.get("TRIBUTARY_BIN") or os.path.join(
         os.environ.get("CARGO_TARGET_DIR", "target"), "debug", "tributary")
+    if not os.path.exists(binary):
+        sys.exit(f"no Tributary binary at {binary} (set TRIBUTARY_BIN or CARGO_TARGET_DIR)")
     maria = mariadbproc.MariaDB(pymysql).start()
     tmp = tempfile.TemporaryDirectory(prefix="oracle-run-")
-    proc, port = serverproc.start_server(binary, os.path.join(tmp.name, "data"))
+    proc = None
     try:
+        proc, port = serverproc.start_server(binary, os.path.join(tmp.name, "data"))
         m = oracle_lib.connect(pymysql, "127.0.0.1", maria.port)
         t = oracle_lib.connect(pymysql, "127.0.0.1", port)
         oracle_lib.setup(m, t, "oracle")
-        oracle = oracle_lib.Oracle(m, t)
+        oracle = oracle_lib.Oracle(m, t, warnings=args.warnings)
         per_seed = EXPRS_PER_SEED + (QUERIES_PER_SEED if "table" in enabled else 0)
         seeds = range(args.seed_start, args.seed_start + max(1, args.cases // per_seed))
         print(f"MariaDB {maria.version}; Tributary {binary}; groups {sorted(enabled)}; "
@@ -77,7 +83,11 @@ def main():
         t0 = time.monotonic()
         last = t0
         for seed in seeds:
-            oracle_lib.run_seeds(oracle, [seed], enabled, EXPRS_PER_SEED, QUERIES_PER_SEED)
+            try:
+                oracle_lib.run_seeds(oracle, [seed], enabled, EXPRS_PER_SEED, QUERIES_PER_SEED)
+            except oracle_lib.ServerLost as e:
+                print(f"seed {seed}: {e}", flush=True)
+                raise SystemExit(2)
             now = time.monotonic()
             if now - last > 30:
                 last = now
@@ -85,7 +95,8 @@ def main():
                       f"{len(oracle.findings)} differences", flush=True)
         dt = time.monotonic() - t0
     finally:
-        serverproc.stop_server(proc)
+        if proc is not None:
+            serverproc.stop_server(proc)
         maria.stop()
         tmp.cleanup()
 

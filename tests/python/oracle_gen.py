@@ -22,7 +22,8 @@ GROUPS = {
     "core": "NULL, INT, DOUBLE, clean strings, logic, comparison, control flow",
     "decimal": "DECIMAL literals and columns in arithmetic, `/`, SUM/AVG of exact values",
     "between_null": "BETWEEN / NOT BETWEEN with a NULL bound",
-    "str2num": "strings that are not clean numbers used as numbers ('3x' + 1)",
+    "str2num": "strings used as numbers: '3x' + 1, '3x' = 3 (longest numeric prefix), '12' + 1 (a "
+               "DOUBLE)",
     "invalid_date": "dates not in the calendar ('2020-02-30', '2021-13-01')",
     "zero_date": "dates with zero parts ('0000-00-00', '2020-00-10')",
     "regexp": "REGEXP / RLIKE / REGEXP_* functions",
@@ -205,9 +206,9 @@ class Gen:
                 return self.leaf("int")
             if k < 0.6 and self.on("decimal"):
                 return self.leaf("dec")
-            if k < 0.85:
+            if k < (0.85 if not self.on("str2num") else 0.7):
                 return self.leaf("dbl")
-            if self.on("str2num") and r.random() < 0.5:
+            if self.on("str2num") and r.random() < 0.7:
                 self.use("str2num")
                 return self.pick(BADNUM_LITS)
             return self.pick(NUMSTR_LITS)
@@ -234,7 +235,7 @@ class Gen:
         if self.on("zero_date") and self.r.random() < 0.05:
             self.use("zero_date")
             return self.pick(ZERO_DATE_LITS)
-        if self.on("invalid_date") and self.r.random() < 0.1:
+        if self.on("invalid_date") and self.r.random() < 0.25:
             self.use("invalid_date")
             return self.pick(BAD_DATE_LITS)
         return self.pick(DATE_LITS + DATETIME_LITS)
@@ -458,6 +459,11 @@ class Gen:
         k = self.pick(opts)
         if k == "arith":
             op = self.pick(["+", "-", "*", "/"])
+            if self.on("str2num") and r.random() < 0.25:
+                # A string in arithmetic is read as a DOUBLE ('12' + 1 is 13e0).
+                self.use("str2num")
+                lit = self.pick(NUMSTR_LITS + BADNUM_LITS)
+                return f"({lit} {op} {self.sub('int', d)})"
             a, b = self.pick([("dbl", "dbl"), ("dbl", "int"), ("int", "dbl")]
                              + ([("dbl", "dec")] if self.on("decimal") else []))
             return f"({self.sub(a, d)} {op} {self.sub(b, d)})"
@@ -702,6 +708,7 @@ class Gen:
         if k == "cast":
             self.use("cast")
             return f"CAST({self.dsub(d)} AS {self.pick(['DATE', 'DATETIME'])})"
+        raise AssertionError(k)
 
     def time_arg(self, d):
         """The argument of a time-of-day function: a DATETIME literal, or
@@ -717,7 +724,6 @@ class Gen:
             self.use("round")
             return "NULL"
         return str(self.r.randint(-2, 4))
-        raise AssertionError(k)
 
     def control(self, ty, d):
         r = self.r
