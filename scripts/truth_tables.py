@@ -62,7 +62,9 @@ def main():
     ap.add_argument("--out", default="tests/data/truth_tables.tsv")
     args = ap.parse_args()
     es = exprs()
-    sql = "".join(f"SELECT {e};\n" for e in es)
+    # Literals compare under the connection's collation: Tributary's
+    # (utf8mb4_bin), not MariaDB's default (utf8mb4_general_ci).
+    sql = "SET NAMES utf8mb4 COLLATE utf8mb4_bin;\n" + "".join(f"SELECT {e};\n" for e in es)
     res = subprocess.run(
         ["mariadb", "-h127.0.0.1", f"-P{args.port}", "-uroot", "-B", "-N"],
         input=sql, capture_output=True, text=True, check=True)

@@ -2509,7 +2509,14 @@ impl CExpr {
             },
             CExpr::IsNull(x, negated) => Value::Bool(x.eval_ref(cx)?.is_null() != *negated),
             CExpr::Bin(op, a, b) => {
-                let (l, r) = (a.eval_ref(cx)?, b.eval_ref(cx)?);
+                let l = a.eval_ref(cx)?;
+                // A NULL left operand decides every operator but <=>: the
+                // right one is not evaluated, as in MySQL (`NULL < 1/0`
+                // raises no warning, `NULL + <overflow>` no error).
+                if l.is_null() && *op != BinOp::NullSafeEq {
+                    return Ok(Value::Null);
+                }
+                let r = b.eval_ref(cx)?;
                 let (l, r) = (l.as_ref(), r.as_ref());
                 match op {
                     BinOp::Xor => match (truth(l), truth(r)) {
