@@ -694,8 +694,9 @@ pub struct ColumnDecl {
 }
 
 /// Read a column definition: its type and options (NULL / NOT NULL,
-/// DEFAULT, PRIMARY KEY, UNIQUE, AUTO_INCREMENT; COMMENT, CHARACTER SET
-/// and COLLATE are accepted and ignored). Anything else is refused (1235).
+/// DEFAULT, PRIMARY KEY, UNIQUE, AUTO_INCREMENT; COMMENT and CHARACTER SET
+/// are accepted and ignored; COLLATE only as `utf8mb4_bin`, what every
+/// comparison is). Anything else is refused (1235).
 pub fn column_decl<'o>(
     host: &SessionHost<'_>,
     name: String,
@@ -739,9 +740,8 @@ pub fn column_decl<'o>(
                     d.col.auto_increment = true;
                 }
             }
-            ColumnOption::Comment(_)
-            | ColumnOption::CharacterSet(_)
-            | ColumnOption::Collation(_) => {}
+            ColumnOption::Collation(c) => crate::sql::expr::check_collation(&c.to_string())?,
+            ColumnOption::Comment(_) | ColumnOption::CharacterSet(_) => {}
             other => return Err(SqlError::unsupported(format!("column option {other}"))),
         }
     }

@@ -847,6 +847,12 @@ impl<'a> Compiler<'a> {
                 }
                 CExpr::Func(name.into(), args)
             }
+            // Text compares by code point everywhere: `utf8mb4_bin` is
+            // what is there already; other collations are refused.
+            Expr::Collate { expr, collation } => {
+                check_collation(&collation.to_string())?;
+                return self.compile(expr);
+            }
             // `x [NOT] REGEXP p` / `RLIKE`: REGEXP_LIKE(x, p) (expr/regexp.rs).
             Expr::RLike {
                 negated,
@@ -1531,6 +1537,19 @@ fn wrong_count(name: &str) -> SqlError {
     SqlError::wrong_args(format!(
         "Incorrect parameter count in the call to native function '{name}'"
     ))
+}
+
+/// A `COLLATE` clause (an expression's or a column's): only `utf8mb4_bin`,
+/// the code-point order every comparison, key and sort uses; any other is
+/// refused (1235) rather than accepted and ignored (decision 009).
+pub fn check_collation(name: &str) -> SqlResult<()> {
+    let name = name.trim_matches(|c| c == '`' || c == '\'' || c == '"');
+    if name.eq_ignore_ascii_case("utf8mb4_bin") {
+        return Ok(());
+    }
+    Err(SqlError::unsupported(format!(
+        "COLLATE {name} (text compares by code point: only utf8mb4_bin)"
+    )))
 }
 
 /// The server's `max_allowed_packet`: a string function whose result would
