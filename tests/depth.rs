@@ -147,6 +147,17 @@ fn thousand_deep_expressions_answer() {
         } else if let Err(e) = one(&mut s, "SELECT COUNT(*) FROM v") {
             bad.push(format!("view: {e}"));
         }
+        // A view as deep as allowed, read by a shallow statement: its body
+        // is planned on a stack sized for the body's depth.
+        let deepest = format!(
+            "CREATE VIEW w AS SELECT {} AS x FROM t",
+            abs_nest(MAX_NESTING - 1)
+        );
+        if let Err(e) = s.execute(&deepest) {
+            bad.push(format!("CREATE VIEW w: {e}"));
+        } else if one(&mut s, "SELECT x FROM w") != Ok(Value::Int(7)) {
+            bad.push(format!("view w: {:?}", one(&mut s, "SELECT x FROM w")));
+        }
         let prep = format!(
             "PREPARE p FROM 'SELECT {} FROM t WHERE a = ?'",
             case_nest(n)
