@@ -30,6 +30,9 @@ SELECT REGEXP_INSTR('abcabcabc', 'a+', 1), REGEXP_INSTR('abcabcabc', 'a+', 2), R
 SELECT REGEXP_INSTR('aaabcabcabc', 'a+', 1, 1, 0), REGEXP_INSTR('aaabcabcabc', 'a+', 1, 1, 1), REGEXP_INSTR('aaabcabcabc', 'A+', 1, 1, 1, 'c'), REGEXP_INSTR('aaabcabcabc', 'A+', 1, 1, 1, 'i'), REGEXP_INSTR('aaabcabcabc', 'A+', 1, 1, 1, 'cic');
 SELECT REGEXP_INSTR('🍣🍣a', '🍣', 2), REGEXP_INSTR('🍣🍣a', 'a', 3), REGEXP_INSTR('héllo wörld', 'w'), REGEXP_INSTR('abc', 'b', 1, 0), REGEXP_INSTR('abc', 'b', 1, -5), REGEXP_INSTR('', 'x*');
 SELECT REGEXP_INSTR('a', 'a', NULL), REGEXP_INSTR('a', 'a', 1, NULL), REGEXP_INSTR('a', 'a', 1, 0, NULL), REGEXP_INSTR('a', 'a', 1, 0, 0, NULL);
+-- REGEXP_INSTR sees only the text from pos on (so ^ matches there), REGEXP_SUBSTR / REGEXP_REPLACE the whole subject from pos, which may be one past the end (MySQL 8.4's regexp_facade.cc).
+SELECT REGEXP_INSTR('aaa', '^a', 2), REGEXP_SUBSTR('aaa', '^a', 2), REGEXP_REPLACE('aaa', '^a', 'X', 2), REGEXP_SUBSTR('a🍣b', '.', 4), REGEXP_REPLACE('abc', '$', '!', 4), REGEXP_INSTR('', 'x*', 3);
+SELECT REGEXP_SUBSTR('a🍣b', '.', 5);
 SELECT REGEXP_INSTR('a', 'a+', 3);
 SELECT REGEXP_INSTR('🍣🍣a', 'a', 4);
 SELECT REGEXP_INSTR('abc', 'b', 0);

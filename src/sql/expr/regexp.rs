@@ -11,8 +11,12 @@
 //!   first (a bad pattern is an error even with a NULL subject). An empty
 //!   pattern is 3685 (ICU refuses it).
 //! * Positions count characters from 1. A position below 1 is 1583
-//!   (REGEXP_INSTR: 3686), one past the subject's last character 3686 (an
-//!   empty subject takes position 1). An occurrence below 1 is the first.
+//!   (REGEXP_INSTR: 3686). REGEXP_INSTR searches only the text from the
+//!   position on (anchors and look-behind start there) and the position
+//!   must be one of a non-empty subject's characters (else 3686);
+//!   REGEXP_SUBSTR / REGEXP_REPLACE search the whole subject from the
+//!   position, which may be one past the end (3686 beyond). This is what
+//!   MySQL 8.4's regexp_facade.cc does. An occurrence below 1 is the first.
 //! * REGEXP_REPLACE's replacement is ICU's: `$n` is group n (a first digit
 //!   beyond the groups is 3686; further digits are taken while the number
 //!   stays a group), `${name}` a named group, `\x` the character x,
@@ -379,36 +383,48 @@ pub(super) fn call(name: &str, args: &[Value]) -> SqlResult<Value> {
         Value::Null => return Ok(Value::Null),
         s => text_of(s),
     };
+    if name == "regexp_instr" {
+        // MySQL hands ICU only the text from `pos` on: `^`, `\b` and
+        // look-behind context start there, and the position must be a
+        // character of a non-empty subject.
+        let from = if subject.is_empty() {
+            0
+        } else {
+            match usize::try_from(pos - 1)
+                .ok()
+                .and_then(|k| subject.char_indices().nth(k))
+            {
+                Some((b, _)) => b,
+                None => return Err(out_of_bounds()),
+            }
+        };
+        let tail = &subject[from..];
+        return Ok(Value::Int(match nth_match(&re, tail, 0, occ.max(1)) {
+            None => 0,
+            Some((s, e)) => {
+                let at = if return_end { e } else { s };
+                pos + tail[..at].chars().count() as i64
+            }
+        }));
+    }
+    // REGEXP_SUBSTR / REGEXP_REPLACE search the whole subject from `pos`
+    // (context before it counts), which may be one past the last character.
     let start = byte_of_position(&subject, pos)?;
     match replacement {
         Some(r) => replace(&re, &subject, start, occ, &r).map(Value::Text),
-        None => {
-            let m = nth_match(&re, &subject, start, occ.max(1));
-            Ok(match (name, m) {
-                ("regexp_substr", None) => Value::Null,
-                ("regexp_substr", Some((s, e))) => Value::Text(subject[s..e].to_string()),
-                (_, None) => Value::Int(0),
-                (_, Some((s, e))) => {
-                    let at = if return_end { e } else { s };
-                    Value::Int(subject[..at].chars().count() as i64 + 1)
-                }
-            })
-        }
+        None => Ok(match nth_match(&re, &subject, start, occ.max(1)) {
+            None => Value::Null,
+            Some((s, e)) => Value::Text(subject[s..e].to_string()),
+        }),
     }
 }
 
-/// The byte offset of 1-based character position `pos` (3686 outside the
-/// subject; an empty subject has position 1).
+/// The byte offset of 1-based character position `pos`, at most one past
+/// the last character (3686 beyond, as ICU's `uregex_find`).
 fn byte_of_position(s: &str, pos: i64) -> SqlResult<usize> {
-    if pos < 1 {
-        return Err(out_of_bounds());
-    }
     let skip = usize::try_from(pos - 1).map_err(|_| out_of_bounds())?;
-    if skip == 0 {
-        return Ok(0);
-    }
-    match s.char_indices().nth(skip) {
-        Some((b, _)) => Ok(b),
+    match s.char_indices().map(|(b, _)| b).chain([s.len()]).nth(skip) {
+        Some(b) => Ok(b),
         None => Err(out_of_bounds()),
     }
 }
@@ -697,6 +713,52 @@ mod tests {
         assert_eq!(
             run("regexp_substr", &[t(""), t("x*"), Value::Int(1)]),
             Ok(t(""))
+        );
+        assert_eq!(
+            run("regexp_substr", &[t(""), t("x*"), Value::Int(2)]),
+            Err(3686)
+        );
+        assert_eq!(
+            run("regexp_substr", &[t("a🍣b"), t("."), Value::Int(4)]),
+            Ok(Value::Null)
+        );
+        assert_eq!(
+            run("regexp_substr", &[t("a🍣b"), t("."), Value::Int(5)]),
+            Err(3686)
+        );
+        assert_eq!(
+            run("regexp_replace", &[t("abc"), t("$"), t("!"), Value::Int(4)]),
+            Ok(t("abc!"))
+        );
+        // REGEXP_INSTR sees the text from the position on; SUBSTR all of it.
+        assert_eq!(
+            run("regexp_instr", &[t("aaa"), t("^a"), Value::Int(2)]),
+            Ok(Value::Int(2))
+        );
+        assert_eq!(
+            run("regexp_substr", &[t("aaa"), t("^a"), Value::Int(2)]),
+            Ok(Value::Null)
+        );
+        assert_eq!(
+            run("regexp_instr", &[t(""), t("x*"), Value::Int(3)]),
+            Ok(Value::Int(3))
+        );
+        assert_eq!(
+            run("regexp_instr", &[t("abc"), t("c"), Value::Int(3)]),
+            Ok(Value::Int(3))
+        );
+        assert_eq!(
+            run(
+                "regexp_instr",
+                &[
+                    t("a🍣🍣b"),
+                    t("b"),
+                    Value::Int(2),
+                    Value::Int(1),
+                    Value::Int(1)
+                ]
+            ),
+            Ok(Value::Int(5))
         );
         assert_eq!(
             run(
