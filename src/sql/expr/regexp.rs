@@ -40,17 +40,25 @@ use crate::error::{SqlError, SqlResult};
 use crate::types::Value;
 
 /// Compiled size beyond which a pattern is refused (3700), like ICU's
-/// limits: bounds the memory one pattern may take.
-const COMPILED_SIZE_LIMIT: usize = 8 << 20;
-/// Lazy-DFA cache per compiled pattern.
-const DFA_SIZE_LIMIT: usize = 4 << 20;
+/// limits (the `regex` crate's own default): bounds the memory one pattern
+/// may take. A case-insensitive `\w{50}` takes a few MiB.
+const COMPILED_SIZE_LIMIT: usize = 10 << 20;
+/// Patterns compiling within this are "small" and cached generously;
+/// bigger ones are kept [`BIG_CACHE_ENTRIES`] at a time.
+const SMALL_COMPILED: usize = 256 << 10;
+/// Lazy-DFA cache per compiled pattern (and thread using it). With the
+/// limits above, a thread's cached patterns hold at most ~60 MiB however
+/// adversarial (32 × (256 KiB + 1 MiB) + 2 × (10 + 1) MiB).
+const DFA_SIZE_LIMIT: usize = 1 << 20;
 /// Longest pattern text accepted (3700 beyond): what the compiled-size
 /// check needs to parse stays bounded too.
 const MAX_PATTERN_BYTES: usize = 1 << 20;
-/// Patterns kept compiled per thread. A statement's constant pattern is
-/// compiled once and found again for every row; a pattern read from a
+/// Small patterns kept compiled per thread. A statement's constant pattern
+/// is compiled once and found again for every row; a pattern read from a
 /// column is compiled once per distinct value while they fit.
-const CACHE_ENTRIES: usize = 64;
+const CACHE_ENTRIES: usize = 32;
+/// Big patterns kept compiled per thread.
+const BIG_CACHE_ENTRIES: usize = 2;
 
 /// `c` / `i` / `m` / `n` / `u` as bits.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
@@ -92,7 +100,8 @@ impl Flags {
 type Cache = HashMap<String, Vec<(Flags, Arc<Regex>)>>;
 
 thread_local! {
-    static CACHE: RefCell<Cache> = RefCell::new(HashMap::new());
+    /// Small patterns, big patterns.
+    static CACHE: RefCell<[Cache; 2]> = RefCell::new([HashMap::new(), HashMap::new()]);
 }
 
 fn regexp_error(code: u16, msg: &str) -> SqlError {
@@ -253,10 +262,11 @@ fn check_possessive(pattern: &str) -> SqlResult<()> {
 /// The compiled `pattern` under `flags`, from the thread's cache.
 fn compiled(pattern: &str, flags: Flags) -> SqlResult<Arc<Regex>> {
     let hit = CACHE.with(|c| {
-        c.borrow()
-            .get(pattern)
-            .and_then(|v| v.iter().find(|(f, _)| *f == flags))
-            .map(|(_, r)| r.clone())
+        c.borrow().iter().find_map(|m| {
+            m.get(pattern)
+                .and_then(|v| v.iter().find(|(f, _)| *f == flags))
+                .map(|(_, r)| r.clone())
+        })
     });
     if let Some(r) = hit {
         return Ok(r);
@@ -273,23 +283,37 @@ fn compiled(pattern: &str, flags: Flags) -> SqlResult<Arc<Regex>> {
     }
     check_posix_classes(pattern)?;
     check_possessive(pattern)?;
-    let re = RegexBuilder::new(pattern)
-        .case_insensitive(flags.case_insensitive)
-        .multi_line(flags.multi_line)
-        .dot_matches_new_line(flags.dot_all)
-        // ICU: `\r` ends a line too unless UNIX_LINES.
-        .crlf(!flags.unix_lines)
-        .size_limit(COMPILED_SIZE_LIMIT)
-        .dfa_size_limit(DFA_SIZE_LIMIT)
-        .build()
-        .map_err(|e| compile_error(&e, pattern))?;
+    let build = |limit: usize| {
+        RegexBuilder::new(pattern)
+            .case_insensitive(flags.case_insensitive)
+            .multi_line(flags.multi_line)
+            .dot_matches_new_line(flags.dot_all)
+            // ICU: `\r` ends a line too unless UNIX_LINES.
+            .crlf(!flags.unix_lines)
+            .size_limit(limit)
+            .dfa_size_limit(DFA_SIZE_LIMIT)
+            .build()
+    };
+    let (re, big) = match build(SMALL_COMPILED) {
+        Ok(re) => (re, false),
+        Err(regex::Error::CompiledTooBig(_)) => (
+            build(COMPILED_SIZE_LIMIT).map_err(|e| compile_error(&e, pattern))?,
+            true,
+        ),
+        Err(e) => return Err(compile_error(&e, pattern)),
+    };
     let re = Arc::new(re);
     CACHE.with(|c| {
         let mut c = c.borrow_mut();
-        if c.len() >= CACHE_ENTRIES {
-            c.clear();
+        let (map, cap) = if big {
+            (&mut c[1], BIG_CACHE_ENTRIES)
+        } else {
+            (&mut c[0], CACHE_ENTRIES)
+        };
+        if map.len() >= cap {
+            map.clear();
         }
-        c.entry(pattern.to_string())
+        map.entry(pattern.to_string())
             .or_default()
             .push((flags, re.clone()));
     });
@@ -777,6 +801,12 @@ mod tests {
         for i in 0..CACHE_ENTRIES * 2 {
             compiled(&format!("y{i}"), Flags::parse("c").unwrap()).unwrap();
         }
-        assert!(CACHE.with(|c| c.borrow().len()) <= CACHE_ENTRIES);
+        assert!(CACHE.with(|c| c.borrow()[0].len()) <= CACHE_ENTRIES);
+        // A big pattern (a case-insensitive \w{50} is a few MiB) compiles,
+        // and only a few of them are kept.
+        for i in 50..50 + BIG_CACHE_ENTRIES * 3 {
+            compiled(&format!("\\w{{{i}}}"), Flags::DEFAULT).unwrap();
+        }
+        assert!(CACHE.with(|c| c.borrow()[1].len()) <= BIG_CACHE_ENTRIES);
     }
 }
