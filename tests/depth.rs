@@ -61,6 +61,19 @@ fn neg_nest(n: usize) -> String {
     format!("{}3", "- ".repeat(n))
 }
 
+/// `greatest(greatest(… a … + 1 + 1, 0) + 1 + 1, 0)`: `levels` calls, each
+/// with a chain of `ops` additions whose first operand is the next call (so
+/// every chain deepens the path to the innermost call) and a comma after it
+/// (so no single run of operators is long).
+fn chain_nest(levels: usize, ops: usize) -> String {
+    let tail = " + 1".repeat(ops);
+    format!(
+        "SELECT {}a{} FROM t",
+        "greatest(".repeat(levels),
+        format!("{tail}, 0)").repeat(levels)
+    )
+}
+
 fn setup(db: &Database) -> tributary::Session {
     let mut s = db.session();
     s.execute_script("CREATE DATABASE d; USE d; CREATE TABLE t (id INT PRIMARY KEY, a INT)")
@@ -111,6 +124,10 @@ fn thousand_deep_expressions_answer() {
                 format!("SELECT id FROM t ORDER BY {} LIMIT 1", abs_nest(n)),
                 Value::Int(1),
             ),
+            (chain_nest(20, 100), Value::Int(2001)),
+            // A tree 100,000 deep that no nesting or run count shows:
+            // answered on a stack sized by its operators.
+            (chain_nest(25, 4_000), Value::Int(100_001)),
             // The longest nesting accepted still answers.
             (format!("SELECT {}", parens(MAX_NESTING)), Value::Int(1)),
             (
@@ -192,6 +209,9 @@ fn too_deep_is_1436_and_the_session_goes_on() {
             format!("SELECT COUNT(*) FROM t WHERE {}", not_nest(n)),
             format!("SELECT {} FROM t", neg_nest(n)),
             format!("SELECT {}", parens(MAX_NESTING + 1)),
+            // Operator chains that a comma keeps short, stacked through
+            // calls, beyond the statement's operator budget.
+            chain_nest(100, 4_000),
             // Unbalanced: still refused by depth before anything else.
             format!("SELECT {}", "(".repeat(n)),
         ] {
