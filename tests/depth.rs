@@ -61,6 +61,19 @@ fn neg_nest(n: usize) -> String {
     format!("{}3", "- ".repeat(n))
 }
 
+/// `greatest(greatest(… a … + 1 + 1, 0) + 1 + 1, 0)`: `levels` calls, each
+/// with a chain of `ops` additions whose first operand is the next call (so
+/// every chain deepens the path to the innermost call) and a comma after it
+/// (so no single run of operators is long).
+fn chain_nest(levels: usize, ops: usize) -> String {
+    let tail = " + 1".repeat(ops);
+    format!(
+        "SELECT {}a{} FROM t",
+        "greatest(".repeat(levels),
+        format!("{tail}, 0)").repeat(levels)
+    )
+}
+
 fn setup(db: &Database) -> tributary::Session {
     let mut s = db.session();
     s.execute_script("CREATE DATABASE d; USE d; CREATE TABLE t (id INT PRIMARY KEY, a INT)")
@@ -111,6 +124,10 @@ fn thousand_deep_expressions_answer() {
                 format!("SELECT id FROM t ORDER BY {} LIMIT 1", abs_nest(n)),
                 Value::Int(1),
             ),
+            (chain_nest(20, 100), Value::Int(2001)),
+            // A tree 100,000 deep that no nesting or run count shows:
+            // answered on a stack sized by its operators.
+            (chain_nest(25, 4_000), Value::Int(100_001)),
             // The longest nesting accepted still answers.
             (format!("SELECT {}", parens(MAX_NESTING)), Value::Int(1)),
             (
@@ -147,6 +164,17 @@ fn thousand_deep_expressions_answer() {
         } else if let Err(e) = one(&mut s, "SELECT COUNT(*) FROM v") {
             bad.push(format!("view: {e}"));
         }
+        // A view as deep as allowed, read by a shallow statement: its body
+        // is planned on a stack sized for the body's depth.
+        let deepest = format!(
+            "CREATE VIEW w AS SELECT {} AS x FROM t",
+            abs_nest(MAX_NESTING - 1)
+        );
+        if let Err(e) = s.execute(&deepest) {
+            bad.push(format!("CREATE VIEW w: {e}"));
+        } else if one(&mut s, "SELECT x FROM w") != Ok(Value::Int(7)) {
+            bad.push(format!("view w: {:?}", one(&mut s, "SELECT x FROM w")));
+        }
         let prep = format!(
             "PREPARE p FROM 'SELECT {} FROM t WHERE a = ?'",
             case_nest(n)
@@ -181,6 +209,9 @@ fn too_deep_is_1436_and_the_session_goes_on() {
             format!("SELECT COUNT(*) FROM t WHERE {}", not_nest(n)),
             format!("SELECT {} FROM t", neg_nest(n)),
             format!("SELECT {}", parens(MAX_NESTING + 1)),
+            // Operator chains that a comma keeps short, stacked through
+            // calls, beyond the statement's operator budget.
+            chain_nest(100, 4_000),
             // Unbalanced: still refused by depth before anything else.
             format!("SELECT {}", "(".repeat(n)),
         ] {
@@ -208,7 +239,10 @@ fn long_union_chains_answer_or_refuse() {
     let out = on_small_stack(move || {
         let mut s = setup(&db);
         let mut bad = Vec::new();
-        for n in [590usize, 1_000] {
+        // 590 terms overflowed a connection thread (issue 39); the longest
+        // chain accepted (one less than MAX_NESTING set operators inside
+        // the derived table's parentheses) still answers.
+        for n in [590usize, 1_000, MAX_NESTING] {
             let sql = vec!["SELECT 1"; n].join(" UNION ALL ");
             match s.execute(&format!("SELECT COUNT(*) FROM ({sql}) x")) {
                 Ok(r) if r.rows[0][0] == Value::Int(n as i64) => {}

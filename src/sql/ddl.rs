@@ -839,8 +839,9 @@ pub struct ColumnDecl {
 }
 
 /// Read a column definition: its type and options (NULL / NOT NULL,
-/// DEFAULT, PRIMARY KEY, UNIQUE, AUTO_INCREMENT; COMMENT, CHARACTER SET
-/// and COLLATE are accepted and ignored). Anything else is refused (1235).
+/// DEFAULT, PRIMARY KEY, UNIQUE, AUTO_INCREMENT; COMMENT and CHARACTER SET
+/// are accepted and ignored; COLLATE only as `utf8mb4_bin`, what every
+/// comparison is). Anything else is refused (1235).
 pub fn column_decl<'o>(
     host: &SessionHost<'_>,
     name: String,

@@ -885,6 +885,12 @@ impl<'a> Compiler<'a> {
                 }
                 CExpr::Func(name.into(), args)
             }
+            // Text compares by code point everywhere: `utf8mb4_bin` is
+            // what is there already; other collations are refused.
+            Expr::Collate { expr, collation } => {
+                crate::sql::vars::require_collation(&collation.to_string())?;
+                return self.compile(expr);
+            }
             // `x [NOT] REGEXP p` / `RLIKE`: REGEXP_LIKE(x, p) (expr/regexp.rs).
             Expr::RLike {
                 negated,

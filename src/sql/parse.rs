@@ -914,9 +914,9 @@ pub const MAX_OPERATOR_CHAIN: usize = 4096;
 /// of unary `NOT` / `-` / `+` / `~` / `!` and the set operators (`UNION`…)
 /// so far together. MySQL's own limit is
 /// its thread stack; this one is explicit and far above what queries use
-/// (issue 38: 1,000 deep must work). Every pass over a tree is either
-/// `#[recursive::recursive]` (grows its stack on the heap) or shallow per
-/// level, so the bound is on time and memory, not on the thread's stack.
+/// (issue 38: 1,000 deep must work). Passes over a tree are either
+/// `#[recursive::recursive]` (they grow their stack on the heap) or run
+/// on a stack sized for the statement ([`with_stack_for`]).
 pub const MAX_NESTING: usize = 2000;
 
 /// sqlparser's recursion budget: it spends a few levels per nesting level
@@ -931,12 +931,24 @@ fn stack_overrun(what: String) -> SqlError {
     SqlError::new(1436, format!("Thread stack overrun: {what}"))
 }
 
-/// Refuse a statement nested deeper than [`MAX_NESTING`] or whose operator
+/// Most binary (and postfix) operators one statement may have (1436
+/// beyond). Runs of operators separated by commas can still stack into one
+/// deep tree (`f(f(… + 1 + 1, 0) + 1 + 1, 0)`), so the stack a statement
+/// gets grows with this count too.
+pub const MAX_STATEMENT_OPERATORS: usize = 1 << 18;
+
+/// Stack a statement gets per nesting level, in [`STACK_UNIT`]s.
+const UNITS_PER_NESTING_LEVEL: usize = 16;
+
+/// Refuse a statement nested deeper than [`MAX_NESTING`], whose operator
 /// chains are longer than [`MAX_OPERATOR_CHAIN`] (a run of binary operators
-/// not separated by a comma), from its tokens, before any recursive pass.
-/// Returns the statement's nesting depth.
+/// not separated by a comma) or with more than [`MAX_STATEMENT_OPERATORS`]
+/// operators, from its tokens, before any recursive pass. Returns the
+/// stack the statement needs beyond [`STACK_BASE`], in [`STACK_UNIT`]s: a
+/// bound on its tree's depth (nesting levels and operators).
 fn check_depth(toks: &[Tok]) -> SqlResult<usize> {
     let mut deepest = 0usize;
+    let mut operators = 0usize;
     let mut run = 0usize;
     let mut prev_operand = false;
     // Open parentheses and CASEs, and the current run of unary operators.
@@ -966,7 +978,9 @@ fn check_depth(toks: &[Tok]) -> SqlResult<usize> {
                 let l = w.to_ascii_lowercase();
                 match l.as_str() {
                     "and" | "or" | "xor" | "div" | "mod" | "like" | "regexp" | "rlike" | "is"
-                    | "in" | "between" => (prev_operand, false),
+                    | "in" | "between" | "collate" | "escape" | "sounds" | "member" => {
+                        (prev_operand, false)
+                    }
                     "case" => {
                         open += 1;
                         (false, false)
@@ -987,6 +1001,12 @@ fn check_depth(toks: &[Tok]) -> SqlResult<usize> {
             Tok::QIdent(_) | Tok::Str(_) | Tok::Num(_) => (false, true),
         };
         if binary {
+            operators += 1;
+            if operators > MAX_STATEMENT_OPERATORS {
+                return Err(stack_overrun(format!(
+                    "the statement has more than {MAX_STATEMENT_OPERATORS} operators"
+                )));
+            }
             run += 1;
             if run > MAX_OPERATOR_CHAIN {
                 return Err(stack_overrun(format!(
@@ -1009,24 +1029,28 @@ fn check_depth(toks: &[Tok]) -> SqlResult<usize> {
         }
         prev_operand = operand;
     }
-    Ok(deepest)
+    Ok(deepest * UNITS_PER_NESTING_LEVEL + operators)
 }
 
-/// Stack a statement needs besides its nesting.
+/// Stack a statement needs besides its depth.
 const STACK_BASE: usize = 512 << 10;
 
-/// Stack one level of nesting may need in the passes that are not
-/// `#[recursive::recursive]` (sqlparser's derived `Clone`, `PartialEq`
-/// and `Drop` of the AST; the drop of a compiled expression), with debug
-/// builds' frames; measured by `tests/depth.rs` on a 2 MiB thread.
-const STACK_PER_LEVEL: usize = 16 << 10;
+/// The unit of [`with_stack_for`]: what one operator of a chain may need
+/// in the passes that are not `#[recursive::recursive]` (sqlparser's
+/// derived `Clone`, `PartialEq` and `Drop` of the AST; the drop of a
+/// compiled expression) with debug builds' frames; a nesting level (a call
+/// or subquery: several frames) gets 16. Measured by `tests/depth.rs` on a
+/// 2 MiB thread.
+const STACK_UNIT: usize = 1 << 10;
 
-/// Run `f` (everything done with a statement `depth` levels deep: check,
-/// plan, execute, drop) with enough stack: in place when the thread has
-/// it (every ordinary statement), else on a stack segment of that size
-/// allocated for the call (pages are only touched as used).
-pub fn with_stack_for<R>(depth: usize, f: impl FnOnce() -> R) -> R {
-    let need = STACK_BASE + depth.min(MAX_NESTING) * STACK_PER_LEVEL;
+/// Run `f` (everything done with a statement needing `units` of stack, as
+/// [`parse_measured`] says: check, plan, execute, drop) with enough stack:
+/// in place when the thread has it (every ordinary statement), else on a
+/// stack segment of that size allocated for the call (pages are only
+/// touched as used).
+pub fn with_stack_for<R>(units: usize, f: impl FnOnce() -> R) -> R {
+    let most = MAX_NESTING * UNITS_PER_NESTING_LEVEL + MAX_STATEMENT_OPERATORS;
+    let need = STACK_BASE + units.min(most) * STACK_UNIT;
     stacker::maybe_grow(need, need, f)
 }
 
@@ -1048,8 +1072,9 @@ pub fn parse(sql: &str) -> SqlResult<Stmt> {
     parse_measured(sql).map(|(s, _)| s)
 }
 
-/// [`parse`], and the statement's nesting depth (for [`with_stack_for`]).
-/// Parsing itself needs no more stack than it has: sqlparser grows its own.
+/// [`parse`], and the stack the statement needs (for [`with_stack_for`]).
+/// Parsing runs with that stack too: sqlparser grows its own recursion, but
+/// a partial tree it drops on an error is as deep as the statement.
 pub fn parse_measured(sql: &str) -> SqlResult<(Stmt, usize)> {
     if let Some(st) = crate::sql::fast_insert::parse(sql) {
         return Ok((Stmt::Ast(Ast::Lent(st)), 0));

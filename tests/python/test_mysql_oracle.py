@@ -29,8 +29,8 @@ import oracle_lib  # noqa: E402
 DISABLED_IN_CI = {
     "decimal": "#38 item 1: DECIMAL literals/arithmetic are not exact (0.1 + 0.2 is a DOUBLE)",
     "pad_space": "#38 item 6 (collations): 'a' = 'a ' is 0; utf8mb4_bin is PAD SPACE in MySQL 8",
-    "collate": "#38 item 6: COLLATE in an expression is refused (1235); LIKE ignores case "
-               "under utf8mb4_bin ('hello' LIKE 'HELLO' is 1, MySQL 0)",
+    "collate": "#38 item 6: a case-insensitive COLLATE (utf8mb4_general_ci, 0900_ai_ci) is "
+               "refused (1235): only the binary collation is implemented",
     "overflow": "#38 item 3: BIGINT/DOUBLE overflow gives a float / inf, not 1690; "
                 "(-2147483648 * 2147483647) DIV 6 loses digits (through DOUBLE); also "
                 "COALESCE(1, COT(0)) fails with 1690 (an unused argument is evaluated)",

@@ -1,6 +1,6 @@
 -- REGEXP / RLIKE / REGEXP_LIKE / REGEXP_INSTR / REGEXP_SUBSTR / REGEXP_REPLACE (MySQL 8, ICU rules; issue 38 item 6a).
 -- Values in the two-argument forms were checked against MariaDB 10.11 (PCRE); where MySQL 8 differs the comment says so and MySQL 8 is followed.
--- Operators: case-insensitive by default (the default collation), NULL in gives NULL.
+-- Operators: case matters by default (the collation is utf8mb4_bin, as for = and LIKE), NULL in gives NULL.
 SELECT 'abc' REGEXP 'b', 'abc' REGEXP '^b', 'ABC' REGEXP 'b', 'abc' RLIKE 'c$', 'abc' NOT REGEXP 'x', 'abc' NOT RLIKE 'a';
 SELECT NULL REGEXP 'a', 'a' REGEXP NULL, NULL NOT REGEXP 'a', 1 REGEXP '1', 12.5 REGEXP '^12\\.5$', 'a' RLIKE null;
 SELECT 'fofo' REGEXP '^f.*$', 'Ban' REGEXP '^Ba*n', 'Bn' REGEXP '^Ba+n', 'pi' REGEXP 'pi|apa', 'pix' REGEXP '^(pi)*$', 'abcde' REGEXP 'a[bcd]{3}e', 'aXbc' REGEXP '[a-dXYZ]', 'gheis' REGEXP '^[^a-dXYZ]+$';
@@ -30,6 +30,9 @@ SELECT REGEXP_INSTR('abcabcabc', 'a+', 1), REGEXP_INSTR('abcabcabc', 'a+', 2), R
 SELECT REGEXP_INSTR('aaabcabcabc', 'a+', 1, 1, 0), REGEXP_INSTR('aaabcabcabc', 'a+', 1, 1, 1), REGEXP_INSTR('aaabcabcabc', 'A+', 1, 1, 1, 'c'), REGEXP_INSTR('aaabcabcabc', 'A+', 1, 1, 1, 'i'), REGEXP_INSTR('aaabcabcabc', 'A+', 1, 1, 1, 'cic');
 SELECT REGEXP_INSTR('🍣🍣a', '🍣', 2), REGEXP_INSTR('🍣🍣a', 'a', 3), REGEXP_INSTR('héllo wörld', 'w'), REGEXP_INSTR('abc', 'b', 1, 0), REGEXP_INSTR('abc', 'b', 1, -5), REGEXP_INSTR('', 'x*');
 SELECT REGEXP_INSTR('a', 'a', NULL), REGEXP_INSTR('a', 'a', 1, NULL), REGEXP_INSTR('a', 'a', 1, 0, NULL), REGEXP_INSTR('a', 'a', 1, 0, 0, NULL);
+-- REGEXP_INSTR sees only the text from pos on (so ^ matches there), REGEXP_SUBSTR / REGEXP_REPLACE the whole subject from pos, which may be one past the end (MySQL 8.4's regexp_facade.cc).
+SELECT REGEXP_INSTR('aaa', '^a', 2), REGEXP_SUBSTR('aaa', '^a', 2), REGEXP_REPLACE('aaa', '^a', 'X', 2), REGEXP_SUBSTR('a🍣b', '.', 4), REGEXP_REPLACE('abc', '$', '!', 4), REGEXP_INSTR('', 'x*', 3);
+SELECT REGEXP_SUBSTR('a🍣b', '.', 5);
 SELECT REGEXP_INSTR('a', 'a+', 3);
 SELECT REGEXP_INSTR('🍣🍣a', 'a', 4);
 SELECT REGEXP_INSTR('abc', 'b', 0);

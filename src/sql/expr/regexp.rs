@@ -6,13 +6,18 @@
 //! * `match_type` is a string of `c` (case-sensitive), `i` (insensitive),
 //!   `m` (multi-line), `n` (`.` matches line ends), `u` (only `\n` ends a
 //!   line); the rightmost of `c`/`i` wins; any other letter is 1210. Without
-//!   `c`/`i` matching is case-insensitive, as the default collation.
+//!   `c`/`i` matching follows the collation, as in MySQL: Tributary's is
+//!   `utf8mb4_bin`, so case matters (as for `=` and LIKE).
 //! * A NULL argument gives NULL; the pattern and match type are looked at
 //!   first (a bad pattern is an error even with a NULL subject). An empty
 //!   pattern is 3685 (ICU refuses it).
 //! * Positions count characters from 1. A position below 1 is 1583
-//!   (REGEXP_INSTR: 3686), one past the subject's last character 3686 (an
-//!   empty subject takes position 1). An occurrence below 1 is the first.
+//!   (REGEXP_INSTR: 3686). REGEXP_INSTR searches only the text from the
+//!   position on (anchors and look-behind start there) and the position
+//!   must be one of a non-empty subject's characters (else 3686);
+//!   REGEXP_SUBSTR / REGEXP_REPLACE search the whole subject from the
+//!   position, which may be one past the end (3686 beyond). This is what
+//!   MySQL 8.4's regexp_facade.cc does. An occurrence below 1 is the first.
 //! * REGEXP_REPLACE's replacement is ICU's: `$n` is group n (a first digit
 //!   beyond the groups is 3686; further digits are taken while the number
 //!   stays a group), `${name}` a named group, `\x` the character x,
@@ -36,17 +41,25 @@ use crate::error::{SqlError, SqlResult};
 use crate::types::Value;
 
 /// Compiled size beyond which a pattern is refused (3700), like ICU's
-/// limits: bounds the memory one pattern may take.
-const COMPILED_SIZE_LIMIT: usize = 8 << 20;
-/// Lazy-DFA cache per compiled pattern.
-const DFA_SIZE_LIMIT: usize = 4 << 20;
+/// limits (the `regex` crate's own default): bounds the memory one pattern
+/// may take. A case-insensitive `\w{50}` takes a few MiB.
+const COMPILED_SIZE_LIMIT: usize = 10 << 20;
+/// Patterns compiling within this are "small" and cached generously;
+/// bigger ones are kept [`BIG_CACHE_ENTRIES`] at a time.
+const SMALL_COMPILED: usize = 256 << 10;
+/// Lazy-DFA cache per compiled pattern (and thread using it). With the
+/// limits above, a thread's cached patterns hold at most ~60 MiB however
+/// adversarial (32 × (256 KiB + 1 MiB) + 2 × (10 + 1) MiB).
+const DFA_SIZE_LIMIT: usize = 1 << 20;
 /// Longest pattern text accepted (3700 beyond): what the compiled-size
 /// check needs to parse stays bounded too.
 const MAX_PATTERN_BYTES: usize = 1 << 20;
-/// Patterns kept compiled per thread. A statement's constant pattern is
-/// compiled once and found again for every row; a pattern read from a
+/// Small patterns kept compiled per thread. A statement's constant pattern
+/// is compiled once and found again for every row; a pattern read from a
 /// column is compiled once per distinct value while they fit.
-const CACHE_ENTRIES: usize = 64;
+const CACHE_ENTRIES: usize = 32;
+/// Big patterns kept compiled per thread.
+const BIG_CACHE_ENTRIES: usize = 2;
 
 /// `c` / `i` / `m` / `n` / `u` as bits.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
@@ -58,9 +71,9 @@ struct Flags {
 }
 
 impl Flags {
-    /// Without a match type: case-insensitive, as the default collation.
+    /// Without a match type: the collation's rule, binary (case matters).
     const DEFAULT: Flags = Flags {
-        case_insensitive: true,
+        case_insensitive: false,
         multi_line: false,
         dot_all: false,
         unix_lines: false,
@@ -88,7 +101,8 @@ impl Flags {
 type Cache = HashMap<String, Vec<(Flags, Arc<Regex>)>>;
 
 thread_local! {
-    static CACHE: RefCell<Cache> = RefCell::new(HashMap::new());
+    /// Small patterns, big patterns.
+    static CACHE: RefCell<[Cache; 2]> = RefCell::new([HashMap::new(), HashMap::new()]);
 }
 
 fn regexp_error(code: u16, msg: &str) -> SqlError {
@@ -249,10 +263,11 @@ fn check_possessive(pattern: &str) -> SqlResult<()> {
 /// The compiled `pattern` under `flags`, from the thread's cache.
 fn compiled(pattern: &str, flags: Flags) -> SqlResult<Arc<Regex>> {
     let hit = CACHE.with(|c| {
-        c.borrow()
-            .get(pattern)
-            .and_then(|v| v.iter().find(|(f, _)| *f == flags))
-            .map(|(_, r)| r.clone())
+        c.borrow().iter().find_map(|m| {
+            m.get(pattern)
+                .and_then(|v| v.iter().find(|(f, _)| *f == flags))
+                .map(|(_, r)| r.clone())
+        })
     });
     if let Some(r) = hit {
         return Ok(r);
@@ -269,23 +284,37 @@ fn compiled(pattern: &str, flags: Flags) -> SqlResult<Arc<Regex>> {
     }
     check_posix_classes(pattern)?;
     check_possessive(pattern)?;
-    let re = RegexBuilder::new(pattern)
-        .case_insensitive(flags.case_insensitive)
-        .multi_line(flags.multi_line)
-        .dot_matches_new_line(flags.dot_all)
-        // ICU: `\r` ends a line too unless UNIX_LINES.
-        .crlf(!flags.unix_lines)
-        .size_limit(COMPILED_SIZE_LIMIT)
-        .dfa_size_limit(DFA_SIZE_LIMIT)
-        .build()
-        .map_err(|e| compile_error(&e, pattern))?;
+    let build = |limit: usize| {
+        RegexBuilder::new(pattern)
+            .case_insensitive(flags.case_insensitive)
+            .multi_line(flags.multi_line)
+            .dot_matches_new_line(flags.dot_all)
+            // ICU: `\r` ends a line too unless UNIX_LINES.
+            .crlf(!flags.unix_lines)
+            .size_limit(limit)
+            .dfa_size_limit(DFA_SIZE_LIMIT)
+            .build()
+    };
+    let (re, big) = match build(SMALL_COMPILED) {
+        Ok(re) => (re, false),
+        Err(regex::Error::CompiledTooBig(_)) => (
+            build(COMPILED_SIZE_LIMIT).map_err(|e| compile_error(&e, pattern))?,
+            true,
+        ),
+        Err(e) => return Err(compile_error(&e, pattern)),
+    };
     let re = Arc::new(re);
     CACHE.with(|c| {
         let mut c = c.borrow_mut();
-        if c.len() >= CACHE_ENTRIES {
-            c.clear();
+        let (map, cap) = if big {
+            (&mut c[1], BIG_CACHE_ENTRIES)
+        } else {
+            (&mut c[0], CACHE_ENTRIES)
+        };
+        if map.len() >= cap {
+            map.clear();
         }
-        c.entry(pattern.to_string())
+        map.entry(pattern.to_string())
             .or_default()
             .push((flags, re.clone()));
     });
@@ -379,36 +408,48 @@ pub(super) fn call(name: &str, args: &[Value]) -> SqlResult<Value> {
         Value::Null => return Ok(Value::Null),
         s => text_of(s),
     };
+    if name == "regexp_instr" {
+        // MySQL hands ICU only the text from `pos` on: `^`, `\b` and
+        // look-behind context start there, and the position must be a
+        // character of a non-empty subject.
+        let from = if subject.is_empty() {
+            0
+        } else {
+            match usize::try_from(pos - 1)
+                .ok()
+                .and_then(|k| subject.char_indices().nth(k))
+            {
+                Some((b, _)) => b,
+                None => return Err(out_of_bounds()),
+            }
+        };
+        let tail = &subject[from..];
+        return Ok(Value::Int(match nth_match(&re, tail, 0, occ.max(1)) {
+            None => 0,
+            Some((s, e)) => {
+                let at = if return_end { e } else { s };
+                pos + tail[..at].chars().count() as i64
+            }
+        }));
+    }
+    // REGEXP_SUBSTR / REGEXP_REPLACE search the whole subject from `pos`
+    // (context before it counts), which may be one past the last character.
     let start = byte_of_position(&subject, pos)?;
     match replacement {
         Some(r) => replace(&re, &subject, start, occ, &r).map(Value::Text),
-        None => {
-            let m = nth_match(&re, &subject, start, occ.max(1));
-            Ok(match (name, m) {
-                ("regexp_substr", None) => Value::Null,
-                ("regexp_substr", Some((s, e))) => Value::Text(subject[s..e].to_string()),
-                (_, None) => Value::Int(0),
-                (_, Some((s, e))) => {
-                    let at = if return_end { e } else { s };
-                    Value::Int(subject[..at].chars().count() as i64 + 1)
-                }
-            })
-        }
+        None => Ok(match nth_match(&re, &subject, start, occ.max(1)) {
+            None => Value::Null,
+            Some((s, e)) => Value::Text(subject[s..e].to_string()),
+        }),
     }
 }
 
-/// The byte offset of 1-based character position `pos` (3686 outside the
-/// subject; an empty subject has position 1).
+/// The byte offset of 1-based character position `pos`, at most one past
+/// the last character (3686 beyond, as ICU's `uregex_find`).
 fn byte_of_position(s: &str, pos: i64) -> SqlResult<usize> {
-    if pos < 1 {
-        return Err(out_of_bounds());
-    }
     let skip = usize::try_from(pos - 1).map_err(|_| out_of_bounds())?;
-    if skip == 0 {
-        return Ok(0);
-    }
-    match s.char_indices().nth(skip) {
-        Some((b, _)) => Ok(b),
+    match s.char_indices().map(|(b, _)| b).chain([s.len()]).nth(skip) {
+        Some(b) => Ok(b),
         None => Err(out_of_bounds()),
     }
 }
@@ -699,6 +740,52 @@ mod tests {
             Ok(t(""))
         );
         assert_eq!(
+            run("regexp_substr", &[t(""), t("x*"), Value::Int(2)]),
+            Err(3686)
+        );
+        assert_eq!(
+            run("regexp_substr", &[t("a🍣b"), t("."), Value::Int(4)]),
+            Ok(Value::Null)
+        );
+        assert_eq!(
+            run("regexp_substr", &[t("a🍣b"), t("."), Value::Int(5)]),
+            Err(3686)
+        );
+        assert_eq!(
+            run("regexp_replace", &[t("abc"), t("$"), t("!"), Value::Int(4)]),
+            Ok(t("abc!"))
+        );
+        // REGEXP_INSTR sees the text from the position on; SUBSTR all of it.
+        assert_eq!(
+            run("regexp_instr", &[t("aaa"), t("^a"), Value::Int(2)]),
+            Ok(Value::Int(2))
+        );
+        assert_eq!(
+            run("regexp_substr", &[t("aaa"), t("^a"), Value::Int(2)]),
+            Ok(Value::Null)
+        );
+        assert_eq!(
+            run("regexp_instr", &[t(""), t("x*"), Value::Int(3)]),
+            Ok(Value::Int(3))
+        );
+        assert_eq!(
+            run("regexp_instr", &[t("abc"), t("c"), Value::Int(3)]),
+            Ok(Value::Int(3))
+        );
+        assert_eq!(
+            run(
+                "regexp_instr",
+                &[
+                    t("a🍣🍣b"),
+                    t("b"),
+                    Value::Int(2),
+                    Value::Int(1),
+                    Value::Int(1)
+                ]
+            ),
+            Ok(Value::Int(5))
+        );
+        assert_eq!(
             run(
                 "regexp_replace",
                 &[t("🍣🍣🍣"), t("."), t("a"), Value::Int(2), Value::Int(2)]
@@ -715,6 +802,12 @@ mod tests {
         for i in 0..CACHE_ENTRIES * 2 {
             compiled(&format!("y{i}"), Flags::parse("c").unwrap()).unwrap();
         }
-        assert!(CACHE.with(|c| c.borrow().len()) <= CACHE_ENTRIES);
+        assert!(CACHE.with(|c| c.borrow()[0].len()) <= CACHE_ENTRIES);
+        // A big pattern (a case-insensitive \w{50} is a few MiB) compiles,
+        // and only a few of them are kept.
+        for i in 50..50 + BIG_CACHE_ENTRIES * 3 {
+            compiled(&format!("\\w{{{i}}}"), Flags::DEFAULT).unwrap();
+        }
+        assert!(CACHE.with(|c| c.borrow()[1].len()) <= BIG_CACHE_ENTRIES);
     }
 }
