@@ -666,6 +666,10 @@ impl Json {
             Value::Bool(b) => Json::Bool(*b),
             Value::Int(i) => Json::Int(*i),
             Value::Float(x) => Json::double(*x),
+            Value::Decimal(d) => match d.to_i64_exact() {
+                Some(i) if d.scale() == 0 => Json::Int(i),
+                _ => Json::double(d.to_f64()),
+            },
             Value::Text(s) => Json::Str(s.clone()),
             Value::DateTime(us) => Json::Str(datetime_text(*us)),
             Value::Vector(xs) => Json::Array(xs.iter().map(|x| Json::double(*x)).collect()),

@@ -32,18 +32,19 @@ pub enum DataType {
     },
     /// DATE: `Value::DateTime` at midnight.
     Date,
-    /// DECIMAL(precision, scale), precision ≤ [`MAX_DECIMAL_PRECISION`]:
-    /// `Value::Float` holding the value rounded to `scale` digits, printed
-    /// with exactly `scale` fractional digits.
+    /// DECIMAL(precision, scale), precision ≤ [`MAX_DECIMAL_PRECISION`],
+    /// scale ≤ 30: `Value::Decimal` holding the value rounded to `scale`
+    /// digits (files written before exact decimals hold `Value::Float`).
     Decimal(u8, u8),
     /// JSON: `Value::Text` holding a valid document in MySQL's canonical
     /// form (see [`crate::json::normalize`]).
     Json,
 }
 
-/// Largest DECIMAL precision held exactly (an f64 carries 15 significant
-/// decimal digits); a wider DECIMAL is refused rather than approximated.
-pub const MAX_DECIMAL_PRECISION: u8 = 15;
+/// Largest DECIMAL precision (MySQL's 65).
+pub const MAX_DECIMAL_PRECISION: u8 = 65;
+/// Largest DECIMAL scale (MySQL's 30).
+pub const MAX_DECIMAL_SCALE: u8 = 30;
 
 impl DataType {
     /// SQL spelling, as SHOW CREATE TABLE and DESCRIBE print it.
@@ -103,6 +104,8 @@ pub enum Value {
     Bool(bool),
     Int(i64),
     Float(f64),
+    /// An exact DECIMAL (a decimal literal, a DECIMAL column's value).
+    Decimal(crate::decimal::Decimal),
     Text(String),
     /// Microseconds since 1970-01-01 00:00:00 (UTC, no zone).
     DateTime(i64),
@@ -129,6 +132,11 @@ impl Value {
             (Int(a), Float(b)) => (*a as f64).total_cmp(&(b + 0.0)),
             (Float(a), Int(b)) => (a + 0.0).total_cmp(&(*b as f64)),
             (Float(a), Float(b)) => (a + 0.0).total_cmp(&(b + 0.0)),
+            (Decimal(a), Decimal(b)) => a.cmp_value(b),
+            (Decimal(a), Int(b)) => a.cmp_value(&crate::decimal::Decimal::from_i64(*b)),
+            (Int(a), Decimal(b)) => crate::decimal::Decimal::from_i64(*a).cmp_value(b),
+            (Decimal(a), Float(b)) => (a.to_f64() + 0.0).total_cmp(&(b + 0.0)),
+            (Float(a), Decimal(b)) => (a + 0.0).total_cmp(&(b.to_f64() + 0.0)),
             (Bool(a), Int(b)) => (*a as i64).cmp(b),
             (Int(a), Bool(b)) => a.cmp(&(*b as i64)),
             (Text(a), Text(b)) => a.cmp(b),
@@ -150,7 +158,7 @@ impl Value {
         match self {
             Value::Null => 0,
             Value::Bool(_) => 1,
-            Value::Int(_) | Value::Float(_) => 2,
+            Value::Int(_) | Value::Float(_) | Value::Decimal(_) => 2,
             Value::DateTime(_) => 3,
             Value::Text(_) => 4,
             Value::Vector(_) => 5,
@@ -174,6 +182,7 @@ impl fmt::Display for Value {
             Value::Bool(b) => write!(f, "{}", if *b { 1 } else { 0 }),
             Value::Int(i) => write!(f, "{i}"),
             Value::Float(x) => write!(f, "{}", format_float(*x)),
+            Value::Decimal(d) => write!(f, "{d}"),
             Value::Text(s) => write!(f, "{s}"),
             Value::DateTime(us) => write!(f, "{}", format_datetime(*us)),
             Value::Vector(v) => {
@@ -317,6 +326,9 @@ pub fn format_value(v: &Value, kind: ColumnKind) -> Option<String> {
             Some(s)
         }
         (ColumnKind::Decimal { scale, .. }, Value::Float(f)) => Some(format_decimal(*f, scale)),
+        // An exact value prints its own scale (the expression's type gives
+        // it; the column definition reports the same).
+        (_, Value::Decimal(d)) => Some(d.to_string()),
         (ColumnKind::Decimal { scale, .. }, Value::Int(i)) => Some(if scale == 0 {
             i.to_string()
         } else {
@@ -474,7 +486,18 @@ mod tests {
     }
 
     #[test]
+    fn value_does_not_grow() {
+        // Decimals are 24 bytes (a wide mantissa is boxed): Value stays 32.
+        assert_eq!(std::mem::size_of::<Value>(), 32);
+    }
+
+    #[test]
     fn numbers_compare_across_types() {
+        let d = |s: &str| Value::Decimal(crate::decimal::Decimal::parse(s).unwrap());
+        assert_eq!(d("1.00").total_cmp(&Value::Int(1)), Ordering::Equal);
+        assert_eq!(d("1.5").total_cmp(&Value::Int(2)), Ordering::Less);
+        assert_eq!(d("1.5").total_cmp(&Value::Float(1.25)), Ordering::Greater);
+        assert_eq!(d("0.10").total_cmp(&d("0.1")), Ordering::Equal);
         assert_eq!(Value::Int(2).total_cmp(&Value::Float(2.5)), Ordering::Less);
         assert_eq!(Value::Null.total_cmp(&Value::Int(0)), Ordering::Less);
         assert_eq!(format_float(3.0), "3");

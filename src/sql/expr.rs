@@ -1058,6 +1058,7 @@ pub fn truth(v: &Value) -> Option<bool> {
         Value::Bool(b) => Some(*b),
         Value::Int(i) => Some(*i != 0),
         Value::Float(f) => Some(*f != 0.0),
+        Value::Decimal(d) => Some(!d.is_zero()),
         Value::Text(s) => Some(s.trim().parse::<f64>().map(|f| f != 0.0).unwrap_or(false)),
         Value::DateTime(_) | Value::Vector(_) => Some(true),
     }
