@@ -189,11 +189,11 @@ impl Decimal {
         Decimal::new(self.mantissa() / pow10(k), scale)
     }
 
-    /// ROUND(x, d) as MySQL: half away from zero; a negative `d` rounds to
-    /// tens, hundreds, …; the result has scale max(d, 0) (capped at the
-    /// value's own scale: rounding never adds digits).
+    /// ROUND(x, d) / TRUNCATE(x, d) as MySQL: half away from zero (or
+    /// toward zero); a negative `d` rounds to tens, hundreds, …; the
+    /// result has scale d clamped to 0..=30 (`ROUND(1.5, 3)` is `1.500`).
     pub fn round_to(&self, d: i64, truncate: bool) -> Decimal {
-        let target = d.clamp(0, i64::from(self.scale)) as u8;
+        let target = d.clamp(0, i64::from(MAX_SCALE)) as u8;
         if d >= 0 {
             return if truncate {
                 self.truncate_scale(target)
@@ -669,7 +669,8 @@ mod tests {
         assert_eq!(d("155.5").round_to(-1, false).to_string(), "160");
         assert_eq!(d("-155.5").round_to(-2, false).to_string(), "-200");
         assert_eq!(d("155.5").round_to(-1, true).to_string(), "150");
-        assert_eq!(d("1.234").round_to(5, false).to_string(), "1.234");
+        assert_eq!(d("1.234").round_to(5, false).to_string(), "1.23400");
+        assert_eq!(d("1.5").round_to(3, true).to_string(), "1.500");
         assert_eq!(d("-1.5").floor().to_string(), "-2");
         assert_eq!(d("-1.5").ceil().to_string(), "-1");
         assert_eq!(d("1.5").ceil().to_string(), "2");
@@ -706,7 +707,11 @@ mod tests {
                 .collect();
             let scale = (self.next() % (len as u64 + 1)).min(30) as usize;
             let (i, f) = digits.split_at(len - scale);
-            let sign = if self.next().is_multiple_of(2) { "-" } else { "" };
+            let sign = if self.next().is_multiple_of(2) {
+                "-"
+            } else {
+                ""
+            };
             let s = if f.is_empty() {
                 format!("{sign}{i}")
             } else {

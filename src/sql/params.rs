@@ -80,9 +80,9 @@ fn push_literal(out: &mut String, p: &Param, index: usize) -> Result<(), ParamEr
             if !f.is_finite() {
                 return Err(ParamError::NotFinite { index });
             }
-            // `{:?}` is the shortest round-trip form and always has a `.` or
-            // exponent, so the engine reads it as a float.
-            out.push_str(&format!("{f:?}"));
+            // `{:e}` is the shortest round-trip form with an exponent, so
+            // the engine reads it as a DOUBLE (`2.5` would be a DECIMAL).
+            out.push_str(&format!("{f:e}"));
         }
         // Non-UTF-8 bytes cannot be represented in the engine's `&str`
         // statements; they are replaced with U+FFFD.
@@ -198,7 +198,7 @@ mod tests {
         .unwrap();
         assert_eq!(
             out,
-            "insert into t values (-3, 'O\\'Brien \\\\ end', NULL, 2.5, 18446744073709551615, '?')"
+            "insert into t values (-3, 'O\\'Brien \\\\ end', NULL, 2.5e0, 18446744073709551615, '?')"
         );
     }
 
@@ -211,7 +211,9 @@ mod tests {
 
     #[test]
     fn doubles_keep_float_form() {
-        assert_eq!(substitute("?", &[Param::Double(3.0)]).unwrap(), "3.0");
+        // An exponent keeps a double a DOUBLE (`3.0` is a DECIMAL literal).
+        assert_eq!(substitute("?", &[Param::Double(3.0)]).unwrap(), "3e0");
+        assert_eq!(substitute("?", &[Param::Double(0.1)]).unwrap(), "1e-1");
         assert_eq!(
             substitute("?", &[Param::Double(f64::NAN)]),
             Err(ParamError::NotFinite { index: 0 })

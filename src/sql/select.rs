@@ -197,6 +197,11 @@ fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnKind {
         CExpr::Exists(..) | CExpr::InSub(..) | CExpr::InSet(..) => ColumnKind::Int,
         CExpr::Lit(Value::Int(_)) | CExpr::Lit(Value::Bool(_)) => ColumnKind::Int,
         CExpr::Lit(Value::Float(_)) => ColumnKind::Float,
+        CExpr::Lit(Value::Decimal(d)) => ColumnKind::Decimal {
+            precision: (d.int_digits() + u32::from(d.scale())).clamp(1, 65) as u8,
+            scale: d.scale(),
+        },
+        CExpr::Neg(x) => kind_of_expr(x, src, aggs),
         CExpr::Match(_) => ColumnKind::Float,
         CExpr::Agg(i) => match aggs.get(*i) {
             Some(AggCall {
@@ -208,10 +213,15 @@ fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnKind {
                 arg: Some(a),
                 ..
             }) => match kind_of_expr(a, src, aggs) {
-                // MySQL: AVG of a DECIMAL is DECIMAL with 4 more digits.
+                // MySQL: AVG of a DECIMAL is DECIMAL with 4 more digits,
+                // of an integer DECIMAL(p + 4, 4).
                 ColumnKind::Decimal { precision, scale } => ColumnKind::Decimal {
-                    precision: precision.saturating_add(4),
+                    precision: precision.saturating_add(4).min(65),
                     scale: scale.saturating_add(4).min(30),
+                },
+                ColumnKind::Int => ColumnKind::Decimal {
+                    precision: 23,
+                    scale: 4,
                 },
                 _ => ColumnKind::Float,
             },
@@ -245,12 +255,13 @@ fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnKind {
             | "asin" | "acos" | "atan" | "atan2" | "pi" | "degrees" | "radians" => {
                 ColumnKind::Float
             }
-            // FLOOR / CEIL of a double are doubles, of anything else (a
-            // literal such as 2.5 is an exact value in MySQL) integers.
+            // FLOOR / CEIL of a double are doubles, of anything else
+            // integers (a DECIMAL too: its scale becomes 0).
             "floor" | "ceil" | "ceiling" => match args.first() {
+                Some(CExpr::Lit(Value::Float(_))) => ColumnKind::Float,
                 Some(CExpr::Lit(_)) | None => ColumnKind::Int,
                 Some(a) => match kind_of_expr(a, src, aggs) {
-                    ColumnKind::Float => ColumnKind::Float,
+                    ColumnKind::Float | ColumnKind::Text => ColumnKind::Float,
                     _ => ColumnKind::Int,
                 },
             },
@@ -290,16 +301,45 @@ fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnKind {
                     .reduce(crate::sql::plan::union_kind)
                     .unwrap_or(ColumnKind::Text)
             }
-            // Numeric functions keep an integer or double argument's type;
-            // a DECIMAL's scale may change, so it is reported as a double.
+            // Numeric functions keep their argument's type; ROUND and
+            // TRUNCATE of a DECIMAL take the scale their second argument
+            // gives (a constant), MOD the wider scale.
             "abs" | "round" | "truncate" | "mod" => {
-                let kinds = args
+                let kinds: Vec<ColumnKind> = args
                     .iter()
                     .take(if name == "mod" { 2 } else { 1 })
-                    .map(|a| kind_of_expr(a, src, aggs));
-                match kinds.reduce(crate::sql::plan::union_kind) {
+                    .map(|a| kind_of_expr(a, src, aggs))
+                    .collect();
+                match kinds.iter().copied().reduce(crate::sql::plan::union_kind) {
                     Some(ColumnKind::Int) => ColumnKind::Int,
-                    Some(ColumnKind::Float | ColumnKind::Decimal { .. }) => ColumnKind::Float,
+                    Some(ColumnKind::Float) => ColumnKind::Float,
+                    Some(ColumnKind::Decimal { precision, scale }) => match name.as_str() {
+                        "round" | "truncate" => {
+                            let d = match args.get(1) {
+                                None => Some(0),
+                                Some(CExpr::Lit(Value::Int(d))) => Some(*d),
+                                _ => None,
+                            };
+                            match d {
+                                Some(d) => {
+                                    let to = d.clamp(0, 30) as u8;
+                                    let int = precision.saturating_sub(scale);
+                                    ColumnKind::Decimal {
+                                        precision: int.saturating_add(to).clamp(1, 65),
+                                        scale: to,
+                                    }
+                                }
+                                None => ColumnKind::Decimal { precision, scale },
+                            }
+                        }
+                        "mod" => decimal_result(
+                            crate::sql::expr::BinOp::Mod,
+                            kinds[0],
+                            kinds.get(1).copied().unwrap_or(kinds[0]),
+                        )
+                        .unwrap_or(ColumnKind::Float),
+                        _ => ColumnKind::Decimal { precision, scale },
+                    },
                     _ => ColumnKind::Text,
                 }
             }
@@ -320,14 +360,39 @@ fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnKind {
             use crate::sql::expr::BinOp::*;
             match op {
                 Eq | NotEq | Lt | LtEq | Gt | GtEq | And | Or | Xor | NullSafeEq => ColumnKind::Int,
-                Div => ColumnKind::Float,
+                IntDiv => ColumnKind::Int,
+                Div => match (kind_of_expr(a, src, aggs), kind_of_expr(b, src, aggs)) {
+                    // MySQL: exact / exact is DECIMAL with the dividend's
+                    // scale + div_precision_increment.
+                    (
+                        x @ (ColumnKind::Int | ColumnKind::Decimal { .. }),
+                        ColumnKind::Int | ColumnKind::Decimal { .. },
+                    ) => {
+                        let scale = match x {
+                            ColumnKind::Decimal { scale, .. } => scale,
+                            _ => 0,
+                        };
+                        ColumnKind::Decimal {
+                            precision: 65,
+                            scale: scale.saturating_add(4).min(30),
+                        }
+                    }
+                    (ColumnKind::Vector, _) | (_, ColumnKind::Vector) => ColumnKind::Vector,
+                    _ => ColumnKind::Float,
+                },
                 _ => {
                     let (x, y) = (kind_of_expr(a, src, aggs), kind_of_expr(b, src, aggs));
                     if x == ColumnKind::Vector || y == ColumnKind::Vector {
                         ColumnKind::Vector
                     } else if let Some(k) = decimal_result(*op, x, y) {
                         k
-                    } else if x == ColumnKind::Float || y == ColumnKind::Float {
+                    } else if x == ColumnKind::Float
+                        || y == ColumnKind::Float
+                        || matches!(
+                            (x, y),
+                            (ColumnKind::Decimal { .. }, _) | (_, ColumnKind::Decimal { .. })
+                        )
+                    {
                         ColumnKind::Float
                     } else {
                         ColumnKind::Int
@@ -1488,6 +1553,9 @@ pub fn keyed_rows(cx: &mut Ctx<'_>, plan: &Plan) -> SqlResult<Vec<(Vec<u8>, Vec<
 pub(crate) struct AggState {
     pub count: i64,
     pub sum_i: i64,
+    /// The exact part of SUM/AVG beyond `sum_i`: DECIMAL arguments, and
+    /// integers once `sum_i` would overflow (the sum is sum_i + sum_d).
+    pub sum_d: Option<crate::decimal::Decimal>,
     pub sum_f: f64,
     pub float: bool,
     pub best: Option<Value>,
@@ -1515,21 +1583,32 @@ fn agg_update(st: &mut AggState, call: &AggCall, v: Option<Value>) -> SqlResult<
                     Value::Int(i) if !st.float => match st.sum_i.checked_add(*i) {
                         Some(s) => st.sum_i = s,
                         None => {
-                            st.float = true;
-                            st.sum_f = st.sum_i as f64 + *i as f64;
+                            let d = crate::decimal::Decimal::from_i64(*i);
+                            st.sum_d = Some(match st.sum_d.take() {
+                                Some(x) => x.add(&d),
+                                None => d,
+                            });
                         }
                     },
+                    Value::Decimal(d) if !st.float => {
+                        st.sum_d = Some(match st.sum_d.take() {
+                            Some(x) => x.add(d),
+                            None => d.clone(),
+                        });
+                    }
                     other => {
                         let f = match other {
                             Value::Int(i) => *i as f64,
                             Value::Float(f) => *f,
+                            Value::Decimal(d) => d.to_f64(),
                             Value::Bool(b) => *b as i64 as f64,
                             Value::Text(s) => s.trim().parse().unwrap_or(0.0),
                             _ => 0.0,
                         };
                         if !st.float {
                             st.float = true;
-                            st.sum_f = st.sum_i as f64;
+                            st.sum_f =
+                                st.sum_i as f64 + st.sum_d.take().map_or(0.0, |d| d.to_f64());
                         }
                         st.sum_f += f;
                     }
@@ -1557,6 +1636,15 @@ fn agg_update(st: &mut AggState, call: &AggCall, v: Option<Value>) -> SqlResult<
     Ok(())
 }
 
+/// The exact sum of a non-float SUM/AVG state.
+fn exact_sum(st: &AggState) -> crate::decimal::Decimal {
+    let i = crate::decimal::Decimal::from_i64(st.sum_i);
+    match &st.sum_d {
+        Some(d) => d.add(&i),
+        None => i,
+    }
+}
+
 fn agg_final(st: &AggState, call: &AggCall) -> Value {
     match call.func {
         AggFunc::CountStar | AggFunc::Count => Value::Int(st.count),
@@ -1565,16 +1653,28 @@ fn agg_final(st: &AggState, call: &AggCall) -> Value {
                 Value::Null
             } else if st.float {
                 Value::Float(st.sum_f)
-            } else {
+            } else if st.sum_d.is_none() {
+                // SUM of integers is a DECIMAL of scale 0 in MySQL; an
+                // i64 prints and compares as that decimal does.
                 Value::Int(st.sum_i)
+            } else {
+                Value::Decimal(exact_sum(st))
             }
         }
         AggFunc::Avg => {
             if st.count == 0 {
                 Value::Null
+            } else if st.float {
+                Value::Float(st.sum_f / st.count as f64)
             } else {
-                let s = if st.float { st.sum_f } else { st.sum_i as f64 };
-                Value::Float(s / st.count as f64)
+                // AVG of INT / DECIMAL: exact, 4 more fractional digits.
+                let sum = exact_sum(st);
+                let scale = sum
+                    .scale()
+                    .saturating_add(crate::decimal::DIV_INCREMENT)
+                    .min(crate::decimal::MAX_SCALE);
+                sum.div_to(&crate::decimal::Decimal::from_i64(st.count), scale)
+                    .map_or(Value::Null, Value::Decimal)
             }
         }
         AggFunc::Min | AggFunc::Max => st.best.clone().unwrap_or(Value::Null),
