@@ -326,8 +326,11 @@ pub fn format_value(v: &Value, kind: ColumnKind) -> Option<String> {
             Some(s)
         }
         (ColumnKind::Decimal { scale, .. }, Value::Float(f)) => Some(format_decimal(*f, scale)),
-        // An exact value prints its own scale (the expression's type gives
-        // it; the column definition reports the same).
+        // An exact value prints the declared scale when that is wider
+        // (padding loses nothing), else its own: never rounded here.
+        (ColumnKind::Decimal { scale, .. }, Value::Decimal(d)) if scale > d.scale() => {
+            Some(d.rescale(scale).to_string())
+        }
         (_, Value::Decimal(d)) => Some(d.to_string()),
         (ColumnKind::Decimal { scale, .. }, Value::Int(i)) => Some(if scale == 0 {
             i.to_string()
