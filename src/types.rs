@@ -199,10 +199,25 @@ impl fmt::Display for Value {
     }
 }
 
-/// Shortest round-trip float formatting without a trailing `.0`
-/// (`1` not `1.0`, as MySQL prints doubles).
+/// A DOUBLE's text as MySQL prints it: the shortest round-trip digits,
+/// without a trailing `.0` (`1`, not `1.0`), in plain notation for
+/// magnitudes from 1e-15 up to 1e15 and with an exponent beyond
+/// (`1e15`, `1.5e20`, `1e-300`).
 pub fn format_float(x: f64) -> String {
-    if x.is_finite() && x == x.trunc() && x.abs() < 1e15 {
+    if !x.is_finite() {
+        return format!("{x}");
+    }
+    if x == 0.0 {
+        return "0".into();
+    }
+    let sci = format!("{x:e}");
+    let exp: i32 = sci
+        .rsplit_once('e')
+        .and_then(|(_, e)| e.parse().ok())
+        .unwrap_or(0);
+    if !(-15..15).contains(&exp) {
+        sci
+    } else if x == x.trunc() {
         format!("{}", x as i64)
     } else {
         format!("{x}")
@@ -505,5 +520,17 @@ mod tests {
         assert_eq!(Value::Null.total_cmp(&Value::Int(0)), Ordering::Less);
         assert_eq!(format_float(3.0), "3");
         assert_eq!(format_float(0.25), "0.25");
+        // MySQL's notation switch (checked against MariaDB).
+        assert_eq!(format_float(1e15), "1e15");
+        assert_eq!(format_float(1e14), "100000000000000");
+        assert_eq!(format_float(1e308), "1e308");
+        assert_eq!(format_float(-1e16), "-1e16");
+        assert_eq!(format_float(1.5e20), "1.5e20");
+        assert_eq!(format_float(123456789012345678.0), "1.2345678901234568e17");
+        assert_eq!(format_float(999999999999999.9), "999999999999999.9");
+        assert_eq!(format_float(1.5e-15), "0.0000000000000015");
+        assert_eq!(format_float(1.5e-16), "1.5e-16");
+        assert_eq!(format_float(0.1 + 0.2), "0.30000000000000004");
+        assert_eq!(format_float(-0.0), "0");
     }
 }

@@ -66,8 +66,9 @@ fn result_column_kinds_match_mysql_types() {
                 precision: 23,
                 scale: 4
             },
+            // DECIMAL(10,2) * 2: precision p1 + p2 (MariaDB: decimal(11,2)).
             ColumnKind::Decimal {
-                precision: 65,
+                precision: 11,
                 scale: 2
             },
             ColumnKind::Decimal {

@@ -491,6 +491,7 @@ impl Engine {
                     Value::Int(i) => params::Param::Int(i),
                     Value::Bool(b) => params::Param::Int(i64::from(b)),
                     Value::Float(f) => params::Param::Double(f),
+                    Value::Decimal(d) => params::Param::Decimal(d),
                     d @ Value::DateTime(_) => params::Param::Temporal(d.to_string()),
                     other => params::Param::Bytes(other.to_string().into_bytes()),
                 },

@@ -16,6 +16,9 @@ pub enum Param {
     Int(i64),
     UInt(u64),
     Double(f64),
+    /// An exact DECIMAL (a client's NEWDECIMAL parameter, a DECIMAL user
+    /// variable): substituted as a decimal literal, so it stays DECIMAL.
+    Decimal(crate::decimal::Decimal),
     /// Strings and blobs (sent as bytes by clients).
     Bytes(Vec<u8>),
     /// A temporal value already formatted as MySQL text
@@ -84,6 +87,8 @@ fn push_literal(out: &mut String, p: &Param, index: usize) -> Result<(), ParamEr
             // the engine reads it as a DOUBLE (`2.5` would be a DECIMAL).
             out.push_str(&format!("{f:e}"));
         }
+        Param::Decimal(d) if d.is_negative() => out.push_str(&format!("({d})")),
+        Param::Decimal(d) => out.push_str(&d.to_string()),
         // Non-UTF-8 bytes cannot be represented in the engine's `&str`
         // statements; they are replaced with U+FFFD.
         Param::Bytes(b) => push_quoted(out, &String::from_utf8_lossy(b)),
@@ -207,6 +212,15 @@ mod tests {
         let mut s = String::new();
         push_quoted(&mut s, "a\nb\rc\0d\u{1a}");
         assert_eq!(s, "'a\\nb\\rc\\0d\\Z'");
+    }
+
+    #[test]
+    fn decimals_stay_exact_literals() {
+        let d = |s: &str| Param::Decimal(crate::decimal::Decimal::parse(s).unwrap());
+        assert_eq!(
+            substitute("select 1-?, ?", &[d("-0.10"), d("12345678901234567890.5")]).unwrap(),
+            "select 1-(-0.10), 12345678901234567890.5"
+        );
     }
 
     #[test]

@@ -160,26 +160,56 @@ pub fn kind_of_type(t: &DataType) -> ColumnKind {
     }
 }
 
-/// MySQL's result type of `x op y` when a DECIMAL is involved with
-/// another exact operand: scale max(s1, s2) for + and -, s1 + s2 for *.
-fn decimal_result(op: crate::sql::expr::BinOp, x: ColumnKind, y: ColumnKind) -> Option<ColumnKind> {
-    use crate::sql::expr::BinOp::*;
-    let scale = |k: ColumnKind| match k {
-        ColumnKind::Decimal { scale, .. } => Some(scale),
-        ColumnKind::Int => Some(0),
+/// (precision, scale) of an exact operand of kind `k`: an integer
+/// literal has its digits, another integer BIGINT's 19.
+fn exact_dims(e: &CExpr, k: ColumnKind) -> Option<(u8, u8)> {
+    match (k, e) {
+        (ColumnKind::Decimal { precision, scale }, _) => Some((precision, scale)),
+        (ColumnKind::Int, CExpr::Lit(Value::Int(i))) => Some((
+            i.unsigned_abs().checked_ilog10().map_or(1, |d| d + 1) as u8,
+            0,
+        )),
+        (ColumnKind::Int, _) => Some((19, 0)),
         _ => None,
-    };
+    }
+}
+
+/// MySQL's result type of `a op b` (kinds `x`, `y`) when a DECIMAL is
+/// involved with another exact operand (`Item_func_*::result_precision`):
+/// for `+` and `-` scale max(s1, s2) and one more integer digit than the
+/// wider; for `*` scale s1 + s2 and precision p1 + p2; for `%` scale
+/// max(s1, s2). At most 65 digits and 30 fractional ones.
+fn decimal_result(
+    op: crate::sql::expr::BinOp,
+    (a, x): (&CExpr, ColumnKind),
+    (b, y): (&CExpr, ColumnKind),
+) -> Option<ColumnKind> {
+    use crate::sql::expr::BinOp::*;
     if !matches!(x, ColumnKind::Decimal { .. }) && !matches!(y, ColumnKind::Decimal { .. }) {
         return None;
     }
-    let (a, b) = (scale(x)?, scale(y)?);
-    let scale = match op {
-        Add | Sub | Mod => a.max(b),
-        Mul => a.saturating_add(b).min(30),
+    let ((p1, s1), (p2, s2)) = (exact_dims(a, x)?, exact_dims(b, y)?);
+    let int = |p: u8, s: u8| p.saturating_sub(s);
+    let (precision, scale) = match op {
+        Add | Sub => {
+            let scale = s1.max(s2);
+            (
+                int(p1, s1)
+                    .max(int(p2, s2))
+                    .saturating_add(1)
+                    .saturating_add(scale),
+                scale,
+            )
+        }
+        Mod => {
+            let scale = s1.max(s2);
+            (int(p1, s1).max(int(p2, s2)).saturating_add(scale), scale)
+        }
+        Mul => (p1.saturating_add(p2), s1.saturating_add(s2).min(30)),
         _ => return None,
     };
     Some(ColumnKind::Decimal {
-        precision: 65,
+        precision: precision.clamp(1, 65),
         scale,
     })
 }
@@ -198,7 +228,8 @@ fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnKind {
         CExpr::Lit(Value::Int(_)) | CExpr::Lit(Value::Bool(_)) => ColumnKind::Int,
         CExpr::Lit(Value::Float(_)) => ColumnKind::Float,
         CExpr::Lit(Value::Decimal(d)) => ColumnKind::Decimal {
-            precision: (d.int_digits() + u32::from(d.scale())).clamp(1, 65) as u8,
+            // At least one integer digit, as MySQL counts (0.5 is (2,1)).
+            precision: (d.int_digits().max(1) + u32::from(d.scale())).clamp(1, 65) as u8,
             scale: d.scale(),
         },
         CExpr::Neg(x) => kind_of_expr(x, src, aggs),
@@ -230,8 +261,9 @@ fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnKind {
                 arg: Some(a),
                 ..
             }) => match kind_of_expr(a, src, aggs) {
-                ColumnKind::Decimal { scale, .. } => ColumnKind::Decimal {
-                    precision: 65,
+                // MySQL: SUM of DECIMAL(p, s) is DECIMAL(p + 22, s).
+                ColumnKind::Decimal { precision, scale } => ColumnKind::Decimal {
+                    precision: precision.saturating_add(22).min(65),
                     scale,
                 },
                 ColumnKind::Int => ColumnKind::Decimal {
@@ -324,20 +356,27 @@ fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnKind {
                                 Some(d) => {
                                     let to = d.clamp(0, 30) as u8;
                                     let int = precision.saturating_sub(scale);
+                                    // Rounding away digits may carry into
+                                    // one more integer digit (9.99 → 10.0).
+                                    let carry = u8::from(name == "round" && to < scale);
                                     ColumnKind::Decimal {
-                                        precision: int.saturating_add(to).clamp(1, 65),
+                                        precision: int
+                                            .saturating_add(to)
+                                            .saturating_add(carry)
+                                            .clamp(1, 65),
                                         scale: to,
                                     }
                                 }
                                 None => ColumnKind::Decimal { precision, scale },
                             }
                         }
-                        "mod" => decimal_result(
-                            crate::sql::expr::BinOp::Mod,
-                            kinds[0],
-                            kinds.get(1).copied().unwrap_or(kinds[0]),
-                        )
-                        .unwrap_or(ColumnKind::Float),
+                        "mod" => match (args.first(), args.get(1), kinds.get(1)) {
+                            (Some(a), Some(b), Some(&y)) => {
+                                decimal_result(crate::sql::expr::BinOp::Mod, (a, kinds[0]), (b, y))
+                                    .unwrap_or(ColumnKind::Float)
+                            }
+                            _ => ColumnKind::Float,
+                        },
                         _ => ColumnKind::Decimal { precision, scale },
                     },
                     _ => ColumnKind::Text,
@@ -363,18 +402,17 @@ fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnKind {
                 IntDiv => ColumnKind::Int,
                 Div => match (kind_of_expr(a, src, aggs), kind_of_expr(b, src, aggs)) {
                     // MySQL: exact / exact is DECIMAL with the dividend's
-                    // scale + div_precision_increment.
+                    // scale + div_precision_increment, precision
+                    // p1 + s2 + 4.
                     (
                         x @ (ColumnKind::Int | ColumnKind::Decimal { .. }),
-                        ColumnKind::Int | ColumnKind::Decimal { .. },
+                        y @ (ColumnKind::Int | ColumnKind::Decimal { .. }),
                     ) => {
-                        let scale = match x {
-                            ColumnKind::Decimal { scale, .. } => scale,
-                            _ => 0,
-                        };
+                        let (p1, s1) = exact_dims(a, x).unwrap_or((65, 0));
+                        let (_, s2) = exact_dims(b, y).unwrap_or((65, 0));
                         ColumnKind::Decimal {
-                            precision: 65,
-                            scale: scale.saturating_add(4).min(30),
+                            precision: p1.saturating_add(s2).saturating_add(4).clamp(1, 65),
+                            scale: s1.saturating_add(4).min(30),
                         }
                     }
                     (ColumnKind::Vector, _) | (_, ColumnKind::Vector) => ColumnKind::Vector,
@@ -384,7 +422,7 @@ fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnKind {
                     let (x, y) = (kind_of_expr(a, src, aggs), kind_of_expr(b, src, aggs));
                     if x == ColumnKind::Vector || y == ColumnKind::Vector {
                         ColumnKind::Vector
-                    } else if let Some(k) = decimal_result(*op, x, y) {
+                    } else if let Some(k) = decimal_result(*op, (a, x), (b, y)) {
                         k
                     } else if x == ColumnKind::Float
                         || y == ColumnKind::Float
