@@ -92,6 +92,52 @@ impl Decimal {
         }
     }
 
+    /// The mantissa as minimal little-endian two's complement bytes (what
+    /// the row codec stores); no allocation for an `i64` mantissa.
+    pub fn mantissa_bytes(&self, out: &mut Vec<u8>) {
+        match &self.m {
+            Mant::Small(i) => {
+                let b = i.to_le_bytes();
+                // Drop high bytes that only repeat the sign.
+                let mut n = 8;
+                while n > 1 {
+                    let (hi, below) = (b[n - 1], b[n - 2]);
+                    if (hi == 0 && below < 0x80) || (hi == 0xFF && below >= 0x80) {
+                        n -= 1;
+                    } else {
+                        break;
+                    }
+                }
+                out.extend_from_slice(&b[..n]);
+            }
+            Mant::Big(b) => out.extend_from_slice(&b.to_signed_bytes_le()),
+        }
+    }
+
+    /// The inverse of [`Decimal::mantissa_bytes`].
+    pub fn from_mantissa_bytes(bytes: &[u8], scale: u8) -> Decimal {
+        if bytes.is_empty() {
+            return Decimal {
+                m: Mant::Small(0),
+                scale,
+            };
+        }
+        if bytes.len() <= 8 {
+            let fill = if bytes[bytes.len() - 1] >= 0x80 {
+                0xFF
+            } else {
+                0
+            };
+            let mut b = [fill; 8];
+            b[..bytes.len()].copy_from_slice(bytes);
+            return Decimal {
+                m: Mant::Small(i64::from_le_bytes(b)),
+                scale,
+            };
+        }
+        Decimal::new(BigInt::from_signed_bytes_le(bytes), scale)
+    }
+
     /// The mantissa (value × 10^scale).
     pub fn mantissa(&self) -> BigInt {
         match &self.m {
@@ -569,6 +615,31 @@ mod tests {
 
     fn d(s: &str) -> Decimal {
         Decimal::parse(s).unwrap_or_else(|| panic!("parse {s}"))
+    }
+
+    #[test]
+    fn mantissa_bytes_round_trip() {
+        for s in [
+            "0",
+            "1",
+            "-1",
+            "127",
+            "128",
+            "-128",
+            "-129",
+            "255",
+            "0.01",
+            "9223372036854775807",
+            "-9223372036854775808",
+            "9223372036854775808",
+            "-99999999999999999999999999999999999.999999999999999999999999999999",
+        ] {
+            let x = d(s);
+            let mut b = Vec::new();
+            x.mantissa_bytes(&mut b);
+            assert_eq!(b, x.mantissa().to_signed_bytes_le(), "{s}");
+            assert_eq!(Decimal::from_mantissa_bytes(&b, x.scale()), x, "{s}");
+        }
     }
 
     #[test]

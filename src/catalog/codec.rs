@@ -46,12 +46,15 @@ pub fn encode_row(row: &[Value]) -> Vec<u8> {
             Value::Decimal(d) => {
                 out.push(T_DECIMAL);
                 out.push(d.scale());
-                let m = d.mantissa().to_signed_bytes_le();
+                let len_at = out.len();
+                out.push(0);
+                d.mantissa_bytes(&mut out);
                 // A DECIMAL(65) mantissa needs 28 bytes; anything longer
                 // than 255 bytes is not a value this engine makes.
-                debug_assert!(m.len() <= 255);
-                out.push(m.len().min(255) as u8);
-                out.extend_from_slice(&m[..m.len().min(255)]);
+                let len = out.len() - len_at - 1;
+                debug_assert!(len <= 255);
+                out.truncate(len_at + 1 + len.min(255));
+                out[len_at] = len.min(255) as u8;
             }
             Value::Text(s) => {
                 out.push(T_TEXT);
@@ -180,8 +183,10 @@ pub fn decode_row_into(
             T_DECIMAL => {
                 let scale = r.u8()?;
                 let len = r.u8()? as usize;
-                let m = num_bigint::BigInt::from_signed_bytes_le(r.take(len)?);
-                Value::Decimal(crate::decimal::Decimal::new(m, scale))
+                Value::Decimal(crate::decimal::Decimal::from_mantissa_bytes(
+                    r.take(len)?,
+                    scale,
+                ))
             }
             T_VEC => {
                 let len = r.u32()? as usize;
