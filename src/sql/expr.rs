@@ -598,7 +598,14 @@ impl<'a> Compiler<'a> {
                     UnaryOperator::Minus => match x {
                         CExpr::Lit(Value::Int(i)) => CExpr::Lit(Value::Int(-i)),
                         CExpr::Lit(Value::Float(f)) => CExpr::Lit(Value::Float(-f)),
-                        CExpr::Lit(Value::Decimal(d)) => CExpr::Lit(Value::Decimal(d.neg())),
+                        // `-9223372036854775808` is a BIGINT, as in MySQL
+                        // (its digits alone are past BIGINT: a DECIMAL).
+                        CExpr::Lit(Value::Decimal(d)) => CExpr::Lit(match d.neg() {
+                            n if n.scale() == 0 => {
+                                n.to_i64_exact().map_or(Value::Decimal(n), Value::Int)
+                            }
+                            n => Value::Decimal(n),
+                        }),
                         x => CExpr::Neg(Box::new(x)),
                     },
                     UnaryOperator::Plus => x,
