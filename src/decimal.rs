@@ -22,6 +22,9 @@ pub const MAX_PRECISION: u32 = 65;
 pub const MAX_SCALE: u8 = 30;
 /// Digits `/` adds to the dividend's scale (`div_precision_increment`).
 pub const DIV_INCREMENT: u8 = 4;
+/// Most fractional digits a value holds inside an expression (a
+/// quotient's whole words; MySQL's buffers hold 81 digits).
+pub const MAX_HELD_SCALE: u8 = 72;
 
 #[derive(Clone)]
 enum Mant {
@@ -32,10 +35,17 @@ enum Mant {
 
 /// An exact decimal number with a scale (the count of fractional digits
 /// it prints: `1.50` has scale 2).
+///
+/// A quotient keeps more digits than it shows, as MySQL's does: `1/3` is
+/// held as 0.333333333 (whole 9-digit words) and shows 0.3333, so
+/// `1/3*3` is 1.0000 while `1/3 = 0.3333` holds. `scale` is the held
+/// scale, `shown` (≤ `scale`) the SQL type's; printing, comparison and
+/// keys use the value rounded to `shown`, arithmetic the held value.
 #[derive(Clone)]
 pub struct Decimal {
     m: Mant,
     scale: u8,
+    shown: u8,
 }
 
 fn pow10(n: u32) -> BigInt {
@@ -71,7 +81,11 @@ impl Decimal {
             Ok(i) => Mant::Small(i),
             Err(_) => Mant::Big(Box::new(mantissa)),
         };
-        Decimal { m, scale }
+        Decimal {
+            m,
+            scale,
+            shown: scale,
+        }
     }
 
     fn from_i128(v: i128, scale: u8) -> Decimal {
@@ -79,6 +93,7 @@ impl Decimal {
             Ok(i) => Decimal {
                 m: Mant::Small(i),
                 scale,
+                shown: scale,
             },
             Err(_) => Decimal::new(BigInt::from(v), scale),
         }
@@ -89,6 +104,7 @@ impl Decimal {
         Decimal {
             m: Mant::Small(i),
             scale: 0,
+            shown: 0,
         }
     }
 
@@ -120,6 +136,7 @@ impl Decimal {
             return Decimal {
                 m: Mant::Small(0),
                 scale,
+                shown: scale,
             };
         }
         if bytes.len() <= 8 {
@@ -133,6 +150,7 @@ impl Decimal {
             return Decimal {
                 m: Mant::Small(i64::from_le_bytes(b)),
                 scale,
+                shown: scale,
             };
         }
         Decimal::new(BigInt::from_signed_bytes_le(bytes), scale)
@@ -153,9 +171,36 @@ impl Decimal {
         }
     }
 
-    /// Fractional digits.
+    /// Fractional digits the value shows (its SQL type's scale; the field
+    /// `scale` is the held one, see [`Decimal::held_scale`]).
+    #[allow(clippy::misnamed_getters)]
     pub fn scale(&self) -> u8 {
+        self.shown
+    }
+
+    /// Fractional digits held (more than shown for a quotient).
+    pub fn held_scale(&self) -> u8 {
         self.scale
+    }
+
+    /// The value showing only `shown` (≤ its held scale) digits.
+    pub fn with_shown(mut self, shown: u8) -> Decimal {
+        self.shown = shown.min(self.scale);
+        self
+    }
+
+    /// The value as SQL sees it: rounded to the digits it shows.
+    pub fn visible(&self) -> std::borrow::Cow<'_, Decimal> {
+        if self.shown < self.scale {
+            std::borrow::Cow::Owned(self.rescale(self.shown))
+        } else {
+            std::borrow::Cow::Borrowed(self)
+        }
+    }
+
+    /// SQL comparison: of the values as shown (`1/3 = 0.3333` holds).
+    pub fn cmp_sql(&self, o: &Decimal) -> Ordering {
+        self.visible().cmp_value(&o.visible())
     }
 
     pub fn is_zero(&self) -> bool {
@@ -204,7 +249,7 @@ impl Decimal {
     /// rounded half away from zero.
     pub fn rescale(&self, scale: u8) -> Decimal {
         if scale == self.scale {
-            return self.clone();
+            return self.clone().with_shown(scale);
         }
         if scale > self.scale {
             let k = u32::from(scale - self.scale);
@@ -285,8 +330,9 @@ impl Decimal {
             Mant::Small(i) if i != i64::MIN => Decimal {
                 m: Mant::Small(-i),
                 scale: self.scale,
+                shown: self.shown,
             },
-            _ => Decimal::new(-self.mantissa(), self.scale),
+            _ => Decimal::new(-self.mantissa(), self.scale).with_shown(self.shown),
         }
     }
 
@@ -319,13 +365,14 @@ impl Decimal {
 
     /// Exact sum, scale max(s1, s2).
     pub fn add(&self, o: &Decimal) -> Decimal {
+        let shown = self.shown.max(o.shown);
         if let Some((a, b, s)) = self.aligned_small(o) {
             if let Some(v) = a.checked_add(b) {
-                return Decimal::from_i128(v, s);
+                return Decimal::from_i128(v, s).with_shown(shown);
             }
         }
         let (a, b, s) = self.aligned_big(o);
-        Decimal::new(a + b, s)
+        Decimal::new(a + b, s).with_shown(shown)
     }
 
     /// Exact difference, scale max(s1, s2).
@@ -333,21 +380,24 @@ impl Decimal {
         self.add(&o.neg())
     }
 
-    /// Exact product, scale s1 + s2 (rounded to [`MAX_SCALE`] beyond it).
+    /// Exact product, scale s1 + s2 showing at most [`MAX_SCALE`] digits
+    /// (held digits past [`MAX_HELD_SCALE`] cut).
     pub fn mul(&self, o: &Decimal) -> Decimal {
         let s = u32::from(self.scale) + u32::from(o.scale);
+        let shown = (u32::from(self.shown) + u32::from(o.shown)).min(u32::from(MAX_SCALE)) as u8;
         let exact = match (self.small(), o.small()) {
             (Some(a), Some(b)) => Decimal::from_i128(i128::from(a) * i128::from(b), 0),
             _ => Decimal::new(self.mantissa() * o.mantissa(), 0),
         };
-        if s <= u32::from(MAX_SCALE) {
+        if s <= u32::from(MAX_HELD_SCALE) {
             Decimal {
                 scale: s as u8,
                 ..exact
             }
+            .with_shown(shown)
         } else {
-            let k = s - u32::from(MAX_SCALE);
-            Decimal::new(div_round(&exact.mantissa(), &pow10(k)), MAX_SCALE)
+            let k = s - u32::from(MAX_HELD_SCALE);
+            Decimal::new(exact.mantissa() / pow10(k), MAX_HELD_SCALE).with_shown(shown)
         }
     }
 
@@ -368,9 +418,24 @@ impl Decimal {
         Some(Decimal::new(div_round(&num, &den), scale))
     }
 
-    /// MySQL's `/`: scale s1 + [`DIV_INCREMENT`] (at most [`MAX_SCALE`]).
+    /// MySQL's `/`: shows scale s1 + [`DIV_INCREMENT`] (at most
+    /// [`MAX_SCALE`]) and holds the quotient cut to whole 9-digit words of
+    /// s1 + s2 + 4 held digits (MySQL's `do_div_mod`).
     pub fn div(&self, o: &Decimal) -> Option<Decimal> {
-        self.div_to(o, self.scale.saturating_add(DIV_INCREMENT).min(MAX_SCALE))
+        if o.is_zero() {
+            return None;
+        }
+        let shown = self.shown.saturating_add(DIV_INCREMENT).min(MAX_SCALE);
+        let want = u32::from(self.scale) + u32::from(o.scale) + u32::from(DIV_INCREMENT);
+        let held = (want.div_ceil(9) * 9).min(u32::from(MAX_HELD_SCALE));
+        let up = u32::from(o.scale) + held;
+        let down = u32::from(self.scale);
+        let (num, den) = if up >= down {
+            (self.mantissa() * pow10(up - down), o.mantissa())
+        } else {
+            (self.mantissa(), o.mantissa() * pow10(down - up))
+        };
+        Some(Decimal::new(num / den, held as u8).with_shown(shown))
     }
 
     /// MOD / `%`: the remainder of the truncated quotient, with the
@@ -379,11 +444,12 @@ impl Decimal {
         if o.is_zero() {
             return None;
         }
+        let shown = self.shown.max(o.shown);
         if let Some((a, b, s)) = self.aligned_small(o) {
-            return Some(Decimal::from_i128(a % b, s));
+            return Some(Decimal::from_i128(a % b, s).with_shown(shown));
         }
         let (a, b, s) = self.aligned_big(o);
-        Some(Decimal::new(a % b, s))
+        Some(Decimal::new(a % b, s).with_shown(shown))
     }
 
     /// DIV: the quotient truncated toward zero, as an exact integer
@@ -423,14 +489,35 @@ impl Decimal {
         self.rescale(0).small()
     }
 
-    /// Nearest double (correctly rounded from the exact text).
+    /// Nearest double to the held value (correctly rounded).
     pub fn to_f64(&self) -> f64 {
         if let Some(i) = self.small() {
             if self.scale == 0 {
                 return i as f64;
             }
         }
-        self.to_string().parse::<f64>().unwrap_or(0.0)
+        self.held_text().parse::<f64>().unwrap_or(0.0)
+    }
+
+    /// Every held digit (`0.333333333` for `1/3`).
+    pub fn held_text(&self) -> String {
+        let digits = match &self.m {
+            Mant::Small(i) => i.unsigned_abs().to_string(),
+            Mant::Big(b) => b.magnitude().to_str_radix(10),
+        };
+        let scale = usize::from(self.scale);
+        let digits = if digits.len() <= scale {
+            format!("{}{digits}", "0".repeat(scale + 1 - digits.len()))
+        } else {
+            digits
+        };
+        let (int, frac) = digits.split_at(digits.len() - scale);
+        let sign = if self.is_negative() { "-" } else { "" };
+        if scale > 0 {
+            format!("{sign}{int}.{frac}")
+        } else {
+            format!("{sign}{int}")
+        }
     }
 
     /// A double as a decimal: its shortest round-trip decimal form, rounded
@@ -479,6 +566,9 @@ impl Decimal {
     /// Append the memcomparable key form: byte order equals numeric order,
     /// whatever the scales (1.5 and 1.50 have one key).
     pub fn encode_key(&self, out: &mut Vec<u8>) {
+        if self.shown < self.scale {
+            return self.visible().encode_key(out);
+        }
         if self.is_zero() {
             out.push(0x01);
             return;
@@ -543,9 +633,10 @@ impl Decimal {
         Some((Decimal::new(if neg { -m } else { m }, scale as u8), rest))
     }
 
-    /// The value without trailing fractional zeros (its smallest scale).
+    /// The value as shown without trailing fractional zeros (its
+    /// smallest scale).
     pub fn normalized(&self) -> Decimal {
-        let mut d = self.clone();
+        let mut d = self.visible().into_owned();
         while d.scale > 0 {
             let t = d.truncate_scale(d.scale - 1);
             if t.cmp_value(&d) != Ordering::Equal {
@@ -561,38 +652,24 @@ impl PartialEq for Decimal {
     /// Same value and same scale (`1.0` ≠ `1.00` here: they print
     /// differently; SQL equality is [`Decimal::cmp_value`]).
     fn eq(&self, o: &Decimal) -> bool {
-        self.scale == o.scale && self.cmp_value(o) == Ordering::Equal
+        self.scale == o.scale && self.shown == o.shown && self.cmp_value(o) == Ordering::Equal
     }
 }
 
 impl fmt::Display for Decimal {
+    /// The value as shown (rounded to its SQL scale).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let digits = match &self.m {
-            Mant::Small(i) => i.unsigned_abs().to_string(),
-            Mant::Big(b) => b.magnitude().to_str_radix(10),
-        };
-        let scale = usize::from(self.scale);
-        let digits = if digits.len() <= scale {
-            format!("{}{digits}", "0".repeat(scale + 1 - digits.len()))
-        } else {
-            digits
-        };
-        if self.is_negative() {
-            f.write_str("-")?;
-        }
-        let (int, frac) = digits.split_at(digits.len() - scale);
-        f.write_str(int)?;
-        if scale > 0 {
-            f.write_str(".")?;
-            f.write_str(frac)?;
-        }
-        Ok(())
+        f.write_str(&self.visible().held_text())
     }
 }
 
 impl fmt::Debug for Decimal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Decimal({self})")
+        if self.shown < self.scale {
+            write!(f, "Decimal({} shown {self})", self.held_text())
+        } else {
+            write!(f, "Decimal({self})")
+        }
     }
 }
 
@@ -726,6 +803,31 @@ mod tests {
                 .to_string(),
             "0.000000000000000000000000000002"
         );
+    }
+
+    #[test]
+    fn quotients_hold_whole_words() {
+        // As MariaDB answers: 1/3 holds 0.333333333 and shows 0.3333.
+        let third = d("1").div(&d("3")).expect("nonzero");
+        assert_eq!(third.held_text(), "0.333333333");
+        assert_eq!(third.to_string(), "0.3333");
+        assert_eq!(third.mul(&d("3")).to_string(), "1.0000");
+        assert_eq!(third.cmp_sql(&d("0.3333")), Ordering::Equal);
+        assert_eq!(third.cmp_value(&d("0.3333")), Ordering::Greater);
+        assert_eq!(third.round_to(6, false).to_string(), "0.333333");
+        assert_eq!(third.add(&d("0.00000000")).to_string(), "0.33333333");
+        let two_thirds = d("2").div(&d("3")).expect("nonzero");
+        assert_eq!(two_thirds.rescale(12).to_string(), "0.666666666000");
+        assert_eq!(two_thirds.mul(&d("3")).to_string(), "2.0000");
+        assert_eq!(
+            d("1.00").div(&d("7")).map(|x| x.held_text()),
+            Some("0.142857142".into())
+        );
+        let mut k1 = Vec::new();
+        third.encode_key(&mut k1);
+        let mut k2 = Vec::new();
+        d("0.3333").encode_key(&mut k2);
+        assert_eq!(k1, k2);
     }
 
     #[test]

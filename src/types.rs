@@ -132,9 +132,11 @@ impl Value {
             (Int(a), Float(b)) => (*a as f64).total_cmp(&(b + 0.0)),
             (Float(a), Int(b)) => (a + 0.0).total_cmp(&(*b as f64)),
             (Float(a), Float(b)) => (a + 0.0).total_cmp(&(b + 0.0)),
-            (Decimal(a), Decimal(b)) => a.cmp_value(b),
-            (Decimal(a), Int(b)) => a.cmp_value(&crate::decimal::Decimal::from_i64(*b)),
-            (Int(a), Decimal(b)) => crate::decimal::Decimal::from_i64(*a).cmp_value(b),
+            // Decimals compare as they show (a quotient's held digits
+            // beyond its scale do not count: `1/3 = 0.3333`).
+            (Decimal(a), Decimal(b)) => a.cmp_sql(b),
+            (Decimal(a), Int(b)) => a.cmp_sql(&crate::decimal::Decimal::from_i64(*b)),
+            (Int(a), Decimal(b)) => crate::decimal::Decimal::from_i64(*a).cmp_sql(b),
             (Decimal(a), Float(b)) => (a.to_f64() + 0.0).total_cmp(&(b + 0.0)),
             (Float(a), Decimal(b)) => (a + 0.0).total_cmp(&(b.to_f64() + 0.0)),
             (Bool(a), Int(b)) => (*a as i64).cmp(b),

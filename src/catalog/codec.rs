@@ -17,8 +17,8 @@ const T_FLOAT: u8 = 4;
 const T_TEXT: u8 = 5;
 const T_DATETIME: u8 = 6;
 const T_VEC: u8 = 7;
-/// Exact decimal: scale (u8), mantissa length (u8), mantissa as
-/// little-endian two's complement.
+/// Exact decimal: held scale (u8), shown scale (u8), mantissa length
+/// (u8), mantissa as little-endian two's complement.
 const T_DECIMAL: u8 = 8;
 
 /// Decoding failure (stored bytes are damaged or of another format).
@@ -45,6 +45,7 @@ pub fn encode_row(row: &[Value]) -> Vec<u8> {
             }
             Value::Decimal(d) => {
                 out.push(T_DECIMAL);
+                out.push(d.held_scale());
                 out.push(d.scale());
                 let len_at = out.len();
                 out.push(0);
@@ -154,6 +155,7 @@ pub fn decode_row_into(
                 }
                 T_DECIMAL => {
                     r.u8()?;
+                    r.u8()?;
                     let len = r.u8()? as usize;
                     r.take(len)?;
                 }
@@ -181,12 +183,13 @@ pub fn decode_row_into(
             }
             T_DATETIME => Value::DateTime(i64::from_le_bytes(r.u64()?)),
             T_DECIMAL => {
-                let scale = r.u8()?;
+                let held = r.u8()?;
+                let shown = r.u8()?;
                 let len = r.u8()? as usize;
-                Value::Decimal(crate::decimal::Decimal::from_mantissa_bytes(
-                    r.take(len)?,
-                    scale,
-                ))
+                Value::Decimal(
+                    crate::decimal::Decimal::from_mantissa_bytes(r.take(len)?, held)
+                        .with_shown(shown),
+                )
             }
             T_VEC => {
                 let len = r.u32()? as usize;
@@ -399,7 +402,12 @@ mod tests {
 
     #[test]
     fn decimal_rows_round_trip_exactly() {
+        // A quotient holds more digits than it shows: both survive.
+        let third = crate::decimal::Decimal::from_i64(1)
+            .div(&crate::decimal::Decimal::from_i64(3))
+            .expect("nonzero");
         let row = vec![
+            Value::Decimal(third),
             dec("0.10"),
             dec("-12345678901234567890123456789012345.123456789012345678901234567890"),
             dec("0"),
@@ -407,10 +415,16 @@ mod tests {
         ];
         assert_eq!(decode_row(&encode_row(&row)).unwrap(), row);
         let masked =
-            decode_row_masked(&encode_row(&row), Some(&[false, true, false, true])).unwrap();
+            decode_row_masked(&encode_row(&row), Some(&[true, false, true, false, true])).unwrap();
         assert_eq!(
             masked,
-            vec![Value::Null, row[1].clone(), Value::Null, row[3].clone()]
+            vec![
+                row[0].clone(),
+                Value::Null,
+                row[2].clone(),
+                Value::Null,
+                row[4].clone()
+            ]
         );
         // A key written before exact decimals (a double) reads back as a
         // decimal of the column's scale.

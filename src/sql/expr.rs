@@ -192,16 +192,20 @@ fn value_class(v: &Value) -> u8 {
 pub fn key_form(v: &Value) -> Value {
     match v {
         Value::Float(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => Value::Int(*f as i64),
-        Value::Decimal(d) => match d.to_i64_exact() {
-            Some(i) => Value::Int(i),
-            None => {
-                let f = d.to_f64();
-                match Decimal::from_f64(f) {
-                    Some(back) if back.cmp_value(d) == Ordering::Equal => Value::Float(f),
-                    _ => Value::Decimal(d.normalized()),
+        Value::Decimal(d) => {
+            // The value as it shows (as comparisons see it).
+            let d = d.normalized();
+            match d.to_i64_exact() {
+                Some(i) => Value::Int(i),
+                None => {
+                    let f = d.to_f64();
+                    match Decimal::from_f64(f) {
+                        Some(back) if back.cmp_value(&d) == Ordering::Equal => Value::Float(f),
+                        _ => Value::Decimal(d),
+                    }
                 }
             }
-        },
+        }
         Value::Bool(b) => Value::Int(i64::from(*b)),
         other => other.clone(),
     }
