@@ -576,6 +576,7 @@ fn scalar_eq(a: &Json, b: &Json) -> bool {
         Json::Int(i) => Some(*i as f64),
         Json::UInt(u) => Some(*u as f64),
         Json::Double(d) => Some(*d),
+        Json::Decimal(d) => Some(d.to_f64()),
         _ => None,
     };
     match (int(a), int(b), float(a), float(b)) {
@@ -652,6 +653,9 @@ enum Json {
     Int(i64),
     UInt(u64),
     Double(f64),
+    /// An SQL DECIMAL put into a document (`JSON_ARRAY(1.50)` is `[1.50]`);
+    /// JSON text never parses to one (its numbers are INTEGER or DOUBLE).
+    Decimal(crate::decimal::Decimal),
     Str(String),
     Array(Vec<Json>),
     Object(Object),
@@ -666,6 +670,7 @@ impl Json {
             Value::Bool(b) => Json::Bool(*b),
             Value::Int(i) => Json::Int(*i),
             Value::Float(x) => Json::double(*x),
+            Value::Decimal(d) => Json::Decimal(d.clone()),
             Value::Text(s) => Json::Str(s.clone()),
             Value::DateTime(us) => Json::Str(datetime_text(*us)),
             Value::Vector(xs) => Json::Array(xs.iter().map(|x| Json::double(*x)).collect()),
@@ -688,6 +693,7 @@ impl Json {
             Json::Int(_) => "INTEGER",
             Json::UInt(_) => "UNSIGNED INTEGER",
             Json::Double(_) => "DOUBLE",
+            Json::Decimal(_) => "DECIMAL",
             Json::Str(_) => "STRING",
             Json::Array(_) => "ARRAY",
             Json::Object(_) => "OBJECT",
@@ -746,6 +752,7 @@ impl fmt::Display for Json {
             Json::Int(i) => write!(f, "{i}"),
             Json::UInt(u) => write!(f, "{u}"),
             Json::Double(x) => f.write_str(&format_double(*x)),
+            Json::Decimal(d) => write!(f, "{d}"),
             Json::Str(s) => write_quoted(f, s),
             Json::Array(items) => {
                 f.write_char('[')?;

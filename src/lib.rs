@@ -9,6 +9,7 @@ pub mod catalog;
 pub mod cli;
 pub mod config;
 pub mod db;
+pub mod decimal;
 pub mod error;
 pub mod iscp;
 pub mod json;

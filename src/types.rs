@@ -32,18 +32,19 @@ pub enum DataType {
     },
     /// DATE: `Value::DateTime` at midnight.
     Date,
-    /// DECIMAL(precision, scale), precision ≤ [`MAX_DECIMAL_PRECISION`]:
-    /// `Value::Float` holding the value rounded to `scale` digits, printed
-    /// with exactly `scale` fractional digits.
+    /// DECIMAL(precision, scale), precision ≤ [`MAX_DECIMAL_PRECISION`],
+    /// scale ≤ 30: `Value::Decimal` holding the value rounded to `scale`
+    /// digits (files written before exact decimals hold `Value::Float`).
     Decimal(u8, u8),
     /// JSON: `Value::Text` holding a valid document in MySQL's canonical
     /// form (see [`crate::json::normalize`]).
     Json,
 }
 
-/// Largest DECIMAL precision held exactly (an f64 carries 15 significant
-/// decimal digits); a wider DECIMAL is refused rather than approximated.
-pub const MAX_DECIMAL_PRECISION: u8 = 15;
+/// Largest DECIMAL precision (MySQL's 65).
+pub const MAX_DECIMAL_PRECISION: u8 = 65;
+/// Largest DECIMAL scale (MySQL's 30).
+pub const MAX_DECIMAL_SCALE: u8 = 30;
 
 impl DataType {
     /// SQL spelling, as SHOW CREATE TABLE and DESCRIBE print it.
@@ -103,6 +104,8 @@ pub enum Value {
     Bool(bool),
     Int(i64),
     Float(f64),
+    /// An exact DECIMAL (a decimal literal, a DECIMAL column's value).
+    Decimal(crate::decimal::Decimal),
     Text(String),
     /// Microseconds since 1970-01-01 00:00:00 (UTC, no zone).
     DateTime(i64),
@@ -129,6 +132,13 @@ impl Value {
             (Int(a), Float(b)) => (*a as f64).total_cmp(&(b + 0.0)),
             (Float(a), Int(b)) => (a + 0.0).total_cmp(&(*b as f64)),
             (Float(a), Float(b)) => (a + 0.0).total_cmp(&(b + 0.0)),
+            // Decimals compare as they show (a quotient's held digits
+            // beyond its scale do not count: `1/3 = 0.3333`).
+            (Decimal(a), Decimal(b)) => a.cmp_sql(b),
+            (Decimal(a), Int(b)) => a.cmp_sql(&crate::decimal::Decimal::from_i64(*b)),
+            (Int(a), Decimal(b)) => crate::decimal::Decimal::from_i64(*a).cmp_sql(b),
+            (Decimal(a), Float(b)) => (a.to_f64() + 0.0).total_cmp(&(b + 0.0)),
+            (Float(a), Decimal(b)) => (a + 0.0).total_cmp(&(b.to_f64() + 0.0)),
             (Bool(a), Int(b)) => (*a as i64).cmp(b),
             (Int(a), Bool(b)) => a.cmp(&(*b as i64)),
             (Text(a), Text(b)) => a.cmp(b),
@@ -150,7 +160,7 @@ impl Value {
         match self {
             Value::Null => 0,
             Value::Bool(_) => 1,
-            Value::Int(_) | Value::Float(_) => 2,
+            Value::Int(_) | Value::Float(_) | Value::Decimal(_) => 2,
             Value::DateTime(_) => 3,
             Value::Text(_) => 4,
             Value::Vector(_) => 5,
@@ -174,6 +184,7 @@ impl fmt::Display for Value {
             Value::Bool(b) => write!(f, "{}", if *b { 1 } else { 0 }),
             Value::Int(i) => write!(f, "{i}"),
             Value::Float(x) => write!(f, "{}", format_float(*x)),
+            Value::Decimal(d) => write!(f, "{d}"),
             Value::Text(s) => write!(f, "{s}"),
             Value::DateTime(us) => write!(f, "{}", format_datetime(*us)),
             Value::Vector(v) => {
@@ -190,10 +201,25 @@ impl fmt::Display for Value {
     }
 }
 
-/// Shortest round-trip float formatting without a trailing `.0`
-/// (`1` not `1.0`, as MySQL prints doubles).
+/// A DOUBLE's text as MySQL prints it: the shortest round-trip digits,
+/// without a trailing `.0` (`1`, not `1.0`), in plain notation for
+/// magnitudes from 1e-15 up to 1e15 and with an exponent beyond
+/// (`1e15`, `1.5e20`, `1e-300`).
 pub fn format_float(x: f64) -> String {
-    if x.is_finite() && x == x.trunc() && x.abs() < 1e15 {
+    if !x.is_finite() {
+        return format!("{x}");
+    }
+    if x == 0.0 {
+        return "0".into();
+    }
+    let sci = format!("{x:e}");
+    let exp: i32 = sci
+        .rsplit_once('e')
+        .and_then(|(_, e)| e.parse().ok())
+        .unwrap_or(0);
+    if !(-15..15).contains(&exp) {
+        sci
+    } else if x == x.trunc() {
         format!("{}", x as i64)
     } else {
         format!("{x}")
@@ -334,6 +360,12 @@ pub fn format_value(v: &Value, kind: ColumnKind) -> Option<String> {
             Some(s)
         }
         (ColumnKind::Decimal { scale, .. }, Value::Float(f)) => Some(format_decimal(*f, scale)),
+        // An exact value prints the declared scale when that is wider
+        // (padding loses nothing), else its own: never rounded here.
+        (ColumnKind::Decimal { scale, .. }, Value::Decimal(d)) if scale > d.scale() => {
+            Some(d.rescale(scale).to_string())
+        }
+        (_, Value::Decimal(d)) => Some(d.to_string()),
         (ColumnKind::Decimal { scale, .. }, Value::Int(i)) => Some(if scale == 0 {
             i.to_string()
         } else {
@@ -491,11 +523,34 @@ mod tests {
     }
 
     #[test]
+    fn value_does_not_grow() {
+        // Decimals are 24 bytes (a wide mantissa is boxed): Value stays 32.
+        assert_eq!(std::mem::size_of::<Value>(), 32);
+    }
+
+    #[test]
     fn numbers_compare_across_types() {
+        let d = |s: &str| Value::Decimal(crate::decimal::Decimal::parse(s).unwrap());
+        assert_eq!(d("1.00").total_cmp(&Value::Int(1)), Ordering::Equal);
+        assert_eq!(d("1.5").total_cmp(&Value::Int(2)), Ordering::Less);
+        assert_eq!(d("1.5").total_cmp(&Value::Float(1.25)), Ordering::Greater);
+        assert_eq!(d("0.10").total_cmp(&d("0.1")), Ordering::Equal);
         assert_eq!(Value::Int(2).total_cmp(&Value::Float(2.5)), Ordering::Less);
         assert_eq!(Value::Null.total_cmp(&Value::Int(0)), Ordering::Less);
         assert_eq!(format_float(3.0), "3");
         assert_eq!(format_float(0.25), "0.25");
+        // MySQL's notation switch (checked against MariaDB).
+        assert_eq!(format_float(1e15), "1e15");
+        assert_eq!(format_float(1e14), "100000000000000");
+        assert_eq!(format_float(1e308), "1e308");
+        assert_eq!(format_float(-1e16), "-1e16");
+        assert_eq!(format_float(1.5e20), "1.5e20");
+        assert_eq!(format_float(123456789012345678.0), "1.2345678901234568e17");
+        assert_eq!(format_float(999999999999999.9), "999999999999999.9");
+        assert_eq!(format_float(1.5e-15), "0.0000000000000015");
+        assert_eq!(format_float(1.5e-16), "1.5e-16");
+        assert_eq!(format_float(0.1 + 0.2), "0.30000000000000004");
+        assert_eq!(format_float(-0.0), "0");
     }
 }
 

@@ -59,9 +59,16 @@ fn result_column_kinds_match_mysql_types() {
                 precision: 65,
                 scale: 0
             },
-            ColumnKind::Float,
+            // MySQL: AVG of an integer is DECIMAL with 4 fractional digits
+            // (precision 14 for INT, 23 for BIGINT: the kind does not tell
+            // them apart, so the wider).
             ColumnKind::Decimal {
-                precision: 65,
+                precision: 23,
+                scale: 4
+            },
+            // DECIMAL(10,2) * 2: precision p1 + p2 (MariaDB: decimal(11,2)).
+            ColumnKind::Decimal {
+                precision: 11,
                 scale: 2
             },
             ColumnKind::Decimal {

@@ -190,7 +190,7 @@ fn lit(c: &Cell) -> String {
         Cell::Null => "NULL".into(),
         Cell::Int(i) if *i < 0 => format!("({i})"),
         Cell::Int(i) => i.to_string(),
-        Cell::Float(x) => {
+        Cell::Float(x) | Cell::Decimal(x, _) => {
             let s = if x.fract() == 0.0 {
                 format!("{x:.1}")
             } else {

@@ -69,7 +69,7 @@ fn lit(c: &Cell) -> String {
         Cell::Null => "NULL".into(),
         Cell::Int(i) if *i < 0 => format!("({i})"),
         Cell::Int(i) => i.to_string(),
-        Cell::Float(x) => format!("{x:?}"),
+        Cell::Float(x) | Cell::Decimal(x, _) => format!("{x:?}"),
         Cell::Text(s) => format!("'{s}'"),
     }
 }

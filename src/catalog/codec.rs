@@ -17,6 +17,9 @@ const T_FLOAT: u8 = 4;
 const T_TEXT: u8 = 5;
 const T_DATETIME: u8 = 6;
 const T_VEC: u8 = 7;
+/// Exact decimal: held scale (u8), shown scale (u8), mantissa length
+/// (u8), mantissa as little-endian two's complement.
+const T_DECIMAL: u8 = 8;
 
 /// Decoding failure (stored bytes are damaged or of another format).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -39,6 +42,20 @@ pub fn encode_row(row: &[Value]) -> Vec<u8> {
             Value::Float(f) => {
                 out.push(T_FLOAT);
                 out.extend_from_slice(&f.to_le_bytes());
+            }
+            Value::Decimal(d) => {
+                out.push(T_DECIMAL);
+                out.push(d.held_scale());
+                out.push(d.scale());
+                let len_at = out.len();
+                out.push(0);
+                d.mantissa_bytes(&mut out);
+                // A DECIMAL(65) mantissa needs 28 bytes; anything longer
+                // than 255 bytes is not a value this engine makes.
+                let len = out.len() - len_at - 1;
+                debug_assert!(len <= 255);
+                out.truncate(len_at + 1 + len.min(255));
+                out[len_at] = len.min(255) as u8;
             }
             Value::Text(s) => {
                 out.push(T_TEXT);
@@ -136,6 +153,12 @@ pub fn decode_row_into(
                     let len = r.u32()? as usize;
                     r.take(len.checked_mul(8).ok_or(CodecError("vector length"))?)?;
                 }
+                T_DECIMAL => {
+                    r.u8()?;
+                    r.u8()?;
+                    let len = r.u8()? as usize;
+                    r.take(len)?;
+                }
                 _ => return Err(CodecError("unknown value tag")),
             }
             *slot = Value::Null;
@@ -159,6 +182,15 @@ pub fn decode_row_into(
                 Value::Text(s.to_string())
             }
             T_DATETIME => Value::DateTime(i64::from_le_bytes(r.u64()?)),
+            T_DECIMAL => {
+                let held = r.u8()?;
+                let shown = r.u8()?;
+                let len = r.u8()? as usize;
+                Value::Decimal(
+                    crate::decimal::Decimal::from_mantissa_bytes(r.take(len)?, held)
+                        .with_shown(shown),
+                )
+            }
             T_VEC => {
                 let len = r.u32()? as usize;
                 let raw = r.take(len.checked_mul(8).ok_or(CodecError("vector length"))?)?;
@@ -203,6 +235,10 @@ pub fn encode_key_value(out: &mut Vec<u8>, v: &Value) {
                 bits | (1u64 << 63)
             };
             out.extend_from_slice(&ord.to_be_bytes());
+        }
+        Value::Decimal(d) => {
+            out.push(0x06);
+            d.encode_key(out);
         }
         Value::Text(s) => {
             out.push(0x04);
@@ -266,7 +302,22 @@ pub fn decode_key(mut b: &[u8], types: &[&DataType]) -> Result<Vec<Value>, Codec
                 } else {
                     !ord
                 };
-                Value::Float(f64::from_bits(bits))
+                let f = f64::from_bits(bits);
+                match ty {
+                    // Keys written before exact decimals hold doubles.
+                    DataType::Decimal(_, s) => crate::decimal::Decimal::from_f64(f)
+                        .map(|d| Value::Decimal(d.rescale(*s)))
+                        .unwrap_or(Value::Float(f)),
+                    _ => Value::Float(f),
+                }
+            }
+            0x06 => {
+                let (d, rest) = crate::decimal::Decimal::decode_key(b).ok_or_else(bad)?;
+                b = rest;
+                match ty {
+                    DataType::Decimal(_, s) => Value::Decimal(d.rescale(*s)),
+                    _ => Value::Decimal(d),
+                }
             }
             0x04 | 0x05 => {
                 let mut raw = Vec::new();
@@ -345,6 +396,45 @@ pub fn btree_entry_key(vals: &[Value], pk: &[u8], unique: bool) -> Vec<u8> {
 
 #[cfg(test)]
 mod tests {
+    fn dec(s: &str) -> Value {
+        Value::Decimal(crate::decimal::Decimal::parse(s).expect("decimal"))
+    }
+
+    #[test]
+    fn decimal_rows_round_trip_exactly() {
+        // A quotient holds more digits than it shows: both survive.
+        let third = crate::decimal::Decimal::from_i64(1)
+            .div(&crate::decimal::Decimal::from_i64(3))
+            .expect("nonzero");
+        let row = vec![
+            Value::Decimal(third),
+            dec("0.10"),
+            dec("-12345678901234567890123456789012345.123456789012345678901234567890"),
+            dec("0"),
+            dec("-0.5"),
+        ];
+        assert_eq!(decode_row(&encode_row(&row)).unwrap(), row);
+        let masked =
+            decode_row_masked(&encode_row(&row), Some(&[true, false, true, false, true])).unwrap();
+        assert_eq!(
+            masked,
+            vec![
+                row[0].clone(),
+                Value::Null,
+                row[2].clone(),
+                Value::Null,
+                row[4].clone()
+            ]
+        );
+        // A key written before exact decimals (a double) reads back as a
+        // decimal of the column's scale.
+        let old = encode_key(&[Value::Float(0.1)]);
+        assert_eq!(
+            decode_key(&old, &[&crate::types::DataType::Decimal(10, 2)]).unwrap(),
+            vec![dec("0.10")]
+        );
+    }
+
     #[test]
     fn keys_decode_back_to_their_values() {
         use crate::types::DataType as D;
@@ -366,6 +456,14 @@ mod tests {
             (
                 vec![Value::Int(i64::MIN), Value::Int(i64::MAX)],
                 vec![D::BigInt, D::BigInt],
+            ),
+            (
+                vec![
+                    dec("-12.50"),
+                    dec("0.000"),
+                    dec("99999999999999999999999999999999999.999999999999999999999999999999"),
+                ],
+                vec![D::Decimal(10, 2), D::Decimal(5, 3), D::Decimal(65, 30)],
             ),
         ];
         for (vals, types) in cases {

@@ -238,6 +238,7 @@ fn json_value(v: Value, what: &str) -> SqlResult<Value> {
         Value::Int(i) => i.to_string(),
         Value::Bool(b) => b.to_string(),
         Value::Float(f) if f.is_finite() => crate::types::format_float(f),
+        Value::Decimal(d) => d.to_string(),
         other => {
             return Err(SqlError::new(
                 3140,
@@ -276,6 +277,7 @@ pub fn coerce_value(ty: &DataType, v: Value, what: &str) -> SqlResult<Value> {
             Value::Bool(b) => Ok(Value::Bool(b)),
             Value::Int(i) => Ok(Value::Bool(i != 0)),
             Value::Float(f) => Ok(Value::Bool(f != 0.0)),
+            Value::Decimal(d) => Ok(Value::Bool(!d.is_zero())),
             Value::Text(ref s) => match s.to_ascii_lowercase().as_str() {
                 "true" | "1" => Ok(Value::Bool(true)),
                 "false" | "0" => Ok(Value::Bool(false)),
@@ -288,6 +290,7 @@ pub fn coerce_value(ty: &DataType, v: Value, what: &str) -> SqlResult<Value> {
                 Value::Int(i) => i,
                 Value::Bool(b) => b as i64,
                 Value::Float(f) => float_to_i64(f).ok_or_else(|| out_of_range(what))?,
+                Value::Decimal(d) => d.to_i64_round().ok_or_else(|| out_of_range(what))?,
                 Value::Text(ref s) => match s.trim().parse::<i64>() {
                     Ok(i) => i,
                     Err(_) => match s.trim().parse::<f64>() {
@@ -308,6 +311,7 @@ pub fn coerce_value(ty: &DataType, v: Value, what: &str) -> SqlResult<Value> {
             let f = match v {
                 Value::Int(i) => i as f64,
                 Value::Float(f) => f,
+                Value::Decimal(d) => d.to_f64(),
                 Value::Bool(b) => b as i64 as f64,
                 Value::Text(ref s) => s.trim().parse::<f64>().map_err(|_| bad(&v))?,
                 other => return Err(bad(&other)),
@@ -357,40 +361,33 @@ pub fn coerce_value(ty: &DataType, v: Value, what: &str) -> SqlResult<Value> {
             ))
         }
         DataType::Decimal(p, sc) => {
-            let text = match &v {
-                Value::Int(i) => i.to_string(),
-                Value::Float(f) if f.is_finite() => crate::types::format_float(*f),
-                Value::Bool(b) => u8::from(*b).to_string(),
+            use crate::decimal::Decimal;
+            let d = match &v {
+                Value::Decimal(d) => d.clone(),
+                Value::Int(i) => Decimal::from_i64(*i),
+                Value::Bool(b) => Decimal::from_i64(i64::from(*b)),
+                Value::Float(f) => Decimal::from_f64(*f).ok_or_else(|| out_of_range(what))?,
                 Value::Text(t) => {
                     let t = t.trim();
-                    match t.parse::<f64>() {
-                        Ok(f) if f.is_finite() && !t.contains(['e', 'E', 'x', 'X']) => {
-                            t.trim_start_matches('+').to_string()
-                        }
-                        Ok(f) if f.is_finite() => crate::types::format_float(f),
-                        _ => return Err(bad(&v)),
+                    match Decimal::parse(t) {
+                        Some(d) => d,
+                        None => match t.parse::<f64>() {
+                            Ok(f) if !t.contains(['x', 'X', 'n', 'N']) => {
+                                Decimal::from_f64(f).ok_or_else(|| out_of_range(what))?
+                            }
+                            _ => return Err(bad(&v)),
+                        },
                     }
                 }
                 other => return Err(bad(other)),
             };
-            if text.contains(['e', 'E']) {
+            // Rounded half away from zero to the column's scale; an
+            // integer part wider than p - s is out of range (strict mode).
+            let r = d.rescale(*sc);
+            if r.int_digits() > u32::from(p.saturating_sub(*sc)) {
                 return Err(out_of_range(what));
             }
-            let rounded = crate::types::round_decimal_text(&text, *sc);
-            let int_digits = rounded
-                .trim_start_matches('-')
-                .split('.')
-                .next()
-                .unwrap_or("")
-                .trim_start_matches('0')
-                .len();
-            if int_digits > usize::from(p - sc) {
-                return Err(out_of_range(what));
-            }
-            rounded
-                .parse::<f64>()
-                .map(Value::Float)
-                .map_err(|_| bad(&v))
+            Ok(Value::Decimal(r))
         }
         DataType::DateTime => match v {
             Value::DateTime(us) => Ok(Value::DateTime(us)),

@@ -611,7 +611,10 @@ fn implicit_default(ty: &DataType) -> Option<Value> {
         DataType::Bool | DataType::Int | DataType::BigInt | DataType::Integer { .. } => {
             Some(Value::Int(0))
         }
-        DataType::Float | DataType::Double | DataType::Decimal(..) => Some(Value::Float(0.0)),
+        DataType::Float | DataType::Double => Some(Value::Float(0.0)),
+        DataType::Decimal(_, s) => Some(Value::Decimal(
+            crate::decimal::Decimal::from_i64(0).rescale(*s),
+        )),
         DataType::Varchar(_) | DataType::Text => Some(Value::Text(String::new())),
         DataType::Json => Some(Value::Text("null".into())),
         DataType::DateTime | DataType::Date | DataType::VecF32(_) | DataType::VecF64(_) => None,

@@ -248,7 +248,7 @@ fn type_of_kind(kind: crate::types::ColumnKind, name: &str) -> SqlResult<DataTyp
         K::Decimal { precision, scale } if precision <= crate::types::MAX_DECIMAL_PRECISION => {
             DataType::Decimal(precision, scale)
         }
-        K::Decimal { scale, .. } if scale <= crate::types::MAX_DECIMAL_PRECISION => {
+        K::Decimal { scale, .. } if scale <= crate::types::MAX_DECIMAL_SCALE => {
             // SUM / AVG results: the widest DECIMAL we store; a value that
             // does not fit is refused on insert (1264), never rounded.
             DataType::Decimal(crate::types::MAX_DECIMAL_PRECISION, scale)
@@ -591,17 +591,17 @@ pub fn parse_type(s: &str) -> SqlResult<DataType> {
                     format!("Too-big precision {p} specified for '{s}'. Maximum is 65."),
                 ));
             }
+            if sc > u32::from(crate::types::MAX_DECIMAL_SCALE) {
+                return Err(SqlError::new(
+                    1425,
+                    format!("Too big scale {sc} specified for column '{s}'. Maximum is 30."),
+                ));
+            }
             if sc > p {
                 return Err(SqlError::new(
                     1427,
                     format!("For float(M,D), double(M,D) or decimal(M,D), M must be >= D (column '{s}')."),
                 ));
-            }
-            if p > u32::from(crate::types::MAX_DECIMAL_PRECISION) {
-                return Err(SqlError::unsupported(format!(
-                    "DECIMAL precision above {} ({s})",
-                    crate::types::MAX_DECIMAL_PRECISION
-                )));
             }
             DataType::Decimal(p as u8, sc as u8)
         }
@@ -848,7 +848,16 @@ pub fn column_decl<'o>(
     data_type: &ast::DataType,
     options: impl IntoIterator<Item = &'o ColumnOption>,
 ) -> SqlResult<ColumnDecl> {
-    let ty = parse_type(&data_type.to_string())?;
+    let type_text = data_type.to_string();
+    let ty = parse_type(&type_text).map_err(|mut e| {
+        // MySQL names the column in its DECIMAL(M,D) limit errors.
+        if matches!(e.code, 1425..=1427) {
+            e.message = e
+                .message
+                .replace(&format!("'{type_text}'"), &format!("'{name}'"));
+        }
+        e
+    })?;
     let mut d = ColumnDecl {
         col: ColumnDef {
             name,

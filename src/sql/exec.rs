@@ -339,6 +339,8 @@ fn record(node: &Node, rows: usize, elapsed: std::time::Duration) {
 enum HKey {
     Int(i64),
     Float(u64),
+    /// A decimal no i64 or f64 holds exactly: its normalized key bytes.
+    Decimal(Vec<u8>),
     Text(String),
     Other,
 }
@@ -350,6 +352,11 @@ impl HKey {
             Value::Null => return None,
             Value::Int(i) => HKey::Int(i),
             Value::Float(f) => HKey::Float(f.to_bits()),
+            Value::Decimal(d) => {
+                let mut k = Vec::new();
+                d.encode_key(&mut k);
+                HKey::Decimal(k)
+            }
             Value::Text(t) => HKey::Text(t),
             _ => HKey::Other,
         })
@@ -357,7 +364,7 @@ impl HKey {
 
     fn class(&self) -> u8 {
         match self {
-            HKey::Int(_) | HKey::Float(_) => 0,
+            HKey::Int(_) | HKey::Float(_) | HKey::Decimal(_) => 0,
             HKey::Text(_) => 1,
             HKey::Other => 2,
         }

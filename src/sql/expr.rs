@@ -14,6 +14,7 @@ use std::sync::Arc;
 use sqlparser::ast::{self as ast, BinaryOperator, Expr, UnaryOperator};
 
 use crate::catalog::schema::parse_vector;
+use crate::decimal::Decimal;
 use crate::error::{code, SqlError, SqlResult};
 use crate::types::{format_float, parse_datetime, Value};
 
@@ -178,7 +179,7 @@ pub struct ValueSet {
 /// compare equal exactly when their [`value_key`]s are equal.
 fn value_class(v: &Value) -> u8 {
     match v {
-        Value::Int(_) | Value::Float(_) | Value::Bool(_) => 0,
+        Value::Int(_) | Value::Float(_) | Value::Decimal(_) | Value::Bool(_) => 0,
         Value::Text(_) => 1,
         _ => 2,
     }
@@ -186,10 +187,25 @@ fn value_class(v: &Value) -> u8 {
 
 /// The form of a value in grouping, DISTINCT, set and hash-join keys:
 /// numbers that are equal in SQL get one form (3, 3.0 and TRUE-as-1 are
-/// `Int(3)`; -0.0 and 0 are `Int(0)`).
+/// `Int(3)`; -0.0 and 0 are `Int(0)`; 1.50 and 1.5 one decimal; a
+/// decimal a double holds exactly, that double).
 pub fn key_form(v: &Value) -> Value {
     match v {
         Value::Float(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => Value::Int(*f as i64),
+        Value::Decimal(d) => {
+            // The value as it shows (as comparisons see it).
+            let d = d.normalized();
+            match d.to_i64_exact() {
+                Some(i) => Value::Int(i),
+                None => {
+                    let f = d.to_f64();
+                    match Decimal::from_f64(f) {
+                        Some(back) if back.cmp_value(&d) == Ordering::Equal => Value::Float(f),
+                        _ => Value::Decimal(d),
+                    }
+                }
+            }
+        }
         Value::Bool(b) => Value::Int(i64::from(*b)),
         other => other.clone(),
     }
@@ -287,9 +303,7 @@ fn cast_target(ty: &ast::DataType) -> SqlResult<CastTo> {
         "decimal" | "numeric" | "dec" => {
             let p = nums.first().copied().unwrap_or(10);
             let sc = nums.get(1).copied().unwrap_or(0);
-            if p == 0 || p > u32::from(crate::types::MAX_DECIMAL_PRECISION) || sc > p {
-                return Err(SqlError::unsupported(format!("CAST to {t}")));
-            }
+            check_decimal_type(p, sc, "CAST")?;
             CastTo::Decimal(p as u8, sc as u8)
         }
         "char" | "varchar" | "nchar" | "character" | "text" => CastTo::Text(nums.first().copied()),
@@ -387,9 +401,45 @@ pub fn literal(v: &ast::Value) -> SqlResult<Value> {
     })
 }
 
+/// MySQL's DECIMAL(p, s) limits: 1426 for p > 65, 1425 for s > 30,
+/// 1427 for s > p (`what` is the column or `CAST`).
+pub fn check_decimal_type(p: u32, s: u32, what: &str) -> SqlResult<()> {
+    if p > u32::from(crate::types::MAX_DECIMAL_PRECISION) {
+        return Err(SqlError::new(
+            1426,
+            format!("Too-big precision {p} specified for '{what}'. Maximum is 65."),
+        ));
+    }
+    if s > u32::from(crate::types::MAX_DECIMAL_SCALE) {
+        return Err(SqlError::new(
+            1425,
+            format!("Too big scale {s} specified for column '{what}'. Maximum is 30."),
+        ));
+    }
+    if s > p {
+        return Err(SqlError::new(
+            1427,
+            format!(
+                "For float(M,D), double(M,D) or decimal(M,D), M must be >= D (column '{what}')."
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// A number literal as MySQL types it: an integer that fits BIGINT is an
+/// INT, one with an exponent a DOUBLE, any other (`0.1`, an integer
+/// beyond BIGINT) an exact DECIMAL — a DOUBLE past 65 digits.
 fn parse_number(s: &str) -> SqlResult<Value> {
     if let Ok(i) = s.parse::<i64>() {
         return Ok(Value::Int(i));
+    }
+    if !s.contains(['e', 'E']) {
+        if let Some(d) = Decimal::parse(s) {
+            if d.int_digits() + u32::from(d.scale()) <= crate::decimal::MAX_PRECISION {
+                return Ok(Value::Decimal(d));
+            }
+        }
     }
     s.parse::<f64>()
         .map(Value::Float)
@@ -562,6 +612,14 @@ impl<'a> Compiler<'a> {
                     UnaryOperator::Minus => match x {
                         CExpr::Lit(Value::Int(i)) => CExpr::Lit(Value::Int(-i)),
                         CExpr::Lit(Value::Float(f)) => CExpr::Lit(Value::Float(-f)),
+                        // `-9223372036854775808` is a BIGINT, as in MySQL
+                        // (its digits alone are past BIGINT: a DECIMAL).
+                        CExpr::Lit(Value::Decimal(d)) => CExpr::Lit(match d.neg() {
+                            n if n.scale() == 0 => {
+                                n.to_i64_exact().map_or(Value::Decimal(n), Value::Int)
+                            }
+                            n => Value::Decimal(n),
+                        }),
                         x => CExpr::Neg(Box::new(x)),
                     },
                     UnaryOperator::Plus => x,
@@ -1228,6 +1286,7 @@ pub fn truth(v: &Value) -> Option<bool> {
         Value::Bool(b) => Some(*b),
         Value::Int(i) => Some(*i != 0),
         Value::Float(f) => Some(*f != 0.0),
+        Value::Decimal(d) => Some(!d.is_zero()),
         Value::Text(s) => Some(text_to_double(s) != 0.0),
         Value::DateTime(_) | Value::Vector(_) => Some(true),
     }
@@ -1250,7 +1309,7 @@ pub fn text_to_double(s: &str) -> f64 {
 
 fn num(v: &Value) -> Option<Value> {
     match v {
-        Value::Int(_) | Value::Float(_) => Some(v.clone()),
+        Value::Int(_) | Value::Float(_) | Value::Decimal(_) => Some(v.clone()),
         Value::Bool(b) => Some(Value::Int(*b as i64)),
         // A string in a numeric context is a DOUBLE (`'3' + 1` is 4e0).
         Value::Text(s) => Some(Value::Float(text_to_double(s))),
@@ -1264,6 +1323,7 @@ pub fn as_f64(v: &Value) -> Option<f64> {
     match num(v)? {
         Value::Int(i) => Some(i as f64),
         Value::Float(f) => Some(f),
+        Value::Decimal(d) => Some(d.to_f64()),
         _ => None,
     }
 }
@@ -1304,10 +1364,15 @@ fn num_cmp(a: &Value, b: &Value) -> Ordering {
     let f = |v: &Value| match v {
         Value::Int(i) => Some(*i as f64),
         Value::Float(x) => Some(*x),
+        Value::Decimal(d) => Some(d.to_f64()),
         _ => None,
     };
     match (a, b) {
         (Value::Int(x), Value::Int(y)) => x.cmp(y),
+        // Exact: DECIMAL with DECIMAL or INT (DOUBLE beside a DECIMAL
+        // compares as doubles, as MySQL does).
+        (Value::Decimal(_), Value::Decimal(_) | Value::Int(_))
+        | (Value::Int(_), Value::Decimal(_)) => a.total_cmp(b),
         _ => match (f(a), f(b)) {
             (Some(x), Some(y)) if x == 0.0 && y == 0.0 => Ordering::Equal,
             _ => a.total_cmp(b),
@@ -1315,6 +1380,72 @@ fn num_cmp(a: &Value, b: &Value) -> Ordering {
     }
 }
 
+fn op_symbol(op: BinOp) -> &'static str {
+    match op {
+        BinOp::Add => "+",
+        BinOp::Sub => "-",
+        BinOp::Mul => "*",
+        BinOp::Div => "/",
+        BinOp::IntDiv => "DIV",
+        _ => "%",
+    }
+}
+
+/// An operand as MySQL prints it in an out-of-range message.
+fn operand_text(v: &Value) -> String {
+    match v {
+        Value::Float(f) if f.abs() >= 1e15 => format!("{f:e}"),
+        Value::Text(t) => format!("'{t}'"),
+        other => other.to_string(),
+    }
+}
+
+/// MySQL's 1690 for a `ty` result of `a op b` out of range.
+fn out_of_range(ty: &str, op: BinOp, a: &Value, b: &Value) -> SqlError {
+    SqlError::new(
+        1690,
+        format!(
+            "{ty} value is out of range in '({} {} {})'",
+            operand_text(a),
+            op_symbol(op),
+            operand_text(b)
+        ),
+    )
+}
+
+/// NULL with MySQL's warning 1365 (an error in a strict-mode write).
+fn division_by_zero() -> SqlResult<Value> {
+    crate::warnings::note(code::DIVISION_BY_ZERO, "Division by 0")?;
+    Ok(Value::Null)
+}
+
+/// A DECIMAL result: at most 65 digits (fewer fractional digits when the
+/// integer part needs them), 1690 when the integer part alone is wider.
+fn decimal_result(d: Decimal, op: BinOp, a: &Value, b: &Value) -> SqlResult<Value> {
+    let int = d.int_digits();
+    if int > crate::decimal::MAX_PRECISION {
+        return Err(out_of_range("DECIMAL", op, a, b));
+    }
+    let room = crate::decimal::MAX_PRECISION - int;
+    Ok(Value::Decimal(if u32::from(d.scale()) > room {
+        d.rescale(room as u8)
+    } else {
+        d
+    }))
+}
+
+/// An exact operand (INT or DECIMAL) as a decimal.
+fn exact(v: &Value) -> Option<Decimal> {
+    match v {
+        Value::Int(i) => Some(Decimal::from_i64(*i)),
+        Value::Decimal(d) => Some(d.clone()),
+        _ => None,
+    }
+}
+
+/// `+ - * / DIV %` with MySQL's types: INT with INT is INT (`/` DECIMAL),
+/// DECIMAL with INT or DECIMAL is exact DECIMAL, anything with a DOUBLE or
+/// a string is DOUBLE. Out of range is 1690; division by zero NULL + 1365.
 fn arith(op: BinOp, a: &Value, b: &Value) -> SqlResult<Value> {
     if a.is_null() || b.is_null() {
         return Ok(Value::Null);
@@ -1322,58 +1453,77 @@ fn arith(op: BinOp, a: &Value, b: &Value) -> SqlResult<Value> {
     let (Some(x), Some(y)) = (num(a), num(b)) else {
         return Ok(Value::Null);
     };
-    Ok(match (op, &x, &y) {
-        (BinOp::Add, Value::Int(p), Value::Int(q)) => match p.checked_add(*q) {
-            Some(r) => Value::Int(r),
-            None => return Err(overflow("+")),
-        },
-        (BinOp::Sub, Value::Int(p), Value::Int(q)) => match p.checked_sub(*q) {
-            Some(r) => Value::Int(r),
-            None => return Err(overflow("-")),
-        },
-        (BinOp::Mul, Value::Int(p), Value::Int(q)) => match p.checked_mul(*q) {
-            Some(r) => Value::Int(r),
-            None => return Err(overflow("*")),
-        },
-        (BinOp::Mod, Value::Int(p), Value::Int(q)) => {
-            if *q == 0 {
-                Value::Null
-            } else {
-                Value::Int(p.wrapping_rem(*q))
-            }
+    let texty = matches!(a, Value::Text(_)) || matches!(b, Value::Text(_));
+    if let (Value::Int(p), Value::Int(q)) = (&x, &y) {
+        let (p, q) = (*p, *q);
+        let r = match op {
+            BinOp::Add => p.checked_add(q),
+            BinOp::Sub => p.checked_sub(q),
+            BinOp::Mul => p.checked_mul(q),
+            BinOp::Mod | BinOp::IntDiv if q == 0 => return division_by_zero(),
+            BinOp::Mod => Some(p.wrapping_rem(q)),
+            BinOp::IntDiv => p.checked_div(q),
+            _ => None,
+        };
+        if op != BinOp::Div {
+            return match r {
+                Some(r) => Ok(Value::Int(r)),
+                None => Err(out_of_range("BIGINT", op, a, b)),
+            };
         }
-        (BinOp::IntDiv, _, _) => {
-            let (p, q) = (as_f64(&x).unwrap_or(0.0), as_f64(&y).unwrap_or(0.0));
-            if q == 0.0 {
-                Value::Null
-            } else {
-                Value::Int((p / q).trunc() as i64)
+    }
+    let float = texty || matches!(x, Value::Float(_)) || matches!(y, Value::Float(_));
+    if !float {
+        let (Some(p), Some(q)) = (exact(&x), exact(&y)) else {
+            return Ok(Value::Null);
+        };
+        let r = match op {
+            BinOp::Add => p.add(&q),
+            BinOp::Sub => p.sub(&q),
+            BinOp::Mul => p.mul(&q),
+            BinOp::Div => match p.div(&q) {
+                Some(r) => r,
+                None => return division_by_zero(),
+            },
+            BinOp::IntDiv => {
+                let Some(r) = p.int_div(&q) else {
+                    return division_by_zero();
+                };
+                return r
+                    .to_i64_exact()
+                    .map(Value::Int)
+                    .ok_or_else(|| out_of_range("BIGINT", op, a, b));
             }
-        }
-        _ => {
-            let (p, q) = (as_f64(&x).unwrap_or(0.0), as_f64(&y).unwrap_or(0.0));
-            match op {
-                BinOp::Add => Value::Float(p + q),
-                BinOp::Sub => Value::Float(p - q),
-                BinOp::Mul => Value::Float(p * q),
-                BinOp::Div => {
-                    if q == 0.0 {
-                        Value::Null
-                    } else {
-                        Value::Float(p / q)
-                    }
-                }
-                BinOp::Mod => {
-                    if q == 0.0 {
-                        Value::Null
-                    } else {
-                        Value::Float(p % q)
-                    }
-                }
-                _ => Value::Null,
+            BinOp::Mod => match p.rem(&q) {
+                Some(r) => r,
+                None => return division_by_zero(),
+            },
+            _ => return Ok(Value::Null),
+        };
+        return decimal_result(r, op, a, b);
+    }
+    let (p, q) = (as_f64(&x).unwrap_or(0.0), as_f64(&y).unwrap_or(0.0));
+    let r = match op {
+        BinOp::Add => p + q,
+        BinOp::Sub => p - q,
+        BinOp::Mul => p * q,
+        BinOp::Div | BinOp::Mod | BinOp::IntDiv if q == 0.0 => return division_by_zero(),
+        BinOp::Div => p / q,
+        BinOp::Mod => p % q,
+        BinOp::IntDiv => {
+            let t = (p / q).trunc();
+            if !(-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&t) {
+                return Err(out_of_range("BIGINT", op, a, b));
             }
+            return Ok(Value::Int(t as i64));
         }
-    })
+        _ => return Ok(Value::Null),
+    };
+    if r.is_finite() {
+        Ok(Value::Float(r))
+    } else {
+        Err(out_of_range("DOUBLE", op, a, b))
+    }
 }
 
 /// Element-wise vector arithmetic as MatrixOne defines it: vector ∘ vector
@@ -1661,6 +1811,12 @@ pub fn vector_fn(name: &str, a: &[f64], b: &[f64]) -> SqlResult<f64> {
 fn num_i64(v: &Value) -> Option<i64> {
     match num(v)? {
         Value::Int(i) => Some(i),
+        Value::Decimal(d) => {
+            Some(
+                d.to_i64_round()
+                    .unwrap_or(if d.is_negative() { i64::MIN } else { i64::MAX }),
+            )
+        }
         Value::Float(f) if f.is_finite() => Some(f.round() as i64),
         _ => None,
     }
@@ -1831,8 +1987,12 @@ fn call_builtin(name: &str, args: &[Value]) -> SqlResult<Value> {
         "abs" => {
             want(args, 1, name)?;
             Ok(match num(&args[0]) {
-                Some(Value::Int(i)) => Value::Int(i.wrapping_abs()),
+                Some(Value::Int(i)) => match i.checked_abs() {
+                    Some(a) => Value::Int(a),
+                    None => Value::Decimal(Decimal::from_i64(i).abs()),
+                },
                 Some(Value::Float(f)) => Value::Float(f.abs()),
+                Some(Value::Decimal(d)) => Value::Decimal(d.abs()),
                 _ => Value::Null,
             })
         }
@@ -1840,6 +2000,13 @@ fn call_builtin(name: &str, args: &[Value]) -> SqlResult<Value> {
             want(args, 1, name)?;
             Ok(match num(&args[0]) {
                 Some(Value::Int(i)) => Value::Int(i),
+                Some(Value::Decimal(d)) => {
+                    let r = if name == "floor" { d.floor() } else { d.ceil() };
+                    match r.to_i64_exact() {
+                        Some(i) => Value::Int(i),
+                        None => Value::Decimal(r),
+                    }
+                }
                 Some(Value::Float(f)) => {
                     let r = if name == "floor" { f.floor() } else { f.ceil() };
                     if (-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&r) {
@@ -1855,6 +2022,12 @@ fn call_builtin(name: &str, args: &[Value]) -> SqlResult<Value> {
             let x = arg0();
             if x.is_null() {
                 return Ok(Value::Null);
+            }
+            if let Some(Value::Decimal(dec)) = num(&x).filter(|_| !matches!(x, Value::Text(_))) {
+                let Some(d) = args.get(1).map_or(Some(0), num_i64) else {
+                    return Ok(Value::Null);
+                };
+                return Ok(Value::Decimal(dec.round_to(d, false)));
             }
             let d = args.get(1).and_then(as_f64).unwrap_or(0.0) as i32;
             let f = as_f64(&x).unwrap_or(0.0);
@@ -2177,6 +2350,7 @@ fn call_builtin(name: &str, args: &[Value]) -> SqlResult<Value> {
             want(args, 1, name)?;
             Ok(match num(&args[0]) {
                 Some(Value::Int(i)) => Value::Int(i.signum()),
+                Some(Value::Decimal(d)) => Value::Int(d.signum()),
                 Some(Value::Float(f)) => Value::Int(if f > 0.0 {
                     1
                 } else if f < 0.0 {
@@ -2199,6 +2373,7 @@ fn call_builtin(name: &str, args: &[Value]) -> SqlResult<Value> {
                     Value::Int(m.map_or(0, |m| i / m * m))
                 }
                 Value::Float(f) => Value::Float(truncate_float(f, d)),
+                Value::Decimal(x) => Value::Decimal(x.round_to(d, true)),
                 _ => Value::Null,
             })
         }
@@ -2209,14 +2384,18 @@ fn call_builtin(name: &str, args: &[Value]) -> SqlResult<Value> {
             if args.iter().any(Value::is_null) {
                 return Ok(Value::Null);
             }
-            let numeric = args
-                .iter()
-                .all(|a| matches!(a, Value::Int(_) | Value::Float(_) | Value::Bool(_)));
+            let numeric = args.iter().all(|a| {
+                matches!(
+                    a,
+                    Value::Int(_) | Value::Float(_) | Value::Decimal(_) | Value::Bool(_)
+                )
+            });
             let want_greater = name == "greatest";
             if numeric {
                 let all_int = args
                     .iter()
                     .all(|a| matches!(a, Value::Int(_) | Value::Bool(_)));
+                let any_float = args.iter().any(|a| matches!(a, Value::Float(_)));
                 let mut best = num(&args[0]).unwrap_or(Value::Null);
                 for a in &args[1..] {
                     let v = num(a).unwrap_or(Value::Null);
@@ -2227,8 +2406,23 @@ fn call_builtin(name: &str, args: &[Value]) -> SqlResult<Value> {
                         best = v;
                     }
                 }
+                // The arguments' common type: DOUBLE if one is, else
+                // DECIMAL at the widest scale, else INT.
                 return Ok(match best {
-                    Value::Int(i) if !all_int => Value::Float(i as f64),
+                    _ if all_int => best,
+                    Value::Int(i) if any_float => Value::Float(i as f64),
+                    Value::Decimal(d) if any_float => Value::Float(d.to_f64()),
+                    Value::Int(_) | Value::Decimal(_) => {
+                        let scale = args
+                            .iter()
+                            .filter_map(|a| match a {
+                                Value::Decimal(d) => Some(d.scale()),
+                                _ => None,
+                            })
+                            .max()
+                            .unwrap_or(0);
+                        exact(&best).map_or(best, |d| Value::Decimal(d.rescale(scale)))
+                    }
                     other => other,
                 });
             }
@@ -2305,6 +2499,8 @@ fn cast(v: Value, to: CastTo) -> SqlResult<Value> {
     Ok(match to {
         CastTo::Int | CastTo::Unsigned => {
             let i = match &v {
+                // MySQL rounds a DECIMAL half away from zero.
+                Value::Decimal(d) => d.to_i64_round().ok_or_else(|| overflow("CAST"))?,
                 // MySQL rounds an approximate value, half away from zero.
                 Value::Float(f) => {
                     let r = f.round();
@@ -2330,11 +2526,37 @@ fn cast(v: Value, to: CastTo) -> SqlResult<Value> {
             Value::Int(i)
         }
         CastTo::Float => as_f64(&v).map(Value::Float).unwrap_or(Value::Null),
-        CastTo::Decimal(p, sc) => crate::catalog::schema::coerce_value(
-            &crate::types::DataType::Decimal(p, sc),
-            v,
-            "CAST",
-        )?,
+        CastTo::Decimal(p, sc) => {
+            let v = match v {
+                Value::Text(s) => Value::Text(decimal_prefix(&s)?),
+                other => other,
+            };
+            let negative = as_f64(&v).is_some_and(|f| f < 0.0);
+            match crate::catalog::schema::coerce_value(
+                &crate::types::DataType::Decimal(p, sc),
+                v,
+                "CAST",
+            ) {
+                // MySQL clips an out-of-range CAST to the type's largest
+                // value, with warning 1264.
+                Err(e) if e.code == 1264 => {
+                    crate::warnings::note(
+                        1264,
+                        format!(
+                            "Out of range value for column 'cast as decimal({p},{sc})' at row 1"
+                        ),
+                    )?;
+                    let nines = "9".repeat(usize::from(p));
+                    let (i, f) = nines.split_at(usize::from(p - sc));
+                    let max =
+                        Decimal::parse(&format!("{}.{f}", if i.is_empty() { "0" } else { i }))
+                            .unwrap_or_else(|| Decimal::from_i64(0))
+                            .rescale(sc);
+                    Value::Decimal(if negative { max.neg() } else { max })
+                }
+                other => other?,
+            }
+        }
         CastTo::Text(n) => {
             let mut t = match &v {
                 Value::Float(f) => format_float(*f),
@@ -2373,6 +2595,52 @@ fn cast(v: Value, to: CastTo) -> SqlResult<Value> {
         CastTo::Vector(dim) => {
             crate::catalog::schema::coerce_value(&crate::types::DataType::VecF64(dim), v, "CAST")?
         }
+    })
+}
+
+/// The number a string starts with, for CAST AS DECIMAL: the whole
+/// (trimmed) string when it is a number, else its longest numeric prefix
+/// (`'1.5abc'` → `1.5`, `'x'` → `0`) with MySQL's warning 1292.
+fn decimal_prefix(s: &str) -> SqlResult<String> {
+    let t = s.trim();
+    let b = t.as_bytes();
+    let mut i = usize::from(matches!(b.first(), Some(b'-' | b'+')));
+    let digits = |i: &mut usize| {
+        let start = *i;
+        while b.get(*i).is_some_and(u8::is_ascii_digit) {
+            *i += 1;
+        }
+        *i - start
+    };
+    let mut n = digits(&mut i);
+    if b.get(i) == Some(&b'.') {
+        let mut j = i + 1;
+        let f = digits(&mut j);
+        if n + f > 0 {
+            n += f;
+            i = j;
+        }
+    }
+    if n > 0 && matches!(b.get(i), Some(b'e' | b'E')) {
+        let mut j = i + 1;
+        if matches!(b.get(j), Some(b'-' | b'+')) {
+            j += 1;
+        }
+        if digits(&mut j) > 0 {
+            i = j;
+        }
+    }
+    if n > 0 && i == b.len() {
+        return Ok(t.to_string());
+    }
+    crate::warnings::note(
+        code::TRUNCATED_WRONG_VALUE,
+        format!("Truncated incorrect DECIMAL value: '{s}'"),
+    )?;
+    Ok(if n == 0 {
+        "0".into()
+    } else {
+        t[..i].to_string()
     })
 }
 
@@ -2510,6 +2778,7 @@ impl CExpr {
             }
             CExpr::Neg(x) => match num(&x.eval(cx)?) {
                 Some(Value::Int(i)) => Value::Int(i.checked_neg().ok_or_else(|| overflow("-"))?),
+                Some(Value::Decimal(d)) => Value::Decimal(d.neg()),
                 Some(Value::Float(f)) => Value::Float(-f),
                 _ => Value::Null,
             },
@@ -3100,6 +3369,99 @@ mod tests {
         assert_eq!(eval_const(&or, &NoHost).unwrap(), Value::Bool(true));
         let eq = CExpr::Bin(BinOp::Eq, Box::new(n), Box::new(f));
         assert_eq!(eval_const(&eq, &NoHost).unwrap(), Value::Null);
+    }
+
+    fn dec(s: &str) -> Value {
+        Value::Decimal(Decimal::parse(s).expect("decimal"))
+    }
+
+    #[test]
+    fn decimal_arithmetic_follows_mysql_types() {
+        let ar = |op, a: &Value, b: &Value| arith(op, a, b).map(|v| v.to_string());
+        assert_eq!(ar(BinOp::Add, &dec("0.1"), &dec("0.2")).unwrap(), "0.3");
+        assert_eq!(
+            ar(BinOp::Div, &Value::Int(1), &Value::Int(3)).unwrap(),
+            "0.3333"
+        );
+        assert_eq!(
+            ar(BinOp::Div, &dec("1.0"), &Value::Int(3)).unwrap(),
+            "0.33333"
+        );
+        assert_eq!(ar(BinOp::Mul, &dec("1.10"), &dec("1.5")).unwrap(), "1.650");
+        assert_eq!(
+            ar(BinOp::IntDiv, &dec("-7.5"), &Value::Int(2)).unwrap(),
+            "-3"
+        );
+        assert_eq!(
+            ar(BinOp::Mod, &dec("-7.5"), &Value::Int(2)).unwrap(),
+            "-1.5"
+        );
+        // DOUBLE or string beside a decimal: DOUBLE.
+        assert!(matches!(
+            arith(BinOp::Add, &dec("0.1"), &Value::Float(0.2)),
+            Ok(Value::Float(_))
+        ));
+        assert!(matches!(
+            arith(BinOp::Add, &dec("1.5"), &Value::Text("1".into())),
+            Ok(Value::Float(f)) if f == 2.5
+        ));
+        let e = arith(BinOp::Mul, &Value::Float(1e308), &Value::Int(10)).unwrap_err();
+        assert_eq!(e.code, 1690);
+        assert_eq!(e.message, "DOUBLE value is out of range in '(1e308 * 10)'");
+        let nines = dec(&"9".repeat(65));
+        let e = arith(BinOp::Add, &nines, &Value::Int(1)).unwrap_err();
+        assert_eq!(e.code, 1690);
+        assert!(e.message.starts_with("DECIMAL value is out of range"));
+        // 66 digits needed: fractional digits give way, integers fit.
+        let wide = arith(
+            BinOp::Add,
+            &dec(&format!("{}.5", "9".repeat(64))),
+            &dec("0.25"),
+        );
+        assert_eq!(
+            wide.map(|v| v.to_string()).unwrap(),
+            format!("{}.8", "9".repeat(64))
+        );
+        assert_eq!(
+            arith(BinOp::Div, &dec("1.5"), &Value::Int(0)).unwrap(),
+            Value::Null
+        );
+        assert_eq!(sql_cmp(&dec("1.00"), &Value::Int(1)), Some(Ordering::Equal));
+        assert_eq!(sql_cmp(&dec("0.10"), &dec("0.1")), Some(Ordering::Equal));
+        assert_eq!(
+            sql_cmp(&dec("0.3"), &Value::Float(0.3)),
+            Some(Ordering::Equal)
+        );
+    }
+
+    #[test]
+    fn equal_numbers_share_one_key() {
+        assert_eq!(value_key(&Value::Int(1)), value_key(&dec("1.00")));
+        assert_eq!(value_key(&dec("1.0")), value_key(&dec("1.000")));
+        assert_eq!(value_key(&Value::Float(1.5)), value_key(&dec("1.50")));
+        assert_eq!(value_key(&dec("0.10")), value_key(&dec("0.1")));
+        assert_ne!(value_key(&dec("0.1")), value_key(&dec("0.11")));
+        // Property: for decimals of mixed scale and integers, keys are
+        // equal exactly when the values are.
+        let vals: Vec<Value> = (-30i64..30)
+            .flat_map(|i| {
+                let d = Decimal::from_i64(i);
+                [
+                    Value::Int(i),
+                    Value::Decimal(d.rescale((i.unsigned_abs() % 4) as u8)),
+                    Value::Decimal(
+                        d.div_to(&Decimal::from_i64(7), (i.unsigned_abs() % 5) as u8)
+                            .expect("nonzero"),
+                    ),
+                ]
+            })
+            .collect();
+        for a in &vals {
+            for b in &vals {
+                let same = sql_cmp(a, b) == Some(Ordering::Equal);
+                assert_eq!(value_key(a) == value_key(b), same, "{a:?} vs {b:?}");
+            }
+        }
     }
 
     #[test]

@@ -65,6 +65,7 @@ fn int_arg(args: &[Value], i: usize, f: &str) -> SqlResult<i64> {
     match args.get(i) {
         Some(Value::Int(v)) => Ok(*v),
         Some(Value::Float(v)) => Ok(*v as i64),
+        Some(Value::Decimal(d)) => Ok(d.to_i64_round().unwrap_or(0)),
         Some(Value::Text(s)) => s.trim().parse().map_err(|_| {
             SqlError::wrong_args(format!("{f}: argument {} must be an integer", i + 1))
         }),

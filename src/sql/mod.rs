@@ -519,6 +519,7 @@ impl Engine {
                     Value::Int(i) => params::Param::Int(i),
                     Value::Bool(b) => params::Param::Int(i64::from(b)),
                     Value::Float(f) => params::Param::Double(f),
+                    Value::Decimal(d) => params::Param::Decimal(d),
                     d @ Value::DateTime(_) => params::Param::Temporal(d.to_string()),
                     other => params::Param::Bytes(other.to_string().into_bytes()),
                 },
@@ -546,11 +547,15 @@ impl Engine {
         };
         match target {
             SetTarget::User(n) => {
-                // A literal keeps its number-ness: @a = 5 is the integer 5.
+                // A literal keeps its number-ness: @a = 5 is the integer 5,
+                // @a = 0.1 the DECIMAL 0.1.
                 let v = match v {
                     Value::Text(s) => match s.parse::<i64>() {
                         Ok(i) if !s.starts_with('+') => Value::Int(i),
-                        _ => Value::Text(s),
+                        _ => match crate::decimal::Decimal::parse(&s) {
+                            Some(d) if !s.starts_with('+') && s.contains('.') => Value::Decimal(d),
+                            _ => Value::Text(s),
+                        },
                     },
                     other => other,
                 };

@@ -212,6 +212,12 @@ pub(crate) fn merge_state(a: &mut AggState, b: &AggState, call: &AggCall) -> boo
                 Some(s) => a.sum_i = s,
                 None => return false,
             }
+            if let Some(bd) = &b.sum_d {
+                a.sum_d = Some(match a.sum_d.take() {
+                    Some(ad) => ad.add(bd),
+                    None => bd.clone(),
+                });
+            }
         }
         AggFunc::Min | AggFunc::Max => {
             let better = if call.func == AggFunc::Min {

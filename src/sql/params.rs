@@ -16,6 +16,9 @@ pub enum Param {
     Int(i64),
     UInt(u64),
     Double(f64),
+    /// An exact DECIMAL (a client's NEWDECIMAL parameter, a DECIMAL user
+    /// variable): substituted as a decimal literal, so it stays DECIMAL.
+    Decimal(crate::decimal::Decimal),
     /// Strings and blobs (sent as bytes by clients).
     Bytes(Vec<u8>),
     /// A temporal value already formatted as MySQL text
@@ -80,10 +83,12 @@ fn push_literal(out: &mut String, p: &Param, index: usize) -> Result<(), ParamEr
             if !f.is_finite() {
                 return Err(ParamError::NotFinite { index });
             }
-            // `{:?}` is the shortest round-trip form and always has a `.` or
-            // exponent, so the engine reads it as a float.
-            out.push_str(&format!("{f:?}"));
+            // `{:e}` is the shortest round-trip form with an exponent, so
+            // the engine reads it as a DOUBLE (`2.5` would be a DECIMAL).
+            out.push_str(&format!("{f:e}"));
         }
+        Param::Decimal(d) if d.is_negative() => out.push_str(&format!("({d})")),
+        Param::Decimal(d) => out.push_str(&d.to_string()),
         // Non-UTF-8 bytes cannot be represented in the engine's `&str`
         // statements; they are replaced with U+FFFD.
         Param::Bytes(b) => push_quoted(out, &String::from_utf8_lossy(b)),
@@ -198,7 +203,7 @@ mod tests {
         .unwrap();
         assert_eq!(
             out,
-            "insert into t values (-3, 'O\\'Brien \\\\ end', NULL, 2.5, 18446744073709551615, '?')"
+            "insert into t values (-3, 'O\\'Brien \\\\ end', NULL, 2.5e0, 18446744073709551615, '?')"
         );
     }
 
@@ -210,8 +215,19 @@ mod tests {
     }
 
     #[test]
+    fn decimals_stay_exact_literals() {
+        let d = |s: &str| Param::Decimal(crate::decimal::Decimal::parse(s).unwrap());
+        assert_eq!(
+            substitute("select 1-?, ?", &[d("-0.10"), d("12345678901234567890.5")]).unwrap(),
+            "select 1-(-0.10), 12345678901234567890.5"
+        );
+    }
+
+    #[test]
     fn doubles_keep_float_form() {
-        assert_eq!(substitute("?", &[Param::Double(3.0)]).unwrap(), "3.0");
+        // An exponent keeps a double a DOUBLE (`3.0` is a DECIMAL literal).
+        assert_eq!(substitute("?", &[Param::Double(3.0)]).unwrap(), "3e0");
+        assert_eq!(substitute("?", &[Param::Double(0.1)]).unwrap(), "1e-1");
         assert_eq!(
             substitute("?", &[Param::Double(f64::NAN)]),
             Err(ParamError::NotFinite { index: 0 })

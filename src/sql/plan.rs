@@ -1071,6 +1071,23 @@ pub(crate) fn union_kind(a: ColumnKind, b: ColumnKind) -> ColumnKind {
     use ColumnKind as K;
     match (a, b) {
         _ if a == b => a,
+        (
+            K::Decimal {
+                precision: p1,
+                scale: s1,
+            },
+            K::Decimal {
+                precision: p2,
+                scale: s2,
+            },
+        ) => {
+            let scale = s1.max(s2);
+            let int = (p1 - s1).max(p2 - s2);
+            K::Decimal {
+                precision: int.saturating_add(scale).min(65),
+                scale,
+            }
+        }
         (K::Int, K::Decimal { .. }) => b,
         (K::Decimal { .. }, K::Int) => a,
         (K::Int | K::Float | K::Decimal { .. }, K::Int | K::Float | K::Decimal { .. }) => K::Float,

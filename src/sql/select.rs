@@ -160,26 +160,56 @@ pub fn kind_of_type(t: &DataType) -> ColumnKind {
     }
 }
 
-/// MySQL's result type of `x op y` when a DECIMAL is involved with
-/// another exact operand: scale max(s1, s2) for + and -, s1 + s2 for *.
-fn decimal_result(op: crate::sql::expr::BinOp, x: ColumnKind, y: ColumnKind) -> Option<ColumnKind> {
-    use crate::sql::expr::BinOp::*;
-    let scale = |k: ColumnKind| match k {
-        ColumnKind::Decimal { scale, .. } => Some(scale),
-        ColumnKind::Int => Some(0),
+/// (precision, scale) of an exact operand of kind `k`: an integer
+/// literal has its digits, another integer BIGINT's 19.
+fn exact_dims(e: &CExpr, k: ColumnKind) -> Option<(u8, u8)> {
+    match (k, e) {
+        (ColumnKind::Decimal { precision, scale }, _) => Some((precision, scale)),
+        (ColumnKind::Int, CExpr::Lit(Value::Int(i))) => Some((
+            i.unsigned_abs().checked_ilog10().map_or(1, |d| d + 1) as u8,
+            0,
+        )),
+        (ColumnKind::Int, _) => Some((19, 0)),
         _ => None,
-    };
+    }
+}
+
+/// MySQL's result type of `a op b` (kinds `x`, `y`) when a DECIMAL is
+/// involved with another exact operand (`Item_func_*::result_precision`):
+/// for `+` and `-` scale max(s1, s2) and one more integer digit than the
+/// wider; for `*` scale s1 + s2 and precision p1 + p2; for `%` scale
+/// max(s1, s2). At most 65 digits and 30 fractional ones.
+fn decimal_result(
+    op: crate::sql::expr::BinOp,
+    (a, x): (&CExpr, ColumnKind),
+    (b, y): (&CExpr, ColumnKind),
+) -> Option<ColumnKind> {
+    use crate::sql::expr::BinOp::*;
     if !matches!(x, ColumnKind::Decimal { .. }) && !matches!(y, ColumnKind::Decimal { .. }) {
         return None;
     }
-    let (a, b) = (scale(x)?, scale(y)?);
-    let scale = match op {
-        Add | Sub | Mod => a.max(b),
-        Mul => a.saturating_add(b).min(30),
+    let ((p1, s1), (p2, s2)) = (exact_dims(a, x)?, exact_dims(b, y)?);
+    let int = |p: u8, s: u8| p.saturating_sub(s);
+    let (precision, scale) = match op {
+        Add | Sub => {
+            let scale = s1.max(s2);
+            (
+                int(p1, s1)
+                    .max(int(p2, s2))
+                    .saturating_add(1)
+                    .saturating_add(scale),
+                scale,
+            )
+        }
+        Mod => {
+            let scale = s1.max(s2);
+            (int(p1, s1).max(int(p2, s2)).saturating_add(scale), scale)
+        }
+        Mul => (p1.saturating_add(p2), s1.saturating_add(s2).min(30)),
         _ => return None,
     };
     Some(ColumnKind::Decimal {
-        precision: 65,
+        precision: precision.clamp(1, 65),
         scale,
     })
 }
@@ -197,6 +227,17 @@ fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnKind {
         CExpr::Exists(..) | CExpr::InSub(..) | CExpr::InSet(..) => ColumnKind::Int,
         CExpr::Lit(Value::Int(_)) | CExpr::Lit(Value::Bool(_)) => ColumnKind::Int,
         CExpr::Lit(Value::Float(_)) => ColumnKind::Float,
+        CExpr::Lit(Value::Decimal(d)) => ColumnKind::Decimal {
+            // At least one integer digit, as MySQL counts (0.5 is (2,1)).
+            precision: (d.int_digits().max(1) + u32::from(d.scale())).clamp(1, 65) as u8,
+            scale: d.scale(),
+        },
+        // The negation of a number has its type; of anything else (a
+        // string) it is a DOUBLE.
+        CExpr::Neg(x) => match kind_of_expr(x, src, aggs) {
+            k @ (ColumnKind::Int | ColumnKind::Float | ColumnKind::Decimal { .. }) => k,
+            _ => ColumnKind::Float,
+        },
         CExpr::Match(_) => ColumnKind::Float,
         CExpr::Agg(i) => match aggs.get(*i) {
             Some(AggCall {
@@ -208,10 +249,15 @@ fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnKind {
                 arg: Some(a),
                 ..
             }) => match kind_of_expr(a, src, aggs) {
-                // MySQL: AVG of a DECIMAL is DECIMAL with 4 more digits.
+                // MySQL: AVG of a DECIMAL is DECIMAL with 4 more digits,
+                // of an integer DECIMAL(p + 4, 4).
                 ColumnKind::Decimal { precision, scale } => ColumnKind::Decimal {
-                    precision: precision.saturating_add(4),
+                    precision: precision.saturating_add(4).min(65),
                     scale: scale.saturating_add(4).min(30),
+                },
+                ColumnKind::Int => ColumnKind::Decimal {
+                    precision: 23,
+                    scale: 4,
                 },
                 _ => ColumnKind::Float,
             },
@@ -220,8 +266,9 @@ fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnKind {
                 arg: Some(a),
                 ..
             }) => match kind_of_expr(a, src, aggs) {
-                ColumnKind::Decimal { scale, .. } => ColumnKind::Decimal {
-                    precision: 65,
+                // MySQL: SUM of DECIMAL(p, s) is DECIMAL(p + 22, s).
+                ColumnKind::Decimal { precision, scale } => ColumnKind::Decimal {
+                    precision: precision.saturating_add(22).min(65),
                     scale,
                 },
                 ColumnKind::Int => ColumnKind::Decimal {
@@ -245,12 +292,13 @@ fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnKind {
             | "asin" | "acos" | "atan" | "atan2" | "pi" | "degrees" | "radians" => {
                 ColumnKind::Float
             }
-            // FLOOR / CEIL of a double are doubles, of anything else (a
-            // literal such as 2.5 is an exact value in MySQL) integers.
+            // FLOOR / CEIL of a double are doubles, of anything else
+            // integers (a DECIMAL too: its scale becomes 0).
             "floor" | "ceil" | "ceiling" => match args.first() {
+                Some(CExpr::Lit(Value::Float(_))) => ColumnKind::Float,
                 Some(CExpr::Lit(_)) | None => ColumnKind::Int,
                 Some(a) => match kind_of_expr(a, src, aggs) {
-                    ColumnKind::Float => ColumnKind::Float,
+                    ColumnKind::Float | ColumnKind::Text => ColumnKind::Float,
                     _ => ColumnKind::Int,
                 },
             },
@@ -296,16 +344,52 @@ fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnKind {
                     .reduce(crate::sql::plan::union_kind)
                     .unwrap_or(ColumnKind::Text)
             }
-            // Numeric functions keep an integer or double argument's type;
-            // a DECIMAL's scale may change, so it is reported as a double.
+            // Numeric functions keep their argument's type; ROUND and
+            // TRUNCATE of a DECIMAL take the scale their second argument
+            // gives (a constant), MOD the wider scale.
             "abs" | "round" | "truncate" | "mod" => {
-                let kinds = args
+                let kinds: Vec<ColumnKind> = args
                     .iter()
                     .take(if name == "mod" { 2 } else { 1 })
-                    .map(|a| kind_of_expr(a, src, aggs));
-                match kinds.reduce(crate::sql::plan::union_kind) {
+                    .map(|a| kind_of_expr(a, src, aggs))
+                    .collect();
+                match kinds.iter().copied().reduce(crate::sql::plan::union_kind) {
                     Some(ColumnKind::Int) => ColumnKind::Int,
-                    Some(ColumnKind::Float | ColumnKind::Decimal { .. }) => ColumnKind::Float,
+                    Some(ColumnKind::Float) => ColumnKind::Float,
+                    Some(ColumnKind::Decimal { precision, scale }) => match name.as_str() {
+                        "round" | "truncate" => {
+                            let d = match args.get(1) {
+                                None => Some(0),
+                                Some(CExpr::Lit(Value::Int(d))) => Some(*d),
+                                _ => None,
+                            };
+                            match d {
+                                Some(d) => {
+                                    let to = d.clamp(0, 30) as u8;
+                                    let int = precision.saturating_sub(scale);
+                                    // Rounding away digits may carry into
+                                    // one more integer digit (9.99 → 10.0).
+                                    let carry = u8::from(name == "round" && to < scale);
+                                    ColumnKind::Decimal {
+                                        precision: int
+                                            .saturating_add(to)
+                                            .saturating_add(carry)
+                                            .clamp(1, 65),
+                                        scale: to,
+                                    }
+                                }
+                                None => ColumnKind::Decimal { precision, scale },
+                            }
+                        }
+                        "mod" => match (args.first(), args.get(1), kinds.get(1)) {
+                            (Some(a), Some(b), Some(&y)) => {
+                                decimal_result(crate::sql::expr::BinOp::Mod, (a, kinds[0]), (b, y))
+                                    .unwrap_or(ColumnKind::Float)
+                            }
+                            _ => ColumnKind::Float,
+                        },
+                        _ => ColumnKind::Decimal { precision, scale },
+                    },
                     _ => ColumnKind::Text,
                 }
             }
@@ -330,17 +414,39 @@ fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnKind {
             use crate::sql::expr::BinOp::*;
             match op {
                 Eq | NotEq | Lt | LtEq | Gt | GtEq | And | Or | Xor | NullSafeEq => ColumnKind::Int,
-                Div => ColumnKind::Float,
+                IntDiv => ColumnKind::Int,
+                Div => match (kind_of_expr(a, src, aggs), kind_of_expr(b, src, aggs)) {
+                    // MySQL: exact / exact is DECIMAL with the dividend's
+                    // scale + div_precision_increment, precision
+                    // p1 + s2 + 4.
+                    (
+                        x @ (ColumnKind::Int | ColumnKind::Decimal { .. }),
+                        y @ (ColumnKind::Int | ColumnKind::Decimal { .. }),
+                    ) => {
+                        let (p1, s1) = exact_dims(a, x).unwrap_or((65, 0));
+                        let (_, s2) = exact_dims(b, y).unwrap_or((65, 0));
+                        ColumnKind::Decimal {
+                            precision: p1.saturating_add(s2).saturating_add(4).clamp(1, 65),
+                            scale: s1.saturating_add(4).min(30),
+                        }
+                    }
+                    (ColumnKind::Vector, _) | (_, ColumnKind::Vector) => ColumnKind::Vector,
+                    _ => ColumnKind::Float,
+                },
                 _ => {
                     let (x, y) = (kind_of_expr(a, src, aggs), kind_of_expr(b, src, aggs));
                     if x == ColumnKind::Vector || y == ColumnKind::Vector {
                         ColumnKind::Vector
-                    } else if let Some(k) = decimal_result(*op, x, y) {
+                    } else if let Some(k) = decimal_result(*op, (a, x), (b, y)) {
                         k
                     } else if x == ColumnKind::Float
                         || y == ColumnKind::Float
                         || x == ColumnKind::Text
                         || y == ColumnKind::Text
+                        || matches!(
+                            (x, y),
+                            (ColumnKind::Decimal { .. }, _) | (_, ColumnKind::Decimal { .. })
+                        )
                     {
                         // A string in arithmetic is a DOUBLE.
                         ColumnKind::Float
@@ -365,11 +471,6 @@ fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnKind {
                 CastTo::Vector(_) => ColumnKind::Vector,
             }
         }
-        // The negation of a number has its type.
-        CExpr::Neg(a) => match kind_of_expr(a, src, aggs) {
-            k @ (ColumnKind::Int | ColumnKind::Float | ColumnKind::Decimal { .. }) => k,
-            _ => ColumnKind::Float,
-        },
         // CASE: its results' common type (NULL literals aside).
         CExpr::Case(_, arms, els) => arms
             .iter()
@@ -1517,6 +1618,9 @@ pub fn keyed_rows(cx: &mut Ctx<'_>, plan: &Plan) -> SqlResult<Vec<(Vec<u8>, Vec<
 pub(crate) struct AggState {
     pub count: i64,
     pub sum_i: i64,
+    /// The exact part of SUM/AVG beyond `sum_i`: DECIMAL arguments, and
+    /// integers once `sum_i` would overflow (the sum is sum_i + sum_d).
+    pub sum_d: Option<crate::decimal::Decimal>,
     pub sum_f: f64,
     pub float: bool,
     pub best: Option<Value>,
@@ -1544,21 +1648,32 @@ fn agg_update(st: &mut AggState, call: &AggCall, v: Option<Value>) -> SqlResult<
                     Value::Int(i) if !st.float => match st.sum_i.checked_add(*i) {
                         Some(s) => st.sum_i = s,
                         None => {
-                            st.float = true;
-                            st.sum_f = st.sum_i as f64 + *i as f64;
+                            let d = crate::decimal::Decimal::from_i64(*i);
+                            st.sum_d = Some(match st.sum_d.take() {
+                                Some(x) => x.add(&d),
+                                None => d,
+                            });
                         }
                     },
+                    Value::Decimal(d) if !st.float => {
+                        st.sum_d = Some(match st.sum_d.take() {
+                            Some(x) => x.add(d),
+                            None => d.clone(),
+                        });
+                    }
                     other => {
                         let f = match other {
                             Value::Int(i) => *i as f64,
                             Value::Float(f) => *f,
+                            Value::Decimal(d) => d.to_f64(),
                             Value::Bool(b) => *b as i64 as f64,
                             Value::Text(s) => s.trim().parse().unwrap_or(0.0),
                             _ => 0.0,
                         };
                         if !st.float {
                             st.float = true;
-                            st.sum_f = st.sum_i as f64;
+                            st.sum_f =
+                                st.sum_i as f64 + st.sum_d.take().map_or(0.0, |d| d.to_f64());
                         }
                         st.sum_f += f;
                     }
@@ -1586,6 +1701,15 @@ fn agg_update(st: &mut AggState, call: &AggCall, v: Option<Value>) -> SqlResult<
     Ok(())
 }
 
+/// The exact sum of a non-float SUM/AVG state.
+fn exact_sum(st: &AggState) -> crate::decimal::Decimal {
+    let i = crate::decimal::Decimal::from_i64(st.sum_i);
+    match &st.sum_d {
+        Some(d) => d.add(&i),
+        None => i,
+    }
+}
+
 fn agg_final(st: &AggState, call: &AggCall) -> Value {
     match call.func {
         AggFunc::CountStar | AggFunc::Count => Value::Int(st.count),
@@ -1594,16 +1718,28 @@ fn agg_final(st: &AggState, call: &AggCall) -> Value {
                 Value::Null
             } else if st.float {
                 Value::Float(st.sum_f)
-            } else {
+            } else if st.sum_d.is_none() {
+                // SUM of integers is a DECIMAL of scale 0 in MySQL; an
+                // i64 prints and compares as that decimal does.
                 Value::Int(st.sum_i)
+            } else {
+                Value::Decimal(exact_sum(st))
             }
         }
         AggFunc::Avg => {
             if st.count == 0 {
                 Value::Null
+            } else if st.float {
+                Value::Float(st.sum_f / st.count as f64)
             } else {
-                let s = if st.float { st.sum_f } else { st.sum_i as f64 };
-                Value::Float(s / st.count as f64)
+                // AVG of INT / DECIMAL: exact, 4 more fractional digits.
+                let sum = exact_sum(st);
+                let scale = sum
+                    .scale()
+                    .saturating_add(crate::decimal::DIV_INCREMENT)
+                    .min(crate::decimal::MAX_SCALE);
+                sum.div_to(&crate::decimal::Decimal::from_i64(st.count), scale)
+                    .map_or(Value::Null, Value::Decimal)
             }
         }
         AggFunc::Min | AggFunc::Max => st.best.clone().unwrap_or(Value::Null),

@@ -51,6 +51,11 @@ pub enum Cell {
     Null,
     Int(i64),
     Float(f64),
+    /// An exact DECIMAL from Tributary: its value and scale. It matches an
+    /// oracle double that rounds to it at that scale (SQLite has no
+    /// DECIMAL: its AVG of integers is a double where MySQL's is a DECIMAL
+    /// with 4 fractional digits).
+    Decimal(f64, u8),
     Text(String),
 }
 
@@ -60,6 +65,7 @@ impl fmt::Display for Cell {
             Cell::Null => write!(f, "NULL"),
             Cell::Int(i) => write!(f, "{i}"),
             Cell::Float(x) => write!(f, "{x:?}"),
+            Cell::Decimal(x, _) => write!(f, "{x:?}"),
             Cell::Text(s) => write!(f, "'{s}'"),
         }
     }
@@ -69,14 +75,14 @@ impl Cell {
     pub fn num(&self) -> Option<f64> {
         match self {
             Cell::Int(i) => Some(*i as f64),
-            Cell::Float(x) => Some(*x),
+            Cell::Float(x) | Cell::Decimal(x, _) => Some(*x),
             _ => None,
         }
     }
     pub fn rank(&self) -> u8 {
         match self {
             Cell::Null => 0,
-            Cell::Int(_) | Cell::Float(_) => 1,
+            Cell::Int(_) | Cell::Float(_) | Cell::Decimal(..) => 1,
             Cell::Text(_) => 2,
         }
     }
@@ -98,6 +104,14 @@ impl Cell {
             (Cell::Null, Cell::Null) => true,
             (Cell::Int(a), Cell::Int(b)) => a == b,
             (Cell::Text(a), Cell::Text(b)) => a == b,
+            (Cell::Decimal(x, s), other) | (other, Cell::Decimal(x, s)) => match other.num() {
+                // Within half a unit of the decimal's last digit (plus the
+                // double's own error).
+                Some(y) => {
+                    close(*x, y) || (x - y).abs() <= 0.5 * 10f64.powi(-i32::from(*s)) * (1.0 + 1e-9)
+                }
+                None => false,
+            },
             (a, b) => match (a.num(), b.num()) {
                 (Some(x), Some(y)) => close(x, y),
                 _ => false,
@@ -117,6 +131,9 @@ pub fn cell_of(v: &Value) -> Cell {
         Value::Bool(b) => Cell::Int(*b as i64),
         Value::Int(i) => Cell::Int(*i),
         Value::Float(x) => Cell::Float(*x),
+        // An exact DECIMAL compares as the number it is (SQLite has only
+        // doubles; `same` compares numbers within a tolerance).
+        Value::Decimal(d) => Cell::Decimal(d.to_f64(), d.scale()),
         Value::Text(s) => Cell::Text(s.clone()),
         other => Cell::Text(format!("<unexpected {other:?}>")),
     }

@@ -197,6 +197,18 @@ pub fn decode_params(
             }
             types::FLOAT => Param::Double(f64::from(f32::from_bits(c.u32()?))),
             types::DOUBLE => Param::Double(f64::from_bits(c.u64()?)),
+            // DECIMAL parameters arrive as text; one that is a plain
+            // decimal stays exact, anything else is passed on as a string.
+            types::NEWDECIMAL | types::DECIMAL => {
+                let b = c.lenenc_bytes()?;
+                match std::str::from_utf8(b)
+                    .ok()
+                    .and_then(|t| crate::decimal::Decimal::parse(t.trim()))
+                {
+                    Some(d) => Param::Decimal(d),
+                    None => Param::Bytes(b.to_vec()),
+                }
+            }
             types::DATE | types::DATETIME | types::TIMESTAMP => {
                 let len = usize::from(c.u8()?);
                 let b = c.take(len)?;
@@ -252,6 +264,22 @@ mod tests {
         assert_eq!(Command::parse(&[0x05]), Command::Unknown(0x05));
         assert_eq!(Command::parse(&[0xee]), Command::Unknown(0xee));
         assert_eq!(Command::parse(&[]), Command::Unknown(0));
+    }
+
+    #[test]
+    fn decimal_parameters_stay_exact() {
+        // 2 params, both NEWDECIMAL: "-0.10" and a non-number.
+        let mut b = vec![0, 1, 246, 0, 246, 0];
+        b.extend_from_slice(&[5, b'-', b'0', b'.', b'1', b'0']);
+        b.extend_from_slice(&[1, b'x']);
+        let p = decode_params(&b, 2, &mut Vec::new(), &HashMap::new()).unwrap();
+        assert_eq!(
+            p,
+            vec![
+                Param::Decimal(crate::decimal::Decimal::parse("-0.10").unwrap()),
+                Param::Bytes(b"x".to_vec()),
+            ]
+        );
     }
 
     #[test]

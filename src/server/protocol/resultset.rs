@@ -214,6 +214,7 @@ fn as_i64(v: &Value) -> i64 {
         Value::Int(i) => *i,
         Value::Bool(b) => i64::from(*b),
         Value::Float(f) => *f as i64,
+        Value::Decimal(d) => d.to_i64_round().unwrap_or(0),
         Value::DateTime(us) => *us,
         Value::Text(s) => s.trim().parse().unwrap_or(0),
         Value::Null | Value::Vector(_) => 0,
@@ -225,6 +226,7 @@ fn as_f64(v: &Value) -> f64 {
         Value::Int(i) => *i as f64,
         Value::Bool(b) => f64::from(u8::from(*b)),
         Value::Float(f) => *f,
+        Value::Decimal(d) => d.to_f64(),
         Value::DateTime(us) => *us as f64,
         Value::Text(s) => s.trim().parse().unwrap_or(0.0),
         Value::Null | Value::Vector(_) => 0.0,
@@ -372,6 +374,10 @@ mod tests {
         assert_eq!(end_packet(false, 2, 0), vec![0xfe, 0, 0, 2, 0]);
     }
 
+    fn dec(s: &str) -> Value {
+        Value::Decimal(crate::decimal::Decimal::parse(s).expect("decimal"))
+    }
+
     #[test]
     fn text_rows() {
         let date = parse_datetime("2024-02-29").unwrap();
@@ -382,6 +388,8 @@ mod tests {
                 Value::DateTime(date),
                 Value::Float(1.5),
                 Value::Text("x".repeat(300)),
+                dec("12345678901234567890123456789.123456789"),
+                dec("0.5"),
             ],
             &[
                 ColumnKind::Text,
@@ -392,6 +400,14 @@ mod tests {
                     scale: 3,
                 },
                 ColumnKind::Text,
+                ColumnKind::Decimal {
+                    precision: 38,
+                    scale: 9,
+                },
+                ColumnKind::Decimal {
+                    precision: 5,
+                    scale: 2,
+                },
             ],
         );
         let mut c = Cursor::new(&row);
@@ -400,6 +416,11 @@ mod tests {
         assert_eq!(c.lenenc_bytes().unwrap(), b"2024-02-29");
         assert_eq!(c.lenenc_bytes().unwrap(), b"1.500");
         assert_eq!(c.lenenc_bytes().unwrap().len(), 300);
+        assert_eq!(
+            c.lenenc_bytes().unwrap(),
+            b"12345678901234567890123456789.123456789"
+        );
+        assert_eq!(c.lenenc_bytes().unwrap(), b"0.50");
         assert!(c.is_empty());
     }
 
@@ -415,6 +436,7 @@ mod tests {
                 Value::DateTime(date),
                 Value::Float(0.25),
                 Value::Float(2.0),
+                dec("-0.10"),
             ],
             &[
                 ColumnKind::Int,
@@ -426,12 +448,17 @@ mod tests {
                     precision: 4,
                     scale: 1,
                 },
+                ColumnKind::Decimal {
+                    precision: 10,
+                    scale: 2,
+                },
             ],
         );
         let mut c = Cursor::new(&row);
         assert_eq!(c.u8().unwrap(), 0);
-        // Column 1 is NULL: bit 1 + 2 = 3.
+        // Column 1 is NULL: bit 1 + 2 = 3 (7 columns: a 2-byte bitmap).
         assert_eq!(c.u8().unwrap(), 1 << 3);
+        assert_eq!(c.u8().unwrap(), 0);
         assert_eq!(c.u64().unwrap() as i64, -2);
         let n = usize::from(c.u8().unwrap());
         assert_eq!(n, 11);
@@ -443,6 +470,8 @@ mod tests {
         assert_eq!(c.take(4).unwrap(), &[0xe8, 0x07, 2, 29]);
         assert_eq!(f64::from_bits(c.u64().unwrap()), 0.25);
         assert_eq!(c.lenenc_bytes().unwrap(), b"2.0");
+        // NEWDECIMAL is sent as text, exactly.
+        assert_eq!(c.lenenc_bytes().unwrap(), b"-0.10");
         assert!(c.is_empty());
     }
 }

@@ -246,6 +246,7 @@ fn dt_arg(v: &Value) -> Option<Dt> {
         }
         Value::Int(i) => int_datetime(*i)?,
         Value::Float(f) if f.fract() == 0.0 && f.abs() < 1e15 => int_datetime(*f as i64)?,
+        Value::Decimal(d) => int_datetime(d.to_i64_exact()?)?,
         _ => return None,
     };
     in_range(dt.us).then_some(dt)
@@ -485,7 +486,7 @@ pub fn call(name: &str, args: &[Value]) -> SqlResult<Value> {
             if !(1..=2).contains(&args.len()) {
                 return Err(wrong_count(name));
             }
-            let us = match num(&args[0]) {
+            let us = match num(&args[0]).map(decimal_as_double) {
                 Some(Value::Int(i)) if (0..=MAX_UNIX_SECS).contains(&i) => i * SEC_US,
                 Some(Value::Float(f)) if (0.0..MAX_UNIX_SECS as f64 + 1.0).contains(&f) => {
                     (f * 1e6).round() as i64
@@ -523,6 +524,15 @@ pub fn call(name: &str, args: &[Value]) -> SqlResult<Value> {
     }
 }
 
+/// A DECIMAL number as the double these microsecond conversions take
+/// (exact to the microsecond for every value they accept).
+fn decimal_as_double(v: Value) -> Value {
+    match v {
+        Value::Decimal(d) => Value::Float(d.to_f64()),
+        other => other,
+    }
+}
+
 /// `d ± INTERVAL n unit`. Month units keep the day, clamped to the
 /// new month's last day. A DATE-like argument (text or number without a
 /// time part) with a day-or-longer unit gives a DATE (`YYYY-MM-DD`);
@@ -534,7 +544,7 @@ fn add_interval(d: &Value, n: &Value, unit: &str, sub: bool) -> SqlResult<Value>
     let us = if let Some(per) = unit_micros(unit) {
         let delta = if unit == "second" {
             // Fractional seconds count (INTERVAL 1.5 SECOND).
-            match num(n) {
+            match num(n).map(decimal_as_double) {
                 Some(Value::Int(i)) => i.checked_mul(SEC_US),
                 Some(Value::Float(f)) if f.is_finite() && f.abs() < 1e12 => {
                     Some((f * 1e6).round() as i64)
