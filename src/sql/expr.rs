@@ -2029,11 +2029,18 @@ fn call_builtin(name: &str, args: &[Value]) -> SqlResult<Value> {
                 };
                 return Ok(Value::Decimal(dec.round_to(d, false)));
             }
+            if args.get(1).is_some_and(Value::is_null) {
+                return Ok(Value::Null);
+            }
             let d = args.get(1).and_then(as_f64).unwrap_or(0.0) as i32;
             let f = as_f64(&x).unwrap_or(0.0);
             let m = 10f64.powi(d);
+            let exact = matches!(num(&x), Some(Value::Int(_)));
             let r = match name {
-                "round" => (f * m).round() / m,
+                // An exact value rounds half away from zero; a DOUBLE half
+                // to even (MySQL's rint()): ROUND(2.5e0) is 2, ROUND(25, -1) 30.
+                "round" if exact => (f * m).round() / m,
+                "round" => (f * m).round_ties_even() / m,
                 "floor" => (f * m).floor() / m,
                 _ => (f * m).ceil() / m,
             };
@@ -2501,9 +2508,9 @@ fn cast(v: Value, to: CastTo) -> SqlResult<Value> {
             let i = match &v {
                 // MySQL rounds a DECIMAL half away from zero.
                 Value::Decimal(d) => d.to_i64_round().ok_or_else(|| overflow("CAST"))?,
-                // MySQL rounds an approximate value, half away from zero.
+                // MySQL rounds an approximate value half to even (rint()).
                 Value::Float(f) => {
-                    let r = f.round();
+                    let r = f.round_ties_even();
                     if !(-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&r) {
                         return Err(overflow("CAST"));
                     }

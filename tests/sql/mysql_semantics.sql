@@ -50,3 +50,4 @@ SELECT 9223372036854775807 + 1;
 -- Only the arguments that decide the answer are evaluated; LOG with a base below 1; WEEK with a NULL mode.
 SELECT COALESCE(1, COT(0)), IFNULL(2, COT(0)), IF(1, 3, COT(0)), IF(0, COT(0), 4), WEEK('2024-02-29', NULL), LOG(0.5e0, 8e0), LOG(1, 8), -(1 + 2), CASE WHEN TRUE THEN 1 END;
 SELECT 7 MOD 3, -7 MOD 3, 7.5 MOD 2, MOD(7, 3);
+SELECT ROUND(2.5e0), ROUND(-2.5e0), ROUND(3.5e0), ROUND(25, -1), ROUND(2.5), ROUND(-2.5), CAST(2.5e0 AS SIGNED), CAST(-3.5e0 AS SIGNED), ROUND(1.5, NULL), ROUND(1.5e0, NULL);
