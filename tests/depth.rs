@@ -10,18 +10,6 @@ use common::cfg;
 use tributary::sql::parse::MAX_NESTING;
 use tributary::{Database, Value};
 
-/// The stack the server's statements run on (`tests/hardening.rs`).
-const SERVER_STATEMENT_STACK: usize = 2 << 20;
-
-fn on_small_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
-    std::thread::Builder::new()
-        .stack_size(SERVER_STATEMENT_STACK)
-        .spawn(f)
-        .expect("spawn")
-        .join()
-        .expect("the statement thread did not overflow its stack")
-}
-
 /// `n` nested parentheses around `1`.
 fn parens(n: usize) -> String {
     format!("{}1{}", "(".repeat(n), ")".repeat(n))
@@ -97,7 +85,7 @@ fn one(s: &mut tributary::Session, sql: &str) -> Result<Value, String> {
 fn thousand_deep_expressions_answer() {
     let dir = tempfile::tempdir().expect("tempdir");
     let db = Database::open_with(dir.path(), cfg()).expect("open");
-    let out = on_small_stack(move || {
+    let out = common::on_small_stack(move || {
         let mut s = setup(&db);
         let n = 1_000;
         let cases: Vec<(String, Value)> = vec![
@@ -196,7 +184,7 @@ fn thousand_deep_expressions_answer() {
 fn too_deep_is_1436_and_the_session_goes_on() {
     let dir = tempfile::tempdir().expect("tempdir");
     let db = Database::open_with(dir.path(), cfg()).expect("open");
-    let out = on_small_stack(move || {
+    let out = common::on_small_stack(move || {
         let mut s = setup(&db);
         let n = 100_000;
         let mut bad = Vec::new();
@@ -236,7 +224,7 @@ fn too_deep_is_1436_and_the_session_goes_on() {
 fn long_union_chains_answer_or_refuse() {
     let dir = tempfile::tempdir().expect("tempdir");
     let db = Database::open_with(dir.path(), cfg()).expect("open");
-    let out = on_small_stack(move || {
+    let out = common::on_small_stack(move || {
         let mut s = setup(&db);
         let mut bad = Vec::new();
         // 590 terms overflowed a connection thread (issue 39); the longest

@@ -7,23 +7,11 @@ mod common;
 use common::cfg;
 use tributary::{Database, Value};
 
-/// The stack of tokio's blocking threads, where the server runs statements.
-const SERVER_STATEMENT_STACK: usize = 2 << 20;
-
-fn on_small_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
-    std::thread::Builder::new()
-        .stack_size(SERVER_STATEMENT_STACK)
-        .spawn(f)
-        .expect("spawn")
-        .join()
-        .expect("the statement thread did not overflow its stack")
-}
-
 #[test]
 fn long_operator_chains_answer_or_refuse_never_overflow() {
     let dir = tempfile::tempdir().expect("tempdir");
     let db = Database::open_with(dir.path(), cfg()).expect("open");
-    let out = on_small_stack(move || {
+    let out = common::on_small_stack(move || {
         let mut s = db.session();
         s.execute_script("CREATE DATABASE h; USE h; CREATE TABLE t (id INT PRIMARY KEY, a INT)")
             .expect("setup");

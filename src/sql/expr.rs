@@ -665,26 +665,22 @@ impl<'a> Compiler<'a> {
                 self.row_comparison(left, op, right)?
             }
             Expr::BinaryOp { left, op, right } => {
-                let op = match op {
-                    BinaryOperator::Plus => BinOp::Add,
-                    BinaryOperator::Minus => BinOp::Sub,
-                    BinaryOperator::Multiply => BinOp::Mul,
-                    BinaryOperator::Divide => BinOp::Div,
-                    BinaryOperator::MyIntegerDivide | BinaryOperator::DuckIntegerDivide => {
+                let op = match (comparison(op), op) {
+                    (Some(cmp), _) => cmp,
+                    (None, BinaryOperator::Plus) => BinOp::Add,
+                    (None, BinaryOperator::Minus) => BinOp::Sub,
+                    (None, BinaryOperator::Multiply) => BinOp::Mul,
+                    (None, BinaryOperator::Divide) => BinOp::Div,
+                    (None, BinaryOperator::MyIntegerDivide | BinaryOperator::DuckIntegerDivide) => {
                         BinOp::IntDiv
                     }
-                    BinaryOperator::Modulo => BinOp::Mod,
-                    BinaryOperator::Eq => BinOp::Eq,
-                    BinaryOperator::NotEq => BinOp::NotEq,
-                    BinaryOperator::Lt => BinOp::Lt,
-                    BinaryOperator::LtEq => BinOp::LtEq,
-                    BinaryOperator::Gt => BinOp::Gt,
-                    BinaryOperator::GtEq => BinOp::GtEq,
-                    BinaryOperator::Spaceship => BinOp::NullSafeEq,
-                    BinaryOperator::And => BinOp::And,
-                    BinaryOperator::Or => BinOp::Or,
-                    BinaryOperator::Xor => BinOp::Xor,
-                    other => return Err(SqlError::unsupported(format!("operator {other}"))),
+                    (None, BinaryOperator::Modulo) => BinOp::Mod,
+                    (None, BinaryOperator::And) => BinOp::And,
+                    (None, BinaryOperator::Or) => BinOp::Or,
+                    (None, BinaryOperator::Xor) => BinOp::Xor,
+                    (None, other) => {
+                        return Err(SqlError::unsupported(format!("operator {other}")))
+                    }
                 };
                 CExpr::Bin(
                     op,
@@ -1161,6 +1157,20 @@ impl<'a> Compiler<'a> {
     }
 }
 
+/// The comparison operators (`=`, `<>`, `<`, `<=`, `>`, `>=`, `<=>`).
+fn comparison(op: &BinaryOperator) -> Option<BinOp> {
+    Some(match op {
+        BinaryOperator::Eq => BinOp::Eq,
+        BinaryOperator::NotEq => BinOp::NotEq,
+        BinaryOperator::Lt => BinOp::Lt,
+        BinaryOperator::LtEq => BinOp::LtEq,
+        BinaryOperator::Gt => BinOp::Gt,
+        BinaryOperator::GtEq => BinOp::GtEq,
+        BinaryOperator::Spaceship => BinOp::NullSafeEq,
+        _ => return None,
+    })
+}
+
 impl Compiler<'_> {
     /// A comparison of two row constructors, `(a, b) op (c, d)`, as MySQL
     /// defines it: `=` / `<=>` all pairs equal, `<>` some pair differs,
@@ -1187,21 +1197,12 @@ impl Compiler<'_> {
                 format!("Operand should contain {} column(s)", l.len()),
             ));
         }
-        let op = match op {
-            BinaryOperator::Eq => BinOp::Eq,
-            BinaryOperator::NotEq => BinOp::NotEq,
-            BinaryOperator::Lt => BinOp::Lt,
-            BinaryOperator::LtEq => BinOp::LtEq,
-            BinaryOperator::Gt => BinOp::Gt,
-            BinaryOperator::GtEq => BinOp::GtEq,
-            BinaryOperator::Spaceship => BinOp::NullSafeEq,
-            other => {
-                return Err(SqlError::new(
-                    code::OPERAND_COLUMNS,
-                    format!("Operand should contain 1 column(s) (row {other} row)"),
-                ))
-            }
-        };
+        let op = comparison(op).ok_or_else(|| {
+            SqlError::new(
+                code::OPERAND_COLUMNS,
+                format!("Operand should contain 1 column(s) (row {op} row)"),
+            )
+        })?;
         let mut pairs = Vec::with_capacity(l.len());
         for (a, b) in l.iter().zip(r) {
             if matches!(a, Expr::Tuple(_)) || matches!(b, Expr::Tuple(_)) {

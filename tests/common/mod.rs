@@ -160,3 +160,17 @@ impl Shared {
         }
     }
 }
+
+/// The stack of tokio's blocking threads, where the server runs statements.
+pub const SERVER_STATEMENT_STACK: usize = 2 << 20;
+
+/// Run `f` on a thread with the server's statement stack (a deep statement
+/// must answer or fail there, never overflow it).
+pub fn on_small_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    std::thread::Builder::new()
+        .stack_size(SERVER_STATEMENT_STACK)
+        .spawn(f)
+        .expect("spawn")
+        .join()
+        .expect("the statement thread did not overflow its stack")
+}
