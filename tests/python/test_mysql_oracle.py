@@ -141,6 +141,13 @@ def test_allow_list_is_narrow():
     assert oracle_lib.allowed("JSON_EXTRACT('[1, 2]', '$[1]', '$[0]')", same_items)
     assert oracle_lib.allowed("JSON_EXTRACT('[1, 2]', '$[1]', '$[0]')",
                               ("value", "string", "", "[1, 2]", "[2, 2]")) is None
+    # Only MariaDB's -1 against MySQL's saturated BIGINT, only Tributary's NULL.
+    sat = ("value", "integer", "", "-1", "9223372036854775807")
+    assert oracle_lib.allowed("CAST('99999999999999999999' AS SIGNED)", sat)
+    assert oracle_lib.allowed("CAST('99999999999999999999' AS SIGNED)",
+                              ("value", "integer", "", "-1", "7")) is None
+    assert oracle_lib.allowed("LAST_DAY('2021-04-31')", ("null", "Tributary NULL"))
+    assert oracle_lib.allowed("LAST_DAY('2021-04-31')", ("null", "MariaDB NULL")) is None
 
 
 def test_shrink_candidates_respect_quotes_and_types():
