@@ -278,16 +278,24 @@ fn async_index_over_20k_equal_vectors() {
     twenty_thousand_equal(true, true);
 }
 
-/// 10,000 distinct vectors and 10,000 copies of them (50 % duplicates),
-/// the index created first and the rows inserted through it.
+/// 10,000 distinct vectors and 10,000 copies (50 % duplicates): half the
+/// copies spread over the distinct vectors (1–5 rows a vector), half on 10
+/// popular ones (500 rows each: a default vector, the same text embedded
+/// again and again); the index created first and half the rows inserted
+/// through it.
 fn half_duplicates(is_async: bool) {
     let dir = tempfile::tempdir().expect("tempdir");
     let base = distinct(10_000, 21);
     let mut vectors = base.clone();
     let mut x = 0x9E37_79B9u64;
-    for _ in 0..10_000 {
+    for i in 0..10_000 {
         x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
-        vectors.push(base[(x >> 33) as usize % base.len()].clone());
+        let of = if i % 2 == 0 {
+            (x >> 33) as usize % base.len()
+        } else {
+            (x >> 33) as usize % 10
+        };
+        vectors.push(base[of].clone());
     }
     let rows: Vec<(i64, Vec<f32>)> = vectors
         .iter()
