@@ -83,18 +83,16 @@ pub fn check_index(cx: &mut Ctx<'_>, t: &TableDef, ix: &IndexDef) -> SqlResult<C
     match &g.index.data {
         IndexData::Hnsw(vx) => {
             rep.indexed = vx.len();
-            // Rows per identical vector: a search must look past all ties.
-            let mut dup: HashMap<Vec<u32>, usize> = HashMap::new();
             let col = ix.columns.first().copied().unwrap_or(0);
             let vecs: Vec<(&[u8], Vec<f32>)> = rows
                 .iter()
                 .filter(|(k, _)| !tail.contains(k))
                 .filter_map(|(k, r)| r.get(col).and_then(to_f32).map(|v| (k.as_slice(), v)))
                 .collect();
-            for (_, v) in &vecs {
-                *dup.entry(v.iter().map(|x| x.to_bits()).collect())
-                    .or_default() += 1;
-            }
+            // The labels of the rows of each distinct vector: one search
+            // per vector, asking for all its rows (a search must look past
+            // every tie) plus a margin.
+            let mut groups: HashMap<Vec<u32>, (&[f32], Vec<u64>)> = HashMap::new();
             for (pk, v) in &vecs {
                 rep.rows += 1;
                 let Some(&label) = labels.by_pk.get(*pk) else {
@@ -105,17 +103,19 @@ pub fn check_index(cx: &mut Ctx<'_>, t: &TableDef, ix: &IndexDef) -> SqlResult<C
                     rep.missing += 1;
                     continue;
                 }
-                let ties = dup
-                    .get(&v.iter().map(|x| x.to_bits()).collect::<Vec<_>>())
-                    .copied()
-                    .unwrap_or(1);
-                let k = (ties + 16).min(vx.len().max(1));
+                let bits = v
+                    .iter()
+                    .map(|x| if *x == 0.0 { 0 } else { x.to_bits() })
+                    .collect();
+                groups.entry(bits).or_insert((v, Vec::new())).1.push(label);
+            }
+            for (v, group) in groups.values() {
+                let k = (group.len() + 16).min(vx.len().max(1));
                 let hits = vx
                     .search_with_ef(v, k, k.max(64))
                     .map_err(|e| SqlError::internal(format!("vector search: {e}")))?;
-                if !hits.iter().any(|(l, _)| *l == label) {
-                    rep.unreachable += 1;
-                }
+                let found: HashSet<u64> = hits.iter().map(|(l, _)| *l).collect();
+                rep.unreachable += group.iter().filter(|l| !found.contains(l)).count();
             }
             // A live row whose vector is NULL must not be in the graph;
             // beyond that, any surplus vector is one no row owns.

@@ -60,6 +60,10 @@ pub fn execute(engine: &Engine, st: &mut SessionState, s: Stmt) -> SqlResult<Que
         Stmt::CreateIndex(spec) => {
             let mut created = Vec::new();
             let r = engine.in_txn(st, |cx| create_index(cx, &spec, &mut created))?;
+            // Committed before the index is loaded, with autocommit off
+            // too (`in_txn` leaves the transaction open): the load below
+            // then builds it whatever `autocommit` is, not the first search.
+            engine.commit_open(st)?;
             after_create(engine, created);
             Ok(r)
         }
@@ -85,6 +89,7 @@ pub fn execute(engine: &Engine, st: &mut SessionState, s: Stmt) -> SqlResult<Que
             let r = engine.in_txn(st, |cx| {
                 create_table(cx, &ct, indexes.clone(), &mut created)
             })?;
+            engine.commit_open(st)?;
             after_create(engine, created);
             Ok(r)
         }
@@ -92,6 +97,7 @@ pub fn execute(engine: &Engine, st: &mut SessionState, s: Stmt) -> SqlResult<Que
             Statement::CreateTable(ct) => {
                 let mut created = Vec::new();
                 let r = engine.in_txn(st, |cx| create_table(cx, &ct, Vec::new(), &mut created))?;
+                engine.commit_open(st)?;
                 after_create(engine, created);
                 Ok(r)
             }

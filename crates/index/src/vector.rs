@@ -6,18 +6,32 @@
 //! of concurrent searches to the number of reserved usearch thread contexts, and the
 //! byte format returned by [`VectorIndex::to_bytes`].
 //!
+//! ## Equal vectors: one node, many keys
+//! The graph's nodes are distinct vectors, not keys. A key whose vector
+//! is bit-for-bit equal to one already in the graph (`-0.0` = `0.0`) joins
+//! that node: no add, no new node (pgvector does the same with its heap
+//! TIDs). HNSW cannot hold many equal vectors: a node's neighbour
+//! heuristic keeps one of a group of equal candidates, so the copies lose
+//! their in-links (20,000 copies of one vector: 19,190 unreachable) and
+//! every add walks a plateau of equal distances (30–70 s to build them).
+//! A search asks the graph for nodes and answers keys: each node found
+//! stands for its keys, smallest first, so `k` counts keys, and a filtered
+//! search accepts a node when one of its keys passes (decision 020).
+//! Equality is found through a hash of the vector's bits (`by_hash`),
+//! confirmed against the node's stored vector.
+//!
 //! ## Updates and deletes: tombstones, never slot reuse
 //! usearch's own `remove` frees a node's slot for reuse; the next `add` then
 //! overwrites the node's neighbour lists, and a node reachable only through
 //! the old ones becomes unreachable — a row whose own vector no search finds
 //! (measured: 3 of 2,444 keys after 60,000 updates/deletes of 3,000 keys;
 //! `tests/reachability.rs`). So this wrapper never removes from usearch: a
-//! deleted or replaced vector stays in the graph as a tombstone (still
-//! walked through, never returned, via usearch's filtered search), the new
-//! version gets a fresh usearch key (`key | generation << 40`), and when
-//! tombstones outnumber live vectors the graph is rebuilt from the live
-//! ones ([`VectorIndex::compact`]). Keys are therefore limited to
-//! [`MAX_KEY`].
+//! node no key holds any more stays in the graph as a tombstone (still
+//! walked through, never returned, via usearch's filtered search), a new
+//! vector gets a new node (ids count up; a tombstone is revived when its
+//! vector comes back), and when tombstones outnumber live nodes the graph
+//! is rebuilt from the live ones ([`VectorIndex::compact`]). Keys are
+//! limited to [`MAX_KEY`].
 //!
 //! Must never: touch files, know about SQL or transactions, or hand unchecked bytes to
 //! usearch — [`VectorIndex::from_bytes`] verifies magic, version and checksum first, so
@@ -34,7 +48,8 @@
 //! and the adds catch up behind it. The tail holds at most [`TAIL_CAP`]
 //! vectors: past that, an upsert first adds the oldest ones itself (the
 //! writer slows to the graph's pace; searches never scan more). Snapshots
-//! carry the tail (format version 3).
+//! carry the tail (format version 3). A deferred vector equal to one in
+//! the graph joins its node at once, without the tail.
 //!
 //! ## Distances
 //! `search` returns `(key, distance)` in ascending distance:
@@ -77,23 +92,21 @@ const SEARCH_SLOT_WAIT: Duration = Duration::from_secs(1);
 const INITIAL_CAPACITY: usize = 64;
 
 const MAGIC: &[u8; 8] = b"TRIBVEC\0";
-/// Version 3 adds the tail of deferred vectors; version 2 added the
-/// tombstone and moved-key tables; versions 1 (no tombstones: keys were
-/// removed from usearch) and 2 still load.
-const FORMAT_VERSION: u32 = 3;
+/// Version 4 stores nodes apart from keys (equal vectors share a node):
+/// the next node id, tombstones, (key, node) and (vector hash, node)
+/// tables, the tail. Versions 1–3 (usearch key = caller key | generation
+/// << 40) still load: their live vectors are added again as they load.
+const FORMAT_VERSION: u32 = 4;
 
 /// Most vectors the tail of deferred adds holds (see the module docs): a
 /// search scans it exactly, about 0.04 ms per 1,000 128-d vectors
 /// (`examples/add_cost.rs`: a full tail adds 0.7 ms).
 pub const TAIL_CAP: usize = 16_384;
 
-/// Bits of a usearch key that hold the caller's key; the bits above hold
-/// the generation of its current version.
+/// Bits of a caller key in formats 1–3 (the bits above held a generation).
 const KEY_BITS: u32 = 40;
 /// Largest key [`VectorIndex::upsert`] accepts.
 pub const MAX_KEY: u64 = (1 << KEY_BITS) - 1;
-/// Largest generation before a key's versions force a compaction.
-const MAX_GENERATION: u64 = (1 << (64 - KEY_BITS)) - 2;
 /// Graphs of at most this many nodes (live or tombstones) are searched
 /// exactly, like Qdrant's `full_scan_threshold`: scanning a thousand
 /// vectors costs about what a walk does, and the answer is exact. A walk is
@@ -317,8 +330,12 @@ impl Drop for SlotGuard<'_> {
 pub struct VectorSnapshot {
     opts: Vec<u8>,
     raw: Vec<u8>,
+    next_node: u64,
     dead: Vec<u64>,
-    moved: Vec<(u64, u64)>,
+    /// (caller key, node) of every key in the graph.
+    members: Vec<(u64, u64)>,
+    /// (vector hash, node).
+    hashes: Vec<(u64, u64)>,
     tail: Vec<(u64, Vec<f32>)>,
 }
 
@@ -334,9 +351,10 @@ impl VectorSnapshot {
     pub fn len_hint(&self) -> usize {
         self.raw.len()
             + self.opts.len()
-            + 64
+            + 96
             + 8 * self.dead.len()
-            + 16 * self.moved.len()
+            + 16 * self.members.len()
+            + 16 * self.hashes.len()
             + self
                 .tail
                 .iter()
@@ -350,28 +368,35 @@ impl VectorSnapshot {
         let VectorSnapshot {
             opts,
             raw,
+            next_node,
             mut dead,
-            mut moved,
+            mut members,
+            mut hashes,
             mut tail,
         } = self;
         dead.sort_unstable();
-        moved.sort_unstable();
+        members.sort_unstable();
+        hashes.sort_unstable();
         tail.sort_unstable_by_key(|(k, _)| *k);
+        let put_u64 = |p: &mut Vec<u8>, x: u64| p.extend_from_slice(&x.to_le_bytes());
         codec::seal_into(out, MAGIC, FORMAT_VERSION, |payload| {
             codec::put_bytes(payload, &opts);
             codec::put_bytes(payload, &raw);
-            payload.extend_from_slice(&(dead.len() as u64).to_le_bytes());
+            put_u64(payload, next_node);
+            put_u64(payload, dead.len() as u64);
             for u in dead {
-                payload.extend_from_slice(&u.to_le_bytes());
+                put_u64(payload, u);
             }
-            payload.extend_from_slice(&(moved.len() as u64).to_le_bytes());
-            for (k, u) in moved {
-                payload.extend_from_slice(&k.to_le_bytes());
-                payload.extend_from_slice(&u.to_le_bytes());
+            for pairs in [members, hashes] {
+                put_u64(payload, pairs.len() as u64);
+                for (a, b) in pairs {
+                    put_u64(payload, a);
+                    put_u64(payload, b);
+                }
             }
-            payload.extend_from_slice(&(tail.len() as u64).to_le_bytes());
+            put_u64(payload, tail.len() as u64);
             for (k, v) in tail {
-                payload.extend_from_slice(&k.to_le_bytes());
+                put_u64(payload, k);
                 for x in v {
                     payload.extend_from_slice(&x.to_le_bytes());
                 }
@@ -380,19 +405,94 @@ impl VectorSnapshot {
     }
 }
 
+/// The caller keys (rows) of one graph node: equal vectors share a node.
+#[derive(Clone, Debug)]
+enum Rows {
+    One(u64),
+    Many(std::collections::BTreeSet<u64>),
+}
+
+impl Rows {
+    fn insert(&mut self, key: u64) {
+        match self {
+            Rows::One(k) if *k == key => {}
+            Rows::One(k) => *self = Rows::Many([*k, key].into_iter().collect()),
+            Rows::Many(s) => {
+                s.insert(key);
+            }
+        }
+    }
+
+    /// Removes `key`; whether no row is left.
+    fn remove(&mut self, key: u64) -> bool {
+        let single = match self {
+            Rows::One(k) => return *k == key,
+            Rows::Many(s) => {
+                s.remove(&key);
+                if s.is_empty() {
+                    return true;
+                }
+                if s.len() == 1 {
+                    s.first().copied()
+                } else {
+                    None
+                }
+            }
+        };
+        if let Some(k) = single {
+            *self = Rows::One(k);
+        }
+        false
+    }
+
+    /// The keys, ascending.
+    fn iter(&self) -> impl Iterator<Item = u64> + '_ {
+        let (one, many) = match self {
+            Rows::One(k) => (Some(*k), None),
+            Rows::Many(s) => (None, Some(s.iter().copied())),
+        };
+        one.into_iter().chain(many.into_iter().flatten())
+    }
+}
+
+/// The hash [`VectorIndex`] finds equal vectors by: the bits of each
+/// component, `-0.0` counted as `0.0` (they compare equal). Stable across
+/// builds: it is persisted (format version 4).
+fn vector_hash(v: &[f32]) -> u64 {
+    const K: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325 ^ (v.len() as u64).wrapping_mul(K);
+    for x in v {
+        let bits = if *x == 0.0 { 0 } else { x.to_bits() };
+        h = (h ^ u64::from(bits)).wrapping_mul(K).rotate_left(29);
+    }
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    h ^ (h >> 33)
+}
+
 /// An in-memory HNSW index from `u64` keys to vectors. `Send + Sync`: searches take
 /// `&self` and may run concurrently; mutations take `&mut self`.
+///
+/// The graph's nodes are distinct vectors, not keys (module docs, "Equal
+/// vectors"): `node_of` and `rows` map keys to nodes and back.
 pub struct VectorIndex {
     opts: HnswOptions,
     inner: usearch::Index,
     slots: SearchSlots,
-    /// usearch keys of nodes that are no longer live (deleted or replaced).
+    /// Graph node (usearch key) of every caller key whose vector is in the graph.
+    node_of: std::collections::HashMap<u64, u64>,
+    /// The caller keys of every live node (never empty).
+    rows: std::collections::HashMap<u64, Rows>,
+    /// Tombstones: nodes in the graph with no key (deleted or replaced
+    /// vectors), walked through, never returned.
     dead: std::collections::HashSet<u64>,
-    /// Caller key → usearch key, for keys whose current version is not
-    /// generation 0 (absent: the usearch key is the caller key itself).
-    moved: std::collections::HashMap<u64, u64>,
+    /// Vector hash → a node (live or tombstone) holding that vector. A
+    /// colliding distinct vector gets a node of its own and no entry.
+    by_hash: std::collections::HashMap<u64, u64>,
+    /// The usearch key of the next new node.
+    next_node: u64,
     /// Deferred vectors, not in the graph yet (module docs). A key here
-    /// has no live graph node.
+    /// has no graph node.
     tail: Tail,
 }
 
@@ -554,115 +654,93 @@ impl VectorIndex {
         inner
             .reserve_capacity_and_threads(INITIAL_CAPACITY, SEARCH_THREADS)
             .map_err(vec_err)?;
-        Ok(Self {
+        Ok(Self::with_graph(opts, inner))
+    }
+
+    /// An index over `inner` with no keys yet.
+    fn with_graph(opts: HnswOptions, inner: usearch::Index) -> Self {
+        Self {
             opts,
             inner,
             slots: SearchSlots::new(SEARCH_THREADS),
+            node_of: Default::default(),
+            rows: Default::default(),
             dead: Default::default(),
-            moved: Default::default(),
+            by_hash: Default::default(),
+            next_node: 0,
             tail: Tail::default(),
-        })
+        }
     }
 
-    /// The usearch key of `key`'s current (possibly dead) version.
-    fn current(&self, key: u64) -> u64 {
-        self.moved.get(&key).copied().unwrap_or(key)
-    }
-
-    /// Whether usearch node `ukey` is live.
-    fn is_live_node(&self, ukey: u64) -> bool {
-        self.inner.contains(ukey) && !self.dead.contains(&ukey)
-    }
-
-    /// Number of tombstones (deleted or replaced vectors still in the graph).
+    /// Number of tombstones (graph nodes no key holds any more).
     pub fn tombstones(&self) -> usize {
         self.dead.len()
     }
 
-    /// Rebuild the graph from the live vectors only (drops every tombstone,
-    /// resets generations), in place. See [`compacted`](Self::compacted).
+    /// Number of graph nodes holding at least one key (distinct vectors).
+    pub fn live_nodes(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// Rebuild the graph from the live nodes only (drops every tombstone),
+    /// in place. See [`compacted`](Self::compacted).
     pub fn compact(&mut self) -> Result<()> {
         *self = self.compacted()?;
         Ok(())
     }
 
-    /// Whether tombstones outnumber live vectors (and there are more than
+    /// Whether tombstones outnumber live nodes (and there are more than
     /// a minimum of them): time for [`compacted`](Self::compacted).
     pub fn compaction_due(&self) -> bool {
-        self.dead.len() > COMPACT_MIN_TOMBSTONES && self.dead.len() > self.graph_len()
+        self.dead.len() > COMPACT_MIN_TOMBSTONES && self.dead.len() > self.rows.len()
     }
 
-    /// A new index holding only this one's live vectors under the same
-    /// keys (no tombstones, generations reset; the tail as it is). Takes `&self`: a caller
-    /// builds it while searches go on and swaps it in afterwards, so a
-    /// rebuild never holds searches up (issue 17).
+    /// A new index holding only this one's live nodes, under the same node
+    /// ids and keys (no tombstones; the tail as it is). Takes `&self`: a
+    /// caller builds it while searches go on and swaps it in afterwards, so
+    /// a rebuild never holds searches up (issue 17).
     pub fn compacted(&self) -> Result<VectorIndex> {
         let fresh = usearch::Index::new(&self.opts.usearch_options()).map_err(vec_err)?;
         fresh
-            .reserve_capacity_and_threads(self.graph_len().max(INITIAL_CAPACITY), SEARCH_THREADS)
+            .reserve_capacity_and_threads(self.rows.len().max(INITIAL_CAPACITY), SEARCH_THREADS)
             .map_err(vec_err)?;
         fresh.change_expansion_add(self.opts.ef_construction);
         fresh.change_expansion_search(self.opts.ef_search);
-        let mut keys: Vec<(u64, u64)> = Vec::with_capacity(self.graph_len());
-        for &u in self.moved.values() {
-            if !self.dead.contains(&u) {
-                keys.push((u & MAX_KEY, u));
-            }
-        }
-        // Generation-0 nodes: every usearch key that is its own caller key.
-        // usearch cannot enumerate its keys, so they are recovered from the
-        // search of the whole graph below.
-        let all = self.inner.size();
-        if all > 0 {
-            let dims = self.opts.dims;
-            // Any finite, non-zero probe: every node is returned.
-            let probe = vec![1f32; dims];
-            let dead = &self.dead;
-            let _slot = self.slots.acquire()?;
-            let m = guarded("compact scan", || {
-                self.inner.exact_search(&probe, all).map_err(vec_err)
-            })?;
-            for u in m.keys {
-                if u >> KEY_BITS == 0 && !dead.contains(&u) && !self.moved.contains_key(&u) {
-                    keys.push((u, u));
-                }
-            }
-        }
-        if keys.len() != self.graph_len() {
-            return Err(IndexError::Vector(format!(
-                "compaction found {} live vectors, expected {}",
-                keys.len(),
-                self.graph_len()
-            )));
-        }
+        // Oldest node first: the order the graph first saw them.
+        let mut nodes: Vec<u64> = self.rows.keys().copied().collect();
+        nodes.sort_unstable();
         let mut buf = vec![0f32; self.opts.dims];
-        for (key, u) in keys {
-            let n = guarded("get", || self.inner.get(u, &mut buf).map_err(vec_err))?;
+        for &node in &nodes {
+            let n = guarded("get", || self.inner.get(node, &mut buf).map_err(vec_err))?;
             if n == 0 {
-                return Err(IndexError::Vector(format!("compaction lost key {key}")));
+                return Err(IndexError::Vector(format!("compaction lost node {node}")));
             }
-            guarded("add", || fresh.add(key, &buf).map_err(vec_err))?;
+            guarded("add", || fresh.add(node, &buf).map_err(vec_err))?;
         }
         tracing::debug!(
             live = fresh.size(),
             tombstones = self.dead.len(),
             "vector index compacted"
         );
-        Ok(VectorIndex {
-            opts: self.opts.clone(),
-            inner: fresh,
-            slots: SearchSlots::new(SEARCH_THREADS),
-            dead: Default::default(),
-            moved: Default::default(),
-            tail: self.tail.clone(),
-        })
+        let mut out = Self::with_graph(self.opts.clone(), fresh);
+        out.node_of = self.node_of.clone();
+        out.rows = self.rows.clone();
+        out.by_hash = self
+            .by_hash
+            .iter()
+            .filter(|(_, n)| self.rows.contains_key(n))
+            .map(|(h, n)| (*h, *n))
+            .collect();
+        out.next_node = self.next_node;
+        out.tail = self.tail.clone();
+        Ok(out)
     }
 
     /// Inline compaction, only as a memory bound: normally the owner runs
     /// [`compacted`](Self::compacted) off its write path when
     /// [`compaction_due`](Self::compaction_due).
     fn maybe_compact(&mut self) -> Result<()> {
-        let bound = COMPACT_INLINE_FACTOR * self.graph_len().max(COMPACT_MIN_TOMBSTONES);
+        let bound = COMPACT_INLINE_FACTOR * self.rows.len().max(COMPACT_MIN_TOMBSTONES);
         if self.dead.len() > bound {
             self.compact()?;
         }
@@ -674,14 +752,15 @@ impl VectorIndex {
         &self.opts
     }
 
-    /// Number of live vectors (in the graph or the tail).
+    /// Number of live keys (in the graph or the tail).
     pub fn len(&self) -> usize {
-        self.graph_len() + self.tail.len()
+        self.node_of.len() + self.tail.len()
     }
 
-    /// Number of live vectors in the graph.
+    /// Number of live keys in the graph.
+    #[cfg(test)]
     fn graph_len(&self) -> usize {
-        self.inner.size().saturating_sub(self.dead.len())
+        self.node_of.len()
     }
 
     /// Number of deferred vectors not yet in the graph (module docs).
@@ -696,12 +775,14 @@ impl VectorIndex {
 
     /// True when `key` is present.
     pub fn contains(&self, key: u64) -> bool {
-        key <= MAX_KEY && (self.tail.contains(key) || self.is_live_node(self.current(key)))
+        key <= MAX_KEY && (self.tail.contains(key) || self.node_of.contains_key(&key))
     }
 
-    /// Approximate heap memory used by usearch, in bytes.
+    /// Approximate heap memory used: usearch's graph plus the key tables.
     pub fn memory_usage(&self) -> usize {
         self.inner.memory_usage()
+            + 32 * (self.node_of.len() + self.by_hash.len() + self.dead.len())
+            + 48 * self.rows.len()
     }
 
     fn check_vector(&self, v: &[f32]) -> Result<()> {
@@ -721,8 +802,45 @@ impl VectorIndex {
         Ok(())
     }
 
+    /// The node (live or tombstone) that holds exactly `v`, if any.
+    fn node_equal_to(&self, v: &[f32]) -> Result<Option<u64>> {
+        let Some(&node) = self.by_hash.get(&vector_hash(v)) else {
+            return Ok(None);
+        };
+        let mut buf = vec![0f32; self.opts.dims];
+        let n = guarded("get", || self.inner.get(node, &mut buf).map_err(vec_err))?;
+        Ok((n > 0 && buf == v).then_some(node))
+    }
+
+    /// Takes `key` off its graph node; the node becomes a tombstone when it
+    /// was its last key. Whether `key` had a node.
+    fn detach(&mut self, key: u64) -> bool {
+        let Some(node) = self.node_of.remove(&key) else {
+            return false;
+        };
+        debug_assert!(self.rows.contains_key(&node), "key {key} on a dead node");
+        let empty = self.rows.get_mut(&node).is_none_or(|r| r.remove(key));
+        if empty {
+            self.rows.remove(&node);
+            self.dead.insert(node);
+        }
+        true
+    }
+
+    /// Puts `key` (on no node) on `node` (live or a tombstone, which
+    /// becomes live again: it is still linked in the graph).
+    fn attach(&mut self, key: u64, node: u64) {
+        self.dead.remove(&node);
+        self.rows
+            .entry(node)
+            .and_modify(|r| r.insert(key))
+            .or_insert(Rows::One(key));
+        self.node_of.insert(key, node);
+    }
+
     /// Inserts `v` under `key`, replacing any vector already stored under `key`.
-    /// Capacity grows automatically (doubling). The replaced vector becomes a
+    /// Capacity grows automatically (doubling). A vector equal to one in the
+    /// graph joins its node; a replaced vector no other key holds becomes a
     /// tombstone (see the module docs).
     pub fn upsert(&mut self, key: u64, v: &[f32]) -> Result<()> {
         self.check_vector(v)?;
@@ -735,20 +853,19 @@ impl VectorIndex {
 
     /// The graph half of [`upsert`](Self::upsert) (`key` is not in the tail).
     fn add_to_graph(&mut self, key: u64, v: &[f32]) -> Result<()> {
-        let cur = self.current(key);
-        let ukey = if self.inner.contains(cur) {
-            let generation = (cur >> KEY_BITS) + 1;
-            if generation > MAX_GENERATION {
-                self.compact()?;
-                return self.upsert(key, v);
-            }
-            self.dead.insert(cur);
-            let u = key | (generation << KEY_BITS);
-            self.moved.insert(key, u);
-            u
-        } else {
-            cur
-        };
+        let equal = self.node_equal_to(v)?;
+        if equal.is_some() && self.node_of.get(&key) == equal.as_ref() {
+            return Ok(());
+        }
+        self.detach(key);
+        if let Some(node) = equal {
+            self.attach(key, node);
+            return self.maybe_compact();
+        }
+        let node = self.next_node;
+        if node >= u64::MAX - 1 {
+            return Err(IndexError::Vector("node ids exhausted".into()));
+        }
         let cap = self.inner.capacity();
         if self.inner.size() + 1 > cap {
             let new_cap = (cap.max(INITIAL_CAPACITY / 2)) * 2;
@@ -757,14 +874,28 @@ impl VectorIndex {
                 .reserve_capacity_and_threads(new_cap, SEARCH_THREADS)
                 .map_err(vec_err)?;
         }
-        guarded("add", || self.inner.add(ukey, v).map_err(vec_err))?;
+        guarded("add", || self.inner.add(node, v).map_err(vec_err))?;
+        self.next_node += 1;
+        let h = vector_hash(v);
+        // A colliding distinct vector keeps the live entry; it replaces a
+        // tombstone's.
+        let keep_old = self
+            .by_hash
+            .get(&h)
+            .is_some_and(|n| self.rows.contains_key(n));
+        if !keep_old {
+            self.by_hash.insert(h, node);
+        }
+        self.attach(key, node);
         self.maybe_compact()
     }
 
-    /// Like [`upsert`](Self::upsert), but the vector goes to the tail and
-    /// is added to the graph later by [`add_deferred`](Self::add_deferred)
-    /// (module docs); searches find it at once. When the tail is full, the
-    /// oldest deferred vectors are added first.
+    /// Like [`upsert`](Self::upsert), but a vector new to the graph goes to
+    /// the tail and is added to the graph later by
+    /// [`add_deferred`](Self::add_deferred) (module docs); searches find it
+    /// at once. A vector equal to one in the graph joins its node at once
+    /// (no add). When the tail is full, the oldest deferred vectors are
+    /// added first.
     pub fn upsert_deferred(&mut self, key: u64, v: &[f32]) -> Result<()> {
         self.check_vector(v)?;
         if key > MAX_KEY {
@@ -774,15 +905,21 @@ impl VectorIndex {
             *entry = v.to_vec();
             return Ok(());
         }
+        if let Some(node) = self.node_equal_to(v)? {
+            if self.node_of.get(&key) != Some(&node) {
+                self.detach(key);
+                self.attach(key, node);
+                self.maybe_compact()?;
+            }
+            return Ok(());
+        }
         let over = (self.tail.len() + 1).saturating_sub(TAIL_CAP);
         if over > 0 {
             self.add_deferred(over)?;
         }
-        let cur = self.current(key);
-        if self.is_live_node(cur) {
-            // The graph's version is replaced: a tombstone, as in `upsert`;
-            // the deferred add gives the key its next generation.
-            self.dead.insert(cur);
+        if self.detach(key) {
+            // The graph's version is replaced (a tombstone unless another
+            // key holds the same vector).
             self.maybe_compact()?;
         }
         self.tail.push(key, v.to_vec());
@@ -805,26 +942,25 @@ impl VectorIndex {
         Ok(n)
     }
 
-    /// Removes `key` (its vector becomes a tombstone); returns whether it was
-    /// present.
+    /// Removes `key` (its node becomes a tombstone when no other key holds
+    /// it); returns whether it was present.
     pub fn remove(&mut self, key: u64) -> Result<bool> {
         if key > MAX_KEY {
             return Ok(false);
         }
         if self.tail.take(key) {
-            // Its graph version, if any, is a tombstone already.
+            // It has no graph node (module docs).
             return Ok(true);
         }
-        let cur = self.current(key);
-        if !self.is_live_node(cur) {
+        if !self.detach(key) {
             return Ok(false);
         }
-        self.dead.insert(cur);
         self.maybe_compact()?;
         Ok(true)
     }
 
-    /// The `k` nearest keys to `q` with their SQL distances, ascending.
+    /// The `k` nearest keys to `q` with their SQL distances, ascending
+    /// (ties by key).
     pub fn search(&self, q: &[f32], k: usize) -> Result<Vec<(u64, f32)>> {
         self.search_inner(q, k, k)
     }
@@ -856,11 +992,11 @@ impl VectorIndex {
     }
 
     /// Like [`try_search_with_ef`](Self::try_search_with_ef), returning only
-    /// keys `keep` accepts: the graph walk passes through rejected nodes but
-    /// fills its beam with accepted ones, so a filter costs wider walks, not
-    /// recall. `keep` sees each candidate key at most once per node visit
-    /// and must not panic (a panic is caught and counts as a rejection, and
-    /// the search then fails).
+    /// keys `keep` accepts: the graph walk passes through nodes without an
+    /// accepted key but fills its beam with nodes that have one, so a
+    /// filter costs wider walks, not recall. `keep` is asked about each key
+    /// at most once per search and must not panic (a panic is caught and
+    /// counts as a rejection, and the search then fails).
     pub fn try_search_filtered(
         &self,
         q: &[f32],
@@ -876,17 +1012,23 @@ impl VectorIndex {
             return Ok(None);
         };
         let panicked = std::cell::Cell::new(false);
-        // The caller's filter, for the graph's keys and the tail's alike.
+        let seen = std::cell::RefCell::new(std::collections::HashMap::<u64, bool>::new());
+        // The caller's filter, for the graph's keys and the tail's alike,
+        // asked once per key.
         let kept = |key: u64| {
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| keep(key))).unwrap_or_else(
-                |_| {
+            if let Some(&b) = seen.borrow().get(&key) {
+                return b;
+            }
+            let b = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| keep(key)))
+                .unwrap_or_else(|_| {
                     panicked.set(true);
                     false
-                },
-            )
+                });
+            seen.borrow_mut().insert(key, b);
+            b
         };
-        let dead = &self.dead;
-        let pred = |u: u64| !dead.contains(&u) && kept(u & MAX_KEY);
+        let rows = &self.rows;
+        let pred = |node: u64| rows.get(&node).is_some_and(|r| r.iter().any(&kept));
         let out = self.search_in_slot_with(q, k, k.max(ef), slot, Some((&pred, &kept)))?;
         if panicked.get() {
             return Err(IndexError::Vector("search filter panicked".into()));
@@ -913,9 +1055,11 @@ impl VectorIndex {
         self.search_in_slot_with(q, k, wanted, slot, None)
     }
 
-    /// `filter`: a predicate on usearch keys (it must reject tombstones
-    /// itself) that replaces the tombstone filter, and the caller's own on
-    /// caller keys, applied to the tail.
+    /// `filter`: a predicate on nodes (it must reject tombstones itself)
+    /// that replaces the tombstone filter, and the caller's own on caller
+    /// keys, applied to the tail and to the keys of the nodes found.
+    /// `wanted` nodes are asked of the graph (the beam); each node found
+    /// stands for all its keys, so the answer counts keys, not nodes.
     fn search_in_slot_with(
         &self,
         q: &[f32],
@@ -944,11 +1088,13 @@ impl VectorIndex {
             .into_iter()
             .map(|TailHit(d, key)| (key, metric.sql_distance(d)))
             .collect();
-        if self.inner.size() == 0 {
+        if self.rows.is_empty() {
+            out.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
             return Ok(out);
         }
-        // Never ask the library for more results than the index holds.
+        // Never ask the library for more results than the graph holds.
         let wanted = wanted.min(self.inner.size());
+        let live = |node: u64| self.rows.contains_key(&node);
         let m = if self.inner.size() <= EXACT_SEARCH_MAX_NODES {
             // A small graph is scanned exactly: about as fast as a walk,
             // and a walk can miss a node a thin graph strands (see the
@@ -968,7 +1114,7 @@ impl VectorIndex {
                 }
                 let keep = match filter {
                     Some((pred, _)) => pred(u),
-                    None => !self.dead.contains(&u),
+                    None => live(u),
                 };
                 if keep {
                     m.keys.push(u);
@@ -983,27 +1129,43 @@ impl VectorIndex {
         } else if self.dead.is_empty() {
             guarded("search", || self.inner.search(q, wanted).map_err(vec_err))?
         } else {
-            let dead = &self.dead;
             guarded("search", || {
-                self.inner
-                    .filtered_search(q, wanted, |u| !dead.contains(&u))
-                    .map_err(vec_err)
+                self.inner.filtered_search(q, wanted, live).map_err(vec_err)
             })?
         };
-        out.extend(
-            m.keys
-                .into_iter()
-                .zip(m.distances)
-                .filter(|(u, _)| !self.dead.contains(u))
-                .map(|(u, d)| (u & MAX_KEY, metric.sql_distance(d))),
-        );
+        // Each node's keys, at most `k` of them (the smallest: ties are
+        // broken by key), until `k` keys are in hand and the next node is
+        // farther than the last one taken.
+        let mut taken = 0usize;
+        let mut last = f32::NEG_INFINITY;
+        for (node, d) in m.keys.into_iter().zip(m.distances) {
+            let Some(rows) = self.rows.get(&node) else {
+                continue;
+            };
+            if taken >= k && d > last {
+                break;
+            }
+            let d_sql = metric.sql_distance(d);
+            let before = out.len();
+            match filter {
+                Some((_, keep)) => out.extend(
+                    rows.iter()
+                        .filter(|key| keep(*key))
+                        .take(k)
+                        .map(|key| (key, d_sql)),
+                ),
+                None => out.extend(rows.iter().take(k).map(|key| (key, d_sql))),
+            }
+            taken += out.len() - before;
+            last = d;
+        }
         out.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
         out.truncate(k);
         Ok(out)
     }
 
     /// Serializes the whole index: a versioned, checksummed header carrying the
-    /// [`HnswOptions`], followed by usearch's own buffer.
+    /// [`HnswOptions`], followed by usearch's own buffer and the key tables.
     pub fn to_bytes(&self) -> Result<Vec<u8>> {
         self.snapshot().map(VectorSnapshot::into_bytes)
     }
@@ -1037,14 +1199,18 @@ impl VectorIndex {
         Ok(VectorSnapshot {
             opts,
             raw,
+            next_node: self.next_node,
             dead: self.dead.iter().copied().collect(),
-            moved: self.moved.iter().map(|(k, u)| (*k, *u)).collect(),
+            members: self.node_of.iter().map(|(k, n)| (*k, *n)).collect(),
+            hashes: self.by_hash.iter().map(|(h, n)| (*h, *n)).collect(),
             tail: self.tail.iter().cloned().collect(),
         })
     }
 
     /// Rebuilds an index from [`to_bytes`](Self::to_bytes) output. Garbage, truncated
-    /// or mismatching bytes yield [`IndexError::Corrupt`].
+    /// or mismatching bytes yield [`IndexError::Corrupt`]. Formats 1–3
+    /// (one node per key) are rebuilt into today's graph (equal vectors
+    /// joined), once, as they load.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
         let (version, payload) = codec::unseal_versions(MAGIC, 1..=FORMAT_VERSION, bytes)?;
         let mut r = Reader::new(payload);
@@ -1053,98 +1219,195 @@ impl VectorIndex {
             .map_err(|e| IndexError::Corrupt(format!("options: {e}")))?;
         let n = r.len_u64()?;
         let raw = r.take(n)?;
+        opts.validate()
+            .map_err(|e| IndexError::Corrupt(format!("options: {e}")))?;
+        if version < 4 {
+            return Self::from_legacy(version, opts, raw, r);
+        }
+        let next_node = r.u64()?;
+        let dead = read_u64s(&mut r, "tombstone")?;
+        let members = read_pairs(&mut r, "member")?;
+        let hashes = read_pairs(&mut r, "hash")?;
+        let tail = read_tail(&mut r, &opts)?;
+        if !r.is_empty() {
+            return Err(IndexError::Corrupt("trailing bytes in payload".into()));
+        }
+        let inner = load_graph(&opts, raw)?;
+        let mut ix = Self::with_graph(opts, inner);
+        ix.next_node = next_node;
+        let in_graph = |ix: &Self, node: u64| node < next_node && ix.inner.contains(node);
+        for node in dead {
+            if !in_graph(&ix, node) || !ix.dead.insert(node) {
+                return Err(IndexError::Corrupt(format!("tombstone {node}")));
+            }
+        }
+        for (key, node) in members {
+            if key > MAX_KEY
+                || !in_graph(&ix, node)
+                || ix.dead.contains(&node)
+                || ix.node_of.contains_key(&key)
+            {
+                return Err(IndexError::Corrupt(format!("member {key} of node {node}")));
+            }
+            ix.attach(key, node);
+        }
+        if ix.rows.len() + ix.dead.len() != ix.inner.size() {
+            return Err(IndexError::Corrupt(format!(
+                "{} live nodes and {} tombstones in a graph of {}",
+                ix.rows.len(),
+                ix.dead.len(),
+                ix.inner.size()
+            )));
+        }
+        for (h, node) in hashes {
+            if !in_graph(&ix, node) {
+                return Err(IndexError::Corrupt(format!("hash of node {node}")));
+            }
+            ix.by_hash.insert(h, node);
+        }
+        ix.push_tail(tail)?;
+        Ok(ix)
+    }
+
+    /// Formats 1–3: usearch key = caller key | generation << 40, `dead`
+    /// and `moved` tables (version 2), a tail (version 3). Their live keys
+    /// are added again (oldest node first), the tail kept.
+    fn from_legacy(version: u32, opts: HnswOptions, raw: &[u8], mut r: Reader<'_>) -> Result<Self> {
         let mut dead = std::collections::HashSet::new();
         let mut moved = std::collections::HashMap::new();
         if version >= 2 {
-            let n = r.len_u64()?;
-            if n > r.remaining() / 8 {
-                return Err(IndexError::Corrupt("tombstone count".into()));
-            }
-            for _ in 0..n {
-                dead.insert(r.u64()?);
-            }
-            let n = r.len_u64()?;
-            if n > r.remaining() / 16 {
-                return Err(IndexError::Corrupt("moved-key count".into()));
-            }
-            for _ in 0..n {
-                let k = r.u64()?;
-                let u = r.u64()?;
+            dead.extend(read_u64s(&mut r, "tombstone")?);
+            for (k, u) in read_pairs(&mut r, "moved-key")? {
                 if k > MAX_KEY || u & MAX_KEY != k {
                     return Err(IndexError::Corrupt(format!("moved key {k} -> {u}")));
                 }
                 moved.insert(k, u);
             }
         }
-        let mut tail = Vec::new();
-        if version >= 3 {
-            let n = r.len_u64()?;
-            let entry = opts
-                .dims
-                .checked_mul(4)
-                .and_then(|b| b.checked_add(8))
-                .ok_or_else(|| IndexError::Corrupt("dimensions".into()))?;
-            if n > r.remaining() / entry {
-                return Err(IndexError::Corrupt("tail count".into()));
-            }
-            for _ in 0..n {
-                let k = r.u64()?;
-                let v = r
-                    .take(4 * opts.dims)?
-                    .chunks_exact(4)
-                    .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-                    .collect::<Vec<f32>>();
-                if k > MAX_KEY || v.iter().any(|x| !x.is_finite()) {
-                    return Err(IndexError::Corrupt(format!("tail entry {k}")));
-                }
-                tail.push((k, v));
-            }
-        }
+        let tail = if version >= 3 {
+            read_tail(&mut r, &opts)?
+        } else {
+            Vec::new()
+        };
         if !r.is_empty() {
             return Err(IndexError::Corrupt("trailing bytes in payload".into()));
         }
-        opts.validate()
-            .map_err(|e| IndexError::Corrupt(format!("options: {e}")))?;
-        let meta = usearch::Index::metadata_from_buffer(raw)
-            .map_err(|e| IndexError::Corrupt(format!("usearch header: {e}")))?;
-        let expected = opts.usearch_options();
-        if meta.dimensions != opts.dims as u64
-            || meta.metric != expected.metric
-            || meta.quantization != expected.quantization
-            || meta.multi
-        {
-            return Err(IndexError::Corrupt(format!(
-                "usearch header {meta:?} does not match options {opts:?}"
-            )));
+        let old = load_graph(&opts, raw)?;
+        // Live usearch keys: every node not dead whose key has not moved
+        // on (usearch cannot list its keys: a search of the whole graph
+        // does).
+        let mut live: Vec<u64> = Vec::new();
+        if old.size() > 0 {
+            let probe = vec![1f32; opts.dims];
+            let all = guarded("legacy scan", || {
+                old.exact_search(&probe, old.size()).map_err(vec_err)
+            })?;
+            for u in all.keys {
+                let key = u & MAX_KEY;
+                if !dead.contains(&u) && moved.get(&key).copied().unwrap_or(key) == u {
+                    live.push(u);
+                }
+            }
         }
-        let inner = usearch::Index::new(&expected).map_err(vec_err)?;
-        inner
-            .load_from_buffer(raw)
-            .map_err(|e| IndexError::Corrupt(format!("usearch body: {e}")))?;
-        inner.change_expansion_add(opts.ef_construction);
-        inner.change_expansion_search(opts.ef_search);
-        let cap = inner.capacity().max(inner.size()).max(INITIAL_CAPACITY);
-        inner
-            .reserve_capacity_and_threads(cap, SEARCH_THREADS)
-            .map_err(vec_err)?;
-        let mut ix = Self {
-            opts,
-            inner,
-            slots: SearchSlots::new(SEARCH_THREADS),
-            dead,
-            moved,
-            tail: Tail::default(),
-        };
+        live.sort_unstable();
+        let mut ix = Self::new(opts)?;
+        let mut buf = vec![0f32; ix.opts.dims];
+        for u in live {
+            let n = guarded("get", || old.get(u, &mut buf).map_err(vec_err))?;
+            if n == 0 {
+                return Err(IndexError::Corrupt(format!("legacy node {u}")));
+            }
+            ix.upsert(u & MAX_KEY, &buf)
+                .map_err(|e| IndexError::Corrupt(format!("legacy node {u}: {e}")))?;
+        }
+        ix.push_tail(tail)?;
+        Ok(ix)
+    }
+
+    /// Appends a loaded tail (keys must not be in the graph).
+    fn push_tail(&mut self, tail: Vec<(u64, Vec<f32>)>) -> Result<()> {
         for (k, v) in tail {
-            if ix.contains(k) {
+            if self.contains(k) {
                 return Err(IndexError::Corrupt(format!(
                     "tail key {k} also in the graph"
                 )));
             }
-            ix.tail.push(k, v);
+            self.tail.push(k, v);
         }
-        Ok(ix)
+        Ok(())
     }
+}
+
+/// A count then that many `u64`s.
+fn read_u64s(r: &mut Reader<'_>, what: &str) -> Result<Vec<u64>> {
+    let n = r.len_u64()?;
+    if n > r.remaining() / 8 {
+        return Err(IndexError::Corrupt(format!("{what} count")));
+    }
+    (0..n).map(|_| r.u64()).collect()
+}
+
+/// A count then that many pairs of `u64`s.
+fn read_pairs(r: &mut Reader<'_>, what: &str) -> Result<Vec<(u64, u64)>> {
+    let n = r.len_u64()?;
+    if n > r.remaining() / 16 {
+        return Err(IndexError::Corrupt(format!("{what} count")));
+    }
+    (0..n).map(|_| Ok((r.u64()?, r.u64()?))).collect()
+}
+
+/// The tail of deferred vectors (format version 3 on).
+fn read_tail(r: &mut Reader<'_>, opts: &HnswOptions) -> Result<Vec<(u64, Vec<f32>)>> {
+    let n = r.len_u64()?;
+    let entry = opts
+        .dims
+        .checked_mul(4)
+        .and_then(|b| b.checked_add(8))
+        .ok_or_else(|| IndexError::Corrupt("dimensions".into()))?;
+    if n > r.remaining() / entry {
+        return Err(IndexError::Corrupt("tail count".into()));
+    }
+    let mut tail = Vec::with_capacity(n);
+    for _ in 0..n {
+        let k = r.u64()?;
+        let v = r
+            .take(4 * opts.dims)?
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect::<Vec<f32>>();
+        if k > MAX_KEY || v.iter().any(|x| !x.is_finite()) {
+            return Err(IndexError::Corrupt(format!("tail entry {k}")));
+        }
+        tail.push((k, v));
+    }
+    Ok(tail)
+}
+
+/// usearch's graph from its buffer, checked against `opts` first.
+fn load_graph(opts: &HnswOptions, raw: &[u8]) -> Result<usearch::Index> {
+    let meta = usearch::Index::metadata_from_buffer(raw)
+        .map_err(|e| IndexError::Corrupt(format!("usearch header: {e}")))?;
+    let expected = opts.usearch_options();
+    if meta.dimensions != opts.dims as u64
+        || meta.metric != expected.metric
+        || meta.quantization != expected.quantization
+        || meta.multi
+    {
+        return Err(IndexError::Corrupt(format!(
+            "usearch header {meta:?} does not match options {opts:?}"
+        )));
+    }
+    let inner = usearch::Index::new(&expected).map_err(vec_err)?;
+    inner
+        .load_from_buffer(raw)
+        .map_err(|e| IndexError::Corrupt(format!("usearch body: {e}")))?;
+    inner.change_expansion_add(opts.ef_construction);
+    inner.change_expansion_search(opts.ef_search);
+    let cap = inner.capacity().max(inner.size()).max(INITIAL_CAPACITY);
+    inner
+        .reserve_capacity_and_threads(cap, SEARCH_THREADS)
+        .map_err(vec_err)?;
+    Ok(inner)
 }
 
 #[cfg(test)]
@@ -1258,7 +1521,9 @@ mod tests {
     /// built nodes), key 7 moved far right, 150..200 deleted. Key 7's new
     /// node goes in early (the tail keeps its age) among tombstones; the
     /// walk from `[999, 0]` then stopped at 149. The answer must be 7 for
-    /// every `n`, before and after the adds and after a snapshot.
+    /// every `n`, before and after the adds and after a snapshot. (The
+    /// replay moves the built rows a quarter step: an unchanged vector
+    /// would keep its node, and the built nodes must become tombstones.)
     #[test]
     fn a_node_added_among_tombstones_is_found() {
         for n in 40..90u64 {
@@ -1267,7 +1532,8 @@ mod tests {
                 ix.upsert(k, &[k as f32, 0.0]).unwrap();
             }
             for k in 0..200u64 {
-                ix.upsert_deferred(k, &[k as f32, 0.0]).unwrap();
+                let shift = if k < n { 0.25 } else { 0.0 };
+                ix.upsert_deferred(k, &[k as f32 + shift, 0.0]).unwrap();
             }
             ix.upsert_deferred(7, &[1000.0, 0.0]).unwrap();
             for k in 150..200u64 {
@@ -1288,6 +1554,54 @@ mod tests {
             let got = loaded.try_search_filtered(&q, 2, 2, &odd).unwrap();
             assert_eq!(got, Some(vec![(7, 1.0), (149, 850.0)]), "n {n}, filtered");
         }
+    }
+
+    /// A format-3 index (usearch key = key | generation << 40; keys 1–3
+    /// equal, key 5 moved to generation 1, key 9 deferred) loads with its
+    /// equal vectors joined in one node and saves as format 4.
+    #[test]
+    fn a_version_3_index_loads_with_equal_vectors_joined() {
+        let opts = HnswOptions::new(2, Metric::L2);
+        let old = usearch::Index::new(&opts.usearch_options()).unwrap();
+        old.reserve(16).unwrap();
+        let moved = 5 | (1 << KEY_BITS);
+        for (u, v) in [
+            (1u64, [1.0f32, 2.0]),
+            (2, [1.0, 2.0]),
+            (3, [1.0, 2.0]),
+            (5, [9.0, 9.0]),
+            (moved, [7.0, 7.0]),
+        ] {
+            old.add(u, &v).unwrap();
+        }
+        let mut raw = vec![0u8; old.serialized_length()];
+        old.save_to_buffer(&mut raw).unwrap();
+        let mut payload = Vec::new();
+        codec::put_bytes(&mut payload, &serde_json::to_vec(&opts).unwrap());
+        codec::put_bytes(&mut payload, &raw);
+        for x in [1u64, 5, 1, 5, moved, 1, 9] {
+            payload.extend_from_slice(&x.to_le_bytes());
+        }
+        for x in [3.0f32, 3.0] {
+            payload.extend_from_slice(&x.to_le_bytes());
+        }
+        let bytes = codec::seal(MAGIC, 3, &payload);
+        let check = |ix: &VectorIndex| {
+            assert_eq!((ix.len(), ix.live_nodes(), ix.tail_len()), (5, 2, 1));
+            assert_eq!(ix.tombstones(), 0);
+            let keys = |q: [f32; 2], k| -> Vec<u64> {
+                ix.search(&q, k).unwrap().iter().map(|h| h.0).collect()
+            };
+            assert_eq!(keys([1.0, 2.0], 3), vec![1, 2, 3]);
+            assert_eq!(keys([7.0, 7.5], 1), vec![5]);
+            assert_eq!(keys([3.0, 3.0], 1), vec![9]);
+            assert!(keys([9.0, 9.0], 5).len() == 5);
+        };
+        let ix = VectorIndex::from_bytes(&bytes).unwrap();
+        check(&ix);
+        let again = ix.to_bytes().unwrap();
+        assert_eq!(u32::from_le_bytes(again[8..12].try_into().unwrap()), 4);
+        check(&VectorIndex::from_bytes(&again).unwrap());
     }
 
     /// The tail never grows past its cap: the oldest are added first.
