@@ -2510,12 +2510,23 @@ fn cast(v: Value, to: CastTo) -> SqlResult<Value> {
                 // MySQL rounds a DECIMAL half away from zero.
                 Value::Decimal(d) => d.to_i64_round().ok_or_else(|| overflow("CAST"))?,
                 // MySQL rounds an approximate value half to even (rint()).
+                // Past BIGINT it saturates with warning 1292, as MySQL's
+                // double-to-integer conversion does (CAST(1e300 AS SIGNED)).
                 Value::Float(f) => {
                     let r = f.round_ties_even();
-                    if !(-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&r) {
-                        return Err(overflow("CAST"));
+                    if (-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&r) {
+                        r as i64
+                    } else {
+                        crate::warnings::note_later(
+                            code::TRUNCATED_WRONG_VALUE,
+                            format!("Truncated incorrect INTEGER value: '{}'", format_float(*f)),
+                        );
+                        if r > 0.0 {
+                            i64::MAX
+                        } else {
+                            i64::MIN
+                        }
                     }
-                    r as i64
                 }
                 // A string is read up to its first non-digit (as MySQL does).
                 Value::Text(s) => leading_int(s),
