@@ -7,34 +7,17 @@ use std::time::{Duration, Instant};
 
 use tributary_index::{HnswOptions, Metric, VectorIndex};
 
+mod common;
+use common::Rng;
+
 const DIMS: usize = 128;
 /// Generous for a debug build on a loaded 2-core CI machine; the build
 /// itself takes milliseconds (tens of seconds before decision 020).
 const BUILD_BOUND: Duration = Duration::from_secs(20);
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    /// Uniform in [-1, 1).
-    fn unit(&mut self) -> f32 {
-        (self.next() % 20_000) as f32 / 10_000.0 - 1.0
-    }
-
-    fn vector(&mut self) -> Vec<f32> {
-        (0..DIMS).map(|_| self.unit()).collect()
-    }
-}
-
 /// The beam of the searches that look for every key: uniform 128-d
 /// vectors are HNSW's hard case, where the default beam (64) misses a few
-/// distinct vectors too (2 of 5,000 here), duplicates or not.
+/// distinct vectors too, duplicates or not.
 const BEAM: usize = 256;
 
 /// The keys a search for `v` returns when asked for all `ties` copies
@@ -53,8 +36,8 @@ fn found(ix: &VectorIndex, v: &[f32], ties: usize) -> Vec<u64> {
 
 #[test]
 fn twenty_thousand_equal_vectors_build_fast_and_are_all_found() {
-    let mut rng = Rng(0x2545_F491_4F6C_DD1D);
-    let same = rng.vector();
+    let mut rng = Rng::new(0x2545_F491_4F6C_DD1D);
+    let same = rng.vector(DIMS);
     let n = 20_000u64;
     let mut ix = VectorIndex::new(HnswOptions::new(DIMS, Metric::L2)).expect("index");
     let t = Instant::now();
@@ -62,7 +45,7 @@ fn twenty_thousand_equal_vectors_build_fast_and_are_all_found() {
         ix.upsert(k, &same).expect("upsert");
     }
     // A few distinct vectors beside them.
-    let others: Vec<Vec<f32>> = (0..50).map(|_| rng.vector()).collect();
+    let others: Vec<Vec<f32>> = (0..50).map(|_| rng.vector(DIMS)).collect();
     for (i, v) in others.iter().enumerate() {
         ix.upsert(n + i as u64, v).expect("upsert");
     }
@@ -92,12 +75,12 @@ fn twenty_thousand_equal_vectors_build_fast_and_are_all_found() {
 
 #[test]
 fn half_duplicates_survive_deletes_updates_round_trips_and_compaction() {
-    let mut rng = Rng(88_172_645_463_325_252);
-    let distinct: Vec<Vec<f32>> = (0..5_000).map(|_| rng.vector()).collect();
+    let mut rng = Rng::new(88_172_645_463_325_252);
+    let distinct: Vec<Vec<f32>> = (0..5_000).map(|_| rng.vector(DIMS)).collect();
     // Keys 0..5000 hold the distinct vectors; 5000..10000 copies of them.
     let mut cur: Vec<Option<usize>> = (0..5_000).map(Some).collect();
     for _ in 0..5_000 {
-        cur.push(Some((rng.next() % 5_000) as usize));
+        cur.push(Some(rng.below(5_000)));
     }
     let mut ix = VectorIndex::new(HnswOptions::new(DIMS, Metric::L2)).expect("index");
     let t = Instant::now();
@@ -137,7 +120,7 @@ fn half_duplicates_survive_deletes_updates_round_trips_and_compaction() {
             assert!(ix.remove(k as u64).expect("remove"));
             *slot = None;
         } else if k % 7 == 0 {
-            let to = (rng.next() % 5_000) as usize;
+            let to = rng.below(5_000);
             ix.upsert(k as u64, &distinct[to]).expect("upsert");
             *slot = Some(to);
         }
@@ -179,8 +162,8 @@ fn a_node_outlives_its_first_key_and_a_copy_revives_a_tombstone() {
 
 #[test]
 fn deferred_equal_vectors_join_one_node() {
-    let mut rng = Rng(42);
-    let same = rng.vector();
+    let mut rng = Rng::new(42);
+    let same = rng.vector(DIMS);
     let n = 20_000u64;
     let mut ix = VectorIndex::new(HnswOptions::new(DIMS, Metric::Cosine)).expect("index");
     let t = Instant::now();
@@ -203,14 +186,14 @@ fn deferred_equal_vectors_join_one_node() {
 #[test]
 fn filtered_search_over_a_tie_counts_and_asks_each_key_once() {
     let mut ix = VectorIndex::new(HnswOptions::new(DIMS, Metric::L2)).expect("index");
-    let mut rng = Rng(7);
-    let same = rng.vector();
+    let mut rng = Rng::new(7);
+    let same = rng.vector(DIMS);
     for k in 0..5_000u64 {
         ix.upsert(k, &same).expect("upsert");
     }
     // Enough distinct nodes that the graph is walked, not scanned.
     for k in 5_000..7_000u64 {
-        ix.upsert(k, &rng.vector()).expect("upsert");
+        ix.upsert(k, &rng.vector(DIMS)).expect("upsert");
     }
     let asked = std::cell::RefCell::new(std::collections::HashMap::<u64, usize>::new());
     let keep = |k: u64| {
