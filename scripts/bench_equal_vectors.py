@@ -43,9 +43,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlib import lit, timed  # noqa: E402
 from pydeps import ensure  # noqa: E402
 
 np = ensure("numpy", "numpy")
@@ -91,14 +91,6 @@ def datasets(n, dim, seed):
     return {"equal": equal, "half": half, "distinct": clustered(n)}
 
 
-def lit(v):
-    return "[" + ",".join(f"{x:.5f}" for x in v) + "]"
-
-
-def timed(fn):
-    t = time.perf_counter()
-    out = fn()
-    return time.perf_counter() - t, out
 
 
 class Trib:

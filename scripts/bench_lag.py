@@ -56,6 +56,7 @@ import time
 
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlib import lit  # noqa: E402
 from pydeps import ensure  # noqa: E402
 
 np = ensure("numpy", "numpy")
@@ -79,9 +80,6 @@ SUSPECT_EVERY_S = 0.1
 STUCK_S = 2.0
 DIM = 128
 
-
-def lit(v):
-    return "[" + ",".join(f"{x:.5f}" for x in v) + "]"
 
 
 def connect(port):

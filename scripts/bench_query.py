@@ -49,6 +49,7 @@ import time
 import pymysql
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlib import timed  # noqa: E402
 from serverproc import start_server, stop_server  # noqa: E402
 
 DEFAULT_BIN = os.environ.get("TRIBUTARY_BIN", "/var/tmp/tributary-target/release/tributary")
@@ -415,11 +416,6 @@ class Sqlite:
     def execute(self, sql):
         return self.conn.execute(sql).fetchall()
 
-
-def timed(fn):
-    t = time.perf_counter()
-    out = fn()
-    return time.perf_counter() - t, out
 
 
 # --------------------------------------------------------------------------

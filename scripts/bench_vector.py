@@ -55,6 +55,7 @@ import time
 
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlib import lit, timed  # noqa: E402
 from pydeps import ensure  # noqa: E402
 
 np = ensure("numpy", "numpy")
@@ -80,9 +81,6 @@ def generate(n, dim, nq, seed):
              for _ in range(n)]
     return data, queries, texts
 
-
-def lit(v):
-    return "[" + ",".join(f"{x:.5f}" for x in v) + "]"
 
 
 def top_exact(data, q, mask=None):
@@ -173,11 +171,6 @@ class Pg(PgCluster):
     def text_where(self, word):
         return f"WHERE tsv @@ plainto_tsquery('simple', '{word}')"
 
-
-def timed(fn):
-    t = time.perf_counter()
-    out = fn()
-    return time.perf_counter() - t, out
 
 
 def search_batch(eng, queries, truths, where_of=None):
