@@ -506,12 +506,12 @@ class Oracle:
         return best
 
 
-def spans(sql):
-    """(start, end) of every balanced sub-expression that is a parenthesized
-    group or a function call NAME(...), ignoring quoted text."""
-    out, stack, q = [], [], None
-    i = 0
-    while i < len(sql):
+def _code(sql, start=0, end=None):
+    """(index, character) of sql[start:end] outside quoted text (the quotes
+    themselves and a backslash's next character skipped)."""
+    end = len(sql) if end is None else end
+    q, i = None, start
+    while i < end:
         ch = sql[i]
         if q:
             if ch == "\\":
@@ -521,7 +521,17 @@ def spans(sql):
                 q = None
         elif ch in "'\"":
             q = ch
-        elif ch == "(":
+        else:
+            yield i, ch
+        i += 1
+
+
+def spans(sql):
+    """(start, end) of every balanced sub-expression that is a parenthesized
+    group or a function call NAME(...), ignoring quoted text."""
+    out, stack = [], []
+    for i, ch in _code(sql):
+        if ch == "(":
             j = i
             while j > 0 and (sql[j - 1].isalnum() or sql[j - 1] == "_"):
                 j -= 1
@@ -531,33 +541,21 @@ def spans(sql):
             j = stack.pop()
             if j is not None:
                 out.append((j, i + 1))
-        i += 1
     return out
 
 
 def _args(sql, s, e):
     """Top-level comma-separated arguments of the call/group sql[s:e]."""
-    open_at = sql.index("(", s)
-    inner_s, depth, q, parts, start = open_at + 1, 0, None, [], open_at + 1
-    i = inner_s
-    while i < e - 1:
-        ch = sql[i]
-        if q:
-            if ch == "\\":
-                i += 2
-                continue
-            if ch == q:
-                q = None
-        elif ch in "'\"":
-            q = ch
-        elif ch == "(":
+    start = sql.index("(", s) + 1
+    depth, parts = 0, []
+    for i, ch in _code(sql, start, e - 1):
+        if ch == "(":
             depth += 1
         elif ch == ")":
             depth -= 1
         elif ch == "," and depth == 0:
             parts.append(sql[start:i].strip())
             start = i + 1
-        i += 1
     parts.append(sql[start:e - 1].strip())
     return parts
 
@@ -624,12 +622,13 @@ def head(sql):
     """A short name for the outermost operation of an expression."""
     s = sql.strip()
     m = re.match(r"([A-Za-z_][A-Za-z_0-9]*)\(", s)
-    if m and spans(s) and spans(s)[-1] == (0, len(s)):
+    sp = spans(s)
+    if m and sp and sp[-1] == (0, len(s)):
         return m.group(1).upper()
     if s.startswith("SELECT"):
         return "query"
     # strip one level of parentheses and look for a top-level operator
-    if s.startswith("(") and s.endswith(")") and (0, len(s)) in spans(s):
+    if s.startswith("(") and s.endswith(")") and (0, len(s)) in sp:
         s = s[1:-1]
     depth, q, top = 0, None, []
     for i, ch in enumerate(s):
@@ -645,7 +644,8 @@ def head(sql):
             depth -= 1
         elif depth == 0:
             top.append(i)
-    flat = "".join(s[i] if i in set(top) else " " for i in range(len(s)))
+    top = set(top)
+    flat = "".join(s[i] if i in top else " " for i in range(len(s)))
     m = _OPS.search(flat)
     if m:
         return m.group(0).strip()
