@@ -263,7 +263,7 @@ pub fn parse_datetime(s: &str) -> Option<i64> {
         || !(0..=9999).contains(&y)
         || !(1..=12).contains(&m)
         || d < 1
-        || d > days_in_month(y, m)
+        || i64::from(d) > days_in_month(y, i64::from(m))
     {
         return None;
     }
@@ -292,7 +292,7 @@ pub fn parse_datetime(s: &str) -> Option<i64> {
 }
 
 /// Days in month `m` (1..=12) of year `y` (proleptic Gregorian).
-pub(crate) fn days_in_month(y: i64, m: u32) -> u32 {
+pub(crate) fn days_in_month(y: i64, m: i64) -> i64 {
     match m {
         4 | 6 | 9 | 11 => 30,
         2 if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 => 29,

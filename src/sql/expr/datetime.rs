@@ -10,7 +10,7 @@
 
 use super::{num, num_i64, text_of, want, wrong_count};
 use crate::error::{SqlError, SqlResult};
-use crate::types::{parse_datetime, Value};
+use crate::types::{days_in_month, parse_datetime, Value};
 
 const SEC_US: i64 = 1_000_000;
 const DAY_US: i64 = 86_400 * SEC_US;
@@ -142,15 +142,6 @@ fn is_leap(y: i64) -> bool {
     y % 4 == 0 && (y % 100 != 0 || y % 400 == 0)
 }
 
-fn days_in_month(y: i64, m: i64) -> i64 {
-    match m {
-        2 if is_leap(y) => 29,
-        2 => 28,
-        4 | 6 | 9 | 11 => 30,
-        _ => 31,
-    }
-}
-
 fn days_in_year(y: i64) -> i64 {
     if is_leap(y) {
         366
@@ -232,13 +223,7 @@ fn dt_arg(v: &Value) -> Option<Dt> {
                 );
                 return None;
             };
-            let mut dp = s.split([' ', 'T']).next()?.split('-');
-            let y: i64 = dp.next()?.parse().ok()?;
-            let m: i64 = dp.next()?.parse().ok()?;
-            let d: i64 = dp.next()?.parse().ok()?;
-            if !(0..=9999).contains(&y) || d > days_in_month(y, m) {
-                return None;
-            }
+            // parse_datetime refuses a day past the month's end.
             Dt {
                 us,
                 has_time: s.contains([' ', 'T']),
