@@ -72,20 +72,6 @@ pub fn note_later(code: u16, message: impl Into<String>) {
     let _ = note(code, message);
 }
 
-/// Report a warning that is never escalated (a note even in strict mode).
-pub fn note_lenient(code: u16, message: impl Into<String>) {
-    SINK.with(|s| {
-        if let Some(sink) = s.borrow_mut().as_mut() {
-            if sink.warnings.len() < MAX_WARNINGS {
-                sink.warnings.push(Warning {
-                    code,
-                    message: message.into(),
-                });
-            }
-        }
-    })
-}
-
 /// The sink of one statement on this thread: open while the guard lives;
 /// [`Collect::finish`] takes what was reported. A nested `Collect` (an
 /// EXECUTE's inner statement) keeps the outer sink and takes nothing.
@@ -208,7 +194,6 @@ mod tests {
             let s = Strict::enter(true, true);
             let e = note(1292, "c").unwrap_err();
             assert_eq!(e.code, 1292);
-            note_lenient(1265, "d");
             note_later(1366, "f");
             assert_eq!(s.finish().unwrap_err().message, "c", "the first escalation");
         }
@@ -225,7 +210,7 @@ mod tests {
         }
         note(1366, "e").unwrap();
         let got: Vec<u16> = c.finish().iter().map(|w| w.code).collect();
-        assert_eq!(got, vec![1292, 1365, 1265, 1365, 1292, 1366]);
+        assert_eq!(got, vec![1292, 1365, 1365, 1292, 1366]);
         // Closed again.
         assert!(note(1292, "x").is_ok());
         let c = Collect::open();

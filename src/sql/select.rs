@@ -214,6 +214,21 @@ fn decimal_result(
     })
 }
 
+/// The common type of the values an expression may return (CASE's arms,
+/// COALESCE's arguments …): their types combined as UNION combines them,
+/// NULL literals aside; TEXT when there is none.
+fn common_kind<'e>(
+    values: impl Iterator<Item = &'e CExpr>,
+    src: &Source,
+    aggs: &[AggCall],
+) -> ColumnKind {
+    values
+        .filter(|v| !matches!(v, CExpr::Lit(Value::Null)))
+        .map(|v| kind_of_expr(v, src, aggs))
+        .reduce(crate::sql::plan::union_kind)
+        .unwrap_or(ColumnKind::Text)
+}
+
 #[recursive::recursive]
 fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnKind {
     match e {
@@ -337,12 +352,7 @@ fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnKind {
                     "nullif" => args.get(..1).unwrap_or_default(),
                     _ => args,
                 };
-                values
-                    .iter()
-                    .filter(|a| !matches!(a, CExpr::Lit(Value::Null)))
-                    .map(|a| kind_of_expr(a, src, aggs))
-                    .reduce(crate::sql::plan::union_kind)
-                    .unwrap_or(ColumnKind::Text)
+                common_kind(values.iter(), src, aggs)
             }
             // Numeric functions keep their argument's type; ROUND and
             // TRUNCATE of a DECIMAL take the scale their second argument
@@ -472,14 +482,9 @@ fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnKind {
             }
         }
         // CASE: its results' common type (NULL literals aside).
-        CExpr::Case(_, arms, els) => arms
-            .iter()
-            .map(|(_, r)| r)
-            .chain(els.as_deref())
-            .filter(|r| !matches!(r, CExpr::Lit(Value::Null)))
-            .map(|r| kind_of_expr(r, src, aggs))
-            .reduce(crate::sql::plan::union_kind)
-            .unwrap_or(ColumnKind::Text),
+        CExpr::Case(_, arms, els) => {
+            common_kind(arms.iter().map(|(_, r)| r).chain(els.as_deref()), src, aggs)
+        }
         CExpr::Not(_)
         | CExpr::IsNull(..)
         | CExpr::InList(..)
