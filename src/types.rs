@@ -554,12 +554,12 @@ mod tests {
     }
 }
 
-/// MySQL's conversion of a string to a DOUBLE: the longest numeric prefix
-/// after leading whitespace (`'3x'` → 3, `'.5e1z'` → 5, `'abc'` and `''` →
-/// 0), and whether the whole string was that number (trailing whitespace
-/// allowed). A number too large for a double is its largest finite value
-/// and not whole. MySQL warns (1292) when it is not whole.
-pub fn parse_number_prefix(s: &str) -> (f64, bool) {
+/// The longest numeric prefix of a string after leading whitespace — sign,
+/// digits, `.` and digits, an exponent with at least one digit — and
+/// whether it is the whole string (trailing whitespace allowed). Empty
+/// (and never whole) when the string starts with no digit: `'abc'`, `''`,
+/// `'-x'`, `'.'`. MySQL reads strings this way in numeric contexts.
+pub fn numeric_prefix(s: &str) -> (&str, bool) {
     let b = s.as_bytes();
     let skip_digits = |mut i: usize| {
         while i < b.len() && b[i].is_ascii_digit() {
@@ -584,7 +584,7 @@ pub fn parse_number_prefix(s: &str) -> (f64, bool) {
         i = frac_end;
     }
     if digits == 0 {
-        return (0.0, false);
+        return ("", false);
     }
     if i < b.len() && (b[i] == b'e' || b[i] == b'E') {
         let mut j = i + 1;
@@ -596,8 +596,18 @@ pub fn parse_number_prefix(s: &str) -> (f64, bool) {
             i = exp_end;
         }
     }
-    let whole = b[i..].iter().all(u8::is_ascii_whitespace);
-    let text = &s[start..i];
+    (&s[start..i], b[i..].iter().all(u8::is_ascii_whitespace))
+}
+
+/// MySQL's conversion of a string to a DOUBLE: its [`numeric_prefix`]
+/// (`'3x'` → 3, `'.5e1z'` → 5, `'abc'` and `''` → 0), and whether that was
+/// the whole string. A number too large for a double is its largest
+/// finite value and not whole. MySQL warns (1292) when it is not whole.
+pub fn parse_number_prefix(s: &str) -> (f64, bool) {
+    let (text, whole) = numeric_prefix(s);
+    if text.is_empty() {
+        return (0.0, false);
+    }
     let text = text.strip_suffix('.').unwrap_or(text);
     match text.parse::<f64>() {
         Ok(f) if f.is_finite() => (f, whole),

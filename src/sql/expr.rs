@@ -2621,45 +2621,18 @@ fn cast(v: Value, to: CastTo) -> SqlResult<Value> {
 /// (trimmed) string when it is a number, else its longest numeric prefix
 /// (`'1.5abc'` → `1.5`, `'x'` → `0`) with MySQL's warning 1292.
 fn decimal_prefix(s: &str) -> SqlResult<String> {
-    let t = s.trim();
-    let b = t.as_bytes();
-    let mut i = usize::from(matches!(b.first(), Some(b'-' | b'+')));
-    let digits = |i: &mut usize| {
-        let start = *i;
-        while b.get(*i).is_some_and(u8::is_ascii_digit) {
-            *i += 1;
-        }
-        *i - start
-    };
-    let mut n = digits(&mut i);
-    if b.get(i) == Some(&b'.') {
-        let mut j = i + 1;
-        let f = digits(&mut j);
-        if n + f > 0 {
-            n += f;
-            i = j;
-        }
-    }
-    if n > 0 && matches!(b.get(i), Some(b'e' | b'E')) {
-        let mut j = i + 1;
-        if matches!(b.get(j), Some(b'-' | b'+')) {
-            j += 1;
-        }
-        if digits(&mut j) > 0 {
-            i = j;
-        }
-    }
-    if n > 0 && i == b.len() {
-        return Ok(t.to_string());
+    let (prefix, whole) = crate::types::numeric_prefix(s);
+    if whole {
+        return Ok(prefix.to_string());
     }
     crate::warnings::note(
         code::TRUNCATED_WRONG_VALUE,
         format!("Truncated incorrect DECIMAL value: '{s}'"),
     )?;
-    Ok(if n == 0 {
+    Ok(if prefix.is_empty() {
         "0".into()
     } else {
-        t[..i].to_string()
+        prefix.to_string()
     })
 }
 
