@@ -132,6 +132,14 @@ pub struct EngineArgs {
     /// machine's memory, at least 32 MB, at most 4 GB.
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub cache_size: Option<usize>,
+    /// Size of the embedded storage's commit log, preallocated (written
+    /// with zeros) in the data directory at the first start, e.g. `16MB`:
+    /// how much committed data may wait for the data file, and so how long
+    /// writes go on when the data file cannot grow (a full disk). Default:
+    /// a sixteenth of `--cache-size`, at least 4 MB, at most 64 MB. A
+    /// larger existing log is kept.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub commit_log_size: Option<usize>,
     /// How long the ISCP runner lease lasts without renewal: after a runner
     /// dies, another node takes over within about this long (ms).
     #[arg(long, value_name = "MS")]
@@ -218,6 +226,9 @@ impl EngineArgs {
         }
         if let Some(n) = self.cache_size {
             c.storage.cache_bytes = n;
+        }
+        if let Some(n) = self.commit_log_size {
+            c.storage.log_bytes = Some(n as u64);
         }
         c.iscp_enabled = !self.no_iscp;
         c

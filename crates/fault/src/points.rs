@@ -34,6 +34,12 @@ pub const ISCP_MARK_CANCELED_ERROR: &str = "fj/iscp/cancel/mark-canceled-error";
 /// then fails with nothing written, reads go on, and writes work again once
 /// it is removed.
 pub const STORAGE_LOG_WRITE: &str = "fj/storage/log-write";
+/// Storage: where the embedded store's applier reads the free space of the
+/// data directory's file system before it writes to the data file. Arm it
+/// with `echo` and `iarg` = the bytes to report (e.g. 0: a full disk) to
+/// hold the applier back as a full disk would; a negative `iarg` reads the
+/// file system (tests that fill a real small one).
+pub const STORAGE_FREE_SPACE: &str = "fj/storage/free-space";
 /// DDL: in a CREATE INDEX (or ALTER TABLE) index build, before every
 /// 1,024th row, with the index name as target and the statement's KILL
 /// token (so a KILL releases a `wait` or `sleep` here at once).
@@ -53,6 +59,7 @@ pub const ALL: &[&str] = &[
     ISCP_BEFORE_MARK_CANCELED,
     ISCP_MARK_CANCELED_ERROR,
     STORAGE_LOG_WRITE,
+    STORAGE_FREE_SPACE,
     DDL_INDEX_BUILD,
 ];
 
