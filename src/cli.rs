@@ -606,29 +606,25 @@ fn sql(a: SqlArgs) -> i32 {
 
 /// Build progress of all live jobs: (rows done, rows total, all caught up).
 fn index_progress(db: &Database) -> Result<(u64, u64, bool), String> {
-    let jobs = db.engine().iscp.read_jobs().map_err(|e| e.to_string())?;
-    let latest = db.engine().storage.latest_ts();
+    let jobs = db
+        .engine()
+        .iscp
+        .job_statuses(0)
+        .map_err(|e| e.to_string())?;
     let (mut done, mut total, mut level) = (0u64, 0u64, true);
     for j in jobs {
         // A synchronous index is complete from its CREATE on.
-        if j.drop_at.is_some() || j.state.is_protected() || j.spec.is_sync_live() {
+        if j.dropped || j.state.is_protected() || j.sync {
             continue;
         }
-        if j.status.stage == crate::iscp::log::STAGE_INIT {
-            level = false;
-            done += j.status.build_done;
-            total += j.status.build_total.max(j.status.build_done);
-        } else {
-            let newest = crate::iscp::log::newest_change_ts(
-                db.engine().storage.as_ref(),
-                j.key.table_id,
-                j.watermark,
-                latest,
-            )
-            .map_err(|e| e.to_string())?;
-            if newest > j.watermark {
+        match j.progress.total {
+            Some(n) => {
                 level = false;
+                done += j.progress.done;
+                total += n.max(j.progress.done);
             }
+            None if j.lag_ts > 0 => level = false,
+            None => {}
         }
     }
     Ok((done, total, level))

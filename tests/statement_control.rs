@@ -17,7 +17,7 @@ mod common;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use tributary::iscp::log::STAGE_INCREMENTAL;
+use tributary::iscp::log::Stage;
 use tributary::{Config, Database, Session, SqlError, Value};
 use tributary_fault::{global, FaultGuard};
 
@@ -192,7 +192,7 @@ fn kill_query_ends_an_iscp_wait_fresh_wait() {
         "CREATE INDEX iv USING HNSW ON w(e) OP_TYPE 'vector_l2_ops' ASYNC",
     );
     wait_until("iv built", WAIT, || {
-        job(&db, "iv").status.stage == STAGE_INCREMENTAL
+        job(&db, "iv").status.stage == Stage::Incremental
     });
     // Stall the consumer, then write: the index cannot reach the write.
     let key = "fj/iscp/cancel/long/before-send:iv";

@@ -27,7 +27,7 @@ use crate::catalog::IndexKind;
 use crate::error::SqlError;
 use crate::iscp::background::on_background_thread;
 use crate::iscp::live::{self, hex, unhex};
-use crate::iscp::log::{self, GuardRefusal, JobRow, JobState, STAGE_INCREMENTAL};
+use crate::iscp::log::{self, GuardRefusal, JobRow, JobState, Stage};
 use crate::iscp::runtime::{Role, TaskKind};
 use crate::iscp::{now_ms, Iscp, LiveHandle};
 
@@ -603,7 +603,7 @@ pub async fn initial_build_unit(
                 row.status.build_after = Some(hex(k));
             }
             if done {
-                row.status.stage = STAGE_INCREMENTAL.into();
+                row.status.stage = Stage::Incremental;
                 row.watermark = build_ts;
             }
         })

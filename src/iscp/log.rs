@@ -74,10 +74,34 @@ impl JobState {
 /// Errors with a code of at least this are permanent (as in MatrixOne).
 pub const PERMANENT_ERROR_THRESHOLD: u32 = 10_000;
 
-/// Stage of a job. Monotone: a flush never moves it back.
-pub const STAGE_INIT: &str = "init";
-/// After the initial build.
-pub const STAGE_INCREMENTAL: &str = "incremental";
+/// Stage of a job, stored by name in `job_status` (`init`,
+/// `incremental`). Monotone: a flush never moves it back (`Init <
+/// Incremental`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Stage {
+    /// The initial build.
+    #[default]
+    Init,
+    /// After the initial build.
+    Incremental,
+}
+
+impl Stage {
+    /// The stored name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Stage::Init => "init",
+            Stage::Incremental => "incremental",
+        }
+    }
+}
+
+impl std::fmt::Display for Stage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
 
 /// `job_status` JSON.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
@@ -85,8 +109,7 @@ pub struct JobStatus {
     /// Completed work units; the compare-and-set token of every write.
     pub iterations: u64,
     pub rows_applied: u64,
-    /// `init` (initial build) or `incremental`.
-    pub stage: String,
+    pub stage: Stage,
     /// Snapshot ts of the initial build.
     pub build_ts: Ts,
     /// Hex of the last primary key applied by the initial build.
@@ -99,17 +122,6 @@ pub struct JobStatus {
     pub retries: u32,
     /// Unix ms of the last run.
     pub last_run_ms: u64,
-}
-
-impl JobStatus {
-    /// `rows done / total` of the initial build, or `done`.
-    pub fn progress_text(&self) -> String {
-        if self.stage == STAGE_INIT {
-            format!("{}/{}", self.build_done, self.build_total)
-        } else {
-            "done".into()
-        }
-    }
 }
 
 /// Identity of one job generation.
@@ -269,9 +281,9 @@ pub fn register_job(txn: &mut dyn Transaction, t: &TableDef, ix: &IndexDef) -> S
     // A synchronous index is complete when its CREATE commits (the DDL
     // writes its entries): it has no initial-build stage.
     let stage = if spec.is_sync_live() {
-        STAGE_INCREMENTAL
+        Stage::Incremental
     } else {
-        STAGE_INIT
+        Stage::Init
     };
     let row = JobRow {
         key: key.clone(),
@@ -279,7 +291,7 @@ pub fn register_job(txn: &mut dyn Transaction, t: &TableDef, ix: &IndexDef) -> S
         state: JobState::Completed,
         watermark: 0,
         status: JobStatus {
-            stage: stage.into(),
+            stage,
             ..Default::default()
         },
         create_at: now_us(),
@@ -357,17 +369,27 @@ pub fn guarded_update(
             found: j.status.iterations,
         }));
     }
-    let before_stage = j.status.stage.clone();
-    let before_wm = j.watermark;
+    let (before_stage, before_wm) = (j.status.stage, j.watermark);
     f(&mut j);
     j.status.iterations = expected_iteration + 1;
-    // Stage is monotone: init → incremental, never back.
-    if before_stage == STAGE_INCREMENTAL {
-        j.status.stage = STAGE_INCREMENTAL.into();
-    }
-    // The watermark never moves backwards.
-    if j.watermark < before_wm {
-        j.watermark = before_wm;
+    // Stage (init → incremental) and watermark are monotone: a write that
+    // moves either back is a bug of its caller. Release builds keep the old
+    // value (a watermark moved back would apply changes twice to an index),
+    // and say so.
+    debug_assert!(
+        j.status.stage >= before_stage && j.watermark >= before_wm,
+        "job {:?}: stage {} -> {}, watermark {} -> {}",
+        key,
+        before_stage,
+        j.status.stage,
+        before_wm,
+        j.watermark
+    );
+    if j.status.stage < before_stage || j.watermark < before_wm {
+        tracing::error!(job = ?key, stage = %j.status.stage, watermark = j.watermark,
+            "a job progress write moved its stage or watermark back; kept the old ones");
+        j.status.stage = j.status.stage.max(before_stage);
+        j.watermark = j.watermark.max(before_wm);
     }
     put(txn, &j)?;
     Ok(Ok(j))
@@ -688,19 +710,49 @@ mod tests {
                 found: 1
             }
         );
-        // The watermark never moves backwards, the stage never regresses.
         let j = update(&st, &key, 1, |j| {
             j.watermark = 20;
-            j.status.stage = STAGE_INCREMENTAL.into();
+            j.status.stage = Stage::Incremental;
         })
         .unwrap();
-        let j2 = update(&st, &key, j.status.iterations, |j| {
-            j.watermark = 5;
-            j.status.stage = STAGE_INIT.into();
+        assert_eq!((j.watermark, j.status.stage), (20, Stage::Incremental));
+    }
+
+    /// A write moving the watermark or the stage back is a caller's bug:
+    /// asserted in debug builds; release builds keep the old values.
+    #[test]
+    fn watermark_and_stage_never_move_back() {
+        let (_d, st, key) = setup();
+        let j = update(&st, &key, 0, |j| {
+            j.watermark = 20;
+            j.status.stage = Stage::Incremental;
         })
         .unwrap();
-        assert_eq!(j2.watermark, 20);
-        assert_eq!(j2.status.stage, STAGE_INCREMENTAL);
+        let back = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            update(&st, &key, j.status.iterations, |j| {
+                j.watermark = 5;
+                j.status.stage = Stage::Init;
+            })
+        }));
+        if cfg!(debug_assertions) {
+            assert!(back.is_err(), "the regression was not asserted");
+        } else {
+            let j2 = back.unwrap().unwrap();
+            assert_eq!((j2.watermark, j2.status.stage), (20, Stage::Incremental));
+        }
+    }
+
+    #[test]
+    fn stage_is_stored_by_name() {
+        let st = JobStatus {
+            stage: Stage::Incremental,
+            ..Default::default()
+        };
+        let json = serde_json::to_string(&st).unwrap();
+        assert!(json.contains(r#""stage":"incremental""#), "{json}");
+        let back: JobStatus = serde_json::from_str(&json.replace("incremental", "init")).unwrap();
+        assert_eq!(back.stage, Stage::Init);
+        assert!(Stage::Init < Stage::Incremental);
     }
 
     #[test]

@@ -24,6 +24,7 @@ pub mod live;
 pub mod log;
 pub mod runner;
 pub mod runtime;
+pub mod status;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -428,7 +429,7 @@ impl Iscp {
     fn follow_log(&self, h: &LiveHandle, row: &JobRow) -> Option<LiveHandle> {
         let applies = |g: &LiveEntry| {
             !row.spec.is_sync_live()
-                && row.status.stage == log::STAGE_INCREMENTAL
+                && row.status.stage == log::Stage::Incremental
                 && g.watermark >= row.status.build_ts
                 && g.pending_ts.is_none()
                 && g.staging_to.is_none()

@@ -27,7 +27,7 @@ use tributary_fault::points;
 use tributary_storage::{Change, TxnOptions};
 
 use crate::iscp::consumer::{self, Outcome};
-use crate::iscp::log::{self, JobRow, JobState, STAGE_INIT};
+use crate::iscp::log::{self, JobRow, JobState, Stage};
 use crate::iscp::runtime::TaskKind;
 use crate::iscp::{now_ms, Iscp};
 
@@ -310,7 +310,7 @@ async fn table_iteration(
     for (j, reg) in regs {
         let input = if j.spec.is_sync_live() {
             Input::Checkpoint
-        } else if j.status.stage == STAGE_INIT {
+        } else if j.status.stage == Stage::Init {
             Input::Build
         } else {
             incr.push((j, reg));

@@ -19,7 +19,8 @@ use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
 use crate::db::Database;
-use crate::types::Value;
+use crate::iscp::log::JobState;
+use crate::iscp::status::JobStatus;
 
 /// Samples kept: one a second for ten minutes.
 const KEEP: usize = 600;
@@ -72,17 +73,6 @@ pub struct Status {
     samples: Mutex<VecDeque<Sample>>,
 }
 
-/// One row of SHOW ISCP STATUS, as the page shows it.
-struct JobLine {
-    label: String,
-    state: String,
-    phase: String,
-    lag: i64,
-    lag_ms: Option<i64>,
-    progress: String,
-    error: String,
-}
-
 impl Status {
     pub fn new(db: Database) -> Arc<Status> {
         Arc::new(Status {
@@ -107,36 +97,10 @@ impl Status {
         }
     }
 
-    fn jobs(&self) -> Result<Vec<JobLine>, crate::error::SqlError> {
-        let mut s = self.db.session();
-        let rows = s.execute("SHOW ISCP STATUS")?.rows;
-        Ok(rows
-            .iter()
-            .map(|r| {
-                let text = |i: usize| r.get(i).and_then(Value::to_text).unwrap_or_default();
-                let int = |i: usize| match r.get(i) {
-                    Some(Value::Int(v)) => Some(*v),
-                    _ => None,
-                };
-                JobLine {
-                    label: format!(
-                        "{}.{}.{}",
-                        text(0),
-                        text(1),
-                        text(3).trim_start_matches("index_")
-                    ),
-                    state: text(6),
-                    phase: text(5),
-                    lag: int(9).unwrap_or(0),
-                    lag_ms: int(10),
-                    progress: text(14),
-                    error: match int(17) {
-                        Some(c) if c != 0 => format!("{c}: {}", text(18)),
-                        _ => String::new(),
-                    },
-                }
-            })
-            .collect())
+    /// Every job's status ([`crate::iscp::status::JobStatus`], the one
+    /// computation SHOW ISCP STATUS and `/metrics` use too).
+    fn jobs(&self) -> Result<Vec<JobStatus>, crate::error::SqlError> {
+        self.db.engine().iscp.job_statuses(0)
     }
 
     /// Take one sample (blocking: reads the job log).
@@ -145,8 +109,8 @@ impl Status {
         let lags = self
             .jobs()?
             .into_iter()
-            .filter(|j| j.state != "Canceled")
-            .map(|j| (j.label, j.lag))
+            .filter(|j| j.state != JobState::Canceled)
+            .map(|j| (j.label(), j.lag_ts as i64))
             .collect();
         let mut s = self.samples.lock();
         if s.len() == KEEP {
@@ -213,32 +177,37 @@ impl Status {
                      <th>lag (ms)</th><th>build</th><th>error</th></tr>",
                 );
                 for j in jobs {
+                    let error = j
+                        .error
+                        .as_ref()
+                        .map_or(String::new(), |(c, m)| format!("{c}: {m}"));
                     let _ = write!(
                         h,
                         "<tr class=\"job\" data-job=\"{l}\"><td>{l}</td><td>{}</td><td>{}</td>\
                          <td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                        esc(&j.state),
-                        esc(&j.phase),
-                        j.lag,
+                        esc(j.state.name()),
+                        esc(j.phase.name()),
+                        j.lag_ts,
                         j.lag_ms.map_or("–".to_string(), |v| v.to_string()),
-                        esc(&j.progress),
-                        esc(&j.error),
-                        l = esc(&j.label),
+                        esc(&j.progress.text()),
+                        esc(&error),
+                        l = esc(&j.label()),
                     );
                 }
                 h.push_str("</table>");
-                for j in jobs.iter().filter(|j| j.state != "Canceled") {
+                for j in jobs.iter().filter(|j| j.state != JobState::Canceled) {
+                    let label = j.label();
                     let series: Vec<(u64, f64)> = samples
                         .iter()
                         .filter_map(|s| {
                             s.lags
                                 .iter()
-                                .find(|(l, _)| *l == j.label)
+                                .find(|(l, _)| *l == label)
                                 .map(|(_, lag)| (s.at_ms, *lag as f64))
                         })
                         .collect();
-                    let _ = write!(h, "<h3>Lag of {} (commits behind)</h3>", esc(&j.label));
-                    plot(&mut h, &format!("lag-{}", j.label), &series);
+                    let _ = write!(h, "<h3>Lag of {} (commits behind)</h3>", esc(&label));
+                    plot(&mut h, &format!("lag-{label}"), &series);
                 }
             }
             Err(e) => {
