@@ -27,7 +27,7 @@ use crate::catalog::IndexKind;
 use crate::error::SqlError;
 use crate::iscp::background::on_background_thread;
 use crate::iscp::live::{self, hex, unhex};
-use crate::iscp::log::{self, GuardRefusal, JobRow, JobState, Stage};
+use crate::iscp::log::{self, GuardRefusal, JobRow, JobState, Stage, UnitError};
 use crate::iscp::runtime::{Role, TaskKind};
 use crate::iscp::{now_ms, Iscp, LiveHandle};
 
@@ -38,8 +38,8 @@ pub enum Outcome {
     Committed { more: bool },
     /// Canceled, fenced or superseded: nothing written.
     Stopped(String),
-    /// Failed with an error code (1..9999 temporary, ≥ 10000 permanent).
-    Failed { code: u32, msg: String },
+    /// Failed: the kind says whether the job retries.
+    Failed { error: UnitError, msg: String },
     /// Nothing was due (a synchronous index with no checkpoint to write).
     Idle,
 }
@@ -48,7 +48,7 @@ fn fault_outcome(e: tributary_fault::FaultError) -> Outcome {
     match e {
         tributary_fault::FaultError::Canceled { .. } => Outcome::Stopped("canceled".into()),
         other => Outcome::Failed {
-            code: 1,
+            error: UnitError::Injected,
             msg: other.to_string(),
         },
     }
@@ -57,21 +57,21 @@ fn fault_outcome(e: tributary_fault::FaultError) -> Outcome {
 fn sql_outcome(e: SqlError) -> Outcome {
     // Lock conflicts and I/O are temporary; corrupt data / bad vectors are
     // permanent.
-    let code = match e.code {
-        1205 | 1213 => 2,
-        1105 if e.message.contains("index error") => 10_001,
-        1105 if e.message.contains("corrupt") => 10_002,
-        _ => 3,
+    let error = match e.code {
+        1205 | 1213 => UnitError::LockConflict,
+        1105 if e.message.contains("index error") => UnitError::IndexRefused,
+        1105 if e.message.contains("corrupt") => UnitError::Corrupt,
+        _ => UnitError::Temporary,
     };
     Outcome::Failed {
-        code,
+        error,
         msg: e.message,
     }
 }
 
 fn begin(iscp: &Iscp) -> Result<Box<dyn Transaction>, SqlError> {
     Ok(iscp.storage.begin(TxnOptions {
-        lock_wait_timeout: Duration::from_secs(10),
+        lock_wait_timeout: crate::iscp::UNIT_LOCK_WAIT,
         read_only: false,
     })?)
 }
@@ -347,7 +347,7 @@ async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> 
     tokio::task::spawn_blocking(f)
         .await
         .map_err(|e| Outcome::Failed {
-            code: 3,
+            error: UnitError::Temporary,
             msg: format!("consumer task failed: {e}"),
         })
 }
@@ -536,7 +536,7 @@ pub async fn initial_build_unit(
         iscp.storage
             .set_consumer_watermark(&consumer, j.key.table_id, iscp.storage.latest_ts());
         let pin = match iscp.storage.begin(TxnOptions {
-            lock_wait_timeout: Duration::from_secs(1),
+            lock_wait_timeout: crate::iscp::PIN_LOCK_WAIT,
             read_only: true,
         }) {
             Ok(p) => p,

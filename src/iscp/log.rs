@@ -69,10 +69,75 @@ impl JobState {
     pub fn is_terminal(self) -> bool {
         matches!(self, JobState::Canceled | JobState::Canceling)
     }
+
+    /// Whether a job row may go from `self` to `next` (staying is always
+    /// allowed): the one table of legal moves, asserted where job rows are
+    /// written.
+    ///
+    /// | from \ to | Pending | Running | Completed | Error | Canceling | Canceled |
+    /// |---|---|---|---|---|---|---|
+    /// | Pending, Running, Completed | | yes | yes | yes | yes | yes |
+    /// | Error | | | | | yes | yes |
+    /// | Canceling | | | | | | yes |
+    /// | Canceled, Invalid | | | | | | |
+    pub fn can_move_to(self, next: JobState) -> bool {
+        use JobState::*;
+        self == next
+            || match self {
+                Pending | Running | Completed => {
+                    matches!(next, Running | Completed | Error | Canceling | Canceled)
+                }
+                Error => matches!(next, Canceling | Canceled),
+                Canceling => next == Canceled,
+                Canceled | Invalid => false,
+            }
+    }
 }
 
-/// Errors with a code of at least this are permanent (as in MatrixOne).
-pub const PERMANENT_ERROR_THRESHOLD: u32 = 10_000;
+/// Asserts a job row's state move (see [`JobState::can_move_to`]).
+fn assert_move(key: &JobKey, from: JobState, to: JobState) {
+    debug_assert!(
+        from.can_move_to(to),
+        "job {key:?}: illegal state move {} -> {}",
+        from.name(),
+        to.name()
+    );
+}
+
+/// Why a work unit failed: what the job row records (its code) and whether
+/// the job stops (a permanent error moves it to Error) or retries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnitError {
+    /// A fault point's injected error (tests).
+    Injected,
+    /// A row-lock wait timed out or deadlocked.
+    LockConflict,
+    /// Any other temporary failure: I/O, a full disk, a task that died.
+    Temporary,
+    /// The index refused the data (a bad vector, a dimension mismatch).
+    IndexRefused,
+    /// The index's stored data is corrupt.
+    Corrupt,
+}
+
+impl UnitError {
+    /// The code stored in the job row (1..=3 temporary, 10001 and 10002
+    /// permanent, as MatrixOne numbers them).
+    pub fn code(self) -> u32 {
+        match self {
+            UnitError::Injected => 1,
+            UnitError::LockConflict => 2,
+            UnitError::Temporary => 3,
+            UnitError::IndexRefused => 10_001,
+            UnitError::Corrupt => 10_002,
+        }
+    }
+
+    /// A permanent error stops the job (state Error) until it is dropped.
+    pub fn is_permanent(self) -> bool {
+        matches!(self, UnitError::IndexRefused | UnitError::Corrupt)
+    }
+}
 
 /// Stage of a job, stored by name in `job_status` (`init`,
 /// `incremental`). Monotone: a flush never moves it back (`Init <
@@ -332,6 +397,7 @@ pub fn mark_canceling(txn: &mut dyn Transaction, key: &JobKey) -> SqlResult<()> 
     if j.state == JobState::Canceled {
         return Ok(());
     }
+    assert_move(key, j.state, JobState::Canceling);
     j.state = JobState::Canceling;
     j.drop_at = Some(now_us());
     put(txn, &j)
@@ -369,9 +435,10 @@ pub fn guarded_update(
             found: j.status.iterations,
         }));
     }
-    let (before_stage, before_wm) = (j.status.stage, j.watermark);
+    let (before_state, before_stage, before_wm) = (j.state, j.status.stage, j.watermark);
     f(&mut j);
     j.status.iterations = expected_iteration + 1;
+    assert_move(key, before_state, j.state);
     // Stage (init → incremental) and watermark are monotone: a write that
     // moves either back is a bug of its caller. Release builds keep the old
     // value (a watermark moved back would apply changes twice to an index),
@@ -395,19 +462,21 @@ pub fn guarded_update(
     Ok(Ok(j))
 }
 
-/// Record an error on a job (guarded like progress): permanent codes move it
-/// to Error, temporary ones keep it schedulable with a retry count.
+/// Record a unit's failure on a job (guarded like progress): a permanent
+/// error moves it to Error, a temporary one keeps it schedulable with a
+/// retry count.
 pub fn write_error(
     txn: &mut dyn Transaction,
     key: &JobKey,
     expected_iteration: u64,
-    code: u32,
+    error: UnitError,
     msg: &str,
 ) -> SqlResult<Result<JobRow, GuardRefusal>> {
     guarded_update(txn, key, expected_iteration, |j| {
-        j.status.error_code = code;
+        j.status.error_code = error.code();
         j.status.error_msg = msg.to_string();
-        if code >= PERMANENT_ERROR_THRESHOLD {
+        j.status.last_run_ms = crate::iscp::now_ms();
+        if error.is_permanent() {
             j.state = JobState::Error;
         } else {
             j.status.retries = j.status.retries.saturating_add(1);
@@ -425,6 +494,7 @@ pub fn mark_canceled(txn: &mut dyn Transaction, key: &JobKey) -> SqlResult<bool>
     if j.state == JobState::Canceled {
         return Ok(true);
     }
+    assert_move(key, j.state, JobState::Canceled);
     j.state = JobState::Canceled;
     if j.drop_at.is_none() {
         j.drop_at = Some(now_us());
@@ -760,7 +830,7 @@ mod tests {
         let (_d, st, key) = setup();
         // Permanent error → Error; later progress is refused.
         let mut txn = st.begin(TxnOptions::default()).unwrap();
-        write_error(txn.as_mut(), &key, 0, 10_001, "bad vector")
+        write_error(txn.as_mut(), &key, 0, UnitError::IndexRefused, "bad vector")
             .unwrap()
             .unwrap();
         txn.commit().unwrap();
@@ -789,10 +859,47 @@ mod tests {
     }
 
     #[test]
+    fn state_moves_follow_the_table() {
+        use JobState::*;
+        let all = [
+            Invalid, Pending, Running, Completed, Error, Canceled, Canceling,
+        ];
+        for a in all {
+            assert!(a.can_move_to(a), "{a:?} stays");
+            // Nothing leaves Canceled; Canceling only ends Canceled.
+            assert!(!Canceled.can_move_to(a) || a == Canceled);
+            assert_eq!(Canceling.can_move_to(a), matches!(a, Canceling | Canceled));
+            // Everything may be dropped but a dropped job.
+            assert_eq!(a.can_move_to(Canceling), !matches!(a, Canceled | Invalid));
+        }
+        assert!(
+            !Error.can_move_to(Completed),
+            "an Error job does not resume"
+        );
+        assert!(Completed.can_move_to(Error));
+    }
+
+    #[test]
+    fn unit_errors_are_permanent_by_kind() {
+        let all = [
+            UnitError::Injected,
+            UnitError::LockConflict,
+            UnitError::Temporary,
+            UnitError::IndexRefused,
+            UnitError::Corrupt,
+        ];
+        let codes: std::collections::HashSet<u32> = all.iter().map(|e| e.code()).collect();
+        assert_eq!(codes.len(), all.len());
+        for e in all {
+            assert_eq!(e.is_permanent(), e.code() >= 10_000, "{e:?}");
+        }
+    }
+
+    #[test]
     fn temporary_errors_keep_the_job_schedulable() {
         let (_d, st, key) = setup();
         let mut txn = st.begin(TxnOptions::default()).unwrap();
-        let j = write_error(txn.as_mut(), &key, 0, 1, "changesNext")
+        let j = write_error(txn.as_mut(), &key, 0, UnitError::Injected, "changesNext")
             .unwrap()
             .unwrap();
         txn.commit().unwrap();

@@ -126,6 +126,21 @@ impl LiveEntry {
 /// Shared handle to a cached index.
 pub type LiveHandle = Arc<RwLock<LiveEntry>>;
 
+/// Row-lock wait of a consumer's unit transaction: it locks only its job
+/// row, which a DROP (one short transaction) may hold; a longer wait means
+/// something is stuck, and the unit is retried with backoff.
+pub(crate) const UNIT_LOCK_WAIT: Duration = Duration::from_secs(10);
+/// Row-lock wait of the short bookkeeping writes (recording a unit's error,
+/// the cancel queue's Canceled): one job row each, retried on failure, so
+/// they give up sooner than a unit.
+pub(crate) const BOOKKEEPING_LOCK_WAIT: Duration = Duration::from_secs(5);
+/// Lock wait of the read-only transaction that pins a build's snapshot: it
+/// takes no row lock at all, so the bound only has to be short.
+pub(crate) const PIN_LOCK_WAIT: Duration = Duration::from_secs(1);
+/// How long stopping the runner waits for its runtime's tasks, each of
+/// which watches the runner's cancellation token (a bound, not a pause).
+const RUNTIME_SHUTDOWN: Duration = Duration::from_secs(5);
+
 /// One CN's ISCP handle.
 pub struct Iscp {
     pub storage: Arc<dyn Storage>,
@@ -192,7 +207,7 @@ impl Iscp {
             .name(format!("iscp-runner-{}", self.config.node_name))
             .spawn(move || {
                 rt.block_on(runner::Runner::new(me, t2).run());
-                rt.shutdown_timeout(Duration::from_secs(5));
+                rt.shutdown_timeout(RUNTIME_SHUTDOWN);
             })
             .map_err(|e| SqlError::internal(format!("cannot spawn ISCP thread: {e}")))?;
         *g = Some((token, h));
