@@ -3,7 +3,7 @@
 //!
 //! This module owns argument parsing, logging set-up, signal handling and
 //! the client-style output formats (`mysql` tables and `mysql -B` TSV). It
-//! never implements SQL; it only drives [`Database`] / [`Session`].
+//! never implements SQL; it only drives [`Database`] / [`crate::db::Session`].
 
 use std::io::{self, Read, Write};
 use std::net::SocketAddr;
@@ -123,7 +123,7 @@ pub struct EngineArgs {
     pub node_name: Option<String>,
     /// Commit durability of the embedded storage: `immediate` (default:
     /// every acknowledged commit is fsynced; concurrent commits share one
-    /// fsync) or `periodic:<ms>` (fsync every <ms>; a crash can lose the
+    /// fsync) or `periodic:<ms>` (fsync every `<ms>`; a crash can lose the
     /// commits of the last period, never part of one).
     #[arg(long, value_name = "MODE")]
     pub durability: Option<tributary_storage::Durability>,

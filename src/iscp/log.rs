@@ -3,7 +3,7 @@
 //!
 //! Owns the row format and the **only** functions that write job rows:
 //! [`register_job`] (CREATE), [`mark_canceling`] (DROP's logical drop),
-//! [`write_progress`] (consumer commits, guarded) and [`mark_canceled`]
+//! [`guarded_update`] (consumer commits, guarded) and [`mark_canceled`]
 //! (the cancel queue's final state). The guard in [`guarded_update`] makes
 //! two promises: no progress write ever overwrites Error, Canceling or
 //! Canceled, and every progress write is a compare-and-set on the job's

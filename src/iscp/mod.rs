@@ -7,8 +7,8 @@
 //! [`runtime`] (running consumers, fences, task registry), [`runner`] (the
 //! leased loop, retriever fan-out), [`consumer`] (work units and their
 //! single-transaction commits), [`live`] (in-memory indexes and their
-//! persistence), [`drop`] (cancel queue, finalization, recovery),
-//! [`search`] (index-assisted, fresh-by-default queries). See
+//! persistence), [`mod@drop`] (cancel queue, finalization, recovery),
+//! `sql::search` (index-assisted, fresh-by-default queries). See
 //! `docs/ISCP.md` for the state machine and the protocol.
 //!
 //! [`Iscp`] is one CN's handle: it owns the runner thread (a tokio runtime
@@ -387,7 +387,7 @@ impl Iscp {
     ///
     /// On a CN that does not run ISCP there is no bookkeeping: a copy
     /// behind the job row follows the source's change log instead
-    /// ([`Iscp::follow_log`]), so `fast_search` there answers at the job's
+    /// (`Iscp::follow_log`), so `fast_search` there answers at the job's
     /// watermark too, not one unit late.
     pub fn live_for_search(&self, row: &JobRow) -> SqlResult<LiveHandle> {
         let job_id = row.key.job_id;

@@ -1,7 +1,7 @@
 //! Executing plan nodes ([`crate::sql::plan::Node`]) into rows.
 //!
 //! Owns the join algorithms (hash join on equality keys, nested loop
-//! otherwise; inner, left and right outer), UNION [ALL], and running the
+//! otherwise; inner, left and right outer), UNION \[ALL\], and running the
 //! subqueries inside expressions: uncorrelated ones once per run of their
 //! block, correlated ones once per row, each turned into a literal (or a
 //! materialized set for `IN`) before the expression is evaluated. Query

@@ -267,9 +267,9 @@ impl ValueSet {
 /// Target of CAST/CONVERT.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CastTo {
-    /// SIGNED [INTEGER].
+    /// SIGNED \[INTEGER\].
     Int,
-    /// UNSIGNED [INTEGER] (negative values are refused: 1690).
+    /// UNSIGNED \[INTEGER\] (negative values are refused: 1690).
     Unsigned,
     Float,
     /// DECIMAL(precision, scale).

@@ -207,7 +207,7 @@ pub enum Stmt {
     Describe {
         table: Name,
     },
-    /// EXPLAIN [ANALYZE] <statement>.
+    /// `EXPLAIN [ANALYZE] <statement>`.
     Explain(Box<Stmt>, bool),
     Begin {
         read_only: bool,

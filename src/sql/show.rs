@@ -44,7 +44,7 @@ pub fn databases(cx: &mut Ctx<'_>) -> SqlResult<QueryResult> {
     Ok(rs(&["Database"], rows))
 }
 
-/// SHOW [FULL] TABLES
+/// SHOW \[FULL\] TABLES
 pub fn tables(cx: &mut Ctx<'_>, db: Option<String>, full: bool) -> SqlResult<QueryResult> {
     let db = match db {
         Some(d) => d,
@@ -318,7 +318,7 @@ pub fn iscp_status(cx: &mut Ctx<'_>) -> SqlResult<QueryResult> {
     Ok(r)
 }
 
-/// EXPLAIN <select>
+/// `EXPLAIN <select>`
 pub fn explain(cx: &mut Ctx<'_>, inner: Stmt, analyze: bool) -> SqlResult<QueryResult> {
     let Stmt::Ast(a) = inner else {
         return Err(SqlError::unsupported("EXPLAIN of this statement"));
