@@ -89,3 +89,8 @@ SELECT SUM(1/3), SUM(x/3), AVG(x/3) FROM m;
 SELECT CAST(2/3 AS DECIMAL(20,12)), CAST(-2/3 AS DECIMAL(20,12)), CAST(1.00/7 AS DECIMAL(30,20)), ROUND(1/3, 20);
 CREATE TABLE q AS SELECT 1/3 a, (1/3)*3 b;
 SELECT * FROM q;
+-- A quotient holds whole words counted after padding each operand's scale to a word (MySQL 8's do_div_mod): 0.001 / 0.3 holds 18 digits.
+SELECT (10 + 2147483647) * (0.001 / 0.3), (3.0 / -2.25) * 12345678.99, (0.1 / -2.25) * (12345678.99 - 3), CEIL(2147483647) / (0.2 / ROUND(3.0, 2));
+-- GROUP BY keeps SUM/AVG/MIN/MAX of decimals at their declared scale per step (MySQL's temporary-table grouping); a DISTINCT aggregate groups exactly.
+SELECT id % 2, SUM(x / 3), AVG(x / 3), MAX(x / 3) * 3 FROM m GROUP BY id % 2 ORDER BY id % 2;
+SELECT id % 2, SUM(x / 3), AVG(x / 3), COUNT(DISTINCT x) FROM m GROUP BY id % 2 ORDER BY id % 2;
