@@ -38,7 +38,8 @@ enum Mant {
 ///
 /// A quotient keeps more digits than it shows, as MySQL's does: `1/3` is
 /// held as 0.333333333 (whole 9-digit words) and shows 0.3333, so
-/// `1/3*3` is 1.0000 while `1/3 = 0.3333` holds. `scale` is the held
+/// `1/3*3` is 1.0000 and `1/3 = 0.3333` is false (MySQL 8 compares held
+/// values; ORDER BY and keys use the shown one). `scale` is the held
 /// scale, `shown` (≤ `scale`) the SQL type's; printing, comparison and
 /// keys use the value rounded to `shown`, arithmetic the held value.
 #[derive(Clone)]
@@ -198,7 +199,9 @@ impl Decimal {
         }
     }
 
-    /// SQL comparison: of the values as shown (`1/3 = 0.3333` holds).
+    /// Order of the values as shown (ORDER BY, keys: MySQL sorts by the
+    /// value at its declared scale); SQL comparisons use
+    /// [`Decimal::cmp_value`].
     pub fn cmp_sql(&self, o: &Decimal) -> Ordering {
         self.visible().cmp_value(&o.visible())
     }

@@ -1371,9 +1371,14 @@ fn num_cmp(a: &Value, b: &Value) -> Ordering {
     match (a, b) {
         (Value::Int(x), Value::Int(y)) => x.cmp(y),
         // Exact: DECIMAL with DECIMAL or INT (DOUBLE beside a DECIMAL
-        // compares as doubles, as MySQL does).
-        (Value::Decimal(_), Value::Decimal(_) | Value::Int(_))
-        | (Value::Int(_), Value::Decimal(_)) => a.total_cmp(b),
+        // compares as doubles, as MySQL does). Of every held digit: a
+        // quotient is compared as MySQL 8's Arg_comparator::compare_decimal
+        // compares it, unrounded (`1/3 = 0.3333` is 0, `1/3 > 0.3333` 1;
+        // MariaDB rounds both sides to their scale first). ORDER BY and
+        // keys use the value as shown ([`Value::total_cmp`]).
+        (Value::Decimal(x), Value::Decimal(y)) => x.cmp_value(y),
+        (Value::Decimal(x), Value::Int(i)) => x.cmp_value(&Decimal::from_i64(*i)),
+        (Value::Int(i), Value::Decimal(y)) => Decimal::from_i64(*i).cmp_value(y),
         _ => match (f(a), f(b)) {
             (Some(x), Some(y)) if x == 0.0 && y == 0.0 => Ordering::Equal,
             _ => a.total_cmp(b),
@@ -3424,6 +3429,14 @@ mod tests {
             sql_cmp(&dec("0.3"), &Value::Float(0.3)),
             Some(Ordering::Equal)
         );
+        // A quotient compares with every held digit (MySQL 8's
+        // compare_decimal); it orders as it shows.
+        let third = arith(BinOp::Div, &Value::Int(1), &Value::Int(3)).unwrap();
+        assert_eq!(sql_cmp(&third, &dec("0.3333")), Some(Ordering::Greater));
+        assert_eq!(sql_cmp(&third, &dec("0.333333333")), Some(Ordering::Equal));
+        let tiny = arith(BinOp::Div, &Value::Int(-5), &Value::Int(2147483647)).unwrap();
+        assert_eq!(sql_cmp(&tiny, &Value::Int(0)), Some(Ordering::Less));
+        assert_eq!(third.total_cmp(&dec("0.3333")), Ordering::Equal);
     }
 
     #[test]
