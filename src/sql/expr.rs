@@ -1253,6 +1253,13 @@ impl Compiler<'_> {
 const IS_TRUE: &str = "is true";
 const IS_FALSE: &str = "is false";
 
+/// Internal function `show scale(x, s)`: x, a DECIMAL (or an integer made
+/// one) showing at least `s` fractional digits, its held digits kept. The
+/// planner wraps IFNULL / COALESCE of a DECIMAL type in it: MySQL 8 (an
+/// `Item_func_numhybrid`) converts their value to text at the type's
+/// scale (`CAST(IFNULL(0.1, 99.999) AS CHAR)` is `0.100`).
+pub const SHOW_SCALE: &str = "show scale";
+
 /// Internal (not callable as written) names of interval arithmetic.
 fn interval_fn(sub: bool) -> &'static str {
     if sub {
@@ -2470,6 +2477,19 @@ fn call_builtin(name: &str, args: &[Value]) -> SqlResult<Value> {
                 args[1].clone()
             } else {
                 args[0].clone()
+            })
+        }
+        SHOW_SCALE => {
+            want(args, 2, name)?;
+            let s = num_i64(&args[1]).unwrap_or(0).clamp(0, 30) as u8;
+            Ok(match &args[0] {
+                Value::Decimal(d) if d.scale() < s => Value::Decimal(if d.held_scale() >= s {
+                    d.clone().with_shown(s)
+                } else {
+                    d.rescale(s)
+                }),
+                Value::Int(i) => Value::Decimal(Decimal::from_i64(*i).rescale(s)),
+                other => other.clone(),
             })
         }
         IS_TRUE => {

@@ -220,6 +220,9 @@ fn int_precision(e: &CExpr, src: &Source, aggs: &[AggCall]) -> u8 {
         | CExpr::InSub(..)
         | CExpr::InSet(..) => 1,
         CExpr::Func(name, args) => match name.as_str() {
+            crate::sql::expr::SHOW_SCALE => {
+                args.first().map_or(19, |a| int_precision(a, src, aggs))
+            }
             "abs" | "floor" | "ceil" | "ceiling" | "round" | "truncate" => {
                 args.first()
                     .map_or(19, |a| match kind_of_expr(a, src, aggs) {
@@ -329,6 +332,26 @@ fn decimal_result(
     Some(ColumnKind::Decimal {
         precision: precision.clamp(1, 65),
         scale,
+    })
+}
+
+/// IFNULL / COALESCE of a DECIMAL type wrapped in
+/// [`crate::sql::expr::SHOW_SCALE`] so that, as text, they show their
+/// type's scale (MySQL 8's `Item_func_numhybrid::val_str`). IF and CASE
+/// are left alone: MySQL 8 converts the chosen argument's own text.
+fn show_hybrid_scales(e: CExpr, src: &Source, aggs: &[AggCall]) -> CExpr {
+    e.rewrite(&mut |x| match x {
+        CExpr::Func(name, args) if name == "ifnull" || name == "coalesce" => {
+            let f = CExpr::Func(name, args);
+            match kind_of_expr(&f, src, aggs) {
+                ColumnKind::Decimal { scale, .. } if scale > 0 => CExpr::Func(
+                    crate::sql::expr::SHOW_SCALE.into(),
+                    vec![f, CExpr::Lit(Value::Int(i64::from(scale)))],
+                ),
+                _ => f,
+            }
+        }
+        other => other,
     })
 }
 
@@ -477,6 +500,9 @@ fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnKind {
                     _ => ColumnKind::Text,
                 }
             }
+            crate::sql::expr::SHOW_SCALE => args
+                .first()
+                .map_or(ColumnKind::Text, |a| kind_of_expr(a, src, aggs)),
             // Functions returning one of their arguments: the arguments'
             // common type (NULL literals aside), as UNION combines them.
             "coalesce" | "ifnull" | "if" | "nullif" | "greatest" | "least" => {
@@ -1258,6 +1284,7 @@ pub fn plan_block(
         .into_iter()
         .map(|(n, e)| {
             let e = fold_vector_literals(fold_user_vars(e, uv));
+            let e = show_hybrid_scales(e, &source, &aggs);
             let k = kind_of_expr(&e, &source, &aggs);
             (n, e, k)
         })

@@ -94,3 +94,5 @@ SELECT (10 + 2147483647) * (0.001 / 0.3), (3.0 / -2.25) * 12345678.99, (0.1 / -2
 -- GROUP BY keeps SUM/AVG/MIN/MAX of decimals at their declared scale per step (MySQL's temporary-table grouping); a DISTINCT aggregate groups exactly.
 SELECT id % 2, SUM(x / 3), AVG(x / 3), MAX(x / 3) * 3 FROM m GROUP BY id % 2 ORDER BY id % 2;
 SELECT id % 2, SUM(x / 3), AVG(x / 3), COUNT(DISTINCT x) FROM m GROUP BY id % 2 ORDER BY id % 2;
+-- IFNULL / COALESCE of a DECIMAL type show its scale as text (MySQL 8's numeric hybrid functions); IF shows the chosen argument's own text.
+SELECT CAST(IFNULL(0.1, 99.999) AS CHAR), CONCAT(COALESCE(NULL, 1, 2.50)), CAST(IFNULL(CAST(3.14159e0 AS DECIMAL(10,0)), (42 * 99.999)) AS CHAR), IFNULL(1, 0.5) + 1, CAST(IFNULL(1/3, 0.5) AS CHAR), CAST(IF(1, 0.2, 0.001) AS CHAR);
