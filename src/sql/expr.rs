@@ -2057,13 +2057,13 @@ fn call_builtin(name: &str, args: &[Value]) -> SqlResult<Value> {
                 "floor" => (f * m).floor() / m,
                 _ => (f * m).ceil() / m,
             };
-            Ok(
-                if d <= 0 && matches!(num(&x), Some(Value::Int(_))) || d == 0 {
-                    Value::Int(r as i64)
-                } else {
-                    Value::Float(r)
-                },
-            )
+            // Of a DOUBLE (or a string) the answer is a DOUBLE whatever the
+            // digits (ROUND(-0.4e0) keeps its sign: ATAN2 of it is -π).
+            Ok(if d <= 0 && exact {
+                Value::Int(r as i64)
+            } else {
+                Value::Float(r)
+            })
         }
         "sqrt" => Ok(match args.first().and_then(as_f64) {
             Some(f) if f >= 0.0 => Value::Float(f.sqrt()),

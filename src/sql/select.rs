@@ -269,7 +269,7 @@ fn int_precision(e: &CExpr, src: &Source, aggs: &[AggCall]) -> u8 {
                 .checked_ilog10()
                 .map_or(1, |d| d + 1)
                 as u8,
-            (CExpr::Lit(Value::Text(t)), _) => u8::try_from(t.len()).unwrap_or(19).min(19),
+            (x, ColumnKind::Text) => text_len(x, src).map_or(19, |n| n.clamp(1, 19) as u8),
             _ => 19,
         },
         CExpr::Agg(i) => match aggs.get(*i) {
@@ -333,6 +333,26 @@ fn decimal_result(
         precision: precision.clamp(1, 65),
         scale,
     })
+}
+
+/// The most characters a string expression can have, when known (a
+/// literal, a VARCHAR column, case and trim functions, CONCAT).
+#[recursive::recursive]
+fn text_len(e: &CExpr, src: &Source) -> Option<usize> {
+    match e {
+        CExpr::Lit(Value::Text(t)) => Some(t.chars().count()),
+        CExpr::Col(i) => match src.table.as_ref()?.columns.get(*i)?.ty {
+            DataType::Varchar(n) => usize::try_from(n).ok(),
+            _ => None,
+        },
+        CExpr::Func(name, args) => match name.as_str() {
+            "lower" | "lcase" | "upper" | "ucase" | "reverse" | "ltrim" | "rtrim" | "trim both"
+            | "trim leading" | "trim trailing" => text_len(args.first()?, src),
+            "concat" => args.iter().map(|a| text_len(a, src)).sum(),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 /// IFNULL / COALESCE of a DECIMAL type wrapped in
@@ -563,6 +583,10 @@ fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnKind {
                         },
                         _ => ColumnKind::Decimal { precision, scale },
                     },
+                    // Of a string (or a date): a DOUBLE, as MySQL.
+                    Some(ColumnKind::Text | ColumnKind::Date | ColumnKind::DateTime) => {
+                        ColumnKind::Float
+                    }
                     _ => ColumnKind::Text,
                 }
             }
@@ -1801,7 +1825,9 @@ pub(crate) struct AggState {
     /// declared type, so each step is rounded there (`2/d` summed at
     /// scale 4, not with its 9 held digits). Not when an aggregate of the
     /// block is DISTINCT: MySQL then groups by sorting, exactly (its
-    /// `allow_group_via_temp_table`). `None`: exact.
+    /// `allow_group_via_temp_table`). A DISTINCT SUM/AVG itself keeps its
+    /// values at that scale with or without GROUP BY (MySQL dedups them
+    /// in a `Unique` tree of the argument's type). `None`: exact.
     pub store_scale: Option<u8>,
 }
 
@@ -1810,7 +1836,8 @@ impl AggState {
     fn for_group(plan: &Plan, call: &AggCall) -> AggState {
         let store_scale = match (&call.arg, call.func) {
             (Some(a), AggFunc::Sum | AggFunc::Avg | AggFunc::Min | AggFunc::Max)
-                if !plan.group_by.is_empty() && !plan.aggs.iter().any(|c| c.distinct) =>
+                if call.distinct
+                    || (!plan.group_by.is_empty() && !plan.aggs.iter().any(|c| c.distinct)) =>
             {
                 match kind_of_expr(a, &plan.source, &plan.aggs) {
                     ColumnKind::Decimal { scale, .. } => Some(scale),
