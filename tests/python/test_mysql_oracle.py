@@ -148,6 +148,32 @@ def test_allow_list_is_narrow():
                               ("value", "integer", "", "-1", "7")) is None
     assert oracle_lib.allowed("LAST_DAY('2021-04-31')", ("null", "Tributary NULL"))
     assert oracle_lib.allowed("LAST_DAY('2021-04-31')", ("null", "MariaDB NULL")) is None
+    # MariaDB's -0 decimal: only a minus before Tributary's zero.
+    negz = ("scale", "decimal scale", "", "-0.0", "0.0")
+    assert oracle_lib.allowed("(10 * -1) % ABS(0.2)", negz) == "decimal_negative_zero"
+    assert oracle_lib.allowed("(10 * -1) % ABS(0.2)",
+                              ("value", "decimal", "", "-0.1", "0.1")) is None
+    # IF's text: the same number only.
+    assert oracle_lib.allowed("LEFT(IF(1, 0.2, 0.001), 7)",
+                              ("value", "string", "", "0.200", "0.2")) == "if_case_text_of_decimal"
+    assert oracle_lib.allowed("LEFT(IF(1, 0.2, 0.001), 7)",
+                              ("value", "string", "", "0.200", "0.3")) is None
+    # A server check ("verify") is needed, and must pass.
+    cmp = ("value", "integer", "", "1", "0")
+    assert oracle_lib.allowed("(1 / 3) = 0.3333", cmp) is None
+    assert oracle_lib.allowed("(1 / 3) = 0.3333", cmp, lambda c, q: False) is None
+    assert oracle_lib.allowed("(1 / 3) = 0.3333", cmp,
+                              lambda c, q: c == "held_comparison") == "decimal_comparison_rounds"
+
+
+def test_split_comparison():
+    assert oracle_lib.split_comparison("(1 / 3) = 0.3333") == ("(1 / 3)", "=", "0.3333")
+    assert oracle_lib.split_comparison("((1 / 3) <= '<')") == ("(1 / 3)", "<=", "'<'")
+    assert oracle_lib.split_comparison("CAST('a' AS SIGNED) = (-0.5 / 3)")[1] == "="
+    assert oracle_lib.split_comparison("1 = 2 AND 3 = 3") is None
+    assert oracle_lib.split_comparison("NOT 1 = 2") is None
+    assert oracle_lib.split_comparison("1 BETWEEN 0 AND 2") is None
+    assert oracle_lib.split_comparison("IF(1 = 2, 3, 4)") is None
 
 
 def test_shrink_candidates_respect_quotes_and_types():
