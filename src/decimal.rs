@@ -38,7 +38,8 @@ enum Mant {
 ///
 /// A quotient keeps more digits than it shows, as MySQL's does: `1/3` is
 /// held as 0.333333333 (whole 9-digit words) and shows 0.3333, so
-/// `1/3*3` is 1.0000 while `1/3 = 0.3333` holds. `scale` is the held
+/// `1/3*3` is 1.0000 and `1/3 = 0.3333` is false (MySQL 8 compares held
+/// values; ORDER BY and keys use the shown one). `scale` is the held
 /// scale, `shown` (≤ `scale`) the SQL type's; printing, comparison and
 /// keys use the value rounded to `shown`, arithmetic the held value.
 #[derive(Clone)]
@@ -198,7 +199,9 @@ impl Decimal {
         }
     }
 
-    /// SQL comparison: of the values as shown (`1/3 = 0.3333` holds).
+    /// Order of the values as shown (ORDER BY, keys: MySQL sorts by the
+    /// value at its declared scale); SQL comparisons use
+    /// [`Decimal::cmp_value`].
     pub fn cmp_sql(&self, o: &Decimal) -> Ordering {
         self.visible().cmp_value(&o.visible())
     }
@@ -419,15 +422,24 @@ impl Decimal {
     }
 
     /// MySQL's `/`: shows scale s1 + [`DIV_INCREMENT`] (at most
-    /// [`MAX_SCALE`]) and holds the quotient cut to whole 9-digit words of
-    /// s1 + s2 + 4 held digits (MySQL's `do_div_mod`).
+    /// [`MAX_SCALE`]) and holds the quotient cut (not rounded) to whole
+    /// 9-digit words, as MySQL 8's `do_div_mod` (strings/decimal.cc): each
+    /// operand's held scale counts as whole words (w1, w2 digits), the
+    /// increment is what of [`DIV_INCREMENT`] that padding did not already
+    /// give, and the quotient holds w1 + w2 + increment digits rounded up
+    /// to a word. So `0.001 / 0.3` holds 18 digits (two padded words),
+    /// `1 / 3` nine.
     pub fn div(&self, o: &Decimal) -> Option<Decimal> {
         if o.is_zero() {
             return None;
         }
         let shown = self.shown.saturating_add(DIV_INCREMENT).min(MAX_SCALE);
-        let want = u32::from(self.scale) + u32::from(o.scale) + u32::from(DIV_INCREMENT);
-        let held = (want.div_ceil(9) * 9).min(u32::from(MAX_HELD_SCALE));
+        let words = |s: u8| u32::from(s).div_ceil(9) * 9;
+        let (w1, w2) = (words(self.scale), words(o.scale));
+        let padding = (w1 - u32::from(self.scale)) + (w2 - u32::from(o.scale));
+        let incr = u32::from(DIV_INCREMENT).saturating_sub(padding);
+        let held = (w1 + w2 + incr).div_ceil(9) * 9;
+        let held = held.min(u32::from(MAX_HELD_SCALE));
         let up = u32::from(o.scale) + held;
         let down = u32::from(self.scale);
         let (num, den) = if up >= down {
@@ -822,6 +834,20 @@ mod tests {
         assert_eq!(
             d("1.00").div(&d("7")).map(|x| x.held_text()),
             Some("0.142857142".into())
+        );
+        // Padding to whole words counts as held digits (MySQL 8's
+        // do_div_mod): 0.001 / 0.3 holds two words, not one.
+        assert_eq!(
+            d("0.001").div(&d("0.3")).map(|x| x.held_text()),
+            Some("0.003333333333333333".into())
+        );
+        let q = d("3.0").div(&d("-2.25")).expect("nonzero");
+        assert_eq!(q.held_scale(), 18);
+        assert_eq!(q.mul(&d("12345678.99")).to_string(), "-16460905.3200000");
+        // A dividend of 9 fractional digits has no padding: one more word.
+        assert_eq!(
+            d("0.000000001").div(&d("3")).map(|x| x.held_scale()),
+            Some(18)
         );
         let mut k1 = Vec::new();
         third.encode_key(&mut k1);

@@ -132,8 +132,9 @@ impl Value {
             (Int(a), Float(b)) => (*a as f64).total_cmp(&(b + 0.0)),
             (Float(a), Int(b)) => (a + 0.0).total_cmp(&(*b as f64)),
             (Float(a), Float(b)) => (a + 0.0).total_cmp(&(b + 0.0)),
-            // Decimals compare as they show (a quotient's held digits
-            // beyond its scale do not count: `1/3 = 0.3333`).
+            // Decimals order as they show (a quotient's held digits beyond
+            // its scale do not count in ORDER BY or keys; SQL comparisons
+            // use them: see `sql::expr::sql_cmp`).
             (Decimal(a), Decimal(b)) => a.cmp_sql(b),
             (Decimal(a), Int(b)) => a.cmp_sql(&crate::decimal::Decimal::from_i64(*b)),
             (Int(a), Decimal(b)) => crate::decimal::Decimal::from_i64(*a).cmp_sql(b),

@@ -95,6 +95,118 @@ fn result_column_kinds_match_mysql_types() {
     assert_eq!(text[10].as_deref(), Some("2024-01-05"));
 }
 
+/// FLOOR / CEIL of a DECIMAL are BIGINT while the result has at most 18
+/// digits, else DECIMAL (MySQL 8's `Item_func_int_val::resolve_type`);
+/// the digits of an integer operand are its type's (INT 10, BIGINT 19),
+/// not always BIGINT's. Each kind as MariaDB 10.11 answers.
+#[test]
+fn floor_ceil_of_decimals_follow_the_argument_digits() {
+    let (_d, db) = open();
+    let mut s = db.session();
+    s.execute_script(
+        "CREATE DATABASE fc; USE fc;
+         CREATE TABLE k (id INT PRIMARY KEY, n INT, b BIGINT, sm SMALLINT, dd DECIMAL(10,2));
+         INSERT INTO k VALUES (1, 3, 4, 5, 1.25)",
+    )
+    .expect("setup");
+    let r = s
+        .execute(
+            "SELECT CEIL(CAST(1 AS DECIMAL(20,2))), CEIL(CAST(1 AS DECIMAL(19,2))), \
+             CEILING(FLOOR(0.3) * 3.0), CEIL(n * 2.5), CEIL(b * 2.5), FLOOR(sm * dd), \
+             CEIL(CAST(1e0 AS SIGNED) / 12345678.99), FLOOR(-2147483648 * 12345678.99), \
+             FLOOR((n + 1) * 1.5) FROM k",
+        )
+        .expect("select");
+    let kinds: Vec<&str> = r
+        .columns
+        .iter()
+        .map(|c| match c.kind {
+            ColumnKind::Int => "integer",
+            ColumnKind::Decimal { scale: 0, .. } => "decimal",
+            _ => "other",
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "decimal", "integer", "integer", "integer", "decimal", "integer", "integer", "decimal",
+            "integer"
+        ]
+    );
+    let text: Vec<Option<String>> = r.rows[0]
+        .iter()
+        .zip(&r.columns)
+        .map(|(v, c)| tributary::types::format_value(v, c.kind))
+        .collect();
+    assert_eq!(text[7].as_deref(), Some("-26512143754482156"));
+    assert_eq!(text[4].as_deref(), Some("10"));
+}
+
+/// Quotients hold whole 9-digit words counted as MySQL 8's `do_div_mod`
+/// counts them (padding of each operand's scale to a word included), and
+/// a GROUP BY without DISTINCT aggregates keeps SUM/AVG/MIN/MAX of
+/// decimals at their declared scale per step (MySQL's temporary-table
+/// grouping), with one: exactly. Values as MariaDB 10.11 answers.
+#[test]
+fn decimal_quotients_and_grouped_sums_round_as_mysql() {
+    let (_d, db) = open();
+    let mut s = db.session();
+    s.execute_script(
+        "CREATE DATABASE qd; USE qd;
+         CREATE TABLE t (id INT PRIMARY KEY, g INT, d DECIMAL(10,2));
+         INSERT INTO t VALUES (1, 1, 1.50), (2, 1, 2.25), (3, 2, 0.10), (4, 2, 3.00)",
+    )
+    .expect("setup");
+    let one = |s: &mut Session, sql: &str| -> Vec<Vec<Option<String>>> {
+        let r = s.execute(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+        r.rows
+            .iter()
+            .map(|row| {
+                row.iter()
+                    .zip(&r.columns)
+                    .map(|(v, c)| tributary::types::format_value(v, c.kind))
+                    .collect()
+            })
+            .collect()
+    };
+    let strs =
+        |v: &[&str]| -> Vec<Option<String>> { v.iter().map(|x| Some(x.to_string())).collect() };
+    assert_eq!(
+        one(
+            &mut s,
+            "SELECT (10 + 2147483647) * (0.001 / 0.3), (3.0 / -2.25) * 12345678.99"
+        ),
+        vec![strs(&["7158278.8566667", "-16460905.3200000"])]
+    );
+    // No GROUP BY: exact (held digits summed).
+    assert_eq!(
+        one(&mut s, "SELECT AVG(2 / d), SUM(2 / d) FROM t"),
+        vec![strs(&["5.72222222", "22.8889"])]
+    );
+    // GROUP BY: each step at scale 4.
+    assert_eq!(
+        one(
+            &mut s,
+            "SELECT g, AVG(2 / d), SUM(2 / d), MAX(2 / d) * 3 FROM t GROUP BY g ORDER BY g"
+        ),
+        vec![
+            strs(&["1", "1.11110000", "2.2222", "3.9999"]),
+            strs(&["2", "10.33335000", "20.6667", "60.0000"])
+        ]
+    );
+    // A DISTINCT aggregate: grouped by sorting, exact again.
+    assert_eq!(
+        one(
+            &mut s,
+            "SELECT g, AVG(2 / d), COUNT(DISTINCT d) FROM t GROUP BY g ORDER BY g"
+        ),
+        vec![
+            strs(&["1", "1.11111111", "2"]),
+            strs(&["2", "10.33333333", "2"])
+        ]
+    );
+}
+
 /// 2,000 rows, a filter that keeps 1% of them, an HNSW index (synchronous
 /// and ASYNC): the search returns LIMIT rows, the same rows exact
 /// evaluation returns (before the fix it returned only the filtered rows

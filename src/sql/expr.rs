@@ -1253,6 +1253,13 @@ impl Compiler<'_> {
 const IS_TRUE: &str = "is true";
 const IS_FALSE: &str = "is false";
 
+/// Internal function `show scale(x, s)`: x, a DECIMAL (or an integer made
+/// one) showing at least `s` fractional digits, its held digits kept. The
+/// planner wraps IFNULL / COALESCE of a DECIMAL type in it: MySQL 8 (an
+/// `Item_func_numhybrid`) converts their value to text at the type's
+/// scale (`CAST(IFNULL(0.1, 99.999) AS CHAR)` is `0.100`).
+pub const SHOW_SCALE: &str = "show scale";
+
 /// Internal (not callable as written) names of interval arithmetic.
 fn interval_fn(sub: bool) -> &'static str {
     if sub {
@@ -1371,9 +1378,14 @@ fn num_cmp(a: &Value, b: &Value) -> Ordering {
     match (a, b) {
         (Value::Int(x), Value::Int(y)) => x.cmp(y),
         // Exact: DECIMAL with DECIMAL or INT (DOUBLE beside a DECIMAL
-        // compares as doubles, as MySQL does).
-        (Value::Decimal(_), Value::Decimal(_) | Value::Int(_))
-        | (Value::Int(_), Value::Decimal(_)) => a.total_cmp(b),
+        // compares as doubles, as MySQL does). Of every held digit: a
+        // quotient is compared as MySQL 8's Arg_comparator::compare_decimal
+        // compares it, unrounded (`1/3 = 0.3333` is 0, `1/3 > 0.3333` 1;
+        // MariaDB rounds both sides to their scale first). ORDER BY and
+        // keys use the value as shown ([`Value::total_cmp`]).
+        (Value::Decimal(x), Value::Decimal(y)) => x.cmp_value(y),
+        (Value::Decimal(x), Value::Int(i)) => x.cmp_value(&Decimal::from_i64(*i)),
+        (Value::Int(i), Value::Decimal(y)) => Decimal::from_i64(*i).cmp_value(y),
         _ => match (f(a), f(b)) {
             (Some(x), Some(y)) if x == 0.0 && y == 0.0 => Ordering::Equal,
             _ => a.total_cmp(b),
@@ -2045,13 +2057,13 @@ fn call_builtin(name: &str, args: &[Value]) -> SqlResult<Value> {
                 "floor" => (f * m).floor() / m,
                 _ => (f * m).ceil() / m,
             };
-            Ok(
-                if d <= 0 && matches!(num(&x), Some(Value::Int(_))) || d == 0 {
-                    Value::Int(r as i64)
-                } else {
-                    Value::Float(r)
-                },
-            )
+            // Of a DOUBLE (or a string) the answer is a DOUBLE whatever the
+            // digits (ROUND(-0.4e0) keeps its sign: ATAN2 of it is -π).
+            Ok(if d <= 0 && exact {
+                Value::Int(r as i64)
+            } else {
+                Value::Float(r)
+            })
         }
         "sqrt" => Ok(match args.first().and_then(as_f64) {
             Some(f) if f >= 0.0 => Value::Float(f.sqrt()),
@@ -2465,6 +2477,19 @@ fn call_builtin(name: &str, args: &[Value]) -> SqlResult<Value> {
                 args[1].clone()
             } else {
                 args[0].clone()
+            })
+        }
+        SHOW_SCALE => {
+            want(args, 2, name)?;
+            let s = num_i64(&args[1]).unwrap_or(0).clamp(0, 30) as u8;
+            Ok(match &args[0] {
+                Value::Decimal(d) if d.scale() < s => Value::Decimal(if d.held_scale() >= s {
+                    d.clone().with_shown(s)
+                } else {
+                    d.rescale(s)
+                }),
+                Value::Int(i) => Value::Decimal(Decimal::from_i64(*i).rescale(s)),
+                other => other.clone(),
             })
         }
         IS_TRUE => {
@@ -3424,6 +3449,14 @@ mod tests {
             sql_cmp(&dec("0.3"), &Value::Float(0.3)),
             Some(Ordering::Equal)
         );
+        // A quotient compares with every held digit (MySQL 8's
+        // compare_decimal); it orders as it shows.
+        let third = arith(BinOp::Div, &Value::Int(1), &Value::Int(3)).unwrap();
+        assert_eq!(sql_cmp(&third, &dec("0.3333")), Some(Ordering::Greater));
+        assert_eq!(sql_cmp(&third, &dec("0.333333333")), Some(Ordering::Equal));
+        let tiny = arith(BinOp::Div, &Value::Int(-5), &Value::Int(2147483647)).unwrap();
+        assert_eq!(sql_cmp(&tiny, &Value::Int(0)), Some(Ordering::Less));
+        assert_eq!(third.total_cmp(&dec("0.3333")), Ordering::Equal);
     }
 
     #[test]

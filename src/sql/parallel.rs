@@ -213,10 +213,14 @@ pub(crate) fn merge_state(a: &mut AggState, b: &AggState, call: &AggCall) -> boo
                 None => return false,
             }
             if let Some(bd) = &b.sum_d {
-                a.sum_d = Some(match a.sum_d.take() {
+                let sum = match a.sum_d.take() {
                     Some(ad) => ad.add(bd),
                     None => bd.clone(),
-                });
+                };
+                // Both parts are kept at `store_scale` already: their sum
+                // needs no rounding.
+                debug_assert!(a.store_scale.is_none_or(|s| sum.held_scale() <= s));
+                a.sum_d = Some(sum);
             }
         }
         AggFunc::Min | AggFunc::Max => {

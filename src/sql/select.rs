@@ -160,18 +160,137 @@ pub fn kind_of_type(t: &DataType) -> ColumnKind {
     }
 }
 
-/// (precision, scale) of an exact operand of kind `k`: an integer
-/// literal has its digits, another integer BIGINT's 19.
-fn exact_dims(e: &CExpr, k: ColumnKind) -> Option<(u8, u8)> {
-    match (k, e) {
-        (ColumnKind::Decimal { precision, scale }, _) => Some((precision, scale)),
-        (ColumnKind::Int, CExpr::Lit(Value::Int(i))) => Some((
-            i.unsigned_abs().checked_ilog10().map_or(1, |d| d + 1) as u8,
-            0,
-        )),
-        (ColumnKind::Int, _) => Some((19, 0)),
+/// (precision, scale) of an exact operand of kind `k`: a DECIMAL's type,
+/// an integer's digits ([`int_precision`]).
+fn exact_dims(e: &CExpr, k: ColumnKind, src: &Source, aggs: &[AggCall]) -> Option<(u8, u8)> {
+    match k {
+        ColumnKind::Decimal { precision, scale } => Some((precision, scale)),
+        ColumnKind::Int => Some((int_precision(e, src, aggs), 0)),
         _ => None,
     }
+}
+
+/// The digits MySQL counts for an integer expression (its
+/// `decimal_precision()`, which decides e.g. whether FLOOR/CEIL of a
+/// DECIMAL built from it is BIGINT or DECIMAL): a literal's digits, a
+/// column's type (INT 10, BIGINT 19 …), `+`/`-` one more than the wider
+/// operand, `*` the sum, a bounded function its width; 19 (BIGINT) when
+/// nothing narrower is known. Never below 1, never above 65.
+#[recursive::recursive]
+fn int_precision(e: &CExpr, src: &Source, aggs: &[AggCall]) -> u8 {
+    use crate::sql::expr::BinOp::*;
+    let p = match e {
+        CExpr::Lit(Value::Int(i)) => i.unsigned_abs().checked_ilog10().map_or(1, |d| d + 1) as u8,
+        CExpr::Lit(Value::Bool(_)) => 1,
+        CExpr::Col(i) => match src.table.as_ref().and_then(|t| t.columns.get(*i)) {
+            Some(c) => match c.ty {
+                DataType::Bool => 1,
+                DataType::Int => 10,
+                DataType::Integer { bits, unsigned } => match (bits, unsigned) {
+                    (8, _) => 3,
+                    (16, _) => 5,
+                    (24, false) => 7,
+                    (24, true) => 8,
+                    (32, _) => 10,
+                    (_, true) => 20,
+                    _ => 19,
+                },
+                _ => 19,
+            },
+            None => 19,
+        },
+        CExpr::Neg(x) => int_precision(x, src, aggs),
+        CExpr::Bin(op @ (Add | Sub | Mul), a, b) => {
+            let (p1, p2) = (int_precision(a, src, aggs), int_precision(b, src, aggs));
+            if *op == Mul {
+                p1.saturating_add(p2)
+            } else {
+                p1.max(p2).saturating_add(1)
+            }
+        }
+        CExpr::Bin(IntDiv, a, _) => int_precision(a, src, aggs),
+        CExpr::Bin(Mod, a, b) => int_precision(a, src, aggs).max(int_precision(b, src, aggs)),
+        CExpr::Bin(..)
+        | CExpr::Not(_)
+        | CExpr::IsNull(..)
+        | CExpr::InList(..)
+        | CExpr::Between(..)
+        | CExpr::Like(..)
+        | CExpr::Exists(..)
+        | CExpr::InSub(..)
+        | CExpr::InSet(..) => 1,
+        CExpr::Func(name, args) => match name.as_str() {
+            crate::sql::expr::SHOW_SCALE => {
+                args.first().map_or(19, |a| int_precision(a, src, aggs))
+            }
+            "abs" | "floor" | "ceil" | "ceiling" | "round" | "truncate" => {
+                args.first()
+                    .map_or(19, |a| match kind_of_expr(a, src, aggs) {
+                        // FLOOR/CEIL of a DECIMAL: its integer digits, one more
+                        // when it had a fraction (the carry).
+                        ColumnKind::Decimal { precision, scale } => {
+                            precision.saturating_sub(scale) + u8::from(scale > 0)
+                        }
+                        _ => int_precision(a, src, aggs),
+                    })
+            }
+            "coalesce" | "ifnull" | "if" | "nullif" | "greatest" | "least" => {
+                let values: &[CExpr] = match name.as_str() {
+                    "if" => args.get(1..).unwrap_or_default(),
+                    "nullif" => args.get(..1).unwrap_or_default(),
+                    _ => args,
+                };
+                values
+                    .iter()
+                    .filter(|v| !matches!(v, CExpr::Lit(Value::Null)))
+                    .map(|v| int_precision(v, src, aggs))
+                    .max()
+                    .unwrap_or(1)
+            }
+            "sign" | "is true" | "is false" | "json_valid" | "json_contains"
+            | "json_contains_path" | "regexp_like" => 1,
+            "month" | "day" | "dayofmonth" | "hour" | "minute" | "second" | "dayofweek"
+            | "weekday" | "quarter" | "week" => 2,
+            "dayofyear" => 3,
+            "year" => 4,
+            "microsecond" => 6,
+            "to_days" => 7,
+            "length" | "char_length" | "octet_length" | "character_length" | "instr" | "locate"
+            | "regexp_instr" | "json_length" | "json_depth" | "datediff" | "unix_timestamp" => 10,
+            _ => 19,
+        },
+        // CAST(x AS SIGNED): x's digits (a literal's as written).
+        CExpr::Cast(x, _) => match (&**x, kind_of_expr(x, src, aggs)) {
+            (_, ColumnKind::Int) => int_precision(x, src, aggs),
+            (_, ColumnKind::Decimal { precision, scale }) => {
+                precision.saturating_sub(scale) + u8::from(scale > 0)
+            }
+            (CExpr::Lit(Value::Float(f)), _) if f.abs() < 1e19 => (f.abs().trunc() as u64)
+                .checked_ilog10()
+                .map_or(1, |d| d + 1)
+                as u8,
+            (x, ColumnKind::Text) => text_len(x, src).map_or(19, |n| n.clamp(1, 19) as u8),
+            _ => 19,
+        },
+        CExpr::Agg(i) => match aggs.get(*i) {
+            Some(AggCall {
+                func: AggFunc::Min | AggFunc::Max,
+                arg: Some(a),
+                ..
+            }) => int_precision(a, src, aggs),
+            _ => 19,
+        },
+        CExpr::Case(_, arms, els) => arms
+            .iter()
+            .map(|(_, r)| r)
+            .chain(els.as_deref())
+            .filter(|v| !matches!(v, CExpr::Lit(Value::Null)))
+            .map(|v| int_precision(v, src, aggs))
+            .max()
+            .unwrap_or(1),
+        _ => 19,
+    };
+    p.clamp(1, 65)
 }
 
 /// MySQL's result type of `a op b` (kinds `x`, `y`) when a DECIMAL is
@@ -183,12 +302,14 @@ fn decimal_result(
     op: crate::sql::expr::BinOp,
     (a, x): (&CExpr, ColumnKind),
     (b, y): (&CExpr, ColumnKind),
+    src: &Source,
+    aggs: &[AggCall],
 ) -> Option<ColumnKind> {
     use crate::sql::expr::BinOp::*;
     if !matches!(x, ColumnKind::Decimal { .. }) && !matches!(y, ColumnKind::Decimal { .. }) {
         return None;
     }
-    let ((p1, s1), (p2, s2)) = (exact_dims(a, x)?, exact_dims(b, y)?);
+    let ((p1, s1), (p2, s2)) = (exact_dims(a, x, src, aggs)?, exact_dims(b, y, src, aggs)?);
     let int = |p: u8, s: u8| p.saturating_sub(s);
     let (precision, scale) = match op {
         Add | Sub => {
@@ -211,6 +332,46 @@ fn decimal_result(
     Some(ColumnKind::Decimal {
         precision: precision.clamp(1, 65),
         scale,
+    })
+}
+
+/// The most characters a string expression can have, when known (a
+/// literal, a VARCHAR column, case and trim functions, CONCAT).
+#[recursive::recursive]
+fn text_len(e: &CExpr, src: &Source) -> Option<usize> {
+    match e {
+        CExpr::Lit(Value::Text(t)) => Some(t.chars().count()),
+        CExpr::Col(i) => match src.table.as_ref()?.columns.get(*i)?.ty {
+            DataType::Varchar(n) => usize::try_from(n).ok(),
+            _ => None,
+        },
+        CExpr::Func(name, args) => match name.as_str() {
+            "lower" | "lcase" | "upper" | "ucase" | "reverse" | "ltrim" | "rtrim" | "trim both"
+            | "trim leading" | "trim trailing" => text_len(args.first()?, src),
+            "concat" => args.iter().map(|a| text_len(a, src)).sum(),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// IFNULL / COALESCE of a DECIMAL type wrapped in
+/// [`crate::sql::expr::SHOW_SCALE`] so that, as text, they show their
+/// type's scale (MySQL 8's `Item_func_numhybrid::val_str`). IF and CASE
+/// are left alone: MySQL 8 converts the chosen argument's own text.
+fn show_hybrid_scales(e: CExpr, src: &Source, aggs: &[AggCall]) -> CExpr {
+    e.rewrite(&mut |x| match x {
+        CExpr::Func(name, args) if name == "ifnull" || name == "coalesce" => {
+            let f = CExpr::Func(name, args);
+            match kind_of_expr(&f, src, aggs) {
+                ColumnKind::Decimal { scale, .. } if scale > 0 => CExpr::Func(
+                    crate::sql::expr::SHOW_SCALE.into(),
+                    vec![f, CExpr::Lit(Value::Int(i64::from(scale)))],
+                ),
+                _ => f,
+            }
+        }
+        other => other,
     })
 }
 
@@ -307,13 +468,28 @@ fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnKind {
             | "asin" | "acos" | "atan" | "atan2" | "pi" | "degrees" | "radians" => {
                 ColumnKind::Float
             }
-            // FLOOR / CEIL of a double are doubles, of anything else
-            // integers (a DECIMAL too: its scale becomes 0).
+            // FLOOR / CEIL of a double are doubles, of an integer
+            // integers; of a DECIMAL (scale 0, one more integer digit when
+            // it had a fraction, as the rounding may carry) BIGINT while
+            // that has at most 18 digits, else DECIMAL (MySQL 8's
+            // Item_func_int_val::resolve_type).
             "floor" | "ceil" | "ceiling" => match args.first() {
                 Some(CExpr::Lit(Value::Float(_))) => ColumnKind::Float,
-                Some(CExpr::Lit(_)) | None => ColumnKind::Int,
+                Some(CExpr::Lit(Value::Int(_) | Value::Bool(_) | Value::Text(_) | Value::Null))
+                | None => ColumnKind::Int,
                 Some(a) => match kind_of_expr(a, src, aggs) {
                     ColumnKind::Float | ColumnKind::Text => ColumnKind::Float,
+                    ColumnKind::Decimal { precision, scale } => {
+                        let int = precision.saturating_sub(scale) + u8::from(scale > 0);
+                        if int >= 19 {
+                            ColumnKind::Decimal {
+                                precision: int.min(65),
+                                scale: 0,
+                            }
+                        } else {
+                            ColumnKind::Int
+                        }
+                    }
                     _ => ColumnKind::Int,
                 },
             },
@@ -344,6 +520,9 @@ fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnKind {
                     _ => ColumnKind::Text,
                 }
             }
+            crate::sql::expr::SHOW_SCALE => args
+                .first()
+                .map_or(ColumnKind::Text, |a| kind_of_expr(a, src, aggs)),
             // Functions returning one of their arguments: the arguments'
             // common type (NULL literals aside), as UNION combines them.
             "coalesce" | "ifnull" | "if" | "nullif" | "greatest" | "least" => {
@@ -392,14 +571,22 @@ fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnKind {
                             }
                         }
                         "mod" => match (args.first(), args.get(1), kinds.get(1)) {
-                            (Some(a), Some(b), Some(&y)) => {
-                                decimal_result(crate::sql::expr::BinOp::Mod, (a, kinds[0]), (b, y))
-                                    .unwrap_or(ColumnKind::Float)
-                            }
+                            (Some(a), Some(b), Some(&y)) => decimal_result(
+                                crate::sql::expr::BinOp::Mod,
+                                (a, kinds[0]),
+                                (b, y),
+                                src,
+                                aggs,
+                            )
+                            .unwrap_or(ColumnKind::Float),
                             _ => ColumnKind::Float,
                         },
                         _ => ColumnKind::Decimal { precision, scale },
                     },
+                    // Of a string (or a date): a DOUBLE, as MySQL.
+                    Some(ColumnKind::Text | ColumnKind::Date | ColumnKind::DateTime) => {
+                        ColumnKind::Float
+                    }
                     _ => ColumnKind::Text,
                 }
             }
@@ -433,8 +620,8 @@ fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnKind {
                         x @ (ColumnKind::Int | ColumnKind::Decimal { .. }),
                         y @ (ColumnKind::Int | ColumnKind::Decimal { .. }),
                     ) => {
-                        let (p1, s1) = exact_dims(a, x).unwrap_or((65, 0));
-                        let (_, s2) = exact_dims(b, y).unwrap_or((65, 0));
+                        let (p1, s1) = exact_dims(a, x, src, aggs).unwrap_or((65, 0));
+                        let (_, s2) = exact_dims(b, y, src, aggs).unwrap_or((65, 0));
                         ColumnKind::Decimal {
                             precision: p1.saturating_add(s2).saturating_add(4).clamp(1, 65),
                             scale: s1.saturating_add(4).min(30),
@@ -447,7 +634,7 @@ fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnKind {
                     let (x, y) = (kind_of_expr(a, src, aggs), kind_of_expr(b, src, aggs));
                     if x == ColumnKind::Vector || y == ColumnKind::Vector {
                         ColumnKind::Vector
-                    } else if let Some(k) = decimal_result(*op, (a, x), (b, y)) {
+                    } else if let Some(k) = decimal_result(*op, (a, x), (b, y), src, aggs) {
                         k
                     } else if x == ColumnKind::Float
                         || y == ColumnKind::Float
@@ -1121,6 +1308,7 @@ pub fn plan_block(
         .into_iter()
         .map(|(n, e)| {
             let e = fold_vector_literals(fold_user_vars(e, uv));
+            let e = show_hybrid_scales(e, &source, &aggs);
             let k = kind_of_expr(&e, &source, &aggs);
             (n, e, k)
         })
@@ -1631,6 +1819,38 @@ pub(crate) struct AggState {
     pub best: Option<Value>,
     /// DISTINCT's values so far.
     pub seen: Vec<Value>,
+    /// Under GROUP BY, the scale a DECIMAL argument's running SUM/AVG sum
+    /// and MIN/MAX are kept at: MySQL 8 groups (by a column no index
+    /// orders) in a temporary table whose fields have the aggregate's
+    /// declared type, so each step is rounded there (`2/d` summed at
+    /// scale 4, not with its 9 held digits). Not when an aggregate of the
+    /// block is DISTINCT: MySQL then groups by sorting, exactly (its
+    /// `allow_group_via_temp_table`). A DISTINCT SUM/AVG itself keeps its
+    /// values at that scale with or without GROUP BY (MySQL dedups them
+    /// in a `Unique` tree of the argument's type). `None`: exact.
+    pub store_scale: Option<u8>,
+}
+
+impl AggState {
+    /// The state of a new group of a grouped block.
+    fn for_group(plan: &Plan, call: &AggCall) -> AggState {
+        let store_scale = match (&call.arg, call.func) {
+            (Some(a), AggFunc::Sum | AggFunc::Avg | AggFunc::Min | AggFunc::Max)
+                if call.distinct
+                    || (!plan.group_by.is_empty() && !plan.aggs.iter().any(|c| c.distinct)) =>
+            {
+                match kind_of_expr(a, &plan.source, &plan.aggs) {
+                    ColumnKind::Decimal { scale, .. } => Some(scale),
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        AggState {
+            store_scale,
+            ..AggState::default()
+        }
+    }
 }
 
 fn agg_update(st: &mut AggState, call: &AggCall, v: Option<Value>) -> SqlResult<()> {
@@ -1661,9 +1881,13 @@ fn agg_update(st: &mut AggState, call: &AggCall, v: Option<Value>) -> SqlResult<
                         }
                     },
                     Value::Decimal(d) if !st.float => {
-                        st.sum_d = Some(match st.sum_d.take() {
+                        let sum = match st.sum_d.take() {
                             Some(x) => x.add(d),
                             None => d.clone(),
+                        };
+                        st.sum_d = Some(match st.store_scale {
+                            Some(s) => sum.rescale(s),
+                            None => sum,
                         });
                     }
                     other => {
@@ -1689,7 +1913,7 @@ fn agg_update(st: &mut AggState, call: &AggCall, v: Option<Value>) -> SqlResult<
                         .as_ref()
                         .is_none_or(|b| v.total_cmp(b) == Ordering::Less) =>
                 {
-                    st.best = Some(v);
+                    st.best = Some(stored(v, st.store_scale));
                 }
                 AggFunc::Max
                     if st
@@ -1697,13 +1921,21 @@ fn agg_update(st: &mut AggState, call: &AggCall, v: Option<Value>) -> SqlResult<
                         .as_ref()
                         .is_none_or(|b| v.total_cmp(b) == Ordering::Greater) =>
                 {
-                    st.best = Some(v);
+                    st.best = Some(stored(v, st.store_scale));
                 }
                 _ => {}
             }
         }
     }
     Ok(())
+}
+
+/// A MIN/MAX value as a grouped block keeps it ([`AggState::store_scale`]).
+fn stored(v: Value, scale: Option<u8>) -> Value {
+    match (v, scale) {
+        (Value::Decimal(d), Some(s)) => Value::Decimal(d.rescale(s)),
+        (v, _) => v,
+    }
 }
 
 /// The exact sum of a non-float SUM/AVG state.
@@ -1737,13 +1969,11 @@ fn agg_final(st: &AggState, call: &AggCall) -> Value {
             } else if st.float {
                 Value::Float(st.sum_f / st.count as f64)
             } else {
-                // AVG of INT / DECIMAL: exact, 4 more fractional digits.
-                let sum = exact_sum(st);
-                let scale = sum
-                    .scale()
-                    .saturating_add(crate::decimal::DIV_INCREMENT)
-                    .min(crate::decimal::MAX_SCALE);
-                sum.div_to(&crate::decimal::Decimal::from_i64(st.count), scale)
+                // AVG of INT / DECIMAL: the sum divided by the count as
+                // `/` divides (MySQL's Item_sum_avg: 4 more fractional
+                // digits shown, whole words held).
+                exact_sum(st)
+                    .div(&crate::decimal::Decimal::from_i64(st.count))
                     .map_or(Value::Null, Value::Decimal)
             }
         }
@@ -2013,7 +2243,10 @@ impl Groups {
                 self.groups.push((
                     row.to_vec(),
                     m.to_vec(),
-                    vec![AggState::default(); plan.aggs.len()],
+                    plan.aggs
+                        .iter()
+                        .map(|c| AggState::for_group(plan, c))
+                        .collect(),
                 ));
                 self.index.insert(kb, self.groups.len() - 1);
                 self.groups.len() - 1

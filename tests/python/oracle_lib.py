@@ -178,6 +178,67 @@ ALLOW = {
                   "CONCAT_WS('0', s) <=> JSON_EXTRACT('3', '$')`: `<=>` is not generated with a "
                   "JSON function on either side",
     },
+    "last_day_invalid_in_query": {
+        "match": r"LAST_DAY\('\d{4}-(04|06|09|11)-31'\)",
+        "verify": "last_day_as_null",
+        "reason": "day_past_month_end inside a larger expression or query: allowed only when "
+                  "MariaDB, given CAST(NULL AS DATE) for each such LAST_DAY (MySQL 8's value), "
+                  "answers exactly as Tributary",
+    },
+    "decimal_negative_zero": {
+        "match": r"[/%]|MOD\(",
+        "kinds": {"value", "scale"},
+        "mariadb_negative_zero": True,
+        "reason": "a DECIMAL quotient or remainder that is zero: MariaDB 10.11 keeps its minus "
+                  "sign ('-0.0' for (10 * -1) % 0.2, and -0 compares below 0 in IN / BETWEEN); "
+                  "MySQL 8's do_div_mod ends with decimal_make_zero, a plain 0, as Tributary. "
+                  "Allowed only when MariaDB's answer is Tributary's with a '-' before a zero",
+    },
+    "decimal_negative_zero_operand": {
+        "match": r"[/%]|MOD\(",
+        "kinds": {"value", "null"},
+        "verify": "negative_zero_as_zero",
+        "reason": "decimal_negative_zero inside a comparison: allowed only when MariaDB, given 0 "
+                  "for each sub-expression it evaluates to -0 (CAST(x AS DECIMAL(65,30)) is "
+                  "'-0.000…'), answers exactly as Tributary",
+    },
+    "decimal_comparison_rounds": {
+        "match": r"/|AVG\(",
+        "kinds": {"value", "null"},
+        "verify": "held_comparison",
+        "reason": "MariaDB's =, <>, <, <=, >, >= round each DECIMAL side to its scale before "
+                  "comparing (Arg_comparator::compare_decimal, round_self_if_needed), so "
+                  "1/3 = 0.3333 is 1; MySQL 8 compares the held values (1/3 = 0.3333 is 0), as "
+                  "Tributary (NULLIF too). Allowed only for a top-level comparison A op B (or "
+                  "NULLIF(A, B)) whose answer is what MariaDB's exact CAST((A) - (B) AS "
+                  "DECIMAL(65,30)) implies",
+    },
+    "log2_std": {
+        "match": r"LOG2\(",
+        "kinds": {"value"},
+        "close_floats": True,
+        "reason": "LOG2: MySQL 8 computes std::log2 (LOG2(10) is 3.321928094887362, "
+                  "LOG2(2147483648) exactly 31), as Tributary; MariaDB log(x) / M_LN2 "
+                  "(3.3219280948873626, 31.000000000000004). Allowed only when both answers "
+                  "are doubles within 1e-15 of each other",
+    },
+    "log2_std_in_query": {
+        "match": r"LOG2\(",
+        "kinds": {"rows", "value", "null"},
+        "verify": "log2_rounded",
+        "reason": "log2_std where a comparison turns the last bit into a different row set: "
+                  "allowed only when MariaDB, given ROUND(LOG2(x), 12) for each LOG2(x), "
+                  "answers exactly as Tributary",
+    },
+    "if_case_text_of_decimal": {
+        "match": r"\b(IF|CASE)\b",
+        "kinds": {"value"},
+        "same_number": True,
+        "reason": "IF / CASE of DECIMALs as text: MySQL 8's Item_func_if::val_str and "
+                  "Item_func_case::val_str convert the chosen argument ('0.2' for IF(1, 0.2, "
+                  "0.001)), as Tributary; MariaDB pads to the common scale ('0.200'). Allowed "
+                  "only when both texts are the same number",
+    },
     "json_arrow_and_cast": {
         "skip": True,
         "reason": "MariaDB 10.11 has neither `doc->'$.a'` / `doc->>'$.a'` nor CAST(x AS JSON) "
@@ -332,16 +393,25 @@ def _row_key(row, classes):
     return tuple(key)
 
 
-def allowed(expr_sql, diff):
+def allowed(expr_sql, diff, verify=None):
     """The allow-list entry name that covers this difference, or None.
     `diff` is result_diff's answer; a value difference carries the two
-    values of the first differing cell."""
+    values of the first differing cell. `verify(name, sql)` runs an
+    entry's "verify" check against the servers (no check: not allowed)."""
     kind = diff[0]
     mv, tv = (diff[3], diff[4]) if len(diff) > 4 else (None, None)
     for name, e in ALLOW.items():
         if "match" not in e or not re.search(e["match"], expr_sql):
             continue
         if "kinds" in e and kind not in e["kinds"]:
+            continue
+        if e.get("mariadb_negative_zero") and not _negative_zero(mv, tv):
+            continue
+        if e.get("same_number") and not _same_number(mv, tv):
+            continue
+        if e.get("close_floats") and not _close_floats(mv, tv):
+            continue
+        if "verify" in e and (verify is None or not verify(e["verify"], expr_sql)):
             continue
         if e.get("same_json") and (mv is None or tv is None or not _same_json(mv, tv)):
             continue
@@ -362,6 +432,80 @@ def allowed(expr_sql, diff):
             continue
         return name
     return None
+
+
+def _negative_zero(mv, tv):
+    """MariaDB's text is Tributary's with a minus sign before a zero."""
+    if mv is None or tv is None or mv != "-" + tv:
+        return False
+    try:
+        return Decimal(tv) == 0
+    except InvalidOperation:
+        return False
+
+
+def _same_number(mv, tv):
+    try:
+        return mv is not None and tv is not None and Decimal(mv) == Decimal(tv)
+    except InvalidOperation:
+        return False
+
+
+def _close_floats(mv, tv):
+    a, b = _float(mv), _float(tv)
+    return a is not None and b is not None and a != b and math.isclose(a, b, rel_tol=1e-15)
+
+
+NEG_ZERO_30 = "-0." + "0" * 30
+_CMP_OPS = ("<=>", "<=", ">=", "<>", "!=", "=", "<", ">")
+
+
+def split_comparison(sql):
+    """(A, op, B) when `sql` (outer parentheses aside) is one comparison
+    A op B at its top level, else None."""
+    s = sql.strip()
+    while s.startswith("(") and (0, len(s)) in spans(s):
+        s = s[1:-1].strip()
+    depth, found = 0, None
+    for i, ch in _code(s):
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif depth == 0 and ch in "<>=!":
+            if found is not None:
+                if i < found[0] + len(found[1]):
+                    continue
+                return None  # two comparisons at the top level
+            op = next(o for o in _CMP_OPS + ("!",) if s.startswith(o, i))
+            if op == "!":
+                return None
+            found = (i, op)
+    if found is None:
+        return None
+    i, op = found
+    a, b = s[:i].strip(), s[i + len(op):].strip()
+    if not a or not b or re.search(r"\b(AND|OR|XOR|NOT|BETWEEN|IN|LIKE|IS|REGEXP)\b",
+                                   _flat(a) + " " + _flat(b), re.I):
+        return None
+    return a, op, b
+
+
+def _flat(s):
+    """`s` with quoted text and parenthesized groups blanked."""
+    depth, out = 0, []
+    code = dict(_code(s))
+    for i in range(len(s)):
+        ch = code.get(i)
+        if ch == "(":
+            depth += 1
+        if ch is None or depth > 0:
+            out.append(" ")
+        else:
+            out.append(ch)
+        if ch == ")":
+            depth -= 1
+    return "".join(out)
 
 
 def _same_json_elements(a, b):
@@ -480,8 +624,65 @@ class Oracle:
         if shrink:
             minimal, mm, tm, dm = self.shrink(sql, m, t, d)
         f = Finding(seed, sql, minimal, dm[0], dm[1], dm[2], _answer(mm), _answer(tm))
-        f.allowed_by = allowed(minimal, dm)
+        f.allowed_by = allowed(minimal, dm,
+                               lambda check, q: self.verify(check, q, tm, expression=shrink))
         self.findings.append(f)
+
+    def verify(self, check, sql, t, expression):
+        """An allow entry's server check: whether MariaDB, given `sql`
+        rewritten as MySQL 8 evaluates the part MariaDB gets wrong, answers
+        exactly Tributary's `t`."""
+        prefix = "SELECT " if expression else ""
+        if check == "last_day_as_null":
+            alt = re.sub(r"LAST_DAY\('\d{4}-(04|06|09|11)-31'\)", "CAST(NULL AS DATE)", sql)
+        elif check == "log2_rounded":
+            alt = sql
+            for s, e in sorted(spans(sql), key=lambda p: p[0] - p[1]):
+                if re.match(r"LOG2\(", sql[s:e]):
+                    alt = alt.replace(sql[s:e], f"ROUND({sql[s:e]}, 12)", 1)
+            if alt == sql:
+                return False
+        elif check == "negative_zero_as_zero":
+            alt = sql
+            for s, e in sorted(spans(sql), key=lambda p: p[1] - p[0]):
+                part = sql[s:e]
+                if not re.search(r"[/%]|MOD\(", part) or part not in alt:
+                    continue
+                r = run(self.m, f"SELECT CAST({part} AS DECIMAL(65,30))", "MariaDB")
+                if not r.error and r.rows and r.rows[0][0] == NEG_ZERO_30:
+                    alt = alt.replace(part, "0")
+            if alt == sql:
+                return False
+        elif check == "held_comparison":
+            if not expression or t.error or len(t.rows) != 1 or len(t.rows[0]) != 1:
+                return False
+            sql = sql.strip()
+            parts = split_comparison(sql)
+            if head(sql) == "NULLIF" and len(_args(sql, 0, len(sql))) == 2:
+                x, y = _args(sql, 0, len(sql))
+                parts = (x, "nullif", y)
+            if parts is None or parts[1] == "<=>":
+                return False
+            a, op, b = parts
+            r = run(self.m, f"SELECT CAST(({a}) - ({b}) AS DECIMAL(65,30))", "MariaDB")
+            if r.error or len(r.rows) != 1:
+                return False
+            diff = r.rows[0][0]
+            if diff is None:
+                return t.rows[0][0] is None
+            sign = (Decimal(diff) > 0) - (Decimal(diff) < 0)
+            if op == "nullif":
+                # MySQL 8: NULL when the held values are equal, else A.
+                if sign == 0:
+                    return t.rows[0][0] is None
+                return result_diff(run(self.m, f"SELECT {a}", "MariaDB"), t) is None
+            holds = {"=": sign == 0, "<>": sign != 0, "!=": sign != 0, "<": sign < 0,
+                     "<=": sign <= 0, ">": sign > 0, ">=": sign >= 0}[op]
+            return t.rows[0][0] == ("1" if holds else "0")
+        else:
+            return False
+        m2 = run(self.m, prefix + alt, "MariaDB")
+        return result_diff(m2, t, ordered=False) is None
 
     def shrink(self, sql, m, t, d):
         """Greedy: replace a sub-expression by one of its own sub-expressions

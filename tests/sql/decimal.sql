@@ -89,3 +89,16 @@ SELECT SUM(1/3), SUM(x/3), AVG(x/3) FROM m;
 SELECT CAST(2/3 AS DECIMAL(20,12)), CAST(-2/3 AS DECIMAL(20,12)), CAST(1.00/7 AS DECIMAL(30,20)), ROUND(1/3, 20);
 CREATE TABLE q AS SELECT 1/3 a, (1/3)*3 b;
 SELECT * FROM q;
+-- A quotient holds whole words counted after padding each operand's scale to a word (MySQL 8's do_div_mod): 0.001 / 0.3 holds 18 digits.
+SELECT (10 + 2147483647) * (0.001 / 0.3), (3.0 / -2.25) * 12345678.99, (0.1 / -2.25) * (12345678.99 - 3), CEIL(2147483647) / (0.2 / ROUND(3.0, 2));
+-- GROUP BY keeps SUM/AVG/MIN/MAX of decimals at their declared scale per step (MySQL's temporary-table grouping); a DISTINCT aggregate groups exactly.
+SELECT id % 2, SUM(x / 3), AVG(x / 3), MAX(x / 3) * 3 FROM m GROUP BY id % 2 ORDER BY id % 2;
+SELECT id % 2, SUM(x / 3), AVG(x / 3), COUNT(DISTINCT x) FROM m GROUP BY id % 2 ORDER BY id % 2;
+-- IFNULL / COALESCE of a DECIMAL type show its scale as text (MySQL 8's numeric hybrid functions); IF shows the chosen argument's own text.
+SELECT CAST(IFNULL(0.1, 99.999) AS CHAR), CONCAT(COALESCE(NULL, 1, 2.50)), CAST(IFNULL(CAST(3.14159e0 AS DECIMAL(10,0)), (42 * 99.999)) AS CHAR), IFNULL(1, 0.5) + 1, CAST(IFNULL(1/3, 0.5) AS CHAR), CAST(IF(1, 0.2, 0.001) AS CHAR);
+-- SUM/AVG(DISTINCT) keep each value at the argument's scale (MySQL dedups them in a tree of that type).
+CREATE TABLE sd (id INT PRIMARY KEY, x DECIMAL(10,2));
+INSERT INTO sd VALUES (1, 2.00), (2, 5.00), (3, 8.00), (4, 8.00);
+SELECT SUM(DISTINCT x/3), AVG(DISTINCT x/3), SUM(x/3), COUNT(DISTINCT x) FROM sd;
+-- ROUND of a DOUBLE is a DOUBLE (its sign kept at zero).
+SELECT ROUND(-0.4e0), ATAN2(ROUND(-0.4e0), -3), ROUND(2.5e0), ROUND('2.5') + 0.25;
