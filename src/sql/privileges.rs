@@ -56,9 +56,13 @@ impl Access {
         }
     }
     fn is_super(&self) -> bool {
+        self.global_has(privs::SUPER)
+    }
+    /// Whether `bit` is granted on `*.*`.
+    fn global_has(&self, bit: u16) -> bool {
         match self {
             Access::Root => true,
-            Access::User(u) => u.as_ref().is_some_and(|u| u.global() & privs::SUPER != 0),
+            Access::User(u) => u.as_ref().is_some_and(|u| u.global() & bit != 0),
         }
     }
 }
@@ -252,6 +256,11 @@ impl Checker<'_> {
             S::Insert(ins) => {
                 if let ast::TableObject::TableName(name) = &ins.table {
                     self.need_object(privs::INSERT, "INSERT", name)?;
+                    // REPLACE deletes the rows it replaces (MySQL: INSERT
+                    // and DELETE).
+                    if ins.replace_into {
+                        self.need_object(privs::DELETE, "DELETE", name)?;
+                    }
                     // ON DUPLICATE KEY UPDATE also updates (and reads) rows.
                     if ins.on.is_some() {
                         self.need_object(privs::UPDATE, "UPDATE", name)?;
@@ -417,16 +426,21 @@ impl Checker<'_> {
                     self.need_super()?;
                 }
             }
-            // LOCK TABLES needs SELECT on each table (MySQL also wants
-            // its LOCK TABLES privilege, which SELECT stands for here).
+            // LOCK TABLES needs, for each table, the LOCK TABLES
+            // privilege on its database (1044) and SELECT on it (1142),
+            // MySQL's check in that order.
             Stmt::LockTables(tables) => {
                 for (name, _) in tables {
+                    if let Some((db, _)) = self.resolve(name.db.as_deref(), &name.name) {
+                        self.need_db(LOCK_TABLES, &db)?;
+                    }
                     self.need_table(SELECT, "SELECT", name)?;
                 }
             }
             Stmt::UnlockTables => {}
-            // KILL checks ownership itself (1095); the process list shows
-            // a user without SUPER only their own sessions.
+            // KILL checks ownership itself (1095: another user's session
+            // needs SUPER); the process list shows a user without PROCESS
+            // only their own sessions (`SessionState::sees_all`).
             Stmt::Kill { .. }
             | Stmt::ShowProcesslist { .. }
             | Stmt::ShowStatus { .. }
@@ -452,6 +466,7 @@ impl Checker<'_> {
 pub fn check(engine: &Engine, st: &mut SessionState, stmt: &Stmt) -> SqlResult<Option<Filter>> {
     let access = load(engine, st)?;
     st.privileged = access.is_super();
+    st.sees_all = access.global_has(privs::PROCESS);
     let kind = Checker {
         st,
         access: &access,
@@ -766,7 +781,7 @@ fn show_grants(
     } else if let Some(r) = &rec {
         rows.push(format!(
             "GRANT {} ON *.* TO {who}",
-            privs::list(r.global(), true)
+            privs::list(r.global(), privs::ALL_GLOBAL)
         ));
         let mut rest: Vec<&users::Grant> = r
             .grants
@@ -779,9 +794,13 @@ fn show_grants(
             GrantTarget::Table(d, t) => (2, d.clone(), t.clone()),
         });
         for g in rest {
+            let all = match g.target {
+                GrantTarget::Database(_) => privs::ALL_DB,
+                _ => privs::ALL_OBJECT,
+            };
             rows.push(format!(
                 "GRANT {} ON {} TO {who}",
-                privs::list(g.privs, false),
+                privs::list(g.privs, all),
                 g.target
             ));
         }
