@@ -314,7 +314,7 @@ fn create_view(cx: &mut Ctx<'_>, cv: &ast::CreateView) -> SqlResult<QueryResult>
     // Plan in the view's database so its unqualified names mean the same
     // thing whoever reads it later.
     let saved = cx.session.db.replace(db.clone());
-    let node = crate::sql::plan::Planner::new(cx).plan_query(&cv.query, None);
+    let node = crate::sql::plan::Planner::for_view_body(cx).plan_query(&cv.query, None);
     cx.session.db = saved;
     let out = node?.columns();
     if !columns.is_empty() && columns.len() != out.len() {

@@ -31,6 +31,7 @@ pub mod search;
 pub mod select;
 pub mod series;
 pub mod show;
+pub mod stack;
 pub mod table_locks;
 pub mod vars;
 
