@@ -353,7 +353,8 @@ fn logins_hosts_and_restart() {
 
 /// LOCK TABLES needs the LOCK TABLES privilege on the table's database
 /// (1044) and SELECT on the table (1142), as in MySQL (issue 39 item 4):
-/// a SELECT-only account can no longer hold writers off.
+/// a SELECT-only account can no longer hold writers off — nor with
+/// `SELECT … FOR UPDATE`, which also wants DELETE, UPDATE or LOCK TABLES.
 #[test]
 fn lock_tables_needs_its_privilege() {
     let dir = tempfile::tempdir().unwrap();
@@ -404,8 +405,33 @@ fn lock_tables_needs_its_privilege() {
     ok(&mut root, "GRANT LOCK TABLES ON *.* TO u");
     ok(&mut u, "LOCK TABLES t WRITE");
     ok(&mut u, "UNLOCK TABLES");
-    // ALL on a database includes LOCK TABLES (and prints as ALL).
+    // SELECT … FOR UPDATE locks rows against writers: besides SELECT it
+    // needs DELETE, UPDATE or LOCK TABLES (MySQL 8); FOR SHARE SELECT only.
+    ok(&mut u, "BEGIN");
+    ok(&mut u, "SELECT id FROM t FOR UPDATE");
+    ok(&mut u, "ROLLBACK");
     ok(&mut root, "REVOKE LOCK TABLES ON *.* FROM u");
+    ok(&mut u, "BEGIN");
+    ok(&mut u, "SELECT id FROM t FOR SHARE");
+    denied(
+        &mut u,
+        "SELECT id FROM t FOR UPDATE",
+        "SELECT with locking clause",
+        "t",
+    );
+    denied(
+        &mut u,
+        "SELECT 1 FROM (SELECT id FROM t FOR UPDATE) x",
+        "SELECT with locking clause",
+        "t",
+    );
+    ok(&mut u, "ROLLBACK");
+    ok(&mut root, "GRANT UPDATE ON d.t TO u");
+    ok(&mut u, "BEGIN");
+    ok(&mut u, "SELECT id FROM t FOR UPDATE");
+    ok(&mut u, "ROLLBACK");
+    ok(&mut root, "REVOKE UPDATE ON d.t FROM u");
+    // ALL on a database includes LOCK TABLES (and prints as ALL).
     ok(&mut root, "GRANT ALL ON d.* TO u");
     ok(&mut u, "LOCK TABLES hidden READ");
     ok(&mut u, "UNLOCK TABLES");

@@ -202,7 +202,53 @@ impl Checker<'_> {
     /// joins, derived tables, CTE bodies, subqueries in any expression).
     /// A one-part name that is a CTE of the statement is not a table.
     fn query(&self, q: &ast::Query) -> SqlResult<()> {
-        self.reads(q)
+        self.reads(q)?;
+        self.locking_reads(q)
+    }
+
+    /// `SELECT … FOR UPDATE` (anywhere in the statement) takes exclusive
+    /// row locks that hold writers off until the transaction ends: MySQL 8
+    /// wants, besides SELECT, one of DELETE, LOCK TABLES or UPDATE on each
+    /// table it reads (`check_locking_clause_access`; 1142 "SELECT with
+    /// locking clause"). `FOR SHARE` needs SELECT only.
+    fn locking_reads(&self, q: &ast::Query) -> SqlResult<()> {
+        let mut locking = Vec::new();
+        let _ = visit_queries(q, &mut |q: &ast::Query| {
+            if q.locks
+                .iter()
+                .any(|l| matches!(l.lock_type, ast::LockType::Update))
+            {
+                locking.push(q.clone());
+            }
+        });
+        for lq in &locking {
+            let mut ctes = std::collections::HashSet::new();
+            let _ = visit_queries(lq, &mut |q: &ast::Query| {
+                if let Some(w) = &q.with {
+                    for c in &w.cte_tables {
+                        ctes.insert(crate::sql::expr::ident_name(&c.alias.name));
+                    }
+                }
+            });
+            let r = ast::visit_relations(lq, |name| {
+                let parts = object_parts(name);
+                if parts.len() == 1 && ctes.contains(&parts[0]) {
+                    return std::ops::ControlFlow::Continue(());
+                }
+                match self.need_object(
+                    privs::DELETE | privs::UPDATE | privs::LOCK_TABLES,
+                    "SELECT with locking clause",
+                    name,
+                ) {
+                    Ok(()) => std::ops::ControlFlow::Continue(()),
+                    Err(e) => std::ops::ControlFlow::Break(e),
+                }
+            });
+            if let std::ops::ControlFlow::Break(e) = r {
+                return Err(e);
+            }
+        }
+        Ok(())
     }
 
     /// SELECT on every relation named inside `node` (except CTE names).
