@@ -182,6 +182,7 @@ impl Session {
     pub fn set_user(&mut self, user: &str, privileged: bool) {
         self.state.user = user.to_string();
         self.state.privileged = privileged;
+        self.state.sees_all = privileged;
         self.state.process.set_identity(user, &self.state.host);
     }
 

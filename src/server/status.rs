@@ -8,6 +8,11 @@
 //! two seconds. Also owns the process-wide ring of recent statement errors
 //! the server reports here.
 //!
+//! Error messages (of statements and of jobs) carry row values of any
+//! session (`Duplicate entry 'alice@example' …`): the page shows them
+//! only to a request carrying the admin token ([`Status::render`]'s
+//! `full`); without it, codes only. It never shows statement text.
+//!
 //! It never writes to storage; every read is a read-only snapshot.
 
 use std::collections::VecDeque;
@@ -124,8 +129,9 @@ impl Status {
         Ok(())
     }
 
-    /// The page (blocking: reads the job log).
-    pub fn render(&self) -> String {
+    /// The page (blocking: reads the job log). Error messages only when
+    /// `full` (the request carried the admin token); else codes only.
+    pub fn render(&self, full: bool) -> String {
         let engine = self.db.engine();
         let jobs = self.jobs();
         let samples: Vec<Sample> = self.samples.lock().iter().cloned().collect();
@@ -138,6 +144,12 @@ impl Status {
              svg{background:#fafafa;border:1px solid #ddd}h2{margin-top:1.2em}</style>\
              </head><body><h1>Tributary</h1>",
         );
+        if !full {
+            h.push_str(
+                "<p id=\"redacted\">Error messages are hidden: they carry row values. \
+                 Send <code>Authorization: Bearer &lt;admin token&gt;</code> to see them.</p>",
+            );
+        }
         let sessions = engine
             .processes
             .status()
@@ -177,10 +189,15 @@ impl Status {
                      <th>lag (ms)</th><th>build</th><th>error</th></tr>",
                 );
                 for j in jobs {
-                    let error = j
-                        .error
-                        .as_ref()
-                        .map_or(String::new(), |(c, m)| format!("{c}: {m}"));
+                    // The message may carry row values: the code only
+                    // without the token.
+                    let error = j.error.as_ref().map_or(String::new(), |(c, m)| {
+                        if full {
+                            format!("{c}: {m}")
+                        } else {
+                            c.to_string()
+                        }
+                    });
                     let _ = write!(
                         h,
                         "<tr class=\"job\" data-job=\"{l}\"><td>{l}</td><td>{}</td><td>{}</td>\
@@ -227,7 +244,7 @@ impl Status {
                     "<tr><td>{} s</td><td>{}</td><td>{}</td></tr>",
                     now.saturating_sub(e.at_ms) / 1000,
                     e.code,
-                    esc(&e.message)
+                    if full { esc(&e.message) } else { "–".into() }
                 );
             }
             h.push_str("</table>");
@@ -317,6 +334,35 @@ mod tests {
             esc("<a href=\"x\">&'"),
             "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
         );
+    }
+
+    /// Without the token the page shows the codes of recent errors but
+    /// never their messages (which carry other sessions' row values).
+    #[test]
+    fn error_messages_only_with_the_token() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Database::open(dir.path()).unwrap();
+        let status = Status::new(db.clone());
+        let secret = "alice-7f3a9@secret.example";
+        let mut s = db.session();
+        s.execute("CREATE DATABASE d").unwrap();
+        s.execute("CREATE TABLE d.t (e VARCHAR(64) PRIMARY KEY)")
+            .unwrap();
+        s.execute(&format!("INSERT INTO d.t VALUES ('{secret}')"))
+            .unwrap();
+        let e = s
+            .execute(&format!("INSERT INTO d.t VALUES ('{secret}')"))
+            .unwrap_err();
+        assert_eq!(e.code, 1062);
+        record_error(e.code, &e.message);
+        let open = status.render(false);
+        assert!(!open.contains(secret), "{open}");
+        assert!(open.contains("<td>1062</td>"), "{open}");
+        assert!(open.contains("id=\"redacted\""));
+        let full = status.render(true);
+        assert!(full.contains(secret), "{full}");
+        assert!(!full.contains("id=\"redacted\""));
+        db.shutdown();
     }
 
     #[test]

@@ -59,11 +59,16 @@ pub fn execute(engine: &Engine, st: &mut SessionState, s: Stmt) -> SqlResult<Que
         }
         Stmt::CreateIndex(spec) => {
             let mut created = Vec::new();
-            let r = engine.in_txn(st, |cx| create_index(cx, &spec, &mut created))?;
+            let r = engine.in_txn(st, |cx| {
+                let r = create_index(cx, &spec, &mut created)?;
+                before_commit(cx, &spec.table.name)?;
+                Ok(r)
+            })?;
             // Committed before the index is loaded, with autocommit off
             // too (`in_txn` leaves the transaction open): the load below
             // then builds it whatever `autocommit` is, not the first search.
             engine.commit_open(st)?;
+            after_commit(st, &spec.table.name);
             after_create(engine, created);
             Ok(r)
         }
@@ -118,11 +123,66 @@ pub fn execute(engine: &Engine, st: &mut SessionState, s: Stmt) -> SqlResult<Que
     }
 }
 
+/// The last step of an atomic DDL statement's transaction (ALTER TABLE,
+/// CREATE INDEX, RENAME TABLE): every write is done, nothing is committed.
+/// Fault point [`tributary_fault::points::DDL_BEFORE_COMMIT`] (target: the
+/// table), then the statement's interrupt: a KILL up to here rolls the
+/// whole statement back and answers 1317.
+pub fn before_commit(cx: &Ctx<'_>, table: &str) -> SqlResult<()> {
+    let fault = tributary_fault::hit_blocking(
+        tributary_fault::points::DDL_BEFORE_COMMIT,
+        Some(table),
+        cx.session.interrupt.token(),
+    );
+    cx.txn.check_interrupt()?;
+    fault.map(|_| ()).map_err(SqlError::from)
+}
+
+/// Right after an atomic DDL statement committed, before what follows
+/// the commit (draining dropped jobs, loading new synchronous indexes):
+/// fault point [`tributary_fault::points::DDL_AFTER_COMMIT`]. Its outcome
+/// is only logged: the statement has taken effect, so it succeeds.
+pub fn after_commit(st: &SessionState, table: &str) {
+    if let Err(e) = tributary_fault::hit_blocking(
+        tributary_fault::points::DDL_AFTER_COMMIT,
+        Some(table),
+        st.interrupt.token(),
+    ) {
+        tracing::info!(table, error = %e, "fault after a DDL commit (the statement stands)");
+    }
+}
+
+/// Write the entries of synchronous vector / full-text index `ix` for
+/// `rows` (primary-key bytes, row values in the table's layout) in the
+/// DDL's transaction, checking the statement's interrupt as it goes.
+pub fn fill_entries<'r>(
+    cx: &mut Ctx<'_>,
+    ix: &IndexDef,
+    rows: impl Iterator<Item = (&'r [u8], &'r [Value])>,
+) -> SqlResult<()> {
+    for (i, (k, row)) in rows.enumerate() {
+        if i.is_multiple_of(INTERRUPT_EVERY) {
+            build_checkpoint(cx, &ix.name)?;
+        }
+        let vals: Vec<Value> = ix
+            .columns
+            .iter()
+            .map(|&c| row.get(c).cloned().unwrap_or(Value::Null))
+            .collect();
+        cx.txn.put(
+            ix.storage_id,
+            &iscp::live::entry_key(k),
+            iscp::live::encode_entry(&vals),
+        )?;
+    }
+    Ok(())
+}
+
 /// After a CREATE that registered ISCP jobs committed: keep the entry log
 /// of every new synchronous vector/full-text index until its first base
 /// and load this CN's copy (its entries were written by the CREATE), then
 /// wake the runner.
-fn after_create(engine: &Engine, created: Vec<(iscp::JobKey, iscp::log::JobSpec)>) {
+pub fn after_create(engine: &Engine, created: Vec<(iscp::JobKey, iscp::log::JobSpec)>) {
     if created.is_empty() {
         return;
     }
@@ -314,7 +374,7 @@ fn create_view(cx: &mut Ctx<'_>, cv: &ast::CreateView) -> SqlResult<QueryResult>
     // Plan in the view's database so its unqualified names mean the same
     // thing whoever reads it later.
     let saved = cx.session.db.replace(db.clone());
-    let node = crate::sql::plan::Planner::new(cx).plan_query(&cv.query, None);
+    let node = crate::sql::plan::Planner::for_view_body(cx).plan_query(&cv.query, None);
     cx.session.db = saved;
     let out = node?.columns();
     if !columns.is_empty() && columns.len() != out.len() {

@@ -23,6 +23,10 @@ use crate::types::Value;
 /// Run a node with `outer` as the row of the enclosing query (empty at the
 /// top level).
 pub fn run(cx: &mut Ctx<'_>, node: &Node, outer: &[Value]) -> SqlResult<Vec<Vec<Value>>> {
+    crate::sql::stack::descend(|| run_guarded(cx, node, outer))
+}
+
+fn run_guarded(cx: &mut Ctx<'_>, node: &Node, outer: &[Value]) -> SqlResult<Vec<Vec<Value>>> {
     let analyzing = ANALYZE.with(|a| a.borrow().is_some());
     if !analyzing {
         return run_node(cx, node, outer);

@@ -31,6 +31,7 @@ pub mod search;
 pub mod select;
 pub mod series;
 pub mod show;
+pub mod stack;
 pub mod table_locks;
 pub mod vars;
 
@@ -74,6 +75,9 @@ pub struct SessionState {
     /// Whether the user holds SUPER (fault injection, `SET GLOBAL`):
     /// recomputed from the grants before every statement.
     pub privileged: bool,
+    /// Whether the user holds PROCESS (sees every session in the process
+    /// list): recomputed from the grants before every statement.
+    pub sees_all: bool,
     pub last_insert_id: u64,
     /// The client asked for CLIENT_FOUND_ROWS: UPDATE reports the rows it
     /// matched, not only those it changed (and an upsert that changes
@@ -111,6 +115,7 @@ impl SessionState {
             user: user.into(),
             host: "localhost".into(),
             privileged,
+            sees_all: privileged,
             last_insert_id: 0,
             found_rows: false,
             prepared: std::collections::HashMap::new(),

@@ -257,6 +257,25 @@ pub struct Planner<'c, 'a> {
 /// Deepest nesting of queries (subqueries, derived tables, CTE uses).
 const MAX_QUERY_DEPTH: usize = 63;
 
+/// Most tables one FROM clause may join (MySQL's bound; 1116 beyond). A
+/// join is planned and run as a tree as deep as its tables.
+const MAX_JOIN_TABLES: usize = 61;
+
+/// The tables a FROM clause joins (a parenthesised join counts its own).
+fn join_tables(from: &[ast::TableWithJoins]) -> usize {
+    fn factor(f: &ast::TableFactor) -> usize {
+        match f {
+            ast::TableFactor::NestedJoin {
+                table_with_joins, ..
+            } => join_tables(std::slice::from_ref(table_with_joins)),
+            _ => 1,
+        }
+    }
+    from.iter()
+        .map(|t| factor(&t.relation) + t.joins.iter().map(|j| factor(&j.relation)).sum::<usize>())
+        .sum()
+}
+
 impl<'c, 'a> Planner<'c, 'a> {
     /// A planner for one statement.
     pub fn new(cx: &'c mut Ctx<'a>) -> Self {
@@ -267,6 +286,15 @@ impl<'c, 'a> Planner<'c, 'a> {
             depth: 0,
             views: Vec::new(),
         }
+    }
+
+    /// A planner for a view's body at CREATE VIEW: counted one query block
+    /// deep, the SELECT that will read the view, so that a view that can
+    /// be created can be read (1473 at creation otherwise).
+    pub fn for_view_body(cx: &'c mut Ctx<'a>) -> Self {
+        let mut p = Self::new(cx);
+        p.depth = 1;
+        p
     }
 
     /// Record outer references met while compiling expressions of the
@@ -281,6 +309,10 @@ impl<'c, 'a> Planner<'c, 'a> {
     /// table). `outer` is the scope of enclosing queries for correlated
     /// references.
     pub fn plan_query(&mut self, q: &Query, outer: Option<&Scope>) -> SqlResult<Node> {
+        crate::sql::stack::descend(|| self.plan_query_guarded(q, outer))
+    }
+
+    fn plan_query_guarded(&mut self, q: &Query, outer: Option<&Scope>) -> SqlResult<Node> {
         self.depth += 1;
         if self.depth > MAX_QUERY_DEPTH {
             self.depth -= 1;
@@ -444,6 +476,12 @@ impl<'c, 'a> Planner<'c, 'a> {
         outer: Option<&Scope>,
         for_update: bool,
     ) -> SqlResult<Source> {
+        if join_tables(from) > MAX_JOIN_TABLES {
+            return Err(SqlError::new(
+                1116,
+                format!("Too many tables; MySQL can only use {MAX_JOIN_TABLES} tables in a join"),
+            ));
+        }
         match from {
             [] => return Ok(Source::none()),
             [twj] if twj.joins.is_empty() => {

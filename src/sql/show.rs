@@ -460,7 +460,7 @@ pub fn process_rows(engine: &Engine, st: &SessionState) -> Vec<Vec<Value>> {
     let opt = |v: Option<String>| v.map_or(Value::Null, Value::Text);
     engine
         .processes
-        .visible(&st.user, st.privileged)
+        .visible(&st.user, st.sees_all)
         .into_iter()
         .map(|p| {
             vec![

@@ -44,6 +44,17 @@ pub const STORAGE_FREE_SPACE: &str = "fj/storage/free-space";
 /// 1,024th row, with the index name as target and the statement's KILL
 /// token (so a KILL releases a `wait` or `sleep` here at once).
 pub const DDL_INDEX_BUILD: &str = "fj/ddl/index-build";
+/// DDL: in an ALTER TABLE's row rewrite, before every 1,024th row, with
+/// the table name as target and the statement's KILL token.
+pub const DDL_ALTER_REWRITE: &str = "fj/ddl/alter-rewrite";
+/// DDL: ALTER TABLE / CREATE INDEX / RENAME TABLE with every write done
+/// and nothing committed (target: the table; the statement's KILL token):
+/// a KILL or a crash here must leave the old state whole.
+pub const DDL_BEFORE_COMMIT: &str = "fj/ddl/before-commit";
+/// DDL: the same statements right after their commit, before dropped
+/// jobs are drained and new synchronous indexes loaded (target: the
+/// table; KILL token). Its outcome is ignored: the statement stands.
+pub const DDL_AFTER_COMMIT: &str = "fj/ddl/after-commit";
 
 /// Every catalogued point, in documentation order.
 pub const ALL: &[&str] = &[
@@ -61,6 +72,9 @@ pub const ALL: &[&str] = &[
     STORAGE_LOG_WRITE,
     STORAGE_FREE_SPACE,
     DDL_INDEX_BUILD,
+    DDL_ALTER_REWRITE,
+    DDL_BEFORE_COMMIT,
+    DDL_AFTER_COMMIT,
 ];
 
 #[cfg(test)]
@@ -80,6 +94,6 @@ mod tests {
             assert!(!p.contains(':'), "{p} must not contain ':'");
             assert!(seen.insert(*p), "{p} listed twice");
         }
-        assert_eq!(ALL.len(), 13);
+        assert_eq!(ALL.len(), 17);
     }
 }
