@@ -69,3 +69,22 @@ fn sql_does_not_use_the_server() {
         bad.join("\n")
     );
 }
+
+#[test]
+fn collation_uses_no_layer_above_it() {
+    let bad = offenders(
+        "src/collation",
+        &[
+            "crate::sql",
+            "crate::iscp",
+            "crate::catalog",
+            "crate::server",
+            "crate::cli",
+        ],
+    );
+    assert!(
+        bad.is_empty(),
+        "collation reaches up a layer:\n{}",
+        bad.join("\n")
+    );
+}

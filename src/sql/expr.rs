@@ -14,6 +14,7 @@ use std::sync::Arc;
 use sqlparser::ast::{self as ast, BinaryOperator, Expr, UnaryOperator};
 
 use crate::catalog::schema::parse_vector;
+use crate::collation::wildcard;
 use crate::decimal::Decimal;
 use crate::error::{code, SqlError, SqlResult};
 use crate::types::{format_float, parse_datetime, Value};
@@ -1652,54 +1653,6 @@ pub fn like_match_ci(s: &str, pat: &str) -> bool {
     let s: Vec<char> = s.to_lowercase().chars().collect();
     let p: Vec<char> = pat.to_lowercase().chars().collect();
     wildcard(&s, &p, |a, b| a == b)
-}
-
-/// LIKE's matcher over `s` and `p` (units of bytes or chars): `%` any
-/// run, `_` one unit, `\x` the unit `x` itself (a trailing `\` is itself).
-/// Iterative with one backtrack point, the last `%` seen: O(|s|·|p|) at
-/// worst, never exponential (a pattern such as `%a%a%a%b` on a long string
-/// is a user's input, not a denial of service).
-fn wildcard<T: Copy + Into<u32>>(s: &[T], p: &[T], eq: impl Fn(T, T) -> bool) -> bool {
-    const PCT: u32 = '%' as u32;
-    const ONE: u32 = '_' as u32;
-    const ESC: u32 = '\\' as u32;
-    let (mut si, mut pi) = (0usize, 0usize);
-    // (pattern position after the `%`, string position it now absorbs to).
-    let mut star: Option<(usize, usize)> = None;
-    while si < s.len() {
-        if pi < p.len() {
-            let c: u32 = p[pi].into();
-            if c == PCT {
-                pi += 1;
-                star = Some((pi, si));
-                continue;
-            }
-            let (lit, width) = if c == ESC && pi + 1 < p.len() {
-                (Some(p[pi + 1]), 2)
-            } else if c == ONE {
-                (None, 1)
-            } else {
-                (Some(p[pi]), 1)
-            };
-            if lit.is_none_or(|l| eq(s[si], l)) {
-                si += 1;
-                pi += width;
-                continue;
-            }
-        }
-        match star {
-            Some((sp, ss)) => {
-                pi = sp;
-                si = ss + 1;
-                star = Some((sp, ss + 1));
-            }
-            None => return false,
-        }
-    }
-    while pi < p.len() && p[pi].into() == PCT {
-        pi += 1;
-    }
-    pi == p.len()
 }
 
 /// Vector argument: a vector value or a `'[…]'` literal.
