@@ -33,6 +33,8 @@ mod general_ci_table;
 
 /// MySQL's ER_UNKNOWN_COLLATION.
 pub const UNKNOWN_COLLATION: u16 = 1273;
+/// MySQL's ER_COLLATION_CHARSET_MISMATCH.
+pub const COLLATION_CHARSET_MISMATCH: u16 = 1253;
 /// MySQL's ER_CANT_AGGREGATE_2COLLATIONS (illegal mix of collations).
 pub const CANT_AGGREGATE_2COLLATIONS: u16 = 1267;
 
@@ -202,6 +204,27 @@ impl Collation {
             "COLLATE {n}: implemented collations are utf8mb4_bin, \
              utf8mb4_0900_bin and utf8mb4_general_ci"
         )))
+    }
+
+    /// The collation of `x COLLATE name` where `x` is text (utf8mb4): as
+    /// [`Self::lookup`], but a collation of another character set
+    /// (`latin1_swedish_ci`, `utf8mb3_general_ci`, `binary`) is 1253, as in
+    /// MySQL.
+    pub fn lookup_for_utf8mb4(name: &str) -> SqlResult<Collation> {
+        let n = name.trim_matches(['\'', '"', '`']).to_ascii_lowercase();
+        let c = Collation::lookup(&n);
+        if n.starts_with("utf8mb4_") || c.as_ref().is_err_and(|e| e.code == UNKNOWN_COLLATION) {
+            return c;
+        }
+        // MySQL 8 names the utf8 alias by what it is.
+        let shown = match n.strip_prefix("utf8_") {
+            Some(rest) => format!("utf8mb3_{rest}"),
+            None => n,
+        };
+        Err(SqlError::new(
+            COLLATION_CHARSET_MISMATCH,
+            format!("COLLATION '{shown}' is not valid for CHARACTER SET 'utf8mb4'"),
+        ))
     }
 
     /// The MySQL name.
@@ -429,6 +452,25 @@ mod tests {
         for c in Collation::ALL {
             assert_eq!(Collation::lookup(c.name()).ok(), Some(c));
         }
+    }
+
+    #[test]
+    fn expression_collations_are_utf8mb4_ones() {
+        assert_eq!(
+            Collation::lookup_for_utf8mb4("utf8mb4_general_ci").ok(),
+            Some(CI)
+        );
+        let err = |n: &str| {
+            Collation::lookup_for_utf8mb4(n)
+                .map(|_| ())
+                .unwrap_err()
+                .code
+        };
+        assert_eq!(err("utf8_general_ci"), COLLATION_CHARSET_MISMATCH);
+        assert_eq!(err("binary"), COLLATION_CHARSET_MISMATCH);
+        assert_eq!(err("latin1_swedish_ci"), COLLATION_CHARSET_MISMATCH);
+        assert_eq!(err("utf8mb4_unicode_ci"), code::NOT_SUPPORTED);
+        assert_eq!(err("nope"), UNKNOWN_COLLATION);
     }
 
     #[test]

@@ -422,7 +422,11 @@ pub fn insert(cx: &mut Ctx<'_>, ins: &ast::Insert) -> SqlResult<QueryResult> {
             // (`VALUES(c)` becomes `__inserted.c`): a bare name is the
             // stored row's.
             let hidden = (t.columns.len()..cols.len()).collect();
-            let scope = Scope { cols, hidden };
+            let scope = Scope {
+                cols,
+                hidden,
+                colls: Vec::new(),
+            };
             let mut out = Vec::new();
             for a in assignments {
                 let ast::AssignmentTarget::ColumnName(n) = &a.target else {
@@ -703,6 +707,7 @@ fn single_table(cx: &mut Ctx<'_>, twj: &ast::TableWithJoins) -> SqlResult<(Arc<T
             .map(|c| (a.clone(), c.name.clone()))
             .collect(),
         hidden: Vec::new(),
+        colls: Vec::new(),
     };
     Ok((t, scope))
 }

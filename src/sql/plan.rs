@@ -765,7 +765,7 @@ impl<'c, 'a> Planner<'c, 'a> {
         };
         let (lw, rw) = (left.scope.cols.len(), right.scope.cols.len());
         let mut scope = left.scope.clone();
-        scope.cols.extend(right.scope.cols.iter().cloned());
+        scope.extend(&right.scope);
         scope
             .hidden
             .extend(right.scope.hidden.iter().map(|i| i + lw));
@@ -1124,6 +1124,7 @@ impl Rel {
                     .map(|c| (alias.to_string(), c.name))
                     .collect(),
                 hidden: Vec::new(),
+                colls: Vec::new(),
             },
             node,
             tables: vec![alias.to_string()],

@@ -21,7 +21,8 @@ use crate::error::{code, SqlError, SqlResult};
 use crate::sql::access::{self, Access};
 use crate::sql::exec::{self, Prepared};
 use crate::sql::expr::{
-    eval_const, fold_vector_literals, AggCall, AggFunc, CExpr, Compiler, EvalCtx, NoHost, Scope,
+    collate, eval_const, fold_vector_literals, AggCall, AggFunc, CExpr, Compiler, EvalCtx, NoHost,
+    Scope,
 };
 use crate::sql::host::SessionHost;
 use crate::sql::plan::{Node, Planner};
@@ -69,6 +70,7 @@ impl Source {
             scope: Scope {
                 cols: names.into_iter().map(|n| (alias.to_string(), n)).collect(),
                 hidden: Vec::new(),
+                colls: Vec::new(),
             },
             kinds,
             input: None,
@@ -93,6 +95,7 @@ impl Source {
                 .map(|c| (alias.clone(), c.name.clone()))
                 .collect(),
             hidden: Vec::new(),
+            colls: Vec::new(),
         };
         Source {
             kinds: t.columns.iter().map(|c| kind_of_type(&c.ty)).collect(),
@@ -299,6 +302,24 @@ fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnKind {
         CExpr::Func(name, args) if name == "@@" || name == "@@global" => match args.first() {
             Some(CExpr::Lit(Value::Text(v))) if crate::sql::vars::is_integer(v) => ColumnKind::Int,
             _ => ColumnKind::Text,
+        },
+        // `x COLLATE c` is x; a collation-aware GREATEST/LEAST/NULLIF has
+        // the type of the call it stands for; the other collation-aware
+        // operators are comparisons (expr::collate).
+        CExpr::Func(name, args) if collate::is_internal(name) => match name.as_str() {
+            collate::MARK => args
+                .first()
+                .map_or(ColumnKind::Text, |a| kind_of_expr(a, src, aggs)),
+            "collate greatest" | "collate least" | "collate nullif" => kind_of_expr(
+                &CExpr::Func(
+                    name["collate ".len()..].to_string(),
+                    args.get(1..).unwrap_or_default().to_vec(),
+                ),
+                src,
+                aggs,
+            ),
+            "collate key" => ColumnKind::Text,
+            _ => ColumnKind::Int,
         },
         CExpr::Func(name, args) => match name.as_str() {
             "l2_distance" | "cosine_distance" | "inner_product" | "l2_norm" | "l2_distance_sq"
@@ -1009,12 +1030,12 @@ pub fn plan_block(
         Some(ast::GroupByExpr::Expressions(v, _)) => {
             let mut out = Vec::new();
             for e in v {
-                out.push(
-                    resolve_alias_or_pos(e, &projection, "group statement")?.map_or_else(
-                        || comp.compile(e).map_err(|e| e.in_clause("group statement")),
-                        Ok,
-                    )?,
-                );
+                let g = resolve_alias_or_pos(e, &projection, "group statement")?.map_or_else(
+                    || comp.compile(e).map_err(|e| e.in_clause("group statement")),
+                    Ok,
+                )?;
+                // Under a non-binary collation, grouped by weight string.
+                out.push(comp.sort_key(g)?);
             }
             out
         }
@@ -1037,7 +1058,7 @@ pub fn plan_block(
                     .compile(&o.expr)
                     .map_err(|e| e.in_clause("order clause"))?,
             };
-            order_by.push((e, desc));
+            order_by.push((comp.sort_key(e)?, desc));
         }
     }
     let aggs = std::mem::take(&mut comp.aggs);
@@ -1642,7 +1663,11 @@ fn agg_update(st: &mut AggState, call: &AggCall, v: Option<Value>) -> SqlResult<
                 return Ok(());
             }
             if call.distinct {
-                if st.seen.iter().any(|s| s.total_cmp(&v) == Ordering::Equal) {
+                if st
+                    .seen
+                    .iter()
+                    .any(|s| collate::value_cmp(call.collation, s, &v) == Ordering::Equal)
+                {
                     return Ok(());
                 }
                 st.seen.push(v.clone());
@@ -1684,18 +1709,16 @@ fn agg_update(st: &mut AggState, call: &AggCall, v: Option<Value>) -> SqlResult<
                     }
                 },
                 AggFunc::Min
-                    if st
-                        .best
-                        .as_ref()
-                        .is_none_or(|b| v.total_cmp(b) == Ordering::Less) =>
+                    if st.best.as_ref().is_none_or(|b| {
+                        collate::value_cmp(call.collation, &v, b) == Ordering::Less
+                    }) =>
                 {
                     st.best = Some(v);
                 }
                 AggFunc::Max
-                    if st
-                        .best
-                        .as_ref()
-                        .is_none_or(|b| v.total_cmp(b) == Ordering::Greater) =>
+                    if st.best.as_ref().is_none_or(|b| {
+                        collate::value_cmp(call.collation, &v, b) == Ordering::Greater
+                    }) =>
                 {
                     st.best = Some(v);
                 }

@@ -612,6 +612,7 @@ pub fn filter(
                     .map(|c| (String::new(), c.name.clone()))
                     .collect(),
                 hidden: Vec::new(),
+                colls: Vec::new(),
             };
             let cond = Compiler::new(&scope, false).compile(e)?;
             let host = crate::sql::host::SessionHost::new(st, engine);

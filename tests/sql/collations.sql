@@ -1,0 +1,36 @@
+-- Collations (issue 38 item 6): utf8mb4_bin (default, code point order), utf8mb4_general_ci (case- and accent-folding per code point, PAD SPACE).
+-- Every statement checked against MariaDB 10.11 (same utf8mb4_general_ci weights as MySQL 8). Differences from MySQL 8 are noted where they occur.
+SELECT 'a' = 'A', 'a' = 'A' COLLATE utf8mb4_general_ci, 'a' COLLATE utf8mb4_general_ci = 'á', 'ß' = 's' COLLATE utf8mb4_general_ci, 'ß' = 'ss' COLLATE utf8mb4_general_ci;
+SELECT 'a' = 'a  ' COLLATE utf8mb4_general_ci, 'a\t' < 'a' COLLATE utf8mb4_general_ci, 'b' > 'A' COLLATE utf8mb4_general_ci, 'B' < 'a' COLLATE utf8mb4_general_ci, 'B' < 'a';
+SELECT '😀' = '😁' COLLATE utf8mb4_general_ci, '😀' = 'x' COLLATE utf8mb4_general_ci;
+SELECT 'A' IN ('b', 'a' COLLATE utf8mb4_general_ci), 'A' COLLATE utf8mb4_general_ci IN ('b', 'c'), 'A' COLLATE utf8mb4_general_ci NOT IN ('b', 'a'), 'A' COLLATE utf8mb4_general_ci IN ('b', NULL);
+SELECT 'B' BETWEEN 'a' AND 'c' COLLATE utf8mb4_general_ci, 'B' BETWEEN 'a' AND 'c', 'b' COLLATE utf8mb4_general_ci NOT BETWEEN 'A' AND 'C';
+SELECT 'ABC' LIKE 'a%' COLLATE utf8mb4_general_ci, 'Ábc' COLLATE utf8mb4_general_ci LIKE 'a_C', 'a' LIKE 'A ' COLLATE utf8mb4_general_ci, 'ABC' LIKE 'a%';
+SELECT 'a' <=> 'A' COLLATE utf8mb4_general_ci, NULL <=> 'A' COLLATE utf8mb4_general_ci, 'a' <> 'A' COLLATE utf8mb4_general_ci;
+SELECT NULLIF('a', 'A' COLLATE utf8mb4_general_ci), GREATEST('a', 'B' COLLATE utf8mb4_general_ci), LEAST('b', 'A' COLLATE utf8mb4_general_ci), GREATEST('a', 'B'), GREATEST(1, '2' COLLATE utf8mb4_general_ci);
+SELECT CASE 'a' COLLATE utf8mb4_general_ci WHEN 'A' THEN 'hit' ELSE 'miss' END, CASE 'a' WHEN 'A' THEN 'hit' ELSE 'miss' END;
+SELECT 'a' COLLATE utf8mb4_general_ci = 'A' COLLATE utf8mb4_bin;
+SELECT 'a' COLLATE utf8mb4_bin = 'A' COLLATE utf8mb4_bin;
+SELECT 'a' COLLATE utf8_general_ci = 'A';
+SELECT 'a' = 'A' COLLATE no_such_collation;
+SELECT 'a' = 'A' COLLATE latin1_swedish_ci;
+SELECT 'a' = 'A' COLLATE utf8mb4_unicode_ci;
+SELECT 'a' = 'A' COLLATE utf8mb4_0900_ai_ci;
+SELECT 'a' = 'A' COLLATE utf8mb4_0900_bin, 'a' = 'a ' COLLATE utf8mb4_0900_bin;
+SELECT CONCAT('a', 'B') COLLATE utf8mb4_general_ci = 'Ab', CONCAT('a' COLLATE utf8mb4_general_ci, 'B') = 'AB', LOWER('A' COLLATE utf8mb4_general_ci) = 'A';
+SELECT 10 = '10' COLLATE utf8mb4_general_ci, '1e1' COLLATE utf8mb4_general_ci = 10;
+SET NAMES utf8mb4 COLLATE utf8mb4_0900_ai_ci;
+SELECT @@collation_connection, @@collation_database, @@collation_server;
+CREATE DATABASE co;
+USE co;
+CREATE TABLE t (id INT PRIMARY KEY, s VARCHAR(10));
+INSERT INTO t VALUES (1, 'b'), (2, 'B'), (3, 'a'), (4, 'A'), (5, 'á'), (6, 'c'), (7, 'a '), (8, NULL);
+SELECT id FROM t WHERE s = 'A' COLLATE utf8mb4_general_ci ORDER BY id;
+SELECT id FROM t WHERE s COLLATE utf8mb4_general_ci < 'b' ORDER BY id;
+SELECT s FROM t ORDER BY s COLLATE utf8mb4_general_ci, id;
+SELECT s FROM t ORDER BY s COLLATE utf8mb4_general_ci DESC, id;
+SELECT s FROM t ORDER BY s, id;
+SELECT s COLLATE utf8mb4_general_ci AS k, COUNT(*) FROM t GROUP BY k ORDER BY k;
+SELECT MIN(s COLLATE utf8mb4_general_ci), MAX(s COLLATE utf8mb4_general_ci), MIN(s), MAX(s), COUNT(DISTINCT s COLLATE utf8mb4_general_ci), COUNT(DISTINCT s) FROM t;
+SELECT id FROM t WHERE s LIKE 'A%' COLLATE utf8mb4_general_ci ORDER BY id;
+DROP DATABASE co;
