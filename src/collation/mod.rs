@@ -27,6 +27,8 @@
 use std::cmp::Ordering;
 use std::sync::OnceLock;
 
+use serde::{Deserialize, Serialize};
+
 use crate::error::{SqlError, SqlResult};
 
 mod general_ci_table;
@@ -38,16 +40,20 @@ pub const COLLATION_CHARSET_MISMATCH: u16 = 1253;
 /// MySQL's ER_CANT_AGGREGATE_2COLLATIONS (illegal mix of collations).
 pub const CANT_AGGREGATE_2COLLATIONS: u16 = 1267;
 
-/// A collation of UTF-8 (utf8mb4) text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+/// A collation of UTF-8 (utf8mb4) text. Stored in the catalog by its
+/// MySQL name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 pub enum Collation {
     /// Code point order, NO PAD (the server default).
     #[default]
+    #[serde(rename = "utf8mb4_bin")]
     Utf8mb4Bin,
     /// Code point order, NO PAD (MySQL 8's `utf8mb4_0900_bin`).
+    #[serde(rename = "utf8mb4_0900_bin")]
     Utf8mb4_0900Bin,
     /// MySQL's `utf8mb4_general_ci`: case- and accent-folding weights per
     /// code point, PAD SPACE.
+    #[serde(rename = "utf8mb4_general_ci")]
     Utf8mb4GeneralCi,
 }
 
@@ -243,6 +249,11 @@ impl Collation {
             Collation::Utf8mb4_0900Bin => 309,
             Collation::Utf8mb4GeneralCi => 45,
         }
+    }
+
+    /// The default (`utf8mb4_bin`): what the catalog leaves unwritten.
+    pub fn is_default(&self) -> bool {
+        *self == Collation::default()
     }
 
     /// Code point order (equal only when byte-identical).

@@ -39,6 +39,23 @@ thread_local! {
     static ANALYZE: std::cell::RefCell<Option<Stats>> = const { std::cell::RefCell::new(None) };
 }
 
+/// The non-binary collation of each output column of `node`: a block's
+/// projections'; a set operation's where both sides agree (a `_bin` side
+/// wins, as MySQL aggregates two column collations).
+pub fn out_collations(node: &Node) -> Vec<Option<crate::collation::Collation>> {
+    match node {
+        Node::Block(p) => p.out_colls.clone(),
+        Node::Join(_) => Vec::new(),
+        Node::Union(u) => {
+            let (l, r) = (out_collations(&u.left), out_collations(&u.right));
+            l.iter()
+                .zip(r.iter())
+                .map(|(a, b)| if a == b { *a } else { None })
+                .collect()
+        }
+    }
+}
+
 /// Run `node` to the end (EXPLAIN ANALYZE), returning what each node did.
 pub fn analyze(cx: &mut Ctx<'_>, node: &Node) -> SqlResult<Stats> {
     ANALYZE.with(|a| *a.borrow_mut() = Some(Stats::new()));
@@ -54,23 +71,24 @@ fn run_node(cx: &mut Ctx<'_>, node: &Node, outer: &[Value]) -> SqlResult<Vec<Vec
         Node::Union(u) => {
             let mut rows = run(cx, &u.left, outer)?;
             let right = run(cx, &u.right, outer)?;
+            let colls = out_collations(node);
+            let key = |r: &Vec<Value>| select::group_key_under(r, &colls);
             match u.op {
                 SetOp::Union => {
                     rows.extend(right);
                     if !u.all {
                         let mut seen = HashSet::new();
-                        rows.retain(|r| seen.insert(select::group_key(r)));
+                        rows.retain(|r| seen.insert(key(r)));
                     }
                 }
                 // Distinct rows of the left that are (not) in the right; rows
                 // compare as in DISTINCT (NULLs equal).
                 SetOp::Intersect | SetOp::Except => {
-                    let other: HashSet<Vec<u8>> =
-                        right.iter().map(|r| select::group_key(r)).collect();
+                    let other: HashSet<Vec<u8>> = right.iter().map(key).collect();
                     let keep = u.op == SetOp::Intersect;
                     let mut seen = HashSet::new();
                     rows.retain(|r| {
-                        let k = select::group_key(r);
+                        let k = key(r);
                         other.contains(&k) == keep && seen.insert(k)
                     });
                 }

@@ -618,6 +618,12 @@ impl<'a> Compiler<'a> {
         self.sort_key(x)
     }
 
+    /// The collation `e` (compiled by this compiler) compares under, when
+    /// it is not binary.
+    pub fn collation_of(&self, e: &CExpr) -> SqlResult<Option<Collation>> {
+        collate::agg_collation(e, &self.collate_env())
+    }
+
     /// [`Self::compile_sort_key`] of an expression already compiled.
     pub fn sort_key(&self, x: CExpr) -> SqlResult<CExpr> {
         collate::sort_key_expr(x, &self.collate_env())

@@ -95,7 +95,7 @@ impl Source {
                 .map(|c| (alias.clone(), c.name.clone()))
                 .collect(),
             hidden: Vec::new(),
-            colls: Vec::new(),
+            colls: t.columns.iter().map(|c| c.collation).collect(),
         };
         Source {
             kinds: t.columns.iter().map(|c| kind_of_type(&c.ty)).collect(),
@@ -143,6 +143,9 @@ pub struct Plan {
     /// whose scores an index hit already carries: what an index path must
     /// decode of each hit (nothing at all for `COUNT(*) … WHERE MATCH`).
     pub hit_needed: Option<Vec<bool>>,
+    /// Each output column's collation when it is not binary (DISTINCT and
+    /// UNION compare those by weight string); empty: all binary.
+    pub out_colls: Vec<Option<crate::collation::Collation>>,
 }
 
 /// The result kind of a column of SQL type `t`.
@@ -792,6 +795,14 @@ impl Plan {
         projection: Vec<(String, CExpr, ColumnKind)>,
         for_update: bool,
     ) -> Plan {
+        // A column read as is keeps its collation.
+        let out_colls = projection
+            .iter()
+            .map(|(_, e, _)| match e {
+                CExpr::Col(i) => Some(source.scope.collation(*i)).filter(|c| !c.is_binary()),
+                _ => None,
+            })
+            .collect();
         Plan {
             source,
             filter: None,
@@ -812,6 +823,7 @@ impl Plan {
             for_update,
             needed: None,
             hit_needed: None,
+            out_colls,
         }
     }
 
@@ -1064,6 +1076,10 @@ pub fn plan_block(
     let aggs = std::mem::take(&mut comp.aggs);
     let matches = std::mem::take(&mut comp.matches);
     let refs = std::mem::take(&mut comp.outer_refs);
+    let out_colls = projection
+        .iter()
+        .map(|(_, e)| comp.collation_of(e))
+        .collect::<SqlResult<Vec<_>>>()?;
     drop(comp);
     pl.note_refs(&refs);
     let cx = &mut *pl.cx;
@@ -1211,6 +1227,7 @@ pub fn plan_block(
         for_update: !q.locks.is_empty(),
         needed: None,
         hit_needed: None,
+        out_colls,
     }
     .with_needed_columns())
 }
@@ -1849,6 +1866,25 @@ pub fn group_key(vals: &[Value]) -> Vec<u8> {
     crate::catalog::codec::encode_key(&norm)
 }
 
+/// [`group_key`] with text compared under each column's collation
+/// (`colls[i]`, when not binary): rows equal under it get one key.
+pub fn group_key_under(vals: &[Value], colls: &[Option<crate::collation::Collation>]) -> Vec<u8> {
+    if colls.iter().all(Option::is_none) {
+        return group_key(vals);
+    }
+    let keyed: Vec<Value> = vals
+        .iter()
+        .enumerate()
+        .map(|(i, v)| match (colls.get(i).copied().flatten(), v) {
+            (Some(c), Value::Text(s)) => {
+                Value::Text(c.sort_key(s).into_iter().map(char::from).collect())
+            }
+            _ => v.clone(),
+        })
+        .collect();
+    group_key(&keyed)
+}
+
 /// Execute a plan, returning output rows.
 ///
 /// A vector index path is a fast path, never a different answer: the index
@@ -2240,7 +2276,7 @@ fn run_with(
     }
     if plan.distinct {
         let mut seen = std::collections::HashSet::new();
-        out.retain(|(p, _)| seen.insert(group_key(p)));
+        out.retain(|(p, _)| seen.insert(group_key_under(p, &plan.out_colls)));
     }
     if !plan.order_by.is_empty() {
         let order = |a: &(Vec<Value>, Vec<Value>), b: &(Vec<Value>, Vec<Value>)| {
