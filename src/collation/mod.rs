@@ -330,6 +330,26 @@ impl Collation {
         }
     }
 
+    /// `s` with each character replaced by one that stands for its weight:
+    /// the same number of characters, two of them equal exactly when the
+    /// originals are equal under this collation (no padding: for searches
+    /// by position, INSTR / LOCATE).
+    pub fn fold(self, s: &str) -> String {
+        match self {
+            Collation::Utf8mb4Bin | Collation::Utf8mb4_0900Bin => s.to_string(),
+            Collation::Utf8mb4GeneralCi => s
+                .chars()
+                .map(|c| char::from_u32(u32::from(general_ci(c))).unwrap_or('\u{FFFD}'))
+                .collect(),
+        }
+    }
+
+    /// Whether the collation ignores case (REGEXP then matches without
+    /// case, as MySQL's ICU does under such a collation).
+    pub fn case_insensitive(self) -> bool {
+        !self.is_binary()
+    }
+
     /// `s LIKE pat` under this collation (`%`, `_`, `\` escapes).
     /// Characters match by weight; trailing spaces count (LIKE does not
     /// pad, in MySQL either).
@@ -552,6 +572,14 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn fold_keeps_positions_and_equalities() {
+        assert_eq!(CI.fold("Ábß😀"), CI.fold("abs\u{FFFD}"));
+        assert_eq!(CI.fold("Ábß😀").chars().count(), 4);
+        assert_ne!(CI.fold("a"), CI.fold("b"));
+        assert_eq!(BIN.fold("Ab"), "Ab");
     }
 
     #[test]

@@ -306,14 +306,19 @@ fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnKind {
             Some(CExpr::Lit(Value::Text(v))) if crate::sql::vars::is_integer(v) => ColumnKind::Int,
             _ => ColumnKind::Text,
         },
-        // `x COLLATE c` is x; a collation-aware GREATEST/LEAST/NULLIF has
-        // the type of the call it stands for; the other collation-aware
-        // operators are comparisons (expr::collate).
+        // `x COLLATE c` is x; a collation-aware GREATEST/LEAST/NULLIF/
+        // REGEXP_SUBSTR/REGEXP_REPLACE has the type of the call it stands
+        // for; the other collation-aware operators (comparisons, INSTR,
+        // LOCATE, REGEXP_LIKE/INSTR) are integers (expr::collate).
         CExpr::Func(name, args) if collate::is_internal(name) => match name.as_str() {
             collate::MARK => args
                 .first()
                 .map_or(ColumnKind::Text, |a| kind_of_expr(a, src, aggs)),
-            "collate greatest" | "collate least" | "collate nullif" => kind_of_expr(
+            "collate greatest"
+            | "collate least"
+            | "collate nullif"
+            | "collate regexp_substr"
+            | "collate regexp_replace" => kind_of_expr(
                 &CExpr::Func(
                     name["collate ".len()..].to_string(),
                     args.get(1..).unwrap_or_default().to_vec(),

@@ -87,3 +87,8 @@ CREATE TABLE k5 (id INT PRIMARY KEY, s VARCHAR(10) COLLATE nope_ci);
 CREATE DATABASE dci COLLATE utf8mb4_general_ci;
 SELECT COLLATION_NAME, ID, IS_DEFAULT, PAD_ATTRIBUTE FROM information_schema.COLLATIONS WHERE CHARACTER_SET_NAME = 'utf8mb4' ORDER BY ID;
 DROP DATABASE cc;
+-- Searches follow the collation too: INSTR / LOCATE (comparing a window of the needle's length in bytes, as MySQL's my_instr_mb: 'á' is not found for 'a'), and REGEXP ignores case under a case-insensitive collation (MySQL's ICU does; accents still count), unless the match type says 'c'.
+SELECT INSTR('xAbc' COLLATE utf8mb4_general_ci, 'aB'), INSTR('xábc' COLLATE utf8mb4_general_ci, 'aB'), INSTR('xábc' COLLATE utf8mb4_general_ci, 'ÁB'), LOCATE('', 'abc' COLLATE utf8mb4_general_ci, 2), INSTR('😀x' COLLATE utf8mb4_general_ci, '😁X'), LOCATE('B', 'abcb' COLLATE utf8mb4_general_ci, 3), INSTR('xAbc', 'ab');
+SELECT 'ABC' COLLATE utf8mb4_general_ci REGEXP '^a', 'ABC' REGEXP '^a' COLLATE utf8mb4_general_ci, 'ÁBC' COLLATE utf8mb4_general_ci REGEXP '^a', REGEXP_INSTR('xABC' COLLATE utf8mb4_general_ci, 'b'), REGEXP_SUBSTR('xABC' COLLATE utf8mb4_general_ci, 'b.'), REGEXP_REPLACE('xABC' COLLATE utf8mb4_general_ci, 'b', '-'), 'ABC' REGEXP '^a';
+-- REGEXP_LIKE's match type 'c' beats the collation (MySQL 8; MariaDB has no REGEXP_LIKE).
+SELECT REGEXP_LIKE('ABC' COLLATE utf8mb4_general_ci, '^a'), REGEXP_LIKE('ABC' COLLATE utf8mb4_general_ci, '^a', 'c');

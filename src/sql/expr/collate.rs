@@ -280,9 +280,27 @@ fn rewrite_one(e: CExpr, env: &Env<'_>) -> SqlResult<CExpr> {
             }
         }
         CExpr::Func(name, args)
-            if matches!(name.as_str(), "nullif" | "greatest" | "least" | "strcmp") =>
+            if matches!(
+                name.as_str(),
+                "nullif"
+                    | "greatest"
+                    | "least"
+                    | "instr"
+                    | "locate"
+                    | "regexp_like"
+                    | "regexp_instr"
+                    | "regexp_substr"
+                    | "regexp_replace"
+            ) =>
         {
-            let all: Vec<&CExpr> = args.iter().collect();
+            // Searches compare their subject and pattern (the first two
+            // arguments); the others all of theirs.
+            let compared = if matches!(name.as_str(), "nullif" | "greatest" | "least") {
+                args.len()
+            } else {
+                2
+            };
+            let all: Vec<&CExpr> = args.iter().take(compared).collect();
             match non_binary(&all, env, &name)? {
                 Some(c) => {
                     let mut a = vec![lit_id(c)];
@@ -332,6 +350,64 @@ pub fn value_cmp(c: Option<Collation>, a: &Value, b: &Value) -> Ordering {
         (Some(c), Value::Text(x), Value::Text(y)) => c.cmp(x, y),
         _ => a.total_cmp(b),
     }
+}
+
+/// A REGEXP function's arguments with the match type `i` put first
+/// under a case-insensitive collation (a `c` in the caller's match type
+/// still wins, being later), the omitted optional arguments filled with
+/// their defaults to reach the match type's place.
+fn case_insensitive_regexp(c: Collation, name: &str, args: &[Value]) -> Vec<Value> {
+    let mut a = args.to_vec();
+    if !c.case_insensitive() {
+        return a;
+    }
+    // Defaults of the arguments before the match type, from the third on.
+    let defaults: &[i64] = match name {
+        "regexp_instr" => &[1, 1, 0],
+        "regexp_substr" => &[1, 1],
+        "regexp_replace" => &[1, 0],
+        _ => &[],
+    };
+    let first_default = if name == "regexp_replace" { 3 } else { 2 };
+    let mt_at = first_default + defaults.len();
+    if a.len() < first_default {
+        return a; // a wrong argument count: reported by the call itself
+    }
+    while a.len() < mt_at {
+        let d = defaults[a.len() - first_default];
+        a.push(Value::Int(d));
+    }
+    match a.get(mt_at) {
+        None => a.push(Value::Text("i".into())),
+        Some(Value::Text(mt)) => a[mt_at] = Value::Text(format!("i{mt}")),
+        // NULL stays NULL (the answer is NULL); anything else is
+        // reported by the call.
+        Some(_) => {}
+    }
+    a
+}
+
+/// INSTR / LOCATE under `c`, as MySQL's `my_instr_mb`: at each character
+/// of `hay` from position `start` (1-based), the next `needle.len()`
+/// *bytes* are compared with the needle under the collation, without
+/// padding — so `'á'` (two bytes) is not found for `'a'` (one), while
+/// `'Á'` is found for `'á'`. 0 when not found.
+fn instr_under(c: Collation, hay: &str, needle: &str, start: i64) -> i64 {
+    let chars = hay.chars().count() as i64;
+    if start < 1 || start - 1 > chars {
+        return 0;
+    }
+    if needle.is_empty() {
+        return start;
+    }
+    let want = c.fold(needle);
+    for (i, (b, _)) in hay.char_indices().enumerate().skip((start - 1) as usize) {
+        let end = b + needle.len();
+        if end <= hay.len() && hay.is_char_boundary(end) && c.fold(&hay[b..end]) == want {
+            return i as i64 + 1;
+        }
+    }
+    0
 }
 
 /// Whether `name` is one of this module's internal calls.
@@ -428,6 +504,40 @@ pub fn call(name: &str, args: &[Value]) -> SqlResult<Value> {
                 other => other.clone(),
             })
         }
+        _ if name.starts_with("collate regexp_") => {
+            let base = &name[PREFIX.len()..];
+            call_builtin(base, &case_insensitive_regexp(c, base, rest))
+        }
+        "collate instr" | "collate locate" => {
+            let (hay, needle, from) = if name == "collate instr" {
+                match rest {
+                    [h, n] => (h, n, None),
+                    _ => return call_builtin("instr", rest),
+                }
+            } else {
+                match rest {
+                    [n, h] => (h, n, None),
+                    [n, h, p] => (h, n, Some(p)),
+                    _ => return call_builtin("locate", rest),
+                }
+            };
+            if hay.is_null() || needle.is_null() || from.is_some_and(Value::is_null) {
+                return Ok(Value::Null);
+            }
+            let start = match from {
+                None => 1,
+                Some(p) => match super::num_i64(p) {
+                    Some(p) => p,
+                    None => return Ok(Value::Null),
+                },
+            };
+            Ok(Value::Int(instr_under(
+                c,
+                &super::text_of(hay),
+                &super::text_of(needle),
+                start,
+            )))
+        }
         _ => {
             let base = &name[PREFIX.len()..];
             let all_text = rest.iter().all(|v| matches!(v, Value::Text(_)));
@@ -445,16 +555,6 @@ pub fn call(name: &str, args: &[Value]) -> SqlResult<Value> {
                     } else {
                         a.clone()
                     })
-                }
-                "strcmp" => {
-                    let [a, b] = rest else {
-                        return call_builtin(base, rest);
-                    };
-                    Ok(Value::Int(match cmp_under(c, a, b) {
-                        Some(Ordering::Less) => -1,
-                        Some(Ordering::Greater) => 1,
-                        _ => 0,
-                    }))
                 }
                 "greatest" | "least" if rest.len() >= 2 => {
                     let want = if base == "greatest" {
@@ -474,5 +574,57 @@ pub fn call(name: &str, args: &[Value]) -> SqlResult<Value> {
                 _ => call_builtin(base, rest),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn instr_compares_byte_windows_as_mysql() {
+        let ci = Collation::Utf8mb4GeneralCi;
+        assert_eq!(instr_under(ci, "xAbc", "aB", 1), 2);
+        // 'á' is two bytes, 'a' one: MySQL finds nothing.
+        assert_eq!(instr_under(ci, "xábc", "aB", 1), 0);
+        assert_eq!(instr_under(ci, "xábc", "ÁB", 1), 2);
+        assert_eq!(instr_under(ci, "abcb", "B", 3), 4);
+        assert_eq!(instr_under(ci, "abc", "", 2), 2);
+        assert_eq!(instr_under(ci, "abc", "a", 5), 0);
+        assert_eq!(instr_under(ci, "😀x", "😁X", 1), 1);
+        assert_eq!(instr_under(Collation::Utf8mb4Bin, "xAbc", "ab", 1), 0);
+    }
+
+    #[test]
+    fn regexp_match_type_gets_i_first() {
+        let ci = Collation::Utf8mb4GeneralCi;
+        let t = |s: &str| Value::Text(s.into());
+        assert_eq!(
+            case_insensitive_regexp(ci, "regexp_like", &[t("A"), t("a")]),
+            vec![t("A"), t("a"), t("i")]
+        );
+        assert_eq!(
+            case_insensitive_regexp(ci, "regexp_like", &[t("A"), t("a"), t("c")]),
+            vec![t("A"), t("a"), t("ic")]
+        );
+        assert_eq!(
+            case_insensitive_regexp(ci, "regexp_replace", &[t("A"), t("a"), t("-")]),
+            vec![t("A"), t("a"), t("-"), Value::Int(1), Value::Int(0), t("i")]
+        );
+        assert_eq!(
+            case_insensitive_regexp(ci, "regexp_instr", &[t("A"), t("a"), Value::Int(2)]),
+            vec![
+                t("A"),
+                t("a"),
+                Value::Int(2),
+                Value::Int(1),
+                Value::Int(0),
+                t("i")
+            ]
+        );
+        assert_eq!(
+            case_insensitive_regexp(ci, "regexp_like", &[t("A"), t("a"), Value::Null]),
+            vec![t("A"), t("a"), Value::Null]
+        );
     }
 }
