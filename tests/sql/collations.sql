@@ -92,3 +92,14 @@ SELECT INSTR('xAbc' COLLATE utf8mb4_general_ci, 'aB'), INSTR('xábc' COLLATE utf
 SELECT 'ABC' COLLATE utf8mb4_general_ci REGEXP '^a', 'ABC' REGEXP '^a' COLLATE utf8mb4_general_ci, 'ÁBC' COLLATE utf8mb4_general_ci REGEXP '^a', REGEXP_INSTR('xABC' COLLATE utf8mb4_general_ci, 'b'), REGEXP_SUBSTR('xABC' COLLATE utf8mb4_general_ci, 'b.'), REGEXP_REPLACE('xABC' COLLATE utf8mb4_general_ci, 'b', '-'), 'ABC' REGEXP '^a';
 -- REGEXP_LIKE's match type 'c' beats the collation (MySQL 8; MariaDB has no REGEXP_LIKE).
 SELECT REGEXP_LIKE('ABC' COLLATE utf8mb4_general_ci, '^a'), REGEXP_LIKE('ABC' COLLATE utf8mb4_general_ci, '^a', 'c');
+-- Subqueries: a scalar subquery's value has its column's collation; IN (subquery) under a case-insensitive collation is refused (1235), not answered by code point.
+CREATE DATABASE cs;
+USE cs;
+CREATE TABLE r (id INT PRIMARY KEY, s VARCHAR(10) COLLATE utf8mb4_general_ci, b VARCHAR(10));
+INSERT INTO r VALUES (1, 'a', 'a'), (2, 'B', 'B');
+SELECT 'A' = (SELECT s FROM r WHERE id = 1), 'A' = (SELECT b FROM r WHERE id = 1);
+SELECT id FROM r WHERE b IN (SELECT b FROM r WHERE id = 2) ORDER BY id;
+SELECT id FROM r WHERE 'b' IN (SELECT s FROM r);
+SELECT id FROM r WHERE s IN (SELECT b FROM r) ORDER BY id;
+SELECT id FROM r x WHERE EXISTS (SELECT 1 FROM r y WHERE y.s = UPPER(x.s)) ORDER BY id;
+DROP DATABASE cs;

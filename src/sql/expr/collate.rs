@@ -180,10 +180,20 @@ pub fn derive(e: &CExpr, env: &Env<'_>) -> SqlResult<Derivation> {
             }) => derive(a, env)?,
             _ => numeric(),
         },
-        CExpr::Scalar(_) => Derivation::new(Collation::Utf8mb4Bin, Coercibility::Implicit),
+        // A scalar subquery's value has its column's collation.
+        CExpr::Scalar(sp) => Derivation::new(subquery_collation(sp), Coercibility::Implicit),
         CExpr::Func(..) | CExpr::Cast(..) => coercible(),
         _ => numeric(),
     })
+}
+
+/// The collation of a subquery's first column.
+fn subquery_collation(sp: &super::SubPlan) -> Collation {
+    crate::sql::exec::out_collations(&sp.node)
+        .first()
+        .copied()
+        .flatten()
+        .unwrap_or_default()
 }
 
 fn derive_each(args: &[CExpr], env: &Env<'_>) -> SqlResult<Vec<Derivation>> {
@@ -237,6 +247,20 @@ fn rewrite_one(e: CExpr, env: &Env<'_>) -> SqlResult<CExpr> {
                 }
                 None => CExpr::InList(x, items, neg),
             }
+        }
+        // `x IN (subquery)` matches by code point (a hashed set): under a
+        // case-insensitive collation it is refused, never answered by
+        // code point.
+        CExpr::InSub(x, sp, neg) => {
+            let col = Derivation::new(subquery_collation(&sp), Coercibility::Implicit);
+            let d = derive(&x, env)?.aggregate(col, "in")?;
+            if !d.collation.is_binary() {
+                return Err(SqlError::unsupported(format!(
+                    "IN (subquery) compared under collation {}",
+                    d.collation
+                )));
+            }
+            CExpr::InSub(x, sp, neg)
         }
         CExpr::Between(x, lo, hi, neg) => match non_binary(&[&x, &lo, &hi], env, "between")? {
             Some(c) => CExpr::Func(
