@@ -277,8 +277,11 @@ fn create_table_as(
     q: &ast::Query,
 ) -> SqlResult<QueryResult> {
     let res = crate::sql::select::query(cx, q)?;
+    // The new columns keep the query's collations (as MySQL's do).
+    let colls =
+        crate::sql::exec::out_collations(&crate::sql::plan::Planner::new(cx).plan_query(q, None)?);
     let mut t = empty_table(cx, db, name)?;
-    for c in &res.columns {
+    for (i, c) in res.columns.iter().enumerate() {
         if t.column_index(&c.name).is_some() {
             return Err(SqlError::new(
                 1060,
@@ -291,7 +294,7 @@ fn create_table_as(
             nullable: true,
             default: None,
             auto_increment: false,
-            collation: Default::default(),
+            collation: colls.get(i).copied().flatten().unwrap_or_default(),
         });
     }
     catalog::put_table(cx.txn, &t)?;
