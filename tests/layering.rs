@@ -94,3 +94,22 @@ fn nothing_reads_iscp_status_by_running_sql() {
         );
     }
 }
+
+#[test]
+fn collation_uses_no_layer_above_it() {
+    let bad = offenders(
+        "src/collation",
+        &[
+            "crate::sql",
+            "crate::iscp",
+            "crate::catalog",
+            "crate::server",
+            "crate::cli",
+        ],
+    );
+    assert!(
+        bad.is_empty(),
+        "collation reaches up a layer:\n{}",
+        bad.join("\n")
+    );
+}

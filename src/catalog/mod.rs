@@ -392,6 +392,7 @@ fn col(name: &str, ty: DataType, nullable: bool) -> ColumnDef {
         nullable,
         default: None,
         auto_increment: false,
+        collation: Default::default(),
     }
 }
 
@@ -476,6 +477,7 @@ pub fn system_table_def(name: &str) -> Option<TableDef> {
         indexes: vec![],
         comment: String::new(),
         view: None,
+        collation: Default::default(),
     })
 }
 

@@ -734,11 +734,13 @@ mod tests {
                 nullable: true,
                 default: None,
                 auto_increment: false,
+                collation: Default::default(),
             }],
             pk: vec![],
             indexes: vec![],
             comment: String::new(),
             view: None,
+            collation: Default::default(),
         };
         let ix = IndexDef {
             name: "i".into(),

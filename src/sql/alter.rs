@@ -208,8 +208,12 @@ fn plan(cx: &mut Ctx<'_>, old: &TableDef, ops: &[Op]) -> SqlResult<Layout> {
                 if decl.col.auto_increment {
                     return Err(SqlError::unsupported("ADD COLUMN … AUTO_INCREMENT"));
                 }
+                let mut col = decl.col;
+                if decl.collation.is_none() && ddl::has_collation(&col.ty) {
+                    col.collation = l.def.collation;
+                }
                 let at = position(&l, column_position.as_ref(), l.def.columns.len())?;
-                l.def.columns.insert(at, decl.col);
+                l.def.columns.insert(at, col);
                 l.origin.insert(at, None);
                 l.converted.insert(at, false);
                 if decl.unique {
@@ -349,7 +353,18 @@ fn redefine(
         return Err(SqlError::unsupported("MODIFY / CHANGE … PRIMARY KEY"));
     }
     let before = l.def.columns[i].clone();
+    if decl.collation.is_none() && ddl::has_collation(&decl.col.ty) {
+        // As in MySQL: a column redefined without COLLATE takes the
+        // table's default.
+        decl.col.collation = l.def.collation;
+    }
     let in_pk = l.origin[i].is_some_and(|o| old.pk.contains(&o));
+    if in_pk && !decl.col.collation.is_binary() {
+        return Err(SqlError::unsupported(format!(
+            "collation {} on primary key column '{}': keys compare by code point",
+            decl.col.collation, before.name
+        )));
+    }
     if in_pk {
         if decl.col.ty != before.ty {
             return Err(SqlError::unsupported(format!(
@@ -365,8 +380,12 @@ fn redefine(
             before.name
         )));
     }
-    let converted =
-        l.converted[i] || decl.col.ty != before.ty || (before.nullable && !decl.col.nullable);
+    // A new collation changes no stored value but every key over the
+    // column: its indexes are rebuilt (and refused if it is not binary).
+    let converted = l.converted[i]
+        || decl.col.ty != before.ty
+        || decl.col.collation != before.collation
+        || (before.nullable && !decl.col.nullable);
     let origin = l.origin[i];
     l.def.columns.remove(i);
     l.origin.remove(i);

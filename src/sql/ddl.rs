@@ -17,6 +17,7 @@ use crate::catalog::schema::coerce_value;
 use crate::catalog::{
     self, alloc_object_id, ColumnDef, DatabaseDef, IndexDef, IndexKind, TableDef,
 };
+use crate::collation::Collation;
 use crate::error::{code, SqlError, SqlResult};
 use crate::iscp;
 use crate::sql::expr::{eval_const, ident_name, object_parts, Compiler, Scope};
@@ -336,8 +337,11 @@ fn create_table_as(
     q: &ast::Query,
 ) -> SqlResult<QueryResult> {
     let res = crate::sql::select::query(cx, q)?;
+    // The new columns keep the query's collations (as MySQL's do).
+    let colls =
+        crate::sql::exec::out_collations(&crate::sql::plan::Planner::new(cx).plan_query(q, None)?);
     let mut t = empty_table(cx, db, name)?;
-    for c in &res.columns {
+    for (i, c) in res.columns.iter().enumerate() {
         if t.column_index(&c.name).is_some() {
             return Err(SqlError::new(
                 1060,
@@ -350,6 +354,7 @@ fn create_table_as(
             nullable: true,
             default: None,
             auto_increment: false,
+            collation: colls.get(i).copied().flatten().unwrap_or_default(),
         });
     }
     catalog::put_table(cx.txn, &t)?;
@@ -398,6 +403,7 @@ fn create_view(cx: &mut Ctx<'_>, cv: &ast::CreateView) -> SqlResult<QueryResult>
             nullable: true,
             default: None,
             auto_increment: false,
+            collation: Default::default(),
         });
     }
     let id = match catalog::get_table(cx.txn, &db, &name, true)? {
@@ -426,6 +432,7 @@ fn create_view(cx: &mut Ctx<'_>, cv: &ast::CreateView) -> SqlResult<QueryResult>
             query: cv.query.to_string(),
             columns,
         }),
+        collation: Default::default(),
     };
     catalog::put_table(cx.txn, &t)?;
     Ok(QueryResult::default())
@@ -708,13 +715,14 @@ pub fn parse_type(s: &str) -> SqlResult<DataType> {
 /// collation Tributary does not keep, MERGE / federated options); storage
 /// hints of InnoDB (ROW_FORMAT, KEY_BLOCK_SIZE, STATS_*, COMPRESSION,
 /// TABLESPACE, …) change no answer and are accepted.
-fn table_options(opts: &ast::CreateTableOptions) -> SqlResult<Option<i64>> {
+fn table_options(opts: &ast::CreateTableOptions) -> SqlResult<(Option<i64>, Option<Collation>)> {
     let list = match opts {
-        ast::CreateTableOptions::None => return Ok(None),
+        ast::CreateTableOptions::None => return Ok((None, None)),
         ast::CreateTableOptions::Plain(l) => l,
         other => return Err(SqlError::unsupported(format!("table options {other}"))),
     };
     let mut start = None;
+    let mut collation = None;
     for o in list {
         match o {
             ast::SqlOption::NamedParenthesizedList(l)
@@ -733,7 +741,7 @@ fn table_options(opts: &ast::CreateTableOptions) -> SqlResult<Option<i64>> {
                     "DEFAULT CHARSET" | "CHARSET" | "DEFAULT CHARACTER SET" | "CHARACTER SET" => {
                         crate::sql::vars::require_stored_charset(&text)?
                     }
-                    "DEFAULT COLLATE" | "COLLATE" => crate::sql::vars::require_collation(&text)?,
+                    "DEFAULT COLLATE" | "COLLATE" => collation = Some(Collation::lookup(&text)?),
                     "AUTO_INCREMENT" => {
                         let n = text
                             .parse::<i64>()
@@ -753,7 +761,29 @@ fn table_options(opts: &ast::CreateTableOptions) -> SqlResult<Option<i64>> {
             other => return Err(SqlError::unsupported(format!("table option {other}"))),
         }
     }
-    Ok(start)
+    Ok((start, collation))
+}
+
+/// Keys (primary key, B-tree and unique indexes) compare by code point:
+/// one over a column of a non-binary collation would find 'a' and miss
+/// 'A', so it is refused (1235) rather than built wrong.
+pub fn check_key_collations(t: &TableDef, cols: &[usize]) -> SqlResult<()> {
+    for &c in cols {
+        let col = &t.columns[c];
+        if !col.collation.is_binary() {
+            return Err(SqlError::unsupported(format!(
+                "a primary key or B-tree index on column '{}' of collation {}: \
+                 keys compare by code point (utf8mb4_bin)",
+                col.name, col.collation
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Text columns (VARCHAR, TEXT) have a collation; JSON compares as JSON.
+pub fn has_collation(ty: &DataType) -> bool {
+    matches!(ty, DataType::Varchar(_) | DataType::Text)
 }
 
 /// The column names and key-part lengths of an index's column list as
@@ -869,6 +899,7 @@ fn empty_table(cx: &Ctx<'_>, db: String, name: String) -> SqlResult<TableDef> {
         indexes: Vec::new(),
         comment: String::new(),
         view: None,
+        collation: Default::default(),
     })
 }
 
@@ -902,6 +933,9 @@ pub struct ColumnDecl {
     pub primary: bool,
     /// `UNIQUE` was written on the column.
     pub unique: bool,
+    /// `COLLATE c` was written on the column (without it a text column
+    /// takes the table's default collation).
+    pub collation: Option<Collation>,
 }
 
 /// Read a column definition: its type and options (NULL / NOT NULL,
@@ -931,9 +965,11 @@ pub fn column_decl<'o>(
             nullable: true,
             default: None,
             auto_increment: false,
+            collation: Default::default(),
         },
         primary: false,
         unique: false,
+        collation: None,
     };
     for o in options {
         match o {
@@ -965,10 +1001,13 @@ pub fn column_decl<'o>(
             ColumnOption::CharacterSet(cs) => {
                 crate::sql::vars::require_stored_charset(&cs.to_string())?
             }
-            ColumnOption::Collation(c) => crate::sql::vars::require_collation(&c.to_string())?,
+            ColumnOption::Collation(c) => d.collation = Some(Collation::lookup(&c.to_string())?),
             ColumnOption::Comment(_) => {}
             other => return Err(SqlError::unsupported(format!("column option {other}"))),
         }
+    }
+    if has_collation(&d.col.ty) {
+        d.col.collation = d.collation.unwrap_or_default();
     }
     if d.col.auto_increment && !d.col.ty.is_integer() {
         return Err(SqlError::new(
@@ -1011,8 +1050,9 @@ fn create_table(
             "CREATE TEMPORARY TABLE (a session's private table)",
         ));
     }
-    let auto_increment_start = table_options(&ct.table_options)?;
+    let (auto_increment_start, default_collation) = table_options(&ct.table_options)?;
     let mut t = empty_table(cx, db, name)?;
+    t.collation = default_collation.unwrap_or_default();
     let mut unique_cols = Vec::new();
     let host = SessionHost::new(cx.session, cx.engine);
     for (i, c) in ct.columns.iter().enumerate() {
@@ -1041,7 +1081,11 @@ fn create_table(
         if decl.unique {
             unique_cols.push(i);
         }
-        t.columns.push(decl.col);
+        let mut col = decl.col;
+        if decl.collation.is_none() && has_collation(&col.ty) {
+            col.collation = t.collation;
+        }
+        t.columns.push(col);
     }
     if t.columns.is_empty() {
         return Err(SqlError::new(1113, "A table must have at least 1 column"));
@@ -1102,6 +1146,7 @@ fn create_table(
             other => return Err(SqlError::unsupported(format!("table constraint {other}"))),
         }
     }
+    check_key_collations(&t, &t.pk)?;
     for i in unique_cols {
         pending_indexes.push(IndexSpec {
             name: t.columns[i].name.clone(),
@@ -1220,6 +1265,7 @@ pub fn index_def(cx: &mut Ctx<'_>, t: &TableDef, spec: &IndexSpec) -> SqlResult<
                 )));
             }
         }
+        check_key_collations(t, &cols)?;
         IndexKind::BTree {
             unique: spec.unique,
         }

@@ -422,7 +422,16 @@ pub fn insert(cx: &mut Ctx<'_>, ins: &ast::Insert) -> SqlResult<QueryResult> {
             // (`VALUES(c)` becomes `__inserted.c`): a bare name is the
             // stored row's.
             let hidden = (t.columns.len()..cols.len()).collect();
-            let scope = Scope { cols, hidden };
+            // The stored row, the inserted one, its alias: one collation
+            // per table column, repeated.
+            let colls = (0..cols.len())
+                .map(|i| t.columns[i % t.columns.len()].collation)
+                .collect();
+            let scope = Scope {
+                cols,
+                hidden,
+                colls,
+            };
             let mut out = Vec::new();
             for a in assignments {
                 let ast::AssignmentTarget::ColumnName(n) = &a.target else {
@@ -703,6 +712,7 @@ fn single_table(cx: &mut Ctx<'_>, twj: &ast::TableWithJoins) -> SqlResult<(Arc<T
             .map(|c| (a.clone(), c.name.clone()))
             .collect(),
         hidden: Vec::new(),
+        colls: t.columns.iter().map(|c| c.collation).collect(),
     };
     Ok((t, scope))
 }

@@ -43,6 +43,35 @@ thread_local! {
     static ANALYZE: std::cell::RefCell<Option<Stats>> = const { std::cell::RefCell::new(None) };
 }
 
+/// The non-binary collation of each output column of `node`: a block's
+/// projections'; a set operation's where all its blocks agree (a `_bin`
+/// side wins, as MySQL aggregates two column collations). Iterative: a
+/// set operation may chain thousands of blocks.
+pub fn out_collations(node: &Node) -> Vec<Option<crate::collation::Collation>> {
+    let mut out: Option<Vec<Option<crate::collation::Collation>>> = None;
+    let mut stack = vec![node];
+    while let Some(n) = stack.pop() {
+        let leaf: &[Option<crate::collation::Collation>] = match n {
+            Node::Union(u) => {
+                stack.push(&u.right);
+                stack.push(&u.left);
+                continue;
+            }
+            Node::Block(p) => &p.out_colls,
+            Node::Join(_) => &[],
+        };
+        out = Some(match out {
+            None => leaf.to_vec(),
+            Some(acc) => acc
+                .iter()
+                .enumerate()
+                .map(|(i, a)| a.filter(|_| leaf.get(i).copied().flatten() == *a))
+                .collect(),
+        });
+    }
+    out.unwrap_or_default()
+}
+
 /// Run `node` to the end (EXPLAIN ANALYZE), returning what each node did.
 pub fn analyze(cx: &mut Ctx<'_>, node: &Node) -> SqlResult<Stats> {
     ANALYZE.with(|a| *a.borrow_mut() = Some(Stats::new()));
@@ -56,32 +85,45 @@ fn run_node(cx: &mut Ctx<'_>, node: &Node, outer: &[Value]) -> SqlResult<Vec<Vec
         Node::Block(p) => select::run(cx, p, outer),
         Node::Join(j) => join(cx, j, outer),
         Node::Union(u) => {
-            let mut rows = run(cx, &u.left, outer)?;
+            let rows = run(cx, &u.left, outer)?;
             let right = run(cx, &u.right, outer)?;
-            match u.op {
-                SetOp::Union => {
-                    rows.extend(right);
-                    if !u.all {
-                        let mut seen = HashSet::new();
-                        rows.retain(|r| seen.insert(select::group_key(r)));
-                    }
-                }
-                // Distinct rows of the left that are (not) in the right; rows
-                // compare as in DISTINCT (NULLs equal).
-                SetOp::Intersect | SetOp::Except => {
-                    let other: HashSet<Vec<u8>> =
-                        right.iter().map(|r| select::group_key(r)).collect();
-                    let keep = u.op == SetOp::Intersect;
-                    let mut seen = HashSet::new();
-                    rows.retain(|r| {
-                        let k = select::group_key(r);
-                        other.contains(&k) == keep && seen.insert(k)
-                    });
-                }
-            }
-            Ok(rows)
+            Ok(set_operation(node, u, rows, right))
         }
     }
+}
+
+/// Combine a set operation's inputs. Out of line: `run_node` recurses
+/// once per operator of a long chain, so its frame stays small.
+#[inline(never)]
+fn set_operation(
+    node: &Node,
+    u: &crate::sql::plan::Union,
+    mut rows: Vec<Vec<Value>>,
+    right: Vec<Vec<Value>>,
+) -> Vec<Vec<Value>> {
+    let colls = out_collations(node);
+    let key = |r: &Vec<Value>| select::group_key_under(r, &colls);
+    match u.op {
+        SetOp::Union => {
+            rows.extend(right);
+            if !u.all {
+                let mut seen = HashSet::new();
+                rows.retain(|r| seen.insert(key(r)));
+            }
+        }
+        // Distinct rows of the left that are (not) in the right; rows
+        // compare as in DISTINCT (NULLs equal).
+        SetOp::Intersect | SetOp::Except => {
+            let other: HashSet<Vec<u8>> = right.iter().map(key).collect();
+            let keep = u.op == SetOp::Intersect;
+            let mut seen = HashSet::new();
+            rows.retain(|r| {
+                let k = key(r);
+                other.contains(&k) == keep && seen.insert(k)
+            });
+        }
+    }
+    rows
 }
 
 /// An expression whose subqueries that do not depend on the current row

@@ -231,7 +231,9 @@ pub(crate) fn merge_state(a: &mut AggState, b: &AggState, call: &AggCall) -> boo
             };
             // The earlier range's value wins ties, as in one scan.
             if let Some(bv) = &b.best {
-                if a.best.as_ref().is_none_or(|av| bv.total_cmp(av) == better) {
+                if a.best.as_ref().is_none_or(|av| {
+                    crate::sql::expr::collate::value_cmp(call.collation, bv, av) == better
+                }) {
                     a.best = Some(bv.clone());
                 }
             }
@@ -262,6 +264,7 @@ mod tests {
             func,
             arg: Some(CExpr::Col(0)),
             distinct: false,
+            collation: None,
         }
     }
 

@@ -803,7 +803,7 @@ impl<'c, 'a> Planner<'c, 'a> {
         };
         let (lw, rw) = (left.scope.cols.len(), right.scope.cols.len());
         let mut scope = left.scope.clone();
-        scope.cols.extend(right.scope.cols.iter().cloned());
+        scope.extend(&right.scope);
         scope
             .hidden
             .extend(right.scope.hidden.iter().map(|i| i + lw));
@@ -837,11 +837,18 @@ impl<'c, 'a> Planner<'c, 'a> {
                     let name = object_parts(c).last().cloned().unwrap_or_default();
                     let li = resolve_in(&left.scope, &name, "from clause")?;
                     let ri = resolve_in(&right.scope, &name, "from clause")?;
-                    conds.push(CExpr::Bin(
+                    let eq = CExpr::Bin(
                         crate::sql::expr::BinOp::Eq,
                         Box::new(CExpr::Col(li)),
                         Box::new(CExpr::Col(lw + ri)),
-                    ));
+                    );
+                    // Compared under the columns' collation, as ON would.
+                    let env = crate::sql::expr::collate::Env {
+                        scope: &scope,
+                        outer: None,
+                        aggs: &[],
+                    };
+                    conds.push(crate::sql::expr::collate::resolve(eq, &env)?);
                     let (keep, drop_) = if kind == JoinKind::Right {
                         (lw + ri, li)
                     } else {
@@ -1154,6 +1161,11 @@ impl Rel {
 
     fn of(node: Node, alias: &str) -> Rel {
         let cols = node.columns();
+        // The columns keep their collations (a table's, a derived table's).
+        let colls = crate::sql::exec::out_collations(&node)
+            .into_iter()
+            .map(Option::unwrap_or_default)
+            .collect();
         Rel {
             star: (0..cols.len()).collect(),
             scope: Scope {
@@ -1162,6 +1174,7 @@ impl Rel {
                     .map(|c| (alias.to_string(), c.name))
                     .collect(),
                 hidden: Vec::new(),
+                colls,
             },
             node,
             tables: vec![alias.to_string()],

@@ -21,7 +21,8 @@ use crate::error::{code, SqlError, SqlResult};
 use crate::sql::access::{self, Access};
 use crate::sql::exec::{self, Prepared};
 use crate::sql::expr::{
-    eval_const, fold_vector_literals, AggCall, AggFunc, CExpr, Compiler, EvalCtx, NoHost, Scope,
+    collate, eval_const, fold_vector_literals, AggCall, AggFunc, CExpr, Compiler, EvalCtx, NoHost,
+    Scope,
 };
 use crate::sql::host::SessionHost;
 use crate::sql::plan::{Node, Planner};
@@ -69,6 +70,7 @@ impl Source {
             scope: Scope {
                 cols: names.into_iter().map(|n| (alias.to_string(), n)).collect(),
                 hidden: Vec::new(),
+                colls: Vec::new(),
             },
             kinds,
             input: None,
@@ -93,6 +95,7 @@ impl Source {
                 .map(|c| (alias.clone(), c.name.clone()))
                 .collect(),
             hidden: Vec::new(),
+            colls: t.columns.iter().map(|c| c.collation).collect(),
         };
         Source {
             kinds: t.columns.iter().map(|c| kind_of_type(&c.ty)).collect(),
@@ -140,6 +143,9 @@ pub struct Plan {
     /// whose scores an index hit already carries: what an index path must
     /// decode of each hit (nothing at all for `COUNT(*) … WHERE MATCH`).
     pub hit_needed: Option<Vec<bool>>,
+    /// Each output column's collation when it is not binary (DISTINCT and
+    /// UNION compare those by weight string); empty: all binary.
+    pub out_colls: Vec<Option<crate::collation::Collation>>,
 }
 
 /// The result kind of a column of SQL type `t`.
@@ -460,6 +466,29 @@ fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnKind {
         CExpr::Func(name, args) if name == "@@" || name == "@@global" => match args.first() {
             Some(CExpr::Lit(Value::Text(v))) if crate::sql::vars::is_integer(v) => ColumnKind::Int,
             _ => ColumnKind::Text,
+        },
+        // `x COLLATE c` is x; a collation-aware GREATEST/LEAST/NULLIF/
+        // REGEXP_SUBSTR/REGEXP_REPLACE has the type of the call it stands
+        // for; the other collation-aware operators (comparisons, INSTR,
+        // LOCATE, REGEXP_LIKE/INSTR) are integers (expr::collate).
+        CExpr::Func(name, args) if collate::is_internal(name) => match name.as_str() {
+            collate::MARK => args
+                .first()
+                .map_or(ColumnKind::Text, |a| kind_of_expr(a, src, aggs)),
+            "collate greatest"
+            | "collate least"
+            | "collate nullif"
+            | "collate regexp_substr"
+            | "collate regexp_replace" => kind_of_expr(
+                &CExpr::Func(
+                    name["collate ".len()..].to_string(),
+                    args.get(1..).unwrap_or_default().to_vec(),
+                ),
+                src,
+                aggs,
+            ),
+            "collate key" => ColumnKind::Text,
+            _ => ColumnKind::Int,
         },
         CExpr::Func(name, args) => match name.as_str() {
             "l2_distance" | "cosine_distance" | "inner_product" | "l2_norm" | "l2_distance_sq"
@@ -958,6 +987,14 @@ impl Plan {
         projection: Vec<(String, CExpr, ColumnKind)>,
         for_update: bool,
     ) -> Plan {
+        // A column read as is keeps its collation.
+        let out_colls = projection
+            .iter()
+            .map(|(_, e, _)| match e {
+                CExpr::Col(i) => Some(source.scope.collation(*i)).filter(|c| !c.is_binary()),
+                _ => None,
+            })
+            .collect();
         Plan {
             source,
             filter: None,
@@ -978,6 +1015,7 @@ impl Plan {
             for_update,
             needed: None,
             hit_needed: None,
+            out_colls,
         }
     }
 
@@ -1196,12 +1234,12 @@ pub fn plan_block(
         Some(ast::GroupByExpr::Expressions(v, _)) => {
             let mut out = Vec::new();
             for e in v {
-                out.push(
-                    resolve_alias_or_pos(e, &projection, "group statement")?.map_or_else(
-                        || comp.compile(e).map_err(|e| e.in_clause("group statement")),
-                        Ok,
-                    )?,
-                );
+                let g = resolve_alias_or_pos(e, &projection, "group statement")?.map_or_else(
+                    || comp.compile(e).map_err(|e| e.in_clause("group statement")),
+                    Ok,
+                )?;
+                // Under a non-binary collation, grouped by weight string.
+                out.push(comp.sort_key(g)?);
             }
             out
         }
@@ -1224,12 +1262,16 @@ pub fn plan_block(
                     .compile(&o.expr)
                     .map_err(|e| e.in_clause("order clause"))?,
             };
-            order_by.push((e, desc));
+            order_by.push((comp.sort_key(e)?, desc));
         }
     }
     let aggs = std::mem::take(&mut comp.aggs);
     let matches = std::mem::take(&mut comp.matches);
     let refs = std::mem::take(&mut comp.outer_refs);
+    let out_colls = projection
+        .iter()
+        .map(|(_, e)| comp.collation_of(e))
+        .collect::<SqlResult<Vec<_>>>()?;
     drop(comp);
     pl.note_refs(&refs);
     let cx = &mut *pl.cx;
@@ -1378,6 +1420,7 @@ pub fn plan_block(
         for_update: !q.locks.is_empty(),
         needed: None,
         hit_needed: None,
+        out_colls,
     }
     .with_needed_columns())
 }
@@ -1862,7 +1905,11 @@ fn agg_update(st: &mut AggState, call: &AggCall, v: Option<Value>) -> SqlResult<
                 return Ok(());
             }
             if call.distinct {
-                if st.seen.iter().any(|s| s.total_cmp(&v) == Ordering::Equal) {
+                if st
+                    .seen
+                    .iter()
+                    .any(|s| collate::value_cmp(call.collation, s, &v) == Ordering::Equal)
+                {
                     return Ok(());
                 }
                 st.seen.push(v.clone());
@@ -1908,18 +1955,16 @@ fn agg_update(st: &mut AggState, call: &AggCall, v: Option<Value>) -> SqlResult<
                     }
                 },
                 AggFunc::Min
-                    if st
-                        .best
-                        .as_ref()
-                        .is_none_or(|b| v.total_cmp(b) == Ordering::Less) =>
+                    if st.best.as_ref().is_none_or(|b| {
+                        collate::value_cmp(call.collation, &v, b) == Ordering::Less
+                    }) =>
                 {
                     st.best = Some(stored(v, st.store_scale));
                 }
                 AggFunc::Max
-                    if st
-                        .best
-                        .as_ref()
-                        .is_none_or(|b| v.total_cmp(b) == Ordering::Greater) =>
+                    if st.best.as_ref().is_none_or(|b| {
+                        collate::value_cmp(call.collation, &v, b) == Ordering::Greater
+                    }) =>
                 {
                     st.best = Some(stored(v, st.store_scale));
                 }
@@ -2054,6 +2099,25 @@ fn fold_user_vars(e: CExpr, vars: &crate::sql::vars::UserVars) -> CExpr {
 pub fn group_key(vals: &[Value]) -> Vec<u8> {
     let norm: Vec<Value> = vals.iter().map(crate::sql::expr::key_form).collect();
     crate::catalog::codec::encode_key(&norm)
+}
+
+/// [`group_key`] with text compared under each column's collation
+/// (`colls[i]`, when not binary): rows equal under it get one key.
+pub fn group_key_under(vals: &[Value], colls: &[Option<crate::collation::Collation>]) -> Vec<u8> {
+    if colls.iter().all(Option::is_none) {
+        return group_key(vals);
+    }
+    let keyed: Vec<Value> = vals
+        .iter()
+        .enumerate()
+        .map(|(i, v)| match (colls.get(i).copied().flatten(), v) {
+            (Some(c), Value::Text(s)) => {
+                Value::Text(c.sort_key(s).into_iter().map(char::from).collect())
+            }
+            _ => v.clone(),
+        })
+        .collect();
+    group_key(&keyed)
 }
 
 /// Execute a plan, returning output rows.
@@ -2450,7 +2514,7 @@ fn run_with(
     }
     if plan.distinct {
         let mut seen = std::collections::HashSet::new();
-        out.retain(|(p, _)| seen.insert(group_key(p)));
+        out.retain(|(p, _)| seen.insert(group_key_under(p, &plan.out_colls)));
     }
     if !plan.order_by.is_empty() {
         let order = |a: &(Vec<Value>, Vec<Value>), b: &(Vec<Value>, Vec<Value>)| {

@@ -147,6 +147,10 @@ pub fn create_table_sql(td: &TableDef) -> String {
     for c in &td.columns {
         // Types in lower case, as MySQL prints them (ORMs parse this text).
         let mut l = format!("  `{}` {}", c.name, c.ty.sql_name().to_ascii_lowercase());
+        // As MySQL: a column's collation when it is not the table's.
+        if c.collation != td.collation && crate::sql::ddl::has_collation(&c.ty) {
+            l.push_str(&format!(" COLLATE {}", c.collation));
+        }
         if !c.nullable {
             l.push_str(" NOT NULL");
         }
@@ -195,7 +199,16 @@ pub fn create_table_sql(td: &TableDef) -> String {
             }
         });
     }
-    format!("CREATE TABLE `{}` (\n{}\n)", td.name, lines.join(",\n"))
+    let options = if td.collation.is_default() {
+        String::new()
+    } else {
+        format!(" DEFAULT CHARSET=utf8mb4 COLLATE={}", td.collation)
+    };
+    format!(
+        "CREATE TABLE `{}` (\n{}\n){options}",
+        td.name,
+        lines.join(",\n")
+    )
 }
 
 /// SHOW CREATE TABLE
@@ -530,6 +543,7 @@ pub fn filter(
                     .map(|c| (String::new(), c.name.clone()))
                     .collect(),
                 hidden: Vec::new(),
+                colls: Vec::new(),
             };
             let cond = Compiler::new(&scope, false).compile(e)?;
             let host = crate::sql::host::SessionHost::new(st, engine);
