@@ -96,7 +96,12 @@ impl Database {
             storage.cache_latest(table);
         }
         let iscp = Iscp::new(storage.clone(), config.clone());
+        let budget = Arc::new(crate::sql::budget::Global::new(
+            config.statement_memory_total,
+            config.statement_memory,
+        ));
         let engine = Arc::new(Engine {
+            budget,
             storage,
             config,
             ids: IdAllocator::default(),

@@ -278,6 +278,10 @@ where
     }
 }
 
+/// Rows of a result after whose sending the connection's thread returns
+/// freed memory to the system.
+const RELEASE_ROWS: usize = 100_000;
+
 /// Run blocking engine work `f` where it stalls no other connection: in
 /// place on a connection's own thread (see [`super`]); under
 /// `block_in_place` on a multi-threaded runtime (its worker hands its
@@ -819,7 +823,17 @@ impl Conn {
             .await;
         }
         let out = self.run_statements(statements).await;
-        self.write_results(w, &out, false).await
+        let r = self.write_results(w, &out, false).await;
+        // A large result's rows were made and freed on this thread: give
+        // the memory back to the system (decision 023).
+        let big = out
+            .iter()
+            .any(|(r, _)| r.as_ref().is_ok_and(|q| q.rows.len() >= RELEASE_ROWS));
+        drop(out);
+        if big {
+            crate::sql::budget::release_memory();
+        }
+        r
     }
 
     async fn field_list<W: AsyncWrite + Unpin>(

@@ -13,6 +13,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use crate::error::{code, SqlError, SqlResult};
+use crate::sql::budget::{self, Reservation};
 use crate::sql::expr::{self, value_key, CExpr, EvalCtx, SubPlan, ValueSet};
 use crate::sql::host::SessionHost;
 use crate::sql::plan::{Join, JoinKind, Node, SetOp, Stats};
@@ -52,27 +53,46 @@ fn run_node(cx: &mut Ctx<'_>, node: &Node, outer: &[Value]) -> SqlResult<Vec<Vec
         Node::Block(p) => select::run(cx, p, outer),
         Node::Join(j) => join(cx, j, outer),
         Node::Union(u) => {
+            // Both inputs and the DISTINCT keys are charged to the
+            // statement's budget while the union runs.
+            let mut mem = Reservation::new();
             let mut rows = run(cx, &u.left, outer)?;
+            mem.add_rows(&rows)?;
             let right = run(cx, &u.right, outer)?;
+            mem.add_rows(&right)?;
+            let mut key = |r: &[Value]| -> SqlResult<Vec<u8>> {
+                budget::tick()?;
+                let k = select::group_key(r);
+                mem.add(k.len() + 48)?;
+                Ok(k)
+            };
             match u.op {
                 SetOp::Union => {
                     rows.extend(right);
                     if !u.all {
                         let mut seen = HashSet::new();
-                        rows.retain(|r| seen.insert(select::group_key(r)));
+                        let mut keep = Vec::with_capacity(rows.len());
+                        for r in &rows {
+                            keep.push(seen.insert(key(r)?));
+                        }
+                        let mut it = keep.into_iter();
+                        rows.retain(|_| it.next().unwrap_or(false));
                     }
                 }
                 // Distinct rows of the left that are (not) in the right; rows
                 // compare as in DISTINCT (NULLs equal).
                 SetOp::Intersect | SetOp::Except => {
                     let other: HashSet<Vec<u8>> =
-                        right.iter().map(|r| select::group_key(r)).collect();
-                    let keep = u.op == SetOp::Intersect;
+                        right.iter().map(|r| key(r)).collect::<SqlResult<_>>()?;
+                    let wanted = u.op == SetOp::Intersect;
                     let mut seen = HashSet::new();
-                    rows.retain(|r| {
-                        let k = select::group_key(r);
-                        other.contains(&k) == keep && seen.insert(k)
-                    });
+                    let mut keep = Vec::with_capacity(rows.len());
+                    for r in &rows {
+                        let k = key(r)?;
+                        keep.push(other.contains(&k) == wanted && seen.insert(k));
+                    }
+                    let mut it = keep.into_iter();
+                    rows.retain(|_| it.next().unwrap_or(false));
                 }
             }
             Ok(rows)
@@ -181,6 +201,8 @@ fn bind(
             }
             CExpr::InSub(x, sp, negated) if ready(&sp) => {
                 let rows = run(cx, &sp.node, sub_outer)?;
+                let mut mem = Reservation::new();
+                mem.add_rows(&rows)?;
                 let set = ValueSet::new(rows.into_iter().map(|mut r| r.swap_remove(0)));
                 CExpr::InSet(x, Arc::new(set), negated)
             }
@@ -266,6 +288,7 @@ fn right_by_lookup(
     let mut keys = Vec::new();
     let mut seen = HashSet::new();
     for l in left {
+        budget::tick()?;
         let v = j.keys[ki].0.eval(&EvalCtx {
             row: l,
             outer,
@@ -377,9 +400,12 @@ fn side_keys(
     rows: &[Vec<Value>],
     outer: &[Value],
     host: &SessionHost<'_>,
+    mem: &mut Reservation,
 ) -> SqlResult<Vec<Option<Vec<HKey>>>> {
     let mut out = Vec::with_capacity(rows.len());
     'rows: for row in rows {
+        budget::tick()?;
+        mem.add(32 + exprs.len() * std::mem::size_of::<HKey>())?;
         let mut k = Vec::with_capacity(exprs.len());
         for e in exprs {
             let part = match e {
@@ -408,11 +434,14 @@ fn side_keys(
 /// Execute a join: a hash join on its keys (built on the smaller input of
 /// an inner join), or a nested loop when there are none or a key column
 /// mixes numbers and text (whose SQL equality is not key equality).
-/// Row pairs a join tries between two checks of the statement's interrupt.
-const JOIN_INTERRUPT_EVERY: usize = 4096;
-
+///
+/// Both inputs, the keys, the hash table and the output are charged to the
+/// statement's memory budget while the join runs; every row pair tried is
+/// a [`budget::tick`].
 fn join(cx: &mut Ctx<'_>, j: &Join, outer: &[Value]) -> SqlResult<Vec<Vec<Value>>> {
+    let mut mem = Reservation::new();
     let left = run(cx, &j.left, outer)?;
+    mem.add_rows(&left)?;
     let right = if left.is_empty() && j.kind != JoinKind::Right {
         Vec::new()
     } else {
@@ -421,6 +450,9 @@ fn join(cx: &mut Ctx<'_>, j: &Join, outer: &[Value]) -> SqlResult<Vec<Vec<Value>
             None => run(cx, &j.right, outer)?,
         }
     };
+    mem.add_rows(&right)?;
+    // The output's charge (kept apart: `emit` holds it).
+    let mut out_mem = Reservation::new();
     let host = SessionHost::new(cx.session, cx.engine);
     let residual: Vec<Prepared<'_>> = j
         .residual
@@ -432,14 +464,10 @@ fn join(cx: &mut Ctx<'_>, j: &Join, outer: &[Value]) -> SqlResult<Vec<Vec<Value>
     let mut left_matched = vec![false; left.len()];
     let mut right_matched = vec![false; right.len()];
     let mut combined = Vec::with_capacity(width);
-    let mut tried = 0usize;
     // Emit left[li] ++ right[ri] if the residual condition holds. A KILL
     // (or the deadline) stops a long join between two checks.
     let mut emit = |cx: &mut Ctx<'_>, li: usize, ri: usize| -> SqlResult<()> {
-        tried += 1;
-        if tried.is_multiple_of(JOIN_INTERRUPT_EVERY) {
-            cx.txn.check_interrupt()?;
-        }
+        budget::tick()?;
         combined.clear();
         combined.extend_from_slice(&left[li]);
         combined.extend_from_slice(&right[ri]);
@@ -456,6 +484,7 @@ fn join(cx: &mut Ctx<'_>, j: &Join, outer: &[Value]) -> SqlResult<Vec<Vec<Value>
                 return Ok(());
             }
         }
+        out_mem.add_row(&combined)?;
         out.push(combined.clone());
         left_matched[li] = true;
         right_matched[ri] = true;
@@ -470,8 +499,8 @@ fn join(cx: &mut Ctx<'_>, j: &Join, outer: &[Value]) -> SqlResult<Vec<Vec<Value>
     } else {
         let lexprs: Vec<&CExpr> = j.keys.iter().map(|(l, _)| l).collect();
         let rexprs: Vec<&CExpr> = j.keys.iter().map(|(_, r)| r).collect();
-        let lk = side_keys(&lexprs, &left, outer, &host)?;
-        let rk = side_keys(&rexprs, &right, outer, &host)?;
+        let lk = side_keys(&lexprs, &left, outer, &host, &mut mem)?;
+        let rk = side_keys(&rexprs, &right, outer, &host, &mut mem)?;
         let hashable = (0..j.keys.len()).all(|i| {
             let mut classes = HashSet::new();
             for k in lk.iter().chain(rk.iter()).flatten() {
@@ -488,10 +517,13 @@ fn join(cx: &mut Ctx<'_>, j: &Join, outer: &[Value]) -> SqlResult<Vec<Vec<Value>
                 HashMap::with_capacity_and_hasher(build.len(), Default::default());
             for (i, k) in build.iter().enumerate() {
                 if let Some(k) = k {
+                    budget::tick()?;
+                    mem.add(48)?;
                     table.entry(k.as_slice()).or_default().push(i);
                 }
             }
             for (pi, k) in probe.iter().enumerate() {
+                budget::tick()?;
                 let Some(k) = k else { continue };
                 if let Some(hits) = table.get(k.as_slice()) {
                     for &bi in hits {
@@ -518,12 +550,15 @@ fn join(cx: &mut Ctx<'_>, j: &Join, outer: &[Value]) -> SqlResult<Vec<Vec<Value>
                 .iter()
                 .map(|r| keyvals(&lexprs, r))
                 .collect::<SqlResult<_>>()?;
+            mem.add_rows(&lv)?;
             let rv: Vec<Vec<Value>> = right
                 .iter()
                 .map(|r| keyvals(&rexprs, r))
                 .collect::<SqlResult<_>>()?;
+            mem.add_rows(&rv)?;
             for (li, lvals) in lv.iter().enumerate() {
                 for (ri, rvals) in rv.iter().enumerate() {
+                    budget::tick()?;
                     let eq = lvals
                         .iter()
                         .zip(rvals)
@@ -540,6 +575,7 @@ fn join(cx: &mut Ctx<'_>, j: &Join, outer: &[Value]) -> SqlResult<Vec<Vec<Value>
             if !left_matched[li] {
                 let mut r = l.clone();
                 r.resize(width, Value::Null);
+                out_mem.add_row(&r)?;
                 out.push(r);
             }
         }
@@ -549,6 +585,7 @@ fn join(cx: &mut Ctx<'_>, j: &Join, outer: &[Value]) -> SqlResult<Vec<Vec<Value>
             if !right_matched[ri] {
                 let mut row = vec![Value::Null; j.left_width];
                 row.extend_from_slice(r);
+                out_mem.add_row(&row)?;
                 out.push(row);
             }
         }
