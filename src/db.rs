@@ -208,6 +208,21 @@ impl Session {
         self.state.process.id
     }
 
+    /// The server starts sending the result of `sql`: until
+    /// [`Session::sent`] the session is listed as running it, and `KILL
+    /// QUERY` (or KILL CONNECTION) cancels the returned token — the
+    /// server then stops sending with error 1317.
+    pub fn sending(&self, sql: &str) -> tokio_util::sync::CancellationToken {
+        let token = self.state.process.closed.child_token();
+        self.state.process.sending(sql, token.clone());
+        token
+    }
+
+    /// The result was sent (or sending stopped).
+    pub fn sent(&self) {
+        self.state.process.finish(self.state.db.as_deref());
+    }
+
     /// Cancelled once `KILL CONNECTION` ended this session: the server
     /// closes the connection.
     pub fn killed(&self) -> tokio_util::sync::CancellationToken {

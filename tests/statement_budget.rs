@@ -189,26 +189,68 @@ fn running(admin: &mut Session, id: u32, sql: &str) -> bool {
         .is_some_and(|r| r[0] == Value::Text("Query".into()) && r[1] == Value::Text(sql.into()))
 }
 
-/// KILL QUERY stops each shape within [`STOP`] (measured and printed),
-/// while a canary session keeps answering.
+/// Rows of the table functions below: 1 M rows take seconds per operator
+/// in a debug build.
+const N: u64 = 1_000_000;
+/// Bytes one one-integer row is charged (`budget::row_size`): its `Vec`
+/// header and slack (40) and one value (32).
+const ROW: u64 = 72;
+/// A charge may lag by one unflushed step per reservation.
+const SLACK: u64 = 2 * MIB;
+
+/// KILL QUERY stops each shape within [`STOP`] (measured and printed)
+/// while the statement is inside the operator named — the test waits
+/// until the statement's memory charge shows it got there (the rows
+/// before it are all charged) — and a canary session keeps answering.
 #[test]
-fn kill_query_stops_every_shape_and_a_canary_stays_responsive() {
+fn kill_query_stops_every_operator_and_a_canary_stays_responsive() {
     // A budget large enough that memory does not stop them first.
-    let (_dir, db, mut admin) = open(1024 * MIB, 2048 * MIB);
+    let (_dir, db, mut admin) = open(2048 * MIB, 4096 * MIB);
     let mut canary = nogrant(&db);
-    for sql in [
-        // A join of table functions whose rows are all rejected: time, not
-        // memory.
-        "SELECT COUNT(*) FROM generate_series(1, 20000) a, generate_series(1, 20000) b WHERE a.result + b.result < 0",
-        // Table function rows, then a sort of them.
-        "SELECT COUNT(*) FROM (SELECT result FROM generate_series(1, 3000000) g ORDER BY -result) d",
-        // A GROUP BY hash table of 3 M groups.
-        "SELECT COUNT(*) FROM (SELECT result, COUNT(*) FROM generate_series(1, 3000000) g GROUP BY result) d",
-        // DISTINCT over 3 M rows.
-        "SELECT COUNT(*) FROM (SELECT DISTINCT result FROM generate_series(1, 3000000) g) d",
-    ] {
-        let (id, h) = spawn(&db, &[], sql);
-        wait_until(&format!("{sql} running"), WAIT, || running(&mut admin, id, sql));
+    let shapes: [(&str, String, u64); 4] = [
+        (
+            // 400 M row pairs, none kept: both inputs charged, then the loop.
+            "nested-loop join of table functions",
+            "SELECT COUNT(*) FROM generate_series(1, 20000) a, generate_series(1, 20000) b \
+             WHERE a.result + b.result < 0"
+                .into(),
+            2 * 20_000 * ROW - SLACK,
+        ),
+        (
+            // Series + its copy + projected rows and sort keys: then the sort.
+            "sort",
+            format!(
+                "SELECT COUNT(*) FROM (SELECT result FROM generate_series(1, {N}) g \
+                 ORDER BY result DESC) d"
+            ),
+            4 * N * ROW - SLACK,
+        ),
+        (
+            // Series + its copy, then a third of the groups.
+            "GROUP BY hash table",
+            format!(
+                "SELECT COUNT(*) FROM (SELECT result, COUNT(*) FROM generate_series(1, {N}) g \
+                 GROUP BY result) d"
+            ),
+            2 * N * ROW + N * 100,
+        ),
+        (
+            // Series + copy + projected rows, then DISTINCT keys.
+            "DISTINCT",
+            format!(
+                "SELECT COUNT(*) FROM (SELECT DISTINCT result FROM generate_series(1, {N}) g) d"
+            ),
+            3 * N * ROW + N * 40 + N * 20,
+        ),
+    ];
+    for (what, sql, charged) in shapes {
+        let (id, h) = spawn(&db, &[], &sql);
+        wait_until(&format!("{what} running"), WAIT, || {
+            running(&mut admin, id, &sql)
+        });
+        wait_until(&format!("{what} charged {charged} bytes"), WAIT, || {
+            db.engine().budget.used() >= charged
+        });
         let t = Instant::now();
         let _ = canary.execute("SELECT 1").unwrap();
         let canary_took = t.elapsed();
@@ -216,14 +258,52 @@ fn kill_query_stops_every_shape_and_a_canary_stays_responsive() {
         q(&mut admin, &format!("KILL QUERY {id}"));
         let (r, mut s) = h.join().unwrap();
         let took = killed_at.elapsed();
-        eprintln!("KILL QUERY stopped {sql} in {took:?}; canary answered in {canary_took:?}");
+        eprintln!("KILL QUERY stopped the {what} in {took:?}; canary answered in {canary_took:?}");
         let e = r.expect_err("killed");
-        assert_eq!(e.code, 1317, "{sql}: {e:?}");
-        assert!(took < STOP, "{sql}: {took:?} to stop");
+        assert_eq!(e.code, 1317, "{what}: {e:?}");
+        assert!(took < STOP, "{what}: {took:?} to stop");
         assert!(canary_took < STOP, "canary took {canary_took:?}");
-        assert_eq!(db.engine().budget.used(), 0, "{sql} left bytes charged");
+        assert_eq!(db.engine().budget.used(), 0, "{what} left bytes charged");
         assert_eq!(q(&mut s, "SELECT 1"), vec![vec![Value::Int(1)]]);
     }
+}
+
+/// Each operator that keeps rows fails past the budget by itself: the
+/// table function's rows (and their copy) fit, the operator's do not.
+#[test]
+fn each_operator_is_charged() {
+    let (_dir, db, _root) = open(280 * MIB, 1024 * MIB);
+    let mut s = nogrant(&db);
+    for (what, sql) in [
+        // 4 M output rows of two values.
+        (
+            "join output",
+            "SELECT COUNT(*) FROM generate_series(1, 2000) a, generate_series(1, 2000) b"
+                .to_string(),
+        ),
+        (
+            "GROUP BY groups",
+            format!("SELECT COUNT(*) FROM (SELECT result, COUNT(*) FROM generate_series(1, {N}) g GROUP BY result) d"),
+        ),
+        (
+            "DISTINCT keys",
+            format!("SELECT COUNT(*) FROM (SELECT DISTINCT result FROM generate_series(1, {N}) g) d"),
+        ),
+        (
+            "UNION DISTINCT",
+            format!("SELECT COUNT(*) FROM (SELECT result FROM generate_series(1, {N}) a UNION SELECT result FROM generate_series(1, {N}) b) d"),
+        ),
+    ] {
+        let e = err(&mut s, &sql);
+        assert_eq!(e.code, 1114, "{what}: {e:?}");
+        assert_eq!(db.engine().budget.used(), 0, "{what} left bytes charged");
+    }
+    // The inputs alone fit.
+    let r = q(
+        &mut s,
+        &format!("SELECT COUNT(*) FROM generate_series(1, {N}) g"),
+    );
+    assert_eq!(r, vec![vec![Value::Int(N as i64)]]);
 }
 
 /// `max_execution_time` stops the same shapes with 3024.

@@ -162,12 +162,35 @@ pub fn release_memory() {
     }
 }
 
+/// A statement that held at least [`RELEASE_AFTER`] bytes ended on this
+/// thread: release its memory now, or — on a thread that defers its
+/// teardown — after the reply ([`take_release_due`]).
+pub fn statement_ended(peak: u64) {
+    if peak < RELEASE_AFTER {
+        return;
+    }
+    if DEFER.with(Cell::get) {
+        RELEASE_DUE.with(|d| d.set(true));
+    } else {
+        release_memory();
+    }
+}
+
+/// Whether a statement asked for [`release_memory`] after the reply
+/// (cleared).
+pub fn take_release_due() -> bool {
+    RELEASE_DUE.with(|d| d.replace(false))
+}
+
 /// One running statement: its interrupt and its memory account.
 pub struct Statement {
     limit: u64,
     used: AtomicU64,
     /// Highest `used` of the statement.
     peak: AtomicU64,
+    /// Set once the statement was interrupted or passed a budget: what it
+    /// still holds is torn down after the reply ([`Grave`]).
+    failed: std::sync::atomic::AtomicBool,
     global: Arc<Global>,
     interrupt: Mutex<tributary_storage::Interrupt>,
 }
@@ -180,6 +203,7 @@ impl Statement {
             limit,
             used: AtomicU64::new(0),
             peak: AtomicU64::new(0),
+            failed: Default::default(),
             global,
             interrupt: Mutex::new(interrupt),
         }
@@ -198,7 +222,11 @@ impl Statement {
     /// `Err` (1317; the statement runner reports 3024 for a deadline)
     /// once the statement is killed or past its deadline.
     pub fn check(&self) -> SqlResult<()> {
-        self.interrupt.lock().check().map_err(SqlError::from)
+        let r = self.interrupt.lock().check().map_err(SqlError::from);
+        if r.is_err() {
+            self.failed.store(true, Ordering::Release);
+        }
+        r
     }
 
     fn charge(&self, n: u64) -> SqlResult<()> {
@@ -206,6 +234,9 @@ impl Statement {
         self.peak.fetch_max(now, Ordering::AcqRel);
         let r = self.global.charge(n);
         // Charged either way: the reservation releases what it charged.
+        if r.is_err() || now > self.limit {
+            self.failed.store(true, Ordering::Release);
+        }
         r?;
         if now > self.limit {
             return Err(full(
@@ -227,6 +258,79 @@ impl Statement {
 thread_local! {
     static CURRENT: RefCell<Option<Arc<Statement>>> = const { RefCell::new(None) };
     static TICKS: Cell<u32> = const { Cell::new(0) };
+    /// Whether a failing statement's rows are kept until [`teardown`]
+    /// (a server connection's own thread: after the reply).
+    static DEFER: Cell<bool> = const { Cell::new(false) };
+    /// A large statement ended: release memory after the reply.
+    static RELEASE_DUE: Cell<bool> = const { Cell::new(false) };
+    /// What failing statements left to free on this thread.
+    static GRAVE: RefCell<Vec<Box<dyn std::any::Any>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// On this thread, free what a killed or over-budget statement held only
+/// at [`teardown`] — after its error has been answered — instead of
+/// before answering (freeing millions of rows takes longer than the
+/// 100 ms a KILL may take). The memory stays charged until then.
+pub fn defer_teardown(on: bool) {
+    DEFER.with(|d| d.set(on));
+}
+
+/// Free what failing statements left on this thread; whether there was
+/// anything.
+pub fn teardown() -> bool {
+    let dead = GRAVE.with(|g| std::mem::take(&mut *g.borrow_mut()));
+    let any = !dead.is_empty();
+    drop(dead);
+    any
+}
+
+/// Whether the statement running on this thread has failed (interrupted
+/// or past a budget).
+pub fn failing() -> bool {
+    CURRENT.with(|c| {
+        c.borrow()
+            .as_ref()
+            .is_some_and(|s| s.failed.load(Ordering::Acquire))
+    })
+}
+
+/// Drop `x` now, or — while a failing statement unwinds on a thread that
+/// defers its teardown — at [`teardown`].
+pub fn bury<T: 'static>(x: T) {
+    if DEFER.with(Cell::get) && failing() {
+        GRAVE.with(|g| g.borrow_mut().push(Box::new(x)));
+    }
+}
+
+/// A value an operator keeps (rows, keys) that a failing statement does
+/// not free before answering: see [`defer_teardown`]. Derefs to the value.
+#[derive(Default)]
+pub struct Grave<T: Default + 'static>(pub T);
+
+impl<T: Default + 'static> std::ops::Deref for Grave<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+impl<T: Default + 'static> std::ops::DerefMut for Grave<T> {
+    fn deref_mut(&mut self) -> &mut T {
+        &mut self.0
+    }
+}
+
+impl<T: Default + 'static> Grave<T> {
+    /// The value (the guard keeps an empty one).
+    pub fn take(&mut self) -> T {
+        std::mem::take(&mut self.0)
+    }
+}
+
+impl<T: Default + 'static> Drop for Grave<T> {
+    fn drop(&mut self) {
+        bury(std::mem::take(&mut self.0));
+    }
 }
 
 /// The statement running on this thread, while the guard lives (the
@@ -323,6 +427,71 @@ impl SortStop {
     }
 }
 
+/// Rows one run of [`sort_by`] sorts at once (between two looks at the
+/// interrupt).
+const SORT_RUN: usize = 4096;
+
+/// A stable sort of `v` by `cmp` that KILL stops between any two steps: runs
+/// of [`SORT_RUN`] are sorted, then merged pairwise with a [`tick`] per
+/// row. On an interrupt the rows are left to the statement's teardown
+/// ([`bury`]) and `v` is empty.
+pub fn sort_by<T: 'static>(
+    v: &mut Vec<T>,
+    mut cmp: impl FnMut(&T, &T) -> std::cmp::Ordering,
+) -> SqlResult<()> {
+    if v.len() <= SORT_RUN {
+        v.sort_by(&mut cmp);
+        return Ok(());
+    }
+    for run in v.chunks_mut(SORT_RUN) {
+        if let Err(e) = check() {
+            bury(std::mem::take(v));
+            return Err(e);
+        }
+        run.sort_by(&mut cmp);
+    }
+    let mut width = SORT_RUN;
+    while width < v.len() {
+        let src = std::mem::take(v);
+        let mut dst = Vec::with_capacity(src.len());
+        let mut it = src.into_iter();
+        loop {
+            let left: Vec<T> = it.by_ref().take(width).collect();
+            if left.is_empty() {
+                break;
+            }
+            let right: Vec<T> = it.by_ref().take(width).collect();
+            let mut l = left.into_iter().peekable();
+            let mut r = right.into_iter().peekable();
+            loop {
+                if let Err(e) = tick() {
+                    bury((dst, l.collect::<Vec<T>>(), r.collect::<Vec<T>>()));
+                    bury(it.collect::<Vec<T>>());
+                    return Err(e);
+                }
+                // Ties take the left run's row first: stable.
+                let take_right = match (l.peek(), r.peek()) {
+                    (Some(a), Some(b)) => cmp(b, a) == std::cmp::Ordering::Less,
+                    (Some(_), None) => {
+                        dst.extend(l);
+                        break;
+                    }
+                    (None, Some(_)) => {
+                        dst.extend(r);
+                        break;
+                    }
+                    (None, None) => break,
+                };
+                let next = if take_right { r.next() } else { l.next() };
+                dst.extend(next);
+            }
+        }
+        *v = dst;
+        width = width.saturating_mul(2);
+    }
+    Ok(())
+}
+
 /// Bytes charged to the running statement (and the global budget), given
 /// back when dropped. A reservation made on a thread running no statement
 /// charges nothing.
@@ -405,6 +574,15 @@ impl Reservation {
 
 impl Drop for Reservation {
     fn drop(&mut self) {
+        if self.stmt.is_some() && DEFER.with(Cell::get) && failing() {
+            // The rows it charges wait for `teardown`: so does the charge.
+            bury(Reservation {
+                stmt: self.stmt.take(),
+                charged: self.charged,
+                pending: 0,
+            });
+            return;
+        }
         if let Some(s) = &self.stmt {
             if self.charged > 0 {
                 s.release(self.charged);
@@ -576,6 +754,32 @@ mod tests {
             tick().unwrap();
         }
         assert_eq!(r.bytes(), 1 << 30);
+    }
+
+    #[test]
+    fn sort_by_is_a_stable_sort_and_stops_on_kill() {
+        let mut x: u64 = 11;
+        for n in [0, 5, SORT_RUN, SORT_RUN + 1, 3 * SORT_RUN + 17, 40_000] {
+            let items: Vec<(u64, usize)> = (0..n)
+                .map(|i| {
+                    x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+                    ((x >> 58) % 7, i)
+                })
+                .collect();
+            let mut want = items.clone();
+            want.sort_by_key(|a| a.0);
+            let mut got = items;
+            sort_by(&mut got, |a, b| a.0.cmp(&b.0)).unwrap();
+            assert_eq!(got, want, "n = {n}");
+        }
+        let (_g, s, token) = statement(1 << 30, 1 << 30);
+        let _scope = enter(s);
+        token.cancel();
+        let mut v: Vec<u64> = (0..100_000).rev().collect();
+        assert_eq!(
+            sort_by(&mut v, |a, b| a.cmp(b)).unwrap_err().code,
+            crate::error::code::QUERY_INTERRUPTED
+        );
     }
 
     #[test]

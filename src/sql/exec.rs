@@ -440,16 +440,17 @@ fn side_keys(
 /// a [`budget::tick`].
 fn join(cx: &mut Ctx<'_>, j: &Join, outer: &[Value]) -> SqlResult<Vec<Vec<Value>>> {
     let mut mem = Reservation::new();
-    let left = run(cx, &j.left, outer)?;
+    // Inputs and output in graves: a killed join answers before it frees.
+    let left = budget::Grave(run(cx, &j.left, outer)?);
     mem.add_rows(&left)?;
-    let right = if left.is_empty() && j.kind != JoinKind::Right {
+    let right = budget::Grave(if left.is_empty() && j.kind != JoinKind::Right {
         Vec::new()
     } else {
         match right_by_lookup(cx, j, &left, outer)? {
             Some(rows) => rows,
             None => run(cx, &j.right, outer)?,
         }
-    };
+    });
     mem.add_rows(&right)?;
     // The output's charge (kept apart: `emit` holds it).
     let mut out_mem = Reservation::new();
@@ -460,7 +461,7 @@ fn join(cx: &mut Ctx<'_>, j: &Join, outer: &[Value]) -> SqlResult<Vec<Vec<Value>
         .map(|c| prepare(cx, c, j.left_width + j.right_width, outer))
         .collect::<SqlResult<_>>()?;
     let width = j.left_width + j.right_width;
-    let mut out = Vec::new();
+    let mut out: budget::Grave<Vec<Vec<Value>>> = Default::default();
     let mut left_matched = vec![false; left.len()];
     let mut right_matched = vec![false; right.len()];
     let mut combined = Vec::with_capacity(width);
@@ -590,5 +591,5 @@ fn join(cx: &mut Ctx<'_>, j: &Join, outer: &[Value]) -> SqlResult<Vec<Vec<Value>
             }
         }
     }
-    Ok(out)
+    Ok(out.take())
 }

@@ -10,7 +10,8 @@
 //! [`access`] (access paths), [`select`] (queries), [`dml`] (INSERT, UPDATE,
 //! DELETE and synchronous index maintenance), [`ddl`] (CREATE/DROP), [`show`]
 //! (SHOW, DESCRIBE, EXPLAIN output), [`host`] (session functions, fault
-//! injection control).
+//! injection control), [`budget`] (the running statement's interrupt
+//! check and memory budget).
 
 pub mod access;
 pub mod alter;
@@ -233,11 +234,10 @@ impl Engine {
         let scope = budget::enter(running.clone());
         let r = self.execute_statement(st, sql);
         drop(scope);
-        if running.peak() >= budget::RELEASE_AFTER {
-            // What the statement freed goes back to the system now, not
-            // whenever this thread's allocator next tidies up.
-            budget::release_memory();
-        }
+        // What the statement freed goes back to the system (now, or after
+        // the server's reply), not whenever this thread's allocator next
+        // tidies up.
+        budget::statement_ended(running.peak());
         self.log_if_slow(st, sql, started.elapsed(), r.as_ref().err());
         st.process.finish(st.db.as_deref());
         let interrupt = std::mem::take(&mut st.interrupt);

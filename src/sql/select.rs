@@ -1986,6 +1986,28 @@ pub(crate) struct Groups {
     mem: Reservation,
 }
 
+impl Drop for Groups {
+    /// A killed or over-budget statement frees its groups after
+    /// answering ([`budget::defer_teardown`]).
+    fn drop(&mut self) {
+        if budget::failing() {
+            budget::bury((
+                std::mem::take(&mut self.groups),
+                std::mem::take(&mut self.index),
+            ));
+        }
+    }
+}
+
+impl Drop for Values {
+    /// As [`Groups`]: a failing statement frees the rows after answering.
+    fn drop(&mut self) {
+        if budget::failing() {
+            budget::bury(std::mem::take(&mut self.rows));
+        }
+    }
+}
+
 /// Estimated bytes of one group beyond its first row: key, states, map
 /// entry.
 fn group_size(key: &[u8], states: usize) -> usize {
@@ -1995,10 +2017,9 @@ fn group_size(key: &[u8], states: usize) -> usize {
 impl Groups {
     /// No groups yet, charged to the statement `mem` belongs to.
     pub fn charged(mem: Reservation) -> Groups {
-        Groups {
-            mem,
-            ..Default::default()
-        }
+        let mut g = Groups::default();
+        g.mem = mem;
+        g
     }
 
     /// Merge `later` (the groups of rows that come after this one's in
@@ -2006,14 +2027,16 @@ impl Groups {
     /// group's first row: the groups one scan of both would give. False
     /// (and `self` unusable) when a state does not merge exactly
     /// ([`crate::sql::parallel::merge_state`]).
-    pub fn merge(&mut self, later: Groups, aggs: &[AggCall]) -> bool {
-        let mut keys: Vec<Option<Vec<u8>>> = vec![None; later.groups.len()];
-        for (k, i) in later.index {
+    pub fn merge(&mut self, mut later: Groups, aggs: &[AggCall]) -> bool {
+        let later_index = std::mem::take(&mut later.index);
+        let later_groups = std::mem::take(&mut later.groups);
+        let mut keys: Vec<Option<Vec<u8>>> = vec![None; later_groups.len()];
+        for (k, i) in later_index {
             if let Some(slot) = keys.get_mut(i) {
                 *slot = Some(k);
             }
         }
-        for (group, key) in later.groups.into_iter().zip(keys) {
+        for (group, key) in later_groups.into_iter().zip(keys) {
             let Some(key) = key else { return false };
             match self.index.get(&key) {
                 Some(&i) => {
@@ -2217,10 +2240,13 @@ fn run_with(
             &mut mem,
         )?,
     };
-    // Filter (unless the scan did).
-    let mut kept = Vec::with_capacity(rows.len());
-    for (row, m) in rows {
+    // Filter (unless the scan did). Rows are taken out of their slots, so
+    // that a failing statement leaves the rest to its teardown.
+    let mut rows = budget::Grave(rows);
+    let mut kept = budget::Grave(Vec::with_capacity(rows.len()));
+    for i in 0..rows.len() {
         budget::tick()?;
+        let (row, m) = std::mem::take(&mut rows[i]);
         if let (Some(f), false) = (&ex.filter, filtered) {
             let v = ev(cx, f, &host, &row, outer, &empty, &m)?;
             if crate::sql::expr::truth(&v) != Some(true) {
@@ -2229,19 +2255,21 @@ fn run_with(
         }
         kept.push((row, m));
     }
+    drop(rows);
     // A scan whose output is its rows (a join input): no copy per value.
     if plan.is_plain_scan() {
-        return Ok(kept.into_iter().map(|(r, _)| r).collect());
+        return Ok(kept.take().into_iter().map(|(r, _)| r).collect());
     }
     // Each output unit: (context row, aggs, matches).
-    let mut units: Vec<(Vec<Value>, Vec<Value>, Vec<Value>)> = Vec::new();
+    let mut units: budget::Grave<Vec<Unit>> = Default::default();
     if plan.aggregate {
-        for (row, m) in kept {
+        for i in 0..kept.len() {
+            let (row, m) = std::mem::take(&mut kept[i]);
             groups.add(plan, &ex, &row, &m, &mut |p, row, m| {
                 ev(cx, p, &host, row, outer, &empty, m)
             })?;
         }
-        let mut groups = groups.groups;
+        let mut groups = budget::Grave(std::mem::take(&mut groups.groups));
         if groups.is_empty() && plan.group_by.is_empty() {
             let width = plan.source.scope.cols.len();
             groups.push((
@@ -2250,7 +2278,7 @@ fn run_with(
                 vec![AggState::default(); plan.aggs.len()],
             ));
         }
-        for (row, m, states) in groups {
+        for (row, m, states) in groups.take() {
             budget::tick()?;
             let aggs: Vec<Value> = states
                 .iter()
@@ -2266,11 +2294,16 @@ fn run_with(
             units.push((row, aggs, m));
         }
     } else {
-        units = kept.into_iter().map(|(r, m)| (r, Vec::new(), m)).collect();
+        units.0 = kept
+            .take()
+            .into_iter()
+            .map(|(r, m)| (r, Vec::new(), m))
+            .collect();
     }
     // Project + sort keys.
-    let mut out: Vec<(Vec<Value>, Vec<Value>)> = Vec::with_capacity(units.len());
-    for (row, aggs, m) in &units {
+    let mut out: budget::Grave<Vec<(Vec<Value>, Vec<Value>)>> =
+        budget::Grave(Vec::with_capacity(units.len()));
+    for (row, aggs, m) in units.iter() {
         let proj: Vec<Value> = ex
             .projection
             .iter()
@@ -2334,21 +2367,24 @@ fn run_with(
             }
             Ordering::Equal
         };
-        out = match plan.limit.map(|l| plan.offset.saturating_add(l)) {
-            Some(k) if k < out.len() => top_k(out, k, order),
+        out.0 = match plan.limit.map(|l| plan.offset.saturating_add(l)) {
+            Some(k) if k < out.len() => top_k(out.take(), k, order),
             _ => {
-                out.sort_by(order);
-                out
+                budget::sort_by(&mut out.0, order)?;
+                out.take()
             }
         };
         stop.finish()?;
     }
-    let it = out.into_iter().skip(plan.offset).map(|(p, _)| p);
+    let it = out.take().into_iter().skip(plan.offset).map(|(p, _)| p);
     Ok(match plan.limit {
         Some(l) => it.take(l).collect(),
         None => it.collect(),
     })
 }
+
+/// An output unit of a block: (context row, aggregates, MATCH scores).
+type Unit = (Vec<Value>, Vec<Value>, Vec<Value>);
 
 /// The first `k` items of `items` in the order a stable sort by `order`
 /// gives (ties keep their input order), without sorting the rest: a

@@ -90,7 +90,7 @@ pub fn generate(name: &sqlparser::ast::ObjectName, args: &[Value]) -> SqlResult<
     }
     // Grown row by row (not reserved up front): the budget, not the
     // requested count, bounds what is allocated.
-    let mut rows = Vec::new();
+    let mut rows = crate::sql::budget::Grave(Vec::new());
     let mut mem = Reservation::new();
     for i in 0..count {
         let row = vec![Value::Int(
@@ -101,7 +101,7 @@ pub fn generate(name: &sqlparser::ast::ObjectName, args: &[Value]) -> SqlResult<
     }
     Ok(Series {
         kind: ColumnKind::Int,
-        rows,
+        rows: rows.take(),
         label,
         mem,
     })

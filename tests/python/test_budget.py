@@ -95,7 +95,33 @@ def test_memory_shapes_fail_and_rss_stays_bounded(budgeted):
         assert cur.fetchall() == ((1,),)
 
 
-def test_kill_query_and_canary(budgeted):
+ROWS = 700_000
+# Bytes charged for one one-integer row (its Vec and one value).
+ROW = 72
+KILL_SHAPES = [
+    # (operator, statement, bytes charged once the statement is in it)
+    ("join", "SELECT COUNT(*) FROM generate_series(1, 30000) a, "
+             "generate_series(1, 30000) b WHERE a.result + b.result < 0",
+     2 * 30000 * ROW - 2 * MIB),
+    ("GROUP BY", f"SELECT COUNT(*) FROM (SELECT result, COUNT(*) FROM "
+                 f"generate_series(1, {ROWS}) g GROUP BY result) d",
+     2 * ROWS * ROW + ROWS * 100),
+    ("sort", f"SELECT COUNT(*) FROM (SELECT result FROM generate_series(1, {ROWS}) g "
+             f"ORDER BY result DESC) d",
+     4 * ROWS * ROW - 2 * MIB),
+]
+
+
+def charged(cur):
+    cur.execute("SHOW STATUS LIKE 'Tributary_statement_memory_used'")
+    return int(cur.fetchone()[1])
+
+
+@pytest.mark.parametrize("what,sql,threshold", KILL_SHAPES, ids=[k[0] for k in KILL_SHAPES])
+def test_kill_query_and_canary(budgeted, what, sql, threshold):
+    """KILL QUERY stops the statement inside the operator (the test waits
+    until its memory charge shows it got there) within STOP_S, and a
+    canary client answers meanwhile."""
     proc, port = budgeted
     admin = connect(port, "root", "")
     victim = connect(port)
@@ -103,8 +129,7 @@ def test_kill_query_and_canary(budgeted):
     with victim.cursor() as c:
         c.execute("SELECT CONNECTION_ID()")
         vid = c.fetchone()[0]
-    sql = ("SELECT COUNT(*) FROM generate_series(1, 30000) a, "
-           "generate_series(1, 30000) b WHERE a.result + b.result < 0")
+        c.execute(f"SET tributary_statement_memory_limit = {450 * MIB}")
     out = {}
 
     def go():
@@ -122,10 +147,10 @@ def test_kill_query_and_canary(budgeted):
         while True:
             c.execute("SHOW FULL PROCESSLIST")
             row = {r[0]: r for r in c.fetchall()}.get(vid)
-            if row and row[4] == "Query" and row[7] == sql:
+            if row and row[4] == "Query" and row[7] == sql and charged(c) >= threshold:
                 break
-            assert time.monotonic() < deadline, "victim never ran"
-            time.sleep(0.01)
+            assert time.monotonic() < deadline, f"{what} never got running"
+            time.sleep(0.005)
     t = time.monotonic()
     with canary.cursor() as c:
         c.execute("SELECT 1")
@@ -136,9 +161,51 @@ def test_kill_query_and_canary(budgeted):
         c.execute(f"KILL QUERY {vid}")
     th.join(WAIT_S)
     stop_s = time.monotonic() - t
-    print(f"KILL QUERY stopped the join in {stop_s * 1000:.1f} ms; "
+    print(f"KILL QUERY stopped the {what} in {stop_s * 1000:.1f} ms; "
           f"canary answered in {canary_s * 1000:.1f} ms")
     assert not th.is_alive()
-    assert out["error"].args[0] == 1317, out
+    assert out.get("error") is not None and out["error"].args[0] == 1317, out
     assert stop_s < STOP_S
     assert canary_s < STOP_S
+
+
+def test_kill_query_stops_a_result_being_sent(budgeted):
+    """A large result is listed as running while it is sent, and KILL QUERY
+    ends it with 1317 long before its last row (the client reads it row by
+    row through an unbuffered cursor and stops reading meanwhile)."""
+    proc, port = budgeted
+    admin = connect(port, "root", "")
+    victim = pymysql.connect(host="127.0.0.1", port=port, user="alice",
+                             password="secret", autocommit=True,
+                             cursorclass=pymysql.cursors.SSCursor)
+    with victim.cursor() as c:
+        c.execute("SELECT CONNECTION_ID()")
+        vid = c.fetchone()[0]
+        # More than the socket buffers hold, within this session's budget.
+        c.execute(f"SET tributary_statement_memory_limit = {400 * MIB}")
+    rows = 1_000_000
+    sql = f"SELECT result FROM generate_series(1, {rows}) g"
+    cur = victim.cursor()
+    cur.execute(sql)
+    assert cur.fetchone() == (1,)
+    deadline = time.monotonic() + WAIT_S
+    with admin.cursor() as c:
+        while True:
+            c.execute("SHOW FULL PROCESSLIST")
+            row = {r[0]: r for r in c.fetchall()}.get(vid)
+            if row and row[4] == "Query" and row[7] == sql:
+                break
+            assert time.monotonic() < deadline, "the result was not listed while sent"
+            time.sleep(0.01)
+        c.execute(f"KILL QUERY {vid}")
+    got = 1
+    with pytest.raises(pymysql.err.OperationalError) as e:
+        while cur.fetchone() is not None:
+            got += 1
+    print(f"KILL QUERY ended the result after {got} of {rows} rows")
+    assert e.value.args[0] == 1317, e.value
+    assert got < rows
+    # The connection goes on.
+    victim2 = victim.cursor(pymysql.cursors.Cursor)
+    victim2.execute("SELECT 1")
+    assert victim2.fetchall() == ((1,),)
