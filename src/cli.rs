@@ -153,6 +153,16 @@ pub struct EngineArgs {
     /// of the process. Default: no limit.
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub index_memory_budget: Option<usize>,
+    /// Most memory all running statements' rows may hold at once (e.g.
+    /// `4GB`); past it a statement fails with error 1114, never the
+    /// process. Default: a quarter of the machine's memory.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub statement_memory_total: Option<usize>,
+    /// One statement's memory budget when its session sets no
+    /// `tributary_statement_memory_limit` (e.g. `512MB`). Default: an
+    /// eighth of `--statement-memory-total`, 64 MB to 2 GB.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub statement_memory: Option<usize>,
     /// Log statements that take at least this many ms (WARN, target
     /// `tributary::slow`); 0 turns the log off. Default 10000.
     #[arg(long, value_name = "MS")]
@@ -214,6 +224,13 @@ impl EngineArgs {
         }
         if let Some(n) = self.index_memory_budget {
             c.index_memory_budget = Some(n);
+        }
+        if let Some(n) = self.statement_memory_total {
+            c.statement_memory_total = n as u64;
+            c.statement_memory = crate::sql::budget::default_statement(n as u64);
+        }
+        if let Some(n) = self.statement_memory {
+            c.statement_memory = n as u64;
         }
         if let Some(n) = self.pg_pool_size {
             c.pg_pool_size = n.max(2);

@@ -321,8 +321,9 @@ fn show_status_counts_commit_groups_and_log_syncs() {
     assert!(counter(&mut s, "Tributary_commit_groups") >= groups + 10);
     assert!(counter(&mut s, "Tributary_log_syncs") >= syncs + 10);
     assert!(counter(&mut s, "Tributary_latest_ts") >= latest + 10);
-    // The embedded store's seven, and whether this node runs ISCP.
+    // The embedded store's seven, whether this node runs ISCP, and the
+    // statement memory budget's two (used, peak).
     let all = q(&mut s, "SHOW STATUS LIKE 'Tributary%'");
-    assert_eq!(all.len(), 8, "{all:?}");
+    assert_eq!(all.len(), 10, "{all:?}");
     assert!(counter(&mut s, "Tributary_iscp_runner") <= 1);
 }

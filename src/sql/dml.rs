@@ -499,6 +499,7 @@ pub fn insert(cx: &mut Ctx<'_>, ins: &ast::Insert) -> SqlResult<QueryResult> {
     let mut warnings = Vec::new();
     let mut first_id: Option<u64> = None;
     for (row_no, vals) in (1u64..).zip(value_rows) {
+        crate::sql::budget::tick()?;
         if vals.len() != positions.len() {
             return Err(SqlError::new(
                 code::WRONG_VALUE_COUNT,
@@ -656,6 +657,7 @@ fn order_and_limit(
             .collect::<SqlResult<_>>()?;
         let mut keyed = Vec::with_capacity(rows.len());
         for (k, r) in rows {
+            crate::sql::budget::tick()?;
             let ecx = EvalCtx {
                 row: &r,
                 outer: &[],
@@ -669,8 +671,12 @@ fn order_and_limit(
                 .collect::<SqlResult<Vec<Value>>>()?;
             keyed.push((vals, k, r));
         }
-        // Stable: ties keep primary-key order.
+        // Stable: ties keep primary-key order. A KILL ends it early.
+        let stop = crate::sql::budget::SortStop::default();
         keyed.sort_by(|a, b| {
+            if stop.stopped() {
+                return std::cmp::Ordering::Equal;
+            }
             for (i, (_, desc)) in keys.iter().enumerate() {
                 let o = a.0[i].total_cmp(&b.0[i]);
                 let o = if *desc { o.reverse() } else { o };
@@ -680,6 +686,7 @@ fn order_and_limit(
             }
             std::cmp::Ordering::Equal
         });
+        stop.finish()?;
         rows = keyed.into_iter().map(|(_, k, r)| (k, r)).collect();
     }
     if let Some(e) = limit {
@@ -742,6 +749,7 @@ pub fn update(cx: &mut Ctx<'_>, up: &ast::Update) -> SqlResult<QueryResult> {
     let _ = host_db;
     let mut changed = 0u64;
     for (row_no, (key, old)) in (1u64..).zip(rows) {
+        crate::sql::budget::tick()?;
         let mut new = old.clone();
         {
             let host = SessionHost::new(cx.session, cx.engine);
@@ -792,6 +800,7 @@ pub fn delete(cx: &mut Ctx<'_>, del: &ast::Delete) -> SqlResult<QueryResult> {
     let rows = order_and_limit(cx, &scope, rows, &del.order_by, del.limit.as_ref())?;
     let mut n = 0u64;
     for (key, old) in rows {
+        crate::sql::budget::tick()?;
         maintain_indexes(cx, &t, &key, Some(&old), None)?;
         cx.txn.delete(t.id, &key)?;
         n += 1;

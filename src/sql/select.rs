@@ -19,6 +19,7 @@ use sqlparser::ast::{self as ast, Expr, Query, SelectItem};
 use crate::catalog::{self, TableDef, SYSTEM_DB};
 use crate::error::{code, SqlError, SqlResult};
 use crate::sql::access::{self, Access};
+use crate::sql::budget::{self, Reservation};
 use crate::sql::exec::{self, Prepared};
 use crate::sql::expr::{
     collate, eval_const, fold_vector_literals, AggCall, AggFunc, CExpr, Compiler, EvalCtx, NoHost,
@@ -50,6 +51,9 @@ pub struct Source {
 pub struct Values {
     pub label: String,
     pub rows: Vec<Vec<Value>>,
+    /// The rows' charge to the statement's memory budget, held while the
+    /// plan lives.
+    pub mem: crate::sql::budget::Reservation,
 }
 
 impl Source {
@@ -1635,6 +1639,7 @@ fn passes(
     Ok(t == Some(true))
 }
 
+#[allow(clippy::too_many_arguments)]
 fn candidates(
     cx: &mut Ctx<'_>,
     plan: &Plan,
@@ -1643,15 +1648,19 @@ fn candidates(
     filter: Option<&exec::Prepared<'_>>,
     host: &SessionHost<'_>,
     limited: bool,
+    mem: &mut Reservation,
 ) -> SqlResult<(Vec<Candidate>, bool)> {
     if let Some(v) = &plan.source.values {
-        return Ok((
-            v.rows.iter().map(|r| (r.clone(), Vec::new())).collect(),
-            false,
-        ));
+        let mut out = Vec::new();
+        for r in &v.rows {
+            mem.add_row(r)?;
+            out.push((r.clone(), Vec::new()));
+        }
+        return Ok((out, false));
     }
     if let Some(node) = &plan.source.input {
         let rows = exec::run(cx, node, outer)?;
+        mem.add_rows(&rows)?;
         if plan.match_tables.is_empty() {
             return Ok((rows.into_iter().map(|r| (r, Vec::new())).collect(), false));
         }
@@ -1716,20 +1725,24 @@ fn candidates(
             needed: filter_cols.as_deref(),
             keep: &mut keep,
         });
-        return Ok((
-            crate::sql::search::fetch_candidates(
-                cx,
-                t,
-                ip,
-                &plan.matches,
-                plan.hit_needed.as_deref(),
-                plan.relevance_top_k(),
-                row_filter,
-            )?,
-            false,
-        ));
+        let found = crate::sql::search::fetch_candidates(
+            cx,
+            t,
+            ip,
+            &plan.matches,
+            plan.hit_needed.as_deref(),
+            plan.relevance_top_k(),
+            row_filter,
+        )?;
+        for (r, _) in &found {
+            mem.add_row(r)?;
+        }
+        return Ok((found, false));
     }
-    let (rows, early) = scan_rows(cx, plan, t, outer, filter, host, limited, &mut |_| Ok(true))?;
+    let (rows, early) = scan_rows(cx, plan, t, outer, filter, host, limited, &mut |row| {
+        mem.add_row(row)?;
+        Ok(true)
+    })?;
     let scores = if plan.matches.is_empty() {
         Vec::new()
     } else {
@@ -1834,14 +1847,26 @@ pub fn keyed_rows(cx: &mut Ctx<'_>, plan: &Plan) -> SqlResult<Vec<(Vec<u8>, Vec<
         None => None,
     };
     let host = SessionHost::new(cx.session, cx.engine);
-    let (rows, filtered) = scan_rows(cx, plan, t, &[], filter.as_ref(), &host, false, &mut |_| {
-        Ok(true)
-    })?;
+    let mut mem = Reservation::new();
+    let (rows, filtered) = scan_rows(
+        cx,
+        plan,
+        t,
+        &[],
+        filter.as_ref(),
+        &host,
+        false,
+        &mut |row| {
+            mem.add_row(row)?;
+            Ok(true)
+        },
+    )?;
     let Some(f) = filter.filter(|_| !filtered) else {
         return Ok(rows);
     };
     let mut out = Vec::with_capacity(rows.len());
     for (k, r) in rows {
+        budget::tick()?;
         if crate::sql::expr::truth(&ev(cx, &f, &host, &r, &[], &[], &[])?) == Some(true) {
             out.push((k, r));
         }
@@ -2250,22 +2275,62 @@ type EvalRow<'a> = dyn FnMut(&Prepared<'_>, &[Value], &[Value]) -> SqlResult<Val
 pub(crate) struct Groups {
     groups: Vec<(Vec<Value>, Vec<Value>, Vec<AggState>)>,
     index: HashMap<Vec<u8>, usize, foldhash::fast::RandomState>,
+    /// The groups' charge to the statement's memory budget (none for
+    /// `Groups::default()`: see [`Groups::charged`]).
+    mem: Reservation,
+}
+
+impl Drop for Groups {
+    /// A killed or over-budget statement frees its groups after
+    /// answering ([`budget::defer_teardown`]).
+    fn drop(&mut self) {
+        if budget::failing() {
+            budget::bury((
+                std::mem::take(&mut self.groups),
+                std::mem::take(&mut self.index),
+            ));
+        }
+    }
+}
+
+impl Drop for Values {
+    /// As [`Groups`]: a failing statement frees the rows after answering.
+    fn drop(&mut self) {
+        if budget::failing() {
+            budget::bury(std::mem::take(&mut self.rows));
+        }
+    }
+}
+
+/// Estimated bytes of one group beyond its first row: key, states, map
+/// entry.
+fn group_size(key: &[u8], states: usize) -> usize {
+    key.len() + 64 + states * std::mem::size_of::<AggState>()
 }
 
 impl Groups {
+    /// No groups yet, charged to the statement `mem` belongs to.
+    pub fn charged(mem: Reservation) -> Groups {
+        let mut g = Groups::default();
+        g.mem = mem;
+        g
+    }
+
     /// Merge `later` (the groups of rows that come after this one's in
     /// scan order) into this one, keeping first-seen order and each
     /// group's first row: the groups one scan of both would give. False
     /// (and `self` unusable) when a state does not merge exactly
     /// ([`crate::sql::parallel::merge_state`]).
-    pub fn merge(&mut self, later: Groups, aggs: &[AggCall]) -> bool {
-        let mut keys: Vec<Option<Vec<u8>>> = vec![None; later.groups.len()];
-        for (k, i) in later.index {
+    pub fn merge(&mut self, mut later: Groups, aggs: &[AggCall]) -> bool {
+        let later_index = std::mem::take(&mut later.index);
+        let later_groups = std::mem::take(&mut later.groups);
+        let mut keys: Vec<Option<Vec<u8>>> = vec![None; later_groups.len()];
+        for (k, i) in later_index {
             if let Some(slot) = keys.get_mut(i) {
                 *slot = Some(k);
             }
         }
-        for (group, key) in later.groups.into_iter().zip(keys) {
+        for (group, key) in later_groups.into_iter().zip(keys) {
             let Some(key) = key else { return false };
             match self.index.get(&key) {
                 Some(&i) => {
@@ -2277,6 +2342,14 @@ impl Groups {
                     }
                 }
                 None => {
+                    // The group moves here; its charge goes with it (an
+                    // error here only means the budget is spent: the
+                    // statement fails at its next charge or check).
+                    let _ = self.mem.add(
+                        budget::row_size(&group.0)
+                            + budget::row_size(&group.1)
+                            + group_size(&key, group.2.len()),
+                    );
                     self.groups.push(group);
                     self.index.insert(key, self.groups.len() - 1);
                 }
@@ -2301,9 +2374,13 @@ impl Groups {
             .map(|g| ev(g, row, m))
             .collect::<SqlResult<_>>()?;
         let kb = group_key(&key);
+        budget::tick()?;
         let gi = match self.index.get(&kb) {
             Some(&i) => i,
             None => {
+                self.mem.add(
+                    budget::row_size(row) + budget::row_size(m) + group_size(&kb, plan.aggs.len()),
+                )?;
                 self.groups.push((
                     row.to_vec(),
                     m.to_vec(),
@@ -2405,7 +2482,10 @@ fn run_with(
     let ex = Exprs::new(cx, plan, outer)?;
     let host = SessionHost::new(cx.session, cx.engine);
     let empty: Vec<Value> = Vec::new();
-    let mut groups = Groups::default();
+    let mut groups = Groups::charged(Reservation::new());
+    // The rows this block keeps, charged to the statement's budget while
+    // they live (its output is charged again by whoever keeps it).
+    let mut mem = Reservation::new();
     let (rows, filtered) = match streamed_table(plan, path, &ex) {
         // An aggregate over a table scan: each row is folded into its
         // group as the scan visits it, none is kept.
@@ -2446,11 +2526,24 @@ fn run_with(
                 (Vec::new(), filtered)
             }
         }
-        None => candidates(cx, plan, path, outer, ex.filter.as_ref(), &host, true)?,
+        None => candidates(
+            cx,
+            plan,
+            path,
+            outer,
+            ex.filter.as_ref(),
+            &host,
+            true,
+            &mut mem,
+        )?,
     };
-    // Filter (unless the scan did).
-    let mut kept = Vec::with_capacity(rows.len());
-    for (row, m) in rows {
+    // Filter (unless the scan did). Rows are taken out of their slots, so
+    // that a failing statement leaves the rest to its teardown.
+    let mut rows = budget::Grave(rows);
+    let mut kept = budget::Grave(Vec::with_capacity(rows.len()));
+    for i in 0..rows.len() {
+        budget::tick()?;
+        let (row, m) = std::mem::take(&mut rows[i]);
         if let (Some(f), false) = (&ex.filter, filtered) {
             let v = ev(cx, f, &host, &row, outer, &empty, &m)?;
             if crate::sql::expr::truth(&v) != Some(true) {
@@ -2459,19 +2552,21 @@ fn run_with(
         }
         kept.push((row, m));
     }
+    drop(rows);
     // A scan whose output is its rows (a join input): no copy per value.
     if plan.is_plain_scan() {
-        return Ok(kept.into_iter().map(|(r, _)| r).collect());
+        return Ok(kept.take().into_iter().map(|(r, _)| r).collect());
     }
     // Each output unit: (context row, aggs, matches).
-    let mut units: Vec<(Vec<Value>, Vec<Value>, Vec<Value>)> = Vec::new();
+    let mut units: budget::Grave<Vec<Unit>> = Default::default();
     if plan.aggregate {
-        for (row, m) in kept {
+        for i in 0..kept.len() {
+            let (row, m) = std::mem::take(&mut kept[i]);
             groups.add(plan, &ex, &row, &m, &mut |p, row, m| {
                 ev(cx, p, &host, row, outer, &empty, m)
             })?;
         }
-        let mut groups = groups.groups;
+        let mut groups = budget::Grave(std::mem::take(&mut groups.groups));
         if groups.is_empty() && plan.group_by.is_empty() {
             let width = plan.source.scope.cols.len();
             groups.push((
@@ -2480,7 +2575,8 @@ fn run_with(
                 vec![AggState::default(); plan.aggs.len()],
             ));
         }
-        for (row, m, states) in groups {
+        for (row, m, states) in groups.take() {
+            budget::tick()?;
             let aggs: Vec<Value> = states
                 .iter()
                 .zip(&plan.aggs)
@@ -2495,11 +2591,16 @@ fn run_with(
             units.push((row, aggs, m));
         }
     } else {
-        units = kept.into_iter().map(|(r, m)| (r, Vec::new(), m)).collect();
+        units.0 = kept
+            .take()
+            .into_iter()
+            .map(|(r, m)| (r, Vec::new(), m))
+            .collect();
     }
     // Project + sort keys.
-    let mut out: Vec<(Vec<Value>, Vec<Value>)> = Vec::with_capacity(units.len());
-    for (row, aggs, m) in &units {
+    let mut out: budget::Grave<Vec<(Vec<Value>, Vec<Value>)>> =
+        budget::Grave(Vec::with_capacity(units.len()));
+    for (row, aggs, m) in units.iter() {
         let proj: Vec<Value> = ex
             .projection
             .iter()
@@ -2510,14 +2611,36 @@ fn run_with(
             .iter()
             .map(|e| ev(cx, e, &host, row, outer, aggs, m))
             .collect::<SqlResult<_>>()?;
+        mem.add(budget::row_size(&proj) + budget::row_size(&keys))?;
         out.push((proj, keys));
     }
+    drop(units);
     if plan.distinct {
         let mut seen = std::collections::HashSet::new();
-        out.retain(|(p, _)| seen.insert(group_key_under(p, &plan.out_colls)));
+        let mut failed = None;
+        out.retain(|(p, _)| {
+            if failed.is_some() {
+                return false;
+            }
+            let k = group_key_under(p, &plan.out_colls);
+            if let Err(e) = mem.add(k.len() + 48) {
+                failed = Some(e);
+                return false;
+            }
+            seen.insert(k)
+        });
+        if let Some(e) = failed {
+            return Err(e);
+        }
     }
     if !plan.order_by.is_empty() {
+        // A KILL stops the sort: once it is seen every comparison answers
+        // at once and the sort ends quickly.
+        let stop = budget::SortStop::default();
         let order = |a: &(Vec<Value>, Vec<Value>), b: &(Vec<Value>, Vec<Value>)| {
+            if stop.stopped() {
+                return Ordering::Equal;
+            }
             for (i, (key, desc)) in plan.order_by.iter().enumerate() {
                 let (x, y) = (&a.1[i], &b.1[i]);
                 let o = if is_distance_key(key) && x.is_null() != y.is_null() {
@@ -2541,20 +2664,24 @@ fn run_with(
             }
             Ordering::Equal
         };
-        out = match plan.limit.map(|l| plan.offset.saturating_add(l)) {
-            Some(k) if k < out.len() => top_k(out, k, order),
+        out.0 = match plan.limit.map(|l| plan.offset.saturating_add(l)) {
+            Some(k) if k < out.len() => top_k(out.take(), k, order),
             _ => {
-                out.sort_by(order);
-                out
+                budget::sort_by(&mut out.0, order)?;
+                out.take()
             }
         };
+        stop.finish()?;
     }
-    let it = out.into_iter().skip(plan.offset).map(|(p, _)| p);
+    let it = out.take().into_iter().skip(plan.offset).map(|(p, _)| p);
     Ok(match plan.limit {
         Some(l) => it.take(l).collect(),
         None => it.collect(),
     })
 }
+
+/// An output unit of a block: (context row, aggregates, MATCH scores).
+type Unit = (Vec<Value>, Vec<Value>, Vec<Value>);
 
 /// The first `k` items of `items` in the order a stable sort by `order`
 /// gives (ties keep their input order), without sorting the rest: a

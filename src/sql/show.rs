@@ -508,6 +508,12 @@ pub fn status(engine: &Engine, like: Option<&str>) -> QueryResult {
             "Tributary_iscp_runner",
             u64::from(runner),
         )))
+        .chain([
+            // Decision 023: bytes charged by running statements (and
+            // SQL prepared statements) now, and the most at once.
+            ("Tributary_statement_memory_used", engine.budget.used()),
+            ("Tributary_statement_memory_peak", engine.budget.peak()),
+        ])
         .filter(|(k, _)| {
             like.is_none_or(|p| {
                 crate::sql::expr::like_match_ci(&k.to_ascii_lowercase(), &p.to_ascii_lowercase())

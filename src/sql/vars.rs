@@ -151,6 +151,14 @@ const VARS: &[Def] = &[
     def("time_zone", S, A::TimeZone, "SYSTEM"),
     def("transaction_isolation", S, A::Isolation, "REPEATABLE-READ"),
     def("transaction_read_only", RO, A::Any, "OFF"),
+    // Bytes of rows one statement may hold; 0: the server's default
+    // (`--statement-memory`). Decision 023.
+    def(
+        "tributary_statement_memory_limit",
+        S,
+        A::Range(0, i64::MAX),
+        "0",
+    ),
     def("tx_isolation", S, A::Isolation, "REPEATABLE-READ"),
     def("tx_read_only", RO, A::Any, "OFF"),
     def("unique_checks", S, A::Bool, "ON"),
