@@ -432,7 +432,7 @@ impl SortStop {
 const SORT_RUN: usize = 4096;
 
 /// A stable sort of `v` by `cmp` that KILL stops between any two steps: runs
-/// of [`SORT_RUN`] are sorted, then merged pairwise with a [`tick`] per
+/// of `SORT_RUN` are sorted, then merged pairwise with a [`tick`] per
 /// row. On an interrupt the rows are left to the statement's teardown
 /// ([`bury`]) and `v` is empty.
 pub fn sort_by<T: 'static>(
@@ -529,7 +529,7 @@ impl Reservation {
         }
     }
 
-    /// Count `n` more bytes; past [`FLUSH_BYTES`] they are charged (and
+    /// Count `n` more bytes; past `FLUSH_BYTES` they are charged (and
     /// the interrupt looked at). `Err` past a budget or after a KILL.
     #[inline]
     pub fn add(&mut self, n: usize) -> SqlResult<()> {

@@ -2294,7 +2294,7 @@ impl Drop for Groups {
 }
 
 impl Drop for Values {
-    /// As [`Groups`]: a failing statement frees the rows after answering.
+    /// As `Groups`: a failing statement frees the rows after answering.
     fn drop(&mut self) {
         if budget::failing() {
             budget::bury(std::mem::take(&mut self.rows));
