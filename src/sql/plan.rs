@@ -440,8 +440,10 @@ impl<'c, 'a> Planner<'c, 'a> {
                         )))
                     }
                 };
-                let l = self.plan_set(left, outer)?;
-                let r = self.plan_set(right, outer)?;
+                // A chain of set operators nests one level per operator:
+                // each operand goes through the stack guard.
+                let l = crate::sql::stack::descend(|| self.plan_set(left, outer))?;
+                let r = crate::sql::stack::descend(|| self.plan_set(right, outer))?;
                 let (lc, rc) = (l.columns(), r.columns());
                 if lc.len() != rc.len() {
                     return Err(SqlError::new(
