@@ -22,7 +22,7 @@ use tokio_util::sync::CancellationToken;
 use tributary_fault::points;
 use tributary_storage::{Change, ChangeKind, Transaction, TxnOptions};
 
-use crate::catalog::codec::btree_entry_key;
+use crate::catalog::entries;
 use crate::catalog::IndexKind;
 use crate::error::SqlError;
 use crate::iscp::background::on_background_thread;
@@ -144,19 +144,22 @@ impl IndexConsumer for BTreeConsumer {
         _ts: u64,
         _unit: Unit,
     ) -> Result<(), SqlError> {
-        let (storage_id, cols) = (j.spec.storage_id, &j.spec.columns);
+        let target = entries::Target {
+            storage_id: j.spec.storage_id,
+            name: &j.spec.index,
+            unique: matches!(j.spec.kind, IndexKind::BTree { unique: true }),
+        };
+        // DDL refuses UNIQUE on an asynchronous index: a duplicate found
+        // here could only fail the job, not the statement that wrote it.
+        debug_assert!(!target.unique, "asynchronous UNIQUE index {}", j.spec.index);
         for c in changes {
             if let Some(o) = &c.old {
-                let ov = live::cols_of(o, cols)?;
-                txn.delete(storage_id, &btree_entry_key(&ov, &c.key, false))?;
+                let ov = live::cols_of(o, &j.spec.columns)?;
+                entries::delete(txn, target, &ov, &c.key)?;
             }
             if let Some(n) = &c.new {
-                let nv = live::cols_of(n, cols)?;
-                txn.put(
-                    storage_id,
-                    &btree_entry_key(&nv, &c.key, false),
-                    c.key.clone(),
-                )?;
+                let nv = live::cols_of(n, &j.spec.columns)?;
+                entries::put(txn, target, &nv, &c.key)?;
             }
         }
         Ok(())

@@ -1381,7 +1381,7 @@ where
     K: AsRef<[u8]>,
     R: AsRef<[Value]>,
 {
-    let IndexKind::BTree { unique } = ix.kind else {
+    let Some(target) = crate::catalog::entries::Target::of(ix) else {
         return Err(SqlError::internal("synchronous index must be a B-tree"));
     };
     for (i, r) in rows.enumerate() {
@@ -1389,9 +1389,8 @@ where
             build_checkpoint(cx, &ix.name)?;
         }
         let (k, row) = r?;
-        let row = row.as_ref();
-        let vals: Vec<Value> = ix.columns.iter().map(|&c| row[c].clone()).collect();
-        crate::sql::dml::put_btree_entry(cx, ix, unique, &vals, k.as_ref())?;
+        let vals = crate::catalog::entries::entry_values(row.as_ref(), &ix.columns);
+        crate::catalog::entries::put(cx.txn, target, &vals, k.as_ref())?;
     }
     Ok(())
 }

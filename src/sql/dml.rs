@@ -16,6 +16,7 @@ use std::sync::Arc;
 use sqlparser::ast::{self as ast, Expr, SetExpr};
 
 use crate::catalog::codec::{encode_key, encode_row};
+use crate::catalog::entries::{self, dup_entry};
 use crate::catalog::schema::coerce_to_column;
 use crate::catalog::{self, IndexKind, TableDef, SYS_AUTOINC};
 use crate::error::{code, SqlError, SqlResult};
@@ -56,14 +57,6 @@ fn table_from_name(cx: &mut Ctx<'_>, name: &ast::ObjectName) -> SqlResult<Arc<Ta
 }
 
 /// Render a key's values for a duplicate-key message.
-fn dup_entry(vals: &[Value], key_name: &str) -> SqlError {
-    let shown: Vec<String> = vals.iter().map(|v| v.to_string()).collect();
-    SqlError::new(
-        code::DUP_ENTRY,
-        format!("Duplicate entry '{}' for key '{key_name}'", shown.join("-")),
-    )
-}
-
 /// Storage key of a row.
 pub fn row_key(cx: &Ctx<'_>, t: &TableDef, row: &[Value]) -> SqlResult<Vec<u8>> {
     if t.has_hidden_pk() {
@@ -91,51 +84,22 @@ pub fn maintain_indexes(
         if ix.is_async {
             continue;
         }
-        let vals = |row: &[Value]| -> Vec<Value> {
-            ix.columns
-                .iter()
-                .map(|&c| row.get(c).cloned().unwrap_or(Value::Null))
-                .collect()
-        };
-        let old_vals = old.map(vals);
-        let new_vals = new.map(vals);
+        let old_vals = old.map(|r| entries::entry_values(r, &ix.columns));
+        let new_vals = new.map(|r| entries::entry_values(r, &ix.columns));
         if old_vals.is_some() && old_vals == new_vals {
             continue;
         }
-        let IndexKind::BTree { unique } = ix.kind else {
+        let Some(target) = entries::Target::of(ix) else {
             sync_live_entry(cx, t, ix, key, new_vals.as_deref())?;
             continue;
         };
         if let Some(ov) = &old_vals {
-            cx.txn
-                .delete(ix.storage_id, &btree_entry_key(ov, key, unique))?;
+            entries::delete(cx.txn, target, ov, key)?;
         }
         if let Some(nv) = &new_vals {
-            put_btree_entry(cx, ix, unique, nv, key)?;
+            entries::put(cx.txn, target, nv, key)?;
         }
     }
-    Ok(())
-}
-
-/// Write B-tree index `ix`'s entry for the row stored under `key` with
-/// index values `vals`; in a UNIQUE index, another row's entry with the
-/// same non-NULL values is error 1062 (checked under the entry's lock).
-pub fn put_btree_entry(
-    cx: &mut Ctx<'_>,
-    ix: &crate::catalog::IndexDef,
-    unique: bool,
-    vals: &[Value],
-    key: &[u8],
-) -> SqlResult<()> {
-    let ek = btree_entry_key(vals, key, unique);
-    if unique && vals.iter().all(|v| !v.is_null()) {
-        if let Some(existing) = cx.txn.get(ix.storage_id, &ek, true)? {
-            if existing != key {
-                return Err(dup_entry(vals, &ix.name));
-            }
-        }
-    }
-    cx.txn.put(ix.storage_id, &ek, key.to_vec())?;
     Ok(())
 }
 
@@ -281,11 +245,7 @@ fn conflicting_row(cx: &mut Ctx<'_>, t: &TableDef, row: &[Value]) -> SqlResult<O
         if !matches!(ix.kind, IndexKind::BTree { unique: true }) {
             continue;
         }
-        let vals: Vec<Value> = ix
-            .columns
-            .iter()
-            .map(|&c| row.get(c).cloned().unwrap_or(Value::Null))
-            .collect();
+        let vals = entries::entry_values(row, &ix.columns);
         if vals.iter().any(Value::is_null) {
             continue;
         }
