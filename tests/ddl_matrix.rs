@@ -312,3 +312,51 @@ fn alter_that_cannot_rebuild_its_index_changes_nothing() {
     );
     db.shutdown();
 }
+
+/// An ALTER that converts the indexed column and renames the table in one
+/// statement: the rebuilt index's job records the new name, and the index
+/// answers under it (also after a restart).
+#[test]
+fn alter_modify_and_rename_rebuilds_under_the_new_name() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = Database::open_with(dir.path(), cfg()).unwrap();
+        let mut s = db.session();
+        setup(&mut s);
+        q(
+            &mut s,
+            "ALTER TABLE t MODIFY body VARCHAR(200), RENAME TO t3",
+        );
+        assert_eq!(
+            int(&q(
+                &mut s,
+                "SELECT COUNT(*) FROM t3 WHERE MATCH(body) AGAINST('apple')"
+            )),
+            ROWS / 3
+        );
+        db.shutdown();
+    }
+    let db = Database::open_with(dir.path(), cfg()).unwrap();
+    let mut s = db.session();
+    q(&mut s, "USE k");
+    assert_eq!(
+        int(&q(
+            &mut s,
+            "SELECT COUNT(*) FROM t3 WHERE MATCH(body) AGAINST('apple')"
+        )),
+        ROWS / 3
+    );
+    let r = q(&mut s, "CHECK INDEX ft ON t3");
+    assert_eq!(r[0].last(), Some(&Value::Text("OK".into())), "{r:?}");
+    let live: Vec<_> = db
+        .engine()
+        .iscp
+        .read_jobs()
+        .unwrap()
+        .into_iter()
+        .filter(|j| j.drop_at.is_none())
+        .collect();
+    assert_eq!(live.len(), 1, "{live:?}");
+    assert_eq!(live[0].spec.table, "t3");
+    db.shutdown();
+}
