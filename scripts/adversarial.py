@@ -349,14 +349,14 @@ class Suite:
             ("SLEEP(60)", "SELECT SLEEP(60)"),
             ("series cross join", f"SELECT COUNT(*) FROM generate_series(1,{big}) a, "
                                   f"generate_series(1,{big}) b"),
-            ("series streamed", f"SELECT * FROM generate_series(1,{big * 10})"),
+            ("series streamed", f"SELECT * FROM generate_series(1,{big})"),
             ("GROUP BY of a series", f"SELECT result % 1000003, COUNT(*) FROM "
-                                     f"generate_series(1,{big * 10}) GROUP BY result % 1000003"),
-            ("ORDER BY of a series", f"SELECT result FROM generate_series(1,{big * 10}) "
+                                     f"generate_series(1,{big}) GROUP BY result % 1000003"),
+            ("ORDER BY of a series", f"SELECT result FROM generate_series(1,{big}) "
                                      f"ORDER BY result DESC LIMIT 1"),
             ("nested loop join", f"SELECT COUNT(*) FROM generate_series(1,100000) a "
                                  f"JOIN generate_series(1,100000) b ON a.result + b.result = 3"),
-            ("REGEXP over a series", f"SELECT COUNT(*) FROM generate_series(1,{big * 10}) "
+            ("REGEXP over a series", f"SELECT COUNT(*) FROM generate_series(1,{big}) "
                                      f"WHERE CAST(result AS CHAR) REGEXP '^1(2|3)+$'"),
         ]
         for name, sql in shapes:
