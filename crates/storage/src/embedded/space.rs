@@ -56,20 +56,10 @@ pub(super) fn space_of(dir: &Path) -> Option<Space> {
 
 #[cfg(unix)]
 fn statvfs(dir: &Path) -> Option<Space> {
-    use std::os::unix::ffi::OsStrExt;
-    let path = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
-    // SAFETY: `path` is a valid NUL-terminated string and `st` a plain C
-    // struct the call fills; nothing is kept after it returns.
-    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
-    let rc = unsafe { libc::statvfs(path.as_ptr(), &mut st) };
-    if rc != 0 {
-        return None;
-    }
-    #[allow(clippy::unnecessary_cast)] // the field types differ by platform
-    let (avail, blocks, frsize) = (st.f_bavail as u64, st.f_blocks as u64, st.f_frsize as u64);
+    let st = rustix::fs::statvfs(dir).ok()?;
     Some(Space {
-        free: avail.saturating_mul(frsize),
-        total: blocks.saturating_mul(frsize),
+        free: st.f_bavail.saturating_mul(st.f_frsize),
+        total: st.f_blocks.saturating_mul(st.f_frsize),
     })
 }
 
