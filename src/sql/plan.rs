@@ -397,26 +397,32 @@ impl<'c, 'a> Planner<'c, 'a> {
         }
     }
 
+    /// One SELECT of a set operation. Out of line: `plan_set` recurses once
+    /// per operator of a long chain (tests/depth.rs), so its frame must not
+    /// hold a block's plan.
+    #[inline(never)]
+    fn plan_set_block(&mut self, sel: &ast::Select, outer: Option<&Scope>) -> SqlResult<Node> {
+        select::reject_select(sel)?;
+        let source = self.plan_from(&sel.from, sel.selection.as_ref(), outer, false)?;
+        let empty = Query {
+            with: None,
+            body: Box::new(SetExpr::Select(Box::new(sel.clone()))),
+            order_by: None,
+            limit_clause: None,
+            fetch: None,
+            locks: Vec::new(),
+            for_clause: None,
+            settings: None,
+            format_clause: None,
+            pipe_operators: Vec::new(),
+        };
+        let plan = select::plan_block(self, &empty, Some(sel), source, outer)?;
+        Ok(Node::Block(Box::new(plan)))
+    }
+
     fn plan_set(&mut self, body: &SetExpr, outer: Option<&Scope>) -> SqlResult<Node> {
         match body {
-            SetExpr::Select(sel) => {
-                select::reject_select(sel)?;
-                let source = self.plan_from(&sel.from, sel.selection.as_ref(), outer, false)?;
-                let empty = Query {
-                    with: None,
-                    body: Box::new(SetExpr::Select(sel.clone())),
-                    order_by: None,
-                    limit_clause: None,
-                    fetch: None,
-                    locks: Vec::new(),
-                    for_clause: None,
-                    settings: None,
-                    format_clause: None,
-                    pipe_operators: Vec::new(),
-                };
-                let plan = select::plan_block(self, &empty, Some(sel), source, outer)?;
-                Ok(Node::Block(Box::new(plan)))
-            }
+            SetExpr::Select(sel) => self.plan_set_block(sel, outer),
             SetExpr::Query(q) => self.plan_query(q, outer),
             SetExpr::SetOperation {
                 op,
