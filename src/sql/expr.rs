@@ -676,7 +676,13 @@ impl<'a> Compiler<'a> {
                 match op {
                     UnaryOperator::Not | UnaryOperator::BangNot => CExpr::Not(Box::new(x)),
                     UnaryOperator::Minus => match x {
-                        CExpr::Lit(Value::Int(i)) => CExpr::Lit(Value::Int(-i)),
+                        // `-(-9223372036854775808)`: a constant past BIGINT
+                        // is a DECIMAL, as MySQL types it (a column's
+                        // smallest BIGINT negated is 1690 when evaluated).
+                        CExpr::Lit(Value::Int(i)) => CExpr::Lit(match i.checked_neg() {
+                            Some(n) => Value::Int(n),
+                            None => Value::Decimal(Decimal::from_i64(i).neg()),
+                        }),
                         CExpr::Lit(Value::Float(f)) => CExpr::Lit(Value::Float(-f)),
                         // `-9223372036854775808` is a BIGINT, as in MySQL
                         // (its digits alone are past BIGINT: a DECIMAL).
@@ -2030,10 +2036,12 @@ fn call_builtin(name: &str, args: &[Value]) -> SqlResult<Value> {
         "abs" => {
             want(args, 1, name)?;
             Ok(match num(&args[0]) {
-                Some(Value::Int(i)) => match i.checked_abs() {
-                    Some(a) => Value::Int(a),
-                    None => Value::Decimal(Decimal::from_i64(i).abs()),
-                },
+                // ABS of the smallest BIGINT is past BIGINT: 1690, as
+                // MySQL and MariaDB answer.
+                Some(Value::Int(i)) => Value::Int(
+                    i.checked_abs()
+                        .ok_or_else(|| overflow(&format!("abs({i})")))?,
+                ),
                 Some(Value::Float(f)) => Value::Float(f.abs()),
                 Some(Value::Decimal(d)) => Value::Decimal(d.abs()),
                 _ => Value::Null,
