@@ -324,3 +324,45 @@ fn max_execution_time_stops_a_table_function_join() {
         assert!(took < Duration::from_millis(200) + STOP, "{took:?}");
     }
 }
+
+/// Rows read from a table are charged as the scan keeps them, and a hash
+/// join's table and output too: 20,000 rows of ~1 KB (20 MB) under a
+/// 8 MiB budget fail with 1114; a count over them (nothing kept) answers.
+#[test]
+fn table_scans_and_hash_joins_are_charged() {
+    let (_dir, db, mut root) = open(256 * MIB, 1024 * MIB);
+    q(&mut root, "CREATE DATABASE b");
+    q(&mut root, "USE b");
+    q(
+        &mut root,
+        "CREATE TABLE t (id BIGINT PRIMARY KEY, k INT, txt TEXT)",
+    );
+    let filler = "y".repeat(1000);
+    for lo in (0..20_000).step_by(1000) {
+        let values: Vec<String> = (lo..lo + 1000)
+            .map(|i| format!("({i}, {}, '{filler}')", i % 10))
+            .collect();
+        q(
+            &mut root,
+            &format!("INSERT INTO t VALUES {}", values.join(",")),
+        );
+    }
+    q(&mut root, "GRANT SELECT ON b.* TO nogrant");
+    let mut s = nogrant(&db);
+    q(&mut s, "USE b");
+    q(&mut s, "SET tributary_statement_memory_limit = 8388608");
+    for sql in [
+        "SELECT * FROM t ORDER BY k",
+        "SELECT txt, COUNT(*) FROM t GROUP BY txt, id",
+        // 10 keys: 40 M joined rows.
+        "SELECT COUNT(*) FROM t a JOIN t b ON a.k = b.k",
+    ] {
+        let e = err(&mut s, sql);
+        assert_eq!(e.code, 1114, "{sql}: {e:?}");
+        assert_eq!(db.engine().budget.used(), 0, "{sql} left bytes charged");
+    }
+    assert_eq!(
+        q(&mut s, "SELECT COUNT(*), MAX(LENGTH(txt)) FROM t"),
+        vec![vec![Value::Int(20_000), Value::Int(1000)]]
+    );
+}

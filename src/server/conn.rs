@@ -1188,7 +1188,7 @@ impl Conn {
         };
         let long_data = std::mem::take(&mut stmt.long_data);
         // Held (charged) until the statement has run, then given back.
-        let _long_charge = stmt.long_charge.take();
+        let long_charge = stmt.long_charge.take();
         if let Some(e) = stmt.long_error.take() {
             return send_error(w, &e).await;
         }
@@ -1211,6 +1211,9 @@ impl Conn {
             }
         };
         let out = self.run_statements(vec![sql.clone()]).await;
+        // The statement has run: its long data is given back before the
+        // reply goes out.
+        drop((long_data, long_charge));
         let r = self.write_results(w, &out, true, &sql).await;
         let r = match r {
             Ok(()) => w.flush().await,

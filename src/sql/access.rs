@@ -295,6 +295,7 @@ pub fn fetch_where(
                keep: &mut dyn FnMut(&[Value]) -> SqlResult<bool>,
                out: &mut Vec<(Vec<u8>, Vec<Value>)>|
      -> SqlResult<()> {
+        crate::sql::budget::tick()?;
         let row = crate::catalog::codec::decode_row_masked(v, needed).map_err(corrupt)?;
         if keep(&row)? {
             out.push((k, row));
@@ -342,8 +343,11 @@ pub fn fetch_where(
                     let mut last: Option<Vec<u8>> = None;
                     txn.scan_visit(t.id, as_ref(&start), as_ref(&e), &mut |k, v| {
                         seen += 1;
-                        let step = crate::catalog::codec::decode_row_into(v, needed, &mut buf)
-                            .map_err(corrupt)
+                        let step = crate::sql::budget::tick()
+                            .and_then(|()| {
+                                crate::catalog::codec::decode_row_into(v, needed, &mut buf)
+                                    .map_err(corrupt)
+                            })
                             .and_then(|()| keep(&buf));
                         match step {
                             Ok(true) => {

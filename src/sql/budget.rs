@@ -287,18 +287,27 @@ pub fn teardown() -> bool {
 /// Whether the statement running on this thread has failed (interrupted
 /// or past a budget).
 pub fn failing() -> bool {
-    CURRENT.with(|c| {
-        c.borrow()
-            .as_ref()
-            .is_some_and(|s| s.failed.load(Ordering::Acquire))
-    })
+    // `try_with`: drops may run while the thread's locals are destroyed.
+    CURRENT
+        .try_with(|c| {
+            c.borrow()
+                .as_ref()
+                .is_some_and(|s| s.failed.load(Ordering::Acquire))
+        })
+        .unwrap_or(false)
+}
+
+/// Whether this thread defers a failing statement's teardown.
+fn deferring() -> bool {
+    DEFER.try_with(Cell::get).unwrap_or(false)
 }
 
 /// Drop `x` now, or — while a failing statement unwinds on a thread that
 /// defers its teardown — at [`teardown`].
 pub fn bury<T: 'static>(x: T) {
-    if DEFER.with(Cell::get) && failing() {
-        GRAVE.with(|g| g.borrow_mut().push(Box::new(x)));
+    if deferring() && failing() {
+        // Dropped here instead if the grave is gone (thread exit).
+        let _ = GRAVE.try_with(|g| g.borrow_mut().push(Box::new(x)));
     }
 }
 
@@ -574,7 +583,7 @@ impl Reservation {
 
 impl Drop for Reservation {
     fn drop(&mut self) {
-        if self.stmt.is_some() && DEFER.with(Cell::get) && failing() {
+        if self.stmt.is_some() && deferring() && failing() {
             // The rows it charges wait for `teardown`: so does the charge.
             bury(Reservation {
                 stmt: self.stmt.take(),
@@ -780,6 +789,34 @@ mod tests {
             sort_by(&mut v, |a, b| a.cmp(b)).unwrap_err().code,
             crate::error::code::QUERY_INTERRUPTED
         );
+    }
+
+    #[test]
+    fn a_failing_statement_is_torn_down_after_the_reply_where_deferred() {
+        let (g, s, token) = statement(1 << 30, 1 << 30);
+        defer_teardown(true);
+        let scope = enter(s);
+        let mut r = Reservation::new();
+        r.add(1 << 20).unwrap();
+        let rows = Grave(vec![vec![Value::Int(1)]; 1000]);
+        token.cancel();
+        assert!(check().is_err() && failing());
+        drop((rows, r));
+        drop(scope);
+        // Still held (and charged) until the reply is out.
+        assert_eq!(g.used(), 1 << 20);
+        assert!(teardown());
+        assert_eq!(g.used(), 0);
+        assert!(!teardown());
+        // Not deferred, or not failing: freed at once.
+        defer_teardown(false);
+        let (g, s, _t) = statement(1 << 30, 1 << 30);
+        let _scope = enter(s);
+        let mut r = Reservation::new();
+        r.add(1 << 20).unwrap();
+        drop(r);
+        assert_eq!(g.used(), 0);
+        assert!(!teardown());
     }
 
     #[test]

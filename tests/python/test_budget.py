@@ -209,3 +209,63 @@ def test_kill_query_stops_a_result_being_sent(budgeted):
     victim2 = victim.cursor(pymysql.cursors.Cursor)
     victim2.execute("SELECT 1")
     assert victim2.fetchall() == ((1,),)
+
+
+def test_prepared_statement_flood_is_bounded(budgeted):
+    """8 connections PREPARE statements of 256 KiB text as fast as they can:
+    the node stops them with 1114 (their text passed
+    --statement-memory-total) or 1461 (max_prepared_stmt_count), the
+    server's peak RSS stays under the global budget plus the margin, and
+    a canary answers throughout."""
+    proc, port = budgeted
+    baseline = kb(proc.pid, "VmRSS:")
+    text = "x" * (256 << 10)
+    errors = []
+
+    def flood(n):
+        c = connect(port)
+        with c.cursor() as cur:
+            for i in range(400):
+                try:
+                    cur.execute(f"PREPARE p{n}_{i} FROM 'SELECT ''{text}'''")
+                except pymysql.err.OperationalError as e:
+                    errors.append(e.args[0])
+                    return c
+        return c
+
+    conns = []
+    threads = [threading.Thread(target=lambda n=n: conns.append(flood(n))) for n in range(8)]
+    for t in threads:
+        t.start()
+    canary = connect(port)
+    worst = 0.0
+    while any(t.is_alive() for t in threads):
+        t0 = time.monotonic()
+        with canary.cursor() as c:
+            c.execute("SELECT 1")
+            c.fetchall()
+        worst = max(worst, time.monotonic() - t0)
+    for t in threads:
+        t.join(WAIT_S)
+    hwm = kb(proc.pid, "VmHWM:")
+    with canary.cursor() as c:
+        c.execute("SHOW STATUS LIKE 'Tributary_statement_memory_used'")
+        held = int(c.fetchone()[1])
+    print(f"prepared flood: errors {sorted(set(errors))} on {len(errors)} connections; "
+          f"{held // MIB} MiB held; peak RSS {hwm // MIB} MiB (baseline {baseline // MIB} MiB); "
+          f"canary worst {worst * 1000:.1f} ms")
+    assert errors and set(errors) <= {1114, 1461}, errors
+    assert held <= TOTAL
+    assert hwm < baseline + TOTAL + MARGIN, f"peak {hwm // MIB} MiB"
+    assert worst < STOP_S
+    for c in conns:
+        c.close()
+    # Closed sessions give their statements' text back.
+    deadline = time.monotonic() + WAIT_S
+    while True:
+        with canary.cursor() as c:
+            c.execute("SHOW STATUS LIKE 'Tributary_statement_memory_used'")
+            if int(c.fetchone()[1]) == 0:
+                break
+        assert time.monotonic() < deadline, "prepared text still charged"
+        time.sleep(0.01)
