@@ -680,11 +680,31 @@ impl Conn {
         if !self.deprecate_eof() {
             w.write(&resultset::eof_packet(0, status)).await?;
         }
+        // DOUBLE columns MySQL types with fixed decimals print them in
+        // the text protocol (the binary one sends the double itself).
+        let fixed: Vec<(usize, u8)> = qr
+            .float_decimals
+            .iter()
+            .enumerate()
+            .filter_map(|(i, d)| d.map(|d| (i, d)))
+            .filter(|(i, _)| kinds.get(*i) == Some(&ColumnKind::Float))
+            .collect();
         for row in &qr.rows {
             let p = if binary {
                 resultset::binary_row(row, &kinds)
-            } else {
+            } else if fixed.is_empty() {
                 resultset::text_row(row, &kinds)
+            } else {
+                let mut row = row.clone();
+                for &(i, d) in &fixed {
+                    if let Some(t) = row
+                        .get(i)
+                        .and_then(|v| crate::types::format_fixed_float(v, d))
+                    {
+                        row[i] = crate::types::Value::Text(t);
+                    }
+                }
+                resultset::text_row(&row, &kinds)
             };
             w.write(&p).await?;
         }

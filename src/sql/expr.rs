@@ -1260,6 +1260,12 @@ const IS_FALSE: &str = "is false";
 /// scale (`CAST(IFNULL(0.1, 99.999) AS CHAR)` is `0.100`).
 pub const SHOW_SCALE: &str = "show scale";
 
+/// Internal function `fixed text(x, d)`: the DOUBLE x as text with `d`
+/// fractional digits, as MySQL converts a DOUBLE it types with fixed
+/// decimals (`CAST(PI() AS CHAR)` is `3.141593`). The planner puts it
+/// under CAST … AS CHAR and CONCAT.
+pub const FIXED_TEXT: &str = "fixed text";
+
 /// Internal (not callable as written) names of interval arithmetic.
 fn interval_fn(sub: bool) -> &'static str {
     if sub {
@@ -2477,6 +2483,14 @@ fn call_builtin(name: &str, args: &[Value]) -> SqlResult<Value> {
                 args[1].clone()
             } else {
                 args[0].clone()
+            })
+        }
+        FIXED_TEXT => {
+            want(args, 2, name)?;
+            let d = num_i64(&args[1]).unwrap_or(0).clamp(0, 30) as u8;
+            Ok(match crate::types::format_fixed_float(&args[0], d) {
+                Some(t) => Value::Text(t),
+                None => args[0].clone(),
             })
         }
         SHOW_SCALE => {

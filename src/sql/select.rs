@@ -335,6 +335,68 @@ fn decimal_result(
     })
 }
 
+/// The fractional digits MySQL 8 types a DOUBLE expression with, when
+/// fixed (`None`: NOT_FIXED_DEC, all digits). A DOUBLE literal, column or
+/// math function has none; an exact operand its scale; `+ - *` and the
+/// functions returning an argument the widest of theirs (none if one has
+/// none); `/` that plus div_precision_increment; PI() 6; ROUND/TRUNCATE
+/// of a DOUBLE their constant digits; AVG four more than its argument.
+/// Past 30 digits: none.
+#[recursive::recursive]
+fn double_decimals(e: &CExpr, src: &Source, aggs: &[AggCall]) -> Option<u8> {
+    use crate::sql::expr::BinOp::*;
+    let widest = |xs: &mut dyn Iterator<Item = &CExpr>| -> Option<u8> {
+        let mut best = 0u8;
+        for x in xs {
+            best = best.max(double_decimals(x, src, aggs)?);
+        }
+        Some(best)
+    };
+    let d = match kind_of_expr(e, src, aggs) {
+        ColumnKind::Int => return Some(0),
+        ColumnKind::Decimal { scale, .. } => return Some(scale),
+        ColumnKind::Float => match e {
+            CExpr::Neg(x) => double_decimals(x, src, aggs)?,
+            CExpr::Bin(Add | Sub | Mul | Mod, a, b) => widest(&mut [&**a, &**b].into_iter())?,
+            CExpr::Bin(Div, a, b) => widest(&mut [&**a, &**b].into_iter())?.saturating_add(4),
+            CExpr::Func(name, args) => match name.as_str() {
+                "pi" => 6,
+                "round" | "truncate" => match args.get(1) {
+                    None => 0,
+                    Some(CExpr::Lit(Value::Int(d))) => (*d).clamp(0, 30) as u8,
+                    Some(_) => double_decimals(args.first()?, src, aggs)?,
+                },
+                "abs" => double_decimals(args.first()?, src, aggs)?,
+                "if" => widest(&mut args.iter().skip(1))?,
+                "coalesce" | "ifnull" | "greatest" | "least" => widest(&mut args.iter())?,
+                "nullif" => double_decimals(args.first()?, src, aggs)?,
+                _ => return None,
+            },
+            CExpr::Case(_, arms, els) => {
+                widest(&mut arms.iter().map(|(_, r)| r).chain(els.as_deref()))?
+            }
+            CExpr::Agg(i) => match aggs.get(*i) {
+                Some(AggCall {
+                    func: AggFunc::Avg,
+                    arg: Some(a),
+                    ..
+                }) => double_decimals(a, src, aggs)?.saturating_add(4),
+                Some(AggCall {
+                    func: AggFunc::Sum | AggFunc::Min | AggFunc::Max,
+                    arg: Some(a),
+                    ..
+                }) => double_decimals(a, src, aggs)?,
+                _ => return None,
+            },
+            _ => return None,
+        },
+        // A NULL literal counts as 0 beside others; strings have none.
+        _ if matches!(e, CExpr::Lit(Value::Null)) => 0,
+        _ => return None,
+    };
+    (d <= 30).then_some(d)
+}
+
 /// The most characters a string expression can have, when known (a
 /// literal, a VARCHAR column, case and trim functions, CONCAT).
 #[recursive::recursive]
@@ -359,8 +421,28 @@ fn text_len(e: &CExpr, src: &Source) -> Option<usize> {
 /// [`crate::sql::expr::SHOW_SCALE`] so that, as text, they show their
 /// type's scale (MySQL 8's `Item_func_numhybrid::val_str`). IF and CASE
 /// are left alone: MySQL 8 converts the chosen argument's own text.
+/// A DOUBLE with fixed decimals under CAST … AS CHAR or CONCAT goes
+/// through [`crate::sql::expr::FIXED_TEXT`] (`Item_real_func::val_str`).
 fn show_hybrid_scales(e: CExpr, src: &Source, aggs: &[AggCall]) -> CExpr {
+    let fixed = |x: CExpr| -> CExpr {
+        if kind_of_expr(&x, src, aggs) != ColumnKind::Float {
+            return x;
+        }
+        match double_decimals(&x, src, aggs) {
+            Some(d) => CExpr::Func(
+                crate::sql::expr::FIXED_TEXT.into(),
+                vec![x, CExpr::Lit(Value::Int(i64::from(d)))],
+            ),
+            None => x,
+        }
+    };
     e.rewrite(&mut |x| match x {
+        CExpr::Cast(x, crate::sql::expr::CastTo::Text(n)) => {
+            CExpr::Cast(Box::new(fixed(*x)), crate::sql::expr::CastTo::Text(n))
+        }
+        CExpr::Func(name, args) if name == "concat" => {
+            CExpr::Func(name, args.into_iter().map(fixed).collect())
+        }
         CExpr::Func(name, args) if name == "ifnull" || name == "coalesce" => {
             let f = CExpr::Func(name, args);
             match kind_of_expr(&f, src, aggs) {
@@ -2514,7 +2596,19 @@ fn top_k<T>(items: Vec<T>, k: usize, order: impl Fn(&T, &T) -> Ordering) -> Vec<
 pub fn query(cx: &mut Ctx<'_>, q: &Query) -> SqlResult<QueryResult> {
     let node = Planner::new(cx).plan_query(q, None)?;
     let rows = exec::run(cx, &node, &[])?;
+    let float_decimals = match &node {
+        Node::Block(p) => p
+            .projection
+            .iter()
+            .map(|(_, e, k)| match k {
+                ColumnKind::Float => double_decimals(e, &p.source, &p.aggs),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
     Ok(QueryResult {
+        float_decimals,
         columns: node
             .columns()
             .into_iter()

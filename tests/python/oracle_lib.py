@@ -186,7 +186,7 @@ ALLOW = {
                   "answers exactly as Tributary",
     },
     "decimal_negative_zero": {
-        "match": r"[/%]|MOD\(",
+        "match": r"[/%]|\bMOD\b",
         "kinds": {"value", "scale"},
         "mariadb_negative_zero": True,
         "reason": "a DECIMAL quotient or remainder that is zero: MariaDB 10.11 keeps its minus "
@@ -195,7 +195,7 @@ ALLOW = {
                   "Allowed only when MariaDB's answer is Tributary's with a '-' before a zero",
     },
     "decimal_negative_zero_operand": {
-        "match": r"[/%]|MOD\(",
+        "match": r"[/%]|\bMOD\b",
         "kinds": {"value", "null"},
         "verify": "negative_zero_as_zero",
         "reason": "decimal_negative_zero inside a comparison: allowed only when MariaDB, given 0 "
@@ -646,7 +646,7 @@ class Oracle:
             alt = sql
             for s, e in sorted(spans(sql), key=lambda p: p[1] - p[0]):
                 part = sql[s:e]
-                if not re.search(r"[/%]|MOD\(", part) or part not in alt:
+                if not re.search(r"[/%]|\bMOD\b", part) or part not in alt:
                     continue
                 r = run(self.m, f"SELECT CAST({part} AS DECIMAL(65,30))", "MariaDB")
                 if not r.error and r.rows and r.rows[0][0] == NEG_ZERO_30:

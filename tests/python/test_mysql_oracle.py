@@ -38,8 +38,6 @@ DISABLED_IN_CI = {
     "unsigned": "oracle finding: CAST(-1 AS UNSIGNED) is 1690 (MySQL 18446744073709551615; "
                 "BIGINT UNSIGNED values above BIGINT are not held); a negative DOUBLE cast "
                 "to UNSIGNED is 1690 (MySQL 0)",
-    "double_decimals": "oracle finding: PI() prints 3.141592653589793 (MySQL 3.141593), "
-                       "-3 / TRUNCATE(LOG10(42), 2) all digits (MySQL -1.851852)",
     "result_type": "oracle finding: UNIX_TIMESTAMP(x) is sent with a string column type, "
                    "CEIL(1e3) an integer one; -(0 - 2) is an integer (MariaDB: decimal; MySQL 8's "
                    "type to be checked)",
