@@ -368,7 +368,7 @@ fn double_decimals(e: &CExpr, src: &Source, aggs: &[AggCall]) -> Option<u8> {
                 },
                 "abs" => double_decimals(args.first()?, src, aggs)?,
                 "if" => widest(&mut args.iter().skip(1))?,
-                "coalesce" | "ifnull" | "greatest" | "least" => widest(&mut args.iter())?,
+                "coalesce" | "ifnull" | "greatest" | "least" | "mod" => widest(&mut args.iter())?,
                 "nullif" => double_decimals(args.first()?, src, aggs)?,
                 _ => return None,
             },
