@@ -230,6 +230,15 @@ ALLOW = {
                   "allowed only when MariaDB, given ROUND(LOG2(x), 12) for each LOG2(x), "
                   "answers exactly as Tributary",
     },
+    "decimal_comparison_rounds_deep": {
+        "match": r"/",
+        "kinds": {"value", "null", "rows"},
+        "verify": "quotients_exact",
+        "reason": "decimal_comparison_rounds anywhere (WHERE, NOT IN of one value, which both "
+                  "servers read as <>, <=>): allowed only when MariaDB, given "
+                  "CAST(q AS DECIMAL(65,30)) for each parenthesized quotient q (its held "
+                  "digits, so that its rounding changes nothing), answers exactly as Tributary",
+    },
     "if_case_text_of_decimal": {
         "match": r"\b(IF|CASE)\b",
         "kinds": {"value"},
@@ -635,6 +644,15 @@ class Oracle:
         prefix = "SELECT " if expression else ""
         if check == "last_day_as_null":
             alt = re.sub(r"LAST_DAY\('\d{4}-(04|06|09|11)-31'\)", "CAST(NULL AS DATE)", sql)
+        elif check == "quotients_exact":
+            alt = sql
+            for s, e in sorted(spans(sql), key=lambda p: p[0] - p[1]):
+                part = sql[s:e]
+                if part.startswith("(") and head(part) == "/" and part in alt:
+                    # Parenthesized again: `x IN (a / b)` stays a list.
+                    alt = alt.replace(part, f"(CAST({part} AS DECIMAL(65,30)))")
+            if alt == sql:
+                return False
         elif check == "log2_rounded":
             alt = sql
             for s, e in sorted(spans(sql), key=lambda p: p[0] - p[1]):

@@ -162,6 +162,11 @@ def test_allow_list_is_narrow():
     assert oracle_lib.allowed("(1 / 3) = 0.3333", cmp, lambda c, q: False) is None
     assert oracle_lib.allowed("(1 / 3) = 0.3333", cmp,
                               lambda c, q: c == "held_comparison") == "decimal_comparison_rounds"
+    deep = ("value", "integer", "", "0", "1")
+    assert oracle_lib.allowed("0 NOT IN (3.0 / 12345678.99)", deep) is None
+    assert oracle_lib.allowed("0 NOT IN (3.0 / 12345678.99)", deep,
+                              lambda c, q: c == "quotients_exact") == \
+        "decimal_comparison_rounds_deep"
     # LOG2: two doubles a last bit apart, not any two values.
     log2 = ("value", "string", "", "3.3219280948873626", "3.321928094887362")
     assert oracle_lib.allowed("CAST(LOG2(10) AS CHAR)", log2) == "log2_std"
