@@ -580,6 +580,26 @@ fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnKind {
             | "dayofyear" | "weekday" | "quarter" | "week" | "to_days" | "datediff"
             | "timestampdiff" => ColumnKind::Int,
             "unix_timestamp" if args.is_empty() => ColumnKind::Int,
+            // UNIX_TIMESTAMP(x): BIGINT, or DECIMAL with the fractional
+            // digits of a literal that has some (MariaDB folds a constant
+            // string expression the same way).
+            "unix_timestamp" if args.len() == 1 => match &args[0] {
+                CExpr::Lit(Value::Text(t)) => {
+                    let frac = t
+                        .trim()
+                        .rsplit_once('.')
+                        .filter(|(head, _)| head.contains(':'))
+                        .map_or(0, |(_, f)| f.bytes().take_while(u8::is_ascii_digit).count());
+                    match frac.min(6) as u8 {
+                        0 => ColumnKind::Int,
+                        n => ColumnKind::Decimal {
+                            precision: 11 + n,
+                            scale: n,
+                        },
+                    }
+                }
+                _ => ColumnKind::Int,
+            },
             // Temporal results are sent with a temporal type (drivers then
             // return date / datetime objects, not strings).
             "date" | "last_day" | "curdate" | "current_date" | "utc_date" => ColumnKind::Date,
