@@ -610,7 +610,12 @@ impl<'a> Compiler<'a> {
                 match op {
                     UnaryOperator::Not | UnaryOperator::BangNot => CExpr::Not(Box::new(x)),
                     UnaryOperator::Minus => match x {
-                        CExpr::Lit(Value::Int(i)) => CExpr::Lit(Value::Int(-i)),
+                        // -(-9223372036854775808) is past BIGINT: the
+                        // DECIMAL 9223372036854775808, as MySQL.
+                        CExpr::Lit(Value::Int(i)) => CExpr::Lit(match i.checked_neg() {
+                            Some(n) => Value::Int(n),
+                            None => Value::Decimal(Decimal::from_i64(i).neg()),
+                        }),
                         CExpr::Lit(Value::Float(f)) => CExpr::Lit(Value::Float(-f)),
                         // `-9223372036854775808` is a BIGINT, as in MySQL
                         // (its digits alone are past BIGINT: a DECIMAL).
@@ -2026,13 +2031,9 @@ fn call_builtin(name: &str, args: &[Value]) -> SqlResult<Value> {
                         None => Value::Decimal(r),
                     }
                 }
+                // Of a DOUBLE (or a string) a DOUBLE, as MySQL.
                 Some(Value::Float(f)) => {
-                    let r = if name == "floor" { f.floor() } else { f.ceil() };
-                    if (-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&r) {
-                        Value::Int(r as i64)
-                    } else {
-                        Value::Float(r)
-                    }
+                    Value::Float(if name == "floor" { f.floor() } else { f.ceil() })
                 }
                 _ => Value::Null,
             })

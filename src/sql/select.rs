@@ -367,6 +367,7 @@ fn double_decimals(e: &CExpr, src: &Source, aggs: &[AggCall]) -> Option<u8> {
                     Some(_) => double_decimals(args.first()?, src, aggs)?,
                 },
                 "abs" => double_decimals(args.first()?, src, aggs)?,
+                "floor" | "ceil" | "ceiling" => 0,
                 "if" => widest(&mut args.iter().skip(1))?,
                 "coalesce" | "ifnull" | "greatest" | "least" | "mod" => widest(&mut args.iter())?,
                 "nullif" => double_decimals(args.first()?, src, aggs)?,
@@ -395,6 +396,34 @@ fn double_decimals(e: &CExpr, src: &Source, aggs: &[AggCall]) -> Option<u8> {
         _ => return None,
     };
     (d <= 30).then_some(d)
+}
+
+/// Whether `x` is a constant (not a literal) whose integer value is
+/// negative: evaluated once here, warnings muted (the statement reports
+/// them when it runs); an error counts as not negative.
+fn negative_constant(x: &CExpr) -> bool {
+    /// `is_constant`, CASE included.
+    #[recursive::recursive]
+    fn constant(e: &CExpr) -> bool {
+        match e {
+            CExpr::Case(base, arms, els) => {
+                base.as_deref().is_none_or(constant)
+                    && arms.iter().all(|(w, t)| constant(w) && constant(t))
+                    && els.as_deref().is_none_or(constant)
+            }
+            CExpr::Bin(_, a, b) => constant(a) && constant(b),
+            CExpr::Not(a) | CExpr::Neg(a) | CExpr::IsNull(a, _) | CExpr::Cast(a, _) => constant(a),
+            CExpr::Func(name, args) => {
+                CExpr::Func(name.clone(), Vec::new()).is_constant() && args.iter().all(constant)
+            }
+            other => other.is_constant(),
+        }
+    }
+    if matches!(x, CExpr::Lit(_)) || !constant(x) {
+        return false;
+    }
+    let _mute = crate::warnings::Mute::new();
+    matches!(eval_const(x, &NoHost), Ok(Value::Int(v)) if v < 0)
 }
 
 /// The most characters a string expression can have, when known (a
@@ -493,6 +522,13 @@ fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnKind {
         // The negation of a number has its type; of anything else (a
         // string) it is a DOUBLE.
         CExpr::Neg(x) => match kind_of_expr(x, src, aggs) {
+            // MySQL 8 (Item_func_neg::resolve_type): the negation of a
+            // constant integer that is negative is DECIMAL (its negation
+            // might not fit a BIGINT), except the literal BIGINT minimum.
+            ColumnKind::Int if negative_constant(x) => ColumnKind::Decimal {
+                precision: int_precision(x, src, aggs).saturating_add(1).min(65),
+                scale: 0,
+            },
             k @ (ColumnKind::Int | ColumnKind::Float | ColumnKind::Decimal { .. }) => k,
             _ => ColumnKind::Float,
         },
@@ -557,8 +593,9 @@ fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnKind {
             // Item_func_int_val::resolve_type).
             "floor" | "ceil" | "ceiling" => match args.first() {
                 Some(CExpr::Lit(Value::Float(_))) => ColumnKind::Float,
-                Some(CExpr::Lit(Value::Int(_) | Value::Bool(_) | Value::Text(_) | Value::Null))
-                | None => ColumnKind::Int,
+                Some(CExpr::Lit(Value::Int(_) | Value::Bool(_) | Value::Null)) | None => {
+                    ColumnKind::Int
+                }
                 Some(a) => match kind_of_expr(a, src, aggs) {
                     ColumnKind::Float | ColumnKind::Text => ColumnKind::Float,
                     ColumnKind::Decimal { precision, scale } => {

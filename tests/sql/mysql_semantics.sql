@@ -55,3 +55,5 @@ SELECT CAST(1e300 AS SIGNED), CAST(-1e300 AS SIGNED), CAST(EXP(100) AS SIGNED);
 -- A DOUBLE MySQL types with fixed decimals converts to text with them (CAST / CONCAT); the value is not rounded.
 SELECT CAST(PI() AS CHAR), CONCAT(PI(), 'x'), CAST(TRUNCATE(1e3, 4) AS CHAR), CAST(1e0 + 0.5 AS CHAR), PI() * 1e0 = PI(), CAST(ROUND(-0.4e0) AS CHAR);
 SELECT CAST(MOD(PI(), 2) AS CHAR), CAST(PI() MOD 2 AS CHAR), CAST(MOD(PI(), 1e0) AS CHAR);
+-- The negation of BIGINT's minimum is the DECIMAL 9223372036854775808 (was a panic); FLOOR/CEIL of a DOUBLE are DOUBLEs with no fractional digits.
+SELECT -(-9223372036854775808), -(0 - 2), -CEILING(-5), CAST(CEIL(2.5e0) / 0.5 AS CHAR), CEIL(-0.5e0), FLOOR('2.5') + 0.25;
