@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tributary::iscp::log::{JobRow, JobState, STAGE_INCREMENTAL};
+use tributary::iscp::log::{JobRow, JobState, Stage};
 use tributary::{Config, Database, Session};
 use tributary_fault::global;
 
@@ -74,7 +74,7 @@ fn create_caught_up(db: &Database, s: &mut Session, create_sql: &str) {
     wait_until("idx01 caught up", || {
         job(db).is_some_and(|j| {
             j.state == JobState::Completed
-                && j.status.stage == STAGE_INCREMENTAL
+                && j.status.stage == Stage::Incremental
                 && j.watermark >= target
         })
     });

@@ -86,7 +86,7 @@ fn caught_up(db: &Database, job: &str, rows: usize) -> bool {
         let durable = iscp.read_jobs().is_ok_and(|jobs| {
             jobs.iter().any(|j| {
                 j.key.job_name == job
-                    && j.status.stage == "incremental"
+                    && j.status.stage == tributary::iscp::log::Stage::Incremental
                     && j.watermark >= target
                     && j.status.rows_applied as usize >= rows
             })

@@ -3,7 +3,7 @@
 //!
 //! This module owns argument parsing, logging set-up, signal handling and
 //! the client-style output formats (`mysql` tables and `mysql -B` TSV). It
-//! never implements SQL; it only drives [`Database`] / [`Session`].
+//! never implements SQL; it only drives [`Database`] / [`crate::db::Session`].
 
 use std::io::{self, Read, Write};
 use std::net::SocketAddr;
@@ -123,7 +123,7 @@ pub struct EngineArgs {
     pub node_name: Option<String>,
     /// Commit durability of the embedded storage: `immediate` (default:
     /// every acknowledged commit is fsynced; concurrent commits share one
-    /// fsync) or `periodic:<ms>` (fsync every <ms>; a crash can lose the
+    /// fsync) or `periodic:<ms>` (fsync every `<ms>`; a crash can lose the
     /// commits of the last period, never part of one).
     #[arg(long, value_name = "MODE")]
     pub durability: Option<tributary_storage::Durability>,
@@ -132,6 +132,14 @@ pub struct EngineArgs {
     /// machine's memory, at least 32 MB, at most 4 GB.
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub cache_size: Option<usize>,
+    /// Size of the embedded storage's commit log, preallocated (written
+    /// with zeros) in the data directory at the first start, e.g. `16MB`:
+    /// how much committed data may wait for the data file, and so how long
+    /// writes go on when the data file cannot grow (a full disk). Default:
+    /// a sixteenth of `--cache-size`, at least 4 MB, at most 64 MB. A
+    /// larger existing log is kept.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub commit_log_size: Option<usize>,
     /// How long the ISCP runner lease lasts without renewal: after a runner
     /// dies, another node takes over within about this long (ms).
     #[arg(long, value_name = "MS")]
@@ -145,6 +153,16 @@ pub struct EngineArgs {
     /// of the process. Default: no limit.
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub index_memory_budget: Option<usize>,
+    /// Most memory all running statements' rows may hold at once (e.g.
+    /// `4GB`); past it a statement fails with error 1114, never the
+    /// process. Default: a quarter of the machine's memory.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub statement_memory_total: Option<usize>,
+    /// One statement's memory budget when its session sets no
+    /// `tributary_statement_memory_limit` (e.g. `512MB`). Default: an
+    /// eighth of `--statement-memory-total`, 64 MB to 2 GB.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub statement_memory: Option<usize>,
     /// Log statements that take at least this many ms (WARN, target
     /// `tributary::slow`); 0 turns the log off. Default 10000.
     #[arg(long, value_name = "MS")]
@@ -207,6 +225,13 @@ impl EngineArgs {
         if let Some(n) = self.index_memory_budget {
             c.index_memory_budget = Some(n);
         }
+        if let Some(n) = self.statement_memory_total {
+            c.statement_memory_total = n as u64;
+            c.statement_memory = crate::sql::budget::default_statement(n as u64);
+        }
+        if let Some(n) = self.statement_memory {
+            c.statement_memory = n as u64;
+        }
         if let Some(n) = self.pg_pool_size {
             c.pg_pool_size = n.max(2);
         }
@@ -218,6 +243,9 @@ impl EngineArgs {
         }
         if let Some(n) = self.cache_size {
             c.storage.cache_bytes = n;
+        }
+        if let Some(n) = self.commit_log_size {
+            c.storage.log_bytes = Some(n as u64);
         }
         c.iscp_enabled = !self.no_iscp;
         c
@@ -595,29 +623,25 @@ fn sql(a: SqlArgs) -> i32 {
 
 /// Build progress of all live jobs: (rows done, rows total, all caught up).
 fn index_progress(db: &Database) -> Result<(u64, u64, bool), String> {
-    let jobs = db.engine().iscp.read_jobs().map_err(|e| e.to_string())?;
-    let latest = db.engine().storage.latest_ts();
+    let jobs = db
+        .engine()
+        .iscp
+        .job_statuses(0)
+        .map_err(|e| e.to_string())?;
     let (mut done, mut total, mut level) = (0u64, 0u64, true);
     for j in jobs {
         // A synchronous index is complete from its CREATE on.
-        if j.drop_at.is_some() || j.state.is_protected() || j.spec.is_sync_live() {
+        if j.dropped || j.state.is_protected() || j.sync {
             continue;
         }
-        if j.status.stage == crate::iscp::log::STAGE_INIT {
-            level = false;
-            done += j.status.build_done;
-            total += j.status.build_total.max(j.status.build_done);
-        } else {
-            let newest = crate::iscp::log::newest_change_ts(
-                db.engine().storage.as_ref(),
-                j.key.table_id,
-                j.watermark,
-                latest,
-            )
-            .map_err(|e| e.to_string())?;
-            if newest > j.watermark {
+        match j.progress.total {
+            Some(n) => {
                 level = false;
+                done += j.progress.done;
+                total += n.max(j.progress.done);
             }
+            None if j.lag_ts > 0 => level = false,
+            None => {}
         }
     }
     Ok((done, total, level))

@@ -62,6 +62,16 @@ pub struct Config {
     /// error (state Error) instead of taking the process down. `None`
     /// (the default): no limit.
     pub index_memory_budget: Option<usize>,
+    /// Most bytes of rows all running statements may hold at once
+    /// (materialized rows, hash tables, sort and result buffers, SQL
+    /// prepared statements' text); past it the statement that asks for
+    /// more fails with 1114 (decision 023). Default: a quarter of the
+    /// machine's memory, at least 256 MiB.
+    pub statement_memory_total: u64,
+    /// One statement's budget when its session sets none
+    /// (`tributary_statement_memory_limit` = 0). Default: an eighth of
+    /// `statement_memory_total`, 64 MiB to 2 GiB.
+    pub statement_memory: u64,
     /// Most PostgreSQL connections this node opens with `--storage
     /// postgres://…` (a transaction holds one while it runs; with N nodes,
     /// PostgreSQL's `max_connections` must cover N × this). Default 64.
@@ -96,6 +106,10 @@ impl Default for Config {
             storage: tributary_storage::EmbeddedOptions::default(),
             pg_pool_size: 64,
             index_memory_budget: None,
+            statement_memory_total: crate::sql::budget::default_total(),
+            statement_memory: crate::sql::budget::default_statement(
+                crate::sql::budget::default_total(),
+            ),
             slow_statement: Some(Duration::from_secs(10)),
         }
     }

@@ -96,7 +96,12 @@ impl Database {
             storage.cache_latest(table);
         }
         let iscp = Iscp::new(storage.clone(), config.clone());
+        let budget = Arc::new(crate::sql::budget::Global::new(
+            config.statement_memory_total,
+            config.statement_memory,
+        ));
         let engine = Arc::new(Engine {
+            budget,
             storage,
             config,
             ids: IdAllocator::default(),
@@ -182,6 +187,7 @@ impl Session {
     pub fn set_user(&mut self, user: &str, privileged: bool) {
         self.state.user = user.to_string();
         self.state.privileged = privileged;
+        self.state.sees_all = privileged;
         self.state.process.set_identity(user, &self.state.host);
     }
 
@@ -201,6 +207,21 @@ impl Session {
     /// The connection id (`CONNECTION_ID()`, `KILL`'s argument).
     pub fn connection_id(&self) -> u32 {
         self.state.process.id
+    }
+
+    /// The server starts sending the result of `sql`: until
+    /// [`Session::sent`] the session is listed as running it, and `KILL
+    /// QUERY` (or KILL CONNECTION) cancels the returned token — the
+    /// server then stops sending with error 1317.
+    pub fn sending(&self, sql: &str) -> tokio_util::sync::CancellationToken {
+        let token = self.state.process.closed.child_token();
+        self.state.process.sending(sql, token.clone());
+        token
+    }
+
+    /// The result was sent (or sending stopped).
+    pub fn sent(&self) {
+        self.state.process.finish(self.state.db.as_deref());
     }
 
     /// Cancelled once `KILL CONNECTION` ended this session: the server

@@ -7,6 +7,7 @@
 
 pub mod catalog;
 pub mod cli;
+pub mod collation;
 pub mod config;
 pub mod db;
 pub mod decimal;

@@ -9,6 +9,21 @@
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+extern "C" {
+    /// mimalloc's collect: frees what this thread's heap no longer uses
+    /// and returns freed pages to the system (linked in by `mimalloc`).
+    fn mi_collect(force: bool);
+}
+
+/// Return the calling thread's freed memory to the system (after a
+/// statement that held many rows: decision 023).
+fn collect() {
+    // SAFETY: mi_collect takes no pointers and may be called from any
+    // thread at any time.
+    unsafe { mi_collect(true) }
+}
+
 fn main() {
+    tributary::sql::budget::set_release_hook(collect);
     std::process::exit(tributary::cli::main_with_args());
 }

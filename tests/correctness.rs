@@ -287,7 +287,7 @@ fn filtered_vector_search_returns_limit_rows() {
         .expect("async index");
     wait_until("async build", Duration::from_secs(60), || {
         let j = common::job(&db, "va");
-        j.status.stage != tributary::iscp::log::STAGE_INIT && j.watermark > 0
+        j.status.stage != tributary::iscp::log::Stage::Init && j.watermark > 0
     });
     for (c, e) in exact.iter().enumerate() {
         let mut got = ids(&mut s, &q1(c as i64, 15));

@@ -220,6 +220,68 @@ fn too_deep_is_1436_and_the_session_goes_on() {
     assert!(out.is_empty(), "{out:#?}");
 }
 
+/// `SELECT * FROM (SELECT * FROM (… t …) x) x`, `n` derived tables.
+fn derived_nest(n: usize) -> String {
+    format!(
+        "SELECT a FROM {}t{}",
+        "(SELECT * FROM ".repeat(n),
+        ") x".repeat(n)
+    )
+}
+
+/// `WITH c0 AS (SELECT a FROM t), c1 AS (SELECT a FROM c0), …` read at
+/// the end of an `n`-long chain.
+fn cte_chain(n: usize) -> String {
+    let mut w = vec!["c0 AS (SELECT a FROM t)".to_string()];
+    w.extend((1..n).map(|i| format!("c{i} AS (SELECT a FROM c{})", i - 1)));
+    format!("WITH {} SELECT a FROM c{}", w.join(", "), n - 1)
+}
+
+/// Issue 39 item 1: query blocks nested as deep as allowed (62 derived
+/// tables overflowed a 2 MiB thread: 16 KiB a nesting level was too little
+/// for a query block) answer on the server's stack; beyond, MySQL's errors
+/// (1473, 1116 for more than 61 joined tables).
+#[test]
+fn nested_query_blocks_answer_or_refuse() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = Database::open_with(dir.path(), cfg()).expect("open");
+    let out = common::on_small_stack(move || {
+        let mut s = setup(&db);
+        let mut bad = Vec::new();
+        let joins = |n: usize| {
+            let j: Vec<String> = (1..n)
+                .map(|i| format!("JOIN t t{i} ON t{i}.id = t0.id"))
+                .collect();
+            format!("SELECT t0.a FROM t t0 {}", j.join(" "))
+        };
+        let commas = |n: usize| {
+            let j: Vec<String> = (0..n).map(|i| format!("t t{i}")).collect();
+            format!("SELECT t0.a FROM {}", j.join(", "))
+        };
+        for (sql, want) in [
+            (derived_nest(62), Ok(Value::Int(1))),
+            (derived_nest(63), Err(1473)),
+            (derived_nest(630), Err(1473)),
+            (cte_chain(62), Ok(Value::Int(1))),
+            (cte_chain(630), Err(1473)),
+            (joins(61), Ok(Value::Int(1))),
+            (joins(62), Err(1116)),
+            (commas(61), Ok(Value::Int(1))),
+            (commas(5_000), Err(1116)),
+        ] {
+            let got = match s.execute(&sql) {
+                Ok(r) => Ok(r.rows[0][0].clone()),
+                Err(e) => Err(e.code),
+            };
+            if got != want {
+                bad.push(format!("{}…: {got:?}, want {want:?}", &sql[..40]));
+            }
+        }
+        bad
+    });
+    assert!(out.is_empty(), "{out:#?}");
+}
+
 #[test]
 fn long_union_chains_answer_or_refuse() {
     let dir = tempfile::tempdir().expect("tempdir");

@@ -26,7 +26,7 @@ use std::cmp::Ordering;
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
-use tributary::iscp::log::{JobState, STAGE_INCREMENTAL};
+use tributary::iscp::log::{JobState, Stage};
 use tributary::{Database, Session, Value};
 
 use common::oracle::{
@@ -1457,7 +1457,7 @@ fn caught_up(db: &Database, name: &str) -> bool {
         latest,
     )
     .unwrap();
-    j.state == JobState::Completed && j.status.stage == STAGE_INCREMENTAL && newest == j.watermark
+    j.state == JobState::Completed && j.status.stage == Stage::Incremental && newest == j.watermark
 }
 
 fn vector_seed(seed: u64) -> Report {

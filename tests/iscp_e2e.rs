@@ -23,7 +23,7 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use tributary::iscp::log::{JobState, STAGE_INCREMENTAL};
+use tributary::iscp::log::{JobState, Stage};
 use tributary::{Config, Database, Session, Value};
 use tributary_fault::{global, FaultGuard};
 
@@ -131,7 +131,7 @@ fn newest_change(db: &Database, table: u64, after: u64) -> u64 {
 fn caught_up(db: &Database, name: &str) -> bool {
     let j = job(db, name);
     j.state == JobState::Completed
-        && j.status.stage == STAGE_INCREMENTAL
+        && j.status.stage == Stage::Incremental
         && newest_change(db, j.key.table_id, j.watermark) == j.watermark
 }
 

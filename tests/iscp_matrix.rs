@@ -15,7 +15,7 @@ mod common;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tributary::iscp::log::{JobRow, JobState, STAGE_INCREMENTAL};
+use tributary::iscp::log::{JobRow, JobState, Stage};
 use tributary::{Config, Database, Session, Value};
 use tributary_fault::{global, FaultGuard};
 
@@ -121,7 +121,7 @@ fn setup(config: Config) -> (tempfile::TempDir, Database, Session) {
 fn wait_incremental(db: &Database, name: &str) -> JobRow {
     wait_until(&format!("{name} reaches stage incremental"), WAIT, || {
         let j = job(db, name);
-        j.status.stage == STAGE_INCREMENTAL && j.state == JobState::Completed
+        j.status.stage == Stage::Incremental && j.state == JobState::Completed
     });
     job(db, name)
 }
@@ -732,7 +732,7 @@ fn drop_during_initial_build_large_table() {
     q(&mut s, HNSW_V);
     wait_hits(key, 3, WAIT);
     let j = job(&db, "idx01");
-    assert_eq!(j.status.stage, "init", "still in the initial build");
+    assert_eq!(j.status.stage, Stage::Init, "still in the initial build");
     let t0 = Instant::now();
     let warnings = q_warn(&mut s, "DROP INDEX idx01 ON t");
     let took = t0.elapsed();

@@ -69,3 +69,47 @@ fn sql_does_not_use_the_server() {
         bad.join("\n")
     );
 }
+
+/// Issue 40: the metrics, the status page and the CLI read job status as a
+/// typed value (`iscp::status::JobStatus`), never by running SQL and reading
+/// its cells by position — so a column added to SHOW ISCP STATUS cannot
+/// break them.
+#[test]
+fn nothing_reads_iscp_status_by_running_sql() {
+    for dir in ["src/server", "src/cli.rs"] {
+        let bad = if dir.ends_with(".rs") {
+            let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(dir))
+                .expect("read source");
+            text.lines()
+                .filter(|l| l.contains("SHOW ISCP STATUS") && l.contains("execute"))
+                .map(str::to_string)
+                .collect()
+        } else {
+            offenders(dir, &["\"SHOW ISCP STATUS\""])
+        };
+        assert!(
+            bad.is_empty(),
+            "reads job status through SQL text:\n{}",
+            bad.join("\n")
+        );
+    }
+}
+
+#[test]
+fn collation_uses_no_layer_above_it() {
+    let bad = offenders(
+        "src/collation",
+        &[
+            "crate::sql",
+            "crate::iscp",
+            "crate::catalog",
+            "crate::server",
+            "crate::cli",
+        ],
+    );
+    assert!(
+        bad.is_empty(),
+        "collation reaches up a layer:\n{}",
+        bad.join("\n")
+    );
+}

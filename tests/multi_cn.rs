@@ -88,9 +88,10 @@ fn index_saved_on_runner_answers_the_same(backend: Backend) {
     loop {
         let jobs = a.engine().iscp.read_jobs().unwrap();
         if jobs.len() == 2
-            && jobs
-                .iter()
-                .all(|j| j.status.stage == "incremental" && j.status.rows_applied >= 300)
+            && jobs.iter().all(|j| {
+                j.status.stage == tributary::iscp::log::Stage::Incremental
+                    && j.status.rows_applied >= 300
+            })
         {
             break;
         }
@@ -174,7 +175,7 @@ fn index_with_frequent_bases_loads_the_same(backend: Backend) {
         .read_jobs()
         .unwrap()
         .iter()
-        .all(|j| j.status.stage == "incremental")
+        .all(|j| j.status.stage == tributary::iscp::log::Stage::Incremental)
     {
         assert!(
             Instant::now() < deadline,
@@ -342,7 +343,8 @@ fn fast_search_follows_every_unit(backend: Backend) {
         common::wait_until("both units applied", Duration::from_secs(30), || {
             ["vi", "ft"].iter().all(|ix| {
                 let j = common::job(&a, ix);
-                j.status.stage == "incremental" && common::applied_up_to(&a, &j, latest)
+                j.status.stage == tributary::iscp::log::Stage::Incremental
+                    && common::applied_up_to(&a, &j, latest)
             })
         });
         // b cached its copies at the first round's search; no later write

@@ -180,7 +180,11 @@ fn each_privilege_and_error_code() {
         "DELETE",
         "t",
     );
+    // REPLACE deletes what it replaces: INSERT and DELETE (MySQL's rule).
+    denied(&mut u, "REPLACE INTO t VALUES (3, 33)", "DELETE", "t");
     ok(&mut root, "GRANT DELETE ON d.* TO u");
+    ok(&mut u, "DELETE FROM t WHERE id = 3");
+    ok(&mut u, "REPLACE INTO t VALUES (3, 33)");
     ok(&mut u, "DELETE FROM t WHERE id = 3");
 
     // CREATE (table: 1142; database: 1044).
@@ -344,5 +348,136 @@ fn logins_hosts_and_restart() {
         tributary::server::auth::native_password_hash("pw2")
     );
     assert!(rec.auth.starts_with('*') && rec.auth.len() == 41);
+    db.shutdown();
+}
+
+/// LOCK TABLES needs the LOCK TABLES privilege on the table's database
+/// (1044) and SELECT on the table (1142), as in MySQL (issue 39 item 4):
+/// a SELECT-only account can no longer hold writers off — nor with
+/// `SELECT … FOR UPDATE`, which also wants DELETE, UPDATE or LOCK TABLES.
+#[test]
+fn lock_tables_needs_its_privilege() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open(dir.path()).unwrap();
+    let mut root = db.session();
+    for sql in [
+        "CREATE DATABASE d",
+        "USE d",
+        "CREATE TABLE t (id INT PRIMARY KEY)",
+        "CREATE TABLE hidden (id INT PRIMARY KEY)",
+        "CREATE USER 'u'@'%'",
+        "GRANT SELECT ON d.t TO u",
+    ] {
+        ok(&mut root, sql);
+    }
+    let mut u = as_user(&db, "u");
+    ok(&mut u, "USE d");
+    db_denied(&mut u, "LOCK TABLES t READ", "d");
+    db_denied(&mut u, "LOCK TABLES d.t WRITE", "d");
+    // Nothing was locked: root writes at once.
+    ok(&mut root, "INSERT INTO t VALUES (1)");
+    // The privilege on one table does not exist (1144); on *.* it does.
+    assert_eq!(err(&mut root, "GRANT LOCK TABLES ON d.t TO u").0, 1144);
+    ok(&mut root, "GRANT LOCK TABLES ON d.* TO u");
+    ok(&mut u, "LOCK TABLES t READ");
+    ok(&mut u, "UNLOCK TABLES");
+    // SELECT is still needed on every table locked.
+    denied(
+        &mut u,
+        "LOCK TABLES t READ, hidden WRITE",
+        "SELECT",
+        "hidden",
+    );
+    assert!(!ok(&mut u, "SHOW GRANTS")
+        .iter()
+        .any(|r| r[0].contains("hidden")));
+    assert_eq!(
+        ok(&mut u, "SHOW GRANTS"),
+        vec![
+            vec!["GRANT USAGE ON *.* TO `u`@`%`".to_string()],
+            vec!["GRANT LOCK TABLES ON `d`.* TO `u`@`%`".to_string()],
+            vec!["GRANT SELECT ON `d`.`t` TO `u`@`%`".to_string()],
+        ]
+    );
+    // REVOKE takes it away at the next statement.
+    ok(&mut root, "REVOKE LOCK TABLES ON d.* FROM u");
+    db_denied(&mut u, "LOCK TABLES t READ", "d");
+    ok(&mut root, "GRANT LOCK TABLES ON *.* TO u");
+    ok(&mut u, "LOCK TABLES t WRITE");
+    ok(&mut u, "UNLOCK TABLES");
+    // SELECT … FOR UPDATE locks rows against writers: besides SELECT it
+    // needs DELETE, UPDATE or LOCK TABLES (MySQL 8); FOR SHARE SELECT only.
+    ok(&mut u, "BEGIN");
+    ok(&mut u, "SELECT id FROM t FOR UPDATE");
+    ok(&mut u, "ROLLBACK");
+    ok(&mut root, "REVOKE LOCK TABLES ON *.* FROM u");
+    ok(&mut u, "BEGIN");
+    ok(&mut u, "SELECT id FROM t FOR SHARE");
+    denied(
+        &mut u,
+        "SELECT id FROM t FOR UPDATE",
+        "SELECT with locking clause",
+        "t",
+    );
+    denied(
+        &mut u,
+        "SELECT 1 FROM (SELECT id FROM t FOR UPDATE) x",
+        "SELECT with locking clause",
+        "t",
+    );
+    ok(&mut u, "ROLLBACK");
+    ok(&mut root, "GRANT UPDATE ON d.t TO u");
+    ok(&mut u, "BEGIN");
+    ok(&mut u, "SELECT id FROM t FOR UPDATE");
+    ok(&mut u, "ROLLBACK");
+    ok(&mut root, "REVOKE UPDATE ON d.t FROM u");
+    // ALL on a database includes LOCK TABLES (and prints as ALL).
+    ok(&mut root, "GRANT ALL ON d.* TO u");
+    ok(&mut u, "LOCK TABLES hidden READ");
+    ok(&mut u, "UNLOCK TABLES");
+    assert!(ok(&mut u, "SHOW GRANTS")
+        .iter()
+        .any(|r| r[0] == "GRANT ALL PRIVILEGES ON `d`.* TO `u`@`%`"));
+    db.shutdown();
+}
+
+/// SHOW PROCESSLIST / information_schema.PROCESSLIST show other users'
+/// sessions only with PROCESS (MySQL's rule); KILL of another user's
+/// session needs SUPER (MySQL 8: CONNECTION_ADMIN or SUPER), PROCESS is
+/// not enough.
+#[test]
+fn process_privilege_shows_other_sessions() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open(dir.path()).unwrap();
+    let mut root = db.session();
+    ok(&mut root, "CREATE USER 'u'@'%'");
+    let root_id = ok(&mut root, "SELECT CONNECTION_ID()")[0][0].clone();
+    let mut u = as_user(&db, "u");
+    let users = |s: &mut Session, sql: &str| -> Vec<String> {
+        let mut v: Vec<String> = ok(s, sql).into_iter().map(|r| r[1].clone()).collect();
+        v.sort();
+        v
+    };
+    for sql in [
+        "SHOW PROCESSLIST",
+        "SELECT * FROM information_schema.PROCESSLIST",
+    ] {
+        assert_eq!(users(&mut u, sql), vec!["u"], "{sql}");
+    }
+    assert_eq!(err(&mut root, "GRANT PROCESS ON d.* TO u").0, 1221);
+    ok(&mut root, "GRANT PROCESS ON *.* TO u");
+    assert_eq!(
+        ok(&mut u, "SHOW GRANTS"),
+        vec![vec!["GRANT PROCESS ON *.* TO `u`@`%`".to_string()]]
+    );
+    for sql in [
+        "SHOW PROCESSLIST",
+        "SELECT * FROM information_schema.PROCESSLIST",
+    ] {
+        assert_eq!(users(&mut u, sql), vec!["root", "u"], "{sql}");
+    }
+    assert_eq!(err(&mut u, &format!("KILL QUERY {root_id}")).0, 1095);
+    ok(&mut root, "REVOKE PROCESS ON *.* FROM u");
+    assert_eq!(users(&mut u, "SHOW PROCESSLIST"), vec!["u"]);
     db.shutdown();
 }

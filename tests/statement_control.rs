@@ -17,7 +17,7 @@ mod common;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use tributary::iscp::log::STAGE_INCREMENTAL;
+use tributary::iscp::log::Stage;
 use tributary::{Config, Database, Session, SqlError, Value};
 use tributary_fault::{global, FaultGuard};
 
@@ -192,7 +192,7 @@ fn kill_query_ends_an_iscp_wait_fresh_wait() {
         "CREATE INDEX iv USING HNSW ON w(e) OP_TYPE 'vector_l2_ops' ASYNC",
     );
     wait_until("iv built", WAIT, || {
-        job(&db, "iv").status.stage == STAGE_INCREMENTAL
+        job(&db, "iv").status.stage == Stage::Incremental
     });
     // Stall the consumer, then write: the index cannot reach the write.
     let key = "fj/iscp/cancel/long/before-send:iv";
@@ -321,8 +321,9 @@ fn show_status_counts_commit_groups_and_log_syncs() {
     assert!(counter(&mut s, "Tributary_commit_groups") >= groups + 10);
     assert!(counter(&mut s, "Tributary_log_syncs") >= syncs + 10);
     assert!(counter(&mut s, "Tributary_latest_ts") >= latest + 10);
-    // The embedded store's seven, and whether this node runs ISCP.
+    // The embedded store's seven, whether this node runs ISCP, and the
+    // statement memory budget's two (used, peak).
     let all = q(&mut s, "SHOW STATUS LIKE 'Tributary%'");
-    assert_eq!(all.len(), 8, "{all:?}");
+    assert_eq!(all.len(), 10, "{all:?}");
     assert!(counter(&mut s, "Tributary_iscp_runner") <= 1);
 }

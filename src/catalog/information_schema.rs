@@ -77,13 +77,15 @@ pub const CHARSETS: [(&str, &str, &str, i64); 5] = [
     ("utf8mb4", "utf8mb4_bin", "UTF-8 Unicode", 4),
 ];
 
-/// Collations: every comparison is by code point (binary), so only the
-/// `_bin` collations (and `binary`) are listed; ids are MySQL's.
-pub const COLLATIONS: [(&str, &str, i64); 4] = [
+/// Collations: the code point (binary) ones, and the case-insensitive
+/// ones `crate::collation` implements; ids are MySQL's.
+pub const COLLATIONS: [(&str, &str, i64); 6] = [
     ("ascii_bin", "ascii", 65),
     ("binary", "binary", 63),
     ("utf8mb3_bin", "utf8mb3", 83),
+    ("utf8mb4_0900_bin", "utf8mb4", 309),
     ("utf8mb4_bin", "utf8mb4", 46),
+    ("utf8mb4_general_ci", "utf8mb4", 45),
 ];
 
 /// The table definition of `information_schema.<name>` (any case).
@@ -341,6 +343,7 @@ pub fn table_def(name: &str) -> Option<TableDef> {
         indexes: vec![],
         comment: String::new(),
         view: None,
+        collation: Default::default(),
     })
 }
 
@@ -568,7 +571,7 @@ pub fn rows(txn: &mut dyn Transaction, name: &str) -> SqlResult<Option<Vec<Vec<V
                     if td.view.is_some() {
                         Value::Null
                     } else {
-                        t("utf8mb4_bin")
+                        t(td.collation.name())
                     },
                     Value::Null,
                     t(""),
@@ -610,7 +613,11 @@ pub fn rows(txn: &mut dyn Transaction, name: &str) -> SqlResult<Option<Vec<Vec<V
                         scale,
                         dtp,
                         if text { t("utf8mb4") } else { Value::Null },
-                        if text { t("utf8mb4_bin") } else { Value::Null },
+                        if text {
+                            t(c.collation.name())
+                        } else {
+                            Value::Null
+                        },
                         t(column_type),
                         t(key),
                         t(if c.auto_increment {
@@ -728,18 +735,18 @@ pub fn rows(txn: &mut dyn Transaction, name: &str) -> SqlResult<Option<Vec<Vec<V
         }
         "COLLATIONS" => {
             for (name, cs, id) in COLLATIONS {
+                // Tributary's binary collations compare without padding
+                // (docs/COMPATIBILITY.md); utf8mb4_general_ci pads.
+                let pad = name == "utf8mb4_general_ci";
+                let default = !matches!(name, "utf8mb4_general_ci" | "utf8mb4_0900_bin");
                 out.push(vec![
                     t(name),
                     t(cs),
                     int(id),
-                    t("Yes"),
+                    t(if default { "Yes" } else { "" }),
                     t("Yes"),
                     int(1),
-                    t(if name == "binary" {
-                        "NO PAD"
-                    } else {
-                        "PAD SPACE"
-                    }),
+                    t(if pad { "PAD SPACE" } else { "NO PAD" }),
                 ]);
             }
         }

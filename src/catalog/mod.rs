@@ -8,10 +8,14 @@
 //! and of `information_schema` (its own module).
 //! `mo_catalog.mo_iscp_log` is a real table whose rows the ISCP layer writes.
 //!
+//! Also owns the one writer of B-tree index entries (`entries`), which
+//! DML, index builds and the ISCP consumer share.
+//!
 //! Never: executes SQL, or reads/writes user rows (that is `sql`), or decides
 //! index maintenance (that is `sql`/`iscp`).
 
 pub mod codec;
+pub mod entries;
 pub mod information_schema;
 pub mod schema;
 pub mod users;
@@ -392,6 +396,7 @@ fn col(name: &str, ty: DataType, nullable: bool) -> ColumnDef {
         nullable,
         default: None,
         auto_increment: false,
+        collation: Default::default(),
     }
 }
 
@@ -476,6 +481,7 @@ pub fn system_table_def(name: &str) -> Option<TableDef> {
         indexes: vec![],
         comment: String::new(),
         view: None,
+        collation: Default::default(),
     })
 }
 

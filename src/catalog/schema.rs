@@ -6,6 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::collation::Collation;
 use crate::error::{code, SqlError, SqlResult};
 use crate::types::{parse_datetime, DataType, Value};
 
@@ -25,6 +26,10 @@ pub struct ColumnDef {
     pub default: Option<Value>,
     #[serde(default)]
     pub auto_increment: bool,
+    /// The collation of a text column (`utf8mb4_bin` for every other
+    /// column, and for columns of catalogs written before collations).
+    #[serde(default, skip_serializing_if = "Collation::is_default")]
+    pub collation: Collation,
 }
 
 /// What kind of index.
@@ -86,6 +91,10 @@ pub struct TableDef {
     /// no storage of its own).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub view: Option<ViewDef>,
+    /// The table's default collation (`DEFAULT COLLATE = …`): what a text
+    /// column added without its own gets.
+    #[serde(default, skip_serializing_if = "Collation::is_default")]
+    pub collation: Collation,
 }
 
 /// The definition of a view.
@@ -486,6 +495,31 @@ pub fn parse_vector(s: &str) -> Result<Vec<f64>, String> {
 mod tests {
     use super::*;
 
+    /// A catalog written before collations (no `collation` fields) reads
+    /// as utf8mb4_bin everywhere; a binary column is written as before (so
+    /// an older binary still reads it); a case-insensitive one round-trips.
+    #[test]
+    fn collations_in_old_and_new_catalog_records() {
+        let old = r#"{"id":7,"db":"d","name":"t","columns":[
+            {"name":"s","ty":{"Varchar":10},"nullable":true,"default":null}],
+            "pk":[],"indexes":[],"comment":""}"#;
+        let t: TableDef = serde_json::from_str(old).expect("old record");
+        assert_eq!(t.collation, Collation::Utf8mb4Bin);
+        assert_eq!(t.columns[0].collation, Collation::Utf8mb4Bin);
+        let again = serde_json::to_string(&t).expect("encode");
+        assert!(!again.contains("collation"), "{again}");
+        let mut ci = t.clone();
+        ci.columns[0].collation = Collation::Utf8mb4GeneralCi;
+        ci.collation = Collation::Utf8mb4GeneralCi;
+        let text = serde_json::to_string(&ci).expect("encode");
+        assert!(
+            text.contains(r#""collation":"utf8mb4_general_ci""#),
+            "{text}"
+        );
+        let back: TableDef = serde_json::from_str(&text).expect("decode");
+        assert_eq!(back, ci);
+    }
+
     fn col(ty: DataType, nullable: bool) -> ColumnDef {
         ColumnDef {
             name: "c".into(),
@@ -493,6 +527,7 @@ mod tests {
             nullable,
             default: None,
             auto_increment: false,
+            collation: Collation::default(),
         }
     }
 

@@ -34,21 +34,33 @@ pub mod privs {
     pub const INDEX: u16 = 1 << 6;
     pub const ALTER: u16 = 1 << 7;
     pub const SUPER: u16 = 1 << 8;
-    /// Every privilege that can be granted on a database or a table.
+    /// `LOCK TABLES` (database level: on `db.*` or `*.*`, never a table).
+    pub const LOCK_TABLES: u16 = 1 << 9;
+    /// `PROCESS` (global only): see every session in the process list.
+    pub const PROCESS: u16 = 1 << 10;
+    /// Every privilege that can be granted on a table (`ALL` on `db.t`).
     pub const ALL_OBJECT: u16 = SELECT | INSERT | UPDATE | DELETE | CREATE | DROP | INDEX | ALTER;
+    /// Every privilege that can be granted on a database (`ALL` on `db.*`).
+    pub const ALL_DB: u16 = ALL_OBJECT | LOCK_TABLES;
     /// Every privilege (`ALL` on `*.*`).
-    pub const ALL_GLOBAL: u16 = ALL_OBJECT | SUPER;
+    pub const ALL_GLOBAL: u16 = ALL_DB | SUPER | PROCESS;
+    /// Privileges that exist only on `*.*` (elsewhere: 1221).
+    pub const GLOBAL_ONLY: u16 = SUPER | PROCESS;
+    /// Privileges that cannot be granted on one table (there: 1144).
+    pub const NOT_ON_TABLE: u16 = GLOBAL_ONLY | LOCK_TABLES;
     /// Names, in the order `SHOW GRANTS` prints them (MySQL's).
-    pub const NAMES: [(u16, &str); 9] = [
+    pub const NAMES: [(u16, &str); 11] = [
         (SELECT, "SELECT"),
         (INSERT, "INSERT"),
         (UPDATE, "UPDATE"),
         (DELETE, "DELETE"),
         (CREATE, "CREATE"),
         (DROP, "DROP"),
+        (PROCESS, "PROCESS"),
         (INDEX, "INDEX"),
         (ALTER, "ALTER"),
         (SUPER, "SUPER"),
+        (LOCK_TABLES, "LOCK TABLES"),
     ];
 
     /// The bit of a privilege name (upper case), if it is one we have.
@@ -56,10 +68,10 @@ pub mod privs {
         NAMES.iter().find(|(_, n)| *n == name).map(|(b, _)| *b)
     }
 
-    /// `SELECT, INSERT` or `ALL PRIVILEGES` (when `bits` is every privilege
-    /// of its level) or `USAGE` (none).
-    pub fn list(bits: u16, global: bool) -> String {
-        let all = if global { ALL_GLOBAL } else { ALL_OBJECT };
+    /// `SELECT, INSERT` or `ALL PRIVILEGES` (when `bits` holds `all`,
+    /// every privilege of its level: [`ALL_GLOBAL`], [`ALL_DB`] or
+    /// [`ALL_OBJECT`]) or `USAGE` (none).
+    pub fn list(bits: u16, all: u16) -> String {
         if bits == 0 {
             return "USAGE".into();
         }
@@ -268,14 +280,27 @@ mod tests {
         assert!(u.revoke(&GrantTarget::Table("d".into(), "t".into()), privs::INSERT));
         assert_eq!(u.privs_on_table("d", "t"), privs::SELECT | privs::DELETE);
         assert!(!u.revoke(&GrantTarget::Global, privs::SELECT));
-        assert_eq!(privs::list(privs::ALL_OBJECT, false), "ALL PRIVILEGES");
         assert_eq!(
-            privs::list(privs::ALL_OBJECT, true),
+            privs::list(privs::ALL_OBJECT, privs::ALL_OBJECT),
+            "ALL PRIVILEGES"
+        );
+        assert_eq!(privs::list(privs::ALL_DB, privs::ALL_DB), "ALL PRIVILEGES");
+        assert_eq!(
+            privs::list(privs::ALL_OBJECT, privs::ALL_DB),
             "SELECT, INSERT, UPDATE, DELETE, CREATE, DROP, INDEX, ALTER"
         );
         assert_eq!(
-            privs::list(privs::SELECT | privs::SUPER, true),
-            "SELECT, SUPER"
+            privs::list(privs::ALL_OBJECT, privs::ALL_GLOBAL),
+            "SELECT, INSERT, UPDATE, DELETE, CREATE, DROP, INDEX, ALTER"
         );
+        // MySQL's order: PROCESS after DROP, LOCK TABLES after SUPER.
+        assert_eq!(
+            privs::list(
+                privs::SELECT | privs::SUPER | privs::PROCESS | privs::LOCK_TABLES,
+                privs::ALL_GLOBAL
+            ),
+            "SELECT, PROCESS, SUPER, LOCK TABLES"
+        );
+        assert_eq!(privs::by_name("LOCK TABLES"), Some(privs::LOCK_TABLES));
     }
 }

@@ -11,7 +11,7 @@
 /// first.
 const BACKGROUND_NICE: i32 = 10;
 
-/// Run `f` on a thread of its own at [`BACKGROUND_NICE`] (Linux; at normal
+/// Run `f` on a thread of its own at `BACKGROUND_NICE` (Linux; at normal
 /// priority elsewhere), joined before this returns. Never holds a lock that
 /// foreground work waits on (priority inversion): the index's lock is taken
 /// on normal threads only.

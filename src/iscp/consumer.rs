@@ -22,12 +22,12 @@ use tokio_util::sync::CancellationToken;
 use tributary_fault::points;
 use tributary_storage::{Change, ChangeKind, Transaction, TxnOptions};
 
-use crate::catalog::codec::btree_entry_key;
+use crate::catalog::entries;
 use crate::catalog::IndexKind;
 use crate::error::SqlError;
 use crate::iscp::background::on_background_thread;
 use crate::iscp::live::{self, hex, unhex};
-use crate::iscp::log::{self, GuardRefusal, JobRow, JobState, STAGE_INCREMENTAL};
+use crate::iscp::log::{self, GuardRefusal, JobRow, JobState, Stage, UnitError};
 use crate::iscp::runtime::{Role, TaskKind};
 use crate::iscp::{now_ms, Iscp, LiveHandle};
 
@@ -38,8 +38,8 @@ pub enum Outcome {
     Committed { more: bool },
     /// Canceled, fenced or superseded: nothing written.
     Stopped(String),
-    /// Failed with an error code (1..9999 temporary, ≥ 10000 permanent).
-    Failed { code: u32, msg: String },
+    /// Failed: the kind says whether the job retries.
+    Failed { error: UnitError, msg: String },
     /// Nothing was due (a synchronous index with no checkpoint to write).
     Idle,
 }
@@ -48,7 +48,7 @@ fn fault_outcome(e: tributary_fault::FaultError) -> Outcome {
     match e {
         tributary_fault::FaultError::Canceled { .. } => Outcome::Stopped("canceled".into()),
         other => Outcome::Failed {
-            code: 1,
+            error: UnitError::Injected,
             msg: other.to_string(),
         },
     }
@@ -57,21 +57,21 @@ fn fault_outcome(e: tributary_fault::FaultError) -> Outcome {
 fn sql_outcome(e: SqlError) -> Outcome {
     // Lock conflicts and I/O are temporary; corrupt data / bad vectors are
     // permanent.
-    let code = match e.code {
-        1205 | 1213 => 2,
-        1105 if e.message.contains("index error") => 10_001,
-        1105 if e.message.contains("corrupt") => 10_002,
-        _ => 3,
+    let error = match e.code {
+        1205 | 1213 => UnitError::LockConflict,
+        1105 if e.message.contains("index error") => UnitError::IndexRefused,
+        1105 if e.message.contains("corrupt") => UnitError::Corrupt,
+        _ => UnitError::Temporary,
     };
     Outcome::Failed {
-        code,
+        error,
         msg: e.message,
     }
 }
 
 fn begin(iscp: &Iscp) -> Result<Box<dyn Transaction>, SqlError> {
     Ok(iscp.storage.begin(TxnOptions {
-        lock_wait_timeout: Duration::from_secs(10),
+        lock_wait_timeout: crate::iscp::UNIT_LOCK_WAIT,
         read_only: false,
     })?)
 }
@@ -144,19 +144,22 @@ impl IndexConsumer for BTreeConsumer {
         _ts: u64,
         _unit: Unit,
     ) -> Result<(), SqlError> {
-        let (storage_id, cols) = (j.spec.storage_id, &j.spec.columns);
+        let target = entries::Target {
+            storage_id: j.spec.storage_id,
+            name: &j.spec.index,
+            unique: matches!(j.spec.kind, IndexKind::BTree { unique: true }),
+        };
+        // DDL refuses UNIQUE on an asynchronous index: a duplicate found
+        // here could only fail the job, not the statement that wrote it.
+        debug_assert!(!target.unique, "asynchronous UNIQUE index {}", j.spec.index);
         for c in changes {
             if let Some(o) = &c.old {
-                let ov = live::cols_of(o, cols)?;
-                txn.delete(storage_id, &btree_entry_key(&ov, &c.key, false))?;
+                let ov = live::cols_of(o, &j.spec.columns)?;
+                entries::delete(txn, target, &ov, &c.key)?;
             }
             if let Some(n) = &c.new {
-                let nv = live::cols_of(n, cols)?;
-                txn.put(
-                    storage_id,
-                    &btree_entry_key(&nv, &c.key, false),
-                    c.key.clone(),
-                )?;
+                let nv = live::cols_of(n, &j.spec.columns)?;
+                entries::put(txn, target, &nv, &c.key)?;
             }
         }
         Ok(())
@@ -347,7 +350,7 @@ async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> 
     tokio::task::spawn_blocking(f)
         .await
         .map_err(|e| Outcome::Failed {
-            code: 3,
+            error: UnitError::Temporary,
             msg: format!("consumer task failed: {e}"),
         })
 }
@@ -536,7 +539,7 @@ pub async fn initial_build_unit(
         iscp.storage
             .set_consumer_watermark(&consumer, j.key.table_id, iscp.storage.latest_ts());
         let pin = match iscp.storage.begin(TxnOptions {
-            lock_wait_timeout: Duration::from_secs(1),
+            lock_wait_timeout: crate::iscp::PIN_LOCK_WAIT,
             read_only: true,
         }) {
             Ok(p) => p,
@@ -603,7 +606,7 @@ pub async fn initial_build_unit(
                 row.status.build_after = Some(hex(k));
             }
             if done {
-                row.status.stage = STAGE_INCREMENTAL.into();
+                row.status.stage = Stage::Incremental;
                 row.watermark = build_ts;
             }
         })

@@ -11,7 +11,6 @@
 //! only after Canceled is durable, so the runtime maps return to empty.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 use tributary_fault::points;
@@ -95,7 +94,7 @@ async fn try_finalize(iscp: &Arc<Iscp>, j: &JobRow, token: &CancellationToken) -
         let mut txn = iscp2
             .storage
             .begin(TxnOptions {
-                lock_wait_timeout: Duration::from_secs(5),
+                lock_wait_timeout: crate::iscp::BOOKKEEPING_LOCK_WAIT,
                 read_only: false,
             })
             .map_err(|e| e.to_string())?;

@@ -764,7 +764,7 @@ fn install_over(
 }
 
 /// Delete the chunks of every generation but the installed base's (older
-/// bases, and attempts that were never installed), [`CHUNKS_PER_TXN`] per
+/// bases, and attempts that were never installed), `CHUNKS_PER_TXN` per
 /// transaction so that no commit waits long behind it; stops (an error)
 /// before the next transaction once `stop` says so. Returns how many it
 /// deleted. Run after a base is installed; what it leaves (a crash, a stop)

@@ -3,7 +3,7 @@
 //!
 //! Owns the row format and the **only** functions that write job rows:
 //! [`register_job`] (CREATE), [`mark_canceling`] (DROP's logical drop),
-//! [`write_progress`] (consumer commits, guarded) and [`mark_canceled`]
+//! [`guarded_update`] (consumer commits, guarded) and [`mark_canceled`]
 //! (the cancel queue's final state). The guard in [`guarded_update`] makes
 //! two promises: no progress write ever overwrites Error, Canceling or
 //! Canceled, and every progress write is a compare-and-set on the job's
@@ -69,15 +69,104 @@ impl JobState {
     pub fn is_terminal(self) -> bool {
         matches!(self, JobState::Canceled | JobState::Canceling)
     }
+
+    /// Whether a job row may go from `self` to `next` (staying is always
+    /// allowed): the one table of legal moves, asserted where job rows are
+    /// written.
+    ///
+    /// | from \ to | Pending | Running | Completed | Error | Canceling | Canceled |
+    /// |---|---|---|---|---|---|---|
+    /// | Pending, Running, Completed | | yes | yes | yes | yes | yes |
+    /// | Error | | | | | yes | yes |
+    /// | Canceling | | | | | | yes |
+    /// | Canceled, Invalid | | | | | | |
+    pub fn can_move_to(self, next: JobState) -> bool {
+        use JobState::*;
+        self == next
+            || match self {
+                Pending | Running | Completed => {
+                    matches!(next, Running | Completed | Error | Canceling | Canceled)
+                }
+                Error => matches!(next, Canceling | Canceled),
+                Canceling => next == Canceled,
+                Canceled | Invalid => false,
+            }
+    }
 }
 
-/// Errors with a code of at least this are permanent (as in MatrixOne).
-pub const PERMANENT_ERROR_THRESHOLD: u32 = 10_000;
+/// Asserts a job row's state move (see [`JobState::can_move_to`]).
+fn assert_move(key: &JobKey, from: JobState, to: JobState) {
+    debug_assert!(
+        from.can_move_to(to),
+        "job {key:?}: illegal state move {} -> {}",
+        from.name(),
+        to.name()
+    );
+}
 
-/// Stage of a job. Monotone: a flush never moves it back.
-pub const STAGE_INIT: &str = "init";
-/// After the initial build.
-pub const STAGE_INCREMENTAL: &str = "incremental";
+/// Why a work unit failed: what the job row records (its code) and whether
+/// the job stops (a permanent error moves it to Error) or retries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnitError {
+    /// A fault point's injected error (tests).
+    Injected,
+    /// A row-lock wait timed out or deadlocked.
+    LockConflict,
+    /// Any other temporary failure: I/O, a full disk, a task that died.
+    Temporary,
+    /// The index refused the data (a bad vector, a dimension mismatch).
+    IndexRefused,
+    /// The index's stored data is corrupt.
+    Corrupt,
+}
+
+impl UnitError {
+    /// The code stored in the job row (1..=3 temporary, 10001 and 10002
+    /// permanent, as MatrixOne numbers them).
+    pub fn code(self) -> u32 {
+        match self {
+            UnitError::Injected => 1,
+            UnitError::LockConflict => 2,
+            UnitError::Temporary => 3,
+            UnitError::IndexRefused => 10_001,
+            UnitError::Corrupt => 10_002,
+        }
+    }
+
+    /// A permanent error stops the job (state Error) until it is dropped.
+    pub fn is_permanent(self) -> bool {
+        matches!(self, UnitError::IndexRefused | UnitError::Corrupt)
+    }
+}
+
+/// Stage of a job, stored by name in `job_status` (`init`,
+/// `incremental`). Monotone: a flush never moves it back (`Init <
+/// Incremental`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Stage {
+    /// The initial build.
+    #[default]
+    Init,
+    /// After the initial build.
+    Incremental,
+}
+
+impl Stage {
+    /// The stored name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Stage::Init => "init",
+            Stage::Incremental => "incremental",
+        }
+    }
+}
+
+impl std::fmt::Display for Stage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
 
 /// `job_status` JSON.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
@@ -85,8 +174,7 @@ pub struct JobStatus {
     /// Completed work units; the compare-and-set token of every write.
     pub iterations: u64,
     pub rows_applied: u64,
-    /// `init` (initial build) or `incremental`.
-    pub stage: String,
+    pub stage: Stage,
     /// Snapshot ts of the initial build.
     pub build_ts: Ts,
     /// Hex of the last primary key applied by the initial build.
@@ -99,17 +187,6 @@ pub struct JobStatus {
     pub retries: u32,
     /// Unix ms of the last run.
     pub last_run_ms: u64,
-}
-
-impl JobStatus {
-    /// `rows done / total` of the initial build, or `done`.
-    pub fn progress_text(&self) -> String {
-        if self.stage == STAGE_INIT {
-            format!("{}/{}", self.build_done, self.build_total)
-        } else {
-            "done".into()
-        }
-    }
 }
 
 /// Identity of one job generation.
@@ -269,9 +346,9 @@ pub fn register_job(txn: &mut dyn Transaction, t: &TableDef, ix: &IndexDef) -> S
     // A synchronous index is complete when its CREATE commits (the DDL
     // writes its entries): it has no initial-build stage.
     let stage = if spec.is_sync_live() {
-        STAGE_INCREMENTAL
+        Stage::Incremental
     } else {
-        STAGE_INIT
+        Stage::Init
     };
     let row = JobRow {
         key: key.clone(),
@@ -279,7 +356,7 @@ pub fn register_job(txn: &mut dyn Transaction, t: &TableDef, ix: &IndexDef) -> S
         state: JobState::Completed,
         watermark: 0,
         status: JobStatus {
-            stage: stage.into(),
+            stage,
             ..Default::default()
         },
         create_at: now_us(),
@@ -320,6 +397,7 @@ pub fn mark_canceling(txn: &mut dyn Transaction, key: &JobKey) -> SqlResult<()> 
     if j.state == JobState::Canceled {
         return Ok(());
     }
+    assert_move(key, j.state, JobState::Canceling);
     j.state = JobState::Canceling;
     j.drop_at = Some(now_us());
     put(txn, &j)
@@ -357,35 +435,48 @@ pub fn guarded_update(
             found: j.status.iterations,
         }));
     }
-    let before_stage = j.status.stage.clone();
-    let before_wm = j.watermark;
+    let (before_state, before_stage, before_wm) = (j.state, j.status.stage, j.watermark);
     f(&mut j);
     j.status.iterations = expected_iteration + 1;
-    // Stage is monotone: init → incremental, never back.
-    if before_stage == STAGE_INCREMENTAL {
-        j.status.stage = STAGE_INCREMENTAL.into();
-    }
-    // The watermark never moves backwards.
-    if j.watermark < before_wm {
-        j.watermark = before_wm;
+    assert_move(key, before_state, j.state);
+    // Stage (init → incremental) and watermark are monotone: a write that
+    // moves either back is a bug of its caller. Release builds keep the old
+    // value (a watermark moved back would apply changes twice to an index),
+    // and say so.
+    debug_assert!(
+        j.status.stage >= before_stage && j.watermark >= before_wm,
+        "job {:?}: stage {} -> {}, watermark {} -> {}",
+        key,
+        before_stage,
+        j.status.stage,
+        before_wm,
+        j.watermark
+    );
+    if j.status.stage < before_stage || j.watermark < before_wm {
+        tracing::error!(job = ?key, stage = %j.status.stage, watermark = j.watermark,
+            "a job progress write moved its stage or watermark back; kept the old ones");
+        j.status.stage = j.status.stage.max(before_stage);
+        j.watermark = j.watermark.max(before_wm);
     }
     put(txn, &j)?;
     Ok(Ok(j))
 }
 
-/// Record an error on a job (guarded like progress): permanent codes move it
-/// to Error, temporary ones keep it schedulable with a retry count.
+/// Record a unit's failure on a job (guarded like progress): a permanent
+/// error moves it to Error, a temporary one keeps it schedulable with a
+/// retry count.
 pub fn write_error(
     txn: &mut dyn Transaction,
     key: &JobKey,
     expected_iteration: u64,
-    code: u32,
+    error: UnitError,
     msg: &str,
 ) -> SqlResult<Result<JobRow, GuardRefusal>> {
     guarded_update(txn, key, expected_iteration, |j| {
-        j.status.error_code = code;
+        j.status.error_code = error.code();
         j.status.error_msg = msg.to_string();
-        if code >= PERMANENT_ERROR_THRESHOLD {
+        j.status.last_run_ms = crate::iscp::now_ms();
+        if error.is_permanent() {
             j.state = JobState::Error;
         } else {
             j.status.retries = j.status.retries.saturating_add(1);
@@ -403,6 +494,7 @@ pub fn mark_canceled(txn: &mut dyn Transaction, key: &JobKey) -> SqlResult<bool>
     if j.state == JobState::Canceled {
         return Ok(true);
     }
+    assert_move(key, j.state, JobState::Canceled);
     j.state = JobState::Canceled;
     if j.drop_at.is_none() {
         j.drop_at = Some(now_us());
@@ -642,11 +734,13 @@ mod tests {
                 nullable: true,
                 default: None,
                 auto_increment: false,
+                collation: Default::default(),
             }],
             pk: vec![],
             indexes: vec![],
             comment: String::new(),
             view: None,
+            collation: Default::default(),
         };
         let ix = IndexDef {
             name: "i".into(),
@@ -688,19 +782,49 @@ mod tests {
                 found: 1
             }
         );
-        // The watermark never moves backwards, the stage never regresses.
         let j = update(&st, &key, 1, |j| {
             j.watermark = 20;
-            j.status.stage = STAGE_INCREMENTAL.into();
+            j.status.stage = Stage::Incremental;
         })
         .unwrap();
-        let j2 = update(&st, &key, j.status.iterations, |j| {
-            j.watermark = 5;
-            j.status.stage = STAGE_INIT.into();
+        assert_eq!((j.watermark, j.status.stage), (20, Stage::Incremental));
+    }
+
+    /// A write moving the watermark or the stage back is a caller's bug:
+    /// asserted in debug builds; release builds keep the old values.
+    #[test]
+    fn watermark_and_stage_never_move_back() {
+        let (_d, st, key) = setup();
+        let j = update(&st, &key, 0, |j| {
+            j.watermark = 20;
+            j.status.stage = Stage::Incremental;
         })
         .unwrap();
-        assert_eq!(j2.watermark, 20);
-        assert_eq!(j2.status.stage, STAGE_INCREMENTAL);
+        let back = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            update(&st, &key, j.status.iterations, |j| {
+                j.watermark = 5;
+                j.status.stage = Stage::Init;
+            })
+        }));
+        if cfg!(debug_assertions) {
+            assert!(back.is_err(), "the regression was not asserted");
+        } else {
+            let j2 = back.unwrap().unwrap();
+            assert_eq!((j2.watermark, j2.status.stage), (20, Stage::Incremental));
+        }
+    }
+
+    #[test]
+    fn stage_is_stored_by_name() {
+        let st = JobStatus {
+            stage: Stage::Incremental,
+            ..Default::default()
+        };
+        let json = serde_json::to_string(&st).unwrap();
+        assert!(json.contains(r#""stage":"incremental""#), "{json}");
+        let back: JobStatus = serde_json::from_str(&json.replace("incremental", "init")).unwrap();
+        assert_eq!(back.stage, Stage::Init);
+        assert!(Stage::Init < Stage::Incremental);
     }
 
     #[test]
@@ -708,7 +832,7 @@ mod tests {
         let (_d, st, key) = setup();
         // Permanent error → Error; later progress is refused.
         let mut txn = st.begin(TxnOptions::default()).unwrap();
-        write_error(txn.as_mut(), &key, 0, 10_001, "bad vector")
+        write_error(txn.as_mut(), &key, 0, UnitError::IndexRefused, "bad vector")
             .unwrap()
             .unwrap();
         txn.commit().unwrap();
@@ -737,10 +861,47 @@ mod tests {
     }
 
     #[test]
+    fn state_moves_follow_the_table() {
+        use JobState::*;
+        let all = [
+            Invalid, Pending, Running, Completed, Error, Canceled, Canceling,
+        ];
+        for a in all {
+            assert!(a.can_move_to(a), "{a:?} stays");
+            // Nothing leaves Canceled; Canceling only ends Canceled.
+            assert!(!Canceled.can_move_to(a) || a == Canceled);
+            assert_eq!(Canceling.can_move_to(a), matches!(a, Canceling | Canceled));
+            // Everything may be dropped but a dropped job.
+            assert_eq!(a.can_move_to(Canceling), !matches!(a, Canceled | Invalid));
+        }
+        assert!(
+            !Error.can_move_to(Completed),
+            "an Error job does not resume"
+        );
+        assert!(Completed.can_move_to(Error));
+    }
+
+    #[test]
+    fn unit_errors_are_permanent_by_kind() {
+        let all = [
+            UnitError::Injected,
+            UnitError::LockConflict,
+            UnitError::Temporary,
+            UnitError::IndexRefused,
+            UnitError::Corrupt,
+        ];
+        let codes: std::collections::HashSet<u32> = all.iter().map(|e| e.code()).collect();
+        assert_eq!(codes.len(), all.len());
+        for e in all {
+            assert_eq!(e.is_permanent(), e.code() >= 10_000, "{e:?}");
+        }
+    }
+
+    #[test]
     fn temporary_errors_keep_the_job_schedulable() {
         let (_d, st, key) = setup();
         let mut txn = st.begin(TxnOptions::default()).unwrap();
-        let j = write_error(txn.as_mut(), &key, 0, 1, "changesNext")
+        let j = write_error(txn.as_mut(), &key, 0, UnitError::Injected, "changesNext")
             .unwrap()
             .unwrap();
         txn.commit().unwrap();

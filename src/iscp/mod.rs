@@ -7,8 +7,8 @@
 //! [`runtime`] (running consumers, fences, task registry), [`runner`] (the
 //! leased loop, retriever fan-out), [`consumer`] (work units and their
 //! single-transaction commits), [`live`] (in-memory indexes and their
-//! persistence), [`drop`] (cancel queue, finalization, recovery),
-//! [`search`] (index-assisted, fresh-by-default queries). See
+//! persistence), [`mod@drop`] (cancel queue, finalization, recovery),
+//! `sql::search` (index-assisted, fresh-by-default queries). See
 //! `docs/ISCP.md` for the state machine and the protocol.
 //!
 //! [`Iscp`] is one CN's handle: it owns the runner thread (a tokio runtime
@@ -24,6 +24,7 @@ pub mod live;
 pub mod log;
 pub mod runner;
 pub mod runtime;
+pub mod status;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -125,6 +126,21 @@ impl LiveEntry {
 /// Shared handle to a cached index.
 pub type LiveHandle = Arc<RwLock<LiveEntry>>;
 
+/// Row-lock wait of a consumer's unit transaction: it locks only its job
+/// row, which a DROP (one short transaction) may hold; a longer wait means
+/// something is stuck, and the unit is retried with backoff.
+pub(crate) const UNIT_LOCK_WAIT: Duration = Duration::from_secs(10);
+/// Row-lock wait of the short bookkeeping writes (recording a unit's error,
+/// the cancel queue's Canceled): one job row each, retried on failure, so
+/// they give up sooner than a unit.
+pub(crate) const BOOKKEEPING_LOCK_WAIT: Duration = Duration::from_secs(5);
+/// Lock wait of the read-only transaction that pins a build's snapshot: it
+/// takes no row lock at all, so the bound only has to be short.
+pub(crate) const PIN_LOCK_WAIT: Duration = Duration::from_secs(1);
+/// How long stopping the runner waits for its runtime's tasks, each of
+/// which watches the runner's cancellation token (a bound, not a pause).
+const RUNTIME_SHUTDOWN: Duration = Duration::from_secs(5);
+
 /// One CN's ISCP handle.
 pub struct Iscp {
     pub storage: Arc<dyn Storage>,
@@ -191,7 +207,7 @@ impl Iscp {
             .name(format!("iscp-runner-{}", self.config.node_name))
             .spawn(move || {
                 rt.block_on(runner::Runner::new(me, t2).run());
-                rt.shutdown_timeout(Duration::from_secs(5));
+                rt.shutdown_timeout(RUNTIME_SHUTDOWN);
             })
             .map_err(|e| SqlError::internal(format!("cannot spawn ISCP thread: {e}")))?;
         *g = Some((token, h));
@@ -371,7 +387,7 @@ impl Iscp {
     ///
     /// On a CN that does not run ISCP there is no bookkeeping: a copy
     /// behind the job row follows the source's change log instead
-    /// ([`Iscp::follow_log`]), so `fast_search` there answers at the job's
+    /// (`Iscp::follow_log`), so `fast_search` there answers at the job's
     /// watermark too, not one unit late.
     pub fn live_for_search(&self, row: &JobRow) -> SqlResult<LiveHandle> {
         let job_id = row.key.job_id;
@@ -428,7 +444,7 @@ impl Iscp {
     fn follow_log(&self, h: &LiveHandle, row: &JobRow) -> Option<LiveHandle> {
         let applies = |g: &LiveEntry| {
             !row.spec.is_sync_live()
-                && row.status.stage == log::STAGE_INCREMENTAL
+                && row.status.stage == log::Stage::Incremental
                 && g.watermark >= row.status.build_ts
                 && g.pending_ts.is_none()
                 && g.staging_to.is_none()

@@ -15,7 +15,6 @@
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
-use std::time::Duration;
 
 use parking_lot::Mutex;
 use tokio::sync::{mpsc, Semaphore};
@@ -27,7 +26,7 @@ use tributary_fault::points;
 use tributary_storage::{Change, TxnOptions};
 
 use crate::iscp::consumer::{self, Outcome};
-use crate::iscp::log::{self, JobRow, JobState, STAGE_INIT};
+use crate::iscp::log::{self, JobRow, JobState, Stage};
 use crate::iscp::runtime::TaskKind;
 use crate::iscp::{now_ms, Iscp};
 
@@ -310,7 +309,7 @@ async fn table_iteration(
     for (j, reg) in regs {
         let input = if j.spec.is_sync_live() {
             Input::Checkpoint
-        } else if j.status.stage == STAGE_INIT {
+        } else if j.status.stage == Stage::Init {
             Input::Build
         } else {
             incr.push((j, reg));
@@ -571,7 +570,7 @@ async fn run_consumer(
             tracing::debug!(job = j.key.job_id, why = %why, "consumer stopped")
         }
         Outcome::Idle => {}
-        Outcome::Failed { code, msg } => {
+        Outcome::Failed { error, msg } => {
             iscp.note_unit_failed(j.key.job_id);
             if !j.spec.is_sync_live() {
                 // A synchronous index's memory is right whatever its
@@ -579,7 +578,7 @@ async fn run_consumer(
                 // unit's staged changes.
                 iscp.invalidate(j.key.job_id);
             }
-            if let Err(e) = record_error(iscp, j, code, &msg) {
+            if let Err(e) = record_error(iscp, j, error, &msg) {
                 tracing::warn!(job = j.key.job_id, error = %e, "recording job error failed");
             }
         }
@@ -590,27 +589,25 @@ async fn run_consumer(
 fn record_error(
     iscp: &Iscp,
     j: &JobRow,
-    code: u32,
+    error: log::UnitError,
     msg: &str,
 ) -> Result<(), crate::error::SqlError> {
     let mut txn = iscp.storage.begin(TxnOptions {
-        lock_wait_timeout: Duration::from_secs(5),
+        lock_wait_timeout: crate::iscp::BOOKKEEPING_LOCK_WAIT,
         read_only: false,
     })?;
-    let r = log::guarded_update(txn.as_mut(), &j.key, j.status.iterations, |row| {
-        row.status.error_code = code;
-        row.status.error_msg = msg.to_string();
-        row.status.last_run_ms = now_ms();
-        if code >= log::PERMANENT_ERROR_THRESHOLD {
-            row.state = JobState::Error;
-        } else {
-            row.status.retries = row.status.retries.saturating_add(1);
-        }
-    })?;
+    let r = log::write_error(txn.as_mut(), &j.key, j.status.iterations, error, msg)?;
     match r {
         Ok(_) => {
             txn.commit()?;
-            tracing::warn!(job = j.key.job_id, code, msg, "ISCP job iteration failed");
+            tracing::warn!(
+                job = j.key.job_id,
+                ?error,
+                code = error.code(),
+                permanent = error.is_permanent(),
+                msg,
+                "ISCP job iteration failed"
+            );
         }
         Err(refusal) => {
             txn.rollback();

@@ -144,7 +144,7 @@ impl UserTable {
                             grants: vec![],
                         };
                         if s.name != users::ROOT {
-                            u.grant(&GrantTarget::Global, privs::ALL_OBJECT);
+                            u.grant(&GrantTarget::Global, privs::ALL_GLOBAL & !privs::SUPER);
                         }
                         u
                     }

@@ -56,6 +56,9 @@ thread_local! {
 /// calls run in place instead of being handed off the async runtime.
 pub(super) fn mark_connection_thread() {
     ON_CONNECTION_THREAD.with(|c| c.set(true));
+    // A killed or over-budget statement's rows are freed after its error
+    // is sent (`Conn::query`), so that KILL answers at once.
+    crate::sql::budget::defer_teardown(true);
 }
 
 /// Whether a connection is inside a command; lets graceful shutdown wait
@@ -277,6 +280,38 @@ where
         Err(e) => Ok(Err(WireError::from(&e))),
     }
 }
+
+/// Rows between two looks at KILL while a result is sent (and the size
+/// from which a result is listed as running while it is sent).
+const SEND_CHECK_ROWS: usize = 1024;
+
+/// A result being sent: listed in the process list as running, its token
+/// cancelled by KILL; the entry is finished when dropped.
+struct Sending<'a> {
+    session: &'a Mutex<Session>,
+    token: tokio_util::sync::CancellationToken,
+}
+
+impl<'a> Sending<'a> {
+    fn new(session: &'a Mutex<Session>, sql: &str) -> Self {
+        let token = session.lock().sending(sql);
+        Sending { session, token }
+    }
+
+    fn killed(&self) -> bool {
+        self.token.is_cancelled()
+    }
+}
+
+impl Drop for Sending<'_> {
+    fn drop(&mut self) {
+        self.session.lock().sent();
+    }
+}
+
+/// Rows of a result after whose sending the connection's thread returns
+/// freed memory to the system.
+const RELEASE_ROWS: usize = 100_000;
 
 /// Run blocking engine work `f` where it stalls no other connection: in
 /// place on a connection's own thread (see [`super`]); under
@@ -622,12 +657,14 @@ impl Conn {
 
     /// Write every statement's result in order (multi-results flagged with
     /// SERVER_MORE_RESULTS_EXISTS), ending with an error packet if the last
-    /// one failed. `binary` selects the binary row format.
+    /// one failed. `binary` selects the binary row format; `sql` is what
+    /// the process list shows while a large result is sent.
     async fn write_results<W: AsyncWrite + Unpin>(
         &self,
         w: &mut PacketWriter<W>,
         results: &[(SqlResult<QueryResult>, u16)],
         binary: bool,
+        sql: &str,
     ) -> std::io::Result<()> {
         let n = results.len();
         for (i, (r, st)) in results.iter().enumerate() {
@@ -642,7 +679,7 @@ impl Conn {
                 Ok(qr) => {
                     let warnings = qr.warnings.len().min(usize::from(u16::MAX)) as u16;
                     if qr.has_result_set() {
-                        self.write_result_set(w, qr, status, warnings, binary)
+                        self.write_result_set(w, qr, status, warnings, binary, sql)
                             .await?;
                     } else {
                         w.write(&resultset::ok_packet(
@@ -660,6 +697,10 @@ impl Conn {
         Ok(())
     }
 
+    /// Write one result set. A large one is listed in the process list
+    /// while it is sent, and KILL QUERY / KILL CONNECTION stop it between
+    /// rows with error 1317 (as MySQL ends a killed result set with an
+    /// error packet).
     async fn write_result_set<W: AsyncWrite + Unpin>(
         &self,
         w: &mut PacketWriter<W>,
@@ -667,6 +708,7 @@ impl Conn {
         status: u16,
         warnings: u16,
         binary: bool,
+        sql: &str,
     ) -> std::io::Result<()> {
         let mut p = Vec::with_capacity(9);
         put_lenenc_int(&mut p, qr.columns.len() as u64);
@@ -689,19 +731,27 @@ impl Conn {
             .filter_map(|(i, d)| d.map(|d| (i, d)))
             .filter(|(i, _)| kinds.get(*i) == Some(&ColumnKind::Float))
             .collect();
-        for row in &qr.rows {
+        let sending = (qr.rows.len() >= SEND_CHECK_ROWS).then(|| Sending::new(&self.session, sql));
+        for (i, row) in qr.rows.iter().enumerate() {
+            if i % SEND_CHECK_ROWS == 0 && sending.as_ref().is_some_and(Sending::killed) {
+                let e = WireError::new(
+                    crate::error::code::QUERY_INTERRUPTED,
+                    "Query execution was interrupted",
+                );
+                return send_error(w, &e).await;
+            }
             let p = if binary {
                 resultset::binary_row(row, &kinds)
             } else if fixed.is_empty() {
                 resultset::text_row(row, &kinds)
             } else {
                 let mut row = row.clone();
-                for &(i, d) in &fixed {
+                for &(c, d) in &fixed {
                     if let Some(t) = row
-                        .get(i)
+                        .get(c)
                         .and_then(|v| crate::types::format_fixed_float(v, d))
                     {
-                        row[i] = crate::types::Value::Text(t);
+                        row[c] = crate::types::Value::Text(t);
                     }
                 }
                 resultset::text_row(&row, &kinds)
@@ -771,7 +821,7 @@ impl Conn {
                 let out = self
                     .run_statements(vec![format!("KILL CONNECTION {id}")])
                     .await;
-                self.write_results(w, &out, false).await?;
+                self.write_results(w, &out, false, "").await?;
             }
             Command::Unknown(byte) => {
                 send_error(w, &WireError::new(codes::UNKNOWN_COM, "Unknown command")).await?;
@@ -839,7 +889,30 @@ impl Conn {
             .await;
         }
         let out = self.run_statements(statements).await;
-        self.write_results(w, &out, false).await
+        let r = self.write_results(w, &out, false, q).await;
+        // A large result's rows were made and freed on this thread: give
+        // the memory back to the system (decision 023) — once the reply
+        // is out, so that it waits for neither.
+        let big = out
+            .iter()
+            .any(|(r, _)| r.as_ref().is_ok_and(|q| q.rows.len() >= RELEASE_ROWS));
+        let r = match r {
+            Ok(()) => w.flush().await,
+            e => e,
+        };
+        drop(out);
+        self.after_reply(big);
+        r
+    }
+
+    /// After a reply: free what a failed statement left for later
+    /// ([`crate::sql::budget::teardown`]) and, after that or a large
+    /// result (`big`), return the thread's freed memory to the system.
+    fn after_reply(&self, big: bool) {
+        let buried = crate::sql::budget::teardown();
+        if crate::sql::budget::take_release_due() || buried || big {
+            crate::sql::budget::release_memory();
+        }
     }
 
     async fn field_list<W: AsyncWrite + Unpin>(
@@ -1157,8 +1230,18 @@ impl Conn {
                 return send_error(w, &WireError::new(codes::WRONG_ARGUMENTS, e.to_string())).await
             }
         };
-        let out = self.run_statements(vec![sql]).await;
-        self.write_results(w, &out, true).await
+        let out = self.run_statements(vec![sql.clone()]).await;
+        let r = self.write_results(w, &out, true, &sql).await;
+        let r = match r {
+            Ok(()) => w.flush().await,
+            e => e,
+        };
+        let big = out
+            .iter()
+            .any(|(r, _)| r.as_ref().is_ok_and(|q| q.rows.len() >= RELEASE_ROWS));
+        drop(out);
+        self.after_reply(big);
+        r
     }
 }
 

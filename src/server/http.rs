@@ -11,7 +11,8 @@
 //! Every mutating request (POST, DELETE) needs `Authorization: Bearer
 //! <token>` (401 otherwise), compared in constant time; the token is given
 //! by `--admin-token` or generated at start into `<data dir>/admin.token`
-//! (mode 0600). `GET /health` and `GET /faults` stay open.
+//! (mode 0600). `GET /health` and `GET /faults` stay open; `GET /` shows
+//! error messages (which carry row values) only with the token.
 //!
 //! This module owns only HTTP plumbing; it never executes SQL and binds a
 //! non-loopback address only when explicitly allowed.
@@ -189,8 +190,10 @@ pub fn router(state: AdminState) -> Router {
         .with_state(state)
 }
 
-/// `GET /`: the status page, rendered off the async workers.
-async fn status_page(State(state): State<AdminState>) -> Response {
+/// `GET /`: the status page, rendered off the async workers; error
+/// messages only with the admin token.
+async fn status_page(State(state): State<AdminState>, headers: HeaderMap) -> Response {
+    let full = state.token.admits(&headers);
     let Some(s) = state.status else {
         return (
             StatusCode::SERVICE_UNAVAILABLE,
@@ -198,7 +201,7 @@ async fn status_page(State(state): State<AdminState>) -> Response {
         )
             .into_response();
     };
-    match tokio::task::spawn_blocking(move || s.render()).await {
+    match tokio::task::spawn_blocking(move || s.render(full)).await {
         Ok(html) => (
             StatusCode::OK,
             [(header::CONTENT_TYPE, "text/html; charset=utf-8")],

@@ -4,7 +4,7 @@
 //! buffers).
 //!
 //! This module owns the counters and their release: every statement slot
-//! ([`StmtSlot`]) and every charged byte ([`Charge`]) gives itself back when
+//! (`StmtSlot`) and every charged byte (`Charge`) gives itself back when
 //! dropped, so closing a statement, resetting it, executing it (long data
 //! is consumed), resetting or changing the user of the connection, or the
 //! connection ending for any reason all return what they held. It never

@@ -19,7 +19,6 @@ use metrics::{counter, gauge};
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 
 use crate::db::Database;
-use crate::types::Value;
 
 /// Histogram buckets in seconds: 100 µs to 60 s.
 const SECONDS_BUCKETS: &[f64] = &[
@@ -96,55 +95,32 @@ impl Metrics {
         }
     }
 
-    /// Per job, labelled by database, table, index and job id.
+    /// Per job, labelled by database, table, index and job id
+    /// ([`crate::iscp::status::JobStatus`], the one computation SHOW ISCP
+    /// STATUS renders too).
     fn collect_jobs(&self) -> Result<(), crate::error::SqlError> {
-        let engine = self.db.engine();
-        let mut s = self.db.session();
-        let rows = s.execute("SHOW ISCP STATUS")?.rows;
-        let jobs = engine.iscp.read_jobs()?;
-        let latest = engine.storage.latest_ts();
-        for r in rows {
-            let text = |i: usize| r.get(i).and_then(Value::to_text).unwrap_or_default();
-            let int = |i: usize| match r.get(i) {
-                Some(Value::Int(v)) => Some(*v),
-                _ => None,
-            };
-            let job_id = int(4).unwrap_or(0);
+        for j in self.db.engine().iscp.job_statuses(LAG_CHANGES_CAP)? {
             let labels = [
-                ("db", text(0)),
-                ("table", text(1)),
-                ("index", text(3).trim_start_matches("index_").to_string()),
-                ("job_id", job_id.to_string()),
+                ("db", j.db.clone().unwrap_or_default()),
+                ("table", j.table.clone().unwrap_or_default()),
+                (
+                    "index",
+                    j.key.job_name.trim_start_matches("index_").to_string(),
+                ),
+                ("job_id", j.key.job_id.to_string()),
             ];
-            let Some(j) = jobs.iter().find(|j| j.key.job_id as i64 == job_id) else {
-                continue;
-            };
-            gauge!("tributary_iscp_job_state", &labels).set(int(7).unwrap_or(0) as f64);
-            if let Some(ms) = int(10) {
+            gauge!("tributary_iscp_job_state", &labels).set(j.state as i64 as f64);
+            if let Some(ms) = j.lag_ms {
                 gauge!("tributary_iscp_job_lag_seconds", &labels).set(ms as f64 / 1000.0);
             }
-            let lag_changes = if int(9).unwrap_or(0) > 0 {
-                engine
-                    .storage
-                    .changes(j.key.table_id, j.watermark, latest, None, LAG_CHANGES_CAP)
-                    .map(|b| b.changes.len())
-                    .unwrap_or(0)
-            } else {
-                0
-            };
-            gauge!("tributary_iscp_job_lag_changes", &labels).set(lag_changes as f64);
-            gauge!("tributary_iscp_job_rows_applied", &labels).set(j.status.rows_applied as f64);
-            gauge!("tributary_iscp_job_units", &labels).set(j.status.iterations as f64);
-            gauge!("tributary_iscp_job_retries", &labels).set(j.status.retries as f64);
-            gauge!("tributary_iscp_job_error_code", &labels).set(j.status.error_code as f64);
-            let progress = if j.status.stage == crate::iscp::log::STAGE_INCREMENTAL {
-                1.0
-            } else if j.status.build_total > 0 {
-                j.status.build_done as f64 / j.status.build_total as f64
-            } else {
-                0.0
-            };
-            gauge!("tributary_iscp_job_build_progress", &labels).set(progress);
+            gauge!("tributary_iscp_job_lag_changes", &labels)
+                .set(j.lag_changes.unwrap_or(0) as f64);
+            gauge!("tributary_iscp_job_rows_applied", &labels).set(j.rows_applied as f64);
+            gauge!("tributary_iscp_job_units", &labels).set(j.iterations as f64);
+            gauge!("tributary_iscp_job_retries", &labels).set(f64::from(j.retries));
+            gauge!("tributary_iscp_job_error_code", &labels)
+                .set(j.error.as_ref().map_or(0.0, |(c, _)| f64::from(*c)));
+            gauge!("tributary_iscp_job_build_progress", &labels).set(j.progress.fraction());
         }
         Ok(())
     }

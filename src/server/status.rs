@@ -8,6 +8,11 @@
 //! two seconds. Also owns the process-wide ring of recent statement errors
 //! the server reports here.
 //!
+//! Error messages (of statements and of jobs) carry row values of any
+//! session (`Duplicate entry 'alice@example' …`): the page shows them
+//! only to a request carrying the admin token ([`Status::render`]'s
+//! `full`); without it, codes only. It never shows statement text.
+//!
 //! It never writes to storage; every read is a read-only snapshot.
 
 use std::collections::VecDeque;
@@ -19,7 +24,8 @@ use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
 use crate::db::Database;
-use crate::types::Value;
+use crate::iscp::log::JobState;
+use crate::iscp::status::JobStatus;
 
 /// Samples kept: one a second for ten minutes.
 const KEEP: usize = 600;
@@ -72,17 +78,6 @@ pub struct Status {
     samples: Mutex<VecDeque<Sample>>,
 }
 
-/// One row of SHOW ISCP STATUS, as the page shows it.
-struct JobLine {
-    label: String,
-    state: String,
-    phase: String,
-    lag: i64,
-    lag_ms: Option<i64>,
-    progress: String,
-    error: String,
-}
-
 impl Status {
     pub fn new(db: Database) -> Arc<Status> {
         Arc::new(Status {
@@ -107,36 +102,10 @@ impl Status {
         }
     }
 
-    fn jobs(&self) -> Result<Vec<JobLine>, crate::error::SqlError> {
-        let mut s = self.db.session();
-        let rows = s.execute("SHOW ISCP STATUS")?.rows;
-        Ok(rows
-            .iter()
-            .map(|r| {
-                let text = |i: usize| r.get(i).and_then(Value::to_text).unwrap_or_default();
-                let int = |i: usize| match r.get(i) {
-                    Some(Value::Int(v)) => Some(*v),
-                    _ => None,
-                };
-                JobLine {
-                    label: format!(
-                        "{}.{}.{}",
-                        text(0),
-                        text(1),
-                        text(3).trim_start_matches("index_")
-                    ),
-                    state: text(6),
-                    phase: text(5),
-                    lag: int(9).unwrap_or(0),
-                    lag_ms: int(10),
-                    progress: text(14),
-                    error: match int(17) {
-                        Some(c) if c != 0 => format!("{c}: {}", text(18)),
-                        _ => String::new(),
-                    },
-                }
-            })
-            .collect())
+    /// Every job's status ([`crate::iscp::status::JobStatus`], the one
+    /// computation SHOW ISCP STATUS and `/metrics` use too).
+    fn jobs(&self) -> Result<Vec<JobStatus>, crate::error::SqlError> {
+        self.db.engine().iscp.job_statuses(0)
     }
 
     /// Take one sample (blocking: reads the job log).
@@ -145,8 +114,8 @@ impl Status {
         let lags = self
             .jobs()?
             .into_iter()
-            .filter(|j| j.state != "Canceled")
-            .map(|j| (j.label, j.lag))
+            .filter(|j| j.state != JobState::Canceled)
+            .map(|j| (j.label(), j.lag_ts as i64))
             .collect();
         let mut s = self.samples.lock();
         if s.len() == KEEP {
@@ -160,8 +129,9 @@ impl Status {
         Ok(())
     }
 
-    /// The page (blocking: reads the job log).
-    pub fn render(&self) -> String {
+    /// The page (blocking: reads the job log). Error messages only when
+    /// `full` (the request carried the admin token); else codes only.
+    pub fn render(&self, full: bool) -> String {
         let engine = self.db.engine();
         let jobs = self.jobs();
         let samples: Vec<Sample> = self.samples.lock().iter().cloned().collect();
@@ -174,6 +144,12 @@ impl Status {
              svg{background:#fafafa;border:1px solid #ddd}h2{margin-top:1.2em}</style>\
              </head><body><h1>Tributary</h1>",
         );
+        if !full {
+            h.push_str(
+                "<p id=\"redacted\">Error messages are hidden: they carry row values. \
+                 Send <code>Authorization: Bearer &lt;admin token&gt;</code> to see them.</p>",
+            );
+        }
         let sessions = engine
             .processes
             .status()
@@ -213,32 +189,42 @@ impl Status {
                      <th>lag (ms)</th><th>build</th><th>error</th></tr>",
                 );
                 for j in jobs {
+                    // The message may carry row values: the code only
+                    // without the token.
+                    let error = j.error.as_ref().map_or(String::new(), |(c, m)| {
+                        if full {
+                            format!("{c}: {m}")
+                        } else {
+                            c.to_string()
+                        }
+                    });
                     let _ = write!(
                         h,
                         "<tr class=\"job\" data-job=\"{l}\"><td>{l}</td><td>{}</td><td>{}</td>\
                          <td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                        esc(&j.state),
-                        esc(&j.phase),
-                        j.lag,
+                        esc(j.state.name()),
+                        esc(j.phase.name()),
+                        j.lag_ts,
                         j.lag_ms.map_or("–".to_string(), |v| v.to_string()),
-                        esc(&j.progress),
-                        esc(&j.error),
-                        l = esc(&j.label),
+                        esc(&j.progress.text()),
+                        esc(&error),
+                        l = esc(&j.label()),
                     );
                 }
                 h.push_str("</table>");
-                for j in jobs.iter().filter(|j| j.state != "Canceled") {
+                for j in jobs.iter().filter(|j| j.state != JobState::Canceled) {
+                    let label = j.label();
                     let series: Vec<(u64, f64)> = samples
                         .iter()
                         .filter_map(|s| {
                             s.lags
                                 .iter()
-                                .find(|(l, _)| *l == j.label)
+                                .find(|(l, _)| *l == label)
                                 .map(|(_, lag)| (s.at_ms, *lag as f64))
                         })
                         .collect();
-                    let _ = write!(h, "<h3>Lag of {} (commits behind)</h3>", esc(&j.label));
-                    plot(&mut h, &format!("lag-{}", j.label), &series);
+                    let _ = write!(h, "<h3>Lag of {} (commits behind)</h3>", esc(&label));
+                    plot(&mut h, &format!("lag-{label}"), &series);
                 }
             }
             Err(e) => {
@@ -258,7 +244,7 @@ impl Status {
                     "<tr><td>{} s</td><td>{}</td><td>{}</td></tr>",
                     now.saturating_sub(e.at_ms) / 1000,
                     e.code,
-                    esc(&e.message)
+                    if full { esc(&e.message) } else { "–".into() }
                 );
             }
             h.push_str("</table>");
@@ -348,6 +334,35 @@ mod tests {
             esc("<a href=\"x\">&'"),
             "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
         );
+    }
+
+    /// Without the token the page shows the codes of recent errors but
+    /// never their messages (which carry other sessions' row values).
+    #[test]
+    fn error_messages_only_with_the_token() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Database::open(dir.path()).unwrap();
+        let status = Status::new(db.clone());
+        let secret = "alice-7f3a9@secret.example";
+        let mut s = db.session();
+        s.execute("CREATE DATABASE d").unwrap();
+        s.execute("CREATE TABLE d.t (e VARCHAR(64) PRIMARY KEY)")
+            .unwrap();
+        s.execute(&format!("INSERT INTO d.t VALUES ('{secret}')"))
+            .unwrap();
+        let e = s
+            .execute(&format!("INSERT INTO d.t VALUES ('{secret}')"))
+            .unwrap_err();
+        assert_eq!(e.code, 1062);
+        record_error(e.code, &e.message);
+        let open = status.render(false);
+        assert!(!open.contains(secret), "{open}");
+        assert!(open.contains("<td>1062</td>"), "{open}");
+        assert!(open.contains("id=\"redacted\""));
+        let full = status.render(true);
+        assert!(full.contains(secret), "{full}");
+        assert!(!full.contains("id=\"redacted\""));
+        db.shutdown();
     }
 
     #[test]

@@ -15,8 +15,13 @@
 //!   dropped, converted or moved is dropped by the ISCP DROP protocol in
 //!   the ALTER's transaction (its consumer is fenced, cancelled and
 //!   drained after commit exactly as for DROP INDEX) and, unless it lost
-//!   all its columns, created again after the commit in a new generation
-//!   that builds from the new rows. Until then queries evaluate exactly.
+//!   all its columns, created again **in the same transaction** in a new
+//!   generation: a synchronous one with its entries written from the new
+//!   rows, an ASYNC one registered to build from them after commit. The
+//!   ALTER is atomic (issue 39): the column change and every index it
+//!   rebuilds commit together or not at all (a KILL, an error or a crash
+//!   before the commit leaves the old table and its indexes whole; after
+//!   the commit the statement succeeds whatever happens to it).
 //! * A synchronous B-tree whose column is dropped or converted is rebuilt
 //!   inside the ALTER's transaction from the new rows; a moved one only
 //!   has its column positions renumbered.
@@ -35,7 +40,7 @@ use crate::error::{code, SqlError, SqlResult};
 use crate::sql::ddl::{self, column_decl, Dropped};
 use crate::sql::expr::{eval_const, ident_name, object_parts, Compiler, Scope};
 use crate::sql::host::SessionHost;
-use crate::sql::parse::{IndexSpec, Name, Stmt};
+use crate::sql::parse::{IndexSpec, Name};
 use crate::sql::{Ctx, Engine, SessionState};
 use crate::types::{DataType, QueryResult, Value};
 
@@ -59,7 +64,8 @@ struct Layout {
 }
 
 /// `ALTER TABLE t op, op, …` (the column and rename forms; the index forms
-/// are [`Stmt::CreateIndex`] / [`Stmt::DropIndex`]).
+/// are [`crate::sql::parse::Stmt::CreateIndex`] /
+/// [`crate::sql::parse::Stmt::DropIndex`]).
 pub fn alter_table(
     engine: &Engine,
     st: &mut SessionState,
@@ -67,7 +73,7 @@ pub fn alter_table(
 ) -> SqlResult<QueryResult> {
     let (db, name) = qualified(st, &at.name)?;
     let mut dropped = Vec::new();
-    let mut recreate = Vec::new();
+    let mut created = Vec::new();
     let r = engine.in_txn(st, |cx| {
         let Some(old) = catalog::get_table(cx.txn, &db, &name, true)? else {
             if at.if_exists {
@@ -85,24 +91,14 @@ pub fn alter_table(
             ));
         }
         let layout = plan(cx, &old, &at.operations)?;
-        apply(cx, &old, layout, &mut dropped, &mut recreate)
+        let r = apply(cx, &old, layout, &mut dropped, &mut created)?;
+        ddl::before_commit(cx, &name)?;
+        Ok(r)
     })?;
     engine.commit_open(st)?;
+    ddl::after_commit(st, &name);
     let r = ddl::finish_drop(engine, r, dropped)?;
-    for spec in recreate {
-        let index = spec.name.clone();
-        ddl::execute(engine, st, Stmt::CreateIndex(spec))
-            .and_then(|_| engine.commit_open(st))
-            .map_err(|e| {
-                SqlError::new(
-                    e.code,
-                    format!(
-                        "ALTER TABLE is committed, but creating index '{index}' in its new form failed: {}",
-                        e.message
-                    ),
-                )
-            })?;
-    }
+    ddl::after_create(engine, created);
     Ok(r)
 }
 
@@ -118,14 +114,20 @@ pub fn rename_tables(
         .iter()
         .map(|r| Ok((qualified(st, &r.old_name)?, qualified(st, &r.new_name)?)))
         .collect::<SqlResult<Vec<_>>>()?;
+    let first = pairs
+        .first()
+        .map(|((_, n), _)| n.clone())
+        .unwrap_or_default();
     let r = engine.in_txn(st, |cx| {
         for ((db, name), to) in &pairs {
             let t = catalog::require_table(cx.txn, db, name, true)?;
             rename(cx, t, to)?;
         }
+        ddl::before_commit(cx, &first)?;
         Ok(QueryResult::default())
     })?;
     engine.commit_open(st)?;
+    ddl::after_commit(st, &first);
     Ok(r)
 }
 
@@ -206,8 +208,12 @@ fn plan(cx: &mut Ctx<'_>, old: &TableDef, ops: &[Op]) -> SqlResult<Layout> {
                 if decl.col.auto_increment {
                     return Err(SqlError::unsupported("ADD COLUMN … AUTO_INCREMENT"));
                 }
+                let mut col = decl.col;
+                if decl.collation.is_none() && ddl::has_collation(&col.ty) {
+                    col.collation = l.def.collation;
+                }
                 let at = position(&l, column_position.as_ref(), l.def.columns.len())?;
-                l.def.columns.insert(at, decl.col);
+                l.def.columns.insert(at, col);
                 l.origin.insert(at, None);
                 l.converted.insert(at, false);
                 if decl.unique {
@@ -347,7 +353,18 @@ fn redefine(
         return Err(SqlError::unsupported("MODIFY / CHANGE … PRIMARY KEY"));
     }
     let before = l.def.columns[i].clone();
+    if decl.collation.is_none() && ddl::has_collation(&decl.col.ty) {
+        // As in MySQL: a column redefined without COLLATE takes the
+        // table's default.
+        decl.col.collation = l.def.collation;
+    }
     let in_pk = l.origin[i].is_some_and(|o| old.pk.contains(&o));
+    if in_pk && !decl.col.collation.is_binary() {
+        return Err(SqlError::unsupported(format!(
+            "collation {} on primary key column '{}': keys compare by code point",
+            decl.col.collation, before.name
+        )));
+    }
     if in_pk {
         if decl.col.ty != before.ty {
             return Err(SqlError::unsupported(format!(
@@ -363,8 +380,12 @@ fn redefine(
             before.name
         )));
     }
-    let converted =
-        l.converted[i] || decl.col.ty != before.ty || (before.nullable && !decl.col.nullable);
+    // A new collation changes no stored value but every key over the
+    // column: its indexes are rebuilt (and refused if it is not binary).
+    let converted = l.converted[i]
+        || decl.col.ty != before.ty
+        || decl.col.collation != before.collation
+        || (before.nullable && !decl.col.nullable);
     let origin = l.origin[i];
     l.def.columns.remove(i);
     l.origin.remove(i);
@@ -461,8 +482,9 @@ fn apply(
     old: &TableDef,
     mut l: Layout,
     dropped: &mut Vec<Dropped>,
-    recreate: &mut Vec<IndexSpec>,
+    created: &mut Vec<(crate::iscp::JobKey, crate::iscp::log::JobSpec)>,
 ) -> SqlResult<QueryResult> {
+    let mut recreate: Vec<IndexSpec> = Vec::new();
     let identity = l.origin.len() == old.columns.len()
         && l.origin.iter().enumerate().all(|(i, o)| *o == Some(i))
         && !l.converted.iter().any(|c| *c);
@@ -499,13 +521,17 @@ fn apply(
     }
     l.def.indexes = kept;
     let mut new_btrees = Vec::new();
-    for spec in rebuild_btrees
+    let mut new_iscp: Vec<IndexDef> = Vec::new();
+    for (spec, recreated) in rebuild_btrees
         .into_iter()
         .chain(std::mem::take(&mut l.add_indexes))
+        .map(|s| (s, false))
+        .chain(recreate.into_iter().map(|s| (s, true)))
     {
         if l.def.index(&spec.name).is_some()
             || new_btrees
                 .iter()
+                .chain(&new_iscp)
                 .any(|i: &IndexDef| i.name.eq_ignore_ascii_case(&spec.name))
         {
             return Err(SqlError::new(
@@ -513,16 +539,41 @@ fn apply(
                 format!("Duplicate key name '{}'", spec.name),
             ));
         }
-        if spec.fulltext {
-            recreate.push(spec);
-            continue;
+        let ix = ddl::index_def(cx, &l.def, &spec)?;
+        debug_assert!(
+            !recreated || ix.job_id.is_some(),
+            "only ISCP indexes are recreated"
+        );
+        if ix.job_id.is_some() {
+            new_iscp.push(ix);
+        } else {
+            new_btrees.push(ix);
         }
-        new_btrees.push(ddl::index_def(cx, &l.def, &spec)?);
     }
-    if !identity || !new_btrees.is_empty() {
-        rewrite_rows(cx, old, &l, identity, &new_btrees)?;
+    // The table as it will be named once committed: what the new jobs
+    // record.
+    let mut target = l.def.clone();
+    if let Some((db, name)) = &l.rename {
+        target.db = db.clone();
+        target.name = name.clone();
+    }
+    let sync: Vec<&IndexDef> = new_iscp
+        .iter()
+        .filter(|ix| crate::iscp::log::JobSpec::of(&target, ix).is_sync_live())
+        .collect();
+    if !identity || !new_btrees.is_empty() || !sync.is_empty() {
+        rewrite_rows(cx, old, &l, identity, &new_btrees, &sync)?;
+    }
+    for ix in &new_iscp {
+        // Its job and searches read the table's change log from now on.
+        cx.engine
+            .storage
+            .set_change_log_on_demand(target.id, false)?;
+        let key = crate::iscp::log::register_job(cx.txn, &target, ix)?;
+        created.push((key, crate::iscp::log::JobSpec::of(&target, ix)));
     }
     l.def.indexes.extend(new_btrees);
+    l.def.indexes.extend(new_iscp);
     match l.rename.take() {
         Some(to) => {
             catalog::put_table(cx.txn, &l.def)?;
@@ -534,21 +585,30 @@ fn apply(
 }
 
 /// Rewrite every row of `old` in the new layout (unless `identity`) and
-/// fill the new B-tree indexes from the new rows.
+/// fill the new B-tree indexes and the entries of the new synchronous
+/// vector / full-text indexes (`sync`) from the new rows, all in the
+/// ALTER's transaction.
 fn rewrite_rows(
     cx: &mut Ctx<'_>,
     old: &TableDef,
     l: &Layout,
     identity: bool,
     new_btrees: &[IndexDef],
+    sync: &[&IndexDef],
 ) -> SqlResult<()> {
     let rows = ddl::current_rows(cx, old)?;
-    let mut out: Vec<(Vec<u8>, Vec<Value>)> =
-        Vec::with_capacity(if new_btrees.is_empty() { 0 } else { rows.len() });
+    let keep = !new_btrees.is_empty() || !sync.is_empty();
+    let mut out: Vec<(Vec<u8>, Vec<Value>)> = Vec::with_capacity(if keep { rows.len() } else { 0 });
     let mut count = 0u64;
     for (i, (k, v)) in rows.into_iter().enumerate() {
         if i.is_multiple_of(INTERRUPT_EVERY) {
+            let fault = tributary_fault::hit_blocking(
+                tributary_fault::points::DDL_ALTER_REWRITE,
+                Some(&old.name),
+                cx.session.interrupt.token(),
+            );
             cx.txn.check_interrupt()?;
+            fault.map_err(SqlError::from)?;
         }
         count += 1;
         let before =
@@ -560,12 +620,19 @@ fn rewrite_rows(
             cx.txn.put(old.id, &k, encode_row(&row))?;
             row
         };
-        if !new_btrees.is_empty() {
+        if keep {
             out.push((k, row));
         }
     }
     for ix in new_btrees {
         ddl::fill_btree(cx, ix, out.iter().map(|(k, r)| Ok((k.as_slice(), r))))?;
+    }
+    for ix in sync {
+        ddl::fill_entries(
+            cx,
+            ix,
+            out.iter().map(|(k, r)| (k.as_slice(), r.as_slice())),
+        )?;
     }
     Ok(())
 }

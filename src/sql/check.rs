@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use crate::catalog::{IndexDef, IndexKind, TableDef};
 use crate::error::{SqlError, SqlResult};
 use crate::iscp::live::{to_f32, IndexData};
-use crate::iscp::log::STAGE_INIT;
+use crate::iscp::log::Stage;
 use crate::sql::search::{all_rows, job_row, tail_keys};
 use crate::sql::Ctx;
 use crate::types::{Column, ColumnKind, QueryResult, Value};
@@ -169,12 +169,12 @@ fn wait_for_watermark(
     let mut row = job_row(cx, t, ix)?
         .ok_or_else(|| SqlError::internal(format!("index {} has no ISCP job", ix.name)))?;
     let deadline = Instant::now() + CATCH_UP_WAIT;
-    while (row.status.stage == STAGE_INIT || row.watermark < ts) && Instant::now() < deadline {
+    while (row.status.stage == Stage::Init || row.watermark < ts) && Instant::now() < deadline {
         cx.engine.iscp.wake();
         std::thread::park_timeout(Duration::from_millis(10));
         row = job_row(cx, t, ix)?.ok_or_else(|| SqlError::internal("index job vanished"))?;
     }
-    if row.status.stage == STAGE_INIT {
+    if row.status.stage == Stage::Init {
         return Err(SqlError::new(
             crate::error::code::LOCK_WAIT_TIMEOUT,
             format!("index {} is still building; try again", ix.name),

@@ -17,6 +17,7 @@ use crate::catalog::schema::coerce_value;
 use crate::catalog::{
     self, alloc_object_id, ColumnDef, DatabaseDef, IndexDef, IndexKind, TableDef,
 };
+use crate::collation::Collation;
 use crate::error::{code, SqlError, SqlResult};
 use crate::iscp;
 use crate::sql::expr::{eval_const, ident_name, object_parts, Compiler, Scope};
@@ -59,11 +60,16 @@ pub fn execute(engine: &Engine, st: &mut SessionState, s: Stmt) -> SqlResult<Que
         }
         Stmt::CreateIndex(spec) => {
             let mut created = Vec::new();
-            let r = engine.in_txn(st, |cx| create_index(cx, &spec, &mut created))?;
+            let r = engine.in_txn(st, |cx| {
+                let r = create_index(cx, &spec, &mut created)?;
+                before_commit(cx, &spec.table.name)?;
+                Ok(r)
+            })?;
             // Committed before the index is loaded, with autocommit off
             // too (`in_txn` leaves the transaction open): the load below
             // then builds it whatever `autocommit` is, not the first search.
             engine.commit_open(st)?;
+            after_commit(st, &spec.table.name);
             after_create(engine, created);
             Ok(r)
         }
@@ -118,11 +124,66 @@ pub fn execute(engine: &Engine, st: &mut SessionState, s: Stmt) -> SqlResult<Que
     }
 }
 
+/// The last step of an atomic DDL statement's transaction (ALTER TABLE,
+/// CREATE INDEX, RENAME TABLE): every write is done, nothing is committed.
+/// Fault point [`tributary_fault::points::DDL_BEFORE_COMMIT`] (target: the
+/// table), then the statement's interrupt: a KILL up to here rolls the
+/// whole statement back and answers 1317.
+pub fn before_commit(cx: &Ctx<'_>, table: &str) -> SqlResult<()> {
+    let fault = tributary_fault::hit_blocking(
+        tributary_fault::points::DDL_BEFORE_COMMIT,
+        Some(table),
+        cx.session.interrupt.token(),
+    );
+    cx.txn.check_interrupt()?;
+    fault.map(|_| ()).map_err(SqlError::from)
+}
+
+/// Right after an atomic DDL statement committed, before what follows
+/// the commit (draining dropped jobs, loading new synchronous indexes):
+/// fault point [`tributary_fault::points::DDL_AFTER_COMMIT`]. Its outcome
+/// is only logged: the statement has taken effect, so it succeeds.
+pub fn after_commit(st: &SessionState, table: &str) {
+    if let Err(e) = tributary_fault::hit_blocking(
+        tributary_fault::points::DDL_AFTER_COMMIT,
+        Some(table),
+        st.interrupt.token(),
+    ) {
+        tracing::info!(table, error = %e, "fault after a DDL commit (the statement stands)");
+    }
+}
+
+/// Write the entries of synchronous vector / full-text index `ix` for
+/// `rows` (primary-key bytes, row values in the table's layout) in the
+/// DDL's transaction, checking the statement's interrupt as it goes.
+pub fn fill_entries<'r>(
+    cx: &mut Ctx<'_>,
+    ix: &IndexDef,
+    rows: impl Iterator<Item = (&'r [u8], &'r [Value])>,
+) -> SqlResult<()> {
+    for (i, (k, row)) in rows.enumerate() {
+        if i.is_multiple_of(INTERRUPT_EVERY) {
+            build_checkpoint(cx, &ix.name)?;
+        }
+        let vals: Vec<Value> = ix
+            .columns
+            .iter()
+            .map(|&c| row.get(c).cloned().unwrap_or(Value::Null))
+            .collect();
+        cx.txn.put(
+            ix.storage_id,
+            &iscp::live::entry_key(k),
+            iscp::live::encode_entry(&vals),
+        )?;
+    }
+    Ok(())
+}
+
 /// After a CREATE that registered ISCP jobs committed: keep the entry log
 /// of every new synchronous vector/full-text index until its first base
 /// and load this CN's copy (its entries were written by the CREATE), then
 /// wake the runner.
-fn after_create(engine: &Engine, created: Vec<(iscp::JobKey, iscp::log::JobSpec)>) {
+pub fn after_create(engine: &Engine, created: Vec<(iscp::JobKey, iscp::log::JobSpec)>) {
     if created.is_empty() {
         return;
     }
@@ -276,8 +337,11 @@ fn create_table_as(
     q: &ast::Query,
 ) -> SqlResult<QueryResult> {
     let res = crate::sql::select::query(cx, q)?;
+    // The new columns keep the query's collations (as MySQL's do).
+    let colls =
+        crate::sql::exec::out_collations(&crate::sql::plan::Planner::new(cx).plan_query(q, None)?);
     let mut t = empty_table(cx, db, name)?;
-    for c in &res.columns {
+    for (i, c) in res.columns.iter().enumerate() {
         if t.column_index(&c.name).is_some() {
             return Err(SqlError::new(
                 1060,
@@ -290,6 +354,7 @@ fn create_table_as(
             nullable: true,
             default: None,
             auto_increment: false,
+            collation: colls.get(i).copied().flatten().unwrap_or_default(),
         });
     }
     catalog::put_table(cx.txn, &t)?;
@@ -314,7 +379,7 @@ fn create_view(cx: &mut Ctx<'_>, cv: &ast::CreateView) -> SqlResult<QueryResult>
     // Plan in the view's database so its unqualified names mean the same
     // thing whoever reads it later.
     let saved = cx.session.db.replace(db.clone());
-    let node = crate::sql::plan::Planner::new(cx).plan_query(&cv.query, None);
+    let node = crate::sql::plan::Planner::for_view_body(cx).plan_query(&cv.query, None);
     cx.session.db = saved;
     let out = node?.columns();
     if !columns.is_empty() && columns.len() != out.len() {
@@ -338,6 +403,7 @@ fn create_view(cx: &mut Ctx<'_>, cv: &ast::CreateView) -> SqlResult<QueryResult>
             nullable: true,
             default: None,
             auto_increment: false,
+            collation: Default::default(),
         });
     }
     let id = match catalog::get_table(cx.txn, &db, &name, true)? {
@@ -366,6 +432,7 @@ fn create_view(cx: &mut Ctx<'_>, cv: &ast::CreateView) -> SqlResult<QueryResult>
             query: cv.query.to_string(),
             columns,
         }),
+        collation: Default::default(),
     };
     catalog::put_table(cx.txn, &t)?;
     Ok(QueryResult::default())
@@ -648,13 +715,14 @@ pub fn parse_type(s: &str) -> SqlResult<DataType> {
 /// collation Tributary does not keep, MERGE / federated options); storage
 /// hints of InnoDB (ROW_FORMAT, KEY_BLOCK_SIZE, STATS_*, COMPRESSION,
 /// TABLESPACE, …) change no answer and are accepted.
-fn table_options(opts: &ast::CreateTableOptions) -> SqlResult<Option<i64>> {
+fn table_options(opts: &ast::CreateTableOptions) -> SqlResult<(Option<i64>, Option<Collation>)> {
     let list = match opts {
-        ast::CreateTableOptions::None => return Ok(None),
+        ast::CreateTableOptions::None => return Ok((None, None)),
         ast::CreateTableOptions::Plain(l) => l,
         other => return Err(SqlError::unsupported(format!("table options {other}"))),
     };
     let mut start = None;
+    let mut collation = None;
     for o in list {
         match o {
             ast::SqlOption::NamedParenthesizedList(l)
@@ -673,7 +741,7 @@ fn table_options(opts: &ast::CreateTableOptions) -> SqlResult<Option<i64>> {
                     "DEFAULT CHARSET" | "CHARSET" | "DEFAULT CHARACTER SET" | "CHARACTER SET" => {
                         crate::sql::vars::require_stored_charset(&text)?
                     }
-                    "DEFAULT COLLATE" | "COLLATE" => crate::sql::vars::require_collation(&text)?,
+                    "DEFAULT COLLATE" | "COLLATE" => collation = Some(Collation::lookup(&text)?),
                     "AUTO_INCREMENT" => {
                         let n = text
                             .parse::<i64>()
@@ -693,7 +761,29 @@ fn table_options(opts: &ast::CreateTableOptions) -> SqlResult<Option<i64>> {
             other => return Err(SqlError::unsupported(format!("table option {other}"))),
         }
     }
-    Ok(start)
+    Ok((start, collation))
+}
+
+/// Keys (primary key, B-tree and unique indexes) compare by code point:
+/// one over a column of a non-binary collation would find 'a' and miss
+/// 'A', so it is refused (1235) rather than built wrong.
+pub fn check_key_collations(t: &TableDef, cols: &[usize]) -> SqlResult<()> {
+    for &c in cols {
+        let col = &t.columns[c];
+        if !col.collation.is_binary() {
+            return Err(SqlError::unsupported(format!(
+                "a primary key or B-tree index on column '{}' of collation {}: \
+                 keys compare by code point (utf8mb4_bin)",
+                col.name, col.collation
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Text columns (VARCHAR, TEXT) have a collation; JSON compares as JSON.
+pub fn has_collation(ty: &DataType) -> bool {
+    matches!(ty, DataType::Varchar(_) | DataType::Text)
 }
 
 /// The column names and key-part lengths of an index's column list as
@@ -809,6 +899,7 @@ fn empty_table(cx: &Ctx<'_>, db: String, name: String) -> SqlResult<TableDef> {
         indexes: Vec::new(),
         comment: String::new(),
         view: None,
+        collation: Default::default(),
     })
 }
 
@@ -842,6 +933,9 @@ pub struct ColumnDecl {
     pub primary: bool,
     /// `UNIQUE` was written on the column.
     pub unique: bool,
+    /// `COLLATE c` was written on the column (without it a text column
+    /// takes the table's default collation).
+    pub collation: Option<Collation>,
 }
 
 /// Read a column definition: its type and options (NULL / NOT NULL,
@@ -871,9 +965,11 @@ pub fn column_decl<'o>(
             nullable: true,
             default: None,
             auto_increment: false,
+            collation: Default::default(),
         },
         primary: false,
         unique: false,
+        collation: None,
     };
     for o in options {
         match o {
@@ -905,10 +1001,13 @@ pub fn column_decl<'o>(
             ColumnOption::CharacterSet(cs) => {
                 crate::sql::vars::require_stored_charset(&cs.to_string())?
             }
-            ColumnOption::Collation(c) => crate::sql::vars::require_collation(&c.to_string())?,
+            ColumnOption::Collation(c) => d.collation = Some(Collation::lookup(&c.to_string())?),
             ColumnOption::Comment(_) => {}
             other => return Err(SqlError::unsupported(format!("column option {other}"))),
         }
+    }
+    if has_collation(&d.col.ty) {
+        d.col.collation = d.collation.unwrap_or_default();
     }
     if d.col.auto_increment && !d.col.ty.is_integer() {
         return Err(SqlError::new(
@@ -951,8 +1050,9 @@ fn create_table(
             "CREATE TEMPORARY TABLE (a session's private table)",
         ));
     }
-    let auto_increment_start = table_options(&ct.table_options)?;
+    let (auto_increment_start, default_collation) = table_options(&ct.table_options)?;
     let mut t = empty_table(cx, db, name)?;
+    t.collation = default_collation.unwrap_or_default();
     let mut unique_cols = Vec::new();
     let host = SessionHost::new(cx.session, cx.engine);
     for (i, c) in ct.columns.iter().enumerate() {
@@ -981,7 +1081,11 @@ fn create_table(
         if decl.unique {
             unique_cols.push(i);
         }
-        t.columns.push(decl.col);
+        let mut col = decl.col;
+        if decl.collation.is_none() && has_collation(&col.ty) {
+            col.collation = t.collation;
+        }
+        t.columns.push(col);
     }
     if t.columns.is_empty() {
         return Err(SqlError::new(1113, "A table must have at least 1 column"));
@@ -1042,6 +1146,7 @@ fn create_table(
             other => return Err(SqlError::unsupported(format!("table constraint {other}"))),
         }
     }
+    check_key_collations(&t, &t.pk)?;
     for i in unique_cols {
         pending_indexes.push(IndexSpec {
             name: t.columns[i].name.clone(),
@@ -1160,6 +1265,7 @@ pub fn index_def(cx: &mut Ctx<'_>, t: &TableDef, spec: &IndexSpec) -> SqlResult<
                 )));
             }
         }
+        check_key_collations(t, &cols)?;
         IndexKind::BTree {
             unique: spec.unique,
         }
@@ -1275,7 +1381,7 @@ where
     K: AsRef<[u8]>,
     R: AsRef<[Value]>,
 {
-    let IndexKind::BTree { unique } = ix.kind else {
+    let Some(target) = crate::catalog::entries::Target::of(ix) else {
         return Err(SqlError::internal("synchronous index must be a B-tree"));
     };
     for (i, r) in rows.enumerate() {
@@ -1283,9 +1389,8 @@ where
             build_checkpoint(cx, &ix.name)?;
         }
         let (k, row) = r?;
-        let row = row.as_ref();
-        let vals: Vec<Value> = ix.columns.iter().map(|&c| row[c].clone()).collect();
-        crate::sql::dml::put_btree_entry(cx, ix, unique, &vals, k.as_ref())?;
+        let vals = crate::catalog::entries::entry_values(row.as_ref(), &ix.columns);
+        crate::catalog::entries::put(cx.txn, target, &vals, k.as_ref())?;
     }
     Ok(())
 }

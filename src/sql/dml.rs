@@ -16,6 +16,7 @@ use std::sync::Arc;
 use sqlparser::ast::{self as ast, Expr, SetExpr};
 
 use crate::catalog::codec::{encode_key, encode_row};
+use crate::catalog::entries::{self, dup_entry};
 use crate::catalog::schema::coerce_to_column;
 use crate::catalog::{self, IndexKind, TableDef, SYS_AUTOINC};
 use crate::error::{code, SqlError, SqlResult};
@@ -56,14 +57,6 @@ fn table_from_name(cx: &mut Ctx<'_>, name: &ast::ObjectName) -> SqlResult<Arc<Ta
 }
 
 /// Render a key's values for a duplicate-key message.
-fn dup_entry(vals: &[Value], key_name: &str) -> SqlError {
-    let shown: Vec<String> = vals.iter().map(|v| v.to_string()).collect();
-    SqlError::new(
-        code::DUP_ENTRY,
-        format!("Duplicate entry '{}' for key '{key_name}'", shown.join("-")),
-    )
-}
-
 /// Storage key of a row.
 pub fn row_key(cx: &Ctx<'_>, t: &TableDef, row: &[Value]) -> SqlResult<Vec<u8>> {
     if t.has_hidden_pk() {
@@ -91,51 +84,22 @@ pub fn maintain_indexes(
         if ix.is_async {
             continue;
         }
-        let vals = |row: &[Value]| -> Vec<Value> {
-            ix.columns
-                .iter()
-                .map(|&c| row.get(c).cloned().unwrap_or(Value::Null))
-                .collect()
-        };
-        let old_vals = old.map(vals);
-        let new_vals = new.map(vals);
+        let old_vals = old.map(|r| entries::entry_values(r, &ix.columns));
+        let new_vals = new.map(|r| entries::entry_values(r, &ix.columns));
         if old_vals.is_some() && old_vals == new_vals {
             continue;
         }
-        let IndexKind::BTree { unique } = ix.kind else {
+        let Some(target) = entries::Target::of(ix) else {
             sync_live_entry(cx, t, ix, key, new_vals.as_deref())?;
             continue;
         };
         if let Some(ov) = &old_vals {
-            cx.txn
-                .delete(ix.storage_id, &btree_entry_key(ov, key, unique))?;
+            entries::delete(cx.txn, target, ov, key)?;
         }
         if let Some(nv) = &new_vals {
-            put_btree_entry(cx, ix, unique, nv, key)?;
+            entries::put(cx.txn, target, nv, key)?;
         }
     }
-    Ok(())
-}
-
-/// Write B-tree index `ix`'s entry for the row stored under `key` with
-/// index values `vals`; in a UNIQUE index, another row's entry with the
-/// same non-NULL values is error 1062 (checked under the entry's lock).
-pub fn put_btree_entry(
-    cx: &mut Ctx<'_>,
-    ix: &crate::catalog::IndexDef,
-    unique: bool,
-    vals: &[Value],
-    key: &[u8],
-) -> SqlResult<()> {
-    let ek = btree_entry_key(vals, key, unique);
-    if unique && vals.iter().all(|v| !v.is_null()) {
-        if let Some(existing) = cx.txn.get(ix.storage_id, &ek, true)? {
-            if existing != key {
-                return Err(dup_entry(vals, &ix.name));
-            }
-        }
-    }
-    cx.txn.put(ix.storage_id, &ek, key.to_vec())?;
     Ok(())
 }
 
@@ -281,11 +245,7 @@ fn conflicting_row(cx: &mut Ctx<'_>, t: &TableDef, row: &[Value]) -> SqlResult<O
         if !matches!(ix.kind, IndexKind::BTree { unique: true }) {
             continue;
         }
-        let vals: Vec<Value> = ix
-            .columns
-            .iter()
-            .map(|&c| row.get(c).cloned().unwrap_or(Value::Null))
-            .collect();
+        let vals = entries::entry_values(row, &ix.columns);
         if vals.iter().any(Value::is_null) {
             continue;
         }
@@ -422,7 +382,16 @@ pub fn insert(cx: &mut Ctx<'_>, ins: &ast::Insert) -> SqlResult<QueryResult> {
             // (`VALUES(c)` becomes `__inserted.c`): a bare name is the
             // stored row's.
             let hidden = (t.columns.len()..cols.len()).collect();
-            let scope = Scope { cols, hidden };
+            // The stored row, the inserted one, its alias: one collation
+            // per table column, repeated.
+            let colls = (0..cols.len())
+                .map(|i| t.columns[i % t.columns.len()].collation)
+                .collect();
+            let scope = Scope {
+                cols,
+                hidden,
+                colls,
+            };
             let mut out = Vec::new();
             for a in assignments {
                 let ast::AssignmentTarget::ColumnName(n) = &a.target else {
@@ -490,6 +459,7 @@ pub fn insert(cx: &mut Ctx<'_>, ins: &ast::Insert) -> SqlResult<QueryResult> {
     let mut warnings = Vec::new();
     let mut first_id: Option<u64> = None;
     for (row_no, vals) in (1u64..).zip(value_rows) {
+        crate::sql::budget::tick()?;
         if vals.len() != positions.len() {
             return Err(SqlError::new(
                 code::WRONG_VALUE_COUNT,
@@ -647,6 +617,7 @@ fn order_and_limit(
             .collect::<SqlResult<_>>()?;
         let mut keyed = Vec::with_capacity(rows.len());
         for (k, r) in rows {
+            crate::sql::budget::tick()?;
             let ecx = EvalCtx {
                 row: &r,
                 outer: &[],
@@ -660,8 +631,12 @@ fn order_and_limit(
                 .collect::<SqlResult<Vec<Value>>>()?;
             keyed.push((vals, k, r));
         }
-        // Stable: ties keep primary-key order.
+        // Stable: ties keep primary-key order. A KILL ends it early.
+        let stop = crate::sql::budget::SortStop::default();
         keyed.sort_by(|a, b| {
+            if stop.stopped() {
+                return std::cmp::Ordering::Equal;
+            }
             for (i, (_, desc)) in keys.iter().enumerate() {
                 let o = a.0[i].total_cmp(&b.0[i]);
                 let o = if *desc { o.reverse() } else { o };
@@ -671,6 +646,7 @@ fn order_and_limit(
             }
             std::cmp::Ordering::Equal
         });
+        stop.finish()?;
         rows = keyed.into_iter().map(|(_, k, r)| (k, r)).collect();
     }
     if let Some(e) = limit {
@@ -703,6 +679,7 @@ fn single_table(cx: &mut Ctx<'_>, twj: &ast::TableWithJoins) -> SqlResult<(Arc<T
             .map(|c| (a.clone(), c.name.clone()))
             .collect(),
         hidden: Vec::new(),
+        colls: t.columns.iter().map(|c| c.collation).collect(),
     };
     Ok((t, scope))
 }
@@ -732,6 +709,7 @@ pub fn update(cx: &mut Ctx<'_>, up: &ast::Update) -> SqlResult<QueryResult> {
     let _ = host_db;
     let mut changed = 0u64;
     for (row_no, (key, old)) in (1u64..).zip(rows) {
+        crate::sql::budget::tick()?;
         let mut new = old.clone();
         {
             let host = SessionHost::new(cx.session, cx.engine);
@@ -782,6 +760,7 @@ pub fn delete(cx: &mut Ctx<'_>, del: &ast::Delete) -> SqlResult<QueryResult> {
     let rows = order_and_limit(cx, &scope, rows, &del.order_by, del.limit.as_ref())?;
     let mut n = 0u64;
     for (key, old) in rows {
+        crate::sql::budget::tick()?;
         maintain_indexes(cx, &t, &key, Some(&old), None)?;
         cx.txn.delete(t.id, &key)?;
         n += 1;

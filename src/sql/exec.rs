@@ -1,7 +1,7 @@
 //! Executing plan nodes ([`crate::sql::plan::Node`]) into rows.
 //!
 //! Owns the join algorithms (hash join on equality keys, nested loop
-//! otherwise; inner, left and right outer), UNION [ALL], and running the
+//! otherwise; inner, left and right outer), UNION \[ALL\], and running the
 //! subqueries inside expressions: uncorrelated ones once per run of their
 //! block, correlated ones once per row, each turned into a literal (or a
 //! materialized set for `IN`) before the expression is evaluated. Query
@@ -13,6 +13,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use crate::error::{code, SqlError, SqlResult};
+use crate::sql::budget::{self, Reservation};
 use crate::sql::expr::{self, value_key, CExpr, EvalCtx, SubPlan, ValueSet};
 use crate::sql::host::SessionHost;
 use crate::sql::plan::{Join, JoinKind, Node, SetOp, Stats};
@@ -23,6 +24,10 @@ use crate::types::Value;
 /// Run a node with `outer` as the row of the enclosing query (empty at the
 /// top level).
 pub fn run(cx: &mut Ctx<'_>, node: &Node, outer: &[Value]) -> SqlResult<Vec<Vec<Value>>> {
+    crate::sql::stack::descend(|| run_guarded(cx, node, outer))
+}
+
+fn run_guarded(cx: &mut Ctx<'_>, node: &Node, outer: &[Value]) -> SqlResult<Vec<Vec<Value>>> {
     let analyzing = ANALYZE.with(|a| a.borrow().is_some());
     if !analyzing {
         return run_node(cx, node, outer);
@@ -39,6 +44,35 @@ thread_local! {
     static ANALYZE: std::cell::RefCell<Option<Stats>> = const { std::cell::RefCell::new(None) };
 }
 
+/// The non-binary collation of each output column of `node`: a block's
+/// projections'; a set operation's where all its blocks agree (a `_bin`
+/// side wins, as MySQL aggregates two column collations). Iterative: a
+/// set operation may chain thousands of blocks.
+pub fn out_collations(node: &Node) -> Vec<Option<crate::collation::Collation>> {
+    let mut out: Option<Vec<Option<crate::collation::Collation>>> = None;
+    let mut stack = vec![node];
+    while let Some(n) = stack.pop() {
+        let leaf: &[Option<crate::collation::Collation>] = match n {
+            Node::Union(u) => {
+                stack.push(&u.right);
+                stack.push(&u.left);
+                continue;
+            }
+            Node::Block(p) => &p.out_colls,
+            Node::Join(_) => &[],
+        };
+        out = Some(match out {
+            None => leaf.to_vec(),
+            Some(acc) => acc
+                .iter()
+                .enumerate()
+                .map(|(i, a)| a.filter(|_| leaf.get(i).copied().flatten() == *a))
+                .collect(),
+        });
+    }
+    out.unwrap_or_default()
+}
+
 /// Run `node` to the end (EXPLAIN ANALYZE), returning what each node did.
 pub fn analyze(cx: &mut Ctx<'_>, node: &Node) -> SqlResult<Stats> {
     ANALYZE.with(|a| *a.borrow_mut() = Some(Stats::new()));
@@ -52,32 +86,64 @@ fn run_node(cx: &mut Ctx<'_>, node: &Node, outer: &[Value]) -> SqlResult<Vec<Vec
         Node::Block(p) => select::run(cx, p, outer),
         Node::Join(j) => join(cx, j, outer),
         Node::Union(u) => {
-            let mut rows = run(cx, &u.left, outer)?;
+            // Both inputs and the DISTINCT keys are charged to the
+            // statement's budget while the set operation runs.
+            let mut mem = Reservation::new();
+            let rows = run(cx, &u.left, outer)?;
+            mem.add_rows(&rows)?;
             let right = run(cx, &u.right, outer)?;
-            match u.op {
-                SetOp::Union => {
-                    rows.extend(right);
-                    if !u.all {
-                        let mut seen = HashSet::new();
-                        rows.retain(|r| seen.insert(select::group_key(r)));
-                    }
-                }
-                // Distinct rows of the left that are (not) in the right; rows
-                // compare as in DISTINCT (NULLs equal).
-                SetOp::Intersect | SetOp::Except => {
-                    let other: HashSet<Vec<u8>> =
-                        right.iter().map(|r| select::group_key(r)).collect();
-                    let keep = u.op == SetOp::Intersect;
-                    let mut seen = HashSet::new();
-                    rows.retain(|r| {
-                        let k = select::group_key(r);
-                        other.contains(&k) == keep && seen.insert(k)
-                    });
-                }
-            }
-            Ok(rows)
+            mem.add_rows(&right)?;
+            set_operation(node, u, rows, right, &mut mem)
         }
     }
+}
+
+/// Combine a set operation's inputs. Out of line: `run_node` recurses
+/// once per operator of a long chain, so its frame stays small.
+#[inline(never)]
+fn set_operation(
+    node: &Node,
+    u: &crate::sql::plan::Union,
+    mut rows: Vec<Vec<Value>>,
+    right: Vec<Vec<Value>>,
+    mem: &mut Reservation,
+) -> SqlResult<Vec<Vec<Value>>> {
+    let colls = out_collations(node);
+    let mut key = |r: &[Value]| -> SqlResult<Vec<u8>> {
+        budget::tick()?;
+        let k = select::group_key_under(r, &colls);
+        mem.add(k.len() + 48)?;
+        Ok(k)
+    };
+    match u.op {
+        SetOp::Union => {
+            rows.extend(right);
+            if !u.all {
+                let mut seen = HashSet::new();
+                let mut keep = Vec::with_capacity(rows.len());
+                for r in &rows {
+                    keep.push(seen.insert(key(r)?));
+                }
+                let mut it = keep.into_iter();
+                rows.retain(|_| it.next().unwrap_or(false));
+            }
+        }
+        // Distinct rows of the left that are (not) in the right; rows
+        // compare as in DISTINCT (NULLs equal).
+        SetOp::Intersect | SetOp::Except => {
+            let other: HashSet<Vec<u8>> = right.iter().map(|r| key(r)).collect::<SqlResult<_>>()?;
+            let wanted = u.op == SetOp::Intersect;
+            let mut seen = HashSet::new();
+            let mut keep = Vec::with_capacity(rows.len());
+            for r in &rows {
+                let k = key(r)?;
+                keep.push(other.contains(&k) == wanted && seen.insert(k));
+            }
+            let mut it = keep.into_iter();
+            rows.retain(|_| it.next().unwrap_or(false));
+        }
+    }
+    Ok(rows)
 }
 
 /// An expression whose subqueries that do not depend on the current row
@@ -181,6 +247,8 @@ fn bind(
             }
             CExpr::InSub(x, sp, negated) if ready(&sp) => {
                 let rows = run(cx, &sp.node, sub_outer)?;
+                let mut mem = Reservation::new();
+                mem.add_rows(&rows)?;
                 let set = ValueSet::new(rows.into_iter().map(|mut r| r.swap_remove(0)));
                 CExpr::InSet(x, Arc::new(set), negated)
             }
@@ -266,6 +334,7 @@ fn right_by_lookup(
     let mut keys = Vec::new();
     let mut seen = HashSet::new();
     for l in left {
+        budget::tick()?;
         let v = j.keys[ki].0.eval(&EvalCtx {
             row: l,
             outer,
@@ -377,9 +446,12 @@ fn side_keys(
     rows: &[Vec<Value>],
     outer: &[Value],
     host: &SessionHost<'_>,
+    mem: &mut Reservation,
 ) -> SqlResult<Vec<Option<Vec<HKey>>>> {
     let mut out = Vec::with_capacity(rows.len());
     'rows: for row in rows {
+        budget::tick()?;
+        mem.add(32 + exprs.len() * std::mem::size_of::<HKey>())?;
         let mut k = Vec::with_capacity(exprs.len());
         for e in exprs {
             let part = match e {
@@ -408,19 +480,26 @@ fn side_keys(
 /// Execute a join: a hash join on its keys (built on the smaller input of
 /// an inner join), or a nested loop when there are none or a key column
 /// mixes numbers and text (whose SQL equality is not key equality).
-/// Row pairs a join tries between two checks of the statement's interrupt.
-const JOIN_INTERRUPT_EVERY: usize = 4096;
-
+///
+/// Both inputs, the keys, the hash table and the output are charged to the
+/// statement's memory budget while the join runs; every row pair tried is
+/// a [`budget::tick`].
 fn join(cx: &mut Ctx<'_>, j: &Join, outer: &[Value]) -> SqlResult<Vec<Vec<Value>>> {
-    let left = run(cx, &j.left, outer)?;
-    let right = if left.is_empty() && j.kind != JoinKind::Right {
+    let mut mem = Reservation::new();
+    // Inputs and output in graves: a killed join answers before it frees.
+    let left = budget::Grave(run(cx, &j.left, outer)?);
+    mem.add_rows(&left)?;
+    let right = budget::Grave(if left.is_empty() && j.kind != JoinKind::Right {
         Vec::new()
     } else {
         match right_by_lookup(cx, j, &left, outer)? {
             Some(rows) => rows,
             None => run(cx, &j.right, outer)?,
         }
-    };
+    });
+    mem.add_rows(&right)?;
+    // The output's charge (kept apart: `emit` holds it).
+    let mut out_mem = Reservation::new();
     let host = SessionHost::new(cx.session, cx.engine);
     let residual: Vec<Prepared<'_>> = j
         .residual
@@ -428,18 +507,14 @@ fn join(cx: &mut Ctx<'_>, j: &Join, outer: &[Value]) -> SqlResult<Vec<Vec<Value>
         .map(|c| prepare(cx, c, j.left_width + j.right_width, outer))
         .collect::<SqlResult<_>>()?;
     let width = j.left_width + j.right_width;
-    let mut out = Vec::new();
+    let mut out: budget::Grave<Vec<Vec<Value>>> = Default::default();
     let mut left_matched = vec![false; left.len()];
     let mut right_matched = vec![false; right.len()];
     let mut combined = Vec::with_capacity(width);
-    let mut tried = 0usize;
     // Emit left[li] ++ right[ri] if the residual condition holds. A KILL
     // (or the deadline) stops a long join between two checks.
     let mut emit = |cx: &mut Ctx<'_>, li: usize, ri: usize| -> SqlResult<()> {
-        tried += 1;
-        if tried.is_multiple_of(JOIN_INTERRUPT_EVERY) {
-            cx.txn.check_interrupt()?;
-        }
+        budget::tick()?;
         combined.clear();
         combined.extend_from_slice(&left[li]);
         combined.extend_from_slice(&right[ri]);
@@ -456,6 +531,7 @@ fn join(cx: &mut Ctx<'_>, j: &Join, outer: &[Value]) -> SqlResult<Vec<Vec<Value>
                 return Ok(());
             }
         }
+        out_mem.add_row(&combined)?;
         out.push(combined.clone());
         left_matched[li] = true;
         right_matched[ri] = true;
@@ -470,8 +546,8 @@ fn join(cx: &mut Ctx<'_>, j: &Join, outer: &[Value]) -> SqlResult<Vec<Vec<Value>
     } else {
         let lexprs: Vec<&CExpr> = j.keys.iter().map(|(l, _)| l).collect();
         let rexprs: Vec<&CExpr> = j.keys.iter().map(|(_, r)| r).collect();
-        let lk = side_keys(&lexprs, &left, outer, &host)?;
-        let rk = side_keys(&rexprs, &right, outer, &host)?;
+        let lk = side_keys(&lexprs, &left, outer, &host, &mut mem)?;
+        let rk = side_keys(&rexprs, &right, outer, &host, &mut mem)?;
         let hashable = (0..j.keys.len()).all(|i| {
             let mut classes = HashSet::new();
             for k in lk.iter().chain(rk.iter()).flatten() {
@@ -488,10 +564,13 @@ fn join(cx: &mut Ctx<'_>, j: &Join, outer: &[Value]) -> SqlResult<Vec<Vec<Value>
                 HashMap::with_capacity_and_hasher(build.len(), Default::default());
             for (i, k) in build.iter().enumerate() {
                 if let Some(k) = k {
+                    budget::tick()?;
+                    mem.add(48)?;
                     table.entry(k.as_slice()).or_default().push(i);
                 }
             }
             for (pi, k) in probe.iter().enumerate() {
+                budget::tick()?;
                 let Some(k) = k else { continue };
                 if let Some(hits) = table.get(k.as_slice()) {
                     for &bi in hits {
@@ -518,12 +597,15 @@ fn join(cx: &mut Ctx<'_>, j: &Join, outer: &[Value]) -> SqlResult<Vec<Vec<Value>
                 .iter()
                 .map(|r| keyvals(&lexprs, r))
                 .collect::<SqlResult<_>>()?;
+            mem.add_rows(&lv)?;
             let rv: Vec<Vec<Value>> = right
                 .iter()
                 .map(|r| keyvals(&rexprs, r))
                 .collect::<SqlResult<_>>()?;
+            mem.add_rows(&rv)?;
             for (li, lvals) in lv.iter().enumerate() {
                 for (ri, rvals) in rv.iter().enumerate() {
+                    budget::tick()?;
                     let eq = lvals
                         .iter()
                         .zip(rvals)
@@ -540,6 +622,7 @@ fn join(cx: &mut Ctx<'_>, j: &Join, outer: &[Value]) -> SqlResult<Vec<Vec<Value>
             if !left_matched[li] {
                 let mut r = l.clone();
                 r.resize(width, Value::Null);
+                out_mem.add_row(&r)?;
                 out.push(r);
             }
         }
@@ -549,9 +632,10 @@ fn join(cx: &mut Ctx<'_>, j: &Join, outer: &[Value]) -> SqlResult<Vec<Vec<Value>
             if !right_matched[ri] {
                 let mut row = vec![Value::Null; j.left_width];
                 row.extend_from_slice(r);
+                out_mem.add_row(&row)?;
                 out.push(row);
             }
         }
     }
-    Ok(out)
+    Ok(out.take())
 }

@@ -14,6 +14,7 @@ use std::sync::Arc;
 use sqlparser::ast::{self as ast, BinaryOperator, Expr, UnaryOperator};
 
 use crate::catalog::schema::parse_vector;
+use crate::collation::{wildcard, Collation};
 use crate::decimal::Decimal;
 use crate::error::{code, SqlError, SqlResult};
 use crate::types::{format_float, parse_datetime, Value};
@@ -25,9 +26,28 @@ pub struct Scope {
     /// Positions an unqualified name does not find: the second copy of a
     /// `JOIN … USING` column (MySQL merges the two into one).
     pub hidden: Vec<usize>,
+    /// Each column's collation (text columns); positions past its end are
+    /// `utf8mb4_bin`.
+    pub colls: Vec<Collation>,
 }
 
 impl Scope {
+    /// The collation of column `i`.
+    pub fn collation(&self, i: usize) -> Collation {
+        self.colls.get(i).copied().unwrap_or_default()
+    }
+
+    /// Append `other`'s columns (a join's right side, an outer scope),
+    /// keeping each column's collation at its position.
+    pub fn extend(&mut self, other: &Scope) {
+        if !other.colls.is_empty() || !self.colls.is_empty() {
+            self.colls.resize(self.cols.len(), Collation::default());
+            self.colls
+                .extend((0..other.cols.len()).map(|i| other.collation(i)));
+        }
+        self.cols.extend(other.cols.iter().cloned());
+    }
+
     /// Resolve a (possibly qualified) column name.
     pub fn resolve(&self, table: Option<&str>, name: &str) -> SqlResult<usize> {
         let mut found = None;
@@ -96,6 +116,9 @@ pub struct AggCall {
     pub func: AggFunc,
     pub arg: Option<CExpr>,
     pub distinct: bool,
+    /// The collation MIN/MAX/DISTINCT compare the argument under, when it
+    /// is not binary.
+    pub collation: Option<Collation>,
 }
 
 /// A full-text predicate found in a query.
@@ -267,9 +290,9 @@ impl ValueSet {
 /// Target of CAST/CONVERT.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CastTo {
-    /// SIGNED [INTEGER].
+    /// SIGNED \[INTEGER\].
     Int,
-    /// UNSIGNED [INTEGER] (negative values are refused: 1690).
+    /// UNSIGNED \[INTEGER\] (negative values are refused: 1690).
     Unsigned,
     Float,
     /// DECIMAL(precision, scale).
@@ -355,6 +378,9 @@ pub struct Compiler<'a> {
     pub outer_refs: Vec<usize>,
     /// Plans subqueries; without one they are refused.
     pub sub: Option<&'a mut dyn SubqueryPlanner>,
+    /// Nesting of [`Compiler::compile`] calls: collations are resolved
+    /// when the outermost one ends.
+    depth: usize,
 }
 
 /// Identifier text, lower-cased unless quoted.
@@ -503,6 +529,7 @@ impl<'a> Compiler<'a> {
             outer: None,
             outer_refs: Vec::new(),
             sub: None,
+            depth: 0,
         }
     }
 
@@ -529,7 +556,7 @@ impl<'a> Compiler<'a> {
     fn subquery(&mut self, q: &ast::Query) -> SqlResult<Arc<SubPlan>> {
         let mut outer = self.scope.clone();
         if let Some(o) = self.outer {
-            outer.cols.extend(o.cols.iter().cloned());
+            outer.extend(o);
         }
         let own = self.scope.cols.len();
         let Some(planner) = self.sub.as_deref_mut() else {
@@ -559,8 +586,47 @@ impl<'a> Compiler<'a> {
     pub fn compile(&mut self, e: &Expr) -> SqlResult<CExpr> {
         match e {
             Expr::Value(v) => Ok(CExpr::Lit(literal(&v.value)?)),
-            _ => self.compile_checked(e),
+            _ => {
+                self.depth += 1;
+                let r = self.compile_checked(e);
+                self.depth -= 1;
+                match r {
+                    Ok(x) if self.depth == 0 => self.resolve_collations(x),
+                    r => r,
+                }
+            }
         }
+    }
+
+    /// Which collation each comparison in `e` uses (`collate::resolve`).
+    fn resolve_collations(&self, e: CExpr) -> SqlResult<CExpr> {
+        collate::resolve(e, &self.collate_env())
+    }
+
+    fn collate_env(&self) -> collate::Env<'_> {
+        collate::Env {
+            scope: self.scope,
+            outer: self.outer,
+            aggs: &self.aggs,
+        }
+    }
+
+    /// Compile an ORDER BY / GROUP BY key: under a non-binary collation
+    /// it sorts and groups by weight string.
+    pub fn compile_sort_key(&mut self, e: &Expr) -> SqlResult<CExpr> {
+        let x = self.compile(e)?;
+        self.sort_key(x)
+    }
+
+    /// The collation `e` (compiled by this compiler) compares under, when
+    /// it is not binary.
+    pub fn collation_of(&self, e: &CExpr) -> SqlResult<Option<Collation>> {
+        collate::agg_collation(e, &self.collate_env())
+    }
+
+    /// [`Self::compile_sort_key`] of an expression already compiled.
+    pub fn sort_key(&self, x: CExpr) -> SqlResult<CExpr> {
+        collate::sort_key_expr(x, &self.collate_env())
     }
 
     /// [`Self::compile`] of an inner node, with room on the stack for it.
@@ -944,11 +1010,15 @@ impl<'a> Compiler<'a> {
                 }
                 CExpr::Func(name.into(), args)
             }
-            // Text compares by code point everywhere: `utf8mb4_bin` is
-            // what is there already; other collations are refused.
+            // `x COLLATE c`: a marker `collate::resolve` reads (the value
+            // is x's own).
             Expr::Collate { expr, collation } => {
-                crate::sql::vars::require_collation(&collation.to_string())?;
-                return self.compile(expr);
+                let name = collation.to_string();
+                Collation::lookup_for_utf8mb4(&name)?;
+                CExpr::Func(
+                    collate::MARK.into(),
+                    vec![self.compile(expr)?, CExpr::Lit(Value::Text(name))],
+                )
             }
             // `x [NOT] REGEXP p` / `RLIKE`: REGEXP_LIKE(x, p) (expr/regexp.rs).
             Expr::RLike {
@@ -1047,12 +1117,19 @@ impl<'a> Compiler<'a> {
                 self.allow_aggs = false;
                 let c = self.compile(a);
                 self.allow_aggs = saved;
-                (func, Some(c?))
+                (func, Some(self.resolve_collations(c?)?))
+            };
+            let collation = match &arg {
+                Some(a) if matches!(func, AggFunc::Min | AggFunc::Max) || distinct => {
+                    collate::agg_collation(a, &self.collate_env())?
+                }
+                _ => None,
             };
             self.aggs.push(AggCall {
                 func,
                 arg,
                 distinct,
+                collation,
             });
             return Ok(CExpr::Agg(self.aggs.len() - 1));
         }
@@ -1677,54 +1754,6 @@ pub fn like_match_ci(s: &str, pat: &str) -> bool {
     wildcard(&s, &p, |a, b| a == b)
 }
 
-/// LIKE's matcher over `s` and `p` (units of bytes or chars): `%` any
-/// run, `_` one unit, `\x` the unit `x` itself (a trailing `\` is itself).
-/// Iterative with one backtrack point, the last `%` seen: O(|s|·|p|) at
-/// worst, never exponential (a pattern such as `%a%a%a%b` on a long string
-/// is a user's input, not a denial of service).
-fn wildcard<T: Copy + Into<u32>>(s: &[T], p: &[T], eq: impl Fn(T, T) -> bool) -> bool {
-    const PCT: u32 = '%' as u32;
-    const ONE: u32 = '_' as u32;
-    const ESC: u32 = '\\' as u32;
-    let (mut si, mut pi) = (0usize, 0usize);
-    // (pattern position after the `%`, string position it now absorbs to).
-    let mut star: Option<(usize, usize)> = None;
-    while si < s.len() {
-        if pi < p.len() {
-            let c: u32 = p[pi].into();
-            if c == PCT {
-                pi += 1;
-                star = Some((pi, si));
-                continue;
-            }
-            let (lit, width) = if c == ESC && pi + 1 < p.len() {
-                (Some(p[pi + 1]), 2)
-            } else if c == ONE {
-                (None, 1)
-            } else {
-                (Some(p[pi]), 1)
-            };
-            if lit.is_none_or(|l| eq(s[si], l)) {
-                si += 1;
-                pi += width;
-                continue;
-            }
-        }
-        match star {
-            Some((sp, ss)) => {
-                pi = sp;
-                si = ss + 1;
-                star = Some((sp, ss + 1));
-            }
-            None => return false,
-        }
-    }
-    while pi < p.len() && p[pi].into() == PCT {
-        pi += 1;
-    }
-    pi == p.len()
-}
-
 /// Vector argument: a vector value or a `'[…]'` literal.
 pub fn vector_arg(v: &Value, fname: &str) -> SqlResult<Option<Vec<f64>>> {
     match v {
@@ -1949,6 +1978,7 @@ fn truncate_float(f: f64, d: i64) -> f64 {
 fn call_builtin(name: &str, args: &[Value]) -> SqlResult<Value> {
     let arg0 = || args.first().cloned().unwrap_or(Value::Null);
     match name {
+        _ if collate::is_internal(name) => collate::call(name, args),
         _ if VECTOR_DISTANCE_FNS.contains(&name) => {
             want(args, 2, name)?;
             let (Some(a), Some(b)) = (vector_ref(&args[0], name)?, vector_ref(&args[1], name)?)
@@ -3197,6 +3227,7 @@ pub fn varies_per_call(name: &str) -> bool {
     ) || name.contains("fault")
 }
 
+pub mod collate;
 pub(crate) mod datetime;
 mod regexp;
 

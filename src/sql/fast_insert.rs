@@ -131,7 +131,7 @@ fn lend_head(head: &str) -> Option<(Box<Statement>, Row, Arc<str>)> {
 }
 
 /// An INSERT built by the fast path. Read-only: when dropped, its AST goes
-/// back to its thread's [`Head`] if that is still the head it was lent
+/// back to its thread's `Head` if that is still the head it was lent
 /// for (and the head holds no other).
 pub struct Lent {
     /// `Some` until dropped or taken by [`Lent::into_statement`].

@@ -10,10 +10,12 @@
 //! [`access`] (access paths), [`select`] (queries), [`dml`] (INSERT, UPDATE,
 //! DELETE and synchronous index maintenance), [`ddl`] (CREATE/DROP), [`show`]
 //! (SHOW, DESCRIBE, EXPLAIN output), [`host`] (session functions, fault
-//! injection control).
+//! injection control), [`budget`] (the running statement's interrupt
+//! check and memory budget).
 
 pub mod access;
 pub mod alter;
+pub mod budget;
 pub mod check;
 pub mod ddl;
 pub mod dml;
@@ -31,6 +33,7 @@ pub mod search;
 pub mod select;
 pub mod series;
 pub mod show;
+pub mod stack;
 pub mod table_locks;
 pub mod vars;
 
@@ -56,6 +59,8 @@ pub struct Engine {
     pub processes: process::ProcessList,
     /// `SET GLOBAL` values: what new sessions start with.
     pub globals: vars::Globals,
+    /// The memory all running statements may hold ([`budget`]).
+    pub budget: Arc<budget::Global>,
 }
 
 /// Per-connection state.
@@ -74,13 +79,17 @@ pub struct SessionState {
     /// Whether the user holds SUPER (fault injection, `SET GLOBAL`):
     /// recomputed from the grants before every statement.
     pub privileged: bool,
+    /// Whether the user holds PROCESS (sees every session in the process
+    /// list): recomputed from the grants before every statement.
+    pub sees_all: bool,
     pub last_insert_id: u64,
     /// The client asked for CLIENT_FOUND_ROWS: UPDATE reports the rows it
     /// matched, not only those it changed (and an upsert that changes
     /// nothing counts 1).
     pub found_rows: bool,
-    /// SQL-level prepared statements (`PREPARE`): name (lower case) → text.
-    pub prepared: std::collections::HashMap<String, String>,
+    /// SQL-level prepared statements (`PREPARE`): name (lower case) →
+    /// text, counted and charged server-wide while it exists.
+    pub prepared: std::collections::HashMap<String, (String, budget::PreparedCharge)>,
     /// Synchronous vector/full-text indexes written by the open transaction
     /// (or the running autocommit statement): after commit this CN's copy
     /// of each catches up with the write before the statement returns.
@@ -111,6 +120,7 @@ impl SessionState {
             user: user.into(),
             host: "localhost".into(),
             privileged,
+            sees_all: privileged,
             last_insert_id: 0,
             found_rows: false,
             prepared: std::collections::HashMap::new(),
@@ -221,11 +231,32 @@ impl Engine {
         st.process.start(&self.processes, sql, token.clone());
         st.interrupt = tributary_storage::Interrupt::new(token, None);
         let started = std::time::Instant::now();
+        let running = Arc::new(budget::Statement::new(
+            self.statement_memory_limit(st),
+            self.budget.clone(),
+            st.interrupt.clone(),
+        ));
+        let scope = budget::enter(running.clone());
         let r = self.execute_statement(st, sql);
+        drop(scope);
+        // What the statement freed goes back to the system (now, or after
+        // the server's reply), not whenever this thread's allocator next
+        // tidies up.
+        budget::statement_ended(running.peak());
         self.log_if_slow(st, sql, started.elapsed(), r.as_ref().err());
         st.process.finish(st.db.as_deref());
         let interrupt = std::mem::take(&mut st.interrupt);
         r.map_err(|e| interrupt_error(e, &interrupt))
+    }
+
+    /// The memory budget of the session's next statement:
+    /// `tributary_statement_memory_limit`, or the server's default when
+    /// it is 0 (decision 023).
+    fn statement_memory_limit(&self, st: &SessionState) -> u64 {
+        match st.var_u64("tributary_statement_memory_limit") {
+            0 => self.budget.statement_default(),
+            n => n,
+        }
     }
 
     /// The slow-statement log (`Config::slow_statement`).
@@ -275,6 +306,7 @@ impl Engine {
                 .interrupt
                 .clone()
                 .with_deadline(std::time::Instant::now() + std::time::Duration::from_millis(ms));
+            budget::set_interrupt(st.interrupt.clone());
         }
         let keep_warnings = matches!(stmt, Stmt::ShowWarnings);
         if !keep_warnings {
@@ -484,15 +516,15 @@ impl Engine {
             ));
         }
         let key = name.to_ascii_lowercase();
-        if !st.prepared.contains_key(&key) && st.prepared.len() >= MAX_PREPARED {
-            return Err(SqlError::new(
-                1461,
-                format!(
-                    "Can't create more than max_prepared_stmt_count statements (current value: {MAX_PREPARED})"
-                ),
-            ));
-        }
-        st.prepared.insert(key, text);
+        // A statement of the same name is replaced: its slot is given
+        // back first (MySQL deallocates it even if the new one fails).
+        st.prepared.remove(&key);
+        let charge = budget::PreparedCharge::new(
+            &self.budget,
+            text.len() + key.len() + PREPARED_OVERHEAD,
+            MAX_PREPARED,
+        )?;
+        st.prepared.insert(key, (text, charge));
         Ok(QueryResult::default())
     }
 
@@ -505,7 +537,11 @@ impl Engine {
         name: &str,
         using: &[String],
     ) -> SqlResult<QueryResult> {
-        let Some(text) = st.prepared.get(&name.to_ascii_lowercase()).cloned() else {
+        let Some(text) = st
+            .prepared
+            .get(&name.to_ascii_lowercase())
+            .map(|(t, _)| t.clone())
+        else {
             return Err(unknown_prepared(name, "EXECUTE"));
         };
         if params::count_placeholders(&text) != using.len() {
@@ -702,9 +738,13 @@ fn execution_time_limit(st: &SessionState, stmt: &Stmt, sql: &str) -> Option<u64
     (ms > 0).then_some(ms)
 }
 
-/// Most SQL-level prepared statements a session may hold (MySQL's
-/// `max_prepared_stmt_count` default).
+/// Most SQL-level prepared statements the node holds, all sessions
+/// together (MySQL's `max_prepared_stmt_count` default).
 const MAX_PREPARED: usize = 16_382;
+
+/// Bytes a prepared statement holds beyond its name and text (map entry,
+/// string headers), for its charge.
+const PREPARED_OVERHEAD: usize = 96;
 
 /// Error 1243 for a prepared statement name that is not known.
 fn unknown_prepared(name: &str, what: &str) -> SqlError {

@@ -110,6 +110,9 @@ struct Part {
     /// Warnings its rows raised (a scan thread has no statement sink of
     /// its own: they are handed to the statement's after the scan).
     warnings: Vec<crate::types::Warning>,
+    /// Rows visited (the statement's interrupt is looked at every
+    /// [`crate::sql::budget::TICK_EVERY`]).
+    visited: u32,
 }
 
 /// Fold the aggregate block `plan` over all of `t` in `parts` key ranges
@@ -127,12 +130,28 @@ pub(crate) fn fold(
     let corrupt = |e: crate::catalog::codec::CodecError| {
         SqlError::internal(format!("{}: {e}", t.qualified()))
     };
-    let mut states: Vec<Part> = (0..parts).map(|_| Part::default()).collect();
+    // The threads charge their groups to the statement and stop on its
+    // interrupt (they run no statement of their own).
+    let stmt = crate::sql::budget::current();
+    let mut states: Vec<Part> = (0..parts)
+        .map(|_| Part {
+            groups: Groups::charged(crate::sql::budget::Reservation::of(stmt.clone())),
+            ..Part::default()
+        })
+        .collect();
     {
         let mut visitors: Vec<Box<tributary_storage::PartVisitor<'_>>> = states
             .iter_mut()
             .map(|p| {
+                let stmt = stmt.clone();
                 Box::new(move |_k: &[u8], v: &[u8]| {
+                    p.visited = p.visited.wrapping_add(1);
+                    if p.visited.is_multiple_of(crate::sql::budget::TICK_EVERY) {
+                        if let Some(Err(e)) = stmt.as_ref().map(|s| s.check()) {
+                            p.failed = Some(e);
+                            return false;
+                        }
+                    }
                     let sink = crate::warnings::Collect::open();
                     let step = crate::catalog::codec::decode_row_into(v, needed, &mut p.row)
                         .map_err(corrupt)
@@ -156,7 +175,7 @@ pub(crate) fn fold(
         cx.txn.scan_visit_parts(t.id, &mut refs)?;
     }
     SCANS_RUN.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let mut merged = Groups::default();
+    let mut merged = Groups::charged(crate::sql::budget::Reservation::new());
     for p in states {
         if let Some(e) = p.failed {
             return Err(e);
@@ -231,7 +250,9 @@ pub(crate) fn merge_state(a: &mut AggState, b: &AggState, call: &AggCall) -> boo
             };
             // The earlier range's value wins ties, as in one scan.
             if let Some(bv) = &b.best {
-                if a.best.as_ref().is_none_or(|av| bv.total_cmp(av) == better) {
+                if a.best.as_ref().is_none_or(|av| {
+                    crate::sql::expr::collate::value_cmp(call.collation, bv, av) == better
+                }) {
                     a.best = Some(bv.clone());
                 }
             }
@@ -262,6 +283,7 @@ mod tests {
             func,
             arg: Some(CExpr::Col(0)),
             distinct: false,
+            collation: None,
         }
     }
 

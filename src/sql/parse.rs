@@ -207,7 +207,7 @@ pub enum Stmt {
     Describe {
         table: Name,
     },
-    /// EXPLAIN [ANALYZE] <statement>.
+    /// `EXPLAIN [ANALYZE] <statement>`.
     Explain(Box<Stmt>, bool),
     Begin {
         read_only: bool,
@@ -660,6 +660,8 @@ impl P<'_> {
             if w == "ALL" {
                 self.kw("privileges");
                 bits |= ALL;
+            } else if w == "LOCK" && self.kw("tables") {
+                bits |= privs::LOCK_TABLES;
             } else if w == "USAGE" {
             } else if let (Some(b), false) = (privs::by_name(&w), multi_word) {
                 if self.t.get(self.i) == Some(&Tok::Punct('(')) {
@@ -704,16 +706,22 @@ impl P<'_> {
         };
         let global = on == GrantOn::Global;
         if bits & ALL != 0 {
-            bits = if global {
-                privs::ALL_GLOBAL
-            } else {
-                privs::ALL_OBJECT
+            bits = match on {
+                GrantOn::Global => privs::ALL_GLOBAL,
+                GrantOn::Database(_) => privs::ALL_DB,
+                GrantOn::Table(_) => privs::ALL_OBJECT,
             };
         }
-        if !global && bits & privs::SUPER != 0 {
+        if !global && bits & privs::GLOBAL_ONLY != 0 {
             return Err(SqlError::new(
                 1221,
                 "Incorrect usage of DB GRANT and GLOBAL PRIVILEGES",
+            ));
+        }
+        if matches!(on, GrantOn::Table(_)) && bits & privs::NOT_ON_TABLE != 0 {
+            return Err(SqlError::new(
+                1144,
+                "Illegal GRANT/REVOKE command; please consult the manual to see which privileges can be used",
             ));
         }
         self.expect_kw(to)?;
@@ -2322,6 +2330,26 @@ mod tests {
         assert_eq!(p, privs::ALL_OBJECT);
         assert!(matches!(on, GrantOn::Table(_)));
         assert_eq!(parse("GRANT SUPER ON d.* TO u").unwrap_err().code, 1221);
+        assert_eq!(parse("GRANT PROCESS ON d.* TO u").unwrap_err().code, 1221);
+        assert_eq!(
+            parse("GRANT LOCK TABLES ON d.t TO u").unwrap_err().code,
+            1144
+        );
+        let Stmt::Grant { privs: p, on, .. } =
+            parse("GRANT LOCK TABLES, SELECT ON d.* TO u").unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(p, privs::LOCK_TABLES | privs::SELECT);
+        assert_eq!(on, GrantOn::Database(Some("d".into())));
+        let Stmt::Grant { privs: p, .. } = parse("GRANT ALL ON d.* TO u").unwrap() else {
+            panic!()
+        };
+        assert_eq!(p, privs::ALL_DB);
+        let Stmt::Grant { privs: p, .. } = parse("GRANT PROCESS ON *.* TO u").unwrap() else {
+            panic!()
+        };
+        assert_eq!(p, privs::PROCESS);
         assert_eq!(parse("GRANT EXECUTE ON *.* TO u").unwrap_err().code, 1235);
         assert_eq!(
             parse("GRANT CREATE USER ON *.* TO u").unwrap_err().code,

@@ -257,6 +257,25 @@ pub struct Planner<'c, 'a> {
 /// Deepest nesting of queries (subqueries, derived tables, CTE uses).
 const MAX_QUERY_DEPTH: usize = 63;
 
+/// Most tables one FROM clause may join (MySQL's bound; 1116 beyond). A
+/// join is planned and run as a tree as deep as its tables.
+const MAX_JOIN_TABLES: usize = 61;
+
+/// The tables a FROM clause joins (a parenthesised join counts its own).
+fn join_tables(from: &[ast::TableWithJoins]) -> usize {
+    fn factor(f: &ast::TableFactor) -> usize {
+        match f {
+            ast::TableFactor::NestedJoin {
+                table_with_joins, ..
+            } => join_tables(std::slice::from_ref(table_with_joins)),
+            _ => 1,
+        }
+    }
+    from.iter()
+        .map(|t| factor(&t.relation) + t.joins.iter().map(|j| factor(&j.relation)).sum::<usize>())
+        .sum()
+}
+
 impl<'c, 'a> Planner<'c, 'a> {
     /// A planner for one statement.
     pub fn new(cx: &'c mut Ctx<'a>) -> Self {
@@ -267,6 +286,15 @@ impl<'c, 'a> Planner<'c, 'a> {
             depth: 0,
             views: Vec::new(),
         }
+    }
+
+    /// A planner for a view's body at CREATE VIEW: counted one query block
+    /// deep, the SELECT that will read the view, so that a view that can
+    /// be created can be read (1473 at creation otherwise).
+    pub fn for_view_body(cx: &'c mut Ctx<'a>) -> Self {
+        let mut p = Self::new(cx);
+        p.depth = 1;
+        p
     }
 
     /// Record outer references met while compiling expressions of the
@@ -281,6 +309,10 @@ impl<'c, 'a> Planner<'c, 'a> {
     /// table). `outer` is the scope of enclosing queries for correlated
     /// references.
     pub fn plan_query(&mut self, q: &Query, outer: Option<&Scope>) -> SqlResult<Node> {
+        crate::sql::stack::descend(|| self.plan_query_guarded(q, outer))
+    }
+
+    fn plan_query_guarded(&mut self, q: &Query, outer: Option<&Scope>) -> SqlResult<Node> {
         self.depth += 1;
         if self.depth > MAX_QUERY_DEPTH {
             self.depth -= 1;
@@ -408,8 +440,10 @@ impl<'c, 'a> Planner<'c, 'a> {
                         )))
                     }
                 };
-                let l = self.plan_set(left, outer)?;
-                let r = self.plan_set(right, outer)?;
+                // A chain of set operators nests one level per operator:
+                // each operand goes through the stack guard.
+                let l = crate::sql::stack::descend(|| self.plan_set(left, outer))?;
+                let r = crate::sql::stack::descend(|| self.plan_set(right, outer))?;
                 let (lc, rc) = (l.columns(), r.columns());
                 if lc.len() != rc.len() {
                     return Err(SqlError::new(
@@ -444,6 +478,12 @@ impl<'c, 'a> Planner<'c, 'a> {
         outer: Option<&Scope>,
         for_update: bool,
     ) -> SqlResult<Source> {
+        if join_tables(from) > MAX_JOIN_TABLES {
+            return Err(SqlError::new(
+                1116,
+                format!("Too many tables; MySQL can only use {MAX_JOIN_TABLES} tables in a join"),
+            ));
+        }
         match from {
             [] => return Ok(Source::none()),
             [twj] if twj.joins.is_empty() => {
@@ -765,7 +805,7 @@ impl<'c, 'a> Planner<'c, 'a> {
         };
         let (lw, rw) = (left.scope.cols.len(), right.scope.cols.len());
         let mut scope = left.scope.clone();
-        scope.cols.extend(right.scope.cols.iter().cloned());
+        scope.extend(&right.scope);
         scope
             .hidden
             .extend(right.scope.hidden.iter().map(|i| i + lw));
@@ -799,11 +839,18 @@ impl<'c, 'a> Planner<'c, 'a> {
                     let name = object_parts(c).last().cloned().unwrap_or_default();
                     let li = resolve_in(&left.scope, &name, "from clause")?;
                     let ri = resolve_in(&right.scope, &name, "from clause")?;
-                    conds.push(CExpr::Bin(
+                    let eq = CExpr::Bin(
                         crate::sql::expr::BinOp::Eq,
                         Box::new(CExpr::Col(li)),
                         Box::new(CExpr::Col(lw + ri)),
-                    ));
+                    );
+                    // Compared under the columns' collation, as ON would.
+                    let env = crate::sql::expr::collate::Env {
+                        scope: &scope,
+                        outer: None,
+                        aggs: &[],
+                    };
+                    conds.push(crate::sql::expr::collate::resolve(eq, &env)?);
                     let (keep, drop_) = if kind == JoinKind::Right {
                         (lw + ri, li)
                     } else {
@@ -1116,6 +1163,11 @@ impl Rel {
 
     fn of(node: Node, alias: &str) -> Rel {
         let cols = node.columns();
+        // The columns keep their collations (a table's, a derived table's).
+        let colls = crate::sql::exec::out_collations(&node)
+            .into_iter()
+            .map(Option::unwrap_or_default)
+            .collect();
         Rel {
             star: (0..cols.len()).collect(),
             scope: Scope {
@@ -1124,6 +1176,7 @@ impl Rel {
                     .map(|c| (alias.to_string(), c.name))
                     .collect(),
                 hidden: Vec::new(),
+                colls,
             },
             node,
             tables: vec![alias.to_string()],

@@ -56,9 +56,13 @@ impl Access {
         }
     }
     fn is_super(&self) -> bool {
+        self.global_has(privs::SUPER)
+    }
+    /// Whether `bit` is granted on `*.*`.
+    fn global_has(&self, bit: u16) -> bool {
         match self {
             Access::Root => true,
-            Access::User(u) => u.as_ref().is_some_and(|u| u.global() & privs::SUPER != 0),
+            Access::User(u) => u.as_ref().is_some_and(|u| u.global() & bit != 0),
         }
     }
 }
@@ -198,7 +202,53 @@ impl Checker<'_> {
     /// joins, derived tables, CTE bodies, subqueries in any expression).
     /// A one-part name that is a CTE of the statement is not a table.
     fn query(&self, q: &ast::Query) -> SqlResult<()> {
-        self.reads(q)
+        self.reads(q)?;
+        self.locking_reads(q)
+    }
+
+    /// `SELECT … FOR UPDATE` (anywhere in the statement) takes exclusive
+    /// row locks that hold writers off until the transaction ends: MySQL 8
+    /// wants, besides SELECT, one of DELETE, LOCK TABLES or UPDATE on each
+    /// table it reads (`check_locking_clause_access`; 1142 "SELECT with
+    /// locking clause"). `FOR SHARE` needs SELECT only.
+    fn locking_reads(&self, q: &ast::Query) -> SqlResult<()> {
+        let mut locking = Vec::new();
+        let _ = visit_queries(q, &mut |q: &ast::Query| {
+            if q.locks
+                .iter()
+                .any(|l| matches!(l.lock_type, ast::LockType::Update))
+            {
+                locking.push(q.clone());
+            }
+        });
+        for lq in &locking {
+            let mut ctes = std::collections::HashSet::new();
+            let _ = visit_queries(lq, &mut |q: &ast::Query| {
+                if let Some(w) = &q.with {
+                    for c in &w.cte_tables {
+                        ctes.insert(crate::sql::expr::ident_name(&c.alias.name));
+                    }
+                }
+            });
+            let r = ast::visit_relations(lq, |name| {
+                let parts = object_parts(name);
+                if parts.len() == 1 && ctes.contains(&parts[0]) {
+                    return std::ops::ControlFlow::Continue(());
+                }
+                match self.need_object(
+                    privs::DELETE | privs::UPDATE | privs::LOCK_TABLES,
+                    "SELECT with locking clause",
+                    name,
+                ) {
+                    Ok(()) => std::ops::ControlFlow::Continue(()),
+                    Err(e) => std::ops::ControlFlow::Break(e),
+                }
+            });
+            if let std::ops::ControlFlow::Break(e) = r {
+                return Err(e);
+            }
+        }
+        Ok(())
     }
 
     /// SELECT on every relation named inside `node` (except CTE names).
@@ -252,6 +302,11 @@ impl Checker<'_> {
             S::Insert(ins) => {
                 if let ast::TableObject::TableName(name) = &ins.table {
                     self.need_object(privs::INSERT, "INSERT", name)?;
+                    // REPLACE deletes the rows it replaces (MySQL: INSERT
+                    // and DELETE).
+                    if ins.replace_into {
+                        self.need_object(privs::DELETE, "DELETE", name)?;
+                    }
                     // ON DUPLICATE KEY UPDATE also updates (and reads) rows.
                     if ins.on.is_some() {
                         self.need_object(privs::UPDATE, "UPDATE", name)?;
@@ -417,16 +472,21 @@ impl Checker<'_> {
                     self.need_super()?;
                 }
             }
-            // LOCK TABLES needs SELECT on each table (MySQL also wants
-            // its LOCK TABLES privilege, which SELECT stands for here).
+            // LOCK TABLES needs, for each table, the LOCK TABLES
+            // privilege on its database (1044) and SELECT on it (1142),
+            // MySQL's check in that order.
             Stmt::LockTables(tables) => {
                 for (name, _) in tables {
+                    if let Some((db, _)) = self.resolve(name.db.as_deref(), &name.name) {
+                        self.need_db(LOCK_TABLES, &db)?;
+                    }
                     self.need_table(SELECT, "SELECT", name)?;
                 }
             }
             Stmt::UnlockTables => {}
-            // KILL checks ownership itself (1095); the process list shows
-            // a user without SUPER only their own sessions.
+            // KILL checks ownership itself (1095: another user's session
+            // needs SUPER); the process list shows a user without PROCESS
+            // only their own sessions (`SessionState::sees_all`).
             Stmt::Kill { .. }
             | Stmt::ShowProcesslist { .. }
             | Stmt::ShowStatus { .. }
@@ -452,6 +512,7 @@ impl Checker<'_> {
 pub fn check(engine: &Engine, st: &mut SessionState, stmt: &Stmt) -> SqlResult<Option<Filter>> {
     let access = load(engine, st)?;
     st.privileged = access.is_super();
+    st.sees_all = access.global_has(privs::PROCESS);
     let kind = Checker {
         st,
         access: &access,
@@ -766,7 +827,7 @@ fn show_grants(
     } else if let Some(r) = &rec {
         rows.push(format!(
             "GRANT {} ON *.* TO {who}",
-            privs::list(r.global(), true)
+            privs::list(r.global(), privs::ALL_GLOBAL)
         ));
         let mut rest: Vec<&users::Grant> = r
             .grants
@@ -779,9 +840,13 @@ fn show_grants(
             GrantTarget::Table(d, t) => (2, d.clone(), t.clone()),
         });
         for g in rest {
+            let all = match g.target {
+                GrantTarget::Database(_) => privs::ALL_DB,
+                _ => privs::ALL_OBJECT,
+            };
             rows.push(format!(
                 "GRANT {} ON {} TO {who}",
-                privs::list(g.privs, false),
+                privs::list(g.privs, all),
                 g.target
             ));
         }

@@ -9,7 +9,8 @@
 //!
 //! Never: stops anything itself. `KILL QUERY` cancels the statement's
 //! token, which the statement observes where it waits or loops (lock
-//! waits, scans, `SLEEP`, `iscp_wait_fresh`, joins) and fails with 1317,
+//! waits, scans, `SLEEP`, `iscp_wait_fresh`, and every loop over rows
+//! through [`crate::sql::budget::tick`]) and fails with 1317,
 //! rolling itself back; `KILL CONNECTION` also cancels
 //! [`Process::closed`], on which the server closes the connection.
 
@@ -195,6 +196,17 @@ impl Process {
         list.statements.fetch_add(1, Ordering::Relaxed);
         let mut st = self.state.lock();
         st.since = Instant::now();
+        st.running = Some(Running {
+            info: masked(sql),
+            token,
+        });
+    }
+
+    /// The server is sending the result of `sql` (already counted by
+    /// [`Process::start`]): listed as running, and `KILL QUERY` cancels
+    /// `token`, on which the sending stops. [`Process::finish`] ends it.
+    pub fn sending(&self, sql: &str, token: CancellationToken) {
+        let mut st = self.state.lock();
         st.running = Some(Running {
             info: masked(sql),
             token,

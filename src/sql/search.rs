@@ -37,7 +37,7 @@ use tributary_storage::Transaction;
 use crate::catalog::codec::decode_row;
 use crate::catalog::{IndexDef, IndexKind, TableDef};
 use crate::error::{code, SqlError, SqlResult};
-use crate::iscp::log::{JobRow, STAGE_INIT};
+use crate::iscp::log::{JobRow, Stage};
 use crate::iscp::JobKey;
 use crate::sql::expr::{eval_const, vector_arg, CExpr, FunctionHost, MatchSpec};
 use crate::sql::{Ctx, Engine, SessionState};
@@ -504,7 +504,8 @@ pub fn fetch_candidates(
     if wait && !row.as_ref().is_some_and(|r| r.spec.is_sync_live()) {
         let deadline = Instant::now() + cx.engine.config.drop_wait;
         while let Some(r) = &row {
-            if r.status.stage != STAGE_INIT && r.watermark >= snapshot || Instant::now() >= deadline
+            if r.status.stage != Stage::Init && r.watermark >= snapshot
+                || Instant::now() >= deadline
             {
                 break;
             }
@@ -852,7 +853,7 @@ fn live_for_query(cx: &mut Ctx<'_>, row: &JobRow) -> SqlResult<Option<crate::isc
             .sync_catch_up(&row.key, &row.spec, snapshot, true)
             .map(Some);
     }
-    if row.status.stage == STAGE_INIT {
+    if row.status.stage == Stage::Init {
         return Ok(None);
     }
     cx.engine.iscp.live_for_search(row).map(Some)

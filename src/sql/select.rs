@@ -19,9 +19,11 @@ use sqlparser::ast::{self as ast, Expr, Query, SelectItem};
 use crate::catalog::{self, TableDef, SYSTEM_DB};
 use crate::error::{code, SqlError, SqlResult};
 use crate::sql::access::{self, Access};
+use crate::sql::budget::{self, Reservation};
 use crate::sql::exec::{self, Prepared};
 use crate::sql::expr::{
-    eval_const, fold_vector_literals, AggCall, AggFunc, CExpr, Compiler, EvalCtx, NoHost, Scope,
+    collate, eval_const, fold_vector_literals, AggCall, AggFunc, CExpr, Compiler, EvalCtx, NoHost,
+    Scope,
 };
 use crate::sql::host::SessionHost;
 use crate::sql::plan::{Node, Planner};
@@ -49,6 +51,9 @@ pub struct Source {
 pub struct Values {
     pub label: String,
     pub rows: Vec<Vec<Value>>,
+    /// The rows' charge to the statement's memory budget, held while the
+    /// plan lives.
+    pub mem: crate::sql::budget::Reservation,
 }
 
 impl Source {
@@ -69,6 +74,7 @@ impl Source {
             scope: Scope {
                 cols: names.into_iter().map(|n| (alias.to_string(), n)).collect(),
                 hidden: Vec::new(),
+                colls: Vec::new(),
             },
             kinds,
             input: None,
@@ -93,6 +99,7 @@ impl Source {
                 .map(|c| (alias.clone(), c.name.clone()))
                 .collect(),
             hidden: Vec::new(),
+            colls: t.columns.iter().map(|c| c.collation).collect(),
         };
         Source {
             kinds: t.columns.iter().map(|c| kind_of_type(&c.ty)).collect(),
@@ -140,6 +147,9 @@ pub struct Plan {
     /// whose scores an index hit already carries: what an index path must
     /// decode of each hit (nothing at all for `COUNT(*) … WHERE MATCH`).
     pub hit_needed: Option<Vec<bool>>,
+    /// Each output column's collation when it is not binary (DISTINCT and
+    /// UNION compare those by weight string); empty: all binary.
+    pub out_colls: Vec<Option<crate::collation::Collation>>,
 }
 
 /// The result kind of a column of SQL type `t`.
@@ -578,6 +588,29 @@ fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnKind {
         CExpr::Func(name, args) if name == "@@" || name == "@@global" => match args.first() {
             Some(CExpr::Lit(Value::Text(v))) if crate::sql::vars::is_integer(v) => ColumnKind::Int,
             _ => ColumnKind::Text,
+        },
+        // `x COLLATE c` is x; a collation-aware GREATEST/LEAST/NULLIF/
+        // REGEXP_SUBSTR/REGEXP_REPLACE has the type of the call it stands
+        // for; the other collation-aware operators (comparisons, INSTR,
+        // LOCATE, REGEXP_LIKE/INSTR) are integers (expr::collate).
+        CExpr::Func(name, args) if collate::is_internal(name) => match name.as_str() {
+            collate::MARK => args
+                .first()
+                .map_or(ColumnKind::Text, |a| kind_of_expr(a, src, aggs)),
+            "collate greatest"
+            | "collate least"
+            | "collate nullif"
+            | "collate regexp_substr"
+            | "collate regexp_replace" => kind_of_expr(
+                &CExpr::Func(
+                    name["collate ".len()..].to_string(),
+                    args.get(1..).unwrap_or_default().to_vec(),
+                ),
+                src,
+                aggs,
+            ),
+            "collate key" => ColumnKind::Text,
+            _ => ColumnKind::Int,
         },
         CExpr::Func(name, args) => match name.as_str() {
             "l2_distance" | "cosine_distance" | "inner_product" | "l2_norm" | "l2_distance_sq"
@@ -1097,6 +1130,14 @@ impl Plan {
         projection: Vec<(String, CExpr, ColumnKind)>,
         for_update: bool,
     ) -> Plan {
+        // A column read as is keeps its collation.
+        let out_colls = projection
+            .iter()
+            .map(|(_, e, _)| match e {
+                CExpr::Col(i) => Some(source.scope.collation(*i)).filter(|c| !c.is_binary()),
+                _ => None,
+            })
+            .collect();
         Plan {
             source,
             filter: None,
@@ -1117,6 +1158,7 @@ impl Plan {
             for_update,
             needed: None,
             hit_needed: None,
+            out_colls,
         }
     }
 
@@ -1335,12 +1377,12 @@ pub fn plan_block(
         Some(ast::GroupByExpr::Expressions(v, _)) => {
             let mut out = Vec::new();
             for e in v {
-                out.push(
-                    resolve_alias_or_pos(e, &projection, "group statement")?.map_or_else(
-                        || comp.compile(e).map_err(|e| e.in_clause("group statement")),
-                        Ok,
-                    )?,
-                );
+                let g = resolve_alias_or_pos(e, &projection, "group statement")?.map_or_else(
+                    || comp.compile(e).map_err(|e| e.in_clause("group statement")),
+                    Ok,
+                )?;
+                // Under a non-binary collation, grouped by weight string.
+                out.push(comp.sort_key(g)?);
             }
             out
         }
@@ -1363,12 +1405,16 @@ pub fn plan_block(
                     .compile(&o.expr)
                     .map_err(|e| e.in_clause("order clause"))?,
             };
-            order_by.push((e, desc));
+            order_by.push((comp.sort_key(e)?, desc));
         }
     }
     let aggs = std::mem::take(&mut comp.aggs);
     let matches = std::mem::take(&mut comp.matches);
     let refs = std::mem::take(&mut comp.outer_refs);
+    let out_colls = projection
+        .iter()
+        .map(|(_, e)| comp.collation_of(e))
+        .collect::<SqlResult<Vec<_>>>()?;
     drop(comp);
     pl.note_refs(&refs);
     let cx = &mut *pl.cx;
@@ -1517,6 +1563,7 @@ pub fn plan_block(
         for_update: !q.locks.is_empty(),
         needed: None,
         hit_needed: None,
+        out_colls,
     }
     .with_needed_columns())
 }
@@ -1731,6 +1778,7 @@ fn passes(
     Ok(t == Some(true))
 }
 
+#[allow(clippy::too_many_arguments)]
 fn candidates(
     cx: &mut Ctx<'_>,
     plan: &Plan,
@@ -1739,15 +1787,19 @@ fn candidates(
     filter: Option<&exec::Prepared<'_>>,
     host: &SessionHost<'_>,
     limited: bool,
+    mem: &mut Reservation,
 ) -> SqlResult<(Vec<Candidate>, bool)> {
     if let Some(v) = &plan.source.values {
-        return Ok((
-            v.rows.iter().map(|r| (r.clone(), Vec::new())).collect(),
-            false,
-        ));
+        let mut out = Vec::new();
+        for r in &v.rows {
+            mem.add_row(r)?;
+            out.push((r.clone(), Vec::new()));
+        }
+        return Ok((out, false));
     }
     if let Some(node) = &plan.source.input {
         let rows = exec::run(cx, node, outer)?;
+        mem.add_rows(&rows)?;
         if plan.match_tables.is_empty() {
             return Ok((rows.into_iter().map(|r| (r, Vec::new())).collect(), false));
         }
@@ -1812,20 +1864,24 @@ fn candidates(
             needed: filter_cols.as_deref(),
             keep: &mut keep,
         });
-        return Ok((
-            crate::sql::search::fetch_candidates(
-                cx,
-                t,
-                ip,
-                &plan.matches,
-                plan.hit_needed.as_deref(),
-                plan.relevance_top_k(),
-                row_filter,
-            )?,
-            false,
-        ));
+        let found = crate::sql::search::fetch_candidates(
+            cx,
+            t,
+            ip,
+            &plan.matches,
+            plan.hit_needed.as_deref(),
+            plan.relevance_top_k(),
+            row_filter,
+        )?;
+        for (r, _) in &found {
+            mem.add_row(r)?;
+        }
+        return Ok((found, false));
     }
-    let (rows, early) = scan_rows(cx, plan, t, outer, filter, host, limited, &mut |_| Ok(true))?;
+    let (rows, early) = scan_rows(cx, plan, t, outer, filter, host, limited, &mut |row| {
+        mem.add_row(row)?;
+        Ok(true)
+    })?;
     let scores = if plan.matches.is_empty() {
         Vec::new()
     } else {
@@ -1930,14 +1986,26 @@ pub fn keyed_rows(cx: &mut Ctx<'_>, plan: &Plan) -> SqlResult<Vec<(Vec<u8>, Vec<
         None => None,
     };
     let host = SessionHost::new(cx.session, cx.engine);
-    let (rows, filtered) = scan_rows(cx, plan, t, &[], filter.as_ref(), &host, false, &mut |_| {
-        Ok(true)
-    })?;
+    let mut mem = Reservation::new();
+    let (rows, filtered) = scan_rows(
+        cx,
+        plan,
+        t,
+        &[],
+        filter.as_ref(),
+        &host,
+        false,
+        &mut |row| {
+            mem.add_row(row)?;
+            Ok(true)
+        },
+    )?;
     let Some(f) = filter.filter(|_| !filtered) else {
         return Ok(rows);
     };
     let mut out = Vec::with_capacity(rows.len());
     for (k, r) in rows {
+        budget::tick()?;
         if crate::sql::expr::truth(&ev(cx, &f, &host, &r, &[], &[], &[])?) == Some(true) {
             out.push((k, r));
         }
@@ -2001,7 +2069,11 @@ fn agg_update(st: &mut AggState, call: &AggCall, v: Option<Value>) -> SqlResult<
                 return Ok(());
             }
             if call.distinct {
-                if st.seen.iter().any(|s| s.total_cmp(&v) == Ordering::Equal) {
+                if st
+                    .seen
+                    .iter()
+                    .any(|s| collate::value_cmp(call.collation, s, &v) == Ordering::Equal)
+                {
                     return Ok(());
                 }
                 st.seen.push(v.clone());
@@ -2047,18 +2119,16 @@ fn agg_update(st: &mut AggState, call: &AggCall, v: Option<Value>) -> SqlResult<
                     }
                 },
                 AggFunc::Min
-                    if st
-                        .best
-                        .as_ref()
-                        .is_none_or(|b| v.total_cmp(b) == Ordering::Less) =>
+                    if st.best.as_ref().is_none_or(|b| {
+                        collate::value_cmp(call.collation, &v, b) == Ordering::Less
+                    }) =>
                 {
                     st.best = Some(stored(v, st.store_scale));
                 }
                 AggFunc::Max
-                    if st
-                        .best
-                        .as_ref()
-                        .is_none_or(|b| v.total_cmp(b) == Ordering::Greater) =>
+                    if st.best.as_ref().is_none_or(|b| {
+                        collate::value_cmp(call.collation, &v, b) == Ordering::Greater
+                    }) =>
                 {
                     st.best = Some(stored(v, st.store_scale));
                 }
@@ -2195,6 +2265,25 @@ pub fn group_key(vals: &[Value]) -> Vec<u8> {
     crate::catalog::codec::encode_key(&norm)
 }
 
+/// [`group_key`] with text compared under each column's collation
+/// (`colls[i]`, when not binary): rows equal under it get one key.
+pub fn group_key_under(vals: &[Value], colls: &[Option<crate::collation::Collation>]) -> Vec<u8> {
+    if colls.iter().all(Option::is_none) {
+        return group_key(vals);
+    }
+    let keyed: Vec<Value> = vals
+        .iter()
+        .enumerate()
+        .map(|(i, v)| match (colls.get(i).copied().flatten(), v) {
+            (Some(c), Value::Text(s)) => {
+                Value::Text(c.sort_key(s).into_iter().map(char::from).collect())
+            }
+            _ => v.clone(),
+        })
+        .collect();
+    group_key(&keyed)
+}
+
 /// Execute a plan, returning output rows.
 ///
 /// A vector index path is a fast path, never a different answer: the index
@@ -2325,22 +2414,62 @@ type EvalRow<'a> = dyn FnMut(&Prepared<'_>, &[Value], &[Value]) -> SqlResult<Val
 pub(crate) struct Groups {
     groups: Vec<(Vec<Value>, Vec<Value>, Vec<AggState>)>,
     index: HashMap<Vec<u8>, usize, foldhash::fast::RandomState>,
+    /// The groups' charge to the statement's memory budget (none for
+    /// `Groups::default()`: see [`Groups::charged`]).
+    mem: Reservation,
+}
+
+impl Drop for Groups {
+    /// A killed or over-budget statement frees its groups after
+    /// answering ([`budget::defer_teardown`]).
+    fn drop(&mut self) {
+        if budget::failing() {
+            budget::bury((
+                std::mem::take(&mut self.groups),
+                std::mem::take(&mut self.index),
+            ));
+        }
+    }
+}
+
+impl Drop for Values {
+    /// As `Groups`: a failing statement frees the rows after answering.
+    fn drop(&mut self) {
+        if budget::failing() {
+            budget::bury(std::mem::take(&mut self.rows));
+        }
+    }
+}
+
+/// Estimated bytes of one group beyond its first row: key, states, map
+/// entry.
+fn group_size(key: &[u8], states: usize) -> usize {
+    key.len() + 64 + states * std::mem::size_of::<AggState>()
 }
 
 impl Groups {
+    /// No groups yet, charged to the statement `mem` belongs to.
+    pub fn charged(mem: Reservation) -> Groups {
+        let mut g = Groups::default();
+        g.mem = mem;
+        g
+    }
+
     /// Merge `later` (the groups of rows that come after this one's in
     /// scan order) into this one, keeping first-seen order and each
     /// group's first row: the groups one scan of both would give. False
     /// (and `self` unusable) when a state does not merge exactly
     /// ([`crate::sql::parallel::merge_state`]).
-    pub fn merge(&mut self, later: Groups, aggs: &[AggCall]) -> bool {
-        let mut keys: Vec<Option<Vec<u8>>> = vec![None; later.groups.len()];
-        for (k, i) in later.index {
+    pub fn merge(&mut self, mut later: Groups, aggs: &[AggCall]) -> bool {
+        let later_index = std::mem::take(&mut later.index);
+        let later_groups = std::mem::take(&mut later.groups);
+        let mut keys: Vec<Option<Vec<u8>>> = vec![None; later_groups.len()];
+        for (k, i) in later_index {
             if let Some(slot) = keys.get_mut(i) {
                 *slot = Some(k);
             }
         }
-        for (group, key) in later.groups.into_iter().zip(keys) {
+        for (group, key) in later_groups.into_iter().zip(keys) {
             let Some(key) = key else { return false };
             match self.index.get(&key) {
                 Some(&i) => {
@@ -2352,6 +2481,14 @@ impl Groups {
                     }
                 }
                 None => {
+                    // The group moves here; its charge goes with it (an
+                    // error here only means the budget is spent: the
+                    // statement fails at its next charge or check).
+                    let _ = self.mem.add(
+                        budget::row_size(&group.0)
+                            + budget::row_size(&group.1)
+                            + group_size(&key, group.2.len()),
+                    );
                     self.groups.push(group);
                     self.index.insert(key, self.groups.len() - 1);
                 }
@@ -2376,9 +2513,13 @@ impl Groups {
             .map(|g| ev(g, row, m))
             .collect::<SqlResult<_>>()?;
         let kb = group_key(&key);
+        budget::tick()?;
         let gi = match self.index.get(&kb) {
             Some(&i) => i,
             None => {
+                self.mem.add(
+                    budget::row_size(row) + budget::row_size(m) + group_size(&kb, plan.aggs.len()),
+                )?;
                 self.groups.push((
                     row.to_vec(),
                     m.to_vec(),
@@ -2480,7 +2621,10 @@ fn run_with(
     let ex = Exprs::new(cx, plan, outer)?;
     let host = SessionHost::new(cx.session, cx.engine);
     let empty: Vec<Value> = Vec::new();
-    let mut groups = Groups::default();
+    let mut groups = Groups::charged(Reservation::new());
+    // The rows this block keeps, charged to the statement's budget while
+    // they live (its output is charged again by whoever keeps it).
+    let mut mem = Reservation::new();
     let (rows, filtered) = match streamed_table(plan, path, &ex) {
         // An aggregate over a table scan: each row is folded into its
         // group as the scan visits it, none is kept.
@@ -2521,11 +2665,24 @@ fn run_with(
                 (Vec::new(), filtered)
             }
         }
-        None => candidates(cx, plan, path, outer, ex.filter.as_ref(), &host, true)?,
+        None => candidates(
+            cx,
+            plan,
+            path,
+            outer,
+            ex.filter.as_ref(),
+            &host,
+            true,
+            &mut mem,
+        )?,
     };
-    // Filter (unless the scan did).
-    let mut kept = Vec::with_capacity(rows.len());
-    for (row, m) in rows {
+    // Filter (unless the scan did). Rows are taken out of their slots, so
+    // that a failing statement leaves the rest to its teardown.
+    let mut rows = budget::Grave(rows);
+    let mut kept = budget::Grave(Vec::with_capacity(rows.len()));
+    for i in 0..rows.len() {
+        budget::tick()?;
+        let (row, m) = std::mem::take(&mut rows[i]);
         if let (Some(f), false) = (&ex.filter, filtered) {
             let v = ev(cx, f, &host, &row, outer, &empty, &m)?;
             if crate::sql::expr::truth(&v) != Some(true) {
@@ -2534,19 +2691,21 @@ fn run_with(
         }
         kept.push((row, m));
     }
+    drop(rows);
     // A scan whose output is its rows (a join input): no copy per value.
     if plan.is_plain_scan() {
-        return Ok(kept.into_iter().map(|(r, _)| r).collect());
+        return Ok(kept.take().into_iter().map(|(r, _)| r).collect());
     }
     // Each output unit: (context row, aggs, matches).
-    let mut units: Vec<(Vec<Value>, Vec<Value>, Vec<Value>)> = Vec::new();
+    let mut units: budget::Grave<Vec<Unit>> = Default::default();
     if plan.aggregate {
-        for (row, m) in kept {
+        for i in 0..kept.len() {
+            let (row, m) = std::mem::take(&mut kept[i]);
             groups.add(plan, &ex, &row, &m, &mut |p, row, m| {
                 ev(cx, p, &host, row, outer, &empty, m)
             })?;
         }
-        let mut groups = groups.groups;
+        let mut groups = budget::Grave(std::mem::take(&mut groups.groups));
         if groups.is_empty() && plan.group_by.is_empty() {
             let width = plan.source.scope.cols.len();
             groups.push((
@@ -2555,7 +2714,8 @@ fn run_with(
                 vec![AggState::default(); plan.aggs.len()],
             ));
         }
-        for (row, m, states) in groups {
+        for (row, m, states) in groups.take() {
+            budget::tick()?;
             let aggs: Vec<Value> = states
                 .iter()
                 .zip(&plan.aggs)
@@ -2570,11 +2730,16 @@ fn run_with(
             units.push((row, aggs, m));
         }
     } else {
-        units = kept.into_iter().map(|(r, m)| (r, Vec::new(), m)).collect();
+        units.0 = kept
+            .take()
+            .into_iter()
+            .map(|(r, m)| (r, Vec::new(), m))
+            .collect();
     }
     // Project + sort keys.
-    let mut out: Vec<(Vec<Value>, Vec<Value>)> = Vec::with_capacity(units.len());
-    for (row, aggs, m) in &units {
+    let mut out: budget::Grave<Vec<(Vec<Value>, Vec<Value>)>> =
+        budget::Grave(Vec::with_capacity(units.len()));
+    for (row, aggs, m) in units.iter() {
         let proj: Vec<Value> = ex
             .projection
             .iter()
@@ -2585,14 +2750,36 @@ fn run_with(
             .iter()
             .map(|e| ev(cx, e, &host, row, outer, aggs, m))
             .collect::<SqlResult<_>>()?;
+        mem.add(budget::row_size(&proj) + budget::row_size(&keys))?;
         out.push((proj, keys));
     }
+    drop(units);
     if plan.distinct {
         let mut seen = std::collections::HashSet::new();
-        out.retain(|(p, _)| seen.insert(group_key(p)));
+        let mut failed = None;
+        out.retain(|(p, _)| {
+            if failed.is_some() {
+                return false;
+            }
+            let k = group_key_under(p, &plan.out_colls);
+            if let Err(e) = mem.add(k.len() + 48) {
+                failed = Some(e);
+                return false;
+            }
+            seen.insert(k)
+        });
+        if let Some(e) = failed {
+            return Err(e);
+        }
     }
     if !plan.order_by.is_empty() {
+        // A KILL stops the sort: once it is seen every comparison answers
+        // at once and the sort ends quickly.
+        let stop = budget::SortStop::default();
         let order = |a: &(Vec<Value>, Vec<Value>), b: &(Vec<Value>, Vec<Value>)| {
+            if stop.stopped() {
+                return Ordering::Equal;
+            }
             for (i, (key, desc)) in plan.order_by.iter().enumerate() {
                 let (x, y) = (&a.1[i], &b.1[i]);
                 let o = if is_distance_key(key) && x.is_null() != y.is_null() {
@@ -2616,20 +2803,24 @@ fn run_with(
             }
             Ordering::Equal
         };
-        out = match plan.limit.map(|l| plan.offset.saturating_add(l)) {
-            Some(k) if k < out.len() => top_k(out, k, order),
+        out.0 = match plan.limit.map(|l| plan.offset.saturating_add(l)) {
+            Some(k) if k < out.len() => top_k(out.take(), k, order),
             _ => {
-                out.sort_by(order);
-                out
+                budget::sort_by(&mut out.0, order)?;
+                out.take()
             }
         };
+        stop.finish()?;
     }
-    let it = out.into_iter().skip(plan.offset).map(|(p, _)| p);
+    let it = out.take().into_iter().skip(plan.offset).map(|(p, _)| p);
     Ok(match plan.limit {
         Some(l) => it.take(l).collect(),
         None => it.collect(),
     })
 }
+
+/// An output unit of a block: (context row, aggregates, MATCH scores).
+type Unit = (Vec<Value>, Vec<Value>, Vec<Value>);
 
 /// The first `k` items of `items` in the order a stable sort by `order`
 /// gives (ties keep their input order), without sorting the rest: a

@@ -3,11 +3,14 @@
 //! inclusive, `step` apart (default 1; negative counts down).
 //!
 //! Owns: the function's arguments' rules and its rows, computed once when
-//! the query is planned (arguments must be constants). Never: reads a
-//! table, or produces more than [`MAX_ROWS`] rows (refused with 1235
-//! rather than exhausting memory).
+//! the query is planned (arguments must be constants), charged to the
+//! statement's memory budget as they are made (1114 past it) and
+//! stopped by KILL / `max_execution_time` ([`crate::sql::budget`]).
+//! Never: reads a table, or produces more than [`MAX_ROWS`] rows
+//! (refused with 1235).
 
 use crate::error::{SqlError, SqlResult};
+use crate::sql::budget::Reservation;
 use crate::sql::select::Values;
 use crate::types::{ColumnKind, Value};
 
@@ -19,6 +22,8 @@ pub struct Series {
     pub kind: ColumnKind,
     rows: Vec<Vec<Value>>,
     label: String,
+    /// What the rows are charged to the statement's budget.
+    mem: Reservation,
 }
 
 impl From<Series> for Values {
@@ -26,6 +31,7 @@ impl From<Series> for Values {
         Values {
             label: s.label,
             rows: s.rows,
+            mem: s.mem,
         }
     }
 }
@@ -59,6 +65,7 @@ pub fn generate(name: &sqlparser::ast::ObjectName, args: &[Value]) -> SqlResult<
             kind: ColumnKind::Int,
             rows: Vec::new(),
             label,
+            mem: Reservation::default(),
         });
     };
     if step == 0 {
@@ -81,17 +88,22 @@ pub fn generate(name: &sqlparser::ast::ObjectName, args: &[Value]) -> SqlResult<
             "generate_series of more than {MAX_ROWS} rows ({count})"
         )));
     }
-    let rows = (0..count)
-        .map(|i| {
-            vec![Value::Int(
-                (i128::from(start) + i * i128::from(step)) as i64,
-            )]
-        })
-        .collect();
+    // Grown row by row (not reserved up front): the budget, not the
+    // requested count, bounds what is allocated.
+    let mut rows = crate::sql::budget::Grave(Vec::new());
+    let mut mem = Reservation::new();
+    for i in 0..count {
+        let row = vec![Value::Int(
+            (i128::from(start) + i * i128::from(step)) as i64,
+        )];
+        mem.add_row(&row)?;
+        rows.push(row);
+    }
     Ok(Series {
         kind: ColumnKind::Int,
-        rows,
+        rows: rows.take(),
         label,
+        mem,
     })
 }
 

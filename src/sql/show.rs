@@ -1,8 +1,6 @@
 //! SHOW …, DESCRIBE and EXPLAIN: result sets about the schema, the session
 //! and query plans. Never writes.
 
-use std::collections::HashMap;
-
 use crate::catalog::{self, IndexKind, TableDef};
 use crate::error::{SqlError, SqlResult};
 use crate::sql::parse::{Name, Stmt};
@@ -46,7 +44,7 @@ pub fn databases(cx: &mut Ctx<'_>) -> SqlResult<QueryResult> {
     Ok(rs(&["Database"], rows))
 }
 
-/// SHOW [FULL] TABLES
+/// SHOW \[FULL\] TABLES
 pub fn tables(cx: &mut Ctx<'_>, db: Option<String>, full: bool) -> SqlResult<QueryResult> {
     let db = match db {
         Some(d) => d,
@@ -149,6 +147,10 @@ pub fn create_table_sql(td: &TableDef) -> String {
     for c in &td.columns {
         // Types in lower case, as MySQL prints them (ORMs parse this text).
         let mut l = format!("  `{}` {}", c.name, c.ty.sql_name().to_ascii_lowercase());
+        // As MySQL: a column's collation when it is not the table's.
+        if c.collation != td.collation && crate::sql::ddl::has_collation(&c.ty) {
+            l.push_str(&format!(" COLLATE {}", c.collation));
+        }
         if !c.nullable {
             l.push_str(" NOT NULL");
         }
@@ -197,7 +199,16 @@ pub fn create_table_sql(td: &TableDef) -> String {
             }
         });
     }
-    format!("CREATE TABLE `{}` (\n{}\n)", td.name, lines.join(",\n"))
+    let options = if td.collation.is_default() {
+        String::new()
+    } else {
+        format!(" DEFAULT CHARSET=utf8mb4 COLLATE={}", td.collation)
+    };
+    format!(
+        "CREATE TABLE `{}` (\n{}\n){options}",
+        td.name,
+        lines.join(",\n")
+    )
 }
 
 /// SHOW CREATE TABLE
@@ -247,129 +258,49 @@ pub fn describe(cx: &mut Ctx<'_>, n: &Name) -> SqlResult<QueryResult> {
     ))
 }
 
-/// SHOW ISCP STATUS: one row per job: its table by name, a phase that
-/// says what the job is doing, lag (in commits and in milliseconds),
-/// build progress and when this CN last wrote a checkpoint of it.
+/// SHOW ISCP STATUS: one row per job ([`crate::iscp::status::JobStatus`]):
+/// its table by name, a phase that says what the job is doing, lag (in
+/// commits and in milliseconds), build progress and when this CN last
+/// wrote a checkpoint of it.
 pub fn iscp_status(cx: &mut Ctx<'_>) -> SqlResult<QueryResult> {
-    use crate::iscp::log::{JobState, STAGE_INIT};
-    let latest = cx.engine.storage.latest_ts();
-    let jobs = crate::iscp::log::read_all(cx.txn)?;
-    let mut tables: HashMap<u64, Option<TableDef>> = HashMap::new();
-    let mut rows = Vec::new();
-    for j in jobs {
-        // A synchronous index is written by the writing transactions
-        // themselves: it never lags (its watermark is its last base).
-        let sync = j.spec.is_sync_live();
-        let lag = if j.state.is_terminal() || sync {
-            0
-        } else {
-            let newest = crate::iscp::log::newest_change_ts(
-                cx.engine.storage.as_ref(),
-                j.key.table_id,
-                j.watermark,
-                latest,
-            )?;
-            newest.saturating_sub(j.watermark) as i64
-        };
-        // Lag in time: the age of the oldest change the job has not
-        // applied, when this process remembers when it was committed.
-        let lag_ms = if lag == 0 {
-            Value::Int(0)
-        } else {
-            let storage = cx.engine.storage.as_ref();
-            storage
-                .changes(j.key.table_id, j.watermark, latest, None, 1)
-                .ok()
-                .and_then(|b| b.changes.first().map(|c| c.commit_ts))
-                .and_then(|ts| storage.commit_time_ms(ts))
-                .map_or(Value::Null, |at| {
-                    Value::Int(crate::iscp::now_ms().saturating_sub(at) as i64)
-                })
-        };
-        // HNSW vectors searchable in the index's tail but not yet in its
-        // graph (decision 015), and this CN's last base of it.
-        let (deferred, checkpoint_ms) =
-            cx.engine.iscp.cached(j.key.job_id).map_or((0, None), |h| {
-                let g = h.read();
-                (g.index.deferred(), g.checkpoint_ms)
+    let jobs =
+        crate::iscp::status::job_statuses(cx.engine.storage.as_ref(), &cx.engine.iscp, cx.txn, 0)?;
+    let opt_text = |v: &Option<String>| v.clone().map_or(Value::Null, Value::Text);
+    let rows = jobs
+        .into_iter()
+        .map(|j| {
+            let checkpoint = j.checkpoint_ms.map_or(Value::Null, |ms| {
+                // UTC, to the millisecond.
+                let us = i64::try_from(ms).unwrap_or(i64::MAX / 1000) * 1000;
+                Value::Text(crate::sql::expr::datetime::date_format(
+                    us,
+                    "%Y-%m-%d %H:%i:%s.%f UTC",
+                ))
             });
-        let checkpoint = checkpoint_ms.map_or(Value::Null, |ms| {
-            // UTC, to the millisecond.
-            let us = i64::try_from(ms).unwrap_or(i64::MAX / 1000) * 1000;
-            Value::Text(crate::sql::expr::datetime::date_format(
-                us,
-                "%Y-%m-%d %H:%i:%s.%f UTC",
-            ))
-        });
-        let table = match tables.get(&j.key.table_id) {
-            Some(t) => t.clone(),
-            None => {
-                let t = catalog::table_by_id(cx.txn, j.key.table_id)?;
-                tables.insert(j.key.table_id, t.clone());
-                t
-            }
-        };
-        let building = !sync && j.status.stage == STAGE_INIT;
-        // `state` is the job row's (Completed between two units of a
-        // build, too); the phase says what the job is doing.
-        let phase = match j.state {
-            JobState::Canceling => "canceling",
-            JobState::Canceled => "canceled",
-            JobState::Error => "error",
-            _ if j.status.error_code != 0 => "retrying",
-            _ if building => "building",
-            _ if lag > 0 => "catching up",
-            _ => "current",
-        };
-        // A build's total is written with its first unit: before that,
-        // count the rows it will read (keys only, at this snapshot).
-        let progress = match &table {
-            Some(t) if building && j.status.build_total == 0 && !j.state.is_terminal() => {
-                let mut n = 0u64;
-                cx.txn.scan_visit(
-                    t.id,
-                    std::ops::Bound::Unbounded,
-                    std::ops::Bound::Unbounded,
-                    &mut |_, _| {
-                        n += 1;
-                        true
-                    },
-                )?;
-                format!("{}/{n}", j.status.build_done)
-            }
-            _ => j.status.progress_text(),
-        };
-        let name = |f: fn(&TableDef) -> &String| {
-            table
-                .as_ref()
-                .map_or(Value::Null, |t| Value::Text(f(t).clone()))
-        };
-        rows.push(vec![
-            name(|t| &t.db),
-            name(|t| &t.name),
-            Value::Int(j.key.table_id as i64),
-            t(j.key.job_name.clone()),
-            Value::Int(j.key.job_id as i64),
-            t(phase),
-            t(j.state.name()),
-            Value::Int(j.state as i64),
-            Value::Int(j.watermark as i64),
-            Value::Int(lag),
-            lag_ms,
-            Value::Int(j.status.rows_applied as i64),
-            Value::Int(j.status.iterations as i64),
-            t(if sync {
-                "sync".to_string()
-            } else {
-                j.status.stage.clone()
-            }),
-            t(progress),
-            checkpoint,
-            Value::Int(deferred as i64),
-            Value::Int(j.status.error_code as i64),
-            t(j.status.error_msg.clone()),
-        ]);
-    }
+            let (error_code, error_msg) = j.error.clone().unwrap_or_default();
+            vec![
+                opt_text(&j.db),
+                opt_text(&j.table),
+                Value::Int(j.key.table_id as i64),
+                t(j.key.job_name.clone()),
+                Value::Int(j.key.job_id as i64),
+                t(j.phase.name()),
+                t(j.state.name()),
+                Value::Int(j.state as i64),
+                Value::Int(j.watermark as i64),
+                Value::Int(j.lag_ts as i64),
+                j.lag_ms.map_or(Value::Null, |ms| Value::Int(ms as i64)),
+                Value::Int(j.rows_applied as i64),
+                Value::Int(j.iterations as i64),
+                t(if j.sync { "sync" } else { j.stage.name() }),
+                t(j.progress.text()),
+                checkpoint,
+                Value::Int(j.deferred as i64),
+                Value::Int(i64::from(error_code)),
+                t(error_msg),
+            ]
+        })
+        .collect();
     let mut r = rs(
         &[
             "db",
@@ -400,7 +331,7 @@ pub fn iscp_status(cx: &mut Ctx<'_>) -> SqlResult<QueryResult> {
     Ok(r)
 }
 
-/// EXPLAIN <select>
+/// `EXPLAIN <select>`
 pub fn explain(cx: &mut Ctx<'_>, inner: Stmt, analyze: bool) -> SqlResult<QueryResult> {
     let Stmt::Ast(a) = inner else {
         return Err(SqlError::unsupported("EXPLAIN of this statement"));
@@ -542,7 +473,7 @@ pub fn process_rows(engine: &Engine, st: &SessionState) -> Vec<Vec<Value>> {
     let opt = |v: Option<String>| v.map_or(Value::Null, Value::Text);
     engine
         .processes
-        .visible(&st.user, st.privileged)
+        .visible(&st.user, st.sees_all)
         .into_iter()
         .map(|p| {
             vec![
@@ -577,6 +508,12 @@ pub fn status(engine: &Engine, like: Option<&str>) -> QueryResult {
             "Tributary_iscp_runner",
             u64::from(runner),
         )))
+        .chain([
+            // Decision 023: bytes charged by running statements (and
+            // SQL prepared statements) now, and the most at once.
+            ("Tributary_statement_memory_used", engine.budget.used()),
+            ("Tributary_statement_memory_peak", engine.budget.peak()),
+        ])
         .filter(|(k, _)| {
             like.is_none_or(|p| {
                 crate::sql::expr::like_match_ci(&k.to_ascii_lowercase(), &p.to_ascii_lowercase())
@@ -612,6 +549,7 @@ pub fn filter(
                     .map(|c| (String::new(), c.name.clone()))
                     .collect(),
                 hidden: Vec::new(),
+                colls: Vec::new(),
             };
             let cond = Compiler::new(&scope, false).compile(e)?;
             let host = crate::sql::host::SessionHost::new(st, engine);

@@ -151,6 +151,14 @@ const VARS: &[Def] = &[
     def("time_zone", S, A::TimeZone, "SYSTEM"),
     def("transaction_isolation", S, A::Isolation, "REPEATABLE-READ"),
     def("transaction_read_only", RO, A::Any, "OFF"),
+    // Bytes of rows one statement may hold; 0: the server's default
+    // (`--statement-memory`). Decision 023.
+    def(
+        "tributary_statement_memory_limit",
+        S,
+        A::Range(0, i64::MAX),
+        "0",
+    ),
     def("tx_isolation", S, A::Isolation, "REPEATABLE-READ"),
     def("tx_read_only", RO, A::Any, "OFF"),
     def("unique_checks", S, A::Bool, "ON"),
@@ -420,20 +428,19 @@ pub fn require_stored_charset(name: &str) -> SqlResult<()> {
     }
 }
 
-/// A collation named for stored text or a comparison: only the binary
-/// (code point) order is implemented, so a case- or accent-insensitive
-/// collation is refused (1235) rather than accepted and compared by bytes.
+/// A collation named as a database's or the connection's default: those
+/// stay `utf8mb4_bin` (a column or an expression may name another,
+/// `crate::collation`), so any other is refused (1235); an unknown name
+/// is 1273.
 pub fn require_collation(name: &str) -> SqlResult<()> {
-    match name
-        .trim_matches(['\'', '"', '`'])
-        .to_ascii_lowercase()
-        .as_str()
-    {
-        "utf8mb4_bin" | "utf8_bin" | "utf8mb3_bin" | "utf8mb4_0900_bin" | "binary" => Ok(()),
-        other => Err(SqlError::unsupported(format!(
-            "COLLATE {other}: text compares by code point (utf8mb4_bin)"
-        ))),
+    let c = crate::collation::Collation::lookup(name)?;
+    if c.is_binary() {
+        return Ok(());
     }
+    Err(SqlError::unsupported(format!(
+        "{c} as a database or connection default (it stays utf8mb4_bin; \
+         columns and expressions may use {c})"
+    )))
 }
 
 /// `SET [SESSION] name = value` for a system variable.

@@ -40,10 +40,11 @@ def _reader(stream, q):
     q.put(None)
 
 
-def start_server(data_dir, extra_args=(), admin=True):
+def start_server(data_dir, extra_args=(), admin=True, stderr=None):
     """Start `tributary serve`; returns (Popen, port, admin_port or None).
 
-    With admin=False the admin endpoint keeps its default: off."""
+    With admin=False the admin endpoint keeps its default: off. `stderr`: a
+    file the server's log goes to (default: this process's stderr)."""
     if not os.path.exists(BIN):
         pytest.fail(f"tributary binary not found at {BIN} (set TRIBUTARY_BIN)")
     args = [
@@ -64,7 +65,7 @@ def start_server(data_dir, extra_args=(), admin=True):
     proc = subprocess.Popen(
         args,
         stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL if os.environ.get("TRIBUTARY_QUIET") else None,
+        stderr=stderr or (subprocess.DEVNULL if os.environ.get("TRIBUTARY_QUIET") else None),
         text=True,
         env=env,
     )

@@ -91,3 +91,31 @@ def test_fault_lifecycle(server):
             c.execute("select disable_fault_injection()")
             c.fetchall()
         conn.close()
+
+
+def test_status_page_hides_error_values_without_the_token(server):
+    """Recent errors carry other sessions' row values (issue 39 item 4):
+    without the token the page shows their codes only."""
+    secret = "bob-5e1c@secret.example"
+    conn = pymysql.connect(host=server.host, port=server.port, user="root", password="",
+                           autocommit=True)
+    try:
+        with conn.cursor() as c:
+            c.execute("CREATE DATABASE IF NOT EXISTS status_redact")
+            c.execute("CREATE TABLE status_redact.t (e VARCHAR(64) PRIMARY KEY)")
+            c.execute(f"INSERT INTO status_redact.t VALUES ('{secret}')")
+            try:
+                c.execute(f"INSERT INTO status_redact.t VALUES ('{secret}')")
+                raise AssertionError("duplicate accepted")
+            except pymysql.err.IntegrityError as e:
+                assert e.args[0] == 1062
+    finally:
+        conn.close()
+    status, page = http(server, "GET", "/", token=None)
+    assert status == 200
+    assert "<td>1062</td>" in page
+    assert secret not in page
+    status, page = http(server, "GET", "/", token="wrong" + admin_token(server))
+    assert status == 200 and secret not in page
+    status, page = http(server, "GET", "/")
+    assert status == 200 and secret in page

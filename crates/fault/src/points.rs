@@ -34,10 +34,27 @@ pub const ISCP_MARK_CANCELED_ERROR: &str = "fj/iscp/cancel/mark-canceled-error";
 /// then fails with nothing written, reads go on, and writes work again once
 /// it is removed.
 pub const STORAGE_LOG_WRITE: &str = "fj/storage/log-write";
+/// Storage: where the embedded store's applier reads the free space of the
+/// data directory's file system before it writes to the data file. Arm it
+/// with `echo` and `iarg` = the bytes to report (e.g. 0: a full disk) to
+/// hold the applier back as a full disk would; a negative `iarg` reads the
+/// file system (tests that fill a real small one).
+pub const STORAGE_FREE_SPACE: &str = "fj/storage/free-space";
 /// DDL: in a CREATE INDEX (or ALTER TABLE) index build, before every
 /// 1,024th row, with the index name as target and the statement's KILL
 /// token (so a KILL releases a `wait` or `sleep` here at once).
 pub const DDL_INDEX_BUILD: &str = "fj/ddl/index-build";
+/// DDL: in an ALTER TABLE's row rewrite, before every 1,024th row, with
+/// the table name as target and the statement's KILL token.
+pub const DDL_ALTER_REWRITE: &str = "fj/ddl/alter-rewrite";
+/// DDL: ALTER TABLE / CREATE INDEX / RENAME TABLE with every write done
+/// and nothing committed (target: the table; the statement's KILL token):
+/// a KILL or a crash here must leave the old state whole.
+pub const DDL_BEFORE_COMMIT: &str = "fj/ddl/before-commit";
+/// DDL: the same statements right after their commit, before dropped
+/// jobs are drained and new synchronous indexes loaded (target: the
+/// table; KILL token). Its outcome is ignored: the statement stands.
+pub const DDL_AFTER_COMMIT: &str = "fj/ddl/after-commit";
 
 /// Every catalogued point, in documentation order.
 pub const ALL: &[&str] = &[
@@ -53,7 +70,11 @@ pub const ALL: &[&str] = &[
     ISCP_BEFORE_MARK_CANCELED,
     ISCP_MARK_CANCELED_ERROR,
     STORAGE_LOG_WRITE,
+    STORAGE_FREE_SPACE,
     DDL_INDEX_BUILD,
+    DDL_ALTER_REWRITE,
+    DDL_BEFORE_COMMIT,
+    DDL_AFTER_COMMIT,
 ];
 
 #[cfg(test)]
@@ -73,6 +94,6 @@ mod tests {
             assert!(!p.contains(':'), "{p} must not contain ':'");
             assert!(seen.insert(*p), "{p} listed twice");
         }
-        assert_eq!(ALL.len(), 13);
+        assert_eq!(ALL.len(), 17);
     }
 }

@@ -161,7 +161,7 @@ fn load_from_env_arms_the_global_registry() {
 
 #[test]
 fn catalogue_is_complete() {
-    assert_eq!(points::ALL.len(), 13);
+    assert_eq!(points::ALL.len(), 17);
     assert!(points::ALL.contains(&"fj/iscp/cancel/after-register-consumer"));
     assert_eq!(
         points::ISCP_AFTER_REGISTER_CONSUMER,

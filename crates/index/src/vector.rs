@@ -973,7 +973,7 @@ impl VectorIndex {
     }
 
     /// Like [`search_with_ef`](Self::search_with_ef), but `None` when no
-    /// search slot came free within [`SEARCH_SLOT_WAIT`] (the caller then
+    /// search slot came free within `SEARCH_SLOT_WAIT` (the caller then
     /// evaluates exactly instead of waiting longer).
     pub fn try_search_with_ef(
         &self,

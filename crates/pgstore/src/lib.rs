@@ -9,9 +9,9 @@
 //! snapshot at a timestamp, and the change log is written in the
 //! committing transaction.
 //!
-//! Layers: [`storage`] (the `Storage` calls, the node's heartbeat) and
-//! [`txn`] (a transaction) send the statements of [`sql`] (texts) through
-//! [`bridge`] (the backend's own tokio runtime); [`gc`] collects; [`error`]
+//! Layers: `storage` (the `Storage` calls, the node's heartbeat) and
+//! `txn` (a transaction) send the statements of `sql` (texts) through
+//! `bridge` (the backend's own tokio runtime); `gc` collects; `error`
 //! maps SQLSTATEs. Nothing here knows about SQL tables, indexes or ISCP.
 //!
 //! [`Storage`]: tributary_storage::Storage

@@ -519,30 +519,6 @@ impl Transaction for PgTxn {
         self.snapshot_get(table, key)
     }
 
-    fn scan(
-        &mut self,
-        table: TableId,
-        start: Bound<Vec<u8>>,
-        end: Bound<Vec<u8>>,
-        limit: usize,
-    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
-        let mut out = Vec::new();
-        if limit == 0 {
-            self.usable()?;
-            return Ok(out);
-        }
-        self.scan_visit(
-            table,
-            start.as_ref().map(|k| k.as_slice()),
-            end.as_ref().map(|k| k.as_slice()),
-            &mut |k, v| {
-                out.push((k.to_vec(), v.to_vec()));
-                out.len() < limit
-            },
-        )?;
-        Ok(out)
-    }
-
     fn approx_rows(&self, table: TableId) -> u64 {
         if let Some((n, at)) = self.inner.row_counts.lock().get(&table) {
             if at.elapsed().as_millis() < 1000 {

@@ -348,15 +348,31 @@ pub trait Transaction: Send {
     /// committed version (plus own writes).
     fn get(&mut self, table: TableId, key: &[u8], lock: bool) -> Result<Option<Vec<u8>>>;
 
-    /// Range read in key order over the snapshot merged with own writes.
-    /// `limit = usize::MAX` for all.
+    /// Range read in key order over the snapshot merged with own writes,
+    /// copied out of [`Transaction::scan_visit`] (every backend's one scan).
+    /// `limit = usize::MAX` for all; 0 still checks that the transaction is
+    /// usable (it visits at most one row).
     fn scan(
         &mut self,
         table: TableId,
         start: Bound<Vec<u8>>,
         end: Bound<Vec<u8>>,
         limit: usize,
-    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>>;
+    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+        let mut out: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+        self.scan_visit(
+            table,
+            start.as_ref().map(Vec::as_slice),
+            end.as_ref().map(Vec::as_slice),
+            &mut |k, v| {
+                if out.len() < limit {
+                    out.push((k.to_vec(), v.to_vec()));
+                }
+                out.len() < limit
+            },
+        )?;
+        Ok(out)
+    }
 
     /// About how many rows `table` holds (committed, any snapshot): a
     /// planner's estimate, never an answer. Cheap: no scan.

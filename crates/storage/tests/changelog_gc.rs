@@ -389,6 +389,7 @@ fn purging_a_large_table_returns_at_once() {
             .len(),
         100_000
     );
+    s.wait_applied().unwrap();
     let started = std::time::Instant::now();
     s.purge_table(T).unwrap();
     let took = started.elapsed();

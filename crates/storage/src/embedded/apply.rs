@@ -36,8 +36,13 @@ const APPLY_WAIT: Duration = Duration::from_secs(30);
 const APPLY_BATCH_BYTES: usize = 1 << 20;
 /// The overlay size below which the applier never trims it.
 pub(super) const TRIM_MIN: usize = 4096;
-/// Pause before retrying a failed apply.
+/// Pause before the first retry of a failed apply; it doubles at each
+/// failure in a row up to [`RETRY_PAUSE_MAX`] (a waiter wakes it at once).
 const RETRY_PAUSE: Duration = Duration::from_millis(50);
+/// Longest pause between retries of a failing apply.
+const RETRY_PAUSE_MAX: Duration = Duration::from_secs(1);
+/// How often a failing applier logs that it still fails.
+const RETRY_LOG_EVERY: Duration = Duration::from_secs(30);
 /// How long the applier lets commits gather before it writes them, unless
 /// about [`APPLY_BATCH_BYTES`] are queued or someone waits for them: each
 /// redb transaction is a copy-on-write commit with its own fsync, so one
@@ -62,10 +67,13 @@ struct State {
     bytes: usize,
     /// Threads in [`ApplyQueue::wait_applied`]: the queue is written at once.
     waiting: usize,
+    /// The applier has taken a batch out of the queue and not yet either
+    /// applied it or put it back.
+    in_flight: bool,
 }
 
 /// Bytes of changes of one group, as the applier counts them.
-fn group_bytes(changes: &[(TableId, Change)]) -> usize {
+pub(super) fn group_bytes(changes: &[(TableId, Change)]) -> usize {
     changes
         .iter()
         .map(|(_, c)| {
@@ -131,6 +139,11 @@ impl ApplyQueue {
             readers: self.readers.clone(),
             at,
         }
+    }
+
+    /// How many registered readers are open.
+    pub fn open_readers(&self) -> usize {
+        self.readers.lock().values().sum()
     }
 
     /// Chains whose newest version is at or below this may leave memory:
@@ -203,6 +216,32 @@ impl ApplyQueue {
         Ok(())
     }
 
+    /// While the applier fails (a full disk): the changes of `table`
+    /// committed after the applied ts and at or below `upto`, in commit
+    /// order, with that applied ts — read from the queue, where every
+    /// durable commit the file lacks waits. `None` when that is not the
+    /// whole answer: the applier is not failing, holds a batch it took out,
+    /// or a commit at or below `upto` is published but not queued yet.
+    pub fn failing_tail(&self, table: TableId, upto: Ts) -> Option<(Ts, Vec<Change>)> {
+        let g = self.state.lock();
+        let applied = self.applied_ts.load(Ordering::Acquire);
+        let queued_to = g.queue.back().map_or(applied, |(ts, _)| *ts);
+        if g.failing.is_none() || g.in_flight || queued_to.max(applied) < upto {
+            return None;
+        }
+        debug_assert!(g.queue.front().is_none_or(|(ts, _)| *ts > applied));
+        let mut tail: Vec<Change> = g
+            .queue
+            .iter()
+            .take_while(|(ts, _)| *ts <= upto)
+            .flat_map(|(_, changes)| changes.iter())
+            .filter(|(t, _)| *t == table)
+            .map(|(_, c)| c.clone())
+            .collect();
+        tail.sort_by_key(|c| (c.commit_ts, c.seq));
+        Some((applied, tail))
+    }
+
     /// Hold the applier back (or let it go on): for tests of a crash with
     /// commits only in the log. Stopping overrides it.
     pub fn pause(&self, paused: bool) {
@@ -221,8 +260,13 @@ impl ApplyQueue {
 /// what is queued to redb in one transaction, then publish and trim.
 pub(super) fn run(inner: &Inner) {
     let q = &inner.apply;
+    // While writes fail: since when, when it was last logged, and the
+    // pause before the next try (doubling up to RETRY_PAUSE_MAX).
+    let mut failing_since: Option<Instant> = None;
+    let mut logged = Instant::now();
+    let mut pause = RETRY_PAUSE;
     loop {
-        let batch: Vec<Applied> = {
+        let (batch, bytes): (Vec<Applied>, usize) = {
             let mut g = q.state.lock();
             loop {
                 if g.stop {
@@ -258,18 +302,30 @@ pub(super) fn run(inner: &Inner) {
             if n == g.queue.len() {
                 g.since = None;
             }
-            g.queue.drain(..n).collect()
+            g.in_flight = true;
+            (g.queue.drain(..n).collect(), bytes)
         };
         let last = batch.last().map_or(0, |b| b.0);
         let groups = || batch.iter().map(|(ts, ch)| (*ts, ch.as_slice()));
+        // A full disk is found before redb is touched: a failed redb write
+        // would make every read fail until the file is reopened.
         let skip = inner.skip_changes(groups());
-        let written = inner
-            .durably(|d| d.commit_group(groups(), &skip, super::commit::Durability::Immediate));
+        let written = inner.durably_sized(super::space::pages_for(bytes), |d| {
+            d.commit_group(groups(), &skip, super::commit::Durability::Immediate)
+        });
         match written {
             Ok(()) => {
+                if let Some(since) = failing_since.take() {
+                    tracing::warn!(
+                        failed_for_ms = since.elapsed().as_millis() as u64,
+                        "writes to the data file work again"
+                    );
+                }
+                pause = RETRY_PAUSE;
                 {
                     let mut g = q.state.lock();
                     g.failing = None;
+                    g.in_flight = false;
                     q.applied_ts.store(last, Ordering::Release);
                     // The next reader sees this write, and the shared one
                     // holds back no trim once its last user is done: gone
@@ -288,9 +344,20 @@ pub(super) fn run(inner: &Inner) {
                 }
             }
             Err(e) => {
-                tracing::error!(error = %e, "applying commits to the data file failed; retrying");
+                // Logged when it starts failing and then every
+                // RETRY_LOG_EVERY, not at every retry.
+                if failing_since.is_none() || logged.elapsed() >= RETRY_LOG_EVERY {
+                    tracing::error!(
+                        error = %e,
+                        failing_for_ms = failing_since.map_or(0, |t| t.elapsed().as_millis() as u64),
+                        "applying commits to the data file failed; retrying"
+                    );
+                    logged = Instant::now();
+                }
+                failing_since.get_or_insert_with(Instant::now);
                 let mut g = q.state.lock();
                 g.failing = Some(e.to_string());
+                g.in_flight = false;
                 q.applied_cv.notify_all();
                 for b in batch.into_iter().rev() {
                     g.bytes += group_bytes(&b.1);
@@ -298,7 +365,10 @@ pub(super) fn run(inner: &Inner) {
                 }
                 g.since.get_or_insert_with(Instant::now);
                 let stopping = g.stop;
-                q.work.wait_for(&mut g, RETRY_PAUSE);
+                if !stopping {
+                    q.work.wait_for(&mut g, pause);
+                }
+                pause = (pause * 2).min(RETRY_PAUSE_MAX);
                 drop(g);
                 if stopping {
                     // Leave the rest to the log's replay at the next open.

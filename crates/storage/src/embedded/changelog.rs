@@ -184,6 +184,10 @@ pub(super) fn encode(ch: &Change) -> Vec<u8> {
     put_bytes(&mut out, &ch.key);
     put_opt(&mut out, &ch.old);
     put_opt(&mut out, &ch.new);
+    debug_assert!(
+        decode(ch.commit_ts, ch.seq, &out).is_ok_and(|d| d == *ch),
+        "change log encoding does not round-trip"
+    );
     out
 }
 

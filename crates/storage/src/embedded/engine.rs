@@ -73,6 +73,14 @@ pub fn default_cache_bytes() -> usize {
     }
 }
 
+/// New pages a small durable write (a lease, a watermark, a sequence, a
+/// GC batch) may take.
+const SMALL_WRITE: u64 = 1 << 20;
+
+/// How long reopening the file after an I/O failure waits for statements
+/// still reading the old one.
+const REOPEN_WAIT: Duration = Duration::from_secs(2);
+
 /// State shared by the storage handle and its transactions.
 pub(super) struct Inner {
     /// The redb file; `None` only while it is being reopened after an I/O
@@ -171,6 +179,10 @@ impl Inner {
         // redb refuses further work after an I/O error; close and reopen.
         self.forget_shared_rows();
         *g = None;
+        // The file stays locked while statements still hold read
+        // transactions of the old handle (they fail at their next uncached
+        // page and let go); new readers wait for this lock.
+        self.wait_for_old_readers();
         let reopened = Durable::open_file(&self.dir, self.options.cache_bytes).and_then(|d| {
             let stored = d.commit_ts()?;
             let memory = self.apply.applied_ts.load(Ordering::Acquire);
@@ -197,9 +209,40 @@ impl Inner {
         }
     }
 
-    /// Run a durable operation; an I/O failure marks the storage failed
-    /// until [`Inner::check_poison`] recovers it.
+    /// Wait (at most [`REOPEN_WAIT`]) until no registered reader of the
+    /// closed file is left, so that reopening it finds it unlocked.
+    fn wait_for_old_readers(&self) {
+        let deadline = std::time::Instant::now() + REOPEN_WAIT;
+        while self.apply.open_readers() > 0 && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    /// Run a durable write that needs about `pages` bytes of new pages:
+    /// refused (with nothing marked failed) when the disk lacks room for
+    /// them and its reserve ([`super::space`]), so that redb never meets a
+    /// full disk — after a failed write it refuses every read until the
+    /// file is reopened, which waits for every statement reading it. An
+    /// I/O failure marks the storage failed until [`Inner::check_poison`]
+    /// recovers it.
+    pub fn durably_sized<T>(&self, pages: u64, f: impl FnOnce(&Durable) -> Result<T>) -> Result<T> {
+        super::space::check_room(&self.dir, pages).map_err(StorageError::Io)?;
+        self.durably_unchecked(f)
+    }
+
+    /// [`Inner::durably_sized`] for a small write (a lease, a watermark, a
+    /// sequence, a batch of deletes).
     pub fn durably<T>(&self, f: impl FnOnce(&Durable) -> Result<T>) -> Result<T> {
+        self.durably_sized(SMALL_WRITE, f)
+    }
+
+    /// A read of the file (no room needed); a failure marks the storage
+    /// failed like a write's.
+    pub fn durable_read<T>(&self, f: impl FnOnce(&Durable) -> Result<T>) -> Result<T> {
+        self.durably_unchecked(f)
+    }
+
+    fn durably_unchecked<T>(&self, f: impl FnOnce(&Durable) -> Result<T>) -> Result<T> {
         self.check_poison()?;
         let g = self.durable.read();
         let Some(d) = g.as_ref() else {
@@ -207,7 +250,21 @@ impl Inner {
                 "storage file is closed after an I/O failure".into(),
             ));
         };
-        let r = f(d);
+        // redb asserts that a write transaction which began before another
+        // one's I/O failure is not committed: contain that as the I/O
+        // failure it is (the file is reopened before the next use).
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(d))).unwrap_or_else(
+            |panic| {
+                let what = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
+                Err(StorageError::Io(format!(
+                    "the data file refused a write after an earlier I/O failure ({what})"
+                )))
+            },
+        );
         drop(g);
         if let Err(StorageError::Io(msg)) = &r {
             tracing::error!(error = %msg, "storage I/O failed; writes fail until it recovers");
@@ -460,6 +517,10 @@ impl EmbeddedStorage {
     /// Open (or create) the storage in directory `dir` with `options`. Reads
     /// no rows: only per-table bookkeeping and consumer watermarks.
     pub fn open_with(dir: &Path, options: EmbeddedOptions) -> Result<Arc<EmbeddedStorage>> {
+        Self::open_inner(dir, options).map_err(|e| super::space::explain_open_failure(dir, e))
+    }
+
+    fn open_inner(dir: &Path, options: EmbeddedOptions) -> Result<Arc<EmbeddedStorage>> {
         let durability = options.durability;
         let durable = Durable::open_file(dir, options.cache_bytes)?;
         // Groups durable in the log but not in the file: apply them first.
@@ -478,6 +539,12 @@ impl EmbeddedStorage {
                 from = pending[0].0,
                 "replaying the commit log"
             );
+            let bytes: usize = pending
+                .iter()
+                .map(|(_, ch)| super::apply::group_bytes(ch))
+                .sum();
+            super::space::check_room(dir, super::space::pages_for(bytes))
+                .map_err(|why| StorageError::Io(format!("replaying the commit log: {why}")))?;
             // Entries left out as the applier would leave them out.
             let skip = gate.skip(pending.iter().map(|(ts, ch)| (*ts, ch.as_slice())), |t| {
                 consumed_tables.contains(&t)
@@ -648,6 +715,67 @@ impl EmbeddedStorage {
     }
 }
 
+impl EmbeddedStorage {
+    /// [`Storage::changes`] while the applier cannot write (a full disk):
+    /// the file's change log up to the applied ts, then the queued commits
+    /// above it, as the applier will store them. `None` where the queue
+    /// cannot give the whole answer (see [`super::apply::ApplyQueue::failing_tail`])
+    /// or the table's changes may not be stored at all (an on-demand table
+    /// nobody consumes: the applier decides that when it writes).
+    fn changes_while_failing(
+        &self,
+        table: TableId,
+        from: Ts,
+        to: Ts,
+        visible: Ts,
+        resume: Option<(Ts, u32)>,
+        limit: usize,
+    ) -> Result<Option<ChangeBatch>> {
+        let upto = to.min(visible);
+        let stored = {
+            let wms = self.inner.watermarks.lock();
+            !self.inner.gate.lock().is_on_demand(table) || consumed(&wms, table)
+        };
+        if !stored {
+            return Ok(None);
+        }
+        let Some((applied, tail)) = self.inner.apply.failing_tail(table, upto) else {
+            return Ok(None);
+        };
+        let skipped = self.inner.gate.lock().skipped(table);
+        let mut batch = self.inner.durable_read(|d| {
+            changelog::read(
+                d,
+                table,
+                from,
+                to.min(applied),
+                visible,
+                skipped,
+                resume,
+                limit,
+            )
+        })?;
+        if batch.resume.is_some() {
+            return Ok(Some(batch)); // the limit was reached in the file
+        }
+        let after = match resume {
+            Some((ts, seq)) if ts >= from => (ts, seq),
+            _ => (from, u32::MAX),
+        };
+        for c in tail {
+            if (c.commit_ts, c.seq) <= after || c.commit_ts <= from {
+                continue;
+            }
+            if batch.changes.len() == limit {
+                batch.resume = batch.changes.last().map(|c| (c.commit_ts, c.seq));
+                break;
+            }
+            batch.changes.push(c);
+        }
+        Ok(Some(batch))
+    }
+}
+
 impl Storage for EmbeddedStorage {
     fn begin(&self, opts: TxnOptions) -> Result<Box<dyn Transaction>> {
         Ok(Box::new(self.begin_embedded(opts)?))
@@ -675,11 +803,16 @@ impl Storage for EmbeddedStorage {
         let visible = self.latest_ts();
         // Changes are visible when their rows are: wait for the applier to
         // have written them to the file's change log.
-        self.inner.apply.wait_applied(to.min(visible))?;
+        if let Err(e) = self.inner.apply.wait_applied(to.min(visible)) {
+            // It cannot (a full disk): the rest is still queued in memory.
+            return self
+                .changes_while_failing(table, from, to, visible, resume, limit)?
+                .ok_or(e);
+        }
         // Every commit up to `visible` was applied: its skips are counted.
         let skipped = self.inner.gate.lock().skipped(table);
         self.inner
-            .durably(|d| changelog::read(d, table, from, to, visible, skipped, resume, limit))
+            .durable_read(|d| changelog::read(d, table, from, to, visible, skipped, resume, limit))
     }
 
     fn snapshot_scan(

@@ -148,6 +148,18 @@ fn complete(inner: &Inner, groups: Vec<Vec<Member>>) -> Vec<(Slot, Result<Ts>)> 
     let Some(last) = groups.last().and_then(|g| g.last()).map(|m| m.ts) else {
         return Vec::new();
     };
+    // Published in commit order: every ts above the last published one,
+    // strictly increasing.
+    debug_assert!(
+        groups
+            .iter()
+            .flatten()
+            .try_fold(inner.latest_ts.load(Ordering::Acquire), |prev, m| {
+                (m.ts > prev).then_some(m.ts)
+            })
+            .is_some(),
+        "commit timestamps published out of order"
+    );
     {
         let mut tts = inner.table_ts.lock();
         for m in groups.iter().flatten() {

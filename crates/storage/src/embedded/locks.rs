@@ -345,7 +345,10 @@ impl LockManager {
         let mut st = self.state.lock();
         let mut any = false;
         for row in rows {
-            any |= st.release(txn, row);
+            let held = st.release(txn, row);
+            // The caller's lock set names exactly the rows it holds.
+            debug_assert!(held, "txn {txn:?} released a lock it did not hold");
+            any |= held;
         }
         st.waiting.remove(&txn);
         drop(st);

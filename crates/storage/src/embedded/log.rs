@@ -144,14 +144,25 @@ impl CommitLog {
         if size < log_bytes {
             // Zeros, written for real (not a sparse extent), then synced
             // once with the file's size.
+            let no_room = |e: std::io::Error| {
+                if e.raw_os_error() == Some(libc::ENOSPC) {
+                    StorageError::Io(format!(
+                        "No space left on device: the commit log {} is preallocated to {log_bytes} \
+                         bytes; free space or start with a smaller --commit-log-size",
+                        path.display()
+                    ))
+                } else {
+                    io(e)
+                }
+            };
             file.seek(SeekFrom::Start(size)).map_err(io)?;
             let zeros = vec![0u8; 1 << 20];
             while size < log_bytes {
                 let n = (log_bytes - size).min(zeros.len() as u64) as usize;
-                file.write_all(&zeros[..n]).map_err(io)?;
+                file.write_all(&zeros[..n]).map_err(no_room)?;
                 size += n as u64;
             }
-            file.sync_all().map_err(io)?;
+            file.sync_all().map_err(no_room)?;
         }
         file.seek(SeekFrom::Start(0)).map_err(io)?;
         let (records, pos, last_ts) =

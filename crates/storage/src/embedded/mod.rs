@@ -20,6 +20,8 @@
 //! * `flush` — syncs of the commit log (one covers every group written
 //!   before it began), then completion: publish, hand to the applier.
 //! * `apply` — the applier: committed groups into redb, in commit order.
+//! * `space` — free space of the data directory: no redb write is started
+//!   without room for it (a full disk stops the applier, not reads).
 //! * `lease` — wall-clock leases and durable sequences.
 //! * `gc` — the GC horizon per table and reclamation.
 //! * `clock` — wall-clock times of recent commits (lag in milliseconds).
@@ -56,6 +58,7 @@ mod lease;
 mod locks;
 mod log;
 mod mvcc;
+mod space;
 mod txn;
 
 pub use commit::Durability;

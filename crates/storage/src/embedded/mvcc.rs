@@ -707,7 +707,7 @@ impl Chains<'_> {
 }
 
 /// A borrowed view of an owned bound.
-pub(super) fn as_ref(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
+fn as_ref(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
     match b {
         Bound::Included(v) => Bound::Included(v.as_slice()),
         Bound::Excluded(v) => Bound::Excluded(v.as_slice()),

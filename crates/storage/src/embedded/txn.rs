@@ -21,7 +21,7 @@ use foldhash::{HashMap, HashMapExt};
 
 use super::engine::Inner;
 use super::locks::{LockMode, RowId};
-use super::mvcc::{as_ref, range_is_valid, Rows};
+use super::mvcc::{range_is_valid, Rows};
 use crate::api::{
     Interrupt, PartVisitor, Result, Savepoint, StorageError, TableId, Transaction, Ts, TxnId,
     TxnOptions,
@@ -378,25 +378,6 @@ impl Transaction for EmbeddedTxn {
             Some(v) => Ok(v.clone()),
             None => self.with_reader(|r| self.inner.versions.get_at(r, table, key, self.start_ts)),
         }
-    }
-
-    fn scan(
-        &mut self,
-        table: TableId,
-        start: Bound<Vec<u8>>,
-        end: Bound<Vec<u8>>,
-        limit: usize,
-    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
-        let mut out: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
-        if limit == 0 {
-            self.ensure_open()?;
-            return Ok(out);
-        }
-        self.scan_visit(table, as_ref(&start), as_ref(&end), &mut |k, v| {
-            out.push((k.to_vec(), v.to_vec()));
-            out.len() < limit
-        })?;
-        Ok(out)
     }
 
     fn approx_rows(&self, table: TableId) -> u64 {
