@@ -2910,12 +2910,14 @@ impl CExpr {
                 // One comparison type for all three (MySQL): a number among
                 // strings makes them all numbers ('100' BETWEEN 1 AND '12'
                 // is 0).
-                let numeric = [&*v, &*l, &*h]
+                let numeric = [&*v, &*l, &*h].iter().any(|x| {
+                    matches!(
+                        x,
+                        Value::Int(_) | Value::Float(_) | Value::Bool(_) | Value::Decimal(_)
+                    )
+                }) && [&*v, &*l, &*h]
                     .iter()
-                    .any(|x| matches!(x, Value::Int(_) | Value::Float(_) | Value::Bool(_)))
-                    && [&*v, &*l, &*h]
-                        .iter()
-                        .all(|x| !matches!(x, Value::DateTime(_) | Value::Vector(_)));
+                    .all(|x| !matches!(x, Value::DateTime(_) | Value::Vector(_)));
                 let cmp = |a: &Value, b: &Value| {
                     if numeric && (matches!(a, Value::Text(_)) || matches!(b, Value::Text(_))) {
                         match (num(a), num(b)) {
