@@ -376,6 +376,28 @@ pub fn format_value(v: &Value, kind: ColumnKind) -> Option<String> {
     }
 }
 
+/// A DOUBLE column value as MySQL's text protocol prints it for a column
+/// typed with `decimals` fractional digits (`my_fcvt`: fixed notation,
+/// the double's exact value rounded; no minus sign on zero).
+pub fn format_fixed_float(v: &Value, decimals: u8) -> Option<String> {
+    let d = usize::from(decimals);
+    match v {
+        Value::Float(f) if f.is_finite() => {
+            let s = format!("{:.d$}", f + 0.0);
+            Some(
+                if s.starts_with('-') && s[1..].bytes().all(|b| b == b'0' || b == b'.') {
+                    s[1..].to_string()
+                } else {
+                    s
+                },
+            )
+        }
+        Value::Int(i) => Some(format!("{:.d$}", *i as f64)),
+        Value::Decimal(x) => Some(x.rescale(decimals).to_string()),
+        _ => None,
+    }
+}
+
 /// `x` with exactly `scale` fractional digits, rounded half away from zero
 /// on its shortest decimal form (so 1.005 → "1.01", as DECIMAL does).
 pub fn format_decimal(x: f64, scale: u8) -> String {
@@ -470,6 +492,11 @@ pub struct Warning {
 pub struct QueryResult {
     /// Empty for statements that return no result set.
     pub columns: Vec<Column>,
+    /// Per column, when known: the fractional digits MySQL types a DOUBLE
+    /// column with (`PI()` 6, `ROUND(f)` 0, `AVG(ROUND(f))` 4), which its
+    /// text protocol prints (`3.141593`); `None` (or a short vector): all
+    /// digits. Only the text form changes, never the value.
+    pub float_decimals: Vec<Option<u8>>,
     pub rows: Vec<Vec<Value>>,
     /// Rows inserted/updated/deleted.
     pub affected_rows: u64,

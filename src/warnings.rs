@@ -41,12 +41,40 @@ struct Sink {
 
 thread_local! {
     static SINK: RefCell<Option<Sink>> = const { RefCell::new(None) };
+    static MUTED: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// While it lives, warnings on this thread are dropped and never
+/// escalated: the planner evaluating a constant only to learn its type
+/// (the statement reports that evaluation's warnings when it runs).
+pub struct Mute(());
+
+impl Mute {
+    pub fn new() -> Mute {
+        MUTED.with(|m| m.set(m.get() + 1));
+        Mute(())
+    }
+}
+
+impl Default for Mute {
+    fn default() -> Mute {
+        Mute::new()
+    }
+}
+
+impl Drop for Mute {
+    fn drop(&mut self) {
+        MUTED.with(|m| m.set(m.get().saturating_sub(1)));
+    }
 }
 
 /// Report warning `code` with `message` to the running statement. Under a
 /// [`Strict`] guard (a write in strict mode) it is answered as an error
 /// with the same code instead.
 pub fn note(code: u16, message: impl Into<String>) -> SqlResult<()> {
+    if MUTED.with(|m| m.get()) > 0 {
+        return Ok(());
+    }
     SINK.with(|s| {
         let mut s = s.borrow_mut();
         let Some(sink) = s.as_mut() else {

@@ -140,6 +140,26 @@ fn floor_ceil_of_decimals_follow_the_argument_digits() {
         .collect();
     assert_eq!(text[7].as_deref(), Some("-26512143754482156"));
     assert_eq!(text[4].as_deref(), Some("10"));
+    // UNIX_TIMESTAMP(x) is BIGINT, DECIMAL for a literal with a fraction
+    // (it was sent as a string).
+    let r = s
+        .execute(
+            "SELECT UNIX_TIMESTAMP('2023-07-15 18:30:15.250000'), \
+             UNIX_TIMESTAMP('2023-07-15 18:30:15'), UNIX_TIMESTAMP('2020-01-31') * 2",
+        )
+        .expect("select");
+    let kinds: Vec<ColumnKind> = r.columns.iter().map(|c| c.kind).collect();
+    assert_eq!(
+        kinds,
+        [
+            ColumnKind::Decimal {
+                precision: 17,
+                scale: 6
+            },
+            ColumnKind::Int,
+            ColumnKind::Int
+        ]
+    );
 }
 
 /// Quotients hold whole 9-digit words counted as MySQL 8's `do_div_mod`

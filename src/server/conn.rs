@@ -722,6 +722,15 @@ impl Conn {
         if !self.deprecate_eof() {
             w.write(&resultset::eof_packet(0, status)).await?;
         }
+        // DOUBLE columns MySQL types with fixed decimals print them in
+        // the text protocol (the binary one sends the double itself).
+        let fixed: Vec<(usize, u8)> = qr
+            .float_decimals
+            .iter()
+            .enumerate()
+            .filter_map(|(i, d)| d.map(|d| (i, d)))
+            .filter(|(i, _)| kinds.get(*i) == Some(&ColumnKind::Float))
+            .collect();
         let sending = (qr.rows.len() >= SEND_CHECK_ROWS).then(|| Sending::new(&self.session, sql));
         for (i, row) in qr.rows.iter().enumerate() {
             if i % SEND_CHECK_ROWS == 0 && sending.as_ref().is_some_and(Sending::killed) {
@@ -733,8 +742,19 @@ impl Conn {
             }
             let p = if binary {
                 resultset::binary_row(row, &kinds)
-            } else {
+            } else if fixed.is_empty() {
                 resultset::text_row(row, &kinds)
+            } else {
+                let mut row = row.clone();
+                for &(c, d) in &fixed {
+                    if let Some(t) = row
+                        .get(c)
+                        .and_then(|v| crate::types::format_fixed_float(v, d))
+                    {
+                        row[c] = crate::types::Value::Text(t);
+                    }
+                }
+                resultset::text_row(&row, &kinds)
             };
             w.write(&p).await?;
         }

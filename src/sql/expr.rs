@@ -1343,6 +1343,12 @@ const IS_FALSE: &str = "is false";
 /// scale (`CAST(IFNULL(0.1, 99.999) AS CHAR)` is `0.100`).
 pub const SHOW_SCALE: &str = "show scale";
 
+/// Internal function `fixed text(x, d)`: the DOUBLE x as text with `d`
+/// fractional digits, as MySQL converts a DOUBLE it types with fixed
+/// decimals (`CAST(PI() AS CHAR)` is `3.141593`). The planner puts it
+/// under CAST … AS CHAR and CONCAT.
+pub const FIXED_TEXT: &str = "fixed text";
+
 /// Internal (not callable as written) names of interval arithmetic.
 fn interval_fn(sub: bool) -> &'static str {
     if sub {
@@ -2058,13 +2064,9 @@ fn call_builtin(name: &str, args: &[Value]) -> SqlResult<Value> {
                         None => Value::Decimal(r),
                     }
                 }
+                // Of a DOUBLE (or a string) a DOUBLE, as MySQL.
                 Some(Value::Float(f)) => {
-                    let r = if name == "floor" { f.floor() } else { f.ceil() };
-                    if (-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&r) {
-                        Value::Int(r as i64)
-                    } else {
-                        Value::Float(r)
-                    }
+                    Value::Float(if name == "floor" { f.floor() } else { f.ceil() })
                 }
                 _ => Value::Null,
             })
@@ -2517,6 +2519,14 @@ fn call_builtin(name: &str, args: &[Value]) -> SqlResult<Value> {
                 args[0].clone()
             })
         }
+        FIXED_TEXT => {
+            want(args, 2, name)?;
+            let d = num_i64(&args[1]).unwrap_or(0).clamp(0, 30) as u8;
+            Ok(match crate::types::format_fixed_float(&args[0], d) {
+                Some(t) => Value::Text(t),
+                None => args[0].clone(),
+            })
+        }
         SHOW_SCALE => {
             want(args, 2, name)?;
             let s = num_i64(&args[1]).unwrap_or(0).clamp(0, 30) as u8;
@@ -2903,12 +2913,14 @@ impl CExpr {
                 // One comparison type for all three (MySQL): a number among
                 // strings makes them all numbers ('100' BETWEEN 1 AND '12'
                 // is 0).
-                let numeric = [&*v, &*l, &*h]
+                let numeric = [&*v, &*l, &*h].iter().any(|x| {
+                    matches!(
+                        x,
+                        Value::Int(_) | Value::Float(_) | Value::Bool(_) | Value::Decimal(_)
+                    )
+                }) && [&*v, &*l, &*h]
                     .iter()
-                    .any(|x| matches!(x, Value::Int(_) | Value::Float(_) | Value::Bool(_)))
-                    && [&*v, &*l, &*h]
-                        .iter()
-                        .all(|x| !matches!(x, Value::DateTime(_) | Value::Vector(_)));
+                    .all(|x| !matches!(x, Value::DateTime(_) | Value::Vector(_)));
                 let cmp = |a: &Value, b: &Value| {
                     if numeric && (matches!(a, Value::Text(_)) || matches!(b, Value::Text(_))) {
                         match (num(a), num(b)) {

@@ -345,6 +345,97 @@ fn decimal_result(
     })
 }
 
+/// The fractional digits MySQL 8 types a DOUBLE expression with, when
+/// fixed (`None`: NOT_FIXED_DEC, all digits). A DOUBLE literal, column or
+/// math function has none; an exact operand its scale; `+ - *` and the
+/// functions returning an argument the widest of theirs (none if one has
+/// none); `/` that plus div_precision_increment; PI() 6; ROUND/TRUNCATE
+/// of a DOUBLE their constant digits; AVG four more than its argument.
+/// Past 30 digits: none.
+#[recursive::recursive]
+fn double_decimals(e: &CExpr, src: &Source, aggs: &[AggCall]) -> Option<u8> {
+    use crate::sql::expr::BinOp::*;
+    let widest = |xs: &mut dyn Iterator<Item = &CExpr>| -> Option<u8> {
+        let mut best = 0u8;
+        for x in xs {
+            best = best.max(double_decimals(x, src, aggs)?);
+        }
+        Some(best)
+    };
+    let d = match kind_of_expr(e, src, aggs) {
+        ColumnKind::Int => return Some(0),
+        ColumnKind::Decimal { scale, .. } => return Some(scale),
+        ColumnKind::Float => match e {
+            CExpr::Neg(x) => double_decimals(x, src, aggs)?,
+            CExpr::Bin(Add | Sub | Mul | Mod, a, b) => widest(&mut [&**a, &**b].into_iter())?,
+            CExpr::Bin(Div, a, b) => widest(&mut [&**a, &**b].into_iter())?.saturating_add(4),
+            CExpr::Func(name, args) => match name.as_str() {
+                "pi" => 6,
+                "round" | "truncate" => match args.get(1) {
+                    None => 0,
+                    Some(CExpr::Lit(Value::Int(d))) => (*d).clamp(0, 30) as u8,
+                    Some(_) => double_decimals(args.first()?, src, aggs)?,
+                },
+                "abs" => double_decimals(args.first()?, src, aggs)?,
+                "floor" | "ceil" | "ceiling" => 0,
+                "if" => widest(&mut args.iter().skip(1))?,
+                "coalesce" | "ifnull" | "greatest" | "least" | "mod" => widest(&mut args.iter())?,
+                "nullif" => double_decimals(args.first()?, src, aggs)?,
+                _ => return None,
+            },
+            CExpr::Case(_, arms, els) => {
+                widest(&mut arms.iter().map(|(_, r)| r).chain(els.as_deref()))?
+            }
+            CExpr::Agg(i) => match aggs.get(*i) {
+                Some(AggCall {
+                    func: AggFunc::Avg,
+                    arg: Some(a),
+                    ..
+                }) => double_decimals(a, src, aggs)?.saturating_add(4),
+                Some(AggCall {
+                    func: AggFunc::Sum | AggFunc::Min | AggFunc::Max,
+                    arg: Some(a),
+                    ..
+                }) => double_decimals(a, src, aggs)?,
+                _ => return None,
+            },
+            _ => return None,
+        },
+        // A NULL literal counts as 0 beside others; strings have none.
+        _ if matches!(e, CExpr::Lit(Value::Null)) => 0,
+        _ => return None,
+    };
+    (d <= 30).then_some(d)
+}
+
+/// Whether `x` is a constant (not a literal) whose integer value is
+/// negative: evaluated once here, warnings muted (the statement reports
+/// them when it runs); an error counts as not negative.
+fn negative_constant(x: &CExpr) -> bool {
+    /// `is_constant`, CASE included.
+    #[recursive::recursive]
+    fn constant(e: &CExpr) -> bool {
+        match e {
+            CExpr::Case(base, arms, els) => {
+                base.as_deref().is_none_or(constant)
+                    && arms.iter().all(|(w, t)| constant(w) && constant(t))
+                    && els.as_deref().is_none_or(constant)
+            }
+            CExpr::Bin(_, a, b) => constant(a) && constant(b),
+            CExpr::Not(a) | CExpr::Neg(a) | CExpr::IsNull(a, _) | CExpr::Cast(a, _) => constant(a),
+            CExpr::Func(name, args) => {
+                CExpr::Func(name.clone(), Vec::new()).is_constant() && args.iter().all(constant)
+            }
+            other => other.is_constant(),
+        }
+    }
+    if matches!(x, CExpr::Lit(_)) || !constant(x) {
+        return false;
+    }
+    let _mute = crate::warnings::Mute::new();
+    matches!(eval_const(x, &NoHost), Ok(Value::Int(v)) if v < 0)
+}
+
 /// The most characters a string expression can have, when known (a
 /// literal, a VARCHAR column, case and trim functions, CONCAT).
 #[recursive::recursive]
@@ -369,8 +460,28 @@ fn text_len(e: &CExpr, src: &Source) -> Option<usize> {
 /// [`crate::sql::expr::SHOW_SCALE`] so that, as text, they show their
 /// type's scale (MySQL 8's `Item_func_numhybrid::val_str`). IF and CASE
 /// are left alone: MySQL 8 converts the chosen argument's own text.
+/// A DOUBLE with fixed decimals under CAST … AS CHAR or CONCAT goes
+/// through [`crate::sql::expr::FIXED_TEXT`] (`Item_real_func::val_str`).
 fn show_hybrid_scales(e: CExpr, src: &Source, aggs: &[AggCall]) -> CExpr {
+    let fixed = |x: CExpr| -> CExpr {
+        if kind_of_expr(&x, src, aggs) != ColumnKind::Float {
+            return x;
+        }
+        match double_decimals(&x, src, aggs) {
+            Some(d) => CExpr::Func(
+                crate::sql::expr::FIXED_TEXT.into(),
+                vec![x, CExpr::Lit(Value::Int(i64::from(d)))],
+            ),
+            None => x,
+        }
+    };
     e.rewrite(&mut |x| match x {
+        CExpr::Cast(x, crate::sql::expr::CastTo::Text(n)) => {
+            CExpr::Cast(Box::new(fixed(*x)), crate::sql::expr::CastTo::Text(n))
+        }
+        CExpr::Func(name, args) if name == "concat" => {
+            CExpr::Func(name, args.into_iter().map(fixed).collect())
+        }
         CExpr::Func(name, args) if name == "ifnull" || name == "coalesce" => {
             let f = CExpr::Func(name, args);
             match kind_of_expr(&f, src, aggs) {
@@ -421,6 +532,13 @@ fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnKind {
         // The negation of a number has its type; of anything else (a
         // string) it is a DOUBLE.
         CExpr::Neg(x) => match kind_of_expr(x, src, aggs) {
+            // MySQL 8 (Item_func_neg::resolve_type): the negation of a
+            // constant integer that is negative is DECIMAL (its negation
+            // might not fit a BIGINT), except the literal BIGINT minimum.
+            ColumnKind::Int if negative_constant(x) => ColumnKind::Decimal {
+                precision: int_precision(x, src, aggs).saturating_add(1).min(65),
+                scale: 0,
+            },
             k @ (ColumnKind::Int | ColumnKind::Float | ColumnKind::Decimal { .. }) => k,
             _ => ColumnKind::Float,
         },
@@ -508,8 +626,9 @@ fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnKind {
             // Item_func_int_val::resolve_type).
             "floor" | "ceil" | "ceiling" => match args.first() {
                 Some(CExpr::Lit(Value::Float(_))) => ColumnKind::Float,
-                Some(CExpr::Lit(Value::Int(_) | Value::Bool(_) | Value::Text(_) | Value::Null))
-                | None => ColumnKind::Int,
+                Some(CExpr::Lit(Value::Int(_) | Value::Bool(_) | Value::Null)) | None => {
+                    ColumnKind::Int
+                }
                 Some(a) => match kind_of_expr(a, src, aggs) {
                     ColumnKind::Float | ColumnKind::Text => ColumnKind::Float,
                     ColumnKind::Decimal { precision, scale } => {
@@ -531,6 +650,26 @@ fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnKind {
             | "dayofyear" | "weekday" | "quarter" | "week" | "to_days" | "datediff"
             | "timestampdiff" => ColumnKind::Int,
             "unix_timestamp" if args.is_empty() => ColumnKind::Int,
+            // UNIX_TIMESTAMP(x): BIGINT, or DECIMAL with the fractional
+            // digits of a literal that has some (MariaDB folds a constant
+            // string expression the same way).
+            "unix_timestamp" if args.len() == 1 => match &args[0] {
+                CExpr::Lit(Value::Text(t)) => {
+                    let frac = t
+                        .trim()
+                        .rsplit_once('.')
+                        .filter(|(head, _)| head.contains(':'))
+                        .map_or(0, |(_, f)| f.bytes().take_while(u8::is_ascii_digit).count());
+                    match frac.min(6) as u8 {
+                        0 => ColumnKind::Int,
+                        n => ColumnKind::Decimal {
+                            precision: 11 + n,
+                            scale: n,
+                        },
+                    }
+                }
+                _ => ColumnKind::Int,
+            },
             // Temporal results are sent with a temporal type (drivers then
             // return date / datetime objects, not strings).
             "date" | "last_day" | "curdate" | "current_date" | "utc_date" => ColumnKind::Date,
@@ -2705,7 +2844,19 @@ fn top_k<T>(items: Vec<T>, k: usize, order: impl Fn(&T, &T) -> Ordering) -> Vec<
 pub fn query(cx: &mut Ctx<'_>, q: &Query) -> SqlResult<QueryResult> {
     let node = Planner::new(cx).plan_query(q, None)?;
     let rows = exec::run(cx, &node, &[])?;
+    let float_decimals = match &node {
+        Node::Block(p) => p
+            .projection
+            .iter()
+            .map(|(_, e, k)| match k {
+                ColumnKind::Float => double_decimals(e, &p.source, &p.aggs),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
     Ok(QueryResult {
+        float_decimals,
         columns: node
             .columns()
             .into_iter()

@@ -186,7 +186,7 @@ ALLOW = {
                   "answers exactly as Tributary",
     },
     "decimal_negative_zero": {
-        "match": r"[/%]|MOD\(",
+        "match": r"[/%]|\bMOD\b",
         "kinds": {"value", "scale"},
         "mariadb_negative_zero": True,
         "reason": "a DECIMAL quotient or remainder that is zero: MariaDB 10.11 keeps its minus "
@@ -195,7 +195,7 @@ ALLOW = {
                   "Allowed only when MariaDB's answer is Tributary's with a '-' before a zero",
     },
     "decimal_negative_zero_operand": {
-        "match": r"[/%]|MOD\(",
+        "match": r"[/%]|\bMOD\b",
         "kinds": {"value", "null"},
         "verify": "negative_zero_as_zero",
         "reason": "decimal_negative_zero inside a comparison: allowed only when MariaDB, given 0 "
@@ -229,6 +229,15 @@ ALLOW = {
         "reason": "log2_std where a comparison turns the last bit into a different row set: "
                   "allowed only when MariaDB, given ROUND(LOG2(x), 12) for each LOG2(x), "
                   "answers exactly as Tributary",
+    },
+    "decimal_comparison_rounds_deep": {
+        "match": r"/",
+        "kinds": {"value", "null", "rows"},
+        "verify": "quotients_exact",
+        "reason": "decimal_comparison_rounds anywhere (WHERE, NOT IN of one value, which both "
+                  "servers read as <>, <=>): allowed only when MariaDB, given "
+                  "CAST(q AS DECIMAL(65,30)) for each parenthesized quotient q (its held "
+                  "digits, so that its rounding changes nothing), answers exactly as Tributary",
     },
     "if_case_text_of_decimal": {
         "match": r"\b(IF|CASE)\b",
@@ -635,6 +644,15 @@ class Oracle:
         prefix = "SELECT " if expression else ""
         if check == "last_day_as_null":
             alt = re.sub(r"LAST_DAY\('\d{4}-(04|06|09|11)-31'\)", "CAST(NULL AS DATE)", sql)
+        elif check == "quotients_exact":
+            alt = sql
+            for s, e in sorted(spans(sql), key=lambda p: p[0] - p[1]):
+                part = sql[s:e]
+                if part.startswith("(") and head(part) == "/" and part in alt:
+                    # Parenthesized again: `x IN (a / b)` stays a list.
+                    alt = alt.replace(part, f"(CAST({part} AS DECIMAL(65,30)))")
+            if alt == sql:
+                return False
         elif check == "log2_rounded":
             alt = sql
             for s, e in sorted(spans(sql), key=lambda p: p[0] - p[1]):
@@ -646,7 +664,7 @@ class Oracle:
             alt = sql
             for s, e in sorted(spans(sql), key=lambda p: p[1] - p[0]):
                 part = sql[s:e]
-                if not re.search(r"[/%]|MOD\(", part) or part not in alt:
+                if not re.search(r"[/%]|\bMOD\b", part) or part not in alt:
                     continue
                 r = run(self.m, f"SELECT CAST({part} AS DECIMAL(65,30))", "MariaDB")
                 if not r.error and r.rows and r.rows[0][0] == NEG_ZERO_30:

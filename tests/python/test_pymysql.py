@@ -235,3 +235,26 @@ def test_function_results_have_numeric_types(server, dbname):
                    2024), row
     assert [type(v) for v in row] == [decimal.Decimal, float, int, int, decimal.Decimal,
                                       decimal.Decimal, int, int, int, str, int, int], row
+
+
+def test_doubles_with_fixed_decimals_print_them(server, dbname):
+    """MySQL types some DOUBLE results with fixed decimals and its text
+    protocol prints them (PI() is 3.141593, AVG of ROUND(f) has 4); the
+    value itself is not rounded. Answers as MariaDB 10.11 gives them."""
+    conn = pymysql.connect(host=server.host, port=server.port, user="root", password="",
+                           database=dbname, autocommit=True, conv={})
+
+    def row(c):
+        return tuple(v.decode() if isinstance(v, bytes) else v for v in c.fetchone())
+
+    with conn.cursor() as c:
+        c.execute("CREATE TABLE fd (id INT PRIMARY KEY, f DOUBLE)")
+        c.execute("INSERT INTO fd VALUES (1, 0.5), (2, 2.5), (3, -1.25)")
+        c.execute("SELECT PI(), ROUND(3.14159e0) + 0.2 / 12345678.99, ROUND(-0.4e0), "
+                  "ROUND(2.5e0, 2), -3 / TRUNCATE(LOG10(42), 2), 1e0 + 0.5, CEIL(1.5e0) + 0.5, "
+                  "CAST(PI() AS CHAR), PI() * 1e0 = PI()")
+        assert row(c) == ("3.141593", "3.00000", "0", "2.50", "-1.851852", "1.5", "2.5",
+                          "3.141593", "1")
+        c.execute("SELECT AVG(ROUND(f)), SUM(f), AVG(f) FROM fd")
+        assert row(c) == ("0.3333", "1.75", "0.5833333333333334")
+    conn.close()

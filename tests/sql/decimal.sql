@@ -102,3 +102,5 @@ INSERT INTO sd VALUES (1, 2.00), (2, 5.00), (3, 8.00), (4, 8.00);
 SELECT SUM(DISTINCT x/3), AVG(DISTINCT x/3), SUM(x/3), COUNT(DISTINCT x) FROM sd;
 -- ROUND of a DOUBLE is a DOUBLE (its sign kept at zero).
 SELECT ROUND(-0.4e0), ATAN2(ROUND(-0.4e0), -3), ROUND(2.5e0), ROUND('2.5') + 0.25;
+-- BETWEEN with a DECIMAL among strings compares all three as numbers.
+SELECT ' 12' NOT BETWEEN '1.5' AND 2.25, '100' BETWEEN 1.5 AND '12', ' 12' BETWEEN '1.5' AND 20.25, '9' BETWEEN '10' AND 20.5;
