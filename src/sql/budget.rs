@@ -452,6 +452,10 @@ pub fn sort_by<T: 'static>(
         v.sort_by(&mut cmp);
         return Ok(());
     }
+    // The merge's second buffer (the rows themselves are not copied).
+    let mut buffer = Reservation::new();
+    buffer.add(v.len().saturating_mul(std::mem::size_of::<T>()))?;
+    buffer.flush()?;
     for run in v.chunks_mut(SORT_RUN) {
         if let Err(e) = check() {
             bury(std::mem::take(v));
