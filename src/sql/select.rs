@@ -436,6 +436,44 @@ fn negative_constant(x: &CExpr) -> bool {
     matches!(eval_const(x, &NoHost), Ok(Value::Int(v)) if v < 0)
 }
 
+/// BETWEEN takes one comparison type from its operands' *types*: a number
+/// among strings makes them all numbers even in a row where the number is
+/// NULL (`' 12' NOT BETWEEN '1.5' AND d` is NULL for a NULL DECIMAL `d`,
+/// not a string comparison). The evaluator decides from values, so a
+/// string operand beside a numeric one is made a number here (`s + 0`:
+/// MySQL's conversion, its warning included).
+fn numeric_between(e: CExpr, src: &Source, aggs: &[AggCall]) -> CExpr {
+    e.rewrite(&mut |x| match x {
+        CExpr::Between(v, lo, hi, neg) => {
+            let kinds = [&*v, &*lo, &*hi].map(|o| kind_of_expr(o, src, aggs));
+            let numeric = kinds.iter().any(|k| {
+                matches!(
+                    k,
+                    ColumnKind::Int | ColumnKind::Float | ColumnKind::Decimal { .. }
+                )
+            }) && kinds.iter().all(|k| {
+                !matches!(
+                    k,
+                    ColumnKind::Date | ColumnKind::DateTime | ColumnKind::Vector
+                )
+            });
+            let num = |o: Box<CExpr>, k: ColumnKind| -> Box<CExpr> {
+                if numeric && k == ColumnKind::Text && !matches!(*o, CExpr::Lit(Value::Null)) {
+                    Box::new(CExpr::Bin(
+                        crate::sql::expr::BinOp::Add,
+                        o,
+                        Box::new(CExpr::Lit(Value::Int(0))),
+                    ))
+                } else {
+                    o
+                }
+            };
+            CExpr::Between(num(v, kinds[0]), num(lo, kinds[1]), num(hi, kinds[2]), neg)
+        }
+        other => other,
+    })
+}
+
 /// The most characters a string expression can have, when known (a
 /// literal, a VARCHAR column, case and trim functions, CONCAT).
 #[recursive::recursive]
@@ -1484,7 +1522,8 @@ pub fn plan_block(
     // result types follow their values and key ranges can use them.
     let uv = &cx.session.user_vars;
     let filter = filter
-        .map(|f| fold_vector_literals(fold_date_literals(fold_user_vars(f, uv), &source.kinds)));
+        .map(|f| fold_vector_literals(fold_date_literals(fold_user_vars(f, uv), &source.kinds)))
+        .map(|f| numeric_between(f, &source, &aggs));
     let order_by: Vec<(CExpr, bool)> = order_by
         .into_iter()
         .map(|(e, d)| (fold_vector_literals(e), d))
@@ -1493,7 +1532,7 @@ pub fn plan_block(
         .into_iter()
         .map(|(n, e)| {
             let e = fold_vector_literals(fold_user_vars(e, uv));
-            let e = show_hybrid_scales(e, &source, &aggs);
+            let e = numeric_between(show_hybrid_scales(e, &source, &aggs), &source, &aggs);
             let k = kind_of_expr(&e, &source, &aggs);
             (n, e, k)
         })

@@ -104,3 +104,8 @@ SELECT SUM(DISTINCT x/3), AVG(DISTINCT x/3), SUM(x/3), COUNT(DISTINCT x) FROM sd
 SELECT ROUND(-0.4e0), ATAN2(ROUND(-0.4e0), -3), ROUND(2.5e0), ROUND('2.5') + 0.25;
 -- BETWEEN with a DECIMAL among strings compares all three as numbers.
 SELECT ' 12' NOT BETWEEN '1.5' AND 2.25, '100' BETWEEN 1.5 AND '12', ' 12' BETWEEN '1.5' AND 20.25, '9' BETWEEN '10' AND 20.5;
+-- BETWEEN's comparison type comes from the operands' types: a NULL in the DECIMAL column still makes it numeric (NULL, not a string comparison).
+CREATE TABLE bn (id INT PRIMARY KEY, d DECIMAL(10,2));
+INSERT INTO bn VALUES (1, 1.50), (2, 99999.99), (3, NULL);
+SELECT id, ' 12' NOT BETWEEN '1.5' AND d FROM bn ORDER BY id;
+SELECT id FROM bn WHERE ' 12' NOT BETWEEN '1.5' AND d ORDER BY id;
