@@ -16,10 +16,12 @@ grant at all beside root, and runs five groups of probes:
              answer must be an error (or a result) and the process alive.
 * memory   — statements that would grow the server without bound (series
              cross joins, a huge series streamed, GROUP BY / ORDER BY / DISTINCT
-             of millions, a PREPARE flood): each must end with a result or a
+             of millions, a PREPARE flood), on a server started with
+             --statement-memory (512 MB): each must end with a result or a
              MySQL error while the server's resident memory stays below
-             baseline + the statement budget + a margin, and return near its
-             baseline afterwards.
+             baseline + 1.5 x that budget + 64 MB (sizes are estimates; the
+             allocator keeps slack), and return to within 10 % (16 MB at
+             least) of its baseline afterwards.
 * kill     — per long-running shape, KILL QUERY from root: the victim must get
              1317 within --kill-bound-ms.
 * privilege — the no-grant account against other databases, LOCK TABLES, KILL
@@ -115,7 +117,8 @@ class Suite:
         self.results = []
         self.dir = tempfile.mkdtemp(prefix="tributary-adversarial-")
         self.log = os.path.join(self.dir, "server.log")
-        extra = list(args.server_arg or [])
+        extra = ["--statement-memory", f"{args.statement_memory_mb}MB",
+                 *(args.server_arg or [])]
         self.proc, self.port = serverproc.start_server(
             args.binary, os.path.join(self.dir, "data"), extra, log_path=self.log)
         root = self.root()
@@ -295,16 +298,14 @@ class Suite:
         self.prepare_flood()
 
     def settle(self, base):
-        """Resident memory once it stops falling (at most 5 s)."""
-        deadline = time.monotonic() + 5
-        last = rss_kb(self.proc.pid) or 0
-        while time.monotonic() < deadline:
-            time.sleep(0.2)
+        """Resident memory once it is back near `base` (a failed
+        statement's rows are freed after its error is sent), or after 10 s."""
+        deadline = time.monotonic() + 10
+        while True:
             now = rss_kb(self.proc.pid) or 0
-            if now <= base * 1.1 or now >= last:
+            if now <= base + max(base // 10, 16 * 1024) or time.monotonic() >= deadline:
                 return now
-            last = now
-        return last
+            time.sleep(0.1)
 
     def prepare_flood(self):
         conns = 8
@@ -550,13 +551,19 @@ def main():
     ap.add_argument("--kill-bound-ms", type=int, default=100)
     ap.add_argument("--kill-after-s", type=float, default=1.0,
                     help="how long a statement runs before it is killed")
-    ap.add_argument("--memory-margin-mb", type=int, default=1024,
-                    help="most a statement may grow the server's RSS")
+    ap.add_argument("--statement-memory-mb", type=int, default=512,
+                    help="the server's --statement-memory (one statement's budget)")
+    ap.add_argument("--memory-margin-mb", type=int, default=None,
+                    help="most a statement may grow the server's RSS "
+                         "(default: 1.5 x the statement budget + 64 MB: estimates and "
+                         "allocator slack)")
     ap.add_argument("--statement-seconds", type=int, default=30,
                     help="max_execution_time of the memory probes")
     ap.add_argument("--server-arg", action="append", help="extra `serve` argument")
     ap.add_argument("--json", help="write the results here")
     args = ap.parse_args()
+    if args.memory_margin_mb is None:
+        args.memory_margin_mb = args.statement_memory_mb * 3 // 2 + 64
     if not os.path.exists(args.binary):
         sys.exit(f"no binary at {args.binary} (build it or set TRIBUTARY_BIN)")
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
