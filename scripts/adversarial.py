@@ -362,10 +362,25 @@ class Suite:
         ]
         for name, sql in shapes:
             self.kill_one(name, sql)
+        # DDL: an index build over a table of its own (root's: the no-grant
+        # account may not create one).
+        rows = 200_000 if self.args.bounded else 1_000_000
+        root = self.root("adv_db")
+        cur = root.cursor()
+        cur.execute("CREATE TABLE big (id INT PRIMARY KEY, v VARCHAR(40), body TEXT)")
+        cur.execute(f"INSERT INTO big SELECT result, CONCAT('v', result % 977), "
+                    f"CONCAT('word', result % 5003, ' other', result % 7) "
+                    f"FROM generate_series(1,{rows})")
+        root.close()
+        self.kill_one(f"CREATE INDEX over {rows} rows", "CREATE INDEX iv ON adv_db.big (v)",
+                      user=lambda cursorclass: self.root())
+        self.kill_one(f"CREATE FULLTEXT INDEX over {rows} rows",
+                      "CREATE FULLTEXT INDEX ft ON adv_db.big (body)",
+                      user=lambda cursorclass: self.root())
 
-    def kill_one(self, name, sql):
+    def kill_one(self, name, sql, user=None):
         p = Probe("kill", name)
-        victim = self.adv(pymysql.cursors.SSCursor)
+        victim = (user or self.adv)(pymysql.cursors.SSCursor)
         vid = victim.thread_id()
         out = {}
 
