@@ -309,6 +309,7 @@ pub(super) fn run(inner: &Inner) {
         let groups = || batch.iter().map(|(ts, ch)| (*ts, ch.as_slice()));
         // A full disk is found before redb is touched: a failed redb write
         // would make every read fail until the file is reopened.
+        inner.let_small_writers_go();
         let skip = inner.skip_changes(groups());
         let written = inner.durably_sized(super::space::pages_for(bytes), |d| {
             d.commit_group(groups(), &skip, super::commit::Durability::Immediate)

@@ -77,6 +77,10 @@ pub fn default_cache_bytes() -> usize {
 /// GC batch) may take.
 const SMALL_WRITE: u64 = 1 << 20;
 
+/// Longest the applier holds back for small durable writes before its
+/// next batch.
+const APPLIER_YIELD: Duration = Duration::from_millis(50);
+
 /// How long reopening the file after an I/O failure waits for statements
 /// still reading the old one.
 const REOPEN_WAIT: Duration = Duration::from_secs(2);
@@ -133,6 +137,9 @@ pub(super) struct Inner {
     /// The reader statements share until the applier next writes (see
     /// [`Inner::rows_reader`]).
     pub shared_rows: Mutex<Option<Arc<SharedRows>>>,
+    /// Small durable writes in progress or waiting ([`Inner::durably`]):
+    /// the applier lets them go before its next batch.
+    pub small_writers: std::sync::atomic::AtomicUsize,
 }
 
 /// A registered `rows` reader (see `apply`): what [`Inner::rows_reader`]
@@ -231,9 +238,32 @@ impl Inner {
     }
 
     /// [`Inner::durably_sized`] for a small write (a lease, a watermark, a
-    /// sequence, a batch of deletes).
+    /// sequence, a batch of deletes). The applier lets it go first: redb
+    /// has one write transaction at a time and does not queue them fairly,
+    /// so behind a backlog of applier batches a statement's sequence or
+    /// watermark write (which KILL cannot interrupt) waited for the whole
+    /// backlog.
     pub fn durably<T>(&self, f: impl FnOnce(&Durable) -> Result<T>) -> Result<T> {
+        self.small_writers.fetch_add(1, Ordering::AcqRel);
+        struct Done<'a>(&'a std::sync::atomic::AtomicUsize);
+        impl Drop for Done<'_> {
+            fn drop(&mut self) {
+                self.0.fetch_sub(1, Ordering::AcqRel);
+            }
+        }
+        let _done = Done(&self.small_writers);
         self.durably_sized(SMALL_WRITE, f)
+    }
+
+    /// The applier's wait before its next write while small durable writes
+    /// are waiting (at most [`APPLIER_YIELD`], so a stream of them cannot
+    /// starve it).
+    pub fn let_small_writers_go(&self) {
+        let deadline = std::time::Instant::now() + APPLIER_YIELD;
+        while self.small_writers.load(Ordering::Acquire) > 0 && std::time::Instant::now() < deadline
+        {
+            std::thread::sleep(Duration::from_micros(200));
+        }
     }
 
     /// A read of the file (no room needed); a failure marks the storage
@@ -603,6 +633,7 @@ impl EmbeddedStorage {
             table_ts: Mutex::new(loaded.table_ts),
             poison: Mutex::new(None),
             shared_rows: Mutex::new(None),
+            small_writers: Default::default(),
             log_sync: log.syncer(),
             flush: Default::default(),
             log: Mutex::new(log),
