@@ -214,6 +214,11 @@ impl Statement {
         self.used.load(Ordering::Acquire)
     }
 
+    /// Bytes the statement may still charge before its own limit.
+    pub fn remaining(&self) -> u64 {
+        self.limit.saturating_sub(self.used())
+    }
+
     /// The most bytes the statement held at once.
     pub fn peak(&self) -> u64 {
         self.peak.load(Ordering::Acquire)
@@ -439,6 +444,24 @@ impl SortStop {
 /// Rows one run of [`sort_by`] sorts at once (between two looks at the
 /// interrupt).
 const SORT_RUN: usize = 4096;
+
+/// How many rows of about `row_bytes` each a row set about to grow to
+/// `want` rows may reserve at once: all of them while the running
+/// statement's budget can hold them, else what it can (one more, so that
+/// the row past it fails on its charge, not on a growth). Reserving once
+/// keeps a large row set from doubling its buffer — each doubling copies
+/// the whole buffer and faults in fresh pages, hundreds of milliseconds at
+/// millions of rows that no KILL can interrupt; pages of a reservation
+/// are touched only as rows arrive, between ticks.
+pub fn affordable_rows(want: usize, row_bytes: usize) -> usize {
+    match current() {
+        Some(s) => {
+            let fits = s.remaining() / row_bytes.max(1) as u64;
+            want.min(usize::try_from(fits.saturating_add(1)).unwrap_or(usize::MAX))
+        }
+        None => want,
+    }
+}
 
 /// A stable sort of `v` by `cmp` that KILL stops between any two steps: runs
 /// of `SORT_RUN` are sorted, then merged pairwise with a [`tick`] per

@@ -1829,12 +1829,18 @@ fn candidates(
     mem: &mut Reservation,
 ) -> SqlResult<(Vec<Candidate>, bool)> {
     if let Some(v) = &plan.source.values {
-        let mut out = Vec::new();
+        // Reserved once (no doubling under KILL), freed after the reply
+        // if the statement fails (`budget::Grave`).
+        let one = v.rows.first().map_or(0, |r| budget::row_size(r));
+        let mut out = budget::Grave(Vec::with_capacity(budget::affordable_rows(
+            v.rows.len(),
+            one,
+        )));
         for r in &v.rows {
             mem.add_row(r)?;
             out.push((r.clone(), Vec::new()));
         }
-        return Ok((out, false));
+        return Ok((out.take(), false));
     }
     if let Some(node) = &plan.source.input {
         let rows = exec::run(cx, node, outer)?;

@@ -88,9 +88,14 @@ pub fn generate(name: &sqlparser::ast::ObjectName, args: &[Value]) -> SqlResult<
             "generate_series of more than {MAX_ROWS} rows ({count})"
         )));
     }
-    // Grown row by row (not reserved up front): the budget, not the
-    // requested count, bounds what is allocated.
-    let mut rows = crate::sql::budget::Grave(Vec::new());
+    // Reserved once for as many rows as the budget can hold (not for the
+    // requested count: the budget bounds what is allocated), so that the
+    // buffer never doubles under KILL (`budget::affordable_rows`).
+    let one = crate::sql::budget::row_size(&[Value::Int(0)]);
+    let want = usize::try_from(count).unwrap_or(usize::MAX);
+    let mut rows = crate::sql::budget::Grave(Vec::with_capacity(
+        crate::sql::budget::affordable_rows(want, one),
+    ));
     let mut mem = Reservation::new();
     for i in 0..count {
         let row = vec![Value::Int(
