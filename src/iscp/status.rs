@@ -118,13 +118,18 @@ pub struct JobStatus {
 }
 
 impl JobStatus {
-    /// `db.table.index` (the index name without the job prefix).
+    /// The index's name (the job's name without its prefix).
+    pub fn index_name(&self) -> &str {
+        self.key.job_name.trim_start_matches("index_")
+    }
+
+    /// `db.table.index`.
     pub fn label(&self) -> String {
         format!(
             "{}.{}.{}",
             self.db.as_deref().unwrap_or(""),
             self.table.as_deref().unwrap_or(""),
-            self.key.job_name.trim_start_matches("index_")
+            self.index_name()
         )
     }
 }

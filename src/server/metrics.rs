@@ -103,10 +103,7 @@ impl Metrics {
             let labels = [
                 ("db", j.db.clone().unwrap_or_default()),
                 ("table", j.table.clone().unwrap_or_default()),
-                (
-                    "index",
-                    j.key.job_name.trim_start_matches("index_").to_string(),
-                ),
+                ("index", j.index_name().to_string()),
                 ("job_id", j.key.job_id.to_string()),
             ];
             gauge!("tributary_iscp_job_state", &labels).set(j.state as i64 as f64);

@@ -248,6 +248,15 @@ pub(super) fn decode(commit_ts: Ts, seq: u32, b: &[u8]) -> Result<Change> {
     })
 }
 
+/// The position `(commit_ts, seq)` strictly after which a read of
+/// `(from, …]` resuming at `resume` goes on.
+pub(super) fn read_after(from: Ts, resume: Option<(Ts, u32)>) -> (Ts, u32) {
+    match resume {
+        Some((ts, seq)) if ts >= from => (ts, seq),
+        _ => (from, u32::MAX),
+    }
+}
+
 /// Read changes of `table` with `from < commit_ts <= min(to, visible)`.
 /// The GC horizon is checked in the same redb snapshot as the read, so a
 /// concurrent GC can never silently drop entries from the answer; so is
@@ -276,11 +285,7 @@ pub(super) fn read(
     if to <= from || limit == 0 {
         return Ok(batch);
     }
-    // Position strictly after which we read.
-    let (after_ts, after_seq) = match resume {
-        Some((ts, seq)) if ts >= from => (ts, seq),
-        _ => (from, u32::MAX),
-    };
+    let (after_ts, after_seq) = read_after(from, resume);
     let start = match (after_ts, after_seq.checked_add(1)) {
         (ts, Some(seq)) => (table, ts, seq),
         (ts, None) => match ts.checked_add(1) {

@@ -789,10 +789,7 @@ impl EmbeddedStorage {
         if batch.resume.is_some() {
             return Ok(Some(batch)); // the limit was reached in the file
         }
-        let after = match resume {
-            Some((ts, seq)) if ts >= from => (ts, seq),
-            _ => (from, u32::MAX),
-        };
+        let after = changelog::read_after(from, resume);
         for c in tail {
             if (c.commit_ts, c.seq) <= after || c.commit_ts <= from {
                 continue;
