@@ -75,6 +75,25 @@ class Probe:
         }
 
 
+def fill_disk(path):
+    """Write the file `path`/filler until its file system is full (whole
+    MiBs, then pages for what a MiB did not fit into); returns its path.
+    Also used by tests/python/test_disk_full.py."""
+    filler = os.path.join(path, "filler")
+    fd = os.open(filler, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        for size in (MiB, 4096):
+            chunk = b"\0" * size
+            try:
+                while True:
+                    os.write(fd, chunk)
+            except OSError:
+                pass
+    finally:
+        os.close(fd)
+    return filler
+
+
 def rss_kb(pid, field="VmRSS"):
     try:
         with open(f"/proc/{pid}/status") as f:
@@ -503,15 +522,7 @@ class Suite:
             cur.execute("CREATE DATABASE d")
             cur.execute("CREATE TABLE d.t (id INT PRIMARY KEY, body TEXT)")
             cur.execute("CREATE FULLTEXT INDEX ft ON d.t(body) ASYNC")
-            filler = os.path.join(mnt, "filler")
-            fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o600)
-            for size in (MiB, 4096):
-                try:
-                    while True:
-                        os.write(fd, b"\0" * size)
-                except OSError:
-                    pass
-            os.close(fd)
+            filler = fill_disk(mnt)
             code, n = None, 0
             for i in range(20000):
                 try:

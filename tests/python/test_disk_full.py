@@ -11,6 +11,7 @@ Mounting needs root (CI runs as root); elsewhere the test is skipped."""
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 
@@ -18,6 +19,9 @@ import pymysql
 import pytest
 
 from conftest import BIN, start_server, stop_server
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "scripts"))
+from adversarial import fill_disk  # noqa: E402
 
 
 @pytest.fixture
@@ -37,20 +41,8 @@ def tmpfs():
 
 
 def fill(path):
-    """Write a file until the file system is full; returns its path."""
-    filler = os.path.join(path, "filler")
-    fd = os.open(filler, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    try:
-        # Whole MiBs, then pages for what a MiB did not fit into.
-        for size in (1 << 20, 4096):
-            chunk = b"\0" * size
-            try:
-                while True:
-                    os.write(fd, chunk)
-            except OSError:
-                pass
-    finally:
-        os.close(fd)
+    """Fill the file system of `path`; returns the filler's path."""
+    filler = fill_disk(path)
     assert shutil.disk_usage(path).free < (1 << 20)
     return filler
 
