@@ -230,7 +230,7 @@ impl ApplyQueue {
             return None;
         }
         debug_assert!(g.queue.front().is_none_or(|(ts, _)| *ts > applied));
-        let mut tail: Vec<Change> = g
+        let tail: Vec<Change> = g
             .queue
             .iter()
             .take_while(|(ts, _)| *ts <= upto)
@@ -238,7 +238,11 @@ impl ApplyQueue {
             .filter(|(t, _)| *t == table)
             .map(|(_, c)| c.clone())
             .collect();
-        tail.sort_by_key(|c| (c.commit_ts, c.seq));
+        // Groups are queued in commit order and a group's changes of one
+        // table in `seq` order (`changelog::build_changes`).
+        debug_assert!(tail
+            .windows(2)
+            .all(|w| (w[0].commit_ts, w[0].seq) < (w[1].commit_ts, w[1].seq)));
         Some((applied, tail))
     }
 
@@ -307,10 +311,11 @@ pub(super) fn run(inner: &Inner) {
         };
         let last = batch.last().map_or(0, |b| b.0);
         let groups = || batch.iter().map(|(ts, ch)| (*ts, ch.as_slice()));
-        // A full disk is found before redb is touched: a failed redb write
-        // would make every read fail until the file is reopened.
         inner.let_small_writers_go();
         let skip = inner.skip_changes(groups());
+        // A full disk is found before redb is touched (`durably_sized`): a
+        // failed redb write would make every read fail until the file is
+        // reopened.
         let written = inner.durably_sized(super::space::pages_for(bytes), |d| {
             d.commit_group(groups(), &skip, super::commit::Durability::Immediate)
         });
