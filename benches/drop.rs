@@ -16,6 +16,8 @@
 //! the test guard) and leaves it disabled with nothing armed. Never sleeps
 //! to synchronise: conditions are polled with a deadline.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic fails the test
+
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};

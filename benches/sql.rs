@@ -11,6 +11,8 @@
 //! under a steady insert load; vector search QPS and recall@10; the write
 //! cost of synchronous (non-ASYNC) indexes.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic fails the test
+
 use std::time::{Duration, Instant};
 
 use tributary::{Config, Database, Value};

@@ -17,6 +17,7 @@ extern "C" {
 
 /// Return the calling thread's freed memory to the system (after a
 /// statement that held many rows: decision 023).
+#[allow(unsafe_code, reason = "mi_collect is a foreign function")]
 fn collect() {
     // SAFETY: mi_collect takes no pointers and may be called from any
     // thread at any time.

@@ -11,6 +11,8 @@
 //! same table then checks that aggregates folded on several threads
 //! (`sql::parallel`) answer exactly what one scan answers.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic fails the test
+
 mod common;
 
 use common::cfg;

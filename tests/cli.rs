@@ -1,6 +1,8 @@
 //! End-to-end tests of `tributary sql` (embedded mode): input sources,
 //! `--batch` TSV output, table output and the error path.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic fails the test
+
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 

@@ -7,6 +7,8 @@
 //! own `std::thread`; threads are ordered with `Barrier`s and channels, and
 //! every wait on another thread is bounded (`recv_timeout`), never a sleep.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic fails the test
+
 use std::sync::mpsc;
 use std::sync::{Arc, Barrier};
 use std::thread;

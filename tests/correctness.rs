@@ -4,6 +4,8 @@
 //! full-text path reading the statement's own snapshot, and answers that
 //! must not depend on whether an index exists.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic fails the test
+
 mod common;
 
 use std::time::Duration;

@@ -12,6 +12,8 @@
 //! the rows run one at a time; tests never sleep to synchronise: they wait
 //! on a condition with a deadline.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic fails the test
+
 mod common;
 
 use std::process::Command;

@@ -4,6 +4,8 @@
 //! nesting beyond the limit is error 1436 and the session goes on. Issue 39:
 //! a long `UNION ALL` chain answers or is refused, never overflows.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic fails the test
+
 mod common;
 
 use common::cfg;

@@ -20,6 +20,8 @@
 //! mismatch prints the seed, the query and both answers; rerun the one seed
 //! with `TRIBUTARY_DIFF_SEED=<seed> cargo test --test differential`.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic fails the test
+
 mod common;
 
 use std::cmp::Ordering;

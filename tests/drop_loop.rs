@@ -9,6 +9,8 @@
 //! test binaries may arm them) and never sleeps to synchronise: it polls a
 //! condition with a deadline ([`wait_until`]).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic fails the test
+
 mod common;
 
 use std::time::{Duration, Instant};

@@ -2,6 +2,8 @@
 //! (issue 17, item 5): without the flag `tributary sql` and `tributary
 //! serve` refuse to start with exit code 2 and say why.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic fails the test
+
 use std::process::{Command, Output};
 
 fn bin() -> Command {

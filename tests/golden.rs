@@ -8,6 +8,8 @@
 //! and tab-separated rows, as `mysql -B` prints), `OK <affected rows>`, or
 //! `ERROR <code> (<sqlstate>): <message>`; warnings as `WARNING <code>: …`.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic fails the test
+
 use std::fmt::Write as _;
 use std::path::Path;
 

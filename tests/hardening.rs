@@ -2,6 +2,8 @@
 //! expressions on a thread with the server's statement stack size, and
 //! huge LIMITs in front of the HNSW library.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic fails the test
+
 mod common;
 
 use common::cfg;

@@ -14,6 +14,8 @@
 //! deadline ([`wait_until`]). This file must never change product state
 //! outside its own temporary data directories.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic fails the test
+
 mod common;
 
 use std::collections::{BTreeSet, HashMap, HashSet};

@@ -6,6 +6,8 @@
 //! other session's statement failing with 1205 after its (short)
 //! lock-wait timeout — never by a sleep.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic fails the test
+
 use tributary::{Database, Session, Value};
 
 fn q(s: &mut Session, sql: &str) -> Vec<Vec<Value>> {

@@ -2,6 +2,8 @@
 //! lease), and an index saved by the runner answers identically when loaded
 //! on another CN.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic fails the test
+
 mod common;
 
 use std::time::{Duration, Instant};

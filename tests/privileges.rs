@@ -2,6 +2,8 @@
 //! (1142, 1044, 1045, 1227), GRANT/REVOKE reaching an existing session at
 //! its next statement, and accounts and grants surviving a restart.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic fails the test
+
 use tributary::server::auth::{random_salt, scramble_native, UserTable};
 use tributary::types::Value;
 use tributary::{Database, Session};

@@ -3,6 +3,8 @@
 //! speaks packets directly, so the exact bytes (status flags, error codes,
 //! connection closes) are what is checked. Every read has a deadline.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic fails the test
+
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};

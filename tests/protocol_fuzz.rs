@@ -15,6 +15,8 @@
 //! The seed is printed and can be fixed with `TRIBUTARY_FUZZ_SEED=<n>`;
 //! `TRIBUTARY_FUZZ_CASES=<n>` runs more decoder cases.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic fails the test
+
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::panic::{catch_unwind, AssertUnwindSafe};

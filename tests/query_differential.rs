@@ -35,6 +35,8 @@
 //! a file of statements (one a line: INSERTs, then queries) on both engines
 //! and prints both answers of each query (test `repro_from_file`).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic fails the test
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::time::Instant;

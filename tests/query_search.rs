@@ -9,6 +9,8 @@
 //! evaluated exactly on the joined rows (no index), so both always return
 //! the k nearest rows that pass.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic fails the test
+
 use std::collections::BTreeSet;
 
 use tributary::{Database, Session, Value};

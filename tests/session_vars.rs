@@ -1,6 +1,8 @@
 //! `SET GLOBAL`: the value new sessions start with, not the running
 //! ones' (MySQL's rule), readable as `@@global.x` everywhere; SUPER only.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic fails the test
+
 use tributary::{Database, Session, Value};
 
 fn one(s: &mut Session, sql: &str) -> Value {

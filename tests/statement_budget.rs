@@ -10,6 +10,8 @@
 //! Waits are polls with deadlines (the victim is seen running in the
 //! process list before it is killed), never sleeps.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic fails the test
+
 mod common;
 
 use std::thread;

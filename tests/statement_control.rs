@@ -12,6 +12,8 @@
 //! test instead of passing late. Never a sleep standing in for
 //! synchronisation.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic fails the test
+
 mod common;
 
 use std::thread;

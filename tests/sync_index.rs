@@ -5,6 +5,8 @@
 //! with the transaction; safe against concurrent DDL (metadata locks);
 //! checkpointed and reloaded exactly; dropped through the ISCP protocol.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic fails the test
+
 mod common;
 
 use std::collections::BTreeSet;

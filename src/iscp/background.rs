@@ -35,6 +35,7 @@ pub async fn on_background_thread<T: Send + 'static>(
 }
 
 #[cfg(target_os = "linux")]
+#[allow(unsafe_code, reason = "setpriority(2) has no safe wrapper in libc")]
 fn lower_this_threads_priority() {
     // SAFETY: setpriority(2) takes plain integers and reads no memory of
     // ours; on Linux `who = 0` with PRIO_PROCESS is the calling thread, so

@@ -3,6 +3,8 @@
 //! `HIT_COST_ITERS` to change the iteration count (default 100M for the disarmed case,
 //! a tenth of that for the armed-other case).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic fails the test
+
 use std::future::Future;
 use std::hint::black_box;
 use std::pin::pin;

@@ -1,6 +1,8 @@
 //! Every action, targeting, frequency windows, probability repeatability, the disabled
 //! fast path and `trigger`.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic fails the test
+
 mod common;
 
 use std::time::{Duration, Instant};

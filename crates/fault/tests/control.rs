@@ -1,6 +1,8 @@
 //! Control API: enable/disable, add/remove/replace, constant points, bad input, list,
 //! MatrixOne `fault_inject` round trip, env spec loading.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic fails the test
+
 mod common;
 
 use std::sync::Arc;

@@ -1,5 +1,7 @@
 //! The process-global registry, the free call-site functions and the test helpers.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic fails the test
+
 mod common;
 
 use std::time::Duration;

@@ -1,6 +1,8 @@
 //! WAIT / SLEEP semantics: cancellation, removal, notify vs notifyall, per-waiter wake
 //! tokens, the remove-before-registration race (sync and async) and concurrency.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic fails the test
+
 mod common;
 
 use std::sync::{Arc, Weak};

@@ -4,6 +4,8 @@
 //!
 //! Run: `cargo bench -p tributary-index --bench raw` (set `RAW_BENCH_N` to override N).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic fails the test
+
 use std::collections::HashSet;
 use std::time::Instant;
 

@@ -4,6 +4,8 @@
 //! `cargo run --release -p tributary-index --example add_cost -- [n] [dims]`.
 //! Then it times searches (top 10, the default beam) with an empty tail of
 //! deferred adds and with a full one ([`TAIL_CAP`] vectors).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic fails the test
 use std::time::Instant;
 
 use tributary_index::{HnswOptions, Metric, VectorIndex, TAIL_CAP};

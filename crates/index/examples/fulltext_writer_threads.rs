@@ -4,6 +4,8 @@
 //! shape of ours (one text field, one u64 key), commits, and prints the
 //! time and the segments made:
 //! `cargo run --release -p tributary-index --example fulltext_writer_threads -- [n]`.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic fails the test
 use std::time::Instant;
 
 use tantivy::schema::{Schema, FAST, INDEXED, STORED, TEXT};

@@ -1,6 +1,8 @@
 //! Measures what a base of an HNSW index costs under its lock
 //! (`VectorIndex::snapshot`) and after it (`VectorSnapshot::into_bytes`):
 //! `cargo run --release -p tributary-index --example snapshot_cost -- [n] [dims]`.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic fails the test
 use std::time::Instant;
 
 use tributary_index::{HnswOptions, Metric, VectorIndex};

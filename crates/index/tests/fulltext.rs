@@ -2,6 +2,8 @@
 //! force over a generated corpus, the ngram parser, upsert/remove visibility, scores
 //! and serialization round trips.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic fails the test
+
 mod common;
 
 use std::collections::BTreeSet;

@@ -2,6 +2,8 @@
 //! deletes (issue 17: usearch's slot reuse after `remove` left nodes that no
 //! search could reach — 3 of 2,444 keys in this very workload).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic fails the test
+
 use tributary_index::{HnswOptions, Metric, VectorIndex};
 
 struct Rng(u64);

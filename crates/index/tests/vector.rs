@@ -1,6 +1,8 @@
 //! Integration tests of `VectorIndex`: recall against brute force, metrics, upsert /
 //! remove semantics, serialization round trips and concurrent searches.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic fails the test
+
 mod common;
 
 use std::collections::HashSet;

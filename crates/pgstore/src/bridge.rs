@@ -32,6 +32,10 @@ impl Bridge {
     }
 
     /// The runtime's handle (for spawning owned background tasks).
+    #[allow(
+        clippy::expect_used,
+        reason = "`rt` is Some from `new` until `drop` takes it"
+    )]
     pub fn handle(&self) -> &tokio::runtime::Handle {
         self.rt.as_ref().expect("runtime lives until drop").handle()
     }

@@ -7,6 +7,10 @@
 //! Binaries: `$TRIBUTARY_PG_BIN`, else the newest
 //! `/usr/lib/postgresql/*/bin` (Debian's `postgresql` package, which
 //! `.ci/run` installs). As root the cluster runs as the `postgres` user.
+//!
+//! Test support only: a cluster that cannot start fails the test that
+//! asked for it, so this module may `expect`.
+#![allow(clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -4,6 +4,8 @@
 //! sequences; two nodes on one database. Each test gets its own database in
 //! the test process's throwaway cluster (`tributary_pgstore::testing`).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic fails the test
+
 use std::ops::Bound;
 use std::sync::mpsc;
 use std::sync::{Arc, Barrier};

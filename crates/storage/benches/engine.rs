@@ -2,6 +2,8 @@
 //! single-key commits, 100-key batch commits, point gets and scans.
 //! Run with `cargo bench -p tributary-storage --bench engine`.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic fails the test
+
 use std::time::{Duration, Instant};
 
 use tributary_storage::{full_range, EmbeddedStorage, Storage, TxnOptions};

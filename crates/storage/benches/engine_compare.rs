@@ -7,6 +7,8 @@
 //! Run with
 //! `cargo bench -p tributary-storage --features compare --bench engine_compare`.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic fails the test
+
 use std::time::{Duration, Instant};
 
 const SINGLE: u64 = 2_000;

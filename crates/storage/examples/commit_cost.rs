@@ -21,6 +21,8 @@
 //! [commits] [dir]` (default 2,000 commits in a temporary directory on the
 //! data file system, /var/tmp).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic fails the test
+
 use std::io::Write;
 use std::time::Instant;
 

@@ -1,6 +1,8 @@
 //! Change log (kinds, net effect, ordering, batching, bounds, visibility)
 //! and GC (versions and change log, consumer watermarks).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic fails the test
+
 use std::sync::Arc;
 
 use tributary_storage::{

@@ -1,6 +1,8 @@
 //! Durability: reopen, SIGKILL crash of a writer process, leases and
 //! durable sequences.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic fails the test
+
 use std::io::{BufRead, BufReader, Write};
 use std::ops::Bound;
 use std::process::{Command, Stdio};

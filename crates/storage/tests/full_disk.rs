@@ -6,6 +6,8 @@
 //! error, and once space returns everything reaches the file — without a
 //! restart, and across one.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic fails the test
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 

@@ -4,6 +4,8 @@
 //! of its transactions, and the periodic mode's loss window is what it
 //! says. The crash tests are in `tests/durability.rs`.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic fails the test
+
 use std::collections::BTreeSet;
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};

@@ -5,6 +5,8 @@
 //! Its peak resident set (`VmHWM`) must stay under the cache plus a fixed
 //! overhead, and reopening must not read the table.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic fails the test
+
 use std::ops::Bound;
 use std::process::Command;
 

@@ -2,6 +2,8 @@
 //! (shared and exclusive), deadlocks, lock-wait timeouts and concurrent
 //! read-modify-write.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic fails the test
+
 use std::ops::Bound;
 use std::sync::mpsc;
 use std::sync::{Arc, Barrier};

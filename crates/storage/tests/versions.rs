@@ -4,6 +4,8 @@
 //! the in-memory versions shrink back to nothing once no snapshot needs
 //! them. Checked against a model (the committed state after every commit).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic fails the test
+
 use std::collections::BTreeMap;
 use std::ops::Bound;
 
