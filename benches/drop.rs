@@ -22,7 +22,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tributary::iscp::log::{JobRow, JobState, Stage};
+use tributary::testing::{JobRow, JobState, Stage};
 use tributary::{Config, Database, Session};
 use tributary_fault::global;
 
@@ -58,7 +58,7 @@ fn row(i: i64) -> String {
 
 /// Newest generation of idx01's job.
 fn job(db: &Database) -> Option<JobRow> {
-    let jn = tributary::iscp::job_name("idx01");
+    let jn = tributary::testing::job_name("idx01");
     db.engine()
         .iscp
         .read_jobs()

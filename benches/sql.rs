@@ -37,9 +37,9 @@ fn parse_lit(lit: &str) -> Vec<f32> {
 fn raw_usearch_rate(vectors: &[Vec<f32>]) -> f64 {
     let dims = vectors.first().map(|v| v.len()).unwrap_or(1);
     let mut opts = tributary_index::HnswOptions::new(dims, tributary_index::Metric::L2);
-    opts.m = tributary::sql::ddl::DEFAULT_HNSW_M;
-    opts.ef_construction = tributary::sql::ddl::DEFAULT_HNSW_EF_CONSTRUCTION;
-    opts.ef_search = tributary::sql::ddl::DEFAULT_HNSW_EF_SEARCH;
+    opts.m = tributary::testing::DEFAULT_HNSW_M;
+    opts.ef_construction = tributary::testing::DEFAULT_HNSW_EF_CONSTRUCTION;
+    opts.ef_search = tributary::testing::DEFAULT_HNSW_EF_SEARCH;
     let mut ix = tributary_index::VectorIndex::new(opts).expect("raw");
     let t = Instant::now();
     for (i, v) in vectors.iter().enumerate() {
@@ -81,14 +81,14 @@ fn caught_up(db: &Database, job: &str, rows: usize) -> bool {
     // The commit ts of the table's newest change (computed once).
     let latest = db.engine().storage.latest_ts();
     let target =
-        tributary::iscp::log::newest_change_ts(db.engine().storage.as_ref(), table, 0, latest)
+        tributary::testing::newest_change_ts(db.engine().storage.as_ref(), table, 0, latest)
             .unwrap_or(latest);
     let iscp = &db.engine().iscp;
     wait_until(Duration::from_secs(600), || {
         let durable = iscp.read_jobs().is_ok_and(|jobs| {
             jobs.iter().any(|j| {
                 j.key.job_name == job
-                    && j.status.stage == tributary::iscp::log::Stage::Incremental
+                    && j.status.stage == tributary::testing::Stage::Incremental
                     && j.watermark >= target
                     && j.status.rows_applied as usize >= rows
             })

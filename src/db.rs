@@ -123,7 +123,7 @@ impl Database {
     }
 
     /// A new session for server connection `id` (an id from
-    /// [`ProcessList::allocate_id`](crate::sql::process::ProcessList::allocate_id)),
+    /// `ProcessList::allocate_id`),
     /// as user `root` until [`Session::set_user`].
     pub fn connection_session(&self, id: u32) -> Session {
         let engine = self.inner.engine.clone();

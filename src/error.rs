@@ -57,8 +57,6 @@ pub mod code {
     /// The session was ended by `KILL CONNECTION` (MariaDB's code).
     pub const CONNECTION_KILLED: u16 = 1927;
     pub const FT_MATCHING_KEY_NOT_FOUND: u16 = 1191;
-    pub const WRONG_TYPE_FOR_VAR: u16 = 1232;
-    pub const UNKNOWN_SYSTEM_VARIABLE: u16 = 1193;
     /// Subquery returns more than 1 row.
     pub const SUBQUERY_NO_1_ROW: u16 = 1242;
     /// Operand should contain N column(s).

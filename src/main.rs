@@ -1,4 +1,4 @@
-//! The `tributary` binary: a thin wrapper over [`tributary::cli`].
+//! The `tributary` binary: a thin wrapper over [`tributary::main_with_args`].
 //!
 //! Owns nothing but the process exit code and the global allocator; all
 //! behaviour lives in the library.
@@ -25,6 +25,6 @@ fn collect() {
 }
 
 fn main() {
-    tributary::sql::budget::set_release_hook(collect);
-    std::process::exit(tributary::cli::main_with_args());
+    tributary::set_release_hook(collect);
+    std::process::exit(tributary::main_with_args());
 }

@@ -32,12 +32,12 @@ pub enum DataType {
     },
     /// DATE: `Value::DateTime` at midnight.
     Date,
-    /// DECIMAL(precision, scale), precision ≤ [`MAX_DECIMAL_PRECISION`],
+    /// DECIMAL(precision, scale), precision ≤ `MAX_DECIMAL_PRECISION` (65),
     /// scale ≤ 30: `Value::Decimal` holding the value rounded to `scale`
     /// digits (files written before exact decimals hold `Value::Float`).
     Decimal(u8, u8),
     /// JSON: `Value::Text` holding a valid document in MySQL's canonical
-    /// form (see [`crate::json::normalize`]).
+    /// form (see `json::normalize`).
     Json,
 }
 

@@ -156,12 +156,12 @@ fn parallel_aggregates_answer_what_one_scan_answers(db: &Database) {
             })
             .collect()
     };
-    let before = tributary::sql::parallel::scans_run();
+    let before = tributary::testing::scans_run();
     let mut a = db.session();
     a.execute("USE m").expect("use");
     let latest = both(&mut a);
     assert!(
-        tributary::sql::parallel::scans_run() >= before + QUERIES.len() as u64,
+        tributary::testing::scans_run() >= before + QUERIES.len() as u64,
         "the aggregates did not run on several threads"
     );
     // An older snapshot while another session deletes and changes rows.
@@ -180,17 +180,14 @@ fn parallel_aggregates_answer_what_one_scan_answers(db: &Database) {
         .expect("own write");
     let own = both(&mut a);
     assert_ne!(own, latest);
-    let before = tributary::sql::parallel::scans_run();
+    let before = tributary::testing::scans_run();
     let w = a
         .execute("SELECT COUNT(*) FROM t WHERE n >= 0 AND txt + 1 > 0")
         .expect("warning query");
-    assert!(
-        tributary::sql::parallel::scans_run() > before,
-        "not parallel"
-    );
+    assert!(tributary::testing::scans_run() > before, "not parallel");
     assert_eq!(
         w.warnings.len(),
-        tributary::warnings::MAX_WARNINGS,
+        tributary::testing::MAX_WARNINGS,
         "every row's text warns: a scan thread's warnings are lost"
     );
     a.execute("ROLLBACK").expect("rollback");

@@ -83,7 +83,7 @@ fn result_column_kinds_match_mysql_types() {
     let text: Vec<Option<String>> = r.rows[0]
         .iter()
         .zip(&r.columns)
-        .map(|(v, c)| tributary::types::format_value(v, c.kind))
+        .map(|(v, c)| tributary::format_value(v, c.kind))
         .collect();
     assert_eq!(text[0].as_deref(), Some("1"), "LAST_INSERT_ID");
     assert_eq!(text[1].as_deref(), Some("2024-01-05"), "DATE");
@@ -138,7 +138,7 @@ fn floor_ceil_of_decimals_follow_the_argument_digits() {
     let text: Vec<Option<String>> = r.rows[0]
         .iter()
         .zip(&r.columns)
-        .map(|(v, c)| tributary::types::format_value(v, c.kind))
+        .map(|(v, c)| tributary::format_value(v, c.kind))
         .collect();
     assert_eq!(text[7].as_deref(), Some("-26512143754482156"));
     assert_eq!(text[4].as_deref(), Some("10"));
@@ -186,7 +186,7 @@ fn decimal_quotients_and_grouped_sums_round_as_mysql() {
             .map(|row| {
                 row.iter()
                     .zip(&r.columns)
-                    .map(|(v, c)| tributary::types::format_value(v, c.kind))
+                    .map(|(v, c)| tributary::format_value(v, c.kind))
                     .collect()
             })
             .collect()
@@ -289,7 +289,7 @@ fn filtered_vector_search_returns_limit_rows() {
         .expect("async index");
     wait_until("async build", Duration::from_secs(60), || {
         let j = common::job(&db, "va");
-        j.status.stage != tributary::iscp::log::Stage::Init && j.watermark > 0
+        j.status.stage != tributary::testing::Stage::Init && j.watermark > 0
     });
     for (c, e) in exact.iter().enumerate() {
         let mut got = ids(&mut s, &q1(c as i64, 15));
@@ -348,7 +348,7 @@ fn exact_match_scores_see_the_transactions_own_writes() {
     assert_eq!(r.rows.len(), 2);
     for row in &r.rows {
         assert_eq!(
-            tributary::sql::expr::truth(&row[1]),
+            tributary::testing::truth(&row[1]),
             Some(true),
             "row {:?} matches 'apple'",
             row[0]

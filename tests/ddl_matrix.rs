@@ -238,7 +238,7 @@ fn crash_at(ddl: Ddl, point: &str, after_commit: bool) {
             .read_jobs()
             .unwrap()
             .iter()
-            .all(|j| j.drop_at.is_none() || j.state == tributary::iscp::log::JobState::Canceled)
+            .all(|j| j.drop_at.is_none() || j.state == tributary::testing::JobState::Canceled)
     });
     db.shutdown();
 }

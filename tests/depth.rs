@@ -9,7 +9,7 @@
 mod common;
 
 use common::cfg;
-use tributary::sql::parse::MAX_NESTING;
+use tributary::testing::MAX_NESTING;
 use tributary::{Database, Value};
 
 /// `n` nested parentheses around `1`.

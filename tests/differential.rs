@@ -28,7 +28,7 @@ use std::cmp::Ordering;
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
-use tributary::iscp::log::{JobState, Stage};
+use tributary::testing::{JobState, Stage};
 use tributary::{Database, Session, Value};
 
 use common::oracle::{
@@ -1452,7 +1452,7 @@ fn check_knn(
 fn caught_up(db: &Database, name: &str) -> bool {
     let j = job(db, name);
     let latest = db.engine().storage.latest_ts();
-    let newest = tributary::iscp::log::newest_change_ts(
+    let newest = tributary::testing::newest_change_ts(
         db.engine().storage.as_ref(),
         j.key.table_id,
         j.watermark,

@@ -15,7 +15,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use tributary::iscp::log::JobState;
+use tributary::testing::JobState;
 use tributary::{Config, Database, Session, Value};
 use tributary_fault::FaultGuard;
 

@@ -17,7 +17,7 @@ use tributary::{Config, Database};
 
 fn render(sql: &str, db: &mut tributary::Session) -> String {
     let mut out = String::new();
-    for stmt in tributary::db::split_statements(sql) {
+    for stmt in tributary::split_statements(sql) {
         let _ = writeln!(out, "> {}", stmt.replace('\n', " "));
         match db.execute(&stmt) {
             Ok(r) => {
@@ -29,8 +29,7 @@ fn render(sql: &str, db: &mut tributary::Session) -> String {
                             .iter()
                             .zip(&r.columns)
                             .map(|(v, c)| {
-                                tributary::types::format_value(v, c.kind)
-                                    .unwrap_or_else(|| "NULL".into())
+                                tributary::format_value(v, c.kind).unwrap_or_else(|| "NULL".into())
                             })
                             .collect();
                         let _ = writeln!(out, "{}", cells.join("\t"));

@@ -21,7 +21,7 @@ fn long_operator_chains_answer_or_refuse_never_overflow() {
         let mut out = Vec::new();
         // 1,515 terms used to overflow a worker thread; the longest chain
         // accepted must still evaluate.
-        for n in [1_515usize, tributary::sql::parse::MAX_OPERATOR_CHAIN] {
+        for n in [1_515usize, tributary::testing::MAX_OPERATOR_CHAIN] {
             let sql = format!("SELECT {}", vec!["1"; n + 1].join(" + "));
             let r = s.execute(&sql).expect("chain within the limit");
             out.push(r.rows[0][0].clone() == Value::Int(n as i64 + 1));

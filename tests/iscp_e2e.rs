@@ -25,7 +25,7 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use tributary::iscp::log::{JobState, Stage};
+use tributary::testing::{JobState, Stage};
 use tributary::{Config, Database, Session, Value};
 use tributary_fault::{global, FaultGuard};
 
@@ -124,7 +124,7 @@ fn brute_top(rows: &HashMap<i64, Vec<f32>>, qv: &[f32], k: usize) -> Vec<i64> {
 /// Commit ts of the newest change of `table` after `after` (or `after`).
 fn newest_change(db: &Database, table: u64, after: u64) -> u64 {
     let latest = db.engine().storage.latest_ts();
-    tributary::iscp::log::newest_change_ts(db.engine().storage.as_ref(), table, after, latest)
+    tributary::testing::newest_change_ts(db.engine().storage.as_ref(), table, after, latest)
         .unwrap()
 }
 
@@ -170,7 +170,7 @@ fn iscp_status(s: &mut Session) -> Vec<HashMap<String, Value>> {
 }
 
 fn status_of(s: &mut Session, index: &str) -> HashMap<String, Value> {
-    let jn = Value::Text(tributary::iscp::job_name(index));
+    let jn = Value::Text(tributary::testing::job_name(index));
     iscp_status(s)
         .into_iter()
         .filter(|r| r.get("job_name") == Some(&jn))
@@ -1554,7 +1554,7 @@ fn a_table_keeps_a_change_log_once_an_iscp_index_reads_it() {
     q(&mut s, "UPDATE t SET v = '[9,9]' WHERE id = 2");
     let table = {
         let mut txn = db.engine().storage.begin(Default::default()).unwrap();
-        tributary::catalog::require_table(txn.as_mut(), "e2e", "t", false)
+        tributary::testing::require_table(txn.as_mut(), "e2e", "t", false)
             .unwrap()
             .id
     };

@@ -17,7 +17,7 @@ mod common;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tributary::iscp::log::{JobRow, JobState, Stage};
+use tributary::testing::{JobRow, JobState, Stage};
 use tributary::{Config, Database, Session, Value};
 use tributary_fault::{global, FaultGuard};
 

@@ -91,7 +91,7 @@ fn index_saved_on_runner_answers_the_same(backend: Backend) {
         let jobs = a.engine().iscp.read_jobs().unwrap();
         if jobs.len() == 2
             && jobs.iter().all(|j| {
-                j.status.stage == tributary::iscp::log::Stage::Incremental
+                j.status.stage == tributary::testing::Stage::Incremental
                     && j.status.rows_applied >= 300
             })
         {
@@ -177,7 +177,7 @@ fn index_with_frequent_bases_loads_the_same(backend: Backend) {
         .read_jobs()
         .unwrap()
         .iter()
-        .all(|j| j.status.stage == tributary::iscp::log::Stage::Incremental)
+        .all(|j| j.status.stage == tributary::testing::Stage::Incremental)
     {
         assert!(
             Instant::now() < deadline,
@@ -204,7 +204,7 @@ fn index_with_frequent_bases_loads_the_same(backend: Backend) {
     // Caught up, and bases written along the way: the hidden table's
     // metadata names one past the initial build (base writers run beside
     // the units, so a base may land after the watermark does).
-    let base_past_build = |j: &tributary::iscp::log::JobRow| {
+    let base_past_build = |j: &tributary::testing::JobRow| {
         let mut txn = storage.begin(Default::default()).unwrap();
         let meta = txn.get(j.spec.storage_id, b"m", false).unwrap().unwrap();
         txn.rollback();
@@ -214,7 +214,7 @@ fn index_with_frequent_bases_loads_the_same(backend: Backend) {
     // Caught up as of `latest` (see `common::applied_up_to`).
     // ... in the job row, and in the runner's memory: `fast_search` answers
     // from the index alone, which publishes a unit only after its commit.
-    let caught_up = |j: &tributary::iscp::log::JobRow| {
+    let caught_up = |j: &tributary::testing::JobRow| {
         common::applied_up_to(&a, j, latest)
             && a.engine().iscp.cached(j.key.job_id).is_none_or(|h| {
                 let g = h.read();
@@ -345,7 +345,7 @@ fn fast_search_follows_every_unit(backend: Backend) {
         common::wait_until("both units applied", Duration::from_secs(30), || {
             ["vi", "ft"].iter().all(|ix| {
                 let j = common::job(&a, ix);
-                j.status.stage == tributary::iscp::log::Stage::Incremental
+                j.status.stage == tributary::testing::Stage::Incremental
                     && common::applied_up_to(&a, &j, latest)
             })
         });

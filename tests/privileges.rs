@@ -4,8 +4,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic fails the test
 
-use tributary::server::auth::{random_salt, scramble_native, UserTable};
-use tributary::types::Value;
+use tributary::testing::{random_salt, scramble_native, UserTable};
+use tributary::Value;
 use tributary::{Database, Session};
 
 fn ok(s: &mut Session, sql: &str) -> Vec<Vec<String>> {
@@ -341,14 +341,11 @@ fn logins_hosts_and_restart() {
     ok(&mut u, "USE d");
     // The stored hash is SHA1(SHA1(pw)), never the password.
     let mut txn = db.engine().storage.begin(Default::default()).unwrap();
-    let rec = tributary::catalog::users::get_user(txn.as_mut(), "u", false)
+    let rec = tributary::testing::get_user(txn.as_mut(), "u", false)
         .unwrap()
         .unwrap();
     txn.rollback();
-    assert_eq!(
-        rec.auth,
-        tributary::server::auth::native_password_hash("pw2")
-    );
+    assert_eq!(rec.auth, tributary::testing::native_password_hash("pw2"));
     assert!(rec.auth.starts_with('*') && rec.auth.len() == 41);
     db.shutdown();
 }

@@ -13,9 +13,9 @@ use sha1::{Digest, Sha1};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio_util::sync::CancellationToken;
-use tributary::server::limits::Limits;
-use tributary::server::{MysqlServer, ServerOptions};
+use tributary::testing::Limits;
 use tributary::Database;
+use tributary::{MysqlServer, ServerOptions};
 
 const DEADLINE: Duration = Duration::from_secs(10);
 

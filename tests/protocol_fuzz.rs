@@ -25,12 +25,12 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio_util::sync::CancellationToken;
-use tributary::server::protocol::command::{decode_params, Command};
-use tributary::server::protocol::handshake::{parse_change_user, parse_response};
-use tributary::server::protocol::packet::{Cursor, PacketReader};
-use tributary::server::{MysqlServer, ServerOptions};
-use tributary::sql::params::count_placeholders;
+use tributary::testing::count_placeholders;
+use tributary::testing::{decode_params, Command};
+use tributary::testing::{parse_change_user, parse_response};
+use tributary::testing::{Cursor, PacketReader};
 use tributary::Database;
+use tributary::{MysqlServer, ServerOptions};
 
 /// xorshift64*: small, deterministic, good enough for fuzzing.
 struct Rng(u64);

@@ -19,7 +19,7 @@ mod common;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use tributary::iscp::log::Stage;
+use tributary::testing::Stage;
 use tributary::{Config, Database, Session, SqlError, Value};
 use tributary_fault::{global, FaultGuard};
 

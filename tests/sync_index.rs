@@ -13,7 +13,7 @@ use std::collections::BTreeSet;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use tributary::iscp::log::JobState;
+use tributary::testing::JobState;
 use tributary::{Config, Database, Session, Value};
 
 use common::{cfg, hidden_count, job, ms, wait_until};

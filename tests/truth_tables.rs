@@ -26,8 +26,7 @@ fn every_operator_answers_as_mysql_does_with_null_operands() {
         let got = match s.execute(&format!("SELECT {expr}")) {
             Ok(r) => {
                 let v = &r.rows[0][0];
-                tributary::types::format_value(v, r.columns[0].kind)
-                    .unwrap_or_else(|| "NULL".into())
+                tributary::format_value(v, r.columns[0].kind).unwrap_or_else(|| "NULL".into())
             }
             Err(e) => format!("ERROR {}", e.code),
         };

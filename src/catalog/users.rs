@@ -8,8 +8,6 @@
 //! never the password itself) and every grant of the account. Never
 //! decides whether a statement is allowed (that is `sql::privileges`).
 
-use std::ops::Bound;
-
 use serde::{Deserialize, Serialize};
 use sha1::Digest;
 use tributary_storage::{TableId, Transaction};
@@ -226,15 +224,6 @@ pub fn put_user(txn: &mut dyn Transaction, u: &UserRecord) -> SqlResult<()> {
 pub fn delete_user(txn: &mut dyn Transaction, name: &str) -> SqlResult<()> {
     txn.delete(SYS_USERS, name.as_bytes())?;
     Ok(())
-}
-
-/// Every stored account, by name.
-pub fn list_users(txn: &mut dyn Transaction) -> SqlResult<Vec<UserRecord>> {
-    let mut out = Vec::new();
-    for (k, v) in txn.scan(SYS_USERS, Bound::Unbounded, Bound::Unbounded, usize::MAX)? {
-        out.push(serde_json::from_slice(&v).map_err(|e| corrupt(&String::from_utf8_lossy(&k), e))?);
-    }
-    Ok(out)
 }
 
 /// The `mysql_native_password` hash MySQL stores: `*` + upper-case hex of

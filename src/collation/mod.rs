@@ -66,8 +66,6 @@ pub enum Coercibility {
     Explicit = 0,
     /// A column (or a stored value).
     Implicit = 2,
-    /// A system constant (`USER()`, `VERSION()`).
-    SysConst = 3,
     /// A literal or a user variable.
     Coercible = 4,
     /// A number or temporal value converted to text.
@@ -81,7 +79,6 @@ impl Coercibility {
         match self {
             Coercibility::Explicit => "EXPLICIT",
             Coercibility::Implicit => "IMPLICIT",
-            Coercibility::SysConst => "SYSCONST",
             Coercibility::Coercible => "COERCIBLE",
             Coercibility::Numeric => "NUMERIC",
             Coercibility::Ignorable => "IGNORABLE",

@@ -606,16 +606,6 @@ impl LogTail {
         self.jobs.values().cloned().collect()
     }
 
-    /// Number of rows in the view (bounded-memory checks).
-    pub fn len(&self) -> usize {
-        self.jobs.len()
-    }
-
-    /// Whether the view is empty.
-    pub fn is_empty(&self) -> bool {
-        self.jobs.is_empty()
-    }
-
     /// Forget everything and release the change-log registration (the node
     /// lost the runner lease).
     pub fn reset(&mut self, storage: &dyn tributary_storage::Storage) {
@@ -914,7 +904,7 @@ mod tests {
         let (_d, st, key) = setup();
         let mut tail = LogTail::new("test-tail");
         tail.refresh(st.as_ref()).unwrap();
-        assert_eq!(tail.len(), 1);
+        assert_eq!(tail.jobs().len(), 1);
         update(&st, &key, 0, |j| j.watermark = 42).unwrap();
         tail.refresh(st.as_ref()).unwrap();
         assert_eq!(
@@ -931,7 +921,10 @@ mod tests {
         mark_canceled(txn.as_mut(), &key).unwrap();
         txn.commit().unwrap();
         tail.refresh(st.as_ref()).unwrap();
-        assert!(tail.is_empty(), "Canceled rows leave the runner's view");
+        assert!(
+            tail.jobs().is_empty(),
+            "Canceled rows leave the runner's view"
+        );
         // Retention GC removes the row itself once old enough.
         let mut txn = st.begin(TxnOptions::default()).unwrap();
         assert_eq!(

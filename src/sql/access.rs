@@ -242,33 +242,13 @@ pub fn choose(t: &TableDef, filter: Option<&CExpr>, host: &dyn FunctionHost) -> 
     best.map(|(_, a)| a).unwrap_or(Access::FullScan)
 }
 
-/// Fetch `(key, row)` pairs for an access path (plain snapshot reads, or
-/// locking current reads when `lock`).
-pub fn fetch(
-    txn: &mut dyn Transaction,
-    t: &TableDef,
-    access: &Access,
-    lock: bool,
-) -> SqlResult<Vec<(Vec<u8>, Vec<Value>)>> {
-    fetch_columns(txn, t, access, lock, None)
-}
-
-/// [`fetch`], decoding only the `needed` columns (the rest read as NULL).
-pub fn fetch_columns(
-    txn: &mut dyn Transaction,
-    t: &TableDef,
-    access: &Access,
-    lock: bool,
-    needed: Option<&[bool]>,
-) -> SqlResult<Vec<(Vec<u8>, Vec<Value>)>> {
-    fetch_where(txn, t, access, lock, needed, usize::MAX, &mut |_| Ok(true))
-}
-
 /// Rows a snapshot scan visits before it lets go of the table and resumes
 /// after the last key: commits are never held up by a whole scan.
 const SCAN_CHUNK: usize = 1024;
 
-/// [`fetch_columns`] keeping only the rows `keep` accepts. A snapshot scan
+/// Fetch `(key, row)` pairs for an access path (plain snapshot reads, or
+/// locking current reads when `lock`), decoding only the `needed` columns
+/// (the rest read as NULL) and keeping only the rows `keep` accepts. A snapshot scan
 /// decodes each row into one buffer straight from the store and tests it
 /// there, so a row that is filtered out is never copied. `keep` sees the
 /// row with only the `needed` columns decoded; it must not read storage.

@@ -603,7 +603,8 @@ impl Reservation {
     }
 
     /// Bytes counted so far.
-    pub fn bytes(&self) -> u64 {
+    #[cfg(test)]
+    fn bytes(&self) -> u64 {
         self.charged + self.pending
     }
 }

@@ -483,14 +483,6 @@ fn agg_func(name: &str) -> Option<AggFunc> {
     })
 }
 
-/// Whether an AST expression contains an aggregate call.
-pub fn contains_aggregate(e: &Expr) -> bool {
-    let s = e.to_string().to_ascii_lowercase();
-    ["count(", "sum(", "min(", "max(", "avg("]
-        .iter()
-        .any(|p| s.contains(p))
-}
-
 /// `@@name`, `@@session.name` (system variable) or `@name` (user
 /// variable) as a call the session's [`FunctionHost`] answers.
 fn variable_ref(first: &str, second: Option<&str>) -> SqlResult<CExpr> {
@@ -611,20 +603,14 @@ impl<'a> Compiler<'a> {
         }
     }
 
-    /// Compile an ORDER BY / GROUP BY key: under a non-binary collation
-    /// it sorts and groups by weight string.
-    pub fn compile_sort_key(&mut self, e: &Expr) -> SqlResult<CExpr> {
-        let x = self.compile(e)?;
-        self.sort_key(x)
-    }
-
     /// The collation `e` (compiled by this compiler) compares under, when
     /// it is not binary.
     pub fn collation_of(&self, e: &CExpr) -> SqlResult<Option<Collation>> {
         collate::agg_collation(e, &self.collate_env())
     }
 
-    /// [`Self::compile_sort_key`] of an expression already compiled.
+    /// The ORDER BY / GROUP BY key of a compiled expression: under a
+    /// non-binary collation it sorts and groups by weight string.
     pub fn sort_key(&self, x: CExpr) -> SqlResult<CExpr> {
         collate::sort_key_expr(x, &self.collate_env())
     }

@@ -59,7 +59,7 @@ pub struct Engine {
     pub processes: process::ProcessList,
     /// `SET GLOBAL` values: what new sessions start with.
     pub globals: vars::Globals,
-    /// The memory all running statements may hold ([`budget`]).
+    /// The memory all running statements may hold (`sql::budget`).
     pub budget: Arc<budget::Global>,
 }
 

@@ -924,7 +924,7 @@ pub const MAX_OPERATOR_CHAIN: usize = 4096;
 /// its thread stack; this one is explicit and far above what queries use
 /// (issue 38: 1,000 deep must work). Passes over a tree are either
 /// `#[recursive::recursive]` (they grow their stack on the heap) or run
-/// on a stack sized for the statement ([`with_stack_for`]).
+/// on a stack sized for the statement (`with_stack_for`).
 pub const MAX_NESTING: usize = 2000;
 
 /// sqlparser's recursion budget: it spends a few levels per nesting level

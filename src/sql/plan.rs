@@ -76,7 +76,6 @@ pub struct Union {
 /// An output column of a node.
 #[derive(Debug, Clone)]
 pub struct OutCol {
-    pub table: String,
     pub name: String,
     pub kind: ColumnKind,
 }
@@ -89,7 +88,6 @@ impl Node {
                 .projection
                 .iter()
                 .map(|(n, _, k)| OutCol {
-                    table: String::new(),
                     name: n.clone(),
                     kind: *k,
                 })
@@ -103,7 +101,6 @@ impl Node {
                 .columns
                 .iter()
                 .map(|(n, k)| OutCol {
-                    table: String::new(),
                     name: n.clone(),
                     kind: *k,
                 })

@@ -52,7 +52,8 @@ pub struct Values {
     pub label: String,
     pub rows: Vec<Vec<Value>>,
     /// The rows' charge to the statement's memory budget, held while the
-    /// plan lives.
+    /// plan lives (released when it drops).
+    #[allow(dead_code, reason = "held for its Drop")]
     pub mem: crate::sql::budget::Reservation,
 }
 

@@ -58,8 +58,9 @@ pub fn descend<R>(f: impl FnOnce() -> SqlResult<R>) -> SqlResult<R> {
     stacker::maybe_grow(RED_ZONE, SEGMENT, f)
 }
 
-/// Guarded frames open on this thread (for tests and debug assertions).
-pub fn depth() -> usize {
+/// Guarded frames open on this thread (for the tests below).
+#[cfg(test)]
+fn depth() -> usize {
     DEPTH.with(Cell::get)
 }
 

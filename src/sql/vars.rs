@@ -79,7 +79,7 @@ use Access::{ReadOnly as RO, Session as S};
 
 /// The system variables, sorted by name. `version`, `autocommit`,
 /// `innodb_lock_wait_timeout`, `max_allowed_packet` and `hostname` are
-/// computed in [`read_system`].
+/// computed in [`read_captured`].
 const VARS: &[Def] = &[
     def("auto_increment_increment", RO, A::Any, "1"),
     def("auto_increment_offset", RO, A::Any, "1"),
@@ -254,12 +254,8 @@ impl Globals {
     }
 }
 
-/// The value of system variable `name` (lower case) for a session.
-pub fn read_system(engine: &Engine, st: &SessionState, name: &str) -> SqlResult<String> {
-    read_captured(&SessionVars::of(engine, st), name)
-}
-
-/// [`read_system`] over captured session variables.
+/// The value of system variable `name` (lower case) for captured session
+/// variables.
 pub fn read_captured(sv: &SessionVars, name: &str) -> SqlResult<String> {
     let d = find(name).ok_or_else(|| unknown(name))?;
     if let Some(v) = sv.vars.get(d.name) {

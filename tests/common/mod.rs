@@ -7,7 +7,7 @@ pub mod oracle;
 
 use std::time::{Duration, Instant};
 
-use tributary::iscp::log::JobRow;
+use tributary::testing::JobRow;
 use tributary::{Config, Database};
 
 /// Milliseconds.
@@ -75,7 +75,7 @@ pub fn remove_all_points() {
 
 /// The newest generation of index `name`'s job (typed, fresh read).
 pub fn job(db: &Database, name: &str) -> JobRow {
-    let jn = tributary::iscp::job_name(name);
+    let jn = tributary::testing::job_name(name);
     db.engine()
         .iscp
         .read_jobs()
@@ -100,7 +100,7 @@ pub fn hidden_count(db: &Database, storage_id: u64) -> usize {
 /// follows its own table's changes only, while background commits — other
 /// units, bases — move `latest_ts` on.
 pub fn applied_up_to(db: &Database, j: &JobRow, ts: u64) -> bool {
-    tributary::iscp::log::newest_change_ts(
+    tributary::testing::newest_change_ts(
         db.engine().storage.as_ref(),
         j.key.table_id,
         j.watermark,

@@ -25,8 +25,6 @@ pub const BAD_DB: u16 = code::BAD_DB;
 pub const EMPTY_QUERY: u16 = 1065;
 /// ER_PARSE_ERROR.
 pub const PARSE: u16 = code::PARSE;
-/// ER_NO_SUCH_TABLE.
-pub const NO_SUCH_TABLE: u16 = code::NO_SUCH_TABLE;
 /// ER_NET_PACKET_TOO_LARGE.
 pub const NET_PACKET_TOO_LARGE: u16 = code::NET_PACKET_TOO_LARGE;
 /// ER_NET_READ_INTERRUPTED ("Got timeout reading communication packets").

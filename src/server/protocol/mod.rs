@@ -15,6 +15,7 @@ pub mod packet;
 pub mod resultset;
 
 /// Capability flags (`CLIENT_*` in the MySQL documentation).
+#[allow(dead_code, reason = "the protocol's table, listed whole")]
 pub mod caps {
     pub const LONG_PASSWORD: u32 = 1;
     pub const FOUND_ROWS: u32 = 1 << 1;
@@ -65,6 +66,7 @@ pub mod caps {
 }
 
 /// Server status flags sent in OK and EOF packets (`SERVER_*`).
+#[allow(dead_code, reason = "the protocol's table, listed whole")]
 pub mod status {
     pub const IN_TRANS: u16 = 0x0001;
     pub const AUTOCOMMIT: u16 = 0x0002;

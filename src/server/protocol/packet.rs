@@ -150,7 +150,8 @@ impl<W: AsyncWrite + Unpin> PacketWriter<W> {
     }
 
     /// The sequence id the next packet gets.
-    pub fn seq(&self) -> u8 {
+    #[cfg(test)]
+    fn seq(&self) -> u8 {
         self.seq
     }
 

@@ -11,6 +11,7 @@ use super::{BINARY_CHARSET, UTF8MB4_GENERAL_CI};
 use crate::types::{format_datetime, format_value, parse_datetime, ColumnKind, Value};
 
 /// Column types (`MYSQL_TYPE_*`).
+#[allow(dead_code, reason = "the protocol's table, listed whole")]
 pub mod types {
     pub const DECIMAL: u8 = 0;
     pub const TINY: u8 = 1;
@@ -36,6 +37,7 @@ pub mod types {
 }
 
 /// Column flags (`*_FLAG`).
+#[allow(dead_code, reason = "the protocol's table, listed whole")]
 pub mod flags {
     pub const NOT_NULL: u16 = 1;
     pub const PRI_KEY: u16 = 2;
