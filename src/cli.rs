@@ -21,6 +21,16 @@ use crate::server::http::{AdminServer, AdminToken};
 use crate::server::{MysqlServer, ServerOptions};
 use crate::types::QueryResult;
 
+/// How often the metrics recorder drains its histogram buffers between
+/// scrapes (bounds their memory; a scrape drains them too).
+const METRICS_UPKEEP: Duration = Duration::from_secs(5);
+/// Slack after the shutdown grace before the runtime stops waiting for
+/// statements still holding blocking threads.
+const RUNTIME_STOP_SLACK: Duration = Duration::from_secs(1);
+/// How often `--wait-index` re-reads the jobs' progress (a progress bar:
+/// twenty updates a second is smooth).
+const WAIT_INDEX_POLL: Duration = Duration::from_millis(50);
+
 /// Tributary: an embedded-first SQL database with asynchronous indexes.
 #[derive(Debug, Parser)]
 #[command(name = "tributary", version, about)]
@@ -496,7 +506,7 @@ fn serve(a: ServeArgs) -> i32 {
                 loop {
                     tokio::select! {
                         _ = t.cancelled() => return,
-                        _ = tokio::time::sleep(Duration::from_secs(5)) => m.upkeep(),
+                        _ = tokio::time::sleep(METRICS_UPKEEP) => m.upkeep(),
                     }
                 }
             });
@@ -519,7 +529,7 @@ fn serve(a: ServeArgs) -> i32 {
     });
     // Statements still running past the grace period hold blocking threads;
     // do not wait for them forever.
-    rt.shutdown_timeout(grace + Duration::from_secs(1));
+    rt.shutdown_timeout(grace + RUNTIME_STOP_SLACK);
     code
 }
 
@@ -671,7 +681,7 @@ fn wait_for_indexes(db: &Database, timeout: Duration) -> Result<(), String> {
             return Err(format!("indexes still building after {timeout:?}"));
         }
         db.engine().iscp.wake();
-        std::thread::park_timeout(Duration::from_millis(50));
+        std::thread::park_timeout(WAIT_INDEX_POLL);
     }
 }
 

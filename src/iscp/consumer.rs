@@ -84,6 +84,9 @@ const BASE_SETTLE_WAIT: Duration = Duration::from_secs(2);
 /// Changes decoded at a time while staging an incremental full-text unit
 /// (tantivy indexes on its own thread; the lock is held only to hand them
 /// over).
+/// Pause before retrying a snapshot-pin whose slot is busy (cancellable):
+/// short, since the holder is one in-flight base write.
+const PIN_RETRY_PAUSE: Duration = Duration::from_millis(10);
 const STAGE_SLICE: usize = 512;
 /// Changes staged per write-lock hold of an incremental HNSW unit: usearch
 /// inserts at a few thousand vectors/s on one core, so 64 keep each hold
@@ -820,7 +823,7 @@ async fn write_base_beside_units(
                 buf = Some(b);
                 tokio::select! {
                     _ = token.cancelled() => return Ok(None),
-                    _ = tokio::time::sleep(Duration::from_millis(10)) => {}
+                    _ = tokio::time::sleep(PIN_RETRY_PAUSE) => {}
                 }
             }
         }

@@ -140,6 +140,14 @@ pub(crate) const PIN_LOCK_WAIT: Duration = Duration::from_secs(1);
 /// How long stopping the runner waits for its runtime's tasks, each of
 /// which watches the runner's cancellation token (a bound, not a pause).
 const RUNTIME_SHUTDOWN: Duration = Duration::from_secs(5);
+/// How often a statement waiting for an index job (CHECK INDEX, a search
+/// that must see its own writes) re-reads the job row. The runner is woken
+/// first, so the wait is for its work; the poll only bounds the reaction.
+pub(crate) const JOB_POLL: Duration = Duration::from_millis(10);
+/// Longest single wait for the progress signal while `wait_drained`
+/// re-checks its pending jobs: a job whose row changes without a signal
+/// (another node's runner) is seen within this.
+const PROGRESS_RECHECK: Duration = Duration::from_millis(20);
 
 /// One CN's ISCP handle.
 pub struct Iscp {
@@ -724,7 +732,7 @@ impl Iscp {
                 return pending;
             }
             let mut g = self.progress.0.lock();
-            let slice = (deadline - now).min(Duration::from_millis(20));
+            let slice = (deadline - now).min(PROGRESS_RECHECK);
             self.progress.1.wait_for(&mut g, slice);
         }
     }

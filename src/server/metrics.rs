@@ -29,6 +29,9 @@ const SECONDS_BUCKETS: &[f64] = &[
 /// Changes after a job's watermark counted exactly for
 /// `tributary_iscp_job_lag_changes`; more show as this many.
 const LAG_CHANGES_CAP: usize = 100_000;
+/// A job's gauges not refreshed for this long (its row collected) leave
+/// the scrape: twenty scrapes at Prometheus's default 15 s.
+const GONE_GAUGE_IDLE: Duration = Duration::from_secs(300);
 
 /// The installed recorder and the engine its scrape-time gauges read.
 pub struct Metrics {
@@ -45,10 +48,7 @@ impl Metrics {
             .map_err(|e| e.to_string())?
             // Scrape-time gauges of a job that is gone (its row collected)
             // stop being refreshed and disappear.
-            .idle_timeout(
-                metrics_util::MetricKindMask::GAUGE,
-                Some(Duration::from_secs(300)),
-            )
+            .idle_timeout(metrics_util::MetricKindMask::GAUGE, Some(GONE_GAUGE_IDLE))
             .install_recorder()
             .map_err(|e| e.to_string())?;
         describe();

@@ -257,6 +257,13 @@ const OVERSIZE_DRAIN_BYTES: usize = 64 << 20;
 const OVERSIZE_DRAIN_TIME: Duration = Duration::from_secs(2);
 /// Bound on writing a refusal/error to a client that does not read.
 const ERROR_WRITE_TIMEOUT: Duration = Duration::from_secs(2);
+/// Back-off after a failed accept (e.g. EMFILE): long enough not to spin on
+/// an exhausted descriptor table, short enough to take connections again
+/// as soon as one closes.
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
+/// Slack on top of the grace period and the error write before shutdown
+/// stops waiting for connection tasks (they hold no locks by then).
+const SHUTDOWN_SLACK: Duration = Duration::from_secs(1);
 
 /// A bound MySQL listener, ready to [`run`](MysqlServer::run).
 pub struct MysqlServer {
@@ -332,7 +339,7 @@ impl MysqlServer {
                     tracing::warn!(error = %e, "accept failed");
                     tokio::select! {
                         _ = shutdown.cancelled() => break,
-                        _ = tokio::time::sleep(Duration::from_millis(100)) => continue,
+                        _ = tokio::time::sleep(ACCEPT_BACKOFF) => continue,
                     }
                 }
             };
@@ -364,7 +371,7 @@ impl MysqlServer {
         }
         drop(self.listener);
         tracker.close();
-        let bound = self.shared.shutdown_grace + ERROR_WRITE_TIMEOUT + Duration::from_secs(1);
+        let bound = self.shared.shutdown_grace + ERROR_WRITE_TIMEOUT + SHUTDOWN_SLACK;
         if tokio::time::timeout(bound, tracker.wait()).await.is_err() {
             tracing::warn!(
                 remaining = tracker.len(),

@@ -31,6 +31,8 @@ use crate::iscp::status::JobStatus;
 const KEEP: usize = 600;
 /// Recent errors kept.
 const ERRORS: usize = 20;
+/// How often the status page samples (its charts are per second).
+const SAMPLE_EVERY: Duration = Duration::from_secs(1);
 
 /// One sample: when, the newest commit timestamp, and each job's lag.
 #[derive(Clone)]
@@ -97,7 +99,7 @@ impl Status {
             }
             tokio::select! {
                 _ = stop.cancelled() => return,
-                _ = tokio::time::sleep(Duration::from_secs(1)) => {}
+                _ = tokio::time::sleep(SAMPLE_EVERY) => {}
             }
         }
     }

@@ -171,7 +171,7 @@ fn wait_for_watermark(
     let deadline = Instant::now() + CATCH_UP_WAIT;
     while (row.status.stage == Stage::Init || row.watermark < ts) && Instant::now() < deadline {
         cx.engine.iscp.wake();
-        std::thread::park_timeout(Duration::from_millis(10));
+        std::thread::park_timeout(crate::iscp::JOB_POLL);
         row = job_row(cx, t, ix)?.ok_or_else(|| SqlError::internal("index job vanished"))?;
     }
     if row.status.stage == Stage::Init {

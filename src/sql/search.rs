@@ -29,7 +29,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::ops::Bound;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use tributary_index::MatchMode;
 use tributary_storage::Transaction;
@@ -511,7 +511,7 @@ pub fn fetch_candidates(
             }
             cx.txn.check_interrupt()?;
             cx.engine.iscp.wake();
-            std::thread::park_timeout(Duration::from_millis(10));
+            std::thread::park_timeout(crate::iscp::JOB_POLL);
             row = job_row(cx, t, ix)?;
         }
     }

@@ -63,6 +63,13 @@ impl PgOptions {
     }
 }
 
+/// Opening one PostgreSQL connection: a server that takes longer is
+/// treated as unreachable (the statement fails rather than hangs).
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// Waiting for a free pooled connection: as long as InnoDB's default lock
+/// wait would be, after which the statement fails with an error.
+const POOL_WAIT: Duration = Duration::from_secs(30);
+
 /// A boxed query parameter.
 pub(crate) type Param = Box<dyn ToSql + Sync + Send>;
 
@@ -245,8 +252,8 @@ impl PgStorage {
             Pool::builder(mgr)
                 .max_size(opts.pool_size.max(2))
                 .runtime(deadpool_postgres::Runtime::Tokio1)
-                .create_timeout(Some(Duration::from_secs(5)))
-                .wait_timeout(Some(Duration::from_secs(30)))
+                .create_timeout(Some(CONNECT_TIMEOUT))
+                .wait_timeout(Some(POOL_WAIT))
                 .build()
                 .map_err(|e| StorageError::Io(format!("PostgreSQL pool: {e}")))?
         };
@@ -288,16 +295,10 @@ impl PgStorage {
         beat(&inner)?;
         let stop = CancellationToken::new();
         let task = {
+            let every = inner.opts.heartbeat;
+            let handle = inner.bridge.handle().clone();
             let inner = Arc::downgrade(&inner);
             let stop = stop.clone();
-            let every = match inner.upgrade() {
-                Some(i) => i.opts.heartbeat,
-                None => Duration::from_secs(1),
-            };
-            let handle = match inner.upgrade() {
-                Some(i) => i.bridge.handle().clone(),
-                None => return Err(StorageError::Io("storage dropped while opening".into())),
-            };
             let pg = cfg.clone();
             handle.spawn(async move {
                 // A connection of its own: a pool busy with lock waits must

@@ -84,6 +84,11 @@ const APPLIER_YIELD: Duration = Duration::from_millis(50);
 /// How long reopening the file after an I/O failure waits for statements
 /// still reading the old one.
 const REOPEN_WAIT: Duration = Duration::from_secs(2);
+/// Poll interval of that wait: readers finish within a scan chunk.
+const REOPEN_POLL: Duration = Duration::from_millis(5);
+/// Poll interval of the applier while small durable writes go first
+/// (each is one short redb commit, well under a millisecond of work).
+const SMALL_WRITERS_POLL: Duration = Duration::from_micros(200);
 
 /// State shared by the storage handle and its transactions.
 pub(super) struct Inner {
@@ -221,7 +226,7 @@ impl Inner {
     fn wait_for_old_readers(&self) {
         let deadline = std::time::Instant::now() + REOPEN_WAIT;
         while self.apply.open_readers() > 0 && std::time::Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(5));
+            std::thread::sleep(REOPEN_POLL);
         }
     }
 
@@ -262,7 +267,7 @@ impl Inner {
         let deadline = std::time::Instant::now() + APPLIER_YIELD;
         while self.small_writers.load(Ordering::Acquire) > 0 && std::time::Instant::now() < deadline
         {
-            std::thread::sleep(Duration::from_micros(200));
+            std::thread::sleep(SMALL_WRITERS_POLL);
         }
     }
 
