@@ -115,3 +115,14 @@ fn collation_uses_no_layer_above_it() {
         bad.join("\n")
     );
 }
+
+/// The suite runs with the product's `debug_assert!`s on (issue #40: the
+/// invariants are asserted, and CI must exercise them). A release-profile
+/// test run would skip them silently; this makes it fail instead.
+#[test]
+fn the_suite_runs_with_debug_assertions() {
+    assert!(
+        cfg!(debug_assertions),
+        "run the tests in the dev profile: the invariants are debug_assert!s"
+    );
+}
