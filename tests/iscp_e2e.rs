@@ -129,12 +129,19 @@ fn newest_change(db: &Database, table: u64, after: u64) -> u64 {
 }
 
 /// Whether `name`'s job is live, incremental and has applied every change
-/// of its table (the lag SHOW ISCP STATUS reports is 0).
+/// of its table (the lag SHOW ISCP STATUS reports is 0) — in the job row and
+/// in this node's memory: `fast_search` answers from the in-memory index
+/// alone, which publishes a unit only after the unit's commit (a copy with
+/// no unit in flight catches up from the change log at the next search).
 fn caught_up(db: &Database, name: &str) -> bool {
     let j = job(db, name);
     j.state == JobState::Completed
         && j.status.stage == Stage::Incremental
         && newest_change(db, j.key.table_id, j.watermark) == j.watermark
+        && db.engine().iscp.cached(j.key.job_id).is_none_or(|h| {
+            let g = h.read();
+            g.watermark >= j.watermark || (g.pending_ts.is_none() && g.staging_to.is_none())
+        })
 }
 
 fn wait_caught_up(db: &Database, names: &[&str], timeout: Duration) {
