@@ -6,6 +6,11 @@ and the equal classes of pyuca's primary (level 1) sort keys. ORDER BY
 `s, id` and the classes together determine every `<`/`=` between two of
 the strings, so this checks the collation's comparison on all pairs.
 
+`LIKE` is checked the same way on random pairs of short strings without
+wildcards: a pair matches exactly when each character matches by MySQL's
+`my_uca_charcmp_900` rule (equal, or both on a page of MySQL's weight
+table with equal pyuca primaries).
+
 pyuca normalizes to NFD and applies the DUCET's contractions; MySQL's
 uca900 does neither, and MySQL keeps at most 8 collation elements per code
 point. Inputs where those differ are left out (and counted), each for the
@@ -180,5 +185,83 @@ def test_order_and_classes_match_pyuca(server, dbname, seed):
         assert got_classes == want_classes, f"seed {seed}: GROUP BY classes differ"
         # The variants make equal classes common: the check has teeth.
         assert len(want_classes) < len(strings)
+        c.execute(f"DROP TABLE {t}")
+    conn.close()
+
+
+def _pages():
+    import pyuca as pkg
+
+    path = os.path.join(os.path.dirname(pkg.__file__), "allkeys-9.0.0.txt")
+    pages = set()
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            cps = line.split("#", 1)[0].split(";", 1)[0].split()
+            if len(cps) == 1 and not line.startswith("@"):
+                pages.add(int(cps[0], 16) >> 8)
+    return pages
+
+
+def like_eq(a, b, pages):
+    """MySQL's my_uca_charcmp_900 at level 1: the same character, or both
+    on a page of MySQL's weight table with equal primaries (pyuca's)."""
+    if a == b:
+        return True
+    if ord(a) >> 8 not in pages or ord(b) >> 8 not in pages:
+        return False
+    return primary(a) == primary(b)
+
+
+@pytest.mark.parametrize("seed", seeds())
+def test_like_matches_character_by_character(server, dbname, seed):
+    """`a LIKE b` without wildcards: true exactly when both have as many
+    characters and each pair matches by its own weights (so `'ß' LIKE
+    'ss'` is false though `'ß' = 'ss'`)."""
+    rng = random.Random(seed)
+    pages = _pages()
+    by_primary = {}
+    pool = []
+    while len(pool) < 3000:
+        cp = rng.randint(*rng.choice(RANGES))
+        c = chr(cp)
+        if c in "%_\\" or not usable_char(cp) or unicodedata.normalize("NFD", c) != c and cp not in LISTED:
+            continue
+        pool.append(c)
+        by_primary.setdefault(primary(c), []).append(c)
+    pairs = []
+    for _ in range(int(os.environ.get("UCA900_N", "1500"))):
+        a = "".join(rng.choice(pool) for _ in range(rng.randint(1, 3)))
+        # Mostly same-weight partners, so matches are common.
+        b = "".join(
+            rng.choice(by_primary[primary(x)]) if rng.random() < 0.8 else rng.choice(pool)
+            for x in a
+        )
+        if rng.random() < 0.1:
+            b = b[:-1]
+        pairs.append((a, b))
+    conn = pymysql.connect(
+        host=server.host, port=server.port, user="root", password="",
+        database=dbname, autocommit=True, charset="utf8mb4",
+    )
+    t = f"l{seed}"
+    with conn.cursor() as c:
+        c.execute(
+            f"CREATE TABLE {t} (id INT PRIMARY KEY, "
+            "a VARCHAR(8) COLLATE utf8mb4_0900_ai_ci, b VARCHAR(8) COLLATE utf8mb4_0900_ai_ci)"
+        )
+        rows = [(i, a, b) for i, (a, b) in enumerate(pairs)]
+        c.executemany(f"INSERT INTO {t} VALUES (%s, %s, %s)", rows)
+        c.execute(f"SELECT id FROM {t} WHERE a LIKE b ORDER BY id")
+        got = {r[0] for r in c.fetchall()}
+        want = {
+            i for i, a, b in rows
+            if len(a) == len(b) and all(like_eq(x, y, pages) for x, y in zip(a, b))
+        }
+        wrong = sorted(got ^ want)
+        assert not wrong, [
+            (pairs[i], i in got) for i in wrong[:5]
+        ]
+        assert len(want) > len(rows) // 4, "too few matches for a check with teeth"
+        assert any(a != b for i, a, b in rows if i in want)
         c.execute(f"DROP TABLE {t}")
     conn.close()
