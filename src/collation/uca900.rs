@@ -41,7 +41,14 @@ struct Table {
 fn table() -> &'static Table {
     static T: OnceLock<Table> = OnceLock::new();
     T.get_or_init(|| match decode(BLOB) {
-        Some(t) => t,
+        Some(t) => {
+            debug_assert_eq!(
+                t.slots.iter().filter(|&&e| e != ABSENT).count(),
+                ENTRIES,
+                "uca900.bin and uca900_table.rs disagree"
+            );
+            t
+        }
         // The blob is compiled in and checked by a unit test: a bad one
         // is a build defect, not a runtime condition.
         None => panic!("src/collation/uca900.bin is malformed: rerun scripts/gen_uca900.py"),
@@ -53,7 +60,6 @@ fn table() -> &'static Table {
 fn decode(blob: &[u8]) -> Option<Table> {
     let rest = blob.strip_prefix(b"UCA9")?;
     let count = u32::from_be_bytes(rest.get(..4)?.try_into().ok()?) as usize;
-    debug_assert_eq!(count, ENTRIES, "uca900.bin and uca900_table.rs disagree");
     let mut at = 4usize;
     let mut t = Table {
         pages: vec![ABSENT; PAGES],
@@ -253,4 +259,39 @@ pub(super) fn like_eq(a: char, b: char) -> bool {
 pub(super) fn listed_count() -> usize {
     let t = table();
     t.slots.iter().filter(|&&e| e != ABSENT).count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decoder_refuses_a_damaged_blob() {
+        assert!(decode(BLOB).is_some());
+        assert!(decode(&BLOB[..BLOB.len() - 1]).is_none());
+        assert!(decode(b"UCA8\0\0\0\0").is_none());
+        assert!(decode(b"UCA9\0\0\0\x01").is_none());
+        // One entry, U+0000 (distance 1 from -1), no primaries: fine; a
+        // trailing byte is not.
+        assert!(decode(b"UCA9\0\0\0\x01\x01\x00").is_some());
+        assert!(decode(b"UCA9\0\0\0\x01\x01\x00\x00").is_none());
+        // A distance of 0 would list a code point twice.
+        assert!(decode(b"UCA9\0\0\0\x02\x01\x00\x00\x00").is_none());
+    }
+
+    #[test]
+    fn implicit_weights_follow_mysql_ranges() {
+        assert_eq!(implicit(0x4E00), [0xFB40, 0xCE00]);
+        assert_eq!(implicit(0x9FD5), [0xFB41, 0x9FD5]);
+        assert_eq!(implicit(0x9FD6), [0xFBC1, 0x9FD6]);
+        assert_eq!(implicit(0xFA29), [0xFB41, 0xFA29]);
+        assert_eq!(implicit(0x20000), [0xFB84, 0x8000]);
+        assert_eq!(implicit(0x2CEA1), [0xFB85, 0xCEA1]);
+        assert_eq!(implicit(0x2CEA2), [0xFBC5, 0xCEA2]);
+        assert_eq!(implicit(0x18AFF), [0xFB00, 0x9AFF]);
+        assert_eq!(implicit(0x10FFFF), [0xFBE1, 0xFFFF]);
+        // Hangul past the last syllable: decomposed by formula, as MySQL.
+        assert_eq!(jamo(0xD7AF), ([0x1113, 0x1161, 0x11B2], 3));
+        assert_eq!(weights('\u{D7A4}').as_slice().len(), 2);
+    }
 }
