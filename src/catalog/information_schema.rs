@@ -79,10 +79,11 @@ pub const CHARSETS: [(&str, &str, &str, i64); 5] = [
 
 /// Collations: the code point (binary) ones, and the case-insensitive
 /// ones `crate::collation` implements; ids are MySQL's.
-pub const COLLATIONS: [(&str, &str, i64); 6] = [
+pub const COLLATIONS: [(&str, &str, i64); 7] = [
     ("ascii_bin", "ascii", 65),
     ("binary", "binary", 63),
     ("utf8mb3_bin", "utf8mb3", 83),
+    ("utf8mb4_0900_ai_ci", "utf8mb4", 255),
     ("utf8mb4_0900_bin", "utf8mb4", 309),
     ("utf8mb4_bin", "utf8mb4", 46),
     ("utf8mb4_general_ci", "utf8mb4", 45),
@@ -738,14 +739,19 @@ pub fn rows(txn: &mut dyn Transaction, name: &str) -> SqlResult<Option<Vec<Vec<V
                 // Tributary's binary collations compare without padding
                 // (docs/COMPATIBILITY.md); utf8mb4_general_ci pads.
                 let pad = name == "utf8mb4_general_ci";
-                let default = !matches!(name, "utf8mb4_general_ci" | "utf8mb4_0900_bin");
+                let default = !matches!(
+                    name,
+                    "utf8mb4_general_ci" | "utf8mb4_0900_bin" | "utf8mb4_0900_ai_ci"
+                );
+                // MySQL 8 shows SORTLEN 0 for its uca900 collations.
+                let sortlen = if name == "utf8mb4_0900_ai_ci" { 0 } else { 1 };
                 out.push(vec![
                     t(name),
                     t(cs),
                     int(id),
                     t(if default { "Yes" } else { "" }),
                     t("Yes"),
-                    int(1),
+                    int(sortlen),
                     t(if pad { "PAD SPACE" } else { "NO PAD" }),
                 ]);
             }

@@ -1,4 +1,4 @@
--- COLLATE (issue 38 item 6b, first step): utf8mb4_bin in expressions and on columns; utf8mb4_general_ci came later (tests/sql/collations.sql), every other collation is refused (1235), never accepted and ignored.
+-- COLLATE (issue 38 item 6b, first step): utf8mb4_bin in expressions and on columns; utf8mb4_general_ci came later (tests/sql/collations.sql), then utf8mb4_0900_ai_ci (tests/sql/collations_0900.sql); every other collation is refused (1235), never accepted and ignored.
 -- Checked against MariaDB 10.11 with utf8mb4_bin columns; its default collation is case-insensitive, so its 'a' = 'A' is 1 where Tributary's default (utf8mb4_bin, unchanged) gives 0.
 SELECT 'a' = 'A', 'a' = 'A' COLLATE utf8mb4_bin, 'a' COLLATE utf8mb4_bin = 'a', 'b' > 'A' COLLATE utf8mb4_bin, 'abc' COLLATE UTF8MB4_BIN LIKE 'a%';
 SELECT 'a' = 'A' COLLATE utf8mb4_general_ci;

@@ -9,7 +9,7 @@ CREATE TABLE t1 (id INT PRIMARY KEY) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 R
 -- Another engine, character set or collation: refused.
 CREATE TABLE t2 (id INT) ENGINE = MyISAM;
 CREATE TABLE t3 (id INT) DEFAULT CHARSET = latin1;
-CREATE TABLE t4 (id INT) COLLATE = utf8mb4_0900_ai_ci;
+CREATE TABLE t4 (id INT) COLLATE = utf8mb4_unicode_ci;
 CREATE TABLE t5 (a VARCHAR(10) CHARACTER SET latin1);
 CREATE TABLE t6 (a VARCHAR(10) COLLATE utf8mb4_general_ci);
 CREATE TABLE t7 (a VARCHAR(10) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin);

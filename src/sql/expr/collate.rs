@@ -415,7 +415,8 @@ fn case_insensitive_regexp(c: Collation, name: &str, args: &[Value]) -> Vec<Valu
 /// of `hay` from position `start` (1-based), the next `needle.len()`
 /// *bytes* are compared with the needle under the collation, without
 /// padding — so `'á'` (two bytes) is not found for `'a'` (one), while
-/// `'Á'` is found for `'á'`. 0 when not found.
+/// `'Á'` is found for `'á'`, and under utf8mb4_0900_ai_ci `'ß'` (two
+/// bytes) for `'ss'`. 0 when not found.
 fn instr_under(c: Collation, hay: &str, needle: &str, start: i64) -> i64 {
     let chars = hay.chars().count() as i64;
     if start < 1 || start - 1 > chars {
@@ -424,10 +425,25 @@ fn instr_under(c: Collation, hay: &str, needle: &str, start: i64) -> i64 {
     if needle.is_empty() {
         return start;
     }
-    let want = c.fold(needle);
     for (i, (b, _)) in hay.char_indices().enumerate().skip((start - 1) as usize) {
         let end = b + needle.len();
-        if end <= hay.len() && hay.is_char_boundary(end) && c.fold(&hay[b..end]) == want {
+        if end > hay.len() {
+            break;
+        }
+        let window = if hay.is_char_boundary(end) {
+            &hay[b..end]
+        } else if c == Collation::Utf8mb4_0900AiCi {
+            // MySQL's uca900 scanner stops at the cut character: the
+            // window weighs what comes before it.
+            let mut e = end;
+            while !hay.is_char_boundary(e) {
+                e -= 1;
+            }
+            &hay[b..e]
+        } else {
+            continue;
+        };
+        if c.eq_unpadded(window, needle) {
             return i as i64 + 1;
         }
     }
@@ -617,6 +633,16 @@ mod tests {
         assert_eq!(instr_under(ci, "abc", "a", 5), 0);
         assert_eq!(instr_under(ci, "😀x", "😁X", 1), 1);
         assert_eq!(instr_under(Collation::Utf8mb4Bin, "xAbc", "ab", 1), 0);
+        let ai = Collation::Utf8mb4_0900AiCi;
+        // Two-byte windows: 'ß' (2 bytes) weighs 'ss'; 'á' is 'A'.
+        assert_eq!(instr_under(ai, "straße", "SS", 1), 5);
+        assert_eq!(instr_under(ai, "xábc", "ÁB", 1), 2);
+        assert_eq!(instr_under(ai, "xábc", "aB", 1), 0);
+        // NO PAD: a trailing space in the needle counts.
+        assert_eq!(instr_under(ai, "ab", "b ", 1), 0);
+        // A window cut inside '€' weighs the characters before the cut.
+        assert_eq!(instr_under(ai, "a€", "a\u{AD}", 1), 1);
+        assert_eq!(instr_under(ci, "a€", "a\u{AD}", 1), 0);
     }
 
     #[test]
