@@ -12,7 +12,7 @@ the file's own SHA-256 checked too). Run from the repository root:
     python3 scripts/gen_uca900.py            # downloads the wheel
     python3 scripts/gen_uca900.py --wheel W  # uses a wheel already here
 
-What is kept, as MySQL's `uca9dump` keeps it (docs/decisions/024-uca900-table.md):
+What is kept, as MySQL's `uca9dump` keeps it (docs/decisions/025-uca900-table.md):
 - single code point entries only: MySQL's root uca900 table has no DUCET
   contractions (`my_uca_v900` has none; the dump skips them);
 - at most the first 8 collation elements of a code point (only U+FDFA has

@@ -121,8 +121,13 @@ fn collation_uses_no_layer_above_it() {
 /// test run would skip them silently; this makes it fail instead.
 #[test]
 fn the_suite_runs_with_debug_assertions() {
+    let mut checked = false;
+    debug_assert!({
+        checked = true;
+        checked
+    });
     assert!(
-        cfg!(debug_assertions),
+        checked,
         "run the tests in the dev profile: the invariants are debug_assert!s"
     );
 }
