@@ -63,7 +63,7 @@ pub fn row_key(cx: &Ctx<'_>, t: &TableDef, row: &[Value]) -> SqlResult<Vec<u8>> 
         let id = cx.engine.ids.next_rowid(cx.engine.storage.as_ref())?;
         Ok(encode_key(&[Value::Int(id as i64)]))
     } else {
-        Ok(encode_key(&t.pk_values(row)))
+        Ok(t.pk_key(&t.pk_values(row)))
     }
 }
 
@@ -89,15 +89,15 @@ pub fn maintain_indexes(
         if old_vals.is_some() && old_vals == new_vals {
             continue;
         }
-        let Some(target) = entries::Target::of(ix) else {
+        let Some(target) = entries::Target::of(t, ix) else {
             sync_live_entry(cx, t, ix, key, new_vals.as_deref())?;
             continue;
         };
         if let Some(ov) = &old_vals {
-            entries::delete(cx.txn, target, ov, key)?;
+            entries::delete(cx.txn, &target, ov, key)?;
         }
         if let Some(nv) = &new_vals {
-            entries::put(cx.txn, target, nv, key)?;
+            entries::put(cx.txn, &target, nv, key)?;
         }
     }
     Ok(())
@@ -232,7 +232,7 @@ struct Conflict {
 /// does (the primary key first, then each UNIQUE index in order).
 fn conflicting_row(cx: &mut Ctx<'_>, t: &TableDef, row: &[Value]) -> SqlResult<Option<Conflict>> {
     if !t.has_hidden_pk() {
-        let key = encode_key(&t.pk_values(row));
+        let key = t.pk_key(&t.pk_values(row));
         if cx.txn.get(t.id, &key, true)?.is_some() {
             return Ok(Some(Conflict {
                 key,
@@ -249,10 +249,12 @@ fn conflicting_row(cx: &mut Ctx<'_>, t: &TableDef, row: &[Value]) -> SqlResult<O
         if vals.iter().any(Value::is_null) {
             continue;
         }
-        if let Some(existing) =
-            cx.txn
-                .get(ix.storage_id, &btree_entry_key(&vals, &[], true), true)?
-        {
+        let colls = t.key_collations(&ix.columns);
+        if let Some(existing) = cx.txn.get(
+            ix.storage_id,
+            &btree_entry_key(&vals, &colls, &[], true),
+            true,
+        )? {
             return Ok(Some(Conflict {
                 key: existing,
                 key_name: ix.name.clone(),
@@ -275,7 +277,7 @@ fn rewrite_row(
     let new_key = if t.has_hidden_pk() {
         key.to_vec()
     } else {
-        encode_key(&t.pk_values(new))
+        t.pk_key(&t.pk_values(new))
     };
     if new_key != key {
         if cx.txn.get(t.id, &new_key, true)?.is_some() {
