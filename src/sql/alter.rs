@@ -443,7 +443,10 @@ fn constraint_spec(t: &TableDef, c: &ast::TableConstraint) -> SqlResult<IndexSpe
     let names = crate::sql::ddl::key_parts;
     let ((name, (columns, prefixes)), unique, fulltext) = match c {
         ast::TableConstraint::Unique(u) => (
-            (u.name.as_ref().map(ident_name), names(&u.columns)),
+            (
+                u.index_name.as_ref().or(u.name.as_ref()).map(ident_name),
+                names(&u.columns),
+            ),
             true,
             false,
         ),

@@ -1094,7 +1094,13 @@ fn create_table(
                 let (names, prefixes) = key_parts(&u.columns);
                 let cols = column_positions(&t, &names)?;
                 pending_indexes.push(IndexSpec {
-                    name: u.name.as_ref().map(ident_name).unwrap_or_default(),
+                    // MySQL: the index name, else the CONSTRAINT name.
+                    name: u
+                        .index_name
+                        .as_ref()
+                        .or(u.name.as_ref())
+                        .map(ident_name)
+                        .unwrap_or_default(),
                     columns: cols.iter().map(|&c| t.columns[c].name.clone()).collect(),
                     unique: true,
                     prefixes,

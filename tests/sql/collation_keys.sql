@@ -82,7 +82,7 @@ SELECT c, k, v FROM q WHERE c = 'a' ORDER BY k;
 SELECT c, k, v FROM q WHERE c = 'a' AND k = 2;
 -- DDL: UNIQUE over a ci column with equal values fails with 1062 and changes nothing; MODIFY of an indexed column to / from a ci collation rebuilds its index under the new collation (1062 on a collision, the ALTER undone).
 CREATE TABLE w (id INT PRIMARY KEY, c VARCHAR(10) COLLATE utf8mb4_bin, d VARCHAR(10) COLLATE utf8mb4_general_ci);
--- (MariaDB's ALTER shows 'NULL' as the duplicate entry of a rebuilt index; Tributary shows the value, as MySQL 8 does. Which of two equal values a build reports is its row order's. 'ADD UNIQUE wd (d)' names the key 'd' here — a naming bug outside this file's subject, MariaDB says 'wd'.)
+-- (MariaDB's ALTER shows 'NULL' as the duplicate entry of a rebuilt index; Tributary shows the value, as MySQL 8 does. Which of two equal values a build reports is its row order's.)
 INSERT INTO w VALUES (1, 'a', 'x'), (2, 'A', 'X'), (3, 'b', 'y');
 CREATE UNIQUE INDEX wc ON w (c);
 ALTER TABLE w MODIFY c VARCHAR(10) COLLATE utf8mb4_general_ci;
