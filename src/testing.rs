@@ -3,8 +3,10 @@
 //! change at any commit. Owns nothing; only re-exports. Product code never
 //! goes through it.
 
+pub use crate::catalog::codec::{btree_entry_key, encode_key};
 pub use crate::catalog::require_table;
 pub use crate::catalog::users::get_user;
+pub use crate::collation::Collation;
 pub use crate::iscp::job_name;
 pub use crate::iscp::log::{newest_change_ts, JobRow, JobState, Stage};
 pub use crate::server::auth::{native_password_hash, random_salt, scramble_native, UserTable};

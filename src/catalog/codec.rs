@@ -4,9 +4,18 @@
 //! * Keys: a memcomparable format ([`encode_key`]): the byte order of two
 //!   encoded tuples equals the SQL order of the tuples, so primary-key and
 //!   index range scans are byte-range scans in storage.
+//! * Keys under a collation ([`encode_key_in`], [`btree_entry_key`]): a
+//!   text key part of a non-binary collation is its weight string
+//!   ([`Collation::sort_key`], tag `0x07`), so that values the collation
+//!   calls equal share one key and keys sort in the collation's order. Such
+//!   a part cannot be decoded back to its text ([`decode_key`] refuses the
+//!   tag): whoever needs the value reads the row. Binary collations encode
+//!   exactly as [`encode_key`] (keys of databases written before
+//!   collations stay valid).
 //!
 //! This module never decides *which* columns form a key; the catalog does.
 
+use crate::collation::Collation;
 use crate::types::{DataType, Value};
 
 const T_NULL: u8 = 0;
@@ -255,6 +264,33 @@ pub fn encode_key_value(out: &mut Vec<u8>, v: &Value) {
     }
 }
 
+/// Key tag of a weight string (text under a non-binary collation).
+const K_WEIGHTS: u8 = 0x07;
+
+/// Append the key encoding of `v` in a key part of collation `coll`: text
+/// under a non-binary collation is its weight string (equal exactly when
+/// the collation says equal, ordered as it orders); anything else is
+/// [`encode_key_value`]'s encoding, byte for byte.
+pub fn encode_key_value_in(out: &mut Vec<u8>, v: &Value, coll: Collation) {
+    match v {
+        Value::Text(s) if !coll.is_binary() => {
+            out.push(K_WEIGHTS);
+            escape_bytes(out, &coll.sort_key(s));
+        }
+        _ => encode_key_value(out, v),
+    }
+}
+
+/// Memcomparable encoding of a tuple of key values, part `i` under
+/// collation `colls[i]` (binary where `colls` is shorter).
+pub fn encode_key_in(values: &[Value], colls: &[Collation]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(values.len() * 9);
+    for (i, v) in values.iter().enumerate() {
+        encode_key_value_in(&mut out, v, colls.get(i).copied().unwrap_or_default());
+    }
+    out
+}
+
 fn escape_bytes(out: &mut Vec<u8>, b: &[u8]) {
     for &c in b {
         if c == 0 {
@@ -269,7 +305,8 @@ fn escape_bytes(out: &mut Vec<u8>, b: &[u8]) {
 /// Decode a key made by [`encode_key`] back into its values; `types` are
 /// the key columns' types (the encoding does not tell an integer from a
 /// datetime). The inverse of `encode_key` for every value a key column
-/// holds.
+/// holds; a weight string (a text part of a non-binary collation, see
+/// [`encode_key_in`]) is refused: it does not hold the text.
 pub fn decode_key(mut b: &[u8], types: &[&DataType]) -> Result<Vec<Value>, CodecError> {
     let bad = || CodecError("bad key");
     let mut out = Vec::with_capacity(types.len());
@@ -380,14 +417,12 @@ pub fn prefix_end(p: &[u8]) -> Option<Vec<u8>> {
     None
 }
 
-/// Index entry key for a B-tree index: memcomparable index values, then the
+/// Index entry key for a B-tree index: memcomparable index values (value
+/// `i` under collation `colls[i]`, see `encode_key_in`), then the
 /// primary key — except for unique indexes without NULLs, whose key is the
 /// values alone so that one locking read detects a duplicate.
-pub fn btree_entry_key(vals: &[Value], pk: &[u8], unique: bool) -> Vec<u8> {
-    let mut k = Vec::new();
-    for v in vals {
-        encode_key_value(&mut k, v);
-    }
+pub fn btree_entry_key(vals: &[Value], colls: &[Collation], pk: &[u8], unique: bool) -> Vec<u8> {
+    let mut k = encode_key_in(vals, colls);
     if !(unique && vals.iter().all(|v| !v.is_null())) {
         k.extend_from_slice(pk);
     }
@@ -559,5 +594,83 @@ mod tests {
         assert!(encode_key(&[Value::Null]) < encode_key(&[Value::Int(i64::MIN)]));
         assert_eq!(prefix_end(&[1, 2, 0xff]), Some(vec![1, 3]));
         assert_eq!(prefix_end(&[0xff]), None);
+    }
+
+    /// Keys of binary collations are exactly the keys written before
+    /// collations (databases with such keys stay readable): pinned bytes,
+    /// and `encode_key_in` / `btree_entry_key` equal to the plain encoding.
+    #[test]
+    fn binary_collation_keys_are_unchanged() {
+        assert_eq!(
+            encode_key(&[Value::Text("a\0".into()), Value::Int(1)]),
+            [
+                &[0x04, b'a', 0x00, 0xFF, 0x00, 0x01][..],
+                &[0x02, 0x80, 0, 0, 0, 0, 0, 0, 1]
+            ]
+            .concat()
+        );
+        let vals = vec![
+            Value::Text("Ab ".into()),
+            Value::Int(-3),
+            Value::Null,
+            Value::Text("ß".into()),
+            dec("1.50"),
+        ];
+        for c in Collation::ALL.into_iter().filter(|c| c.is_binary()) {
+            let colls = vec![c; vals.len()];
+            assert_eq!(encode_key_in(&vals, &colls), encode_key(&vals), "{c}");
+            let pk = encode_key(&[Value::Int(9)]);
+            for unique in [false, true] {
+                let mut old = encode_key(&vals);
+                if !unique || vals.iter().any(Value::is_null) {
+                    old.extend_from_slice(&pk);
+                }
+                assert_eq!(btree_entry_key(&vals, &colls, &pk, unique), old);
+            }
+        }
+        // Missing collations are binary; non-text values ignore theirs.
+        assert_eq!(encode_key_in(&vals, &[]), encode_key(&vals));
+        let ci = Collation::Utf8mb4GeneralCi;
+        let nums = [Value::Int(4), Value::Null, dec("2.5"), Value::Float(1.0)];
+        assert_eq!(encode_key_in(&nums, &[ci; 4]), encode_key(&nums));
+    }
+
+    /// Under every non-binary collation a text key part is equal exactly
+    /// when the collation says so and ordered as it orders, alone and
+    /// followed by another part (the weight encoding is prefix-free).
+    #[test]
+    fn collation_keys_order_as_the_collation() {
+        let words = [
+            "", "a", "A", "a ", "a  ", "á", "Ä", "b", "B", "ß", "s", "ss", "a\t", "a\u{0}", "😀",
+            "😁", "ab", "Ab ", " a", "a b", "a\u{0}b", "\u{ffff}", "z",
+        ];
+        let mut checked = 0;
+        for c in Collation::ALL.into_iter().filter(|c| !c.is_binary()) {
+            for x in words {
+                for y in words {
+                    let (kx, ky) = (
+                        encode_key_in(&[Value::Text(x.into())], &[c]),
+                        encode_key_in(&[Value::Text(y.into())], &[c]),
+                    );
+                    assert_eq!(kx.cmp(&ky), c.cmp(x, y), "{c}: {x:?} vs {y:?}");
+                    let (cx, cy) = (
+                        encode_key_in(&[Value::Text(x.into()), Value::Int(2)], &[c]),
+                        encode_key_in(&[Value::Text(y.into()), Value::Int(1)], &[c]),
+                    );
+                    let want = c.cmp(x, y).then(std::cmp::Ordering::Greater);
+                    assert_eq!(cx.cmp(&cy), want, "{c}: ({x:?}, 2) vs ({y:?}, 1)");
+                    checked += 1;
+                }
+                // NULL sorts first, as in a binary key.
+                assert!(
+                    encode_key_in(&[Value::Null], &[c])
+                        < encode_key_in(&[Value::Text(x.into())], &[c])
+                );
+            }
+        }
+        assert!(checked > 0, "no non-binary collation was checked");
+        // A weight string does not hold the text: decoding it is refused.
+        let k = encode_key_in(&[Value::Text("A".into())], &[Collation::Utf8mb4GeneralCi]);
+        assert!(decode_key(&k, &[&DataType::Text]).is_err());
     }
 }

@@ -217,6 +217,35 @@ impl TableDef {
             .collect()
     }
 
+    /// The collation each of `cols` keys by (binary for a position past
+    /// the columns and for every non-text column).
+    pub fn key_collations(&self, cols: &[usize]) -> Vec<Collation> {
+        cols.iter()
+            .map(|&c| self.columns.get(c).map(|c| c.collation).unwrap_or_default())
+            .collect()
+    }
+
+    /// The storage key of a row whose primary-key values are `vals` (not
+    /// for hidden-pk tables): text of a non-binary collation keyed by its
+    /// weight string, so rows the collation calls equal share one key.
+    pub fn pk_key(&self, vals: &[Value]) -> Vec<u8> {
+        debug_assert_eq!(
+            vals.len(),
+            self.pk.len(),
+            "{}: primary-key arity",
+            self.name
+        );
+        super::codec::encode_key_in(vals, &self.key_collations(&self.pk))
+    }
+
+    /// Whether the primary key's storage key decodes back to its values
+    /// (no column of it keys by a weight string).
+    pub fn pk_decodable(&self) -> bool {
+        self.pk
+            .iter()
+            .all(|&c| self.columns.get(c).is_none_or(|c| c.collation.is_binary()))
+    }
+
     /// `db.table`
     pub fn qualified(&self) -> String {
         format!("{}.{}", self.db, self.name)

@@ -151,6 +151,7 @@ impl IndexConsumer for BTreeConsumer {
             storage_id: j.spec.storage_id,
             name: &j.spec.index,
             unique: matches!(j.spec.kind, IndexKind::BTree { unique: true }),
+            collations: j.spec.key_collations(),
         };
         // DDL refuses UNIQUE on an asynchronous index: a duplicate found
         // here could only fail the job, not the statement that wrote it.
@@ -158,11 +159,11 @@ impl IndexConsumer for BTreeConsumer {
         for c in changes {
             if let Some(o) = &c.old {
                 let ov = live::cols_of(o, &j.spec.columns)?;
-                entries::delete(txn, target, &ov, &c.key)?;
+                entries::delete(txn, &target, &ov, &c.key)?;
             }
             if let Some(n) = &c.new {
                 let nv = live::cols_of(n, &j.spec.columns)?;
-                entries::put(txn, target, &nv, &c.key)?;
+                entries::put(txn, &target, &nv, &c.key)?;
             }
         }
         Ok(())

@@ -1097,6 +1097,7 @@ mod tests {
             storage_id,
             is_async: true,
             dims: 0,
+            collations: Vec::new(),
         }
     }
 

@@ -221,6 +221,11 @@ pub struct JobSpec {
     /// Vector dimension (HNSW jobs).
     #[serde(default)]
     pub dims: usize,
+    /// The collation of each key part of a B-tree index (its column's);
+    /// empty (specs written before collations, and every key of binary
+    /// collations) is binary throughout.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub collations: Vec<crate::collation::Collation>,
 }
 
 impl JobSpec {
@@ -229,6 +234,13 @@ impl JobSpec {
     /// its job only checkpoints (see `crate::iscp::live`).
     pub fn is_sync_live(&self) -> bool {
         !self.is_async && !matches!(self.kind, IndexKind::BTree { .. })
+    }
+
+    /// The collation of each key part (binary where none is recorded).
+    pub fn key_collations(&self) -> Vec<crate::collation::Collation> {
+        (0..self.columns.len())
+            .map(|i| self.collations.get(i).copied().unwrap_or_default())
+            .collect()
     }
 
     /// The spec of index `ix` of table `t`.
@@ -247,6 +259,14 @@ impl JobSpec {
                 .and_then(|c| t.columns.get(*c))
                 .and_then(|c| c.ty.vector_dim())
                 .unwrap_or(0) as usize,
+            collations: {
+                let c = t.key_collations(&ix.columns);
+                if c.iter().all(|c| c.is_default()) {
+                    Vec::new()
+                } else {
+                    c
+                }
+            },
         }
     }
 }

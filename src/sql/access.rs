@@ -5,15 +5,27 @@
 //! The chosen path only narrows the rows read; the caller always re-checks
 //! the whole WHERE clause on every fetched row, so a path can never change a
 //! result. Never writes.
+//!
+//! Keys over text of a non-binary collation hold weight strings
+//! (`crate::catalog::codec::encode_key_in`), so a bound taken from a
+//! comparison is encoded under the key column's collation, and a
+//! comparison is a bound only when every row it accepts lies in the range:
+//! under the column's own collation (any comparison), or — over a column of
+//! a non-binary collation — a binary *equality* (`c = 'A' COLLATE
+//! utf8mb4_bin`: the rows equal under the column's collation are a
+//! superset, re-checked). A range under another collation, or a
+//! non-binary comparison over a binary column, is never a bound.
 
 use std::ops::Bound;
 
 use tributary_storage::Transaction;
 
-use crate::catalog::codec::{encode_key, prefix_end};
+use crate::catalog::codec::{encode_key_in, prefix_end};
 use crate::catalog::schema::coerce_value;
 use crate::catalog::{IndexKind, TableDef};
+use crate::collation::Collation;
 use crate::error::{SqlError, SqlResult};
+use crate::sql::expr::collate::{collated, Collated};
 use crate::sql::expr::{eval_const, BinOp, CExpr, FunctionHost};
 use crate::types::{DataType, Value};
 
@@ -61,6 +73,13 @@ impl Access {
     }
 }
 
+/// A comparison a bound may come from (the flag of IN / BETWEEN: NOT).
+enum Shape<'a> {
+    Cmp(BinOp, &'a CExpr, &'a CExpr),
+    In(&'a CExpr, &'a [CExpr], bool),
+    Between(&'a CExpr, &'a CExpr, &'a CExpr, bool),
+}
+
 #[derive(Debug, Clone, Default)]
 struct ColBounds {
     eq: Option<Value>,
@@ -104,13 +123,38 @@ fn column_bounds(t: &TableDef, filter: Option<&CExpr>, host: &dyn FunctionHost) 
             // must not become `id > 607`.
             (crate::sql::expr::sql_cmp(&v, &k) == Some(std::cmp::Ordering::Equal)).then_some(k)
         };
-        match term {
-            CExpr::Bin(op, l, r) => {
-                let (col, other, op) = match (l.as_ref(), r.as_ref()) {
-                    (CExpr::Col(c), o) if o.is_constant() => (*c, o, *op),
-                    (o, CExpr::Col(c)) if o.is_constant() => (*c, o, flip(*op)),
+        // The comparison's parts and the collation it compares under
+        // (`None`: the evaluator's own, code point order).
+        let (shape, under) = match (term, collated(term)) {
+            (_, Some(Collated::Cmp(c, op, l, r))) => (Shape::Cmp(op, l, r), Some(c)),
+            (_, Some(Collated::In(c, neg, x, items))) => (Shape::In(x, items, neg), Some(c)),
+            (_, Some(Collated::Between(c, neg, x, lo, hi))) => {
+                (Shape::Between(x, lo, hi, neg), Some(c))
+            }
+            (CExpr::Bin(op, l, r), None) => (Shape::Cmp(*op, l, r), None),
+            (CExpr::InList(x, items, neg), None) => (Shape::In(x, items, *neg), None),
+            (CExpr::Between(x, lo, hi, neg), None) => (Shape::Between(x, lo, hi, *neg), None),
+            _ => continue,
+        };
+        // Whether the key range of the comparison holds every row it
+        // accepts (see the module doc).
+        let usable = |col: usize, equality: bool| -> bool {
+            let key = t.columns.get(col).map(|c| c.collation).unwrap_or_default();
+            match under {
+                Some(c) => c == key,
+                None => key.is_binary() || equality,
+            }
+        };
+        match shape {
+            Shape::Cmp(op, l, r) => {
+                let (col, other, op) = match (l, r) {
+                    (CExpr::Col(c), o) if o.is_constant() => (*c, o, op),
+                    (o, CExpr::Col(c)) if o.is_constant() => (*c, o, flip(op)),
                     _ => continue,
                 };
+                if !usable(col, op == BinOp::Eq) {
+                    continue;
+                }
                 let Some(v) = coerce(col, other) else {
                     continue;
                 };
@@ -124,22 +168,18 @@ fn column_bounds(t: &TableDef, filter: Option<&CExpr>, host: &dyn FunctionHost) 
                     _ => {}
                 }
             }
-            CExpr::Between(x, lo, hi, false) => {
-                if let CExpr::Col(col) = x.as_ref() {
-                    if let (Some(l), Some(h)) = (coerce(*col, lo), coerce(*col, hi)) {
-                        if let Some(cb) = b.get_mut(*col) {
-                            cb.lo = Some((l, true));
-                            cb.hi = Some((h, true));
-                        }
+            Shape::Between(CExpr::Col(col), lo, hi, false) if usable(*col, false) => {
+                if let (Some(l), Some(h)) = (coerce(*col, lo), coerce(*col, hi)) {
+                    if let Some(cb) = b.get_mut(*col) {
+                        cb.lo = Some((l, true));
+                        cb.hi = Some((h, true));
                     }
                 }
             }
-            CExpr::InList(x, items, false) => {
-                if let CExpr::Col(col) = x.as_ref() {
-                    let vals: Option<Vec<Value>> = items.iter().map(|i| coerce(*col, i)).collect();
-                    if let (Some(vals), Some(cb)) = (vals, b.get_mut(*col)) {
-                        cb.in_list = Some(vals);
-                    }
+            Shape::In(CExpr::Col(col), items, false) if usable(*col, true) => {
+                let vals: Option<Vec<Value>> = items.iter().map(|i| coerce(*col, i)).collect();
+                if let (Some(vals), Some(cb)) = (vals, b.get_mut(*col)) {
+                    cb.in_list = Some(vals);
                 }
             }
             _ => {}
@@ -148,9 +188,12 @@ fn column_bounds(t: &TableDef, filter: Option<&CExpr>, host: &dyn FunctionHost) 
     b
 }
 
-fn range_on_first(cb: &ColBounds) -> Option<KeyRange> {
+/// The key range of `cb`'s bounds on the first part of a key whose
+/// collation is `coll`.
+fn range_on_first(cb: &ColBounds, coll: Collation) -> Option<KeyRange> {
+    let encode = |v: &Value| encode_key_in(std::slice::from_ref(v), &[coll]);
     if let Some(v) = &cb.eq {
-        let k = encode_key(std::slice::from_ref(v));
+        let k = encode(v);
         let end = prefix_end(&k)
             .map(Bound::Excluded)
             .unwrap_or(Bound::Unbounded);
@@ -165,7 +208,7 @@ fn range_on_first(cb: &ColBounds) -> Option<KeyRange> {
             Bound::Excluded(vec![0x00, 0xFF])
         }
         Some((v, incl)) => {
-            let k = encode_key(std::slice::from_ref(v));
+            let k = encode(v);
             if *incl {
                 Bound::Included(k)
             } else {
@@ -178,7 +221,7 @@ fn range_on_first(cb: &ColBounds) -> Option<KeyRange> {
     let end = match &cb.hi {
         None => Bound::Unbounded,
         Some((v, incl)) => {
-            let k = encode_key(std::slice::from_ref(v));
+            let k = encode(v);
             if *incl {
                 prefix_end(&k)
                     .map(Bound::Excluded)
@@ -191,6 +234,11 @@ fn range_on_first(cb: &ColBounds) -> Option<KeyRange> {
     Some((start, end))
 }
 
+/// The collation column `col` of `t` keys by.
+fn key_collation(t: &TableDef, col: usize) -> Collation {
+    t.columns.get(col).map(|c| c.collation).unwrap_or_default()
+}
+
 /// Choose the access path for `filter` on `t`.
 pub fn choose(t: &TableDef, filter: Option<&CExpr>, host: &dyn FunctionHost) -> Access {
     let bounds = column_bounds(t, filter, host);
@@ -198,20 +246,21 @@ pub fn choose(t: &TableDef, filter: Option<&CExpr>, host: &dyn FunctionHost) -> 
         // Full primary-key equality (or IN on a single-column key).
         if t.pk.iter().all(|&c| bounds[c].eq.is_some()) {
             let vals: Vec<Value> = t.pk.iter().filter_map(|&c| bounds[c].eq.clone()).collect();
-            return Access::PkPoint(vec![encode_key(&vals)]);
+            return Access::PkPoint(vec![t.pk_key(&vals)]);
         }
         if t.pk.len() == 1 {
             if let Some(list) = &bounds[t.pk[0]].in_list {
+                let coll = t.key_collations(&t.pk[..1]);
                 let mut keys: Vec<Vec<u8>> = list
                     .iter()
-                    .map(|v| encode_key(std::slice::from_ref(v)))
+                    .map(|v| encode_key_in(std::slice::from_ref(v), &coll))
                     .collect();
                 keys.sort();
                 keys.dedup();
                 return Access::PkPoint(keys);
             }
         }
-        if let Some((s, e)) = range_on_first(&bounds[t.pk[0]]) {
+        if let Some((s, e)) = range_on_first(&bounds[t.pk[0]], key_collation(t, t.pk[0])) {
             return Access::PkRange(s, e);
         }
     }
@@ -226,7 +275,7 @@ pub fn choose(t: &TableDef, filter: Option<&CExpr>, host: &dyn FunctionHost) -> 
             continue;
         };
         let cb = &bounds[first];
-        if let Some((s, e)) = range_on_first(cb) {
+        if let Some((s, e)) = range_on_first(cb, key_collation(t, first)) {
             let is_eq = cb.eq.is_some();
             let a = Access::IndexRange {
                 index: ix.name.clone(),

@@ -359,10 +359,12 @@ fn redefine(
         decl.col.collation = l.def.collation;
     }
     let in_pk = l.origin[i].is_some_and(|o| old.pk.contains(&o));
-    if in_pk && !decl.col.collation.is_binary() {
+    if in_pk && decl.col.collation != before.collation {
+        // Every row's storage key (and every index entry's copy of it)
+        // would change: not implemented.
         return Err(SqlError::unsupported(format!(
-            "collation {} on primary key column '{}': keys compare by code point",
-            decl.col.collation, before.name
+            "changing the collation of primary key column '{}' ({} to {})",
+            before.name, before.collation, decl.col.collation
         )));
     }
     if in_pk {
@@ -381,7 +383,7 @@ fn redefine(
         )));
     }
     // A new collation changes no stored value but every key over the
-    // column: its indexes are rebuilt (and refused if it is not binary).
+    // column: its indexes are rebuilt with the new key encoding.
     let converted = l.converted[i]
         || decl.col.ty != before.ty
         || decl.col.collation != before.collation
@@ -441,7 +443,10 @@ fn constraint_spec(t: &TableDef, c: &ast::TableConstraint) -> SqlResult<IndexSpe
     let names = crate::sql::ddl::key_parts;
     let ((name, (columns, prefixes)), unique, fulltext) = match c {
         ast::TableConstraint::Unique(u) => (
-            (u.name.as_ref().map(ident_name), names(&u.columns)),
+            (
+                u.index_name.as_ref().or(u.name.as_ref()).map(ident_name),
+                names(&u.columns),
+            ),
             true,
             false,
         ),
@@ -625,7 +630,12 @@ fn rewrite_rows(
         }
     }
     for ix in new_btrees {
-        ddl::fill_btree(cx, ix, out.iter().map(|(k, r)| Ok((k.as_slice(), r))))?;
+        ddl::fill_btree(
+            cx,
+            &l.def,
+            ix,
+            out.iter().map(|(k, r)| Ok((k.as_slice(), r))),
+        )?;
     }
     for ix in sync {
         ddl::fill_entries(

@@ -229,6 +229,7 @@ fn compare_btree(
 ) -> SqlResult<CheckReport> {
     use std::ops::Bound;
     let rows = all_rows(txn, t)?;
+    let colls = t.key_collations(&ix.columns);
     let entries: HashMap<Vec<u8>, Vec<u8>> = txn
         .scan(
             ix.storage_id,
@@ -254,7 +255,7 @@ fn compare_btree(
             .iter()
             .map(|&c| r.get(c).cloned().unwrap_or(Value::Null))
             .collect();
-        let key = crate::catalog::codec::btree_entry_key(&vals, pk, unique);
+        let key = crate::catalog::codec::btree_entry_key(&vals, &colls, pk, unique);
         if entries.get(&key) != Some(pk) {
             rep.missing += 1;
         }

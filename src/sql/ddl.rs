@@ -764,23 +764,6 @@ fn table_options(opts: &ast::CreateTableOptions) -> SqlResult<(Option<i64>, Opti
     Ok((start, collation))
 }
 
-/// Keys (primary key, B-tree and unique indexes) compare by code point:
-/// one over a column of a non-binary collation would find 'a' and miss
-/// 'A', so it is refused (1235) rather than built wrong.
-pub fn check_key_collations(t: &TableDef, cols: &[usize]) -> SqlResult<()> {
-    for &c in cols {
-        let col = &t.columns[c];
-        if !col.collation.is_binary() {
-            return Err(SqlError::unsupported(format!(
-                "a primary key or B-tree index on column '{}' of collation {}: \
-                 keys compare by code point (utf8mb4_bin)",
-                col.name, col.collation
-            )));
-        }
-    }
-    Ok(())
-}
-
 /// Text columns (VARCHAR, TEXT) have a collation; JSON compares as JSON.
 pub fn has_collation(ty: &DataType) -> bool {
     matches!(ty, DataType::Varchar(_) | DataType::Text)
@@ -1111,7 +1094,13 @@ fn create_table(
                 let (names, prefixes) = key_parts(&u.columns);
                 let cols = column_positions(&t, &names)?;
                 pending_indexes.push(IndexSpec {
-                    name: u.name.as_ref().map(ident_name).unwrap_or_default(),
+                    // MySQL: the index name, else the CONSTRAINT name.
+                    name: u
+                        .index_name
+                        .as_ref()
+                        .or(u.name.as_ref())
+                        .map(ident_name)
+                        .unwrap_or_default(),
                     columns: cols.iter().map(|&c| t.columns[c].name.clone()).collect(),
                     unique: true,
                     prefixes,
@@ -1146,7 +1135,6 @@ fn create_table(
             other => return Err(SqlError::unsupported(format!("table constraint {other}"))),
         }
     }
-    check_key_collations(&t, &t.pk)?;
     for i in unique_cols {
         pending_indexes.push(IndexSpec {
             name: t.columns[i].name.clone(),
@@ -1265,7 +1253,6 @@ pub fn index_def(cx: &mut Ctx<'_>, t: &TableDef, spec: &IndexSpec) -> SqlResult<
                 )));
             }
         }
-        check_key_collations(t, &cols)?;
         IndexKind::BTree {
             unique: spec.unique,
         }
@@ -1350,7 +1337,7 @@ fn create_index(
                 .map(|row| (k, row))
                 .map_err(|e| SqlError::internal(e.to_string()))
         });
-        fill_btree(cx, &ix, rows)?;
+        fill_btree(cx, &t, &ix, rows)?;
     }
     t.indexes.push(ix);
     catalog::put_table(cx.txn, &t)?;
@@ -1374,6 +1361,7 @@ fn build_checkpoint(cx: &Ctx<'_>, index: &str) -> SqlResult<()> {
 /// Checks the statement's interrupt as it goes.
 pub fn fill_btree<K, R>(
     cx: &mut Ctx<'_>,
+    t: &TableDef,
     ix: &IndexDef,
     rows: impl Iterator<Item = SqlResult<(K, R)>>,
 ) -> SqlResult<()>
@@ -1381,7 +1369,7 @@ where
     K: AsRef<[u8]>,
     R: AsRef<[Value]>,
 {
-    let Some(target) = crate::catalog::entries::Target::of(ix) else {
+    let Some(target) = crate::catalog::entries::Target::of(t, ix) else {
         return Err(SqlError::internal("synchronous index must be a B-tree"));
     };
     for (i, r) in rows.enumerate() {
@@ -1390,7 +1378,7 @@ where
         }
         let (k, row) = r?;
         let vals = crate::catalog::entries::entry_values(row.as_ref(), &ix.columns);
-        crate::catalog::entries::put(cx.txn, target, &vals, k.as_ref())?;
+        crate::catalog::entries::put(cx.txn, &target, &vals, k.as_ref())?;
     }
     Ok(())
 }

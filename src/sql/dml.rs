@@ -63,7 +63,7 @@ pub fn row_key(cx: &Ctx<'_>, t: &TableDef, row: &[Value]) -> SqlResult<Vec<u8>> 
         let id = cx.engine.ids.next_rowid(cx.engine.storage.as_ref())?;
         Ok(encode_key(&[Value::Int(id as i64)]))
     } else {
-        Ok(encode_key(&t.pk_values(row)))
+        Ok(t.pk_key(&t.pk_values(row)))
     }
 }
 
@@ -89,15 +89,15 @@ pub fn maintain_indexes(
         if old_vals.is_some() && old_vals == new_vals {
             continue;
         }
-        let Some(target) = entries::Target::of(ix) else {
+        let Some(target) = entries::Target::of(t, ix) else {
             sync_live_entry(cx, t, ix, key, new_vals.as_deref())?;
             continue;
         };
         if let Some(ov) = &old_vals {
-            entries::delete(cx.txn, target, ov, key)?;
+            entries::delete(cx.txn, &target, ov, key)?;
         }
         if let Some(nv) = &new_vals {
-            entries::put(cx.txn, target, nv, key)?;
+            entries::put(cx.txn, &target, nv, key)?;
         }
     }
     Ok(())
@@ -201,23 +201,33 @@ fn prepare_row(
     Ok((row, generated))
 }
 
-/// Store a prepared row (REPLACE: over the row with the same primary key).
-fn write_new_row(cx: &mut Ctx<'_>, t: &TableDef, row: Vec<Value>, replace: bool) -> SqlResult<()> {
-    let key = row_key(cx, t, &row)?;
-    if !t.has_hidden_pk() {
-        if let Some(old) = cx.txn.get(t.id, &key, true)? {
-            if !replace {
-                return Err(dup_entry(&t.pk_values(&row), "PRIMARY"));
-            }
-            let old = crate::catalog::codec::decode_row(&old)
+/// Store a prepared row. REPLACE first deletes every stored row it
+/// collides with — on the primary key or on any UNIQUE index, equal under
+/// the key's collation — as MySQL does; returns how many it deleted.
+fn write_new_row(cx: &mut Ctx<'_>, t: &TableDef, row: Vec<Value>, replace: bool) -> SqlResult<u64> {
+    let mut deleted = 0u64;
+    if replace {
+        while let Some(c) = conflicting_row(cx, t, &row)? {
+            crate::sql::budget::tick()?;
+            let Some(stored) = cx.txn.get(t.id, &c.key, true)? else {
+                return Err(SqlError::internal("a unique index entry without its row"));
+            };
+            let old = crate::catalog::codec::decode_row(&stored)
                 .map_err(|e| SqlError::internal(e.to_string()))?;
-            maintain_indexes(cx, t, &key, Some(&old), None)?;
+            maintain_indexes(cx, t, &c.key, Some(&old), None)?;
+            cx.txn.delete(t.id, &c.key)?;
+            deleted += 1;
         }
+    }
+    let key = row_key(cx, t, &row)?;
+    if !t.has_hidden_pk() && cx.txn.get(t.id, &key, true)?.is_some() {
+        debug_assert!(!replace, "REPLACE deleted the row under its key");
+        return Err(dup_entry(&t.pk_values(&row), "PRIMARY"));
     }
     maintain_indexes(cx, t, &key, None, Some(&row))?;
     // The key was read (and locked) above, or is a fresh row id.
     cx.txn.put_unread(t.id, &key, encode_row(&row))?;
-    Ok(())
+    Ok(deleted)
 }
 
 /// A stored row a new row collides with: its storage key, the name of the
@@ -232,7 +242,7 @@ struct Conflict {
 /// does (the primary key first, then each UNIQUE index in order).
 fn conflicting_row(cx: &mut Ctx<'_>, t: &TableDef, row: &[Value]) -> SqlResult<Option<Conflict>> {
     if !t.has_hidden_pk() {
-        let key = encode_key(&t.pk_values(row));
+        let key = t.pk_key(&t.pk_values(row));
         if cx.txn.get(t.id, &key, true)?.is_some() {
             return Ok(Some(Conflict {
                 key,
@@ -249,10 +259,12 @@ fn conflicting_row(cx: &mut Ctx<'_>, t: &TableDef, row: &[Value]) -> SqlResult<O
         if vals.iter().any(Value::is_null) {
             continue;
         }
-        if let Some(existing) =
-            cx.txn
-                .get(ix.storage_id, &btree_entry_key(&vals, &[], true), true)?
-        {
+        let colls = t.key_collations(&ix.columns);
+        if let Some(existing) = cx.txn.get(
+            ix.storage_id,
+            &btree_entry_key(&vals, &colls, &[], true),
+            true,
+        )? {
             return Ok(Some(Conflict {
                 key: existing,
                 key_name: ix.name.clone(),
@@ -275,7 +287,7 @@ fn rewrite_row(
     let new_key = if t.has_hidden_pk() {
         key.to_vec()
     } else {
-        encode_key(&t.pk_values(new))
+        t.pk_key(&t.pk_values(new))
     };
     if new_key != key {
         if cx.txn.get(t.id, &new_key, true)?.is_some() {
@@ -486,8 +498,8 @@ pub fn insert(cx: &mut Ctx<'_>, ins: &ast::Insert) -> SqlResult<QueryResult> {
         }
         let (row, generated) = prepare_row(cx, &t, row).map_err(|e| at_row(e, row_no))?;
         if !ins.ignore && updates.is_none() {
-            write_new_row(cx, &t, row, ins.replace_into)?;
-            n += 1;
+            // REPLACE: MySQL counts the deleted rows too.
+            n += 1 + write_new_row(cx, &t, row, ins.replace_into)?;
             // LAST_INSERT_ID(): the first value generated by the statement.
             first_id = first_id.or(generated);
             continue;

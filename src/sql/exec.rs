@@ -359,13 +359,16 @@ fn right_by_lookup(
         }
     }
     // Keys of the column's own type encode exactly as the stored primary
-    // keys do, so the lookups find exactly the rows `key = value` would
-    // (the join re-checks the equality anyway).
+    // keys do (text under the column's collation), so the lookups find
+    // the rows `key = value` would — under a non-binary collation a
+    // superset of the join's binary equality, which the join re-checks.
+    let coll = t.key_collations(&t.pk[..1]);
     let mut starts: Vec<Vec<u8>> = keys
         .iter()
-        .map(|v| crate::catalog::codec::encode_key(std::slice::from_ref(v)))
+        .map(|v| crate::catalog::codec::encode_key_in(std::slice::from_ref(v), &coll))
         .collect();
     starts.sort();
+    starts.dedup();
     let mut keyed = p.keyed_copy();
     keyed.access = if t.pk.len() == 1 {
         crate::sql::access::Access::PkPoint(starts)

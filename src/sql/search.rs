@@ -590,7 +590,10 @@ pub fn fetch_candidates(
     // query reads nothing of it but its primary key, the key says all.
     // (With nothing needed at all — `COUNT(*)` — not even the key is
     // decoded.)
+    // A key holding a weight string (text under a non-binary collation)
+    // does not hold the text: the row is read.
     let key_only = !fast
+        && t.pk_decodable()
         && need
             .as_ref()
             .is_some_and(|n| n.iter().enumerate().all(|(i, &x)| !x || t.pk.contains(&i)));

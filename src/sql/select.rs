@@ -1871,7 +1871,7 @@ fn candidates(
                             if pk.iter().any(Value::is_null) {
                                 return Value::Float(0.0);
                             }
-                            let key = crate::catalog::codec::encode_key(&pk);
+                            let key = t.pk_key(&pk);
                             Value::Float(sc.get(&key).copied().unwrap_or(0.0))
                         })
                         .collect();

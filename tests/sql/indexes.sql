@@ -33,3 +33,11 @@ SELECT name, algo, column_name FROM mo_catalog.mo_indexes WHERE table_name = 'u'
 SHOW TABLES;
 SELECT relname FROM mo_catalog.mo_tables WHERE reldatabase = 'ix';
 SELECT attname, atttyp FROM mo_catalog.mo_columns WHERE att_relname = 'u' ORDER BY attnum;
+-- A UNIQUE key's name: its index name, else its CONSTRAINT name, else its first column's (MySQL).
+CREATE TABLE un (id INT PRIMARY KEY, a INT, b INT, c INT, d INT, CONSTRAINT ca UNIQUE KEY ia (a), CONSTRAINT cb UNIQUE (b));
+ALTER TABLE un ADD UNIQUE ic (c);
+ALTER TABLE un ADD CONSTRAINT cd UNIQUE (d);
+SELECT INDEX_NAME, COLUMN_NAME FROM information_schema.STATISTICS WHERE TABLE_NAME = 'un' AND INDEX_NAME <> 'PRIMARY' ORDER BY INDEX_NAME;
+INSERT INTO un VALUES (1, 1, 1, 1, 1);
+INSERT INTO un VALUES (2, 2, 2, 1, 2);
+DROP TABLE un;

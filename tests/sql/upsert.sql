@@ -38,6 +38,18 @@ SELECT * FROM ai ORDER BY id;
 INSERT INTO kv VALUES (1, 'a@x', 0, NULL) ON DUPLICATE KEY UPDATE nosuch = 1;
 INSERT INTO kv VALUES (1, 'a@x', 0, NULL) ON DUPLICATE KEY UPDATE hits = VALUES(nosuch);
 REPLACE INTO kv VALUES (1, 'a@x', 0, NULL) ON DUPLICATE KEY UPDATE hits = 1;
+-- REPLACE deletes every row the new one collides with, on the primary key or any UNIQUE index (hidden primary key too), and counts them (MySQL: deleted + inserted).
+CREATE TABLE rp (id INT PRIMARY KEY, email VARCHAR(20), tag VARCHAR(10), UNIQUE KEY ue (email), UNIQUE KEY ut (tag));
+INSERT INTO rp VALUES (1, 'a@x', 't1'), (2, 'b@x', 't2'), (3, 'c@x', 't3');
+REPLACE INTO rp VALUES (4, 'a@x', 't4');
+REPLACE INTO rp VALUES (5, 'b@x', 't3');
+REPLACE INTO rp VALUES (4, 'z@x', 'tz');
+REPLACE INTO rp VALUES (6, 'n@x', NULL), (7, 'm@x', NULL);
+SELECT * FROM rp ORDER BY id;
+CREATE TABLE rh (email VARCHAR(20), n INT, UNIQUE KEY ue (email));
+INSERT INTO rh VALUES ('a@x', 1), ('b@x', 2);
+REPLACE INTO rh VALUES ('a@x', 3);
+SELECT * FROM rh ORDER BY email;
 DROP DATABASE ups;
 -- UPDATE assignments run left to right as in MySQL: b sees the new a.
 CREATE DATABASE upd;

@@ -450,6 +450,50 @@ fn instr_under(c: Collation, hay: &str, needle: &str, start: i64) -> i64 {
     0
 }
 
+/// A comparison [`resolve`] rewrote into its collation-aware form, seen
+/// as its parts (for access-path selection: a key range over a column is
+/// exact only under the column's own collation).
+#[derive(Debug, Clone, Copy)]
+pub enum Collated<'a> {
+    /// `l op r` under the collation.
+    Cmp(Collation, BinOp, &'a CExpr, &'a CExpr),
+    /// `x [NOT] IN (items)` (the flag: NOT).
+    In(Collation, bool, &'a CExpr, &'a [CExpr]),
+    /// `x [NOT] BETWEEN lo AND hi` (the flag: NOT).
+    Between(Collation, bool, &'a CExpr, &'a CExpr, &'a CExpr),
+}
+
+/// `e` as a collation-aware comparison, when it is one.
+pub fn collated(e: &CExpr) -> Option<Collated<'_>> {
+    let CExpr::Func(name, args) = e else {
+        return None;
+    };
+    let (CExpr::Lit(Value::Int(id)), rest) = (args.first()?, args.get(1..)?) else {
+        return None;
+    };
+    let c = Collation::ALL
+        .into_iter()
+        .find(|c| i64::from(c.id()) == *id)?;
+    let flag = |v: &CExpr| matches!(v, CExpr::Lit(Value::Bool(true)));
+    match (name.as_str(), rest) {
+        (CMP, [CExpr::Lit(Value::Int(op)), l, r]) => {
+            let op = match op {
+                0 => BinOp::Eq,
+                1 => BinOp::NotEq,
+                2 => BinOp::Lt,
+                3 => BinOp::LtEq,
+                4 => BinOp::Gt,
+                5 => BinOp::GtEq,
+                _ => BinOp::NullSafeEq,
+            };
+            Some(Collated::Cmp(c, op, l, r))
+        }
+        (IN, [neg, x, items @ ..]) => Some(Collated::In(c, flag(neg), x, items)),
+        (BETWEEN, [neg, x, lo, hi]) => Some(Collated::Between(c, flag(neg), x, lo, hi)),
+        _ => None,
+    }
+}
+
 /// Whether `name` is one of this module's internal calls.
 pub fn is_internal(name: &str) -> bool {
     name == MARK || name.starts_with(PREFIX)
