@@ -58,6 +58,7 @@ pub fn execute(engine: &Engine, st: &mut SessionState, s: Stmt) -> SqlResult<Que
             engine.commit_open(st)?;
             finish_drop(engine, r, dropped)
         }
+        Stmt::Truncate { table } => crate::sql::truncate::truncate(engine, st, &table),
         Stmt::CreateIndex(spec) => {
             let mut created = Vec::new();
             let r = engine.in_txn(st, |cx| {
