@@ -215,3 +215,53 @@ fn async_hnsw_and_fulltext_are_empty_after_truncate_then_follow_new_rows() {
     }
     db.shutdown();
 }
+
+/// A writer's open transaction holds TRUNCATE off (it locks the table's
+/// catalog record exclusively); once the writer commits, TRUNCATE empties
+/// the table with the writer's rows, and every index stays equal to it.
+#[test]
+fn truncate_waits_for_an_open_writer_then_takes_its_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open_with(dir.path(), cfg()).unwrap();
+    let mut a = db.session();
+    let mut b = db.session();
+    q(&mut a, "CREATE DATABASE e");
+    q(&mut a, "USE e");
+    q(&mut b, "USE e");
+    q(
+        &mut a,
+        "CREATE TABLE t (id INT PRIMARY KEY, body TEXT, n INT, KEY kn (n), FULLTEXT ft (body))",
+    );
+    q(
+        &mut a,
+        "INSERT INTO t VALUES (1, 'apple', 1), (2, 'pear', 2)",
+    );
+    q(&mut a, "BEGIN");
+    q(&mut a, "INSERT INTO t VALUES (3, 'apple tart', 3)");
+    let b_id = b.connection_id();
+    let h = std::thread::spawn(move || (b.execute("TRUNCATE TABLE t").map(|_| ()), b));
+    wait_until("TRUNCATE running", WAIT, || {
+        let r = q(
+            &mut a,
+            &format!("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = {b_id} AND INFO LIKE 'TRUNCATE%'"),
+        );
+        r == vec![vec![Value::Int(1)]]
+    });
+    // Still waiting for the writer: the table is whole.
+    assert_eq!(
+        q(&mut a, "SELECT COUNT(*) FROM t"),
+        vec![vec![Value::Int(3)]]
+    );
+    q(&mut a, "COMMIT");
+    let (r, _b) = h.join().unwrap();
+    assert!(r.is_ok(), "{r:?}");
+    assert!(q(&mut a, "SELECT * FROM t").is_empty());
+    assert!(matching(&mut a, "apple").is_empty());
+    q(&mut a, "INSERT INTO t VALUES (3, 'apple again', 3)");
+    assert_eq!(matching(&mut a, "apple"), BTreeSet::from([3]));
+    for ix in ["kn", "ft"] {
+        let r = q(&mut a, &format!("CHECK INDEX {ix} ON t"));
+        assert_eq!(r[0].last(), Some(&Value::Text("OK".into())), "{r:?}");
+    }
+    db.shutdown();
+}
