@@ -1,4 +1,4 @@
-//! TRUNCATE TABLE under ASYNC (ISCP) vector and full-text indexes: the old
+//! TRUNCATE TABLE under ASYNC (ISCP) vector, full-text and B-tree indexes: the old
 //! generations go through the DROP protocol — their consumers, stalled in
 //! the middle of a batch of old rows, are cancelled and never apply it —
 //! and the new generations start from the empty table, so a search right
@@ -95,9 +95,18 @@ fn caught_up(db: &Database, name: &str) -> bool {
 }
 
 fn wait_caught_up(db: &Database) {
-    wait_until("idx_v and ft caught up", WAIT, || {
-        caught_up(db, "idx_v") && caught_up(db, "ft")
+    wait_until("idx_v, ft and bb caught up", WAIT, || {
+        caught_up(db, "idx_v") && caught_up(db, "ft") && caught_up(db, "bb")
     });
+}
+
+/// The rows whose body is row `id`'s with `word` (the ASYNC B-tree `bb`
+/// over `body` is compared with the rows by CHECK INDEX at the end).
+fn by_body(s: &mut Session, id: i64, word: &str) -> Vec<i64> {
+    ids(&q(
+        s,
+        &format!("SELECT id FROM t WHERE body = '{word} w{id} common'"),
+    ))
 }
 
 /// The search modes: the fresh tail merged (default), index only, and
@@ -126,8 +135,10 @@ fn async_hnsw_and_fulltext_are_empty_after_truncate_then_follow_new_rows() {
         "CREATE INDEX idx_v USING HNSW ON t(v) OP_TYPE 'vector_l2_ops' ASYNC",
     );
     q(&mut s, "CREATE FULLTEXT INDEX ft ON t(body) ASYNC");
+    q(&mut s, "CREATE INDEX bb ON t(body) ASYNC");
     wait_caught_up(&db);
     assert_eq!(nearest(&mut s, 17, 1), vec![17]);
+    assert_eq!(by_body(&mut s, 17, "old"), vec![17]);
     assert_eq!(matching(&mut s, "old").len(), 200);
     let old_jobs = [job(&db, "idx_v").key, job(&db, "ft").key];
 
@@ -171,6 +182,8 @@ fn async_hnsw_and_fulltext_are_empty_after_truncate_then_follow_new_rows() {
         for w in ["old", "stale", "common"] {
             assert!(matching(&mut s, w).is_empty(), "{mode}: {w}");
         }
+        assert!(by_body(&mut s, 17, "old").is_empty(), "{mode}");
+        assert!(by_body(&mut s, 230, "stale").is_empty(), "{mode}");
     }
     remove_all_points();
     q(&mut s, MODES[0]);
@@ -200,13 +213,15 @@ fn async_hnsw_and_fulltext_are_empty_after_truncate_then_follow_new_rows() {
         assert!(matching(&mut s, "stale").is_empty(), "{mode}");
         for id in [1001, 1040, 1080] {
             assert_eq!(nearest(&mut s, id, 1), vec![id], "{mode}");
+            assert_eq!(by_body(&mut s, id, "new"), vec![id], "{mode}");
         }
+        assert!(by_body(&mut s, 17, "old").is_empty(), "{mode}");
         // Near an old row's position: only new rows.
         let near = nearest(&mut s, 230, 10);
         assert_eq!(near.len(), 10, "{mode}");
         assert!(near.iter().all(|i| new_ids.contains(i)), "{mode}: {near:?}");
     }
-    for ix in ["idx_v", "ft"] {
+    for ix in ["idx_v", "ft", "bb"] {
         let t0 = Instant::now();
         let r = q(&mut s, &format!("CHECK INDEX {ix} ON t"));
         assert_eq!(r[0].last(), Some(&Value::Text("OK".into())), "{r:?}");
