@@ -154,6 +154,25 @@ pub fn after_commit(st: &SessionState, table: &str) {
     }
 }
 
+/// The end of an atomic DDL statement whose transaction did its work
+/// (ALTER TABLE, TRUNCATE TABLE): commit, [`after_commit`], then purge and
+/// drain what it dropped ([`finish_drop`]) and load what it created
+/// ([`after_create`]).
+pub fn commit_and_finish(
+    engine: &Engine,
+    st: &mut SessionState,
+    table: &str,
+    r: QueryResult,
+    dropped: Vec<Dropped>,
+    created: Vec<(iscp::JobKey, iscp::log::JobSpec)>,
+) -> SqlResult<QueryResult> {
+    engine.commit_open(st)?;
+    after_commit(st, table);
+    let r = finish_drop(engine, r, dropped)?;
+    after_create(engine, created);
+    Ok(r)
+}
+
 /// Write the entries of synchronous vector / full-text index `ix` for
 /// `rows` (primary-key bytes, row values in the table's layout) in the
 /// DDL's transaction, checking the statement's interrupt as it goes.

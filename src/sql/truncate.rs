@@ -47,11 +47,7 @@ pub fn truncate(engine: &Engine, st: &mut SessionState, table: &Name) -> SqlResu
         ddl::before_commit(cx, &name)?;
         Ok(QueryResult::default())
     })?;
-    engine.commit_open(st)?;
-    ddl::after_commit(st, &name);
-    let r = ddl::finish_drop(engine, r, dropped)?;
-    ddl::after_create(engine, created);
-    Ok(r)
+    ddl::commit_and_finish(engine, st, &name, r, dropped, created)
 }
 
 /// TRUNCATE while the session holds LOCK TABLES: MySQL's checks first
