@@ -1,12 +1,11 @@
 //! Atomic DDL (issue 39 item 3): the fault-point matrix of the DROP
 //! protocol extended to ALTER TABLE (a column under a synchronous
 //! full-text index converted: the index is dropped and rebuilt), CREATE
-//! INDEX and RENAME TABLE, with a KILL QUERY and a crash (`abort`) at each
-//! step. Up to the commit a KILL answers 1317 and a crash loses the
-//! statement, and the old table with its indexes is whole; from the commit
-//! on the statement stands (a KILL there is answered with success) and
-//! survives a crash. TRUNCATE TABLE is not implemented (1235), so it has
-//! no row here.
+//! INDEX, RENAME TABLE and TRUNCATE TABLE, with a KILL QUERY and a crash
+//! (`abort`) at each step. Up to the commit a KILL answers 1317 and a
+//! crash loses the statement, and the old table with its indexes is whole;
+//! from the commit on the statement stands (a KILL there is answered with
+//! success) and survives a crash.
 //!
 //! Every test holds a [`FaultGuard`] (fault points are process-global), so
 //! the rows run one at a time; tests never sleep to synchronise: they wait
@@ -75,6 +74,9 @@ enum Ddl {
     CreateIndex,
     /// `RENAME TABLE t TO t2`.
     Rename,
+    /// `TRUNCATE TABLE t`: new empty storage for the rows and every index
+    /// (the full-text index a new job generation), the old dropped.
+    Truncate,
 }
 
 impl Ddl {
@@ -83,6 +85,7 @@ impl Ddl {
             Ddl::AlterModify => "ALTER TABLE t MODIFY body VARCHAR(200)",
             Ddl::CreateIndex => "CREATE FULLTEXT INDEX ft2 ON t (body)",
             Ddl::Rename => "RENAME TABLE t TO t2",
+            Ddl::Truncate => "TRUNCATE TABLE t",
         }
     }
 
@@ -97,6 +100,7 @@ impl Ddl {
             }
             Ddl::CreateIndex => v.push("fj/ddl/index-build:ft2".to_string()),
             Ddl::Rename => {}
+            Ddl::Truncate => v.push("fj/ddl/truncate-swap:t".to_string()),
         }
         v.push("fj/ddl/before-commit:t".to_string());
         v.push("fj/ddl/after-commit:t".to_string());
@@ -146,11 +150,16 @@ impl Ddl {
             s.execute(&format!("SELECT 1 FROM {other}")).is_err(),
             "{self:?}: {other} exists"
         );
+        let rows = if matches!(self, Ddl::Truncate) && applied {
+            0
+        } else {
+            ROWS
+        };
         let hits = int(&q(
             s,
             &format!("SELECT COUNT(*) FROM {table} WHERE MATCH(body) AGAINST('apple')"),
         ));
-        assert_eq!(hits, ROWS / 3, "{self:?} applied={applied}: MATCH");
+        assert_eq!(hits, rows / 3, "{self:?} applied={applied}: MATCH");
         for ix in &want[1..] {
             let r = q(s, &format!("CHECK INDEX {ix} ON {table}"));
             let status = r[0].last().cloned();
@@ -162,9 +171,40 @@ impl Ddl {
         }
         assert_eq!(
             int(&q(s, &format!("SELECT COUNT(*) FROM {table} WHERE n > 0"))),
-            ROWS
+            rows
         );
     }
+
+    /// After the statement was interrupted at a step: the state it left
+    /// (`applied`: the step was after the commit) is whole, and the
+    /// statement then runs (again) to the end.
+    fn settle(self, s: &mut Session, applied: bool) {
+        self.check(s, applied);
+        if !applied {
+            q(s, self.sql());
+            self.check(s, true);
+        }
+        if matches!(self, Ddl::Truncate) {
+            // The new, empty indexes take new rows.
+            q(s, "INSERT INTO t VALUES (7, 'apple again', 7)");
+            let hit = q(s, "SELECT id FROM t WHERE MATCH(body) AGAINST('apple')");
+            assert_eq!(hit, vec![vec![Value::Int(7)]]);
+            assert_eq!(int(&q(s, "SELECT COUNT(*) FROM t WHERE n = 7")), 1);
+            for ix in ["bn", "ft"] {
+                let r = q(s, &format!("CHECK INDEX {ix} ON t"));
+                assert_eq!(r[0].last(), Some(&Value::Text("OK".into())), "{r:?}");
+            }
+        }
+    }
+}
+
+/// How a step of the matrix is interrupted.
+#[derive(Clone, Copy)]
+enum Interrupt {
+    /// `KILL QUERY` while the statement waits at the step.
+    Kill,
+    /// The process aborts at the step; the data directory is reopened.
+    Crash,
 }
 
 /// KILL QUERY the statement while it waits at `point`: 1317 and nothing
@@ -191,12 +231,7 @@ fn kill_at(ddl: Ddl, point: &str, after_commit: bool) {
         (true, Ok(())) => {}
         (a, r) => panic!("{ddl:?} killed at {point} (after commit: {a}): {r:?}"),
     }
-    ddl.check(&mut admin, after_commit);
-    // The statement can run (again) to the end.
-    if !after_commit {
-        q(&mut admin, ddl.sql());
-        ddl.check(&mut admin, true);
-    }
+    ddl.settle(&mut admin, after_commit);
     db.shutdown();
 }
 
@@ -225,12 +260,7 @@ fn crash_at(ddl: Ddl, point: &str, after_commit: bool) {
         String::from_utf8_lossy(&out.stderr)
     );
     let db = Database::open_with(dir.path(), cfg()).unwrap();
-    let mut s = db.session();
-    ddl.check(&mut s, after_commit);
-    if !after_commit {
-        q(&mut s, ddl.sql());
-        ddl.check(&mut s, true);
-    }
+    ddl.settle(&mut db.session(), after_commit);
     // Every dropped job generation reaches Canceled after the restart.
     wait_until("dropped jobs finalized", WAIT, || {
         db.engine()
@@ -243,47 +273,40 @@ fn crash_at(ddl: Ddl, point: &str, after_commit: bool) {
     db.shutdown();
 }
 
-fn matrix(ddl: Ddl, crash: bool) {
+/// Interrupt `ddl` at each of its steps in turn, each on a new database.
+fn matrix(ddl: Ddl, how: Interrupt) {
     let _g = FaultGuard::enable();
     let steps = ddl.steps();
     let last = steps.len() - 1;
     for (i, point) in steps.iter().enumerate() {
-        if crash {
-            crash_at(ddl, point, i == last);
-        } else {
-            kill_at(ddl, point, i == last);
+        match how {
+            Interrupt::Kill => kill_at(ddl, point, i == last),
+            Interrupt::Crash => crash_at(ddl, point, i == last),
         }
     }
 }
 
-#[test]
-fn alter_modify_under_a_fulltext_index_killed_at_each_step() {
-    matrix(Ddl::AlterModify, false);
+/// One test per statement and interrupt: `killed, crashed: statement;`.
+macro_rules! matrix_rows {
+    ($($killed:ident, $crashed:ident: $ddl:expr;)*) => {$(
+        #[test]
+        fn $killed() {
+            matrix($ddl, Interrupt::Kill);
+        }
+
+        #[test]
+        fn $crashed() {
+            matrix($ddl, Interrupt::Crash);
+        }
+    )*};
 }
 
-#[test]
-fn alter_modify_under_a_fulltext_index_crashed_at_each_step() {
-    matrix(Ddl::AlterModify, true);
-}
-
-#[test]
-fn create_index_killed_at_each_step() {
-    matrix(Ddl::CreateIndex, false);
-}
-
-#[test]
-fn create_index_crashed_at_each_step() {
-    matrix(Ddl::CreateIndex, true);
-}
-
-#[test]
-fn rename_killed_at_each_step() {
-    matrix(Ddl::Rename, false);
-}
-
-#[test]
-fn rename_crashed_at_each_step() {
-    matrix(Ddl::Rename, true);
+matrix_rows! {
+    alter_modify_under_a_fulltext_index_killed_at_each_step,
+    alter_modify_under_a_fulltext_index_crashed_at_each_step: Ddl::AlterModify;
+    create_index_killed_at_each_step, create_index_crashed_at_each_step: Ddl::CreateIndex;
+    rename_killed_at_each_step, rename_crashed_at_each_step: Ddl::Rename;
+    truncate_killed_at_each_step, truncate_crashed_at_each_step: Ddl::Truncate;
 }
 
 /// An ALTER whose rebuilt index cannot exist in the new form (a full-text

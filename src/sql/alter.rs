@@ -95,11 +95,7 @@ pub fn alter_table(
         ddl::before_commit(cx, &name)?;
         Ok(r)
     })?;
-    engine.commit_open(st)?;
-    ddl::after_commit(st, &name);
-    let r = ddl::finish_drop(engine, r, dropped)?;
-    ddl::after_create(engine, created);
-    Ok(r)
+    ddl::commit_and_finish(engine, st, &name, r, dropped, created)
 }
 
 /// `RENAME TABLE a TO b [, c TO d …]`: one transaction, pairs applied in

@@ -15,7 +15,7 @@ use crate::catalog::{IndexDef, IndexKind, TableDef};
 use crate::error::{SqlError, SqlResult};
 use crate::iscp::live::{to_f32, IndexData};
 use crate::iscp::log::Stage;
-use crate::sql::search::{all_rows, job_row, tail_keys};
+use crate::sql::search::{all_rows, applied_up_to, job_row, tail_keys};
 use crate::sql::Ctx;
 use crate::types::{Column, ColumnKind, QueryResult, Value};
 
@@ -169,7 +169,7 @@ fn wait_for_watermark(
     let mut row = job_row(cx, t, ix)?
         .ok_or_else(|| SqlError::internal(format!("index {} has no ISCP job", ix.name)))?;
     let deadline = Instant::now() + CATCH_UP_WAIT;
-    while (row.status.stage == Stage::Init || row.watermark < ts) && Instant::now() < deadline {
+    while !applied_up_to(cx.engine, &row, ts)? && Instant::now() < deadline {
         cx.engine.iscp.wake();
         std::thread::park_timeout(crate::iscp::JOB_POLL);
         row = job_row(cx, t, ix)?.ok_or_else(|| SqlError::internal("index job vanished"))?;

@@ -58,6 +58,7 @@ pub fn execute(engine: &Engine, st: &mut SessionState, s: Stmt) -> SqlResult<Que
             engine.commit_open(st)?;
             finish_drop(engine, r, dropped)
         }
+        Stmt::Truncate { table } => crate::sql::truncate::truncate(engine, st, &table),
         Stmt::CreateIndex(spec) => {
             let mut created = Vec::new();
             let r = engine.in_txn(st, |cx| {
@@ -151,6 +152,25 @@ pub fn after_commit(st: &SessionState, table: &str) {
     ) {
         tracing::info!(table, error = %e, "fault after a DDL commit (the statement stands)");
     }
+}
+
+/// The end of an atomic DDL statement whose transaction did its work
+/// (ALTER TABLE, TRUNCATE TABLE): commit, [`after_commit`], then purge and
+/// drain what it dropped ([`finish_drop`]) and load what it created
+/// ([`after_create`]).
+pub fn commit_and_finish(
+    engine: &Engine,
+    st: &mut SessionState,
+    table: &str,
+    r: QueryResult,
+    dropped: Vec<Dropped>,
+    created: Vec<(iscp::JobKey, iscp::log::JobSpec)>,
+) -> SqlResult<QueryResult> {
+    engine.commit_open(st)?;
+    after_commit(st, table);
+    let r = finish_drop(engine, r, dropped)?;
+    after_create(engine, created);
+    Ok(r)
 }
 
 /// Write the entries of synchronous vector / full-text index `ix` for

@@ -35,6 +35,7 @@ pub mod series;
 pub mod show;
 pub mod stack;
 pub mod table_locks;
+pub mod truncate;
 pub mod vars;
 
 use std::collections::BTreeMap;
@@ -445,6 +446,9 @@ impl Engine {
                 self.commit_open(st)?;
                 privileges::execute(self, st, s)
             }
+            Stmt::Truncate { table } if st.table_locks.active() => {
+                truncate::under_lock_tables(st, &table)
+            }
             s if is_ddl(&s) && st.table_locks.active() => Err(SqlError::new(
                 1192,
                 "Can't execute the given command because you have active locked tables or an active transaction",
@@ -780,6 +784,7 @@ fn is_ddl(s: &Stmt) -> bool {
         Stmt::CreateDatabase { .. }
         | Stmt::DropDatabase { .. }
         | Stmt::DropTable { .. }
+        | Stmt::Truncate { .. }
         | Stmt::CreateIndex(_)
         | Stmt::CreateTable(..)
         | Stmt::DropIndex { .. } => true,

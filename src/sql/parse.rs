@@ -170,6 +170,10 @@ pub enum Stmt {
         names: Vec<Name>,
         if_exists: bool,
     },
+    /// `TRUNCATE [TABLE] t` (one table, as MySQL: a list is 1064).
+    Truncate {
+        table: Name,
+    },
     CreateIndex(IndexSpec),
     /// `DROP INDEX [IF EXISTS] name ON t` (IF EXISTS as MariaDB and
     /// MatrixOne: a missing index is note 1091, not an error).
@@ -1554,6 +1558,12 @@ fn parse_custom(p: &mut P) -> SqlResult<Option<Stmt>> {
         }
         p.end()?;
         return Ok(Some(Stmt::LockTables(locks)));
+    }
+    if p.kw("truncate") {
+        p.kw("table");
+        let table = p.name()?;
+        p.end()?;
+        return Ok(Some(Stmt::Truncate { table }));
     }
     if p.kw("unlock") {
         if !(p.kw("tables") || p.kw("table")) {

@@ -417,6 +417,8 @@ impl Checker<'_> {
                     self.need_table(DROP, "DROP", n)?;
                 }
             }
+            // TRUNCATE TABLE needs DROP (MySQL's rule).
+            Stmt::Truncate { table } => self.need_table(DROP, "DROP", table)?,
             Stmt::CreateIndex(spec) => self.need_table(INDEX | ALTER, "INDEX", &spec.table)?,
             Stmt::AlterKeys { table } => self.need_table(ALTER, "ALTER", table)?,
             Stmt::DropIndex { table, .. } | Stmt::Reindex { table, .. } => {

@@ -119,6 +119,24 @@ fn metric_fn(op_type: &str) -> Option<(&'static str, bool)> {
     }
 }
 
+/// Whether ASYNC job `row` has applied every change of its table up to
+/// `ts`: past its initial build, and no change of the table in
+/// `(watermark, ts]`. Not `watermark >= ts` alone: a watermark follows its
+/// own table's changes, while other commits (other tables, the job rows,
+/// bases) move `ts` on, so an idle table's job would never get there.
+pub fn applied_up_to(engine: &Engine, row: &JobRow, ts: u64) -> SqlResult<bool> {
+    if row.status.stage == Stage::Init {
+        return Ok(false);
+    }
+    Ok(row.watermark >= ts
+        || crate::iscp::log::newest_change_ts(
+            engine.storage.as_ref(),
+            row.key.table_id,
+            row.watermark,
+            ts,
+        )? == row.watermark)
+}
+
 /// Choose a vector or full-text index path, if one applies.
 #[allow(clippy::too_many_arguments)]
 pub fn choose_index_path(
@@ -504,9 +522,7 @@ pub fn fetch_candidates(
     if wait && !row.as_ref().is_some_and(|r| r.spec.is_sync_live()) {
         let deadline = Instant::now() + cx.engine.config.drop_wait;
         while let Some(r) = &row {
-            if r.status.stage != Stage::Init && r.watermark >= snapshot
-                || Instant::now() >= deadline
-            {
+            if applied_up_to(cx.engine, r, snapshot)? || Instant::now() >= deadline {
                 break;
             }
             cx.txn.check_interrupt()?;

@@ -55,6 +55,11 @@ pub const DDL_BEFORE_COMMIT: &str = "fj/ddl/before-commit";
 /// jobs are drained and new synchronous indexes loaded (target: the
 /// table; KILL token). Its outcome is ignored: the statement stands.
 pub const DDL_AFTER_COMMIT: &str = "fj/ddl/after-commit";
+/// DDL: in a TRUNCATE TABLE's transaction, after the old rows and
+/// indexes were dropped (their ISCP jobs Canceling) and before the new
+/// empty storage is registered (target: the table; KILL token): a KILL or
+/// a crash here leaves the old table whole.
+pub const DDL_TRUNCATE_SWAP: &str = "fj/ddl/truncate-swap";
 
 /// Every catalogued point, in documentation order.
 pub const ALL: &[&str] = &[
@@ -75,6 +80,7 @@ pub const ALL: &[&str] = &[
     DDL_ALTER_REWRITE,
     DDL_BEFORE_COMMIT,
     DDL_AFTER_COMMIT,
+    DDL_TRUNCATE_SWAP,
 ];
 
 #[cfg(test)]

@@ -163,7 +163,7 @@ fn load_from_env_arms_the_global_registry() {
 
 #[test]
 fn catalogue_is_complete() {
-    assert_eq!(points::ALL.len(), 17);
+    assert_eq!(points::ALL.len(), 18);
     assert!(points::ALL.contains(&"fj/iscp/cancel/after-register-consumer"));
     assert_eq!(
         points::ISCP_AFTER_REGISTER_CONSUMER,
