@@ -59,6 +59,8 @@ pub fn out_collations(node: &Node) -> Vec<Option<crate::collation::Collation>> {
                 continue;
             }
             Node::Block(p) => &p.out_colls,
+            Node::Recursive(r) => &r.colls,
+            Node::WorkTable(w) => &w.colls,
             Node::Join(_) => &[],
         };
         out = Some(match out {
@@ -95,6 +97,8 @@ fn run_node(cx: &mut Ctx<'_>, node: &Node, outer: &[Value]) -> SqlResult<Vec<Vec
             mem.add_rows(&right)?;
             set_operation(node, u, rows, right, &mut mem)
         }
+        Node::Recursive(r) => crate::sql::recursive::run(cx, r, outer),
+        Node::WorkTable(w) => crate::sql::recursive::run_work(w),
     }
 }
 

@@ -29,6 +29,7 @@ pub mod parse;
 pub mod plan;
 pub mod privileges;
 pub mod process;
+pub mod recursive;
 pub mod search;
 pub mod select;
 pub mod series;

@@ -31,6 +31,10 @@ pub enum Node {
     Join(Box<Join>),
     /// `left UNION [ALL] right`.
     Union(Box<Union>),
+    /// A recursive CTE: seed, then its recursive blocks to a fixed point.
+    Recursive(Box<crate::sql::recursive::Recursive>),
+    /// The previous round's rows, read by a recursive CTE's own blocks.
+    WorkTable(Box<crate::sql::recursive::WorkTable>),
 }
 
 /// Join kinds MySQL has (FULL OUTER is not one of them).
@@ -105,6 +109,8 @@ impl Node {
                     kind: *k,
                 })
                 .collect(),
+            Node::Recursive(r) => r.columns.clone(),
+            Node::WorkTable(w) => w.columns.clone(),
         }
     }
 
@@ -114,6 +120,8 @@ impl Node {
             Node::Block(p) => p.projection.len(),
             Node::Join(j) => j.left_width + j.right_width,
             Node::Union(u) => u.columns.len(),
+            Node::Recursive(r) => r.columns.len(),
+            Node::WorkTable(w) => w.columns.len(),
         }
     }
 
@@ -190,6 +198,13 @@ impl Node {
                 u.left.explain(depth + 1, stats, out);
                 u.right.explain(depth + 1, stats, out);
             }
+            Node::Recursive(r) => r.explain(&pad, &note, depth, stats, out),
+            Node::WorkTable(w) => {
+                out.push(format!(
+                    "{pad}Scan of recursive working table {}{note}",
+                    w.name
+                ));
+            }
         }
     }
 }
@@ -232,16 +247,21 @@ pub fn explain_subqueries(e: &CExpr, depth: usize, stats: Option<&Stats>, out: &
 
 /// A common table expression in scope.
 #[derive(Clone)]
-struct Cte {
-    name: String,
-    query: Query,
-    columns: Vec<String>,
+pub(super) struct Cte {
+    pub(super) name: String,
+    pub(super) query: Query,
+    pub(super) columns: Vec<String>,
+    /// Declared under `WITH RECURSIVE` (it may read itself).
+    pub(super) recursive: bool,
+    /// Set while its own recursive blocks are planned: a reference reads
+    /// the previous round's rows.
+    pub(super) work: Option<crate::sql::recursive::WorkTable>,
 }
 
 /// Binds queries to plans for one statement.
 pub struct Planner<'c, 'a> {
     pub cx: &'c mut Ctx<'a>,
-    ctes: Vec<Cte>,
+    pub(super) ctes: Vec<Cte>,
     /// Outer references collected for the subqueries being planned
     /// (innermost last).
     refs: Vec<Vec<usize>>,
@@ -309,6 +329,24 @@ impl<'c, 'a> Planner<'c, 'a> {
         crate::sql::stack::descend(|| self.plan_query_guarded(q, outer))
     }
 
+    /// A recursive CTE reference counts as one query block deep, as any
+    /// CTE reference.
+    fn plan_recursive_guarded(&mut self, cte: &Cte, visible: Vec<Cte>) -> SqlResult<Node> {
+        self.depth += 1;
+        if self.depth > MAX_QUERY_DEPTH {
+            self.depth -= 1;
+            return Err(SqlError::new(
+                1473,
+                format!("Too high level of nesting for select (more than {MAX_QUERY_DEPTH})"),
+            ));
+        }
+        let saved = self.ctes.len();
+        let r = self.plan_recursive(cte, visible);
+        self.ctes.truncate(saved);
+        self.depth -= 1;
+        r
+    }
+
     fn plan_query_guarded(&mut self, q: &Query, outer: Option<&Scope>) -> SqlResult<Node> {
         self.depth += 1;
         if self.depth > MAX_QUERY_DEPTH {
@@ -328,9 +366,6 @@ impl<'c, 'a> Planner<'c, 'a> {
     fn plan_query_inner(&mut self, q: &Query, outer: Option<&Scope>) -> SqlResult<Node> {
         select::reject_query(q)?;
         if let Some(with) = &q.with {
-            if with.recursive {
-                return Err(SqlError::unsupported("WITH RECURSIVE"));
-            }
             for cte in &with.cte_tables {
                 if cte.materialized.is_some() || cte.from.is_some() {
                     return Err(SqlError::unsupported(
@@ -360,6 +395,8 @@ impl<'c, 'a> Planner<'c, 'a> {
                         .iter()
                         .map(|c| ident_name(&c.name))
                         .collect(),
+                    recursive: with.recursive,
+                    work: None,
                 });
             }
         }
@@ -398,7 +435,11 @@ impl<'c, 'a> Planner<'c, 'a> {
     /// per operator of a long chain (tests/depth.rs), so its frame must not
     /// hold a block's plan.
     #[inline(never)]
-    fn plan_set_block(&mut self, sel: &ast::Select, outer: Option<&Scope>) -> SqlResult<Node> {
+    pub(super) fn plan_set_block(
+        &mut self,
+        sel: &ast::Select,
+        outer: Option<&Scope>,
+    ) -> SqlResult<Node> {
         select::reject_select(sel)?;
         let source = self.plan_from(&sel.from, sel.selection.as_ref(), outer, false)?;
         let empty = Query {
@@ -417,7 +458,7 @@ impl<'c, 'a> Planner<'c, 'a> {
         Ok(Node::Block(Box::new(plan)))
     }
 
-    fn plan_set(&mut self, body: &SetExpr, outer: Option<&Scope>) -> SqlResult<Node> {
+    pub(super) fn plan_set(&mut self, body: &SetExpr, outer: Option<&Scope>) -> SqlResult<Node> {
         match body {
             SetExpr::Select(sel) => self.plan_set_block(sel, outer),
             SetExpr::Query(q) => self.plan_query(q, outer),
@@ -718,10 +759,23 @@ impl<'c, 'a> Planner<'c, 'a> {
                     .unwrap_or_else(|| tname.clone());
                 if db.is_none() {
                     if let Some(cte) = self.cte(&tname) {
-                        // A CTE sees only the CTEs defined before it.
+                        if let Some(node) = crate::sql::recursive::work_node(&cte) {
+                            return Rel::derived(node, &alias_name, &[]);
+                        }
+                        // A CTE sees only the CTEs defined before it (a
+                        // recursive one also itself).
                         let saved = std::mem::take(&mut self.ctes);
                         let pos = saved.iter().rposition(|c| c.name == tname).unwrap_or(0);
-                        self.ctes = saved[..pos].to_vec();
+                        let visible = saved[..pos].to_vec();
+                        if cte.recursive && crate::sql::recursive::is_recursive(&cte.query, &tname)
+                        {
+                            self.ctes = saved;
+                            let node = crate::sql::stack::descend(|| {
+                                self.plan_recursive_guarded(&cte, visible)
+                            })?;
+                            return Rel::derived(node, &alias_name, &[]);
+                        }
+                        self.ctes = visible;
                         let node = self.plan_query(&cte.query, None);
                         self.ctes = saved;
                         let node = node?;
@@ -1380,7 +1434,7 @@ pub fn prune(node: &mut Node, needed: &[bool]) {
         }
         // Blocks with their own select list and set operations read what
         // their own expressions need (decided when they were planned).
-        Node::Block(_) | Node::Union(_) => {}
+        Node::Block(_) | Node::Union(_) | Node::Recursive(_) | Node::WorkTable(_) => {}
     }
 }
 

@@ -93,6 +93,12 @@ const VARS: &[Def] = &[
     def("collation_connection", S, A::Collation, "utf8mb4_bin"),
     def("collation_database", RO, A::Any, "utf8mb4_bin"),
     def("collation_server", RO, A::Any, "utf8mb4_bin"),
+    def(
+        "cte_max_recursion_depth",
+        S,
+        A::Range(0, 4_294_967_295),
+        "1000",
+    ),
     def("default_storage_engine", RO, A::Any, "Tributary"),
     def("div_precision_increment", RO, A::Any, "4"),
     def("enable_vector_auto_mode_by_default", S, A::Bool, "OFF"),
