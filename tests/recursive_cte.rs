@@ -1,0 +1,124 @@
+//! Recursive CTEs are bounded like every statement (issue 41, item 3): an
+//! unbounded `UNION ALL` recursion under a large `cte_max_recursion_depth`
+//! stops on KILL QUERY (1317) and on `max_execution_time` (3024) within a
+//! generous bound, and fails past the statement memory budget with 1114,
+//! giving back everything it held. Waits are polls with deadlines.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic fails the test
+
+mod common;
+
+use std::thread;
+use std::time::{Duration, Instant};
+
+use tributary::{Config, Database, Session, SqlError, Value};
+
+use common::{cfg, wait_until};
+
+/// How long a stopped statement may take to stop (a loaded debug build on
+/// 2 cores).
+const STOP: Duration = Duration::from_secs(2);
+const WAIT: Duration = Duration::from_secs(60);
+const MIB: u64 = 1 << 20;
+
+/// Never ends by itself: one new row per round, forever.
+const UNBOUNDED: &str =
+    "WITH RECURSIVE c (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c) SELECT COUNT(*) FROM c";
+
+fn q(s: &mut Session, sql: &str) -> Vec<Vec<Value>> {
+    match s.execute(sql) {
+        Ok(r) => r.rows,
+        Err(e) => panic!("{sql}: {e:?}"),
+    }
+}
+
+fn err(s: &mut Session, sql: &str) -> SqlError {
+    match s.execute(sql) {
+        Ok(r) => panic!("{sql} should fail, got {} rows", r.rows.len()),
+        Err(e) => e,
+    }
+}
+
+fn open(statement: u64) -> (tempfile::TempDir, Database) {
+    let dir = tempfile::tempdir().unwrap();
+    let config = Config {
+        statement_memory: statement,
+        statement_memory_total: 4 * statement,
+        ..cfg()
+    };
+    let db = Database::open_with(dir.path(), config).unwrap();
+    (dir, db)
+}
+
+fn deep(db: &Database) -> Session {
+    let mut s = db.session();
+    q(&mut s, "SET cte_max_recursion_depth = 4294967295");
+    s
+}
+
+#[test]
+fn kill_query_stops_an_unbounded_recursion() {
+    let (_dir, db) = open(2048 * MIB);
+    let mut admin = db.session();
+    let mut s = deep(&db);
+    let id = s.connection_id();
+    let h = thread::spawn(move || {
+        let r = s.execute(UNBOUNDED).map(|r| r.rows);
+        (r, s)
+    });
+    let probe = format!("SELECT COMMAND, INFO FROM information_schema.PROCESSLIST WHERE ID = {id}");
+    wait_until("the recursion running", WAIT, || {
+        q(&mut admin, &probe).first().is_some_and(|r| {
+            r[0] == Value::Text("Query".into()) && r[1] == Value::Text(UNBOUNDED.into())
+        })
+    });
+    // Some thousands of rounds done: their rows are charged.
+    wait_until("rows charged", WAIT, || db.engine().budget.used() >= MIB);
+    let killed_at = Instant::now();
+    q(&mut admin, &format!("KILL QUERY {id}"));
+    let (r, mut s) = h.join().unwrap();
+    let took = killed_at.elapsed();
+    eprintln!("KILL QUERY stopped the recursion in {took:?}");
+    assert_eq!(r.expect_err("killed").code, 1317);
+    assert!(took < STOP, "{took:?} to stop");
+    assert_eq!(db.engine().budget.used(), 0, "bytes left charged");
+    assert_eq!(q(&mut s, "SELECT 1"), vec![vec![Value::Int(1)]]);
+}
+
+#[test]
+fn max_execution_time_stops_an_unbounded_recursion() {
+    let (_dir, db) = open(2048 * MIB);
+    let mut s = deep(&db);
+    q(&mut s, "SET max_execution_time = 200");
+    let t0 = Instant::now();
+    let e = err(&mut s, UNBOUNDED);
+    let took = t0.elapsed();
+    eprintln!("max_execution_time 200 ms stopped the recursion after {took:?}");
+    assert_eq!(e.code, 3024, "{e:?}");
+    assert!(took < Duration::from_millis(200) + STOP, "{took:?}");
+    assert_eq!(db.engine().budget.used(), 0);
+}
+
+#[test]
+fn the_memory_budget_stops_an_unbounded_recursion_with_1114() {
+    let (_dir, db) = open(16 * MIB);
+    let mut s = deep(&db);
+    // Each row holds 4 KB of text: the budget is passed after a few
+    // thousand rounds.
+    let wide = "WITH RECURSIVE c (n, s) AS (SELECT 1, REPEAT('x', 4096) UNION ALL \
+                SELECT n + 1, s FROM c) SELECT COUNT(*) FROM c";
+    let t0 = Instant::now();
+    let e = err(&mut s, wide);
+    eprintln!("1114 after {:?}", t0.elapsed());
+    assert_eq!(e.code, 1114, "{e:?}");
+    assert_eq!(db.engine().budget.used(), 0, "bytes left charged");
+    // A doubling recursion fails the same way.
+    let doubling = "WITH RECURSIVE c (n) AS (SELECT 1 UNION ALL \
+                    SELECT n + 1 FROM c, generate_series(1, 2) g) SELECT COUNT(*) FROM c";
+    assert_eq!(err(&mut s, doubling).code, 1114);
+    assert_eq!(db.engine().budget.used(), 0, "bytes left charged");
+    // The same shapes, bounded, answer under the same budget.
+    let bounded = "WITH RECURSIVE c (n) AS (SELECT 1 UNION ALL \
+                   SELECT n + 1 FROM c, generate_series(1, 2) g WHERE n < 10) SELECT COUNT(*) FROM c";
+    assert_eq!(q(&mut s, bounded), vec![vec![Value::Int(1023)]]);
+}
