@@ -2,7 +2,7 @@
 //! schema (`a`, `b` → `a`, `c` → `b`), random data and random SELECTs with
 //! joins (INNER / LEFT / RIGHT / comma / CROSS / self / three-way / USING),
 //! subqueries (IN, NOT IN, EXISTS, NOT EXISTS, scalar; correlated and not),
-//! derived tables, CTEs, UNION [ALL], DISTINCT, GROUP BY / HAVING and
+//! derived tables, CTEs (recursive ones in their own test), UNION [ALL], DISTINCT, GROUP BY / HAVING and
 //! ORDER BY … LIMIT, run on Tributary (in-process) and on SQLite
 //! (`rusqlite`, bundled) as the oracle. Every generated query must run on
 //! SQLite (else the generator is wrong); on Tributary an error or a
@@ -1699,6 +1699,119 @@ fn multi_table_queries_match_sqlite() {
         stats.failures.len(),
         stats.queries
     );
+}
+
+/// Recursive CTEs per seed (`QDIFF_SEED` chooses the seeds here too).
+const RECURSIVE_QUERIES: usize = 150;
+
+/// A random recursive CTE over the data: a walk of the graph one table's
+/// two integer columns make (`src → dst`), with UNION DISTINCT (ends on
+/// cycles by itself) or a depth bound (UNION ALL or DISTINCT), or a
+/// counter joined back to a table; read whole, aggregated or joined.
+fn recursive_query(rng: &mut Rng) -> String {
+    let t = &TABLES[rng.below(TABLES.len())];
+    let ints: Vec<&str> = t
+        .cols
+        .iter()
+        .filter(|(_, k)| *k == Kind::Int)
+        .map(|(n, _)| *n)
+        .collect();
+    let (src, dst) = (*rng.pick(&ints), *rng.pick(&ints));
+    let name = t.name;
+    let k = rng.range(0, 6);
+    let seed_from_table = rng.chance(0.6);
+    let seed_v = if seed_from_table {
+        format!(
+            "SELECT {dst} FROM {name} WHERE {} {} {k}",
+            rng.pick(&ints),
+            rng.pick(&["=", "<", ">=", "<>"])
+        )
+    } else {
+        format!("SELECT {k}")
+    };
+    let join = |rng: &mut Rng, cols: &str, extra: &str| match rng.below(3) {
+        0 => format!("SELECT {cols} FROM r JOIN {name} e ON e.{src} = r.v{extra}"),
+        1 => format!("SELECT {cols} FROM {name} e JOIN r ON r.v = e.{src}{extra}"),
+        _ => format!(
+            "SELECT {cols} FROM r, {name} e WHERE e.{src} = r.v{}",
+            extra.replacen(" WHERE", " AND", 1)
+        ),
+    };
+    let (cte, cols) = match rng.below(3) {
+        0 => {
+            let step = join(rng, &format!("e.{dst}"), "");
+            (format!("r (v) AS ({seed_v} UNION {step})"), vec!["v"])
+        }
+        1 => {
+            let all = rng.chance(0.5);
+            let depth = if all {
+                rng.range(1, 2)
+            } else {
+                rng.range(1, 5)
+            };
+            let seed = seed_v.replacen(&format!("SELECT {dst} "), &format!("SELECT {dst}, 0 "), 1);
+            let seed = if seed_from_table {
+                seed
+            } else {
+                format!("SELECT {k}, 0")
+            };
+            let step = join(
+                rng,
+                &format!("e.{dst}, r.d + 1"),
+                &format!(" WHERE r.d < {depth}"),
+            );
+            let op = if all { "UNION ALL" } else { "UNION" };
+            (format!("r (v, d) AS ({seed} {op} {step})"), vec!["v", "d"])
+        }
+        _ => {
+            let lim = rng.range(0, 12);
+            let step = rng.range(1, 3);
+            (
+                format!("r (v) AS (SELECT {k} UNION ALL SELECT v + {step} FROM r WHERE v < {lim})"),
+                vec!["v"],
+            )
+        }
+    };
+    let outer = match rng.below(4) {
+        0 => format!("SELECT {} FROM r", cols.join(", ")),
+        1 => "SELECT COUNT(*), MIN(v), MAX(v), COUNT(DISTINCT v) FROM r".to_string(),
+        2 => format!("SELECT r.v, t.id FROM r JOIN {name} t ON t.{src} = r.v"),
+        _ => format!("SELECT DISTINCT {} FROM r", cols.join(", ")),
+    };
+    format!("WITH RECURSIVE {cte} {outer}")
+}
+
+#[test]
+fn recursive_ctes_match_sqlite() {
+    let mut failures = Vec::new();
+    let mut n = 0;
+    for seed in seeds() {
+        let mut rng = Rng::new(seed ^ 0x7265_6375_7273_6976);
+        let mut eng = Engines::open();
+        let mut data = Data::generate(&mut rng);
+        for q in 0..RECURSIVE_QUERIES {
+            if q % QUERIES_PER_DATASET == 0 {
+                data = Data::generate(&mut rng);
+                eng.load(&data);
+            }
+            let sql = recursive_query(&mut rng);
+            n += 1;
+            if let (want, Some(got)) = eng.check(&sql, false) {
+                failures.push(format!(
+                    "seed {seed} #{q}: {sql}\n  data:\n{}  SQLite:\n{}  Tributary: {got:?}",
+                    data.script(),
+                    show_rows(&want, 40, "    ")
+                ));
+            }
+        }
+        drop(eng.trib);
+        eng.db.shutdown();
+    }
+    eprintln!(
+        "recursive CTE differential: {n} queries, {} failed",
+        failures.len()
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 
 /// `QDIFF_REPRO=<file>`: run the file's statements (one a line; `--`
