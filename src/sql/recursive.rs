@@ -22,10 +22,11 @@ use crate::error::{code, SqlError, SqlResult};
 use crate::sql::budget::{self, Reservation};
 use crate::sql::exec;
 use crate::sql::expr::object_parts;
+use crate::sql::expr::{CExpr, CastTo};
 use crate::sql::plan::{Cte, Node, OutCol, Planner, Stats};
 use crate::sql::select;
 use crate::sql::Ctx;
-use crate::types::Value;
+use crate::types::{ColumnKind, DataType, Value};
 
 /// MySQL 8's default `cte_max_recursion_depth`.
 pub const DEFAULT_MAX_DEPTH: u64 = 1000;
@@ -78,6 +79,10 @@ pub struct Recursive {
     pub steps: Vec<Node>,
     pub columns: Vec<OutCol>,
     pub colls: Vec<Option<crate::collation::Collation>>,
+    /// The type the seed fixes for each column, where known: the
+    /// recursive blocks' values are converted to it (a longer string is
+    /// 1406 in strict mode, cut with warning 1265 otherwise).
+    pub types: Vec<Option<DataType>>,
     work: Cell,
 }
 
@@ -372,9 +377,11 @@ impl Planner<'_, '_> {
                 return Err(aggregation(&name));
             }
         }
+        let types = seed_types(&seed);
         Ok(Node::Recursive(Box::new(Recursive {
             name,
             all,
+            types,
             seed,
             steps,
             columns,
@@ -390,6 +397,77 @@ impl Planner<'_, '_> {
             _ => Err(SqlError::unsupported("this form of recursive query block")),
         }
     }
+}
+
+/// The type each seed column fixes, where it is known: numbers by their
+/// kind; a string's length from a literal, `CAST(… AS CHAR(n))` or a
+/// VARCHAR(n) column of the table the seed reads (other strings, dates
+/// and vectors: `None`, values kept as produced).
+fn seed_types(seed: &Node) -> Vec<Option<DataType>> {
+    let by_kind = |k: ColumnKind| match k {
+        ColumnKind::Int => Some(DataType::BigInt),
+        ColumnKind::Float => Some(DataType::Double),
+        ColumnKind::Decimal { precision, scale } => Some(DataType::Decimal(precision, scale)),
+        _ => None,
+    };
+    match seed {
+        Node::Block(p) => p
+            .projection
+            .iter()
+            .map(|(_, e, k)| match k {
+                ColumnKind::Text => {
+                    let len = match e {
+                        CExpr::Lit(Value::Text(s)) => u32::try_from(s.chars().count()).ok(),
+                        CExpr::Cast(_, CastTo::Text(n)) => *n,
+                        CExpr::Col(i) if p.source.input.is_none() => p
+                            .source
+                            .table
+                            .as_ref()
+                            .and_then(|t| t.columns.get(*i))
+                            .and_then(|c| match c.ty {
+                                DataType::Varchar(n) => Some(n),
+                                _ => None,
+                            }),
+                        _ => None,
+                    };
+                    len.map(DataType::Varchar)
+                }
+                k => by_kind(*k),
+            })
+            .collect(),
+        other => other.columns().iter().map(|c| by_kind(c.kind)).collect(),
+    }
+}
+
+/// A recursive block's row converted to the seed's column types; `at` is
+/// its number among the CTE's rows (1-based, as MariaDB 10.11 counts the
+/// rows of its result table in the message).
+fn convert(cx: &Ctx<'_>, r: &Recursive, row: Vec<Value>, at: usize) -> SqlResult<Vec<Value>> {
+    let strict = cx.session.strict_writes();
+    row.into_iter()
+        .zip(r.types.iter().zip(&r.columns))
+        .map(|(v, (ty, col))| match (ty, v) {
+            (_, Value::Null) => Ok(Value::Null),
+            (None, v) => Ok(v),
+            (Some(DataType::Varchar(n)), Value::Text(mut s)) => {
+                if let Some((i, _)) = s.char_indices().nth(*n as usize) {
+                    if strict {
+                        return Err(SqlError::new(
+                            code::DATA_TOO_LONG,
+                            format!("Data too long for column '{}' at row {at}", col.name),
+                        ));
+                    }
+                    s.truncate(i);
+                    crate::warnings::note_later(
+                        1265,
+                        format!("Data truncated for column '{}' at row {at}", col.name),
+                    );
+                }
+                Ok(Value::Text(s))
+            }
+            (Some(ty), v) => crate::catalog::schema::coerce_value(ty, v, &col.name),
+        })
+        .collect()
 }
 
 /// The leaf node of a recursive block's reference to its CTE.
@@ -454,7 +532,10 @@ pub fn run(cx: &mut Ctx<'_>, r: &Recursive, outer: &[Value]) -> SqlResult<Vec<Ve
             .map_err(|_| SqlError::internal("recursive working table poisoned"))? = this.clone();
         let mut next = Vec::new();
         for s in &r.steps {
-            next.extend(exec::run(cx, s, outer)?);
+            for row in exec::run(cx, s, outer)? {
+                let at = out.len() + this.len() + next.len() + 1;
+                next.push(convert(cx, r, row, at)?);
+            }
         }
         let next = keep(next, &mut mem)?;
         // The previous round's rows are part of the answer.
