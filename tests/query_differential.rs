@@ -2,9 +2,10 @@
 //! schema (`a`, `b` → `a`, `c` → `b`), random data and random SELECTs with
 //! joins (INNER / LEFT / RIGHT / comma / CROSS / self / three-way / USING),
 //! subqueries (IN, NOT IN, EXISTS, NOT EXISTS, scalar; correlated and not),
-//! derived tables, CTEs (recursive ones in their own test), UNION [ALL], DISTINCT, GROUP BY / HAVING and
-//! ORDER BY … LIMIT, run on Tributary (in-process) and on SQLite
-//! (`rusqlite`, bundled) as the oracle. Every generated query must run on
+//! derived tables, CTEs, UNION [ALL], DISTINCT, GROUP BY / HAVING and
+//! ORDER BY … LIMIT (recursive CTEs: their own generator and test), run
+//! on Tributary (in-process) and on SQLite (`rusqlite`, bundled) as the
+//! oracle. Every generated query must run on
 //! SQLite (else the generator is wrong); on Tributary an error or a
 //! different answer is a failure.
 //!
