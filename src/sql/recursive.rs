@@ -83,6 +83,9 @@ pub struct Recursive {
     /// recursive blocks' values are converted to it (a longer string is
     /// 1406 in strict mode, cut with warning 1265 otherwise).
     pub types: Vec<Option<DataType>>,
+    /// `LIMIT count [OFFSET skip]` on the CTE's union (MySQL 8.0.19+):
+    /// (skip, count); the rounds stop once `skip + count` rows exist.
+    pub limit: Option<(usize, usize)>,
     work: Cell,
 }
 
@@ -276,11 +279,12 @@ impl Planner<'_, '_> {
                 "WITH inside a recursive common table expression",
             ));
         }
-        if q.order_by.is_some() || q.limit_clause.is_some() || !q.locks.is_empty() {
+        if q.order_by.is_some() || !q.locks.is_empty() {
             return Err(SqlError::unsupported(
-                "ORDER BY / LIMIT over UNION in recursive Common Table Expression",
+                "ORDER BY over UNION in recursive Common Table Expression",
             ));
         }
+        let limit = self.cte_limit(q)?;
         let chain = flatten(&q.body);
         let recursive: Vec<bool> = chain
             .iter()
@@ -381,6 +385,7 @@ impl Planner<'_, '_> {
         Ok(Node::Recursive(Box::new(Recursive {
             name,
             all,
+            limit,
             types,
             seed,
             steps,
@@ -388,6 +393,47 @@ impl Planner<'_, '_> {
             colls,
             work: cell,
         })))
+    }
+
+    /// The CTE's `LIMIT [OFFSET]`: constant non-negative integers.
+    fn cte_limit(&mut self, q: &ast::Query) -> SqlResult<Option<(usize, usize)>> {
+        let host = crate::sql::host::SessionHost::new(self.cx.session, self.cx.engine);
+        let num = |e: &ast::Expr, what: &str| -> SqlResult<usize> {
+            let scope = crate::sql::expr::Scope::default();
+            let c = crate::sql::expr::Compiler::new(&scope, false).compile(e)?;
+            match crate::sql::expr::eval_const(&c, &host)? {
+                Value::Int(i) if i >= 0 => {
+                    usize::try_from(i).map_err(|_| SqlError::parse(format!("{what} out of range")))
+                }
+                other => Err(SqlError::parse(format!(
+                    "{what} must be a non-negative integer, got {other}"
+                ))),
+            }
+        };
+        Ok(match &q.limit_clause {
+            None => None,
+            Some(ast::LimitClause::LimitOffset {
+                limit,
+                offset,
+                limit_by,
+            }) => {
+                if !limit_by.is_empty() {
+                    return Err(SqlError::unsupported("LIMIT BY"));
+                }
+                let skip = match offset {
+                    Some(o) => num(&o.value, "OFFSET")?,
+                    None => 0,
+                };
+                match limit {
+                    Some(l) => Some((skip, num(l, "LIMIT")?)),
+                    None if skip == 0 => None,
+                    None => Some((skip, usize::MAX)),
+                }
+            }
+            Some(ast::LimitClause::OffsetCommaLimit { offset, limit }) => {
+                Some((num(offset, "OFFSET")?, num(limit, "LIMIT")?))
+            }
+        })
     }
 
     fn plan_step(&mut self, b: &SetExpr) -> SqlResult<Node> {
@@ -516,7 +562,11 @@ pub fn run(cx: &mut Ctx<'_>, r: &Recursive, outer: &[Value]) -> SqlResult<Vec<Ve
     let mut working = keep(seed, &mut mem)?;
     let mut out: Vec<Vec<Value>> = Vec::new();
     let mut iterations: u64 = 0;
-    while !working.is_empty() {
+    let enough = |have: usize| {
+        r.limit
+            .is_some_and(|(skip, n)| have >= skip.saturating_add(n))
+    };
+    while !working.is_empty() && !enough(out.len() + working.len()) {
         iterations += 1;
         if iterations > limit {
             return Err(err(
@@ -545,6 +595,10 @@ pub fn run(cx: &mut Ctx<'_>, r: &Recursive, outer: &[Value]) -> SqlResult<Vec<Ve
             Arc::new(Vec::new());
         out.extend(Arc::try_unwrap(this).unwrap_or_else(|a| a.as_ref().clone()));
         working = next;
+    }
+    out.extend(working);
+    if let Some((skip, n)) = r.limit {
+        out = out.into_iter().skip(skip).take(n).collect();
     }
     // Charged while produced; the caller charges the answer it keeps.
     drop(mem);

@@ -48,6 +48,10 @@ WITH RECURSIVE seq (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM seq WHERE n < 50
 SET cte_max_recursion_depth = -1;
 SET cte_max_recursion_depth = DEFAULT;
 SELECT @@cte_max_recursion_depth;
+-- SET GLOBAL: the value new sessions start with.
+SET GLOBAL cte_max_recursion_depth = 3;
+SELECT @@global.cte_max_recursion_depth, @@session.cte_max_recursion_depth;
+SET GLOBAL cte_max_recursion_depth = DEFAULT;
 -- MySQL 8's restrictions (codes and texts as MySQL 8; MariaDB answers
 -- other codes for some of them).
 WITH RECURSIVE c (n) AS (SELECT n FROM c) SELECT * FROM c;
@@ -61,8 +65,16 @@ WITH RECURSIVE c (n) AS (SELECT 1 UNION ALL SELECT c.n + 1 FROM c JOIN c AS d ON
 WITH RECURSIVE c (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < 3 AND n IN (SELECT n FROM c)) SELECT * FROM c;
 WITH RECURSIVE c (n) AS (SELECT 1 UNION ALL SELECT n + 1, n FROM c WHERE n < 3) SELECT * FROM c;
 WITH RECURSIVE c (n, m) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < 3) SELECT * FROM c;
--- Not implemented: refused with 1235.
+-- LIMIT [OFFSET] on the CTE's union (MySQL 8.0.19+; MariaDB 10.11 refuses
+-- it with 1235): the rounds stop once enough rows exist, so an unbounded
+-- recursion ends; rows in the order the rounds produce them.
 WITH RECURSIVE c (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < 3 LIMIT 2) SELECT * FROM c;
+WITH RECURSIVE c (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c LIMIT 5 OFFSET 2) SELECT * FROM c;
+WITH RECURSIVE c (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c LIMIT 3, 2) SELECT SUM(n) FROM c;
+WITH RECURSIVE c (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c LIMIT 0) SELECT COUNT(*) FROM c;
+WITH RECURSIVE c (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c LIMIT 2000) SELECT COUNT(*) FROM c;
+-- Not implemented: refused with 1235.
+WITH RECURSIVE c (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < 3 ORDER BY n) SELECT * FROM c;
 WITH RECURSIVE c (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < 3 UNION SELECT n + 2 FROM c WHERE n < 3) SELECT * FROM c;
 -- EXPLAIN shows the operator and its working table.
 EXPLAIN WITH RECURSIVE seq (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM seq WHERE n < 10) SELECT n FROM seq;
