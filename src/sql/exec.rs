@@ -28,13 +28,22 @@ pub fn run(cx: &mut Ctx<'_>, node: &Node, outer: &[Value]) -> SqlResult<Vec<Vec<
 }
 
 fn run_guarded(cx: &mut Ctx<'_>, node: &Node, outer: &[Value]) -> SqlResult<Vec<Vec<Value>>> {
-    let analyzing = ANALYZE.with(|a| a.borrow().is_some());
-    if !analyzing {
-        return run_node(cx, node, outer);
+    // A scan a running recursive CTE reads every round runs once.
+    let is_block = matches!(node, Node::Block(_));
+    if is_block {
+        if let Some(rows) = crate::sql::recursive::cached_scan(node) {
+            return Ok(rows);
+        }
     }
-    let start = std::time::Instant::now();
+    let analyzing = ANALYZE.with(|a| a.borrow().is_some());
+    let start = analyzing.then(std::time::Instant::now);
     let rows = run_node(cx, node, outer)?;
-    record(node, rows.len(), start.elapsed());
+    if let Some(start) = start {
+        record(node, rows.len(), start.elapsed());
+    }
+    if is_block {
+        crate::sql::recursive::remember_scan(node, &rows)?;
+    }
     Ok(rows)
 }
 

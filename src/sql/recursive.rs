@@ -526,6 +526,103 @@ pub fn run_work(w: &WorkTable) -> SqlResult<Vec<Vec<Value>>> {
     w.rows()
 }
 
+thread_local! {
+    /// The base-table scans the recursive blocks of the recursive CTEs
+    /// running on this thread read in every round, by node address: at
+    /// the statement's snapshot a scan (with a deterministic filter and no
+    /// subquery) gives the same rows each round, so it runs once; its rows
+    /// stay charged to the statement until the CTE ends.
+    static SCANS: std::cell::RefCell<std::collections::HashMap<usize, Option<Scanned>>> =
+        std::cell::RefCell::new(std::collections::HashMap::new());
+}
+
+/// A remembered scan's rows and their charge.
+type Scanned = (Arc<Vec<Vec<Value>>>, Reservation);
+
+/// The scans under a recursive block that do not change between rounds:
+/// plain base-table scans reached through joins and block inputs.
+fn invariant_scans(n: &Node, out: &mut Vec<usize>) {
+    match n {
+        Node::Block(p)
+            if p.is_plain_scan()
+                && !p.for_update
+                && p.filter
+                    .as_ref()
+                    .is_none_or(|f| crate::sql::plan::columns_read(f).is_some()) =>
+        {
+            out.push(n as *const Node as usize)
+        }
+        Node::Block(p) => {
+            if let Some(i) = &p.source.input {
+                invariant_scans(i, out);
+            }
+        }
+        Node::Join(j) => {
+            invariant_scans(&j.left, out);
+            invariant_scans(&j.right, out);
+        }
+        _ => {}
+    }
+}
+
+/// The scans of one running recursive CTE, forgotten when it ends.
+struct Memo(Vec<usize>);
+
+impl Memo {
+    fn register(steps: &[Node]) -> Memo {
+        let mut addrs = Vec::new();
+        for s in steps {
+            invariant_scans(s, &mut addrs);
+        }
+        SCANS.with(|m| {
+            let mut m = m.borrow_mut();
+            for a in &addrs {
+                m.insert(*a, None);
+            }
+        });
+        Memo(addrs)
+    }
+}
+
+impl Drop for Memo {
+    fn drop(&mut self) {
+        SCANS.with(|m| {
+            let mut m = m.borrow_mut();
+            for a in &self.0 {
+                m.remove(a);
+            }
+        });
+    }
+}
+
+/// The rows of `node` when it is a scan a running recursive CTE already
+/// ran ([`crate::sql::exec::run`] asks before running a block).
+pub fn cached_scan(node: &Node) -> Option<Vec<Vec<Value>>> {
+    SCANS.with(|m| {
+        m.borrow()
+            .get(&(node as *const Node as usize))
+            .and_then(|e| e.as_ref().map(|(rows, _)| rows.as_ref().clone()))
+    })
+}
+
+/// Keep the rows of a scan a running recursive CTE reads every round.
+pub fn remember_scan(node: &Node, rows: &[Vec<Value>]) -> SqlResult<()> {
+    let key = node as *const Node as usize;
+    let wanted = SCANS.with(|m| matches!(m.borrow().get(&key), Some(None)));
+    if !wanted {
+        return Ok(());
+    }
+    let mut mem = Reservation::new();
+    mem.add_rows(rows)?;
+    let rows = Arc::new(rows.to_vec());
+    SCANS.with(|m| {
+        if let Some(e) = m.borrow_mut().get_mut(&key) {
+            *e = Some((rows, mem));
+        }
+    });
+    Ok(())
+}
+
 /// `@@cte_max_recursion_depth` of the session.
 fn max_depth(cx: &Ctx<'_>) -> u64 {
     cx.session
@@ -560,6 +657,7 @@ pub fn run(cx: &mut Ctx<'_>, r: &Recursive, outer: &[Value]) -> SqlResult<Vec<Ve
     };
     let seed = exec::run(cx, &r.seed, outer)?;
     let mut working = keep(seed, &mut mem)?;
+    let _memo = Memo::register(&r.steps);
     let mut out: Vec<Vec<Value>> = Vec::new();
     let mut iterations: u64 = 0;
     let enough = |have: usize| {
