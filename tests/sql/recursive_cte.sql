@@ -31,6 +31,15 @@ WITH RECURSIVE x AS (SELECT 1 AS a UNION SELECT 2) SELECT a FROM x ORDER BY a;
 -- A recursive CTE read twice, and in a subquery.
 WITH RECURSIVE seq (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM seq WHERE n < 4) SELECT a.n, b.n FROM seq a JOIN seq b ON b.n = a.n + 1 ORDER BY a.n;
 SELECT (WITH RECURSIVE seq (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM seq WHERE n < 100) SELECT SUM(n) FROM seq) AS total;
+-- In a view, and in a prepared statement with a parameter.
+CREATE VIEW subtree AS WITH RECURSIVE t (id, depth) AS (SELECT id, 0 FROM node WHERE id = 2 UNION ALL SELECT n.id, t.depth + 1 FROM t JOIN node n ON n.parent = t.id) SELECT id, depth FROM t;
+SELECT * FROM subtree ORDER BY id;
+PREPARE walk FROM 'WITH RECURSIVE seq (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM seq WHERE n < ?) SELECT COUNT(*), SUM(n) FROM seq';
+SET @k = 6;
+EXECUTE walk USING @k;
+SET @k = 20;
+EXECUTE walk USING @k;
+DEALLOCATE PREPARE walk;
 -- An empty seed yields nothing.
 WITH RECURSIVE e (n) AS (SELECT id FROM node WHERE id > 100 UNION ALL SELECT n + 1 FROM e) SELECT COUNT(*) FROM e;
 -- cte_max_recursion_depth (MySQL 8; MariaDB's max_recursive_iterations
