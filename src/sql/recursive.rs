@@ -7,7 +7,9 @@
 //! working-table leaf the recursive blocks read, and the iteration: each
 //! round runs the recursive blocks over the previous round's rows only;
 //! `UNION DISTINCT` drops rows already produced; a round that yields
-//! nothing ends it. Bounded by `cte_max_recursion_depth` (3636), KILL and
+//! nothing ends it; a base-table scan the recursive blocks join runs once
+//! per recursion, not per round (its rows are kept while the CTE runs).
+//! Bounded by `cte_max_recursion_depth` (3636), KILL and
 //! `max_execution_time` ([`budget::tick`]) and the statement's memory
 //! budget (1114; every produced row is charged). Never writes, and never
 //! plans or runs anything but through [`crate::sql::plan`] and
