@@ -316,6 +316,25 @@ pub fn bury<T: 'static>(x: T) {
     }
 }
 
+/// End a failed statement's own transaction: rolled back now, or — when
+/// the statement was interrupted (or passed a budget) on a thread that
+/// defers its teardown — dropped (so rolled back) at [`teardown`], after
+/// the error is answered. Freeing a large transaction's staged writes and
+/// releasing its row locks takes longer than a KILL may (a CREATE INDEX
+/// over 1,000,000 rows stages an entry and holds a lock per row); nothing
+/// of it is visible to anyone meanwhile, and its locks go right after the
+/// reply.
+pub fn roll_back(txn: Box<dyn tributary_storage::Transaction>) {
+    // Marks an interrupted statement failing (its error may have come
+    // from a check of the transaction's interrupt, not of the budget's).
+    let _ = check();
+    if deferring() && failing() {
+        bury(txn);
+    } else {
+        txn.rollback();
+    }
+}
+
 /// A value an operator keeps (rows, keys) that a failing statement does
 /// not free before answering: see [`defer_teardown`]. Derefs to the value.
 #[derive(Default)]
