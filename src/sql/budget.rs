@@ -482,10 +482,12 @@ pub fn affordable_rows(want: usize, row_bytes: usize) -> usize {
     }
 }
 
-/// A stable sort of `v` by `cmp` that KILL stops between any two steps: runs
-/// of `SORT_RUN` are sorted, then merged pairwise with a [`tick`] per
-/// row. On an interrupt the rows are left to the statement's teardown
-/// ([`bury`]) and `v` is empty.
+/// A stable sort of `v` by `cmp` that KILL stops between any two steps:
+/// runs of `SORT_RUN` rows are cut off and sorted (a look at the
+/// interrupt per run), then neighbouring runs are merged pass by pass with
+/// a [`tick`] per row moved — no step copies more than one run at once
+/// (the last pass, too, moves its rows one at a time). On an interrupt the
+/// rows are left to the statement's teardown ([`bury`]) and `v` is empty.
 pub fn sort_by<T: 'static>(
     v: &mut Vec<T>,
     mut cmp: impl FnMut(&T, &T) -> std::cmp::Ordering,
@@ -498,52 +500,48 @@ pub fn sort_by<T: 'static>(
     let mut buffer = Reservation::new();
     buffer.add(v.len().saturating_mul(std::mem::size_of::<T>()))?;
     buffer.flush()?;
-    for run in v.chunks_mut(SORT_RUN) {
+    let mut runs: Vec<Vec<T>> = Vec::with_capacity(v.len().div_ceil(SORT_RUN));
+    let mut rest = std::mem::take(v).into_iter();
+    while rest.len() > 0 {
         if let Err(e) = check() {
-            bury(std::mem::take(v));
+            bury((runs, rest));
             return Err(e);
         }
+        let mut run: Vec<T> = rest.by_ref().take(SORT_RUN).collect();
         run.sort_by(&mut cmp);
+        runs.push(run);
     }
-    let mut width = SORT_RUN;
-    while width < v.len() {
-        let src = std::mem::take(v);
-        let mut dst = Vec::with_capacity(src.len());
-        let mut it = src.into_iter();
-        loop {
-            let left: Vec<T> = it.by_ref().take(width).collect();
-            if left.is_empty() {
+    drop(rest);
+    while runs.len() > 1 {
+        let mut merged: Vec<Vec<T>> = Vec::with_capacity(runs.len().div_ceil(2));
+        let mut level = std::mem::take(&mut runs).into_iter();
+        while let Some(left) = level.next() {
+            let Some(right) = level.next() else {
+                merged.push(left);
                 break;
-            }
-            let right: Vec<T> = it.by_ref().take(width).collect();
+            };
+            let mut dst = Vec::with_capacity(left.len() + right.len());
             let mut l = left.into_iter().peekable();
             let mut r = right.into_iter().peekable();
             loop {
                 if let Err(e) = tick() {
-                    bury((dst, l.collect::<Vec<T>>(), r.collect::<Vec<T>>()));
-                    bury(it.collect::<Vec<T>>());
+                    bury((merged, level, dst, l, r));
                     return Err(e);
                 }
                 // Ties take the left run's row first: stable.
-                let take_right = match (l.peek(), r.peek()) {
-                    (Some(a), Some(b)) => cmp(b, a) == std::cmp::Ordering::Less,
-                    (Some(_), None) => {
-                        dst.extend(l);
-                        break;
-                    }
-                    (None, Some(_)) => {
-                        dst.extend(r);
-                        break;
-                    }
+                let next = match (l.peek(), r.peek()) {
+                    (Some(a), Some(b)) if cmp(b, a) == std::cmp::Ordering::Less => r.next(),
+                    (Some(_), _) => l.next(),
+                    (None, Some(_)) => r.next(),
                     (None, None) => break,
                 };
-                let next = if take_right { r.next() } else { l.next() };
                 dst.extend(next);
             }
+            merged.push(dst);
         }
-        *v = dst;
-        width = width.saturating_mul(2);
+        runs = merged;
     }
+    *v = runs.pop().unwrap_or_default();
     Ok(())
 }
 

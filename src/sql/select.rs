@@ -2800,22 +2800,26 @@ fn run_with(
     }
     drop(units);
     if plan.distinct {
-        let mut seen = std::collections::HashSet::new();
-        let mut failed = None;
-        out.retain(|(p, _)| {
-            if failed.is_some() {
-                return false;
+        // In place: the first of each key moves to the front; a duplicate
+        // is freed as it is met. On a KILL or past the budget the rows
+        // and keys are left to the statement's teardown (a `retain` freed
+        // every row after the failing one before the error was answered:
+        // ~100 ms at 1,000,000 rows).
+        let mut seen: budget::Grave<std::collections::HashSet<Vec<u8>>> = Default::default();
+        let mut kept = 0;
+        for i in 0..out.len() {
+            let k = group_key_under(&out[i].0, &plan.out_colls);
+            mem.add(k.len() + 48)?;
+            budget::tick()?;
+            if seen.insert(k) {
+                out.swap(kept, i);
+                kept += 1;
+            } else {
+                drop(std::mem::take(&mut out[i]));
             }
-            let k = group_key_under(p, &plan.out_colls);
-            if let Err(e) = mem.add(k.len() + 48) {
-                failed = Some(e);
-                return false;
-            }
-            seen.insert(k)
-        });
-        if let Some(e) = failed {
-            return Err(e);
         }
+        // What is past `kept` holds nothing any more.
+        out.truncate(kept);
     }
     if !plan.order_by.is_empty() {
         // A KILL stops the sort: once it is seen every comparison answers
