@@ -2853,7 +2853,7 @@ fn run_with(
             Ordering::Equal
         };
         out.0 = match plan.limit.map(|l| plan.offset.saturating_add(l)) {
-            Some(k) if k < out.len() => top_k(out.take(), k, order),
+            Some(k) if k < out.len() => top_k(out.take(), k, order)?,
             _ => {
                 budget::sort_by(&mut out.0, order)?;
                 out.take()
@@ -2873,20 +2873,43 @@ type Unit = (Vec<Value>, Vec<Value>, Vec<Value>);
 
 /// The first `k` items of `items` in the order a stable sort by `order`
 /// gives (ties keep their input order), without sorting the rest: a
-/// selection (linear) and a sort of the `k` kept.
-fn top_k<T>(items: Vec<T>, k: usize, order: impl Fn(&T, &T) -> Ordering) -> Vec<T> {
-    let by = |&i: &usize, &j: &usize| order(&items[i], &items[j]).then(i.cmp(&j));
-    let mut ix: Vec<usize> = (0..items.len()).collect();
-    if k == 0 {
-        return Vec::new();
+/// selection (linear) and a sort of the `k` kept. KILL stops it: the
+/// rest of the items (millions of rows, a second to free) are freed with a
+/// [`budget::tick`] each, and left to the statement's teardown once it
+/// fires (the comparator, a [`budget::SortStop`]'s, answers at once then).
+fn top_k<T: Default + 'static>(
+    mut items: Vec<T>,
+    k: usize,
+    order: impl Fn(&T, &T) -> Ordering,
+) -> SqlResult<Vec<T>> {
+    const CHUNK: usize = 1 << 16;
+    let n = items.len();
+    let mut ix: Vec<usize> = Vec::new();
+    if k > 0 {
+        ix.reserve_exact(n);
+        for lo in (0..n).step_by(CHUNK) {
+            if let Err(e) = budget::check() {
+                budget::bury(items);
+                return Err(e);
+            }
+            ix.extend(lo..(lo + CHUNK).min(n));
+        }
+        let by = |&i: &usize, &j: &usize| order(&items[i], &items[j]).then(i.cmp(&j));
+        if k < ix.len() {
+            ix.select_nth_unstable_by(k - 1, by);
+            ix.truncate(k);
+        }
+        ix.sort_unstable_by(by);
     }
-    if k < ix.len() {
-        ix.select_nth_unstable_by(k - 1, by);
-        ix.truncate(k);
+    let chosen: Vec<T> = ix
+        .into_iter()
+        .map(|i| std::mem::take(&mut items[i]))
+        .collect();
+    if let Err(e) = budget::drop_ticking(items) {
+        budget::bury(chosen);
+        return Err(e);
     }
-    ix.sort_unstable_by(by);
-    let mut slots: Vec<Option<T>> = items.into_iter().map(Some).collect();
-    ix.into_iter().filter_map(|i| slots[i].take()).collect()
+    Ok(chosen)
 }
 
 /// Execute a query statement.
@@ -2939,7 +2962,10 @@ mod tests {
                 let mut sorted = items.clone();
                 sorted.sort_by_key(|a| a.0);
                 sorted.truncate(k);
-                assert_eq!(top_k(items.clone(), k, |a, b| a.0.cmp(&b.0)), sorted);
+                assert_eq!(
+                    top_k(items.clone(), k, |a, b| a.0.cmp(&b.0)).unwrap(),
+                    sorted
+                );
             }
         }
     }
