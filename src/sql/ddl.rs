@@ -1340,8 +1340,17 @@ fn create_index(
     }
     let ix = index_def(cx, &t, spec)?;
     if ix.job_id.is_some() {
-        // Its job and searches read the table's change log from now on.
-        cx.engine.storage.set_change_log_on_demand(t.id, false)?;
+        // Its job and searches read the table's change log from now on:
+        // a durable write, which may wait for the data file to take a
+        // large transaction; interruptible (a KILL leaves the table's
+        // change log kept, which costs only its writes).
+        let table_id = t.id;
+        cx.engine
+            .ids
+            .durably(&cx.engine.storage, &cx.session.interrupt, move |s| {
+                s.set_change_log_on_demand(table_id, false)
+                    .map_err(SqlError::from)
+            })?;
         let key = iscp::log::register_job(cx.txn, &t, &ix)?;
         let job = iscp::log::JobSpec::of(&t, &ix);
         if job.is_sync_live() {
