@@ -23,7 +23,10 @@ grant at all beside root, and runs five groups of probes:
              allocator keeps slack), and return to within 10 % (16 MB at
              least) of its baseline afterwards.
 * kill     — per long-running shape, KILL QUERY from root: the victim must get
-             1317 within --kill-bound-ms.
+             1317 within --kill-bound-ms. Shapes: table functions (joins,
+             GROUP BY, ORDER BY, DISTINCT, REGEXP, streaming), index builds
+             over a large table, and DDLs issued while the data file takes
+             one large INSERT (--kill-shapes picks some by name).
 * privilege — the no-grant account against other databases, LOCK TABLES, KILL
              of root's connection, SET GLOBAL, account statements, FLUSH.
 * disk     — (root only: mounts a 64 MB tmpfs) a full disk: writes 1021,
@@ -374,35 +377,65 @@ class Suite:
                                      f"generate_series(1,{big}) GROUP BY result % 1000003"),
             ("ORDER BY of a series", f"SELECT result FROM generate_series(1,{big}) "
                                      f"ORDER BY result DESC LIMIT 1"),
+            ("DISTINCT of a series", f"SELECT COUNT(*) FROM (SELECT DISTINCT result % 5000011 "
+                                     f"FROM generate_series(1,{big})) d"),
             ("nested loop join", f"SELECT COUNT(*) FROM generate_series(1,100000) a "
                                  f"JOIN generate_series(1,100000) b ON a.result + b.result = 3"),
             ("REGEXP over a series", f"SELECT COUNT(*) FROM generate_series(1,{big}) "
                                      f"WHERE CAST(result AS CHAR) REGEXP '^1(2|3)+$'"),
         ]
         for name, sql in shapes:
-            self.kill_one(name, sql)
+            if self.wanted(name):
+                self.kill_one(name, sql)
         # DDL: an index build over a table of its own (root's: the no-grant
         # account may not create one).
         rows = 200_000 if self.args.bounded else 1_000_000
+        ddl = [f"CREATE INDEX over {rows} rows", f"CREATE FULLTEXT INDEX over {rows} rows"]
+        behind = [f"CREATE INDEX behind a {rows}-row INSERT",
+                  f"CREATE TABLE behind a {rows}-row INSERT"]
+        if not any(self.wanted(n) for n in ddl + behind):
+            return
         root = self.root("adv_db")
         cur = root.cursor()
         cur.execute("CREATE TABLE big (id INT PRIMARY KEY, v VARCHAR(40), body TEXT)")
-        # In transactions of 50,000 rows: a DDL's durable bookkeeping write
-        # waits for the data file to take the transaction in front of it,
-        # uninterruptibly (one 1,000,000-row INSERT took 1.3 s to apply).
+        # In transactions of 50,000 rows: the DDLs below are to meet no
+        # transaction still being applied to the data file.
         step = 50_000
         for lo in range(1, rows + 1, step):
             cur.execute(f"INSERT INTO big SELECT result, CONCAT('v', result % 977), "
                         f"CONCAT('word', result % 5003, ' other', result % 7) "
                         f"FROM generate_series({lo},{lo + step - 1})")
         root.close()
-        self.kill_one(f"CREATE INDEX over {rows} rows", "CREATE INDEX iv ON adv_db.big (v)",
-                      user=lambda cursorclass: self.root())
-        self.kill_one(f"CREATE FULLTEXT INDEX over {rows} rows",
-                      "CREATE FULLTEXT INDEX ft ON adv_db.big (body)",
-                      user=lambda cursorclass: self.root())
+        as_root = lambda cursorclass: self.root()  # noqa: E731
+        if self.wanted(ddl[0]):
+            self.kill_one(ddl[0], "CREATE INDEX iv ON adv_db.big (v)", user=as_root)
+        if self.wanted(ddl[1]):
+            self.kill_one(ddl[1], "CREATE FULLTEXT INDEX ft ON adv_db.big (body)", user=as_root)
+        # A DDL right behind one large INSERT: the data file takes the
+        # INSERT's transaction in one write (1,000,000 rows: over a second)
+        # while the DDL allocates its ids durably; KILL must not wait for it.
+        for i, (name, sql) in enumerate(zip(behind, ["CREATE INDEX iw ON adv_db.big (v, id)",
+                                                     "CREATE TABLE adv_db.fresh (a INT)"])):
+            if not self.wanted(name):
+                continue
+            root = self.root("adv_db")
+            cur = root.cursor()
+            cur.execute(f"CREATE TABLE filler{i} (id INT PRIMARY KEY, v VARCHAR(40))")
+            cur.execute(f"INSERT INTO filler{i} SELECT result, CONCAT('v', result) "
+                        f"FROM generate_series(1,{rows})")
+            root.close()
+            self.kill_one(name, sql, user=as_root, after_s=0.05, may_finish=True)
 
-    def kill_one(self, name, sql, user=None):
+    def wanted(self, shape):
+        """Whether --kill-shapes selects `shape` (all when not given)."""
+        pick = self.args.kill_shapes
+        return not pick or any(w.strip().lower() in shape.lower() for w in pick.split(","))
+
+    def kill_one(self, name, sql, user=None, after_s=None, may_finish=False):
+        """KILL QUERY `sql` after it ran `after_s` (--kill-after-s); it must
+        answer 1317 within --kill-bound-ms. With `may_finish`, a statement
+        that ended before the KILL was sent passes too (a DDL that did not
+        have to wait)."""
         p = Probe("kill", name)
         victim = (user or self.adv)(pymysql.cursors.SSCursor)
         vid = victim.thread_id()
@@ -432,9 +465,10 @@ class Suite:
             row = cur.fetchone()
             if row is not None and started is None:
                 started = time.monotonic()
-            if started is not None and time.monotonic() - started >= self.args.kill_after_s:
+            wait = self.args.kill_after_s if after_s is None else after_s
+            if started is not None and time.monotonic() - started >= wait:
                 break
-            time.sleep(0.02)
+            time.sleep(0.02 if after_s is None else 0.005)
         t_kill = time.monotonic()
         cur.execute(f"KILL QUERY {vid}")
         th.join(timeout=60)
@@ -446,6 +480,12 @@ class Suite:
             p.kill_ms = int((out["end"] - t_kill) * 1000)
             p.outcome = f"error {out['error']}" if "error" in out else "finished before KILL"
             p.ok = out.get("error") == 1317 and p.kill_ms <= self.args.kill_bound_ms
+            if "error" not in out and out["end"] < t_kill:
+                p.kill_ms = None
+                p.outcome = "finished before KILL was sent"
+                p.ok = may_finish
+            elif "error" not in out:
+                p.outcome = "finished after KILL"
         try:
             victim.close()
         except pymysql.err.MySQLError:
@@ -582,6 +622,8 @@ def main():
     ap.add_argument("--kill-bound-ms", type=int, default=100)
     ap.add_argument("--kill-after-s", type=float, default=1.0,
                     help="how long a statement runs before it is killed")
+    ap.add_argument("--kill-shapes", default="",
+                    help="comma-separated words: only kill shapes whose name has one")
     ap.add_argument("--statement-memory-mb", type=int, default=512,
                     help="the server's --statement-memory (one statement's budget)")
     ap.add_argument("--memory-margin-mb", type=int, default=None,

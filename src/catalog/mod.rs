@@ -65,21 +65,46 @@ fn table_key(db: &str, name: &str) -> Vec<u8> {
     k
 }
 
-/// Allocates ids from the storage's durable sequences in blocks, so that a
-/// hidden row id does not cost a durable write per row.
+/// Allocates ids from the storage's durable sequences: hidden row ids in
+/// blocks, so that a hidden row id does not cost a durable write per row;
+/// object and job ids one at a time through a worker thread it owns, so
+/// that a DDL waiting for its id can be interrupted.
+///
+/// A durable sequence write waits for the data file, which may be taking
+/// a large transaction in front of it (a 1,000,000-row INSERT: over a
+/// second) and cannot be interrupted. The worker makes that write; the
+/// statement waits for the answer and for its interrupt at once — a KILL
+/// (or `max_execution_time`) ends the wait at once, and the id the worker
+/// allocates after it is never used (a gap: ids stay unique, across
+/// crashes too, since each is durable before it is handed out).
 pub struct IdAllocator {
     block: Mutex<(u64, u64)>,
     hits: AtomicU64,
+    /// The durable-id worker (started by the first request) and its queue.
+    worker: Mutex<Option<IdWorker>>,
+}
+
+/// A durable write for the worker to make (it answers its asker itself).
+type IdJob = Box<dyn FnOnce(&dyn Storage) + Send>;
+
+/// The thread that makes durable sequence writes for [`IdAllocator`].
+struct IdWorker {
+    jobs: std::sync::mpsc::Sender<IdJob>,
+    thread: std::thread::JoinHandle<()>,
 }
 
 /// Row ids are handed out in blocks of this many per durable allocation.
 pub const ROWID_BLOCK: u64 = 4096;
+
+/// How often a statement waiting for a durable id looks at its interrupt.
+const ID_WAIT_POLL: std::time::Duration = std::time::Duration::from_millis(2);
 
 impl Default for IdAllocator {
     fn default() -> Self {
         IdAllocator {
             block: Mutex::new((0, 0)),
             hits: AtomicU64::new(0),
+            worker: Mutex::new(None),
         }
     }
 }
@@ -98,9 +123,100 @@ impl IdAllocator {
         g.0 += 1;
         Ok(id)
     }
+
+    /// A fresh table / index-storage id, for a statement under
+    /// `interrupt`: 1317 (or 3024 past a deadline, as the statement's
+    /// runner reports it) as soon as it fires, however long the data file
+    /// keeps the durable write waiting.
+    pub fn object_id(
+        &self,
+        storage: &Arc<dyn Storage>,
+        interrupt: &tributary_storage::Interrupt,
+    ) -> SqlResult<u64> {
+        Ok(FIRST_USER_ID + self.durable_id(storage, "object", interrupt)?)
+    }
+
+    /// The next id of durable sequence `sequence`, made by the worker
+    /// while this thread waits for it or for `interrupt`.
+    pub fn durable_id(
+        &self,
+        storage: &Arc<dyn Storage>,
+        sequence: &'static str,
+        interrupt: &tributary_storage::Interrupt,
+    ) -> SqlResult<u64> {
+        self.durably(storage, interrupt, move |s| {
+            s.next_id(sequence).map_err(SqlError::from)
+        })
+    }
+
+    /// Run `f` — a durable write that is harmless if nobody waits for its
+    /// outcome any more (an id allocation, the change-log mode of a table
+    /// id not yet used) — on the worker, while this thread waits for its
+    /// outcome or for `interrupt`, whichever comes first.
+    pub fn durably<T: Send + 'static>(
+        &self,
+        storage: &Arc<dyn Storage>,
+        interrupt: &tributary_storage::Interrupt,
+        f: impl FnOnce(&dyn Storage) -> SqlResult<T> + Send + 'static,
+    ) -> SqlResult<T> {
+        use std::sync::mpsc::RecvTimeoutError;
+        interrupt.check()?;
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        let job: IdJob = Box::new(move |s: &dyn Storage| {
+            // The asker may have gone (interrupted): an id is then a gap.
+            let _ = tx.send(f(s));
+        });
+        {
+            let mut w = self.worker.lock();
+            let worker = match w.as_mut() {
+                Some(worker) => worker,
+                None => w.insert(IdWorker::start(storage.clone())?),
+            };
+            if worker.jobs.send(job).is_err() {
+                return Err(SqlError::internal("the durable-id worker has stopped"));
+            }
+        }
+        loop {
+            match rx.recv_timeout(ID_WAIT_POLL) {
+                Ok(r) => return r,
+                Err(RecvTimeoutError::Timeout) => interrupt.check()?,
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Err(SqlError::internal("the durable-id worker has stopped"))
+                }
+            }
+        }
+    }
 }
 
-/// A fresh table / index-storage id.
+impl IdWorker {
+    fn start(storage: Arc<dyn Storage>) -> SqlResult<Self> {
+        let (jobs, queue) = std::sync::mpsc::channel::<IdJob>();
+        let thread = std::thread::Builder::new()
+            .name("durable-ids".into())
+            .spawn(move || {
+                for job in queue {
+                    job(storage.as_ref());
+                }
+            })
+            .map_err(|e| SqlError::internal(format!("starting the durable-id worker: {e}")))?;
+        Ok(IdWorker { jobs, thread })
+    }
+}
+
+impl Drop for IdAllocator {
+    fn drop(&mut self) {
+        if let Some(w) = self.worker.get_mut().take() {
+            // Closing the queue ends the worker after its last request.
+            drop(w.jobs);
+            if w.thread.join().is_err() {
+                tracing::error!("the durable-id worker panicked");
+            }
+        }
+    }
+}
+
+/// A fresh table / index-storage id (uninterruptible; a statement uses
+/// [`IdAllocator::object_id`]).
 pub fn alloc_object_id(storage: &dyn Storage) -> SqlResult<u64> {
     Ok(FIRST_USER_ID + storage.next_id("object")?)
 }

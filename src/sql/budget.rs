@@ -316,6 +316,43 @@ pub fn bury<T: 'static>(x: T) {
     }
 }
 
+/// End a failed statement's own transaction: rolled back now, or — when
+/// the statement was interrupted (or passed a budget) on a thread that
+/// defers its teardown — dropped (so rolled back) at [`teardown`], after
+/// the error is answered. Freeing a large transaction's staged writes and
+/// releasing its row locks takes longer than a KILL may (a CREATE INDEX
+/// over 1,000,000 rows stages an entry and holds a lock per row); nothing
+/// of it is visible to anyone meanwhile, and its locks go right after the
+/// reply.
+pub fn roll_back(txn: Box<dyn tributary_storage::Transaction>) {
+    // Marks an interrupted statement failing (its error may have come
+    // from a check of the transaction's interrupt, not of the budget's).
+    let _ = check();
+    if deferring() && failing() {
+        bury(txn);
+    } else {
+        txn.rollback();
+    }
+}
+
+/// Drop the items of `v` one at a time with a [`tick`] each, so that a
+/// KILL is seen while millions of rows are freed (a second at 10,000,000
+/// rows); once it fires the rest is left to the statement's teardown
+/// ([`bury`]).
+pub fn drop_ticking<T: 'static>(v: Vec<T>) -> SqlResult<()> {
+    let mut rest = v.into_iter();
+    loop {
+        match rest.next() {
+            Some(x) => drop(x),
+            None => return Ok(()),
+        }
+        if let Err(e) = tick() {
+            bury(rest);
+            return Err(e);
+        }
+    }
+}
+
 /// A value an operator keeps (rows, keys) that a failing statement does
 /// not free before answering: see [`defer_teardown`]. Derefs to the value.
 #[derive(Default)]
@@ -463,10 +500,12 @@ pub fn affordable_rows(want: usize, row_bytes: usize) -> usize {
     }
 }
 
-/// A stable sort of `v` by `cmp` that KILL stops between any two steps: runs
-/// of `SORT_RUN` are sorted, then merged pairwise with a [`tick`] per
-/// row. On an interrupt the rows are left to the statement's teardown
-/// ([`bury`]) and `v` is empty.
+/// A stable sort of `v` by `cmp` that KILL stops between any two steps:
+/// runs of `SORT_RUN` rows are cut off and sorted (a look at the
+/// interrupt per run), then neighbouring runs are merged pass by pass with
+/// a [`tick`] per row moved — no step copies more than one run at once
+/// (the last pass, too, moves its rows one at a time). On an interrupt the
+/// rows are left to the statement's teardown ([`bury`]) and `v` is empty.
 pub fn sort_by<T: 'static>(
     v: &mut Vec<T>,
     mut cmp: impl FnMut(&T, &T) -> std::cmp::Ordering,
@@ -479,52 +518,48 @@ pub fn sort_by<T: 'static>(
     let mut buffer = Reservation::new();
     buffer.add(v.len().saturating_mul(std::mem::size_of::<T>()))?;
     buffer.flush()?;
-    for run in v.chunks_mut(SORT_RUN) {
+    let mut runs: Vec<Vec<T>> = Vec::with_capacity(v.len().div_ceil(SORT_RUN));
+    let mut rest = std::mem::take(v).into_iter();
+    while rest.len() > 0 {
         if let Err(e) = check() {
-            bury(std::mem::take(v));
+            bury((runs, rest));
             return Err(e);
         }
+        let mut run: Vec<T> = rest.by_ref().take(SORT_RUN).collect();
         run.sort_by(&mut cmp);
+        runs.push(run);
     }
-    let mut width = SORT_RUN;
-    while width < v.len() {
-        let src = std::mem::take(v);
-        let mut dst = Vec::with_capacity(src.len());
-        let mut it = src.into_iter();
-        loop {
-            let left: Vec<T> = it.by_ref().take(width).collect();
-            if left.is_empty() {
+    drop(rest);
+    while runs.len() > 1 {
+        let mut merged: Vec<Vec<T>> = Vec::with_capacity(runs.len().div_ceil(2));
+        let mut level = std::mem::take(&mut runs).into_iter();
+        while let Some(left) = level.next() {
+            let Some(right) = level.next() else {
+                merged.push(left);
                 break;
-            }
-            let right: Vec<T> = it.by_ref().take(width).collect();
+            };
+            let mut dst = Vec::with_capacity(left.len() + right.len());
             let mut l = left.into_iter().peekable();
             let mut r = right.into_iter().peekable();
             loop {
                 if let Err(e) = tick() {
-                    bury((dst, l.collect::<Vec<T>>(), r.collect::<Vec<T>>()));
-                    bury(it.collect::<Vec<T>>());
+                    bury((merged, level, dst, l, r));
                     return Err(e);
                 }
                 // Ties take the left run's row first: stable.
-                let take_right = match (l.peek(), r.peek()) {
-                    (Some(a), Some(b)) => cmp(b, a) == std::cmp::Ordering::Less,
-                    (Some(_), None) => {
-                        dst.extend(l);
-                        break;
-                    }
-                    (None, Some(_)) => {
-                        dst.extend(r);
-                        break;
-                    }
+                let next = match (l.peek(), r.peek()) {
+                    (Some(a), Some(b)) if cmp(b, a) == std::cmp::Ordering::Less => r.next(),
+                    (Some(_), _) => l.next(),
+                    (None, Some(_)) => r.next(),
                     (None, None) => break,
                 };
-                let next = if take_right { r.next() } else { l.next() };
                 dst.extend(next);
             }
+            merged.push(dst);
         }
-        *v = dst;
-        width = width.saturating_mul(2);
+        runs = merged;
     }
+    *v = runs.pop().unwrap_or_default();
     Ok(())
 }
 
@@ -845,6 +880,22 @@ mod tests {
         drop(r);
         assert_eq!(g.used(), 0);
         assert!(!teardown());
+    }
+
+    #[test]
+    fn drop_ticking_stops_on_kill_and_leaves_the_rest_to_the_teardown() {
+        let (_g, s, token) = statement(1 << 30, 1 << 30);
+        defer_teardown(true);
+        let scope = enter(s);
+        drop_ticking(vec![vec![1u8]; 3 * TICK_EVERY as usize]).unwrap();
+        assert!(!teardown());
+        token.cancel();
+        let e = drop_ticking(vec![vec![1u8]; 3 * TICK_EVERY as usize]).unwrap_err();
+        assert_eq!(e.code, crate::error::code::QUERY_INTERRUPTED);
+        drop(scope);
+        // What was not dropped by the time it saw the KILL is buried.
+        assert!(teardown());
+        defer_teardown(false);
     }
 
     #[test]

@@ -14,9 +14,7 @@ use sqlparser::ast::{self as ast, ColumnOption, Statement, TableConstraint};
 
 use crate::catalog::codec::decode_row;
 use crate::catalog::schema::coerce_value;
-use crate::catalog::{
-    self, alloc_object_id, ColumnDef, DatabaseDef, IndexDef, IndexKind, TableDef,
-};
+use crate::catalog::{self, ColumnDef, DatabaseDef, IndexDef, IndexKind, TableDef};
 use crate::collation::Collation;
 use crate::error::{code, SqlError, SqlResult};
 use crate::iscp;
@@ -272,7 +270,7 @@ fn create_database(cx: &mut Ctx<'_>, name: &str, if_not_exists: bool) -> SqlResu
             format!("Can't create database '{name}'; database exists"),
         ));
     }
-    let id = alloc_object_id(cx.engine.storage.as_ref())?;
+    let id = new_object_id(cx)?;
     catalog::put_database(
         cx.txn,
         &DatabaseDef {
@@ -438,7 +436,7 @@ fn create_view(cx: &mut Ctx<'_>, cv: &ast::CreateView) -> SqlResult<QueryResult>
                 format!("Table '{name}' already exists"),
             ))
         }
-        None => alloc_object_id(cx.engine.storage.as_ref())?,
+        None => new_object_id(cx)?,
     };
     let t = TableDef {
         id,
@@ -889,10 +887,16 @@ fn check_prefixes(
 
 /// A new table with a fresh id and nothing in it yet.
 fn empty_table(cx: &Ctx<'_>, db: String, name: String) -> SqlResult<TableDef> {
-    let id = alloc_object_id(cx.engine.storage.as_ref())?;
+    let id = new_object_id(cx)?;
     // Only an ISCP job reads a user table's change log, and it registers
-    // as its consumer before it reads: no other writes pay for one.
-    cx.engine.storage.set_change_log_on_demand(id, true)?;
+    // as its consumer before it reads: no other writes pay for one. (A
+    // durable write: interruptible, as the id's; a KILL leaves the unused
+    // id on demand, which nobody reads.)
+    cx.engine
+        .ids
+        .durably(&cx.engine.storage, &cx.session.interrupt, move |s| {
+            s.set_change_log_on_demand(id, true).map_err(SqlError::from)
+        })?;
     Ok(TableDef {
         id,
         db,
@@ -1283,9 +1287,13 @@ pub fn index_def(cx: &mut Ctx<'_>, t: &TableDef, spec: &IndexSpec) -> SqlResult<
     if spec.unique && needs_job {
         return Err(SqlError::unsupported("UNIQUE on an asynchronous index"));
     }
-    let storage_id = alloc_object_id(cx.engine.storage.as_ref())?;
+    let storage_id = new_object_id(cx)?;
     let job_id = if needs_job {
-        Some(cx.engine.storage.next_id("iscp_job")?)
+        Some(
+            cx.engine
+                .ids
+                .durable_id(&cx.engine.storage, "iscp_job", &cx.session.interrupt)?,
+        )
     } else {
         None
     };
@@ -1297,6 +1305,15 @@ pub fn index_def(cx: &mut Ctx<'_>, t: &TableDef, spec: &IndexSpec) -> SqlResult<
         is_async: spec.is_async,
         job_id,
     })
+}
+
+/// A fresh table / index-storage id for the running DDL statement: its
+/// wait for the durable write ends with 1317 / 3024 when the statement is
+/// interrupted ([`catalog::IdAllocator::object_id`]).
+pub fn new_object_id(cx: &Ctx<'_>) -> SqlResult<u64> {
+    cx.engine
+        .ids
+        .object_id(&cx.engine.storage, &cx.session.interrupt)
 }
 
 /// Rows an index build writes between two checks of the statement's
@@ -1330,34 +1347,40 @@ fn create_index(
     }
     let ix = index_def(cx, &t, spec)?;
     if ix.job_id.is_some() {
-        // Its job and searches read the table's change log from now on.
-        cx.engine.storage.set_change_log_on_demand(t.id, false)?;
+        // Its job and searches read the table's change log from now on:
+        // a durable write, which may wait for the data file to take a
+        // large transaction; interruptible (a KILL leaves the table's
+        // change log kept, which costs only its writes).
+        let table_id = t.id;
+        cx.engine
+            .ids
+            .durably(&cx.engine.storage, &cx.session.interrupt, move |s| {
+                s.set_change_log_on_demand(table_id, false)
+                    .map_err(SqlError::from)
+            })?;
         let key = iscp::log::register_job(cx.txn, &t, &ix)?;
         let job = iscp::log::JobSpec::of(&t, &ix);
         if job.is_sync_live() {
             // Synchronous vector/full-text: one entry per current row, in
             // this transaction (the index is complete when CREATE commits).
-            for (i, (k, v)) in current_rows(cx, &t)?.into_iter().enumerate() {
-                if i.is_multiple_of(INTERRUPT_EVERY) {
-                    build_checkpoint(cx, &ix.name)?;
-                }
-                let vals = iscp::live::cols_of(&v, &ix.columns)?;
-                cx.txn.put(
-                    ix.storage_id,
-                    &iscp::live::entry_key(&k),
-                    iscp::live::encode_entry(&vals),
-                )?;
-            }
+            for_each_current_page(cx, &t, |cx, page| {
+                let rows = page.iter().map(|(k, v)| {
+                    iscp::live::cols_of(v, &ix.columns).map(|vals| (k.as_slice(), vals))
+                });
+                fill_entry_values(cx, &ix, rows)
+            })?;
         }
         created.push((key, job));
     } else {
         // Synchronous B-tree: build from the current rows in this txn.
-        let rows = current_rows(cx, &t)?.into_iter().map(|(k, v)| {
-            decode_row(&v)
-                .map(|row| (k, row))
-                .map_err(|e| SqlError::internal(e.to_string()))
-        });
-        fill_btree(cx, &t, &ix, rows)?;
+        for_each_current_page(cx, &t, |cx, page| {
+            let rows = page.iter().map(|(k, v)| {
+                decode_row(v)
+                    .map(|row| (k.as_slice(), row))
+                    .map_err(|e| SqlError::internal(e.to_string()))
+            });
+            fill_btree(cx, &t, &ix, rows)
+        })?;
     }
     t.indexes.push(ix);
     catalog::put_table(cx.txn, &t)?;
@@ -1373,7 +1396,32 @@ fn build_checkpoint(cx: &Ctx<'_>, index: &str) -> SqlResult<()> {
         cx.session.interrupt.token(),
     );
     cx.txn.check_interrupt()?;
+    // The statement's own look too: a killed build is then a failing
+    // statement, whose transaction is torn down after the reply.
+    crate::sql::budget::check()?;
     fault.map(|_| ()).map_err(SqlError::from)
+}
+
+/// Write the entries of synchronous vector / full-text index `ix` for
+/// `rows` (primary-key bytes, the indexed columns' values), checking the
+/// statement's interrupt as it goes.
+fn fill_entry_values<'r>(
+    cx: &mut Ctx<'_>,
+    ix: &IndexDef,
+    rows: impl Iterator<Item = SqlResult<(&'r [u8], Vec<Value>)>>,
+) -> SqlResult<()> {
+    for (i, r) in rows.enumerate() {
+        if i.is_multiple_of(INTERRUPT_EVERY) {
+            build_checkpoint(cx, &ix.name)?;
+        }
+        let (k, vals) = r?;
+        cx.txn.put(
+            ix.storage_id,
+            &iscp::live::entry_key(k),
+            iscp::live::encode_entry(&vals),
+        )?;
+    }
+    Ok(())
 }
 
 /// Write B-tree index `ix`'s entries for `rows` (primary-key bytes, row
@@ -1410,18 +1458,41 @@ where
 /// built from. (A snapshot read would miss the rows of writers the DDL
 /// waited for.)
 pub fn current_rows(cx: &mut Ctx<'_>, t: &TableDef) -> SqlResult<Vec<(Vec<u8>, Vec<u8>)>> {
-    const PAGE: usize = 4096;
-    let storage = &cx.engine.storage;
+    // Left to the statement's teardown when a KILL stops the read.
+    let mut out = crate::sql::budget::Grave(Vec::new());
+    for_each_current_page(cx, t, |_, page| {
+        out.extend(page.drain(..));
+        Ok(())
+    })?;
+    Ok(out.take())
+}
+
+/// Rows a page of [`for_each_current_page`] holds (a multiple of
+/// [`INTERRUPT_EVERY`], so a build's checkpoints keep their spacing).
+const PAGE: usize = 4096;
+const _: () = assert!(PAGE.is_multiple_of(INTERRUPT_EVERY));
+
+/// [`current_rows`] a page at a time: `f` gets each page of committed
+/// rows (primary-key bytes, encoded row) in key order and may take them.
+/// An index build writes each page's entries before the next is read, so
+/// it never holds the table's rows at once — nor frees them all, before
+/// it can answer a KILL. Checks the statement's interrupt between pages.
+pub fn for_each_current_page(
+    cx: &mut Ctx<'_>,
+    t: &TableDef,
+    mut f: impl FnMut(&mut Ctx<'_>, &mut Vec<(Vec<u8>, Vec<u8>)>) -> SqlResult<()>,
+) -> SqlResult<()> {
+    let storage = cx.engine.storage.clone();
     let ts = storage.latest_ts();
-    let mut out: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+    let mut after: Option<Vec<u8>> = None;
     loop {
         cx.txn.check_interrupt()?;
-        let after = out.last().map(|(k, _)| k.clone());
-        let page = storage.snapshot_scan(t.id, ts, after.as_deref(), PAGE)?;
+        let mut page = storage.snapshot_scan(t.id, ts, after.as_deref(), PAGE)?;
         let more = page.len() == PAGE;
-        out.extend(page);
+        after = page.last().map(|(k, _)| k.clone());
+        f(cx, &mut page)?;
         if !more {
-            return Ok(out);
+            return Ok(());
         }
     }
 }

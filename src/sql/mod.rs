@@ -708,7 +708,9 @@ impl Engine {
                     Ok(v)
                 }
                 Err(e) => {
-                    txn.rollback();
+                    // After the reply when a KILL failed it (a large
+                    // transaction takes long to free).
+                    budget::roll_back(txn);
                     st.sync_jobs.clear();
                     Err(e)
                 }
