@@ -528,6 +528,26 @@ class Suite:
                 p.ok = e.args[0] in codes
             p.detail = "expected " + "/".join(str(x) for x in sorted(codes))
             self.record(p)
+        # With SELECT on the table but no LOCK TABLES privilege, the account
+        # must not block writers (issue 39: at 64bc9a0 it could, until its
+        # session ended).
+        rcur.execute("GRANT SELECT ON adv_db.t TO 'adv'@'%'")
+        for name, sql in [("LOCK TABLES WRITE with SELECT only", "LOCK TABLES adv_db.t WRITE"),
+                          ("LOCK TABLES READ with SELECT only", "LOCK TABLES adv_db.t READ"),
+                          ("FOR UPDATE with SELECT only",
+                           "SELECT * FROM adv_db.t FOR UPDATE")]:
+            p = Probe("privilege", name)
+            try:
+                cur.execute(sql)
+                cur.fetchall()
+                p.outcome = "allowed"
+                cur.execute("UNLOCK TABLES")
+            except pymysql.err.MySQLError as e:
+                p.outcome = f"error {e.args[0]}"
+                p.ok = e.args[0] in {1044, 1142}
+            p.detail = "expected 1044/1142"
+            self.record(p)
+        rcur.execute("REVOKE SELECT ON adv_db.t FROM 'adv'@'%'")
         # SHOW PROCESSLIST shows only its own sessions without PROCESS.
         p = Probe("privilege", "SHOW PROCESSLIST of others")
         rcur.execute("SELECT 1")
