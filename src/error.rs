@@ -45,6 +45,12 @@ pub mod code {
     pub const WRONG_COLUMN_NAME: u16 = 1166;
     pub const NON_UNIQ: u16 = 1052;
     pub const INVALID_GROUP_FUNC: u16 = 1111;
+    /// ER_WINDOW_INVALID_WINDOW_FUNC_USE: a window function outside the
+    /// select list / ORDER BY (WHERE, GROUP BY, HAVING, inside another).
+    pub const WINDOW_INVALID_USE: u16 = 3593;
+    /// ER_WINDOW_INVALID_WINDOW_FUNC_ALIAS_USE: the alias of a windowed
+    /// expression where a window function may not be.
+    pub const WINDOW_INVALID_ALIAS_USE: u16 = 3594;
     pub const WRONG_FIELD_WITH_GROUP: u16 = 1055;
     pub const INCORRECT_VALUE: u16 = 1525;
     pub const MULTIPLE_PRI_KEY: u16 = 1068;

@@ -119,6 +119,36 @@ pub struct AggCall {
     /// The collation MIN/MAX/DISTINCT compare the argument under, when it
     /// is not binary.
     pub collation: Option<Collation>,
+    /// `Some` for a window function (`… OVER (…)`): its slot is filled by
+    /// the window operator ([`crate::sql::window`]) after grouping, never
+    /// by the aggregate fold. `func`/`arg` then give its aggregate (and
+    /// result type); the ranking functions carry `CountStar` (BIGINT).
+    pub window: Option<Box<Window>>,
+}
+
+/// A window function's kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WinFunc {
+    RowNumber,
+    Rank,
+    DenseRank,
+    /// The call's aggregate over the frame.
+    Agg,
+}
+
+/// A window function call's `OVER (PARTITION BY … ORDER BY …)` with
+/// MySQL's default frame: the whole partition without ORDER BY, else
+/// `RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW` (peers share it).
+/// Its expressions are over the block's post-grouping row (they may read
+/// aggregate slots).
+#[derive(Debug, Clone)]
+pub struct Window {
+    pub func: WinFunc,
+    pub partition: Vec<CExpr>,
+    /// (key, descending).
+    pub order: Vec<(CExpr, bool)>,
+    /// How EXPLAIN names it (`row_number() OVER (…)`).
+    pub text: String,
 }
 
 /// A full-text predicate found in a query.
@@ -370,6 +400,9 @@ impl FunctionHost for NoHost {
 pub struct Compiler<'a> {
     pub scope: &'a Scope,
     pub allow_aggs: bool,
+    /// Whether a window function may appear here (the select list and
+    /// ORDER BY of a block; MySQL refuses it elsewhere with 3593).
+    pub allow_windows: bool,
     pub aggs: Vec<AggCall>,
     pub matches: Vec<MatchSpec>,
     /// Names visible from enclosing queries (their rows concatenated).
@@ -516,6 +549,7 @@ impl<'a> Compiler<'a> {
         Compiler {
             scope,
             allow_aggs,
+            allow_windows: false,
             aggs: Vec::new(),
             matches: Vec::new(),
             outer: None,
@@ -1034,12 +1068,10 @@ impl<'a> Compiler<'a> {
 
     fn compile_function(&mut self, f: &ast::Function) -> SqlResult<CExpr> {
         let name = object_parts(&f.name).join(".");
-        // Clauses this engine does not evaluate are refused, never skipped.
-        if f.over.is_some() {
-            return Err(SqlError::unsupported(format!(
-                "window function {name}(…) OVER"
-            )));
+        if let Some(over) = &f.over {
+            return self.compile_window(f, &name, over);
         }
+        // Clauses this engine does not evaluate are refused, never skipped.
         if f.filter.is_some() {
             return Err(SqlError::unsupported("FILTER (WHERE …) on a function"));
         }
@@ -1099,11 +1131,13 @@ impl<'a> Compiler<'a> {
                         "Incorrect parameter count in the call to native function '{name}'"
                     )));
                 };
-                // Aggregate arguments may not contain aggregates.
-                let saved = self.allow_aggs;
+                // Aggregate arguments may not contain aggregates (nor
+                // window functions).
+                let saved = (self.allow_aggs, self.allow_windows);
                 self.allow_aggs = false;
+                self.allow_windows = false;
                 let c = self.compile(a);
-                self.allow_aggs = saved;
+                (self.allow_aggs, self.allow_windows) = saved;
                 (func, Some(self.resolve_collations(c?)?))
             };
             let collation = match &arg {
@@ -1117,6 +1151,7 @@ impl<'a> Compiler<'a> {
                 arg,
                 distinct,
                 collation,
+                window: None,
             });
             return Ok(CExpr::Agg(self.aggs.len() - 1));
         }
@@ -1179,6 +1214,171 @@ impl<'a> Compiler<'a> {
             .map(|a| self.compile(a))
             .collect::<SqlResult<Vec<_>>>()?;
         Ok(CExpr::Func(name, cargs))
+    }
+
+    /// `f(…) OVER (…)`: the supported subset (ROW_NUMBER, RANK,
+    /// DENSE_RANK, COUNT/SUM/AVG/MIN/MAX over PARTITION BY / ORDER BY with
+    /// the default frame) becomes an aggregate slot the window operator
+    /// fills; everything else is refused (decision 009).
+    fn compile_window(
+        &mut self,
+        f: &ast::Function,
+        name: &str,
+        over: &ast::WindowType,
+    ) -> SqlResult<CExpr> {
+        if !self.allow_windows {
+            return Err(SqlError::new(
+                code::WINDOW_INVALID_USE,
+                format!("You cannot use the window function '{name}' in this context.'"),
+            ));
+        }
+        let spec = match over {
+            ast::WindowType::WindowSpec(s) => s,
+            ast::WindowType::NamedWindow(_) => {
+                return Err(SqlError::unsupported("named windows (OVER w)"))
+            }
+        };
+        if spec.window_name.is_some() {
+            return Err(SqlError::unsupported("named windows (OVER (w …))"));
+        }
+        if spec.window_frame.is_some() {
+            return Err(SqlError::unsupported(
+                "explicit window frames (ROWS/RANGE …)",
+            ));
+        }
+        if f.filter.is_some()
+            || f.null_treatment.is_some()
+            || !f.within_group.is_empty()
+            || !matches!(f.parameters, ast::FunctionArguments::None)
+        {
+            return Err(SqlError::unsupported(format!(
+                "this form of {name}(…) OVER"
+            )));
+        }
+        let func = match name {
+            "row_number" => WinFunc::RowNumber,
+            "rank" => WinFunc::Rank,
+            "dense_rank" => WinFunc::DenseRank,
+            "count" | "sum" | "avg" | "min" | "max" => WinFunc::Agg,
+            _ => {
+                return Err(SqlError::unsupported(format!(
+                    "window function {}(…) OVER",
+                    name.to_ascii_uppercase()
+                )))
+            }
+        };
+        let saved = self.allow_windows;
+        self.allow_windows = false;
+        let r = self.window_call(f, name, func, spec);
+        self.allow_windows = saved;
+        r
+    }
+
+    fn window_call(
+        &mut self,
+        f: &ast::Function,
+        name: &str,
+        func: WinFunc,
+        spec: &ast::WindowSpec,
+    ) -> SqlResult<CExpr> {
+        let mut partition = Vec::new();
+        for e in &spec.partition_by {
+            let c = self.compile(e)?;
+            let c = self.resolve_collations(c)?;
+            partition.push(self.sort_key(c)?);
+        }
+        let mut order = Vec::new();
+        for o in &spec.order_by {
+            if o.options.nulls_first.is_some() || o.with_fill.is_some() {
+                return Err(SqlError::unsupported(
+                    "NULLS FIRST/LAST in a window's ORDER BY",
+                ));
+            }
+            let c = self.compile(&o.expr)?;
+            let c = self.resolve_collations(c)?;
+            order.push((
+                self.sort_key(c)?,
+                matches!(o.options.sort, Some(ast::OrderBySort::Desc)),
+            ));
+        }
+        let text = format!("{f}");
+        let window = |func| {
+            Some(Box::new(Window {
+                func,
+                partition,
+                order,
+                text,
+            }))
+        };
+        if func != WinFunc::Agg {
+            if !matches!(&f.args, ast::FunctionArguments::List(l) if l.args.is_empty() && l.duplicate_treatment.is_none() && l.clauses.is_empty())
+                && !matches!(f.args, ast::FunctionArguments::None)
+            {
+                return Err(SqlError::parse(format!(
+                    "{}() takes no arguments",
+                    name.to_ascii_uppercase()
+                )));
+            }
+            self.aggs.push(AggCall {
+                func: AggFunc::CountStar,
+                arg: None,
+                distinct: false,
+                collation: None,
+                window: window(func),
+            });
+            return Ok(CExpr::Agg(self.aggs.len() - 1));
+        }
+        // An aggregate OVER: compiled as the plain aggregate (its checks,
+        // argument and typing), then turned into a window slot. Its
+        // argument is over the grouped row, so it may read aggregates of
+        // a grouped block (`SUM(SUM(x)) OVER ()`).
+        let ast::FunctionArguments::List(l) = &f.args else {
+            return Err(SqlError::wrong_args(format!(
+                "Incorrect parameter count in the call to native function '{name}'"
+            )));
+        };
+        if l.duplicate_treatment == Some(ast::DuplicateTreatment::Distinct) {
+            return Err(SqlError::unsupported(format!(
+                "<window function>({} DISTINCT ..)",
+                name.to_ascii_uppercase()
+            )));
+        }
+        let star = matches!(
+            l.args.as_slice(),
+            [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Wildcard)]
+        );
+        let (func_kind, arg) = if star {
+            if name != "count" {
+                return Err(SqlError::parse(format!("{name}(*) is not valid")));
+            }
+            (AggFunc::CountStar, None)
+        } else {
+            let [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(a))] = l.args.as_slice()
+            else {
+                return Err(SqlError::wrong_args(format!(
+                    "Incorrect parameter count in the call to native function '{name}'"
+                )));
+            };
+            let Some(af) = agg_func(name) else {
+                return Err(SqlError::unsupported(format!("window function {name}")));
+            };
+            let c = self.compile(a)?;
+            (af, Some(self.resolve_collations(c)?))
+        };
+        let collation = match &arg {
+            Some(a) if matches!(func_kind, AggFunc::Min | AggFunc::Max) => {
+                collate::agg_collation(a, &self.collate_env())?
+            }
+            _ => None,
+        };
+        self.aggs.push(AggCall {
+            func: func_kind,
+            arg,
+            distinct: false,
+            collation,
+            window: window(func),
+        });
+        Ok(CExpr::Agg(self.aggs.len() - 1))
     }
 
     /// `DATE_ADD(d, INTERVAL n unit)` (or DATE_SUB when `sub`) as the

@@ -1,0 +1,63 @@
+-- Issue 41 item 2: window functions, the first subset (ROW_NUMBER, RANK, DENSE_RANK, COUNT/SUM/AVG/MIN/MAX OVER PARTITION BY / ORDER BY with MySQL's default frame). Every answer was checked against MariaDB 10.11; EXPLAIN lines are Tributary's own.
+CREATE DATABASE w;
+USE w;
+CREATE TABLE emp (id INT PRIMARY KEY, dept VARCHAR(10), sal INT, bonus DECIMAL(6,2), f DOUBLE);
+INSERT INTO emp VALUES (1, 'eng', 100, 1.50, 0.5), (2, 'eng', 200, NULL, 1.25), (3, 'eng', 200, 2.25, NULL), (4, 'ops', 50, 0.10, 2), (5, 'ops', NULL, 3.00, 4), (6, 'hr', 70, 1.00, 8), (7, NULL, 90, 0.05, 16), (8, 'eng', 300, 9.99, 32);
+-- Ranking functions: ties share RANK, DENSE_RANK has no gaps, NULL sorts first ascending.
+SELECT id, ROW_NUMBER() OVER (ORDER BY id) AS rn FROM emp ORDER BY id;
+SELECT id, sal, RANK() OVER (ORDER BY sal) AS r, DENSE_RANK() OVER (ORDER BY sal) AS dr FROM emp ORDER BY sal, id;
+SELECT id, sal, RANK() OVER (ORDER BY sal DESC) AS r, DENSE_RANK() OVER (ORDER BY sal DESC) AS dr FROM emp ORDER BY sal DESC, id;
+SELECT id, dept, sal, ROW_NUMBER() OVER (PARTITION BY dept ORDER BY sal DESC, id) AS rn, RANK() OVER (PARTITION BY dept ORDER BY sal DESC) AS r FROM emp ORDER BY dept, rn;
+-- Without ORDER BY every row of a partition is a peer (MySQL 8; MariaDB refuses RANK without ORDER BY with 4018).
+SELECT id, RANK() OVER () AS r, DENSE_RANK() OVER (PARTITION BY dept) AS dr FROM emp ORDER BY id;
+SELECT id, ROW_NUMBER() OVER (PARTITION BY dept ORDER BY id) AS rn FROM emp ORDER BY id;
+-- Top-N per group through a derived table.
+SELECT dept, id, sal FROM (SELECT dept, id, sal, ROW_NUMBER() OVER (PARTITION BY dept ORDER BY sal DESC, id) AS rn FROM emp) t WHERE rn <= 2 ORDER BY dept, rn;
+-- Aggregates over the whole partition (no ORDER BY) and running (ORDER BY: peers share the value).
+SELECT id, dept, COUNT(*) OVER (PARTITION BY dept) AS n, COUNT(sal) OVER (PARTITION BY dept) AS nsal, SUM(sal) OVER (PARTITION BY dept) AS s, AVG(sal) OVER (PARTITION BY dept) AS a, MIN(sal) OVER (PARTITION BY dept) AS lo, MAX(sal) OVER (PARTITION BY dept) AS hi FROM emp ORDER BY id;
+SELECT id, sal, SUM(sal) OVER (ORDER BY sal) AS running, COUNT(*) OVER (ORDER BY sal) AS c, AVG(sal) OVER (ORDER BY sal) AS a FROM emp ORDER BY sal, id;
+SELECT id, dept, sal, SUM(sal) OVER (PARTITION BY dept ORDER BY sal DESC) AS s, MAX(id) OVER (PARTITION BY dept ORDER BY sal DESC) AS m FROM emp ORDER BY dept, sal DESC, id;
+SELECT id, SUM(sal) OVER () AS total, sal * 100 / SUM(sal) OVER () AS pct FROM emp ORDER BY id;
+-- Exact DECIMAL sums and MySQL's types: SUM of DECIMAL(6,2) keeps scale 2, AVG adds 4; DOUBLE stays DOUBLE.
+SELECT id, SUM(bonus) OVER (ORDER BY id) AS sb, AVG(bonus) OVER (PARTITION BY dept) AS ab, SUM(f) OVER (ORDER BY id) AS sf FROM emp ORDER BY id;
+CREATE TABLE typed AS SELECT SUM(bonus) OVER () AS sb, AVG(bonus) OVER () AS ab FROM emp WHERE id = 1;
+SHOW CREATE TABLE typed;
+-- Window functions over a grouped block read its aggregates.
+SELECT dept, SUM(sal) AS s, RANK() OVER (ORDER BY SUM(sal) DESC) AS r, SUM(SUM(sal)) OVER () AS total FROM emp GROUP BY dept ORDER BY r, dept;
+SELECT dept, COUNT(*) AS n, ROW_NUMBER() OVER (ORDER BY COUNT(*) DESC, dept) AS rn FROM emp GROUP BY dept HAVING COUNT(*) > 1 ORDER BY rn;
+SELECT SUM(COUNT(*)) OVER () AS t FROM emp;
+-- In expressions, ORDER BY, DISTINCT and with LIMIT (applied after the window).
+SELECT id, ROW_NUMBER() OVER (ORDER BY sal DESC, id) + 10 AS x FROM emp ORDER BY ROW_NUMBER() OVER (ORDER BY sal DESC, id) LIMIT 3;
+SELECT DISTINCT dept, COUNT(*) OVER (PARTITION BY dept) AS n FROM emp ORDER BY dept;
+SELECT id, ROW_NUMBER() OVER (ORDER BY id DESC) AS rn FROM emp ORDER BY id LIMIT 2;
+SELECT id, dept, RANK() OVER (ORDER BY dept) AS r FROM emp WHERE sal > 60 ORDER BY id;
+-- Empty input: no rows.
+SELECT id, ROW_NUMBER() OVER () FROM emp WHERE id > 100;
+-- Over a join and over generate_series.
+CREATE TABLE d (name VARCHAR(10) PRIMARY KEY, floor INT);
+INSERT INTO d VALUES ('eng', 3), ('ops', 1), ('hr', 1);
+SELECT result, SUM(result) OVER (ORDER BY result) AS s, ROW_NUMBER() OVER (ORDER BY result DESC) AS rn FROM generate_series(1, 5) ORDER BY result;
+SELECT e.id, d.floor, DENSE_RANK() OVER (ORDER BY d.floor) AS fr FROM emp e JOIN d ON d.name = e.dept ORDER BY e.id;
+-- Text keys compare under the column's collation (utf8mb4_0900_ai_ci: 'A' and 'a' are peers).
+CREATE TABLE ci (id INT PRIMARY KEY, s VARCHAR(5) COLLATE utf8mb4_0900_ai_ci);
+INSERT INTO ci VALUES (1, 'a'), (2, 'A'), (3, 'b');
+SELECT id, COUNT(*) OVER (PARTITION BY s) AS n, DENSE_RANK() OVER (ORDER BY s) AS r FROM ci ORDER BY id;
+-- Refused where MySQL refuses (MariaDB: 4015 / 4074 for the same statements): window functions in WHERE / GROUP BY / HAVING / inside an aggregate or another window (3593), an alias of one there (3594).
+SELECT id FROM emp WHERE ROW_NUMBER() OVER () > 1;
+SELECT dept FROM emp GROUP BY ROW_NUMBER() OVER ();
+SELECT dept FROM emp GROUP BY dept HAVING RANK() OVER () > 0;
+SELECT SUM(ROW_NUMBER() OVER ()) FROM emp;
+SELECT SUM(ROW_NUMBER() OVER ()) OVER () FROM emp;
+SELECT ROW_NUMBER() OVER (ORDER BY RANK() OVER ()) FROM emp;
+SELECT ROW_NUMBER() OVER () AS rn FROM emp GROUP BY rn;
+SELECT dept, ROW_NUMBER() OVER () AS rn FROM emp GROUP BY dept HAVING rn > 1;
+-- Not implemented yet: refused with 1235, never approximated.
+SELECT id, LAG(sal) OVER (ORDER BY id) FROM emp;
+SELECT id, NTILE(2) OVER (ORDER BY id) FROM emp;
+SELECT id, SUM(sal) OVER (ORDER BY id ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM emp;
+SELECT id, SUM(sal) OVER w FROM emp WINDOW w AS (ORDER BY id);
+SELECT id, COUNT(DISTINCT dept) OVER () FROM emp;
+SELECT id, GROUP_CONCAT(dept) OVER () FROM emp;
+-- EXPLAIN shows the window operator between the aggregate and the sort.
+EXPLAIN SELECT dept, RANK() OVER (ORDER BY SUM(sal) DESC) FROM emp GROUP BY dept ORDER BY 2;
+EXPLAIN SELECT id, ROW_NUMBER() OVER (PARTITION BY dept ORDER BY sal) FROM emp;
