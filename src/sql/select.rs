@@ -1117,7 +1117,7 @@ impl Plan {
         if !only_scores
             || !by_score
             || self.aggregate
-            || self.windowed()
+            || !crate::sql::window::prefix_safe(&self.aggs, &self.order_by)
             || self.distinct
             || self.having.is_some()
         {
@@ -1544,6 +1544,16 @@ pub fn plan_block(
     }
     let aggregate = has_group || aggs.iter().any(|a| a.window.is_none());
     let windowed = aggs.iter().any(|a| a.window.is_some());
+    let mut aggs = aggs;
+    for w in aggs.iter_mut().filter_map(|a| a.window.as_deref_mut()) {
+        for e in w
+            .partition
+            .iter_mut()
+            .chain(w.order.iter_mut().map(|(e, _)| e))
+        {
+            *e = fold_vector_literals(std::mem::replace(e, CExpr::Lit(Value::Null)));
+        }
+    }
     // User variables are constants for the statement: fold them so that
     // result types follow their values and key ranges can use them.
     let uv = &cx.session.user_vars;
@@ -1575,12 +1585,13 @@ pub fn plan_block(
     };
     // Under an aggregate, ORDER BY / LIMIT order groups, not rows: only a
     // MATCH filter (which the index answers row for row) may use an index.
-    // So too under a window function, which reads every row first.
-    let (index_order, index_limit) = if aggregate || windowed {
-        (&[][..], None)
-    } else {
-        (&order_by[..], limit.map(|l| l + offset))
-    };
+    // So too under a window function that reads every row first.
+    let (index_order, index_limit) =
+        if aggregate || (windowed && !crate::sql::window::prefix_safe(&aggs, &order_by)) {
+            (&[][..], None)
+        } else {
+            (&order_by[..], limit.map(|l| l + offset))
+        };
     let index_path = match &source.table {
         Some(t) => crate::sql::search::choose_index_path(
             cx.engine,

@@ -53,6 +53,22 @@ pub(crate) fn prepare<'p>(
     Ok(Some(Prepared { arg, keys }))
 }
 
+/// Whether the block's first `k` rows in its ORDER BY are all its window
+/// functions need — so an index top-k path (vector / full-text) may
+/// still answer it: every window is ROW_NUMBER, RANK or DENSE_RANK without
+/// PARTITION BY, ordered exactly as the block (a row's number or rank
+/// depends only on the rows before it in that order, never on those after
+/// the cut). True without windows.
+pub(crate) fn prefix_safe(aggs: &[AggCall], order_by: &[(CExpr, bool)]) -> bool {
+    let key = |(e, d): &(CExpr, bool)| format!("{e:?} {d}");
+    aggs.iter().filter_map(|a| a.window.as_deref()).all(|w| {
+        w.func != WinFunc::Agg
+            && w.partition.is_empty()
+            && w.order.len() == order_by.len()
+            && w.order.iter().map(key).eq(order_by.iter().map(key))
+    })
+}
+
 /// Refuse a window call read where MySQL allows none: through a select
 /// list alias in WHERE, GROUP BY or HAVING (3594). Direct calls there
 /// were refused by the compiler (3593).

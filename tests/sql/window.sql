@@ -61,3 +61,15 @@ SELECT id, GROUP_CONCAT(dept) OVER () FROM emp;
 -- EXPLAIN shows the window operator between the aggregate and the sort.
 EXPLAIN SELECT dept, RANK() OVER (ORDER BY SUM(sal) DESC) FROM emp GROUP BY dept ORDER BY 2;
 EXPLAIN SELECT id, ROW_NUMBER() OVER (PARTITION BY dept ORDER BY sal) FROM emp;
+-- Issue 41 item 8: hybrid search by reciprocal-rank fusion of a vector ranking and a full-text ranking (two ROW_NUMBER()s; FULL JOIN written as the union of ids LEFT JOINed to both). Distances and scores are distinct, so each ranking is determined; the scores query shows the full-text order.
+CREATE TABLE docs (id INT PRIMARY KEY, body TEXT, emb VECF32(2));
+CREATE FULLTEXT INDEX ft ON docs(body);
+CREATE INDEX hv USING HNSW ON docs(emb) OP_TYPE 'vector_l2_ops';
+INSERT INTO docs VALUES (1, 'rust rust rust engine', '[5,0]'), (2, 'rust database', '[1,0]'), (3, 'go database', '[0,2]'), (4, 'rust rust parser', '[3,0]'), (5, 'python scripts', '[0,0.5]'), (6, 'c compiler', '[4,4]');
+SELECT id, l2_distance(emb, '[0,0]') AS d, ROW_NUMBER() OVER (ORDER BY l2_distance(emb, '[0,0]')) AS r FROM docs ORDER BY l2_distance(emb, '[0,0]') LIMIT 3;
+SELECT id, MATCH(body) AGAINST('rust') AS score, ROW_NUMBER() OVER (ORDER BY MATCH(body) AGAINST('rust') DESC) AS r FROM docs WHERE MATCH(body) AGAINST('rust') ORDER BY r;
+WITH v AS (SELECT id, ROW_NUMBER() OVER (ORDER BY l2_distance(emb, '[0,0]')) AS r FROM docs ORDER BY l2_distance(emb, '[0,0]') LIMIT 3), f AS (SELECT id, ROW_NUMBER() OVER (ORDER BY MATCH(body) AGAINST('rust') DESC) AS r FROM docs WHERE MATCH(body) AGAINST('rust') ORDER BY MATCH(body) AGAINST('rust') DESC LIMIT 3), ids AS (SELECT id FROM v UNION SELECT id FROM f) SELECT ids.id, v.r AS vr, f.r AS fr, COALESCE(1/(60+v.r),0) + COALESCE(1/(60+f.r),0) AS rrf FROM ids LEFT JOIN v ON v.id = ids.id LEFT JOIN f ON f.id = ids.id ORDER BY rrf DESC, ids.id LIMIT 10;
+-- Each ranking whose window orders as its block and keeps its first rows is still answered by its index's top-k (a number or rank depends only on the rows before it); a window that needs every row (a running SUM, PARTITION BY) is not.
+EXPLAIN WITH v AS (SELECT id, ROW_NUMBER() OVER (ORDER BY l2_distance(emb, '[0,0]')) AS r FROM docs ORDER BY l2_distance(emb, '[0,0]') LIMIT 3), f AS (SELECT id, ROW_NUMBER() OVER (ORDER BY MATCH(body) AGAINST('rust') DESC) AS r FROM docs WHERE MATCH(body) AGAINST('rust') ORDER BY MATCH(body) AGAINST('rust') DESC LIMIT 3), ids AS (SELECT id FROM v UNION SELECT id FROM f) SELECT ids.id, v.r AS vr, f.r AS fr, COALESCE(1/(60+v.r),0) + COALESCE(1/(60+f.r),0) AS rrf FROM ids LEFT JOIN v ON v.id = ids.id LEFT JOIN f ON f.id = ids.id ORDER BY rrf DESC, ids.id LIMIT 10;
+EXPLAIN SELECT id, SUM(id) OVER (ORDER BY l2_distance(emb, '[0,0]')) AS s FROM docs ORDER BY l2_distance(emb, '[0,0]') LIMIT 3;
+SELECT id, SUM(id) OVER (ORDER BY l2_distance(emb, '[0,0]')) AS s FROM docs ORDER BY l2_distance(emb, '[0,0]') LIMIT 3;
