@@ -1741,11 +1741,12 @@ fn repro_from_file() {
 
 // ---------------------------------------------------------------------------
 // Window functions (issue 41 item 2): the supported subset against SQLite's
-// window functions — ROW_NUMBER / RANK / DENSE_RANK and COUNT / SUM / AVG /
-// MIN / MAX OVER (PARTITION BY … ORDER BY …) with the default frame, over a
+// window functions — ROW_NUMBER / RANK / DENSE_RANK / PERCENT_RANK /
+// CUME_DIST / NTILE / LAG / LEAD / FIRST_VALUE / LAST_VALUE and COUNT / SUM /
+// AVG / MIN / MAX OVER (PARTITION BY … ORDER BY …) with the default frame, over a
 // table, a join, a grouped block (windows over aggregates) and under a
-// derived table (top-N per group). ROW_NUMBER always orders by a unique
-// key last, so that its answer is determined; both engines sort NULL first
+// derived table (top-N per group). ROW_NUMBER and the positional
+// functions always order by a unique key last, so that its answer is determined; both engines sort NULL first
 // ascending, last descending.
 
 /// One window call over columns `cols` of `(name, kind)` (`id` unique).
@@ -1765,12 +1766,32 @@ fn window_call(rng: &mut Rng, cols: &[(&str, Kind)], id: &str) -> String {
         let dir = *rng.pick(&["", " ASC", " DESC"]);
         order.push(format!("{}{dir}", rng.pick(&keys)));
     }
-    let func = match rng.below(9) {
+    let func = match rng.below(15) {
         0 => {
             // Determined only with a unique key last.
             order.push(format!("{id}{}", rng.pick(&["", " DESC"])));
             "ROW_NUMBER()".to_string()
         }
+        9..=13 => {
+            // Positional functions: determined only with a unique key last.
+            order.push(format!("{id}{}", rng.pick(&["", " DESC"])));
+            let (c, k) = *rng.pick(cols);
+            let default = match k {
+                Kind::Int => rng.range(-1, 3).to_string(),
+                Kind::Text => format!("'{}'", rng.pick(TEXTS)),
+            };
+            match rng.below(5) {
+                0 => format!("LAG({c})"),
+                // A default has its argument's type (else 1235): not over
+                // SUM (a DECIMAL).
+                1 if c.contains('(') => format!("LEAD({c}, {})", rng.range(0, 3)),
+                1 => format!("LEAD({c}, {}, {default})", rng.range(0, 3)),
+                2 => format!("FIRST_VALUE({c})"),
+                3 => format!("LAST_VALUE({c})"),
+                _ => format!("NTILE({})", rng.range(1, 5)),
+            }
+        }
+        14 => rng.pick(&["PERCENT_RANK()", "CUME_DIST()"]).to_string(),
         1 => "RANK()".to_string(),
         2 => "DENSE_RANK()".to_string(),
         3 => "COUNT(*)".to_string(),

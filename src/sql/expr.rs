@@ -132,6 +132,15 @@ pub enum WinFunc {
     RowNumber,
     Rank,
     DenseRank,
+    PercentRank,
+    CumeDist,
+    /// NTILE(n): `n` in [`Window::n`].
+    Ntile,
+    /// LAG / LEAD(x, n, default): `n` in [`Window::n`].
+    Lag,
+    Lead,
+    FirstValue,
+    LastValue,
     /// The call's aggregate over the frame.
     Agg,
 }
@@ -149,6 +158,10 @@ pub struct Window {
     pub order: Vec<(CExpr, bool)>,
     /// How EXPLAIN names it (`row_number() OVER (…)`).
     pub text: String,
+    /// LAG / LEAD's offset, NTILE's bucket count.
+    pub n: u64,
+    /// LAG / LEAD's default (over the current row).
+    pub default: Option<CExpr>,
 }
 
 /// A full-text predicate found in a query.
@@ -1216,9 +1229,9 @@ impl<'a> Compiler<'a> {
         Ok(CExpr::Func(name, cargs))
     }
 
-    /// `f(…) OVER (…)`: the supported subset (ROW_NUMBER, RANK,
-    /// DENSE_RANK, COUNT/SUM/AVG/MIN/MAX over PARTITION BY / ORDER BY with
-    /// the default frame) becomes an aggregate slot the window operator
+    /// `f(…) OVER (…)`: the supported subset (the ranking functions,
+    /// NTILE, LAG / LEAD, FIRST / LAST_VALUE, COUNT/SUM/AVG/MIN/MAX over
+    /// PARTITION BY / ORDER BY with the default frame) becomes an aggregate slot the window operator
     /// fills; everything else is refused (decision 009).
     fn compile_window(
         &mut self,
@@ -1259,6 +1272,13 @@ impl<'a> Compiler<'a> {
             "row_number" => WinFunc::RowNumber,
             "rank" => WinFunc::Rank,
             "dense_rank" => WinFunc::DenseRank,
+            "percent_rank" => WinFunc::PercentRank,
+            "cume_dist" => WinFunc::CumeDist,
+            "ntile" => WinFunc::Ntile,
+            "lag" => WinFunc::Lag,
+            "lead" => WinFunc::Lead,
+            "first_value" => WinFunc::FirstValue,
+            "last_value" => WinFunc::LastValue,
             "count" | "sum" | "avg" | "min" | "max" => WinFunc::Agg,
             _ => {
                 return Err(SqlError::unsupported(format!(
@@ -1302,14 +1322,90 @@ impl<'a> Compiler<'a> {
             ));
         }
         let text = format!("{f}");
-        let window = |func| {
+        let window = |func, n, default| {
             Some(Box::new(Window {
                 func,
                 partition,
                 order,
                 text,
+                n,
+                default,
             }))
         };
+        if matches!(
+            func,
+            WinFunc::Ntile
+                | WinFunc::Lag
+                | WinFunc::Lead
+                | WinFunc::FirstValue
+                | WinFunc::LastValue
+        ) {
+            let args: Vec<&Expr> = match &f.args {
+                ast::FunctionArguments::List(l)
+                    if l.duplicate_treatment.is_none() && l.clauses.is_empty() =>
+                {
+                    l.args
+                        .iter()
+                        .map(|a| match a {
+                            ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => Ok(e),
+                            _ => Err(wrong_count(name)),
+                        })
+                        .collect::<SqlResult<_>>()?
+                }
+                _ => return Err(wrong_count(name)),
+            };
+            let lag = matches!(func, WinFunc::Lag | WinFunc::Lead);
+            let arity_ok = match func {
+                WinFunc::Ntile | WinFunc::FirstValue | WinFunc::LastValue => args.len() == 1,
+                _ => (1..=3).contains(&args.len()),
+            };
+            if !arity_ok {
+                return Err(wrong_count(name));
+            }
+            // NTILE's bucket count and LAG / LEAD's offset: a constant
+            // integer (positive / non-negative), as MySQL requires.
+            let count_arg = match func {
+                WinFunc::Ntile => args.first(),
+                _ if lag => args.get(1),
+                _ => None,
+            };
+            let n = match count_arg {
+                None => 1,
+                Some(e) => match self.compile(e)? {
+                    CExpr::Lit(Value::Int(i)) if i > 0 || (i == 0 && lag) => i as u64,
+                    _ => {
+                        return Err(SqlError::new(
+                            code::WRONG_ARGUMENTS,
+                            format!("Incorrect arguments to {name}"),
+                        ))
+                    }
+                },
+            };
+            // The value argument; NTILE's typing proxy is any integer.
+            let arg = match func {
+                WinFunc::Ntile => CExpr::Lit(Value::Int(0)),
+                _ => {
+                    let c = self.compile(args[0])?;
+                    self.resolve_collations(c)?
+                }
+            };
+            let default = match args.get(2) {
+                Some(e) => {
+                    let c = self.compile(e)?;
+                    Some(self.resolve_collations(c)?)
+                }
+                None => None,
+            };
+            // Typed as its argument (MIN's typing: the argument's own).
+            self.aggs.push(AggCall {
+                func: AggFunc::Min,
+                arg: Some(arg),
+                distinct: false,
+                collation: None,
+                window: window(func, n, default),
+            });
+            return Ok(CExpr::Agg(self.aggs.len() - 1));
+        }
         if func != WinFunc::Agg {
             if !matches!(&f.args, ast::FunctionArguments::List(l) if l.args.is_empty() && l.duplicate_treatment.is_none() && l.clauses.is_empty())
                 && !matches!(f.args, ast::FunctionArguments::None)
@@ -1319,12 +1415,20 @@ impl<'a> Compiler<'a> {
                     name.to_ascii_uppercase()
                 )));
             }
+            // PERCENT_RANK / CUME_DIST are DOUBLE (typed as MAX of a
+            // DOUBLE, never evaluated); the ranks BIGINT (COUNT(*)'s).
+            let (proxy, arg) = match func {
+                WinFunc::PercentRank | WinFunc::CumeDist => {
+                    (AggFunc::Max, Some(CExpr::Lit(Value::Float(0.0))))
+                }
+                _ => (AggFunc::CountStar, None),
+            };
             self.aggs.push(AggCall {
-                func: AggFunc::CountStar,
-                arg: None,
+                func: proxy,
+                arg,
                 distinct: false,
                 collation: None,
-                window: window(func),
+                window: window(func, 1, None),
             });
             return Ok(CExpr::Agg(self.aggs.len() - 1));
         }
@@ -1376,7 +1480,7 @@ impl<'a> Compiler<'a> {
             arg,
             distinct: false,
             collation,
-            window: window(func),
+            window: window(func, 1, None),
         });
         Ok(CExpr::Agg(self.aggs.len() - 1))
     }

@@ -1544,6 +1544,19 @@ pub fn plan_block(
     }
     let aggregate = has_group || aggs.iter().any(|a| a.window.is_none());
     let windowed = aggs.iter().any(|a| a.window.is_some());
+    // LAG / LEAD's default must have its argument's type (the result
+    // type would otherwise merge both).
+    for a in &aggs {
+        if let (Some(d), Some(x)) = (a.window.as_ref().and_then(|w| w.default.as_ref()), &a.arg) {
+            if !matches!(d, CExpr::Lit(Value::Null))
+                && kind_of_expr(d, &source, &aggs) != kind_of_expr(x, &source, &aggs)
+            {
+                return Err(SqlError::unsupported(
+                    "LAG/LEAD with a default of another type than its argument",
+                ));
+            }
+        }
+    }
     let mut aggs = aggs;
     for w in aggs.iter_mut().filter_map(|a| a.window.as_deref_mut()) {
         for e in w
@@ -1680,6 +1693,7 @@ impl Plan {
         exprs.extend(self.aggs.iter().filter_map(|a| a.arg.as_ref()));
         for w in self.aggs.iter().filter_map(|a| a.window.as_deref()) {
             exprs.extend(w.partition.iter().chain(w.order.iter().map(|(e, _)| e)));
+            exprs.extend(w.default.iter());
         }
         for e in exprs {
             mark_columns(e, &mut n);

@@ -8,7 +8,8 @@
 //! units by (partition keys, order keys) with the bounded, interruptible
 //! [`budget::sort_by`], and writing the function's value into that slot of
 //! every unit; the select list and ORDER BY then read it like an
-//! aggregate. The subset: ROW_NUMBER, RANK, DENSE_RANK and COUNT / SUM /
+//! aggregate. The subset: ROW_NUMBER, RANK, DENSE_RANK, PERCENT_RANK,
+//! CUME_DIST, NTILE, LAG, LEAD, FIRST_VALUE, LAST_VALUE and COUNT / SUM /
 //! AVG / MIN / MAX with MySQL's default frame (the whole partition without
 //! ORDER BY; with ORDER BY from the partition's start to the current row's
 //! last peer). Aggregates reuse the GROUP BY fold ([`agg_update`] /
@@ -33,6 +34,8 @@ pub(crate) struct Prepared<'p> {
     arg: Option<exec::Prepared<'p>>,
     /// Partition keys, then order keys.
     keys: Vec<exec::Prepared<'p>>,
+    /// LAG / LEAD's default.
+    default: Option<exec::Prepared<'p>>,
 }
 
 /// Prepare the window call in slot `a` (`None` for a plain aggregate).
@@ -48,9 +51,10 @@ pub(crate) fn prepare<'p>(
         .partition
         .iter()
         .chain(w.order.iter().map(|(e, _)| e))
-        .map(p)
+        .map(&mut *p)
         .collect::<SqlResult<_>>()?;
-    Ok(Some(Prepared { arg, keys }))
+    let default = w.default.as_ref().map(p).transpose()?;
+    Ok(Some(Prepared { arg, keys, default }))
 }
 
 /// Whether the block's first `k` rows in its ORDER BY are all its window
@@ -123,8 +127,9 @@ pub(crate) fn apply(
             continue;
         };
         let parts = w.partition.len();
-        // Each unit's keys and argument.
+        // Each unit's keys, argument and default.
         let mut keys: Vec<(Vec<Value>, Option<Value>)> = Vec::with_capacity(units.len());
+        let mut defaults: Vec<Value> = Vec::new();
         for u in units.iter() {
             budget::tick()?;
             let k = prep
@@ -139,7 +144,14 @@ pub(crate) fn apply(
                         .map_or(0, |v| budget::row_size(std::slice::from_ref(v))),
             )?;
             keys.push((k, a));
+            if let Some(d) = &prep.default {
+                let d = ev(d, u)?;
+                mem.add(budget::row_size(std::slice::from_ref(&d)))?;
+                defaults.push(d);
+            }
         }
+        let arg_at = |i: usize| keys[i].1.clone().unwrap_or(Value::Null);
+        let default_at = |i: usize| defaults.get(i).cloned().unwrap_or(Value::Null);
         let mut order: Vec<usize> = (0..units.len()).collect();
         mem.add(order.len() * std::mem::size_of::<usize>())?;
         let stop = budget::SortStop::default();
@@ -214,12 +226,32 @@ pub(crate) fn apply(
                         }
                     }
                     let shared = agg_final(&st, call);
-                    for (k, &i) in part[peer..next].iter().enumerate() {
+                    let len = part.len();
+                    for (j, &i) in part.iter().enumerate().take(next).skip(peer) {
                         budget::tick()?;
                         values[i] = match w.func {
-                            WinFunc::RowNumber => Value::Int((peer + k + 1) as i64),
+                            WinFunc::RowNumber => Value::Int((j + 1) as i64),
                             WinFunc::Rank => Value::Int((peer + 1) as i64),
                             WinFunc::DenseRank => Value::Int(groups),
+                            WinFunc::PercentRank if len > 1 => {
+                                Value::Float(peer as f64 / (len - 1) as f64)
+                            }
+                            WinFunc::PercentRank => Value::Float(0.0),
+                            WinFunc::CumeDist => Value::Float(next as f64 / len as f64),
+                            WinFunc::Ntile => Value::Int(ntile(j, len, w.n) as i64),
+                            WinFunc::Lag => match usize::try_from(w.n) {
+                                Ok(n) if j >= n => arg_at(part[j - n]),
+                                _ => default_at(i),
+                            },
+                            WinFunc::Lead => match usize::try_from(w.n) {
+                                Ok(n) if j.checked_add(n).is_some_and(|x| x < len) => {
+                                    arg_at(part[j + n])
+                                }
+                                _ => default_at(i),
+                            },
+                            WinFunc::FirstValue => arg_at(part[0]),
+                            // The default frame ends at the row's last peer.
+                            WinFunc::LastValue => arg_at(part[next - 1]),
                             WinFunc::Agg => shared.clone(),
                         };
                     }
@@ -238,4 +270,44 @@ pub(crate) fn apply(
         *units = order.into_iter().filter_map(|i| slots[i].take()).collect();
     }
     Ok(())
+}
+
+/// NTILE(n)'s bucket (1-based) of the `j`-th (0-based) of `len` rows: the
+/// first `len % n` buckets hold one row more than the others (MySQL).
+fn ntile(j: usize, len: usize, n: u64) -> u64 {
+    let n = n.max(1);
+    let (len, j) = (len as u64, j as u64);
+    let small = len / n;
+    let extra = len % n;
+    let big_rows = extra * (small + 1);
+    if j < big_rows {
+        j / (small + 1) + 1
+    } else {
+        // Here small > 0: rows past the big buckets exist only then.
+        (j - big_rows) / small.max(1) + extra + 1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ntile;
+
+    /// NTILE against its definition: bucket sizes differ by at most one,
+    /// larger first, in order, every row in 1..=min(n, len).
+    #[test]
+    fn ntile_buckets_are_balanced_and_ordered() {
+        for len in 1..40usize {
+            for n in 1..45u64 {
+                let b: Vec<u64> = (0..len).map(|j| ntile(j, len, n)).collect();
+                assert_eq!(b[0], 1);
+                assert!(b.windows(2).all(|w| w[1] == w[0] || w[1] == w[0] + 1));
+                let buckets = (len as u64).min(n);
+                assert_eq!(*b.last().unwrap(), buckets, "len {len} n {n}");
+                let sizes: Vec<usize> = (1..=buckets)
+                    .map(|k| b.iter().filter(|&&x| x == k).count())
+                    .collect();
+                assert!(sizes.windows(2).all(|w| w[0] == w[1] || w[0] == w[1] + 1));
+            }
+        }
+    }
 }
