@@ -416,6 +416,8 @@ pub struct Compiler<'a> {
     /// Whether a window function may appear here (the select list and
     /// ORDER BY of a block; MySQL refuses it elsewhere with 3593).
     pub allow_windows: bool,
+    /// The block's `WINDOW w AS (…)` definitions.
+    pub named_windows: &'a [ast::NamedWindowDefinition],
     pub aggs: Vec<AggCall>,
     pub matches: Vec<MatchSpec>,
     /// Names visible from enclosing queries (their rows concatenated).
@@ -563,6 +565,7 @@ impl<'a> Compiler<'a> {
             scope,
             allow_aggs,
             allow_windows: false,
+            named_windows: &[],
             aggs: Vec::new(),
             matches: Vec::new(),
             outer: None,
@@ -1246,14 +1249,15 @@ impl<'a> Compiler<'a> {
             ));
         }
         let spec = match over {
-            ast::WindowType::WindowSpec(s) => s,
-            ast::WindowType::NamedWindow(_) => {
-                return Err(SqlError::unsupported("named windows (OVER w)"))
+            ast::WindowType::WindowSpec(s) => {
+                crate::sql::window::resolve_spec(self.named_windows, s)?
+            }
+            ast::WindowType::NamedWindow(w) => {
+                let s = crate::sql::window::lookup(self.named_windows, w)?;
+                crate::sql::window::resolve_spec(self.named_windows, &s)?
             }
         };
-        if spec.window_name.is_some() {
-            return Err(SqlError::unsupported("named windows (OVER (w …))"));
-        }
+        let spec = &spec;
         if spec.window_frame.is_some() {
             return Err(SqlError::unsupported(
                 "explicit window frames (ROWS/RANGE …)",

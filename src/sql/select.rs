@@ -969,9 +969,6 @@ pub fn reject_select(sel: &ast::Select) -> SqlResult<()> {
     if !sel.cluster_by.is_empty() || !sel.distribute_by.is_empty() || !sel.sort_by.is_empty() {
         return no("CLUSTER/DISTRIBUTE/SORT BY");
     }
-    if !sel.named_window.is_empty() {
-        return no("WINDOW");
-    }
     if sel.qualify.is_some() {
         return no("QUALIFY");
     }
@@ -1353,6 +1350,10 @@ pub fn plan_block(
     comp.outer = outer;
     comp.sub = Some(pl);
     comp.allow_windows = true;
+    if let Some(sel) = sel {
+        crate::sql::window::check_named(&sel.named_window)?;
+        comp.named_windows = &sel.named_window;
+    }
 
     // Projection.
     let mut projection = Vec::new();
