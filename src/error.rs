@@ -60,6 +60,11 @@ pub mod code {
     pub const WINDOW_NO_INHERIT_FRAME: u16 = 3582;
     pub const WINDOW_NO_REDEFINE_ORDER_BY: u16 = 3583;
     pub const WINDOW_DUPLICATE_NAME: u16 = 3591;
+    /// Explicit frames: ER_WINDOW_FRAME_START_ILLEGAL, …_END_ILLEGAL,
+    /// …_FRAME_ILLEGAL (a negative, NULL or non-integer offset).
+    pub const WINDOW_FRAME_START_ILLEGAL: u16 = 3584;
+    pub const WINDOW_FRAME_END_ILLEGAL: u16 = 3585;
+    pub const WINDOW_FRAME_ILLEGAL: u16 = 3586;
     pub const WRONG_FIELD_WITH_GROUP: u16 = 1055;
     pub const INCORRECT_VALUE: u16 = 1525;
     pub const MULTIPLE_PRI_KEY: u16 = 1068;

@@ -1801,6 +1801,43 @@ fn window_call(rng: &mut Rng, cols: &[(&str, Kind)], id: &str) -> String {
         7 => format!("MIN({})", rng.pick(&keys)),
         _ => format!("MAX({})", rng.pick(&keys)),
     };
+    // An explicit frame for the functions that read one: ROWS (then the
+    // order ends with the unique key, so that the frame is determined) or
+    // RANGE with UNBOUNDED / CURRENT ROW bounds.
+    let framing = [
+        "COUNT",
+        "SUM",
+        "AVG",
+        "MIN",
+        "MAX",
+        "FIRST_VALUE",
+        "LAST_VALUE",
+    ]
+    .iter()
+    .any(|f| func.starts_with(&format!("{f}(")));
+    let mut frame = String::new();
+    if framing && rng.chance(0.4) {
+        let bounds: &[&str] = if rng.chance(0.6) {
+            if !order.last().is_some_and(|o| o.starts_with(id)) {
+                order.push(id.to_string());
+            }
+            &[
+                "UNBOUNDED PRECEDING",
+                "2 PRECEDING",
+                "1 PRECEDING",
+                "CURRENT ROW",
+                "1 FOLLOWING",
+                "2 FOLLOWING",
+                "UNBOUNDED FOLLOWING",
+            ]
+        } else {
+            &["UNBOUNDED PRECEDING", "CURRENT ROW", "UNBOUNDED FOLLOWING"]
+        };
+        let units = if bounds.len() > 3 { "ROWS" } else { "RANGE" };
+        let s = rng.below(bounds.len() - 1);
+        let e = rng.range(s.max(1) as i64, bounds.len() as i64 - 1) as usize;
+        frame = format!(" {units} BETWEEN {} AND {}", bounds[s], bounds[e]);
+    }
     let mut spec = Vec::new();
     if !partition.is_empty() {
         spec.push(format!("PARTITION BY {}", partition.join(", ")));
@@ -1808,7 +1845,7 @@ fn window_call(rng: &mut Rng, cols: &[(&str, Kind)], id: &str) -> String {
     if !order.is_empty() {
         spec.push(format!("ORDER BY {}", order.join(", ")));
     }
-    format!("{func} OVER ({})", spec.join(" "))
+    format!("{func} OVER ({}{frame})", spec.join(" "))
 }
 
 /// A random query with window functions; the answer's row order is not

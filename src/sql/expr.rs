@@ -162,6 +162,28 @@ pub struct Window {
     pub n: u64,
     /// LAG / LEAD's default (over the current row).
     pub default: Option<CExpr>,
+    /// An explicit frame (`ROWS` / `RANGE BETWEEN …`); `None`: the
+    /// default one. Only aggregates and FIRST / LAST_VALUE read it.
+    pub frame: Option<Frame>,
+}
+
+/// An explicit window frame: ROWS with any bounds, RANGE with UNBOUNDED
+/// and CURRENT ROW bounds (peers) only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Frame {
+    pub rows: bool,
+    pub start: FrameBound,
+    pub end: FrameBound,
+}
+
+/// One end of a [`Frame`], in order from the partition's start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum FrameBound {
+    UnboundedPreceding,
+    Preceding(u64),
+    CurrentRow,
+    Following(u64),
+    UnboundedFollowing,
 }
 
 /// A full-text predicate found in a query.
@@ -1258,11 +1280,6 @@ impl<'a> Compiler<'a> {
             }
         };
         let spec = &spec;
-        if spec.window_frame.is_some() {
-            return Err(SqlError::unsupported(
-                "explicit window frames (ROWS/RANGE …)",
-            ));
-        }
         if f.filter.is_some()
             || f.null_treatment.is_some()
             || !f.within_group.is_empty()
@@ -1325,6 +1342,10 @@ impl<'a> Compiler<'a> {
                 matches!(o.options.sort, Some(ast::OrderBySort::Desc)),
             ));
         }
+        let frame = match &spec.window_frame {
+            Some(fr) => Some(self.frame(fr)?),
+            None => None,
+        };
         let text = format!("{f}");
         let window = |func, n, default| {
             Some(Box::new(Window {
@@ -1334,6 +1355,7 @@ impl<'a> Compiler<'a> {
                 text,
                 n,
                 default,
+                frame,
             }))
         };
         if matches!(
@@ -1487,6 +1509,75 @@ impl<'a> Compiler<'a> {
             window: window(func, 1, None),
         });
         Ok(CExpr::Agg(self.aggs.len() - 1))
+    }
+
+    /// An explicit frame as MySQL checks it: a start of UNBOUNDED
+    /// FOLLOWING is 3584, an end of UNBOUNDED PRECEDING 3585, an offset
+    /// that is not a non-negative integer constant 3586; RANGE with an
+    /// offset, GROUPS, and a start after the end are 1235.
+    fn frame(&mut self, fr: &ast::WindowFrame) -> SqlResult<Frame> {
+        let rows = match fr.units {
+            ast::WindowFrameUnits::Rows => true,
+            ast::WindowFrameUnits::Range => false,
+            ast::WindowFrameUnits::Groups => {
+                return Err(SqlError::unsupported("GROUPS window frames"))
+            }
+        };
+        let mut bound = |b: &ast::WindowFrameBound| -> SqlResult<FrameBound> {
+            let offset = |c: &mut Self, e: &Expr| -> SqlResult<u64> {
+                if !rows {
+                    return Err(SqlError::unsupported("RANGE frames with an offset"));
+                }
+                match c.compile(e)? {
+                    CExpr::Lit(Value::Int(i)) if i >= 0 => Ok(i as u64),
+                    _ => Err(SqlError::new(
+                        code::WINDOW_FRAME_ILLEGAL,
+                        "Window '<unnamed window>': frame start or end is negative, NULL or of non-integral type",
+                    )),
+                }
+            };
+            Ok(match b {
+                ast::WindowFrameBound::CurrentRow => FrameBound::CurrentRow,
+                ast::WindowFrameBound::Preceding(None) => FrameBound::UnboundedPreceding,
+                ast::WindowFrameBound::Following(None) => FrameBound::UnboundedFollowing,
+                ast::WindowFrameBound::Preceding(Some(e)) => {
+                    FrameBound::Preceding(offset(self, e)?)
+                }
+                ast::WindowFrameBound::Following(Some(e)) => {
+                    FrameBound::Following(offset(self, e)?)
+                }
+            })
+        };
+        let start = bound(&fr.start_bound)?;
+        let end = match &fr.end_bound {
+            Some(b) => bound(b)?,
+            None => FrameBound::CurrentRow,
+        };
+        if start == FrameBound::UnboundedFollowing {
+            return Err(SqlError::new(
+                code::WINDOW_FRAME_START_ILLEGAL,
+                "Window '<unnamed window>': frame start cannot be UNBOUNDED FOLLOWING.",
+            ));
+        }
+        if end == FrameBound::UnboundedPreceding {
+            return Err(SqlError::new(
+                code::WINDOW_FRAME_END_ILLEGAL,
+                "Window '<unnamed window>': frame end cannot be UNBOUNDED PRECEDING.",
+            ));
+        }
+        let kind = |b: FrameBound| match b {
+            FrameBound::UnboundedPreceding => 0,
+            FrameBound::Preceding(_) => 1,
+            FrameBound::CurrentRow => 2,
+            FrameBound::Following(_) => 3,
+            FrameBound::UnboundedFollowing => 4,
+        };
+        if kind(start) > kind(end) {
+            return Err(SqlError::unsupported(
+                "a window frame that starts after its end",
+            ));
+        }
+        Ok(Frame { rows, start, end })
     }
 
     /// `DATE_ADD(d, INTERVAL n unit)` (or DATE_SUB when `sub`) as the

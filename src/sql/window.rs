@@ -12,7 +12,8 @@
 //! CUME_DIST, NTILE, LAG, LEAD, FIRST_VALUE, LAST_VALUE and COUNT / SUM /
 //! AVG / MIN / MAX with MySQL's default frame (the whole partition without
 //! ORDER BY; with ORDER BY from the partition's start to the current row's
-//! last peer). Aggregates reuse the GROUP BY fold ([`agg_update`] /
+//! last peer) or an explicit ROWS frame / RANGE frame of UNBOUNDED and
+//! CURRENT ROW bounds ([`crate::sql::expr::Frame`]). Aggregates reuse the GROUP BY fold ([`agg_update`] /
 //! [`agg_final`]) and its result types. Also resolves named windows
 //! (`WINDOW w AS (…)`, [`resolve_spec`]) with MySQL's inheritance rules.
 //!
@@ -28,7 +29,7 @@ use sqlparser::ast;
 use crate::error::{code, SqlError, SqlResult};
 use crate::sql::budget::{self, Reservation};
 use crate::sql::exec;
-use crate::sql::expr::{AggCall, CExpr, WinFunc};
+use crate::sql::expr::{AggCall, CExpr, Frame, FrameBound, WinFunc};
 use crate::sql::select::{agg_final, agg_update, AggState, Exprs, Plan, Unit};
 use crate::types::Value;
 
@@ -314,7 +315,90 @@ pub(crate) fn apply(
             }
             let part = &order[start..end];
             let mut st = AggState::default();
-            if w.order.is_empty() && w.func == WinFunc::Agg {
+            let framed = matches!(
+                w.func,
+                WinFunc::Agg | WinFunc::FirstValue | WinFunc::LastValue
+            );
+            if let (Some(frame), true) = (w.frame, framed) {
+                let len = part.len();
+                // Each position's peer group [start, end).
+                let mut peers = vec![(0usize, 0usize); len];
+                let mut a = 0;
+                while a < len {
+                    let mut b = a + 1;
+                    while b < len && cmp_order(&keys[part[a]].0, &keys[part[b]].0).is_eq() {
+                        budget::tick()?;
+                        b += 1;
+                    }
+                    for p in &mut peers[a..b] {
+                        *p = (a, b);
+                    }
+                    a = b;
+                }
+                let range = |j: usize| frame_range(frame, j, len, peers[j]);
+                let empty = agg_final(&AggState::default(), call);
+                match w.func {
+                    WinFunc::FirstValue | WinFunc::LastValue => {
+                        for j in 0..len {
+                            budget::tick()?;
+                            values[part[j]] = match range(j) {
+                                Some((fs, _)) if w.func == WinFunc::FirstValue => arg_at(part[fs]),
+                                Some((_, fe)) => arg_at(part[fe]),
+                                None => Value::Null,
+                            };
+                        }
+                    }
+                    _ if frame.start == FrameBound::UnboundedPreceding => {
+                        // Frames [0, fe], fe never decreasing: one pass.
+                        let mut next = 0;
+                        for j in 0..len {
+                            values[part[j]] = match range(j) {
+                                Some((_, fe)) => {
+                                    while next <= fe {
+                                        budget::tick()?;
+                                        agg_update(&mut st, call, keys[part[next]].1.clone())?;
+                                        next += 1;
+                                    }
+                                    agg_final(&st, call)
+                                }
+                                None => empty.clone(),
+                            };
+                        }
+                    }
+                    _ if frame.end == FrameBound::UnboundedFollowing => {
+                        // Frames [fs, len - 1], fs never decreasing: one
+                        // pass from the end.
+                        let mut next = len;
+                        for j in (0..len).rev() {
+                            values[part[j]] = match range(j) {
+                                Some((fs, _)) => {
+                                    while next > fs {
+                                        budget::tick()?;
+                                        next -= 1;
+                                        agg_update(&mut st, call, keys[part[next]].1.clone())?;
+                                    }
+                                    agg_final(&st, call)
+                                }
+                                None => empty.clone(),
+                            };
+                        }
+                    }
+                    _ => {
+                        // Both ends move: each frame folded on its own
+                        // (at most its offsets' width).
+                        for j in 0..len {
+                            let mut st = AggState::default();
+                            if let Some((fs, fe)) = range(j) {
+                                for &r in &part[fs..=fe] {
+                                    budget::tick()?;
+                                    agg_update(&mut st, call, keys[r].1.clone())?;
+                                }
+                            }
+                            values[part[j]] = agg_final(&st, call);
+                        }
+                    }
+                }
+            } else if w.order.is_empty() && w.func == WinFunc::Agg {
                 for &i in part {
                     budget::tick()?;
                     agg_update(&mut st, call, keys[i].1.clone())?;
@@ -385,6 +469,28 @@ pub(crate) fn apply(
         *units = order.into_iter().filter_map(|i| slots[i].take()).collect();
     }
     Ok(())
+}
+
+/// Positions [fs, fe] (inclusive, in the partition of `len` rows) of row
+/// `j`'s frame, whose peer group is `peers` = [start, end); `None` when
+/// the frame is empty. RANGE bounds are UNBOUNDED or CURRENT ROW (its
+/// peers); ROWS offsets count rows.
+fn frame_range(f: Frame, j: usize, len: usize, peers: (usize, usize)) -> Option<(usize, usize)> {
+    let (j, len) = (j as i128, len as i128);
+    let at = |b: FrameBound, start: bool| -> i128 {
+        match b {
+            FrameBound::UnboundedPreceding => 0,
+            FrameBound::Preceding(n) => j - i128::from(n),
+            FrameBound::CurrentRow if f.rows => j,
+            FrameBound::CurrentRow if start => peers.0 as i128,
+            FrameBound::CurrentRow => peers.1 as i128 - 1,
+            FrameBound::Following(n) => j + i128::from(n),
+            FrameBound::UnboundedFollowing => len - 1,
+        }
+    };
+    let fs = at(f.start, true).max(0);
+    let fe = at(f.end, false).min(len - 1);
+    (fs <= fe).then_some((fs as usize, fe as usize))
 }
 
 /// NTILE(n)'s bucket (1-based) of the `j`-th (0-based) of `len` rows: the
