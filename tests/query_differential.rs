@@ -1742,7 +1742,8 @@ fn repro_from_file() {
 // ---------------------------------------------------------------------------
 // Window functions (issue 41 item 2): the supported subset against SQLite's
 // window functions — ROW_NUMBER / RANK / DENSE_RANK / PERCENT_RANK /
-// CUME_DIST / NTILE / LAG / LEAD / FIRST_VALUE / LAST_VALUE and COUNT / SUM /
+// CUME_DIST / NTILE / LAG / LEAD / FIRST_VALUE / LAST_VALUE / NTH_VALUE,
+// explicit ROWS / RANGE frames, and COUNT / SUM /
 // AVG / MIN / MAX OVER (PARTITION BY … ORDER BY …) with the default frame, over a
 // table, a join, a grouped block (windows over aggregates) and under a
 // derived table (top-N per group). ROW_NUMBER and the positional
@@ -1787,6 +1788,7 @@ fn window_call(rng: &mut Rng, cols: &[(&str, Kind)], id: &str) -> String {
                 1 if c.contains('(') => format!("LEAD({c}, {})", rng.range(0, 3)),
                 1 => format!("LEAD({c}, {}, {default})", rng.range(0, 3)),
                 2 => format!("FIRST_VALUE({c})"),
+                3 if rng.chance(0.5) => format!("NTH_VALUE({c}, {})", rng.range(1, 3)),
                 3 => format!("LAST_VALUE({c})"),
                 _ => format!("NTILE({})", rng.range(1, 5)),
             }
@@ -1812,6 +1814,7 @@ fn window_call(rng: &mut Rng, cols: &[(&str, Kind)], id: &str) -> String {
         "MAX",
         "FIRST_VALUE",
         "LAST_VALUE",
+        "NTH_VALUE",
     ]
     .iter()
     .any(|f| func.starts_with(&format!("{f}(")));

@@ -141,6 +141,8 @@ pub enum WinFunc {
     Lead,
     FirstValue,
     LastValue,
+    /// NTH_VALUE(x, n): `n` in [`Window::n`].
+    NthValue,
     /// The call's aggregate over the frame.
     Agg,
 }
@@ -1300,6 +1302,7 @@ impl<'a> Compiler<'a> {
             "lead" => WinFunc::Lead,
             "first_value" => WinFunc::FirstValue,
             "last_value" => WinFunc::LastValue,
+            "nth_value" => WinFunc::NthValue,
             "count" | "sum" | "avg" | "min" | "max" => WinFunc::Agg,
             _ => {
                 return Err(SqlError::unsupported(format!(
@@ -1365,6 +1368,7 @@ impl<'a> Compiler<'a> {
                 | WinFunc::Lead
                 | WinFunc::FirstValue
                 | WinFunc::LastValue
+                | WinFunc::NthValue
         ) {
             let args: Vec<&Expr> = match &f.args {
                 ast::FunctionArguments::List(l)
@@ -1383,6 +1387,7 @@ impl<'a> Compiler<'a> {
             let lag = matches!(func, WinFunc::Lag | WinFunc::Lead);
             let arity_ok = match func {
                 WinFunc::Ntile | WinFunc::FirstValue | WinFunc::LastValue => args.len() == 1,
+                WinFunc::NthValue => args.len() == 2,
                 _ => (1..=3).contains(&args.len()),
             };
             if !arity_ok {
@@ -1392,6 +1397,7 @@ impl<'a> Compiler<'a> {
             // integer (positive / non-negative), as MySQL requires.
             let count_arg = match func {
                 WinFunc::Ntile => args.first(),
+                WinFunc::NthValue => args.get(1),
                 _ if lag => args.get(1),
                 _ => None,
             };

@@ -9,7 +9,8 @@
 //! [`budget::sort_by`], and writing the function's value into that slot of
 //! every unit; the select list and ORDER BY then read it like an
 //! aggregate. The subset: ROW_NUMBER, RANK, DENSE_RANK, PERCENT_RANK,
-//! CUME_DIST, NTILE, LAG, LEAD, FIRST_VALUE, LAST_VALUE and COUNT / SUM /
+//! CUME_DIST, NTILE, LAG, LEAD, FIRST_VALUE, LAST_VALUE, NTH_VALUE and
+//! COUNT / SUM /
 //! AVG / MIN / MAX with MySQL's default frame (the whole partition without
 //! ORDER BY; with ORDER BY from the partition's start to the current row's
 //! last peer) or an explicit ROWS frame / RANGE frame of UNBOUNDED and
@@ -317,9 +318,16 @@ pub(crate) fn apply(
             let mut st = AggState::default();
             let framed = matches!(
                 w.func,
-                WinFunc::Agg | WinFunc::FirstValue | WinFunc::LastValue
+                WinFunc::Agg | WinFunc::FirstValue | WinFunc::LastValue | WinFunc::NthValue
             );
-            if let (Some(frame), true) = (w.frame, framed) {
+            // NTH_VALUE always goes through a frame: the default one is
+            // RANGE from the partition's start to the row's last peer.
+            let frame = w.frame.or((w.func == WinFunc::NthValue).then_some(Frame {
+                rows: false,
+                start: FrameBound::UnboundedPreceding,
+                end: FrameBound::CurrentRow,
+            }));
+            if let (Some(frame), true) = (frame, framed) {
                 let len = part.len();
                 // Each position's peer group [start, end).
                 let mut peers = vec![(0usize, 0usize); len];
@@ -338,13 +346,19 @@ pub(crate) fn apply(
                 let range = |j: usize| frame_range(frame, j, len, peers[j]);
                 let empty = agg_final(&AggState::default(), call);
                 match w.func {
-                    WinFunc::FirstValue | WinFunc::LastValue => {
+                    WinFunc::FirstValue | WinFunc::LastValue | WinFunc::NthValue => {
+                        let nth = usize::try_from(w.n.saturating_sub(1)).unwrap_or(usize::MAX);
                         for j in 0..len {
                             budget::tick()?;
-                            values[part[j]] = match range(j) {
-                                Some((fs, _)) if w.func == WinFunc::FirstValue => arg_at(part[fs]),
-                                Some((_, fe)) => arg_at(part[fe]),
-                                None => Value::Null,
+                            values[part[j]] = match (w.func, range(j)) {
+                                (WinFunc::FirstValue, Some((fs, _))) => arg_at(part[fs]),
+                                (WinFunc::LastValue, Some((_, fe))) => arg_at(part[fe]),
+                                (WinFunc::NthValue, Some((fs, fe)))
+                                    if fs.checked_add(nth).is_some_and(|k| k <= fe) =>
+                                {
+                                    arg_at(part[fs + nth])
+                                }
+                                _ => Value::Null,
                             };
                         }
                     }
@@ -452,6 +466,10 @@ pub(crate) fn apply(
                             // The default frame ends at the row's last peer.
                             WinFunc::LastValue => arg_at(part[next - 1]),
                             WinFunc::Agg => shared.clone(),
+                            WinFunc::NthValue => {
+                                debug_assert!(false, "NTH_VALUE always has a frame");
+                                Value::Null
+                            }
                         };
                     }
                     peer = next;

@@ -51,13 +51,15 @@ SELECT SUM(ROW_NUMBER() OVER ()) OVER () FROM emp;
 SELECT ROW_NUMBER() OVER (ORDER BY RANK() OVER ()) FROM emp;
 SELECT ROW_NUMBER() OVER () AS rn FROM emp GROUP BY rn;
 SELECT dept, ROW_NUMBER() OVER () AS rn FROM emp GROUP BY dept HAVING rn > 1;
--- LAG / LEAD (offset, default), FIRST_VALUE / LAST_VALUE (the default frame ends at the row's last peer), NTILE, PERCENT_RANK, CUME_DIST (DOUBLE in MySQL 8; MariaDB prints DECIMAL(…,10)). Checked against MariaDB except what it lacks or refuses: LAG's third argument (MariaDB 1064), CUME_DIST() OVER () (4018; MySQL 8: every row is a peer, 1), a negative LAG offset (MySQL 8: 1210; MariaDB reads it as LEAD) and NTILE(0) (MariaDB 4024).
+-- LAG / LEAD (offset, default), FIRST_VALUE / LAST_VALUE / NTH_VALUE (the default frame ends at the row's last peer), NTILE, PERCENT_RANK, CUME_DIST (DOUBLE in MySQL 8; MariaDB prints DECIMAL(…,10)). Checked against MariaDB except what it lacks or refuses: LAG's third argument (MariaDB 1064), CUME_DIST() OVER () (4018; MySQL 8: every row is a peer, 1), a negative LAG offset (MySQL 8: 1210; MariaDB reads it as LEAD), NTH_VALUE(x, 0) (MySQL 8: 1210; MariaDB NULL) and NTILE(0) (MariaDB 4024). NTH_VALUE reads the frame (by default up to the row's last peer).
 SELECT id, sal, LAG(sal) OVER (ORDER BY id) AS lg, LEAD(sal, 2) OVER (ORDER BY id) AS ld, LAG(sal, 1, -1) OVER (PARTITION BY dept ORDER BY id) AS lgd, LEAD(id, 0) OVER (ORDER BY id) AS l0 FROM emp ORDER BY id;
 SELECT id, dept, FIRST_VALUE(id) OVER (PARTITION BY dept ORDER BY sal DESC, id) AS fv, LAST_VALUE(id) OVER (PARTITION BY dept ORDER BY sal) AS lv_peers, FIRST_VALUE(bonus) OVER (ORDER BY id DESC) AS fb FROM emp WHERE dept IS NOT NULL AND id <> 3 ORDER BY id;
 -- Peers (sal 200: ids 2 and 3) share LAST_VALUE's frame end, whichever of them sorts last: one distinct value, not two.
 SELECT COUNT(DISTINCT lv) AS n FROM (SELECT LAST_VALUE(id) OVER (ORDER BY sal) AS lv FROM emp WHERE sal = 200) t;
 SELECT id, NTILE(3) OVER (ORDER BY id) AS t3, NTILE(5) OVER (PARTITION BY dept ORDER BY id) AS t5, NTILE(20) OVER (ORDER BY id) AS t20 FROM emp ORDER BY id;
 SELECT id, sal, PERCENT_RANK() OVER (ORDER BY sal) AS pr, CUME_DIST() OVER (ORDER BY sal) AS cd, PERCENT_RANK() OVER (PARTITION BY dept ORDER BY sal) AS prd, CUME_DIST() OVER () AS c1 FROM emp ORDER BY sal, id;
+SELECT id, sal, NTH_VALUE(sal, 2) OVER (ORDER BY id) AS n2, NTH_VALUE(id, 3) OVER (PARTITION BY dept ORDER BY id) AS n3, NTH_VALUE(sal, 2) OVER (ORDER BY id ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING) AS nw, NTH_VALUE(id, 1) OVER (ORDER BY sal DESC) AS top FROM emp ORDER BY id;
+SELECT id, NTH_VALUE(sal, 0) OVER (ORDER BY id) FROM emp;
 SELECT id, LAG(sal, -1) OVER (ORDER BY id) FROM emp;
 SELECT id, NTILE(0) OVER (ORDER BY id) FROM emp;
 SELECT id, NTILE(sal) OVER (ORDER BY id) FROM emp;
@@ -81,7 +83,6 @@ SELECT id, SUM(sal) OVER (ORDER BY id ROWS BETWEEN CURRENT ROW AND UNBOUNDED PRE
 SELECT id, SUM(sal) OVER (ORDER BY id ROWS BETWEEN 1.5 PRECEDING AND CURRENT ROW) FROM emp;
 SELECT id, SUM(sal) OVER (ORDER BY sal RANGE BETWEEN 10 PRECEDING AND CURRENT ROW) FROM emp;
 -- Not implemented yet: refused with 1235, never approximated.
-SELECT id, NTH_VALUE(sal, 2) OVER (ORDER BY id) FROM emp;
 SELECT id, LAG(sal) IGNORE NULLS OVER (ORDER BY id) FROM emp;
 SELECT id, COUNT(DISTINCT dept) OVER () FROM emp;
 SELECT id, GROUP_CONCAT(dept) OVER () FROM emp;
