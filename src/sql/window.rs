@@ -10,8 +10,7 @@
 //! every unit; the select list and ORDER BY then read it like an
 //! aggregate. The subset: ROW_NUMBER, RANK, DENSE_RANK, PERCENT_RANK,
 //! CUME_DIST, NTILE, LAG, LEAD, FIRST_VALUE, LAST_VALUE, NTH_VALUE and
-//! COUNT / SUM /
-//! AVG / MIN / MAX with MySQL's default frame (the whole partition without
+//! COUNT / SUM / AVG / MIN / MAX with MySQL's default frame (the whole partition without
 //! ORDER BY; with ORDER BY from the partition's start to the current row's
 //! last peer) or an explicit ROWS frame / RANGE frame of UNBOUNDED and
 //! CURRENT ROW bounds ([`crate::sql::expr::Frame`]). Aggregates reuse the GROUP BY fold ([`agg_update`] /

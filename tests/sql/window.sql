@@ -31,6 +31,12 @@ SELECT id, ROW_NUMBER() OVER (ORDER BY sal DESC, id) + 10 AS x FROM emp ORDER BY
 SELECT DISTINCT dept, COUNT(*) OVER (PARTITION BY dept) AS n FROM emp ORDER BY dept;
 SELECT id, ROW_NUMBER() OVER (ORDER BY id DESC) AS rn FROM emp ORDER BY id LIMIT 2;
 SELECT id, dept, RANK() OVER (ORDER BY dept) AS r FROM emp WHERE sal > 60 ORDER BY id;
+-- In a view, a scalar subquery, and under a correlated filter (not pushed below the window: ranks are over every row).
+CREATE VIEW ranked AS SELECT id, ROW_NUMBER() OVER (ORDER BY sal DESC, id) AS r FROM emp;
+SELECT * FROM ranked WHERE r <= 3 ORDER BY id;
+SELECT (SELECT ROW_NUMBER() OVER (ORDER BY id DESC) FROM emp LIMIT 1) AS x;
+SELECT id FROM emp e WHERE 2 = (SELECT r FROM (SELECT id, RANK() OVER (ORDER BY sal) AS r FROM emp) t WHERE t.id = e.id) ORDER BY id;
+SELECT COUNT(*), COUNT(*) OVER () FROM emp;
 -- Empty input: no rows.
 SELECT id, ROW_NUMBER() OVER () FROM emp WHERE id > 100;
 -- Over a join and over generate_series.
