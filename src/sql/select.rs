@@ -2854,7 +2854,7 @@ fn run_with(
             .collect();
     }
     if plan.windowed() {
-        crate::sql::window::apply(plan, &ex, &mut units.0, &mut mem, &mut |p, u| {
+        crate::sql::window::apply(plan, &ex, &mut units.0, &mut |p, u| {
             ev(cx, p, &host, &u.0, outer, &u.1, &u.2)
         })?;
     }

@@ -224,14 +224,15 @@ pub(crate) fn check_placement<'e>(
 }
 
 /// Compute every window call of `plan` over `units` (the block's rows or
-/// groups, HAVING applied) and store each in its aggregate slot. The units
+/// groups, HAVING applied) and store each in its aggregate slot; each
+/// window's working memory is charged to the statement while it runs
+/// (the units themselves already are). The units
 /// come out in the order of the last window's sort (as MySQL's do when no
 /// ORDER BY follows).
 pub(crate) fn apply(
     plan: &Plan,
     ex: &Exprs<'_>,
     units: &mut Vec<Unit>,
-    mem: &mut Reservation,
     ev: &mut dyn FnMut(&exec::Prepared<'_>, &Unit) -> SqlResult<Value>,
 ) -> SqlResult<()> {
     for u in units.iter_mut() {
@@ -243,6 +244,8 @@ pub(crate) fn apply(
             continue;
         };
         let parts = w.partition.len();
+        // This window's keys, sort and values, charged while it runs.
+        let mut mem = Reservation::new();
         // Each unit's keys, argument and default.
         let mut keys: Vec<(Vec<Value>, Option<Value>)> = Vec::with_capacity(units.len());
         let mut defaults: Vec<Value> = Vec::new();
@@ -304,6 +307,7 @@ pub(crate) fn apply(
         })?;
         stop.finish()?;
         // One partition at a time; inside it, one peer group at a time.
+        mem.add(units.len() * std::mem::size_of::<Value>())?;
         let mut values: Vec<Value> = vec![Value::Null; units.len()];
         let mut start = 0;
         while start < order.len() {
@@ -329,6 +333,7 @@ pub(crate) fn apply(
             if let (Some(frame), true) = (frame, framed) {
                 let len = part.len();
                 // Each position's peer group [start, end).
+                mem.add(len * std::mem::size_of::<(usize, usize)>())?;
                 let mut peers = vec![(0usize, 0usize); len];
                 let mut a = 0;
                 while a < len {
