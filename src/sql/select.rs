@@ -2511,7 +2511,7 @@ fn ev(
 /// Whether an ORDER BY key is a vector distance: rows without one (a NULL
 /// vector) sort after every real neighbour, in both directions, so that
 /// the index path and exact evaluation agree.
-fn is_distance_key(e: &CExpr) -> bool {
+pub(crate) fn is_distance_key(e: &CExpr) -> bool {
     matches!(e, CExpr::Func(name, _)
         if crate::sql::expr::VECTOR_DISTANCE_FNS.contains(&name.as_str()))
 }

@@ -30,7 +30,7 @@ use crate::error::{code, SqlError, SqlResult};
 use crate::sql::budget::{self, Reservation};
 use crate::sql::exec;
 use crate::sql::expr::{AggCall, CExpr, Frame, FrameBound, WinFunc};
-use crate::sql::select::{agg_final, agg_update, AggState, Exprs, Plan, Unit};
+use crate::sql::select::{agg_final, agg_update, is_distance_key, AggState, Exprs, Plan, Unit};
 use crate::types::Value;
 
 /// A window call's expressions prepared for one run of the block.
@@ -287,7 +287,17 @@ pub(crate) fn apply(
                 .iter()
                 .zip(&b[parts..])
                 .zip(&w.order)
-                .map(|((x, y), (_, desc))| {
+                .map(|((x, y), (key, desc))| {
+                    // A NULL vector distance sorts after every real one in
+                    // both directions, as the block's ORDER BY and the
+                    // vector index have it.
+                    if is_distance_key(key) && x.is_null() != y.is_null() {
+                        return if x.is_null() {
+                            Ordering::Greater
+                        } else {
+                            Ordering::Less
+                        };
+                    }
                     let o = x.total_cmp(y);
                     if *desc {
                         o.reverse()

@@ -107,3 +107,7 @@ WITH v AS (SELECT id, ROW_NUMBER() OVER (ORDER BY l2_distance(emb, '[0,0]')) AS 
 EXPLAIN WITH v AS (SELECT id, ROW_NUMBER() OVER (ORDER BY l2_distance(emb, '[0,0]')) AS r FROM docs ORDER BY l2_distance(emb, '[0,0]') LIMIT 3), f AS (SELECT id, ROW_NUMBER() OVER (ORDER BY MATCH(body) AGAINST('rust') DESC) AS r FROM docs WHERE MATCH(body) AGAINST('rust') ORDER BY MATCH(body) AGAINST('rust') DESC LIMIT 3), ids AS (SELECT id FROM v UNION SELECT id FROM f) SELECT ids.id, v.r AS vr, f.r AS fr, COALESCE(1/(60+v.r),0) + COALESCE(1/(60+f.r),0) AS rrf FROM ids LEFT JOIN v ON v.id = ids.id LEFT JOIN f ON f.id = ids.id ORDER BY rrf DESC, ids.id LIMIT 10;
 EXPLAIN SELECT id, SUM(id) OVER (ORDER BY l2_distance(emb, '[0,0]')) AS s FROM docs ORDER BY l2_distance(emb, '[0,0]') LIMIT 3;
 SELECT id, SUM(id) OVER (ORDER BY l2_distance(emb, '[0,0]')) AS s FROM docs ORDER BY l2_distance(emb, '[0,0]') LIMIT 3;
+-- A row without a vector ranks after every real neighbour in both directions (as ORDER BY by distance has it), so the index path and exact evaluation number rows alike.
+INSERT INTO docs VALUES (7, 'rust', NULL);
+SELECT id, ROW_NUMBER() OVER (ORDER BY l2_distance(emb, '[0,0]')) AS r FROM docs ORDER BY l2_distance(emb, '[0,0]') LIMIT 3;
+SELECT id, ROW_NUMBER() OVER (ORDER BY l2_distance(emb, '[0,0]')) AS r, RANK() OVER (ORDER BY l2_distance(emb, '[0,0]') DESC) AS far FROM docs ORDER BY id;
