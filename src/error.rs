@@ -45,6 +45,26 @@ pub mod code {
     pub const WRONG_COLUMN_NAME: u16 = 1166;
     pub const NON_UNIQ: u16 = 1052;
     pub const INVALID_GROUP_FUNC: u16 = 1111;
+    /// ER_WINDOW_INVALID_WINDOW_FUNC_USE: a window function outside the
+    /// select list / ORDER BY (WHERE, GROUP BY, HAVING, inside another).
+    pub const WINDOW_INVALID_USE: u16 = 3593;
+    /// ER_WINDOW_INVALID_WINDOW_FUNC_ALIAS_USE: the alias of a windowed
+    /// expression where a window function may not be.
+    pub const WINDOW_INVALID_ALIAS_USE: u16 = 3594;
+    /// Named windows (`WINDOW w AS (…)`): MySQL's ER_WINDOW_NO_SUCH_WINDOW,
+    /// …_CIRCULARITY_IN_WINDOW_GRAPH, …_NO_CHILD_PARTITIONING,
+    /// …_NO_INHERIT_FRAME, …_NO_REDEFINE_ORDER_BY, …_DUPLICATE_NAME.
+    pub const WINDOW_NO_SUCH_WINDOW: u16 = 3579;
+    pub const WINDOW_CIRCULARITY: u16 = 3580;
+    pub const WINDOW_NO_CHILD_PARTITIONING: u16 = 3581;
+    pub const WINDOW_NO_INHERIT_FRAME: u16 = 3582;
+    pub const WINDOW_NO_REDEFINE_ORDER_BY: u16 = 3583;
+    pub const WINDOW_DUPLICATE_NAME: u16 = 3591;
+    /// Explicit frames: ER_WINDOW_FRAME_START_ILLEGAL, …_END_ILLEGAL,
+    /// …_FRAME_ILLEGAL (a negative, NULL or non-integer offset).
+    pub const WINDOW_FRAME_START_ILLEGAL: u16 = 3584;
+    pub const WINDOW_FRAME_END_ILLEGAL: u16 = 3585;
+    pub const WINDOW_FRAME_ILLEGAL: u16 = 3586;
     pub const WRONG_FIELD_WITH_GROUP: u16 = 1055;
     pub const INCORRECT_VALUE: u16 = 1525;
     pub const MULTIPLE_PRI_KEY: u16 = 1068;

@@ -119,6 +119,73 @@ pub struct AggCall {
     /// The collation MIN/MAX/DISTINCT compare the argument under, when it
     /// is not binary.
     pub collation: Option<Collation>,
+    /// `Some` for a window function (`… OVER (…)`): its slot is filled by
+    /// the window operator ([`crate::sql::window`]) after grouping, never
+    /// by the aggregate fold. `func`/`arg` then give its aggregate (and
+    /// result type); the ranking functions carry `CountStar` (BIGINT).
+    pub window: Option<Box<Window>>,
+}
+
+/// A window function's kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WinFunc {
+    RowNumber,
+    Rank,
+    DenseRank,
+    PercentRank,
+    CumeDist,
+    /// NTILE(n): `n` in [`Window::n`].
+    Ntile,
+    /// LAG / LEAD(x, n, default): `n` in [`Window::n`].
+    Lag,
+    Lead,
+    FirstValue,
+    LastValue,
+    /// NTH_VALUE(x, n): `n` in [`Window::n`].
+    NthValue,
+    /// The call's aggregate over the frame.
+    Agg,
+}
+
+/// A window function call's `OVER (PARTITION BY … ORDER BY …)` with
+/// MySQL's default frame: the whole partition without ORDER BY, else
+/// `RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW` (peers share it).
+/// Its expressions are over the block's post-grouping row (they may read
+/// aggregate slots).
+#[derive(Debug, Clone)]
+pub struct Window {
+    pub func: WinFunc,
+    pub partition: Vec<CExpr>,
+    /// (key, descending).
+    pub order: Vec<(CExpr, bool)>,
+    /// How EXPLAIN names it (`row_number() OVER (…)`).
+    pub text: String,
+    /// LAG / LEAD's offset, NTILE's bucket count.
+    pub n: u64,
+    /// LAG / LEAD's default (over the current row).
+    pub default: Option<CExpr>,
+    /// An explicit frame (`ROWS` / `RANGE BETWEEN …`); `None`: the
+    /// default one. Only aggregates and FIRST / LAST_VALUE read it.
+    pub frame: Option<Frame>,
+}
+
+/// An explicit window frame: ROWS with any bounds, RANGE with UNBOUNDED
+/// and CURRENT ROW bounds (peers) only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Frame {
+    pub rows: bool,
+    pub start: FrameBound,
+    pub end: FrameBound,
+}
+
+/// One end of a [`Frame`], in order from the partition's start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum FrameBound {
+    UnboundedPreceding,
+    Preceding(u64),
+    CurrentRow,
+    Following(u64),
+    UnboundedFollowing,
 }
 
 /// A full-text predicate found in a query.
@@ -370,6 +437,11 @@ impl FunctionHost for NoHost {
 pub struct Compiler<'a> {
     pub scope: &'a Scope,
     pub allow_aggs: bool,
+    /// Whether a window function may appear here (the select list and
+    /// ORDER BY of a block; MySQL refuses it elsewhere with 3593).
+    pub allow_windows: bool,
+    /// The block's `WINDOW w AS (…)` definitions.
+    pub named_windows: &'a [ast::NamedWindowDefinition],
     pub aggs: Vec<AggCall>,
     pub matches: Vec<MatchSpec>,
     /// Names visible from enclosing queries (their rows concatenated).
@@ -516,6 +588,8 @@ impl<'a> Compiler<'a> {
         Compiler {
             scope,
             allow_aggs,
+            allow_windows: false,
+            named_windows: &[],
             aggs: Vec::new(),
             matches: Vec::new(),
             outer: None,
@@ -1034,12 +1108,10 @@ impl<'a> Compiler<'a> {
 
     fn compile_function(&mut self, f: &ast::Function) -> SqlResult<CExpr> {
         let name = object_parts(&f.name).join(".");
-        // Clauses this engine does not evaluate are refused, never skipped.
-        if f.over.is_some() {
-            return Err(SqlError::unsupported(format!(
-                "window function {name}(…) OVER"
-            )));
+        if let Some(over) = &f.over {
+            return self.compile_window(f, &name, over);
         }
+        // Clauses this engine does not evaluate are refused, never skipped.
         if f.filter.is_some() {
             return Err(SqlError::unsupported("FILTER (WHERE …) on a function"));
         }
@@ -1099,11 +1171,13 @@ impl<'a> Compiler<'a> {
                         "Incorrect parameter count in the call to native function '{name}'"
                     )));
                 };
-                // Aggregate arguments may not contain aggregates.
-                let saved = self.allow_aggs;
+                // Aggregate arguments may not contain aggregates (nor
+                // window functions).
+                let saved = (self.allow_aggs, self.allow_windows);
                 self.allow_aggs = false;
+                self.allow_windows = false;
                 let c = self.compile(a);
-                self.allow_aggs = saved;
+                (self.allow_aggs, self.allow_windows) = saved;
                 (func, Some(self.resolve_collations(c?)?))
             };
             let collation = match &arg {
@@ -1117,6 +1191,7 @@ impl<'a> Compiler<'a> {
                 arg,
                 distinct,
                 collation,
+                window: None,
             });
             return Ok(CExpr::Agg(self.aggs.len() - 1));
         }
@@ -1179,6 +1254,336 @@ impl<'a> Compiler<'a> {
             .map(|a| self.compile(a))
             .collect::<SqlResult<Vec<_>>>()?;
         Ok(CExpr::Func(name, cargs))
+    }
+
+    /// `f(…) OVER (…)`: the supported subset (the ranking functions,
+    /// NTILE, LAG / LEAD, FIRST / LAST_VALUE, COUNT/SUM/AVG/MIN/MAX over
+    /// PARTITION BY / ORDER BY with the default frame) becomes an aggregate slot the window operator
+    /// fills; everything else is refused (decision 009).
+    fn compile_window(
+        &mut self,
+        f: &ast::Function,
+        name: &str,
+        over: &ast::WindowType,
+    ) -> SqlResult<CExpr> {
+        if !self.allow_windows {
+            return Err(SqlError::new(
+                code::WINDOW_INVALID_USE,
+                format!("You cannot use the window function '{name}' in this context.'"),
+            ));
+        }
+        let spec = match over {
+            ast::WindowType::WindowSpec(s) => {
+                crate::sql::window::resolve_spec(self.named_windows, s)?
+            }
+            ast::WindowType::NamedWindow(w) => {
+                let s = crate::sql::window::lookup(self.named_windows, w)?;
+                crate::sql::window::resolve_spec(self.named_windows, &s)?
+            }
+        };
+        let spec = &spec;
+        if f.filter.is_some()
+            || f.null_treatment.is_some()
+            || !f.within_group.is_empty()
+            || !matches!(f.parameters, ast::FunctionArguments::None)
+        {
+            return Err(SqlError::unsupported(format!(
+                "this form of {name}(…) OVER"
+            )));
+        }
+        let func = match name {
+            "row_number" => WinFunc::RowNumber,
+            "rank" => WinFunc::Rank,
+            "dense_rank" => WinFunc::DenseRank,
+            "percent_rank" => WinFunc::PercentRank,
+            "cume_dist" => WinFunc::CumeDist,
+            "ntile" => WinFunc::Ntile,
+            "lag" => WinFunc::Lag,
+            "lead" => WinFunc::Lead,
+            "first_value" => WinFunc::FirstValue,
+            "last_value" => WinFunc::LastValue,
+            "nth_value" => WinFunc::NthValue,
+            "count" | "sum" | "avg" | "min" | "max" => WinFunc::Agg,
+            _ => {
+                return Err(SqlError::unsupported(format!(
+                    "window function {}(…) OVER",
+                    name.to_ascii_uppercase()
+                )))
+            }
+        };
+        let saved = self.allow_windows;
+        self.allow_windows = false;
+        let r = self.window_call(f, name, func, spec);
+        self.allow_windows = saved;
+        r
+    }
+
+    fn window_call(
+        &mut self,
+        f: &ast::Function,
+        name: &str,
+        func: WinFunc,
+        spec: &ast::WindowSpec,
+    ) -> SqlResult<CExpr> {
+        let mut partition = Vec::new();
+        for e in &spec.partition_by {
+            let c = self.compile(e)?;
+            let c = self.resolve_collations(c)?;
+            partition.push(self.sort_key(c)?);
+        }
+        let mut order = Vec::new();
+        for o in &spec.order_by {
+            if o.options.nulls_first.is_some() || o.with_fill.is_some() {
+                return Err(SqlError::unsupported(
+                    "NULLS FIRST/LAST in a window's ORDER BY",
+                ));
+            }
+            let c = self.compile(&o.expr)?;
+            let c = self.resolve_collations(c)?;
+            order.push((
+                self.sort_key(c)?,
+                matches!(o.options.sort, Some(ast::OrderBySort::Desc)),
+            ));
+        }
+        let frame = match &spec.window_frame {
+            Some(fr) => Some(self.frame(fr)?),
+            None => None,
+        };
+        let text = format!("{f}");
+        let window = |func, n, default| {
+            Some(Box::new(Window {
+                func,
+                partition,
+                order,
+                text,
+                n,
+                default,
+                frame,
+            }))
+        };
+        if matches!(
+            func,
+            WinFunc::Ntile
+                | WinFunc::Lag
+                | WinFunc::Lead
+                | WinFunc::FirstValue
+                | WinFunc::LastValue
+                | WinFunc::NthValue
+        ) {
+            let args: Vec<&Expr> = match &f.args {
+                ast::FunctionArguments::List(l)
+                    if l.duplicate_treatment.is_none() && l.clauses.is_empty() =>
+                {
+                    l.args
+                        .iter()
+                        .map(|a| match a {
+                            ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => Ok(e),
+                            _ => Err(wrong_count(name)),
+                        })
+                        .collect::<SqlResult<_>>()?
+                }
+                _ => return Err(wrong_count(name)),
+            };
+            let lag = matches!(func, WinFunc::Lag | WinFunc::Lead);
+            let arity_ok = match func {
+                WinFunc::Ntile | WinFunc::FirstValue | WinFunc::LastValue => args.len() == 1,
+                WinFunc::NthValue => args.len() == 2,
+                _ => (1..=3).contains(&args.len()),
+            };
+            if !arity_ok {
+                return Err(wrong_count(name));
+            }
+            // NTILE's bucket count and LAG / LEAD's offset: a constant
+            // integer (positive / non-negative), as MySQL requires.
+            let count_arg = match func {
+                WinFunc::Ntile => args.first(),
+                WinFunc::NthValue => args.get(1),
+                _ if lag => args.get(1),
+                _ => None,
+            };
+            let n = match count_arg {
+                None => 1,
+                Some(e) => match self.compile(e)? {
+                    CExpr::Lit(Value::Int(i)) if i > 0 || (i == 0 && lag) => i as u64,
+                    _ => {
+                        return Err(SqlError::new(
+                            code::WRONG_ARGUMENTS,
+                            format!("Incorrect arguments to {name}"),
+                        ))
+                    }
+                },
+            };
+            // The value argument; NTILE's typing proxy is any integer.
+            let arg = match func {
+                WinFunc::Ntile => CExpr::Lit(Value::Int(0)),
+                _ => {
+                    let c = self.compile(args[0])?;
+                    self.resolve_collations(c)?
+                }
+            };
+            let default = match args.get(2) {
+                Some(e) => {
+                    let c = self.compile(e)?;
+                    Some(self.resolve_collations(c)?)
+                }
+                None => None,
+            };
+            // Typed as its argument (MIN's typing: the argument's own).
+            self.aggs.push(AggCall {
+                func: AggFunc::Min,
+                arg: Some(arg),
+                distinct: false,
+                collation: None,
+                window: window(func, n, default),
+            });
+            return Ok(CExpr::Agg(self.aggs.len() - 1));
+        }
+        if func != WinFunc::Agg {
+            if !matches!(&f.args, ast::FunctionArguments::List(l) if l.args.is_empty() && l.duplicate_treatment.is_none() && l.clauses.is_empty())
+                && !matches!(f.args, ast::FunctionArguments::None)
+            {
+                return Err(SqlError::parse(format!(
+                    "{}() takes no arguments",
+                    name.to_ascii_uppercase()
+                )));
+            }
+            // PERCENT_RANK / CUME_DIST are DOUBLE (typed as MAX of a
+            // DOUBLE, never evaluated); the ranks BIGINT (COUNT(*)'s).
+            let (proxy, arg) = match func {
+                WinFunc::PercentRank | WinFunc::CumeDist => {
+                    (AggFunc::Max, Some(CExpr::Lit(Value::Float(0.0))))
+                }
+                _ => (AggFunc::CountStar, None),
+            };
+            self.aggs.push(AggCall {
+                func: proxy,
+                arg,
+                distinct: false,
+                collation: None,
+                window: window(func, 1, None),
+            });
+            return Ok(CExpr::Agg(self.aggs.len() - 1));
+        }
+        // An aggregate OVER: compiled as the plain aggregate (its checks,
+        // argument and typing), then turned into a window slot. Its
+        // argument is over the grouped row, so it may read aggregates of
+        // a grouped block (`SUM(SUM(x)) OVER ()`).
+        let ast::FunctionArguments::List(l) = &f.args else {
+            return Err(SqlError::wrong_args(format!(
+                "Incorrect parameter count in the call to native function '{name}'"
+            )));
+        };
+        if l.duplicate_treatment == Some(ast::DuplicateTreatment::Distinct) {
+            return Err(SqlError::unsupported(format!(
+                "<window function>({} DISTINCT ..)",
+                name.to_ascii_uppercase()
+            )));
+        }
+        let star = matches!(
+            l.args.as_slice(),
+            [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Wildcard)]
+        );
+        let (func_kind, arg) = if star {
+            if name != "count" {
+                return Err(SqlError::parse(format!("{name}(*) is not valid")));
+            }
+            (AggFunc::CountStar, None)
+        } else {
+            let [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(a))] = l.args.as_slice()
+            else {
+                return Err(SqlError::wrong_args(format!(
+                    "Incorrect parameter count in the call to native function '{name}'"
+                )));
+            };
+            let Some(af) = agg_func(name) else {
+                return Err(SqlError::unsupported(format!("window function {name}")));
+            };
+            let c = self.compile(a)?;
+            (af, Some(self.resolve_collations(c)?))
+        };
+        let collation = match &arg {
+            Some(a) if matches!(func_kind, AggFunc::Min | AggFunc::Max) => {
+                collate::agg_collation(a, &self.collate_env())?
+            }
+            _ => None,
+        };
+        self.aggs.push(AggCall {
+            func: func_kind,
+            arg,
+            distinct: false,
+            collation,
+            window: window(func, 1, None),
+        });
+        Ok(CExpr::Agg(self.aggs.len() - 1))
+    }
+
+    /// An explicit frame as MySQL checks it: a start of UNBOUNDED
+    /// FOLLOWING is 3584, an end of UNBOUNDED PRECEDING 3585, an offset
+    /// that is not a non-negative integer constant 3586; RANGE with an
+    /// offset, GROUPS, and a start after the end are 1235.
+    fn frame(&mut self, fr: &ast::WindowFrame) -> SqlResult<Frame> {
+        let rows = match fr.units {
+            ast::WindowFrameUnits::Rows => true,
+            ast::WindowFrameUnits::Range => false,
+            ast::WindowFrameUnits::Groups => {
+                return Err(SqlError::unsupported("GROUPS window frames"))
+            }
+        };
+        let mut bound = |b: &ast::WindowFrameBound| -> SqlResult<FrameBound> {
+            let offset = |c: &mut Self, e: &Expr| -> SqlResult<u64> {
+                if !rows {
+                    return Err(SqlError::unsupported("RANGE frames with an offset"));
+                }
+                match c.compile(e)? {
+                    CExpr::Lit(Value::Int(i)) if i >= 0 => Ok(i as u64),
+                    _ => Err(SqlError::new(
+                        code::WINDOW_FRAME_ILLEGAL,
+                        "Window '<unnamed window>': frame start or end is negative, NULL or of non-integral type",
+                    )),
+                }
+            };
+            Ok(match b {
+                ast::WindowFrameBound::CurrentRow => FrameBound::CurrentRow,
+                ast::WindowFrameBound::Preceding(None) => FrameBound::UnboundedPreceding,
+                ast::WindowFrameBound::Following(None) => FrameBound::UnboundedFollowing,
+                ast::WindowFrameBound::Preceding(Some(e)) => {
+                    FrameBound::Preceding(offset(self, e)?)
+                }
+                ast::WindowFrameBound::Following(Some(e)) => {
+                    FrameBound::Following(offset(self, e)?)
+                }
+            })
+        };
+        let start = bound(&fr.start_bound)?;
+        let end = match &fr.end_bound {
+            Some(b) => bound(b)?,
+            None => FrameBound::CurrentRow,
+        };
+        if start == FrameBound::UnboundedFollowing {
+            return Err(SqlError::new(
+                code::WINDOW_FRAME_START_ILLEGAL,
+                "Window '<unnamed window>': frame start cannot be UNBOUNDED FOLLOWING.",
+            ));
+        }
+        if end == FrameBound::UnboundedPreceding {
+            return Err(SqlError::new(
+                code::WINDOW_FRAME_END_ILLEGAL,
+                "Window '<unnamed window>': frame end cannot be UNBOUNDED PRECEDING.",
+            ));
+        }
+        let kind = |b: FrameBound| match b {
+            FrameBound::UnboundedPreceding => 0,
+            FrameBound::Preceding(_) => 1,
+            FrameBound::CurrentRow => 2,
+            FrameBound::Following(_) => 3,
+            FrameBound::UnboundedFollowing => 4,
+        };
+        if kind(start) > kind(end) {
+            return Err(SqlError::unsupported(
+                "a window frame that starts after its end",
+            ));
+        }
+        Ok(Frame { rows, start, end })
     }
 
     /// `DATE_ADD(d, INTERVAL n unit)` (or DATE_SUB when `sub`) as the

@@ -38,6 +38,7 @@ pub mod stack;
 pub mod table_locks;
 pub mod truncate;
 pub mod vars;
+pub mod window;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

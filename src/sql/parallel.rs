@@ -77,6 +77,7 @@ pub(crate) fn parts_for(cx: &Ctx<'_>, plan: &Plan, t: &TableDef, ex: &Exprs<'_>)
         .as_ref()
         .is_none_or(|f| !f.ran_subqueries() && row_only(f.expr()))
         && ex.group_by.iter().all(|g| row_only(g.expr()))
+        && !plan.windowed()
         && plan.aggs.iter().zip(&ex.agg_args).all(|(call, a)| {
             a.as_ref().is_none_or(|a| row_only(a.expr()))
                 && mergeable(call, a.as_ref().map(|a| a.expr()), t)
@@ -284,6 +285,7 @@ mod tests {
             arg: Some(CExpr::Col(0)),
             distinct: false,
             collation: None,
+            window: None,
         }
     }
 

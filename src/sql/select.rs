@@ -969,9 +969,6 @@ pub fn reject_select(sel: &ast::Select) -> SqlResult<()> {
     if !sel.cluster_by.is_empty() || !sel.distribute_by.is_empty() || !sel.sort_by.is_empty() {
         return no("CLUSTER/DISTRIBUTE/SORT BY");
     }
-    if !sel.named_window.is_empty() {
-        return no("WINDOW");
-    }
     if sel.qualify.is_some() {
         return no("QUALIFY");
     }
@@ -1114,10 +1111,22 @@ impl Plan {
             ok
         });
         let by_score = matches!(self.order_by.as_slice(), [(CExpr::Match(s), true)] if s == slot);
-        if !only_scores || !by_score || self.aggregate || self.distinct || self.having.is_some() {
+        if !only_scores
+            || !by_score
+            || self.aggregate
+            || !crate::sql::window::prefix_safe(&self.aggs, &self.order_by)
+            || self.distinct
+            || self.having.is_some()
+        {
             return None;
         }
         self.limit.map(|l| l.saturating_add(self.offset))
+    }
+
+    /// Whether the block computes window functions (its window operator
+    /// runs after grouping, before DISTINCT / ORDER BY / LIMIT).
+    pub fn windowed(&self) -> bool {
+        self.aggs.iter().any(|a| a.window.is_some())
     }
 
     /// A scan of a base table with no aggregate, order, limit, distinct or
@@ -1264,6 +1273,9 @@ pub fn explain_block(
     if plan.distinct {
         push("Distinct".into(), lines);
     }
+    for w in plan.aggs.iter().filter_map(|a| a.window.as_deref()) {
+        push(format!("Window ({})", w.text), lines);
+    }
     if plan.aggregate {
         push(
             format!("Aggregate ({} group key(s))", plan.group_by.len()),
@@ -1337,6 +1349,11 @@ pub fn plan_block(
     let mut comp = Compiler::new(&scope, true);
     comp.outer = outer;
     comp.sub = Some(pl);
+    comp.allow_windows = true;
+    if let Some(sel) = sel {
+        crate::sql::window::check_named(&sel.named_window)?;
+        comp.named_windows = &sel.named_window;
+    }
 
     // Projection.
     let mut projection = Vec::new();
@@ -1400,6 +1417,8 @@ pub fn plan_block(
             other => return Err(SqlError::unsupported(format!("select item {other}"))),
         }
     }
+    // Window functions only in the select list and ORDER BY.
+    comp.allow_windows = false;
     // WHERE may not contain aggregates.
     let filter = match sel.and_then(|s| s.selection.as_ref()) {
         Some(w) => {
@@ -1432,6 +1451,7 @@ pub fn plan_block(
         None => None,
     };
     let mut order_by = Vec::new();
+    comp.allow_windows = true;
     if let Some(ob) = &q.order_by {
         let ast::OrderByKind::Expressions(list) = &ob.kind else {
             return Err(SqlError::unsupported("ORDER BY ALL"));
@@ -1448,6 +1468,11 @@ pub fn plan_block(
         }
     }
     let aggs = std::mem::take(&mut comp.aggs);
+    crate::sql::window::check_placement(
+        &aggs,
+        &projection,
+        filter.iter().chain(&group_by).chain(&having),
+    )?;
     let matches = std::mem::take(&mut comp.matches);
     let refs = std::mem::take(&mut comp.outer_refs);
     let out_colls = projection
@@ -1518,7 +1543,31 @@ pub fn plan_block(
         }
         _ => {}
     }
-    let aggregate = has_group || !aggs.is_empty();
+    let aggregate = has_group || aggs.iter().any(|a| a.window.is_none());
+    let windowed = aggs.iter().any(|a| a.window.is_some());
+    // LAG / LEAD's default must have its argument's type (the result
+    // type would otherwise merge both).
+    for a in &aggs {
+        if let (Some(d), Some(x)) = (a.window.as_ref().and_then(|w| w.default.as_ref()), &a.arg) {
+            if !matches!(d, CExpr::Lit(Value::Null))
+                && kind_of_expr(d, &source, &aggs) != kind_of_expr(x, &source, &aggs)
+            {
+                return Err(SqlError::unsupported(
+                    "LAG/LEAD with a default of another type than its argument",
+                ));
+            }
+        }
+    }
+    let mut aggs = aggs;
+    for w in aggs.iter_mut().filter_map(|a| a.window.as_deref_mut()) {
+        for e in w
+            .partition
+            .iter_mut()
+            .chain(w.order.iter_mut().map(|(e, _)| e))
+        {
+            *e = fold_vector_literals(std::mem::replace(e, CExpr::Lit(Value::Null)));
+        }
+    }
     // User variables are constants for the statement: fold them so that
     // result types follow their values and key ranges can use them.
     let uv = &cx.session.user_vars;
@@ -1550,11 +1599,13 @@ pub fn plan_block(
     };
     // Under an aggregate, ORDER BY / LIMIT order groups, not rows: only a
     // MATCH filter (which the index answers row for row) may use an index.
-    let (index_order, index_limit) = if aggregate {
-        (&[][..], None)
-    } else {
-        (&order_by[..], limit.map(|l| l + offset))
-    };
+    // So too under a window function that reads every row first.
+    let (index_order, index_limit) =
+        if aggregate || (windowed && !crate::sql::window::prefix_safe(&aggs, &order_by)) {
+            (&[][..], None)
+        } else {
+            (&order_by[..], limit.map(|l| l + offset))
+        };
     let index_path = match &source.table {
         Some(t) => crate::sql::search::choose_index_path(
             cx.engine,
@@ -1641,6 +1692,10 @@ impl Plan {
         exprs.extend(self.group_by.iter());
         exprs.extend(self.order_by.iter().map(|(e, _)| e));
         exprs.extend(self.aggs.iter().filter_map(|a| a.arg.as_ref()));
+        for w in self.aggs.iter().filter_map(|a| a.window.as_deref()) {
+            exprs.extend(w.partition.iter().chain(w.order.iter().map(|(e, _)| e)));
+            exprs.extend(w.default.iter());
+        }
         for e in exprs {
             mark_columns(e, &mut n);
         }
@@ -2106,7 +2161,7 @@ impl AggState {
     }
 }
 
-fn agg_update(st: &mut AggState, call: &AggCall, v: Option<Value>) -> SqlResult<()> {
+pub(crate) fn agg_update(st: &mut AggState, call: &AggCall, v: Option<Value>) -> SqlResult<()> {
     match call.func {
         AggFunc::CountStar => st.count += 1,
         _ => {
@@ -2202,7 +2257,7 @@ fn exact_sum(st: &AggState) -> crate::decimal::Decimal {
     }
 }
 
-fn agg_final(st: &AggState, call: &AggCall) -> Value {
+pub(crate) fn agg_final(st: &AggState, call: &AggCall) -> Value {
     match call.func {
         AggFunc::CountStar | AggFunc::Count => Value::Int(st.count),
         AggFunc::Sum => {
@@ -2392,6 +2447,9 @@ pub(crate) struct Exprs<'p> {
     having: Option<Prepared<'p>>,
     projection: Vec<Prepared<'p>>,
     order_by: Vec<Prepared<'p>>,
+    /// Per aggregate slot, a window call's (argument, partition keys,
+    /// order keys); `None` for a plain aggregate.
+    pub(crate) windows: Vec<Option<crate::sql::window::Prepared<'p>>>,
 }
 
 impl<'p> Exprs<'p> {
@@ -2404,7 +2462,15 @@ impl<'p> Exprs<'p> {
             agg_args: plan
                 .aggs
                 .iter()
-                .map(|a| a.arg.as_ref().map(&mut p).transpose())
+                .map(|a| match a.window {
+                    Some(_) => Ok(None),
+                    None => a.arg.as_ref().map(&mut p).transpose(),
+                })
+                .collect::<SqlResult<_>>()?,
+            windows: plan
+                .aggs
+                .iter()
+                .map(|a| crate::sql::window::prepare(a, &mut p))
                 .collect::<SqlResult<_>>()?,
             having: plan.having.as_ref().map(&mut p).transpose()?,
             projection: plan
@@ -2445,7 +2511,7 @@ fn ev(
 /// Whether an ORDER BY key is a vector distance: rows without one (a NULL
 /// vector) sort after every real neighbour, in both directions, so that
 /// the index path and exact evaluation agree.
-fn is_distance_key(e: &CExpr) -> bool {
+pub(crate) fn is_distance_key(e: &CExpr) -> bool {
     matches!(e, CExpr::Func(name, _)
         if crate::sql::expr::VECTOR_DISTANCE_FNS.contains(&name.as_str()))
 }
@@ -2579,6 +2645,10 @@ impl Groups {
             }
         };
         for (ai, call) in plan.aggs.iter().enumerate() {
+            if call.window.is_some() {
+                // Filled by the window operator after grouping.
+                continue;
+            }
             let v = match &ex.agg_args[ai] {
                 Some(a) => Some(ev(a, row, m)?),
                 None => None,
@@ -2599,6 +2669,7 @@ impl Groups {
 fn scan_cap(plan: &Plan, early: Option<&exec::Prepared<'_>>, path: &Access) -> usize {
     let key_order = matches!(path, Access::FullScan | Access::PkRange(..));
     let in_scan_order = !plan.aggregate
+        && !plan.windowed()
         && plan.group_by.is_empty()
         && plan.having.is_none()
         && (plan.order_by.is_empty() || (key_order && sorted_by_key(plan)))
@@ -2785,6 +2856,11 @@ fn run_with(
             units.push((r, Vec::new(), m));
         }
     }
+    if plan.windowed() {
+        crate::sql::window::apply(plan, &ex, &mut units.0, &mut |p, u| {
+            ev(cx, p, &host, &u.0, outer, &u.1, &u.2)
+        })?;
+    }
     // Project + sort keys.
     let mut out: budget::Grave<Vec<(Vec<Value>, Vec<Value>)>> =
         budget::Grave(Vec::with_capacity(units.len()));
@@ -2875,7 +2951,7 @@ fn run_with(
 }
 
 /// An output unit of a block: (context row, aggregates, MATCH scores).
-type Unit = (Vec<Value>, Vec<Value>, Vec<Value>);
+pub(crate) type Unit = (Vec<Value>, Vec<Value>, Vec<Value>);
 
 /// The first `k` items of `items` in the order a stable sort by `order`
 /// gives (ties keep their input order), without sorting the rest: a

@@ -1,0 +1,566 @@
+//! The window operator: computes a query block's window functions
+//! (`f(…) OVER (PARTITION BY … ORDER BY …)`) over the block's rows after
+//! WHERE / GROUP BY / HAVING and before DISTINCT / ORDER BY / LIMIT, as
+//! MySQL does.
+//!
+//! Owns: for each window call (an aggregate slot whose [`AggCall::window`]
+//! is set, see [`crate::sql::expr::Window`]), sorting the block's output
+//! units by (partition keys, order keys) with the bounded, interruptible
+//! [`budget::sort_by`], and writing the function's value into that slot of
+//! every unit; the select list and ORDER BY then read it like an
+//! aggregate. The subset: ROW_NUMBER, RANK, DENSE_RANK, PERCENT_RANK,
+//! CUME_DIST, NTILE, LAG, LEAD, FIRST_VALUE, LAST_VALUE, NTH_VALUE and
+//! COUNT / SUM / AVG / MIN / MAX with MySQL's default frame (the whole partition without
+//! ORDER BY; with ORDER BY from the partition's start to the current row's
+//! last peer) or an explicit ROWS frame / RANGE frame of UNBOUNDED and
+//! CURRENT ROW bounds ([`crate::sql::expr::Frame`]). Aggregates reuse the GROUP BY fold ([`agg_update`] /
+//! [`agg_final`]) and its result types. Also resolves named windows
+//! (`WINDOW w AS (…)`, [`resolve_spec`]) with MySQL's inheritance rules.
+//!
+//! Never: plans (the compiler refuses the rest of the syntax with 1235 /
+//! 3593, [`check_placement`] catches aliases used where a window may not
+//! be), reads tables, or grows memory unbudgeted (keys are charged to the
+//! block's reservation, every loop ticks).
+
+use std::cmp::Ordering;
+
+use sqlparser::ast;
+
+use crate::error::{code, SqlError, SqlResult};
+use crate::sql::budget::{self, Reservation};
+use crate::sql::exec;
+use crate::sql::expr::{AggCall, CExpr, Frame, FrameBound, WinFunc};
+use crate::sql::select::{agg_final, agg_update, is_distance_key, AggState, Exprs, Plan, Unit};
+use crate::types::Value;
+
+/// A window call's expressions prepared for one run of the block.
+pub(crate) struct Prepared<'p> {
+    arg: Option<exec::Prepared<'p>>,
+    /// Partition keys, then order keys.
+    keys: Vec<exec::Prepared<'p>>,
+    /// LAG / LEAD's default.
+    default: Option<exec::Prepared<'p>>,
+}
+
+/// Prepare the window call in slot `a` (`None` for a plain aggregate).
+pub(crate) fn prepare<'p>(
+    a: &'p AggCall,
+    p: &mut dyn FnMut(&'p CExpr) -> SqlResult<exec::Prepared<'p>>,
+) -> SqlResult<Option<Prepared<'p>>> {
+    let Some(w) = a.window.as_deref() else {
+        return Ok(None);
+    };
+    let arg = a.arg.as_ref().map(&mut *p).transpose()?;
+    let keys = w
+        .partition
+        .iter()
+        .chain(w.order.iter().map(|(e, _)| e))
+        .map(&mut *p)
+        .collect::<SqlResult<_>>()?;
+    let default = w.default.as_ref().map(p).transpose()?;
+    Ok(Some(Prepared { arg, keys, default }))
+}
+
+/// Whether the block's first `k` rows in its ORDER BY are all its window
+/// functions need — so an index top-k path (vector / full-text) may
+/// still answer it: every window is ROW_NUMBER, RANK or DENSE_RANK without
+/// PARTITION BY, ordered exactly as the block (a row's number or rank
+/// depends only on the rows before it in that order, never on those after
+/// the cut). True without windows.
+pub(crate) fn prefix_safe(aggs: &[AggCall], order_by: &[(CExpr, bool)]) -> bool {
+    let key = |(e, d): &(CExpr, bool)| format!("{e:?} {d}");
+    aggs.iter().filter_map(|a| a.window.as_deref()).all(|w| {
+        w.func != WinFunc::Agg
+            && w.partition.is_empty()
+            && w.order.len() == order_by.len()
+            && w.order.iter().map(key).eq(order_by.iter().map(key))
+    })
+}
+
+/// The effective specification of `spec` under the block's named windows
+/// (`WINDOW w AS (…)`): a reference to `w` inherits w's PARTITION BY and
+/// ORDER BY, with MySQL's rules — the referring window may not partition
+/// (3581) nor order when w orders (3583), w may have no frame (3582); an
+/// unknown name is 3579, a cycle 3580.
+pub(crate) fn resolve_spec(
+    named: &[ast::NamedWindowDefinition],
+    spec: &ast::WindowSpec,
+) -> SqlResult<ast::WindowSpec> {
+    resolve_depth(named, spec, 0)
+}
+
+fn resolve_depth(
+    named: &[ast::NamedWindowDefinition],
+    spec: &ast::WindowSpec,
+    depth: usize,
+) -> SqlResult<ast::WindowSpec> {
+    let Some(base_name) = &spec.window_name else {
+        return Ok(spec.clone());
+    };
+    if depth > named.len() {
+        return Err(SqlError::new(
+            code::WINDOW_CIRCULARITY,
+            "There is a circularity in the window dependency graph.",
+        ));
+    }
+    let base = lookup(named, base_name)?;
+    let base = resolve_depth(named, &base, depth + 1)?;
+    if !spec.partition_by.is_empty() {
+        return Err(SqlError::new(
+            code::WINDOW_NO_CHILD_PARTITIONING,
+            "A window which depends on another cannot define partitioning.",
+        ));
+    }
+    if base.window_frame.is_some() {
+        return Err(SqlError::new(
+            code::WINDOW_NO_INHERIT_FRAME,
+            format!(
+                "Window '{}' has a frame definition, so cannot be referenced by another window.",
+                base_name.value
+            ),
+        ));
+    }
+    if !spec.order_by.is_empty() && !base.order_by.is_empty() {
+        return Err(SqlError::new(
+            code::WINDOW_NO_REDEFINE_ORDER_BY,
+            format!(
+                "Window '<unnamed window>' cannot inherit '{}' since both contain an ORDER BY clause.",
+                base_name.value
+            ),
+        ));
+    }
+    Ok(ast::WindowSpec {
+        window_name: None,
+        partition_by: base.partition_by,
+        order_by: if spec.order_by.is_empty() {
+            base.order_by
+        } else {
+            spec.order_by.clone()
+        },
+        window_frame: spec.window_frame.clone(),
+    })
+}
+
+/// The definition of the named window `name` (as a spec that may itself
+/// refer to another).
+pub(crate) fn lookup(
+    named: &[ast::NamedWindowDefinition],
+    name: &ast::Ident,
+) -> SqlResult<ast::WindowSpec> {
+    let def = named
+        .iter()
+        .find(|d| d.0.value.eq_ignore_ascii_case(&name.value))
+        .ok_or_else(|| {
+            SqlError::new(
+                code::WINDOW_NO_SUCH_WINDOW,
+                format!("Window name '{}' is not defined.", name.value),
+            )
+        })?;
+    Ok(match &def.1 {
+        ast::NamedWindowExpr::WindowSpec(s) => s.clone(),
+        ast::NamedWindowExpr::NamedWindow(other) => ast::WindowSpec {
+            window_name: Some(other.clone()),
+            partition_by: Vec::new(),
+            order_by: Vec::new(),
+            window_frame: None,
+        },
+    })
+}
+
+/// Check a block's `WINDOW` clause as MySQL does, used or not: no name
+/// twice (3591), every definition resolvable (3579 / 3580 / 3581 / 3582
+/// / 3583).
+pub(crate) fn check_named(named: &[ast::NamedWindowDefinition]) -> SqlResult<()> {
+    for (i, d) in named.iter().enumerate() {
+        if named[..i]
+            .iter()
+            .any(|e| e.0.value.eq_ignore_ascii_case(&d.0.value))
+        {
+            return Err(SqlError::new(
+                code::WINDOW_DUPLICATE_NAME,
+                format!("Window '{}' is defined twice.", d.0.value),
+            ));
+        }
+    }
+    for d in named {
+        let spec = lookup(named, &d.0)?;
+        resolve_spec(named, &spec)?;
+    }
+    Ok(())
+}
+
+/// Refuse a window call read where MySQL allows none: through a select
+/// list alias in WHERE, GROUP BY or HAVING (3594). Direct calls there
+/// were refused by the compiler (3593).
+pub(crate) fn check_placement<'e>(
+    aggs: &[AggCall],
+    projection: &[(String, CExpr)],
+    places: impl Iterator<Item = &'e CExpr>,
+) -> SqlResult<()> {
+    let windowed = |e: &CExpr| {
+        let mut found = false;
+        e.walk(&mut |x| {
+            if let CExpr::Agg(i) = x {
+                found |= aggs.get(*i).is_some_and(|a| a.window.is_some());
+            }
+        });
+        found
+    };
+    for e in places {
+        if windowed(e) {
+            let alias = projection
+                .iter()
+                .find(|(_, p)| windowed(p))
+                .map_or("", |(n, _)| n.as_str());
+            return Err(SqlError::new(
+                code::WINDOW_INVALID_ALIAS_USE,
+                format!(
+                    "You cannot use the alias '{alias}' of an expression containing a window function in this context.'"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Compute every window call of `plan` over `units` (the block's rows or
+/// groups, HAVING applied) and store each in its aggregate slot; each
+/// window's working memory is charged to the statement while it runs
+/// (the units themselves already are). The units
+/// come out in the order of the last window's sort (as MySQL's do when no
+/// ORDER BY follows).
+pub(crate) fn apply(
+    plan: &Plan,
+    ex: &Exprs<'_>,
+    units: &mut Vec<Unit>,
+    ev: &mut dyn FnMut(&exec::Prepared<'_>, &Unit) -> SqlResult<Value>,
+) -> SqlResult<()> {
+    for u in units.iter_mut() {
+        u.1.resize(plan.aggs.len(), Value::Null);
+    }
+    let mut last: Option<Vec<usize>> = None;
+    for (slot, (call, prep)) in plan.aggs.iter().zip(&ex.windows).enumerate() {
+        let (Some(w), Some(prep)) = (call.window.as_deref(), prep) else {
+            continue;
+        };
+        let parts = w.partition.len();
+        // This window's keys, sort and values, charged while it runs.
+        let mut mem = Reservation::new();
+        // Each unit's keys, argument and default.
+        let mut keys: Vec<(Vec<Value>, Option<Value>)> = Vec::with_capacity(units.len());
+        let mut defaults: Vec<Value> = Vec::new();
+        for u in units.iter() {
+            budget::tick()?;
+            let k = prep
+                .keys
+                .iter()
+                .map(|p| ev(p, u))
+                .collect::<SqlResult<Vec<_>>>()?;
+            let a = prep.arg.as_ref().map(|p| ev(p, u)).transpose()?;
+            mem.add(
+                budget::row_size(&k)
+                    + a.as_ref()
+                        .map_or(0, |v| budget::row_size(std::slice::from_ref(v))),
+            )?;
+            keys.push((k, a));
+            if let Some(d) = &prep.default {
+                let d = ev(d, u)?;
+                mem.add(budget::row_size(std::slice::from_ref(&d)))?;
+                defaults.push(d);
+            }
+        }
+        let arg_at = |i: usize| keys[i].1.clone().unwrap_or(Value::Null);
+        let default_at = |i: usize| defaults.get(i).cloned().unwrap_or(Value::Null);
+        let mut order: Vec<usize> = (0..units.len()).collect();
+        mem.add(order.len() * std::mem::size_of::<usize>())?;
+        let stop = budget::SortStop::default();
+        let cmp_part = |a: &[Value], b: &[Value]| -> Ordering {
+            a[..parts]
+                .iter()
+                .zip(&b[..parts])
+                .map(|(x, y)| x.total_cmp(y))
+                .find(|o| o.is_ne())
+                .unwrap_or(Ordering::Equal)
+        };
+        let cmp_order = |a: &[Value], b: &[Value]| -> Ordering {
+            a[parts..]
+                .iter()
+                .zip(&b[parts..])
+                .zip(&w.order)
+                .map(|((x, y), (key, desc))| {
+                    // A NULL vector distance sorts after every real one in
+                    // both directions, as the block's ORDER BY and the
+                    // vector index have it.
+                    if is_distance_key(key) && x.is_null() != y.is_null() {
+                        return if x.is_null() {
+                            Ordering::Greater
+                        } else {
+                            Ordering::Less
+                        };
+                    }
+                    let o = x.total_cmp(y);
+                    if *desc {
+                        o.reverse()
+                    } else {
+                        o
+                    }
+                })
+                .find(|o| o.is_ne())
+                .unwrap_or(Ordering::Equal)
+        };
+        budget::sort_by(&mut order, |&i, &j| {
+            if stop.stopped() {
+                return Ordering::Equal;
+            }
+            let (a, b) = (&keys[i].0, &keys[j].0);
+            cmp_part(a, b).then_with(|| cmp_order(a, b))
+        })?;
+        stop.finish()?;
+        // One partition at a time; inside it, one peer group at a time.
+        mem.add(units.len() * std::mem::size_of::<Value>())?;
+        let mut values: Vec<Value> = vec![Value::Null; units.len()];
+        let mut start = 0;
+        while start < order.len() {
+            let mut end = start + 1;
+            while end < order.len() && cmp_part(&keys[order[start]].0, &keys[order[end]].0).is_eq()
+            {
+                budget::tick()?;
+                end += 1;
+            }
+            let part = &order[start..end];
+            let mut st = AggState::default();
+            let framed = matches!(
+                w.func,
+                WinFunc::Agg | WinFunc::FirstValue | WinFunc::LastValue | WinFunc::NthValue
+            );
+            // NTH_VALUE always goes through a frame: the default one is
+            // RANGE from the partition's start to the row's last peer.
+            let frame = w.frame.or((w.func == WinFunc::NthValue).then_some(Frame {
+                rows: false,
+                start: FrameBound::UnboundedPreceding,
+                end: FrameBound::CurrentRow,
+            }));
+            if let (Some(frame), true) = (frame, framed) {
+                let len = part.len();
+                // Each position's peer group [start, end).
+                mem.add(len * std::mem::size_of::<(usize, usize)>())?;
+                let mut peers = vec![(0usize, 0usize); len];
+                let mut a = 0;
+                while a < len {
+                    let mut b = a + 1;
+                    while b < len && cmp_order(&keys[part[a]].0, &keys[part[b]].0).is_eq() {
+                        budget::tick()?;
+                        b += 1;
+                    }
+                    for p in &mut peers[a..b] {
+                        *p = (a, b);
+                    }
+                    a = b;
+                }
+                let range = |j: usize| frame_range(frame, j, len, peers[j]);
+                let empty = agg_final(&AggState::default(), call);
+                match w.func {
+                    WinFunc::FirstValue | WinFunc::LastValue | WinFunc::NthValue => {
+                        let nth = usize::try_from(w.n.saturating_sub(1)).unwrap_or(usize::MAX);
+                        for j in 0..len {
+                            budget::tick()?;
+                            values[part[j]] = match (w.func, range(j)) {
+                                (WinFunc::FirstValue, Some((fs, _))) => arg_at(part[fs]),
+                                (WinFunc::LastValue, Some((_, fe))) => arg_at(part[fe]),
+                                (WinFunc::NthValue, Some((fs, fe)))
+                                    if fs.checked_add(nth).is_some_and(|k| k <= fe) =>
+                                {
+                                    arg_at(part[fs + nth])
+                                }
+                                _ => Value::Null,
+                            };
+                        }
+                    }
+                    _ if frame.start == FrameBound::UnboundedPreceding => {
+                        // Frames [0, fe], fe never decreasing: one pass.
+                        let mut next = 0;
+                        for j in 0..len {
+                            values[part[j]] = match range(j) {
+                                Some((_, fe)) => {
+                                    while next <= fe {
+                                        budget::tick()?;
+                                        agg_update(&mut st, call, keys[part[next]].1.clone())?;
+                                        next += 1;
+                                    }
+                                    agg_final(&st, call)
+                                }
+                                None => empty.clone(),
+                            };
+                        }
+                    }
+                    _ if frame.end == FrameBound::UnboundedFollowing => {
+                        // Frames [fs, len - 1], fs never decreasing: one
+                        // pass from the end.
+                        let mut next = len;
+                        for j in (0..len).rev() {
+                            values[part[j]] = match range(j) {
+                                Some((fs, _)) => {
+                                    while next > fs {
+                                        budget::tick()?;
+                                        next -= 1;
+                                        agg_update(&mut st, call, keys[part[next]].1.clone())?;
+                                    }
+                                    agg_final(&st, call)
+                                }
+                                None => empty.clone(),
+                            };
+                        }
+                    }
+                    _ => {
+                        // Both ends move: each frame folded on its own
+                        // (at most its offsets' width).
+                        for j in 0..len {
+                            let mut st = AggState::default();
+                            if let Some((fs, fe)) = range(j) {
+                                for &r in &part[fs..=fe] {
+                                    budget::tick()?;
+                                    agg_update(&mut st, call, keys[r].1.clone())?;
+                                }
+                            }
+                            values[part[j]] = agg_final(&st, call);
+                        }
+                    }
+                }
+            } else if w.order.is_empty() && w.func == WinFunc::Agg {
+                for &i in part {
+                    budget::tick()?;
+                    agg_update(&mut st, call, keys[i].1.clone())?;
+                }
+                let v = agg_final(&st, call);
+                for &i in part {
+                    values[i] = v.clone();
+                }
+            } else {
+                let mut peer = 0;
+                let mut groups = 0i64;
+                while peer < part.len() {
+                    let mut next = peer + 1;
+                    while next < part.len()
+                        && cmp_order(&keys[part[peer]].0, &keys[part[next]].0).is_eq()
+                    {
+                        next += 1;
+                    }
+                    groups += 1;
+                    if w.func == WinFunc::Agg {
+                        for &i in &part[peer..next] {
+                            budget::tick()?;
+                            agg_update(&mut st, call, keys[i].1.clone())?;
+                        }
+                    }
+                    let shared = agg_final(&st, call);
+                    let len = part.len();
+                    for (j, &i) in part.iter().enumerate().take(next).skip(peer) {
+                        budget::tick()?;
+                        values[i] = match w.func {
+                            WinFunc::RowNumber => Value::Int((j + 1) as i64),
+                            WinFunc::Rank => Value::Int((peer + 1) as i64),
+                            WinFunc::DenseRank => Value::Int(groups),
+                            WinFunc::PercentRank if len > 1 => {
+                                Value::Float(peer as f64 / (len - 1) as f64)
+                            }
+                            WinFunc::PercentRank => Value::Float(0.0),
+                            WinFunc::CumeDist => Value::Float(next as f64 / len as f64),
+                            WinFunc::Ntile => Value::Int(ntile(j, len, w.n) as i64),
+                            WinFunc::Lag => match usize::try_from(w.n) {
+                                Ok(n) if j >= n => arg_at(part[j - n]),
+                                _ => default_at(i),
+                            },
+                            WinFunc::Lead => match usize::try_from(w.n) {
+                                Ok(n) if j.checked_add(n).is_some_and(|x| x < len) => {
+                                    arg_at(part[j + n])
+                                }
+                                _ => default_at(i),
+                            },
+                            WinFunc::FirstValue => arg_at(part[0]),
+                            // The default frame ends at the row's last peer.
+                            WinFunc::LastValue => arg_at(part[next - 1]),
+                            WinFunc::Agg => shared.clone(),
+                            WinFunc::NthValue => {
+                                debug_assert!(false, "NTH_VALUE always has a frame");
+                                Value::Null
+                            }
+                        };
+                    }
+                    peer = next;
+                }
+            }
+            start = end;
+        }
+        for (u, v) in units.iter_mut().zip(values) {
+            u.1[slot] = v;
+        }
+        last = Some(order);
+    }
+    if let Some(order) = last {
+        let mut slots: Vec<Option<Unit>> = std::mem::take(units).into_iter().map(Some).collect();
+        *units = order.into_iter().filter_map(|i| slots[i].take()).collect();
+    }
+    Ok(())
+}
+
+/// Positions [fs, fe] (inclusive, in the partition of `len` rows) of row
+/// `j`'s frame, whose peer group is `peers` = [start, end); `None` when
+/// the frame is empty. RANGE bounds are UNBOUNDED or CURRENT ROW (its
+/// peers); ROWS offsets count rows.
+fn frame_range(f: Frame, j: usize, len: usize, peers: (usize, usize)) -> Option<(usize, usize)> {
+    let (j, len) = (j as i128, len as i128);
+    let at = |b: FrameBound, start: bool| -> i128 {
+        match b {
+            FrameBound::UnboundedPreceding => 0,
+            FrameBound::Preceding(n) => j - i128::from(n),
+            FrameBound::CurrentRow if f.rows => j,
+            FrameBound::CurrentRow if start => peers.0 as i128,
+            FrameBound::CurrentRow => peers.1 as i128 - 1,
+            FrameBound::Following(n) => j + i128::from(n),
+            FrameBound::UnboundedFollowing => len - 1,
+        }
+    };
+    let fs = at(f.start, true).max(0);
+    let fe = at(f.end, false).min(len - 1);
+    (fs <= fe).then_some((fs as usize, fe as usize))
+}
+
+/// NTILE(n)'s bucket (1-based) of the `j`-th (0-based) of `len` rows: the
+/// first `len % n` buckets hold one row more than the others (MySQL).
+fn ntile(j: usize, len: usize, n: u64) -> u64 {
+    let n = n.max(1);
+    let (len, j) = (len as u64, j as u64);
+    let small = len / n;
+    let extra = len % n;
+    let big_rows = extra * (small + 1);
+    if j < big_rows {
+        j / (small + 1) + 1
+    } else {
+        // Here small > 0: rows past the big buckets exist only then.
+        (j - big_rows) / small.max(1) + extra + 1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ntile;
+
+    /// NTILE against its definition: bucket sizes differ by at most one,
+    /// larger first, in order, every row in 1..=min(n, len).
+    #[test]
+    fn ntile_buckets_are_balanced_and_ordered() {
+        for len in 1..40usize {
+            for n in 1..45u64 {
+                let b: Vec<u64> = (0..len).map(|j| ntile(j, len, n)).collect();
+                assert_eq!(b[0], 1);
+                assert!(b.windows(2).all(|w| w[1] == w[0] || w[1] == w[0] + 1));
+                let buckets = (len as u64).min(n);
+                assert_eq!(*b.last().unwrap(), buckets, "len {len} n {n}");
+                let sizes: Vec<usize> = (1..=buckets)
+                    .map(|k| b.iter().filter(|&&x| x == k).count())
+                    .collect();
+                assert!(sizes.windows(2).all(|w| w[0] == w[1] || w[0] == w[1] + 1));
+            }
+        }
+    }
+}

@@ -1,0 +1,136 @@
+//! The window operator is bounded like every operator (issue 39 item 2,
+//! issue 41 item 2): its keys and sort are charged to the statement's
+//! memory budget — past it the statement fails with 1114 and gives back
+//! everything — and KILL QUERY stops it while it sorts / computes.
+//! Waits are polls with deadlines, never sleeps.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic fails the test
+
+mod common;
+
+use std::thread;
+use std::time::{Duration, Instant};
+
+use tributary::{Config, Database, Session, SqlError, Value};
+
+use common::{cfg, wait_until};
+
+const MIB: u64 = 1 << 20;
+/// Rows of the series: seconds of window work in a debug build.
+const N: u64 = 1_000_000;
+/// Bytes one one-integer row is charged (`budget::row_size`).
+const ROW: u64 = 72;
+/// A charge may lag by one unflushed step per reservation.
+const SLACK: u64 = 2 * MIB;
+const STOP: Duration = Duration::from_secs(2);
+const WAIT: Duration = Duration::from_secs(60);
+
+fn open(statement: u64) -> (tempfile::TempDir, Database) {
+    let dir = tempfile::tempdir().unwrap();
+    let config = Config {
+        statement_memory: statement,
+        statement_memory_total: 4 * statement,
+        ..cfg()
+    };
+    let db = Database::open_with(dir.path(), config).unwrap();
+    (dir, db)
+}
+
+fn q(s: &mut Session, sql: &str) -> Vec<Vec<Value>> {
+    match s.execute(sql) {
+        Ok(r) => r.rows,
+        Err(e) => panic!("{sql}: {e:?}"),
+    }
+}
+
+/// The series and its projection fit the budget; the window's keys over
+/// them do not: 1114, nothing left charged, and the session goes on.
+#[test]
+fn a_window_past_the_budget_fails_with_1114() {
+    let (_dir, db) = open(280 * MIB);
+    let mut s = db.session();
+    // Without the window the same rows fit.
+    let r = q(
+        &mut s,
+        &format!(
+            "SELECT COUNT(*) FROM (SELECT result, result % 10 AS p FROM generate_series(1, {N}) g) d"
+        ),
+    );
+    assert_eq!(r, vec![vec![Value::Int(N as i64)]]);
+    assert_eq!(db.engine().budget.used(), 0);
+    let sql = format!(
+        "SELECT COUNT(*) FROM (SELECT result, SUM(result) OVER (PARTITION BY result % 10 \
+         ORDER BY result DESC) AS w FROM generate_series(1, {N}) g) d"
+    );
+    let e = s
+        .execute(&sql)
+        .map(|r| r.rows)
+        .expect_err("past the budget");
+    assert_eq!(e.code, 1114, "{e:?}");
+    assert_eq!(
+        db.engine().budget.used(),
+        0,
+        "the window left bytes charged"
+    );
+    // A small window over the same shape answers (and is right).
+    let r = q(
+        &mut s,
+        "SELECT MAX(w), SUM(w) FROM (SELECT SUM(result) OVER (PARTITION BY result % 10 \
+         ORDER BY result DESC) AS w FROM generate_series(1, 1000) g) d",
+    );
+    // Partition p (1..=10, p = 10 for residue 0) holds p, p+10, …, p+990;
+    // its running sums from the top; the largest is the partition's total.
+    let mut total = 0i64;
+    let mut max = 0i64;
+    for p in 1..=10i64 {
+        let mut run = 0;
+        for k in (0..100).rev() {
+            run += p + 10 * k;
+            total += run;
+        }
+        max = max.max(run);
+    }
+    assert_eq!(r[0][0].to_string(), max.to_string());
+    assert_eq!(r[0][1].to_string(), total.to_string());
+}
+
+/// KILL QUERY stops a window operator within [`STOP`] once the statement
+/// is inside it (its keys charged), and nothing stays charged.
+#[test]
+fn kill_query_stops_a_window() {
+    let (_dir, db) = open(2048 * MIB);
+    let mut admin = db.session();
+    let mut victim = db.session();
+    let id = victim.connection_id();
+    let sql = format!(
+        "SELECT COUNT(*) FROM (SELECT ROW_NUMBER() OVER (ORDER BY result DESC) AS a, \
+         SUM(result) OVER (PARTITION BY result % 3 ORDER BY result DESC) AS b \
+         FROM generate_series(1, {N}) g) d"
+    );
+    let h = {
+        let sql = sql.clone();
+        thread::spawn(move || {
+            let r: Result<Vec<Vec<Value>>, SqlError> = victim.execute(&sql).map(|r| r.rows);
+            (r, victim)
+        })
+    };
+    // The series and its copy are charged before the window's keys.
+    let charged = 3 * N * ROW - SLACK;
+    wait_until("the window charged its keys", WAIT, || {
+        db.engine().budget.used() >= charged || h.is_finished()
+    });
+    let killed_at = Instant::now();
+    q(&mut admin, &format!("KILL QUERY {id}"));
+    let (r, mut s) = h.join().unwrap();
+    let took = killed_at.elapsed();
+    eprintln!("KILL QUERY stopped the window in {took:?}");
+    let e = r.expect_err("killed");
+    assert_eq!(e.code, 1317, "{e:?}");
+    assert!(took < STOP, "{took:?} to stop");
+    assert_eq!(
+        db.engine().budget.used(),
+        0,
+        "the window left bytes charged"
+    );
+    assert_eq!(q(&mut s, "SELECT 1"), vec![vec![Value::Int(1)]]);
+}
