@@ -179,22 +179,15 @@ pub fn fill_entries<'r>(
     ix: &IndexDef,
     rows: impl Iterator<Item = (&'r [u8], &'r [Value])>,
 ) -> SqlResult<()> {
-    for (i, (k, row)) in rows.enumerate() {
-        if i.is_multiple_of(INTERRUPT_EVERY) {
-            build_checkpoint(cx, &ix.name)?;
-        }
-        let vals: Vec<Value> = ix
+    let rows = rows.map(|(k, row)| {
+        let vals = ix
             .columns
             .iter()
             .map(|&c| row.get(c).cloned().unwrap_or(Value::Null))
             .collect();
-        cx.txn.put(
-            ix.storage_id,
-            &iscp::live::entry_key(k),
-            iscp::live::encode_entry(&vals),
-        )?;
-    }
-    Ok(())
+        Ok((k, vals))
+    });
+    fill_entry_values(cx, ix, rows)
 }
 
 /// After a CREATE that registered ISCP jobs committed: keep the entry log

@@ -332,22 +332,19 @@ impl<'c, 'a> Planner<'c, 'a> {
     /// A recursive CTE reference counts as one query block deep, as any
     /// CTE reference.
     fn plan_recursive_guarded(&mut self, cte: &Cte, visible: Vec<Cte>) -> SqlResult<Node> {
-        self.depth += 1;
-        if self.depth > MAX_QUERY_DEPTH {
-            self.depth -= 1;
-            return Err(SqlError::new(
-                1473,
-                format!("Too high level of nesting for select (more than {MAX_QUERY_DEPTH})"),
-            ));
-        }
-        let saved = self.ctes.len();
-        let r = self.plan_recursive(cte, visible);
-        self.ctes.truncate(saved);
-        self.depth -= 1;
-        r
+        self.one_level_deeper(|p| p.plan_recursive(cte, visible))
     }
 
     fn plan_query_guarded(&mut self, q: &Query, outer: Option<&Scope>) -> SqlResult<Node> {
+        self.one_level_deeper(|p| p.plan_query_inner(q, outer))
+    }
+
+    /// Plan one query block deeper: 1473 past [`MAX_QUERY_DEPTH`]; the CTEs
+    /// the block declares go out of scope with it.
+    fn one_level_deeper(
+        &mut self,
+        plan: impl FnOnce(&mut Self) -> SqlResult<Node>,
+    ) -> SqlResult<Node> {
         self.depth += 1;
         if self.depth > MAX_QUERY_DEPTH {
             self.depth -= 1;
@@ -357,7 +354,7 @@ impl<'c, 'a> Planner<'c, 'a> {
             ));
         }
         let saved = self.ctes.len();
-        let r = self.plan_query_inner(q, outer);
+        let r = plan(self);
         self.ctes.truncate(saved);
         self.depth -= 1;
         r
