@@ -100,6 +100,6 @@ mod tests {
             assert!(!p.contains(':'), "{p} must not contain ':'");
             assert!(seen.insert(*p), "{p} listed twice");
         }
-        assert_eq!(ALL.len(), 17);
+        assert_eq!(ALL.len(), 18);
     }
 }
