@@ -11,9 +11,9 @@ mod common;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use tributary::{Config, Database, Session, SqlError, Value};
+use tributary::{Database, Session, SqlError, Value};
 
-use common::{cfg, wait_until};
+use common::{open_budgeted, wait_until};
 
 /// How long a stopped statement may take to stop (a loaded debug build on
 /// 2 cores).
@@ -39,17 +39,6 @@ fn err(s: &mut Session, sql: &str) -> SqlError {
     }
 }
 
-fn open(statement: u64) -> (tempfile::TempDir, Database) {
-    let dir = tempfile::tempdir().unwrap();
-    let config = Config {
-        statement_memory: statement,
-        statement_memory_total: 4 * statement,
-        ..cfg()
-    };
-    let db = Database::open_with(dir.path(), config).unwrap();
-    (dir, db)
-}
-
 fn deep(db: &Database) -> Session {
     let mut s = db.session();
     q(&mut s, "SET cte_max_recursion_depth = 4294967295");
@@ -58,7 +47,7 @@ fn deep(db: &Database) -> Session {
 
 #[test]
 fn kill_query_stops_an_unbounded_recursion() {
-    let (_dir, db) = open(2048 * MIB);
+    let (_dir, db) = open_budgeted(2048 * MIB);
     let mut admin = db.session();
     let mut s = deep(&db);
     let id = s.connection_id();
@@ -87,7 +76,7 @@ fn kill_query_stops_an_unbounded_recursion() {
 
 #[test]
 fn max_execution_time_stops_an_unbounded_recursion() {
-    let (_dir, db) = open(2048 * MIB);
+    let (_dir, db) = open_budgeted(2048 * MIB);
     let mut s = deep(&db);
     q(&mut s, "SET max_execution_time = 200");
     let t0 = Instant::now();
@@ -101,7 +90,7 @@ fn max_execution_time_stops_an_unbounded_recursion() {
 
 #[test]
 fn the_memory_budget_stops_an_unbounded_recursion_with_1114() {
-    let (_dir, db) = open(16 * MIB);
+    let (_dir, db) = open_budgeted(16 * MIB);
     let mut s = deep(&db);
     // Each row holds 4 KB of text: the budget is passed after a few
     // thousand rounds.
@@ -128,7 +117,7 @@ fn the_memory_budget_stops_an_unbounded_recursion_with_1114() {
 /// the answer is the same as with the table read each round.
 #[test]
 fn a_joined_table_is_scanned_once_per_recursion() {
-    let (_dir, db) = open(512 * MIB);
+    let (_dir, db) = open_budgeted(512 * MIB);
     let mut s = db.session();
     for sql in [
         "CREATE DATABASE r",

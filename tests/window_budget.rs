@@ -11,9 +11,9 @@ mod common;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use tributary::{Config, Database, Session, SqlError, Value};
+use tributary::{Session, SqlError, Value};
 
-use common::{cfg, wait_until};
+use common::{open_budgeted, wait_until};
 
 const MIB: u64 = 1 << 20;
 /// Rows of the series: seconds of window work in a debug build.
@@ -24,17 +24,6 @@ const ROW: u64 = 72;
 const SLACK: u64 = 2 * MIB;
 const STOP: Duration = Duration::from_secs(2);
 const WAIT: Duration = Duration::from_secs(60);
-
-fn open(statement: u64) -> (tempfile::TempDir, Database) {
-    let dir = tempfile::tempdir().unwrap();
-    let config = Config {
-        statement_memory: statement,
-        statement_memory_total: 4 * statement,
-        ..cfg()
-    };
-    let db = Database::open_with(dir.path(), config).unwrap();
-    (dir, db)
-}
 
 fn q(s: &mut Session, sql: &str) -> Vec<Vec<Value>> {
     match s.execute(sql) {
@@ -47,7 +36,7 @@ fn q(s: &mut Session, sql: &str) -> Vec<Vec<Value>> {
 /// them do not: 1114, nothing left charged, and the session goes on.
 #[test]
 fn a_window_past_the_budget_fails_with_1114() {
-    let (_dir, db) = open(280 * MIB);
+    let (_dir, db) = open_budgeted(280 * MIB);
     let mut s = db.session();
     // Without the window the same rows fit.
     let r = q(
@@ -98,7 +87,7 @@ fn a_window_past_the_budget_fails_with_1114() {
 /// is inside it (its keys charged), and nothing stays charged.
 #[test]
 fn kill_query_stops_a_window() {
-    let (_dir, db) = open(2048 * MIB);
+    let (_dir, db) = open_budgeted(2048 * MIB);
     let mut admin = db.session();
     let mut victim = db.session();
     let id = victim.connection_id();

@@ -27,6 +27,20 @@ pub fn cfg() -> Config {
     }
 }
 
+/// A database on the test configuration whose statements may hold
+/// `statement` bytes each (and all of them four times that): for the
+/// memory-budget tests of an operator.
+pub fn open_budgeted(statement: u64) -> (tempfile::TempDir, Database) {
+    let dir = tempfile::tempdir().unwrap();
+    let config = Config {
+        statement_memory: statement,
+        statement_memory_total: 4 * statement,
+        ..cfg()
+    };
+    let db = Database::open_with(dir.path(), config).unwrap();
+    (dir, db)
+}
+
 /// Poll `cond` every few ms until it holds; panics after `timeout`.
 pub fn wait_until(what: &str, timeout: Duration, mut cond: impl FnMut() -> bool) {
     let deadline = Instant::now() + timeout;
