@@ -179,8 +179,13 @@ impl Engine {
                 Some(_) => Ok(QueryResult::default()),
                 None => Err(unknown_prepared(&name, "DEALLOCATE PREPARE")),
             },
-            Stmt::LockTables(tables) => table_locks::lock(self, st, &tables),
-            Stmt::UnlockTables => table_locks::unlock(self, st),
+            Stmt::LockTables(tables) => self.lock_tables(st, &tables),
+            Stmt::UnlockTables => {
+                // Commits the open transaction, then releases.
+                self.commit_open(st)?;
+                st.table_locks.release();
+                Ok(QueryResult::default())
+            }
             Stmt::Begin { read_only } => {
                 self.commit_open(st)?;
                 // START TRANSACTION releases LOCK TABLES locks (MySQL).
@@ -309,6 +314,30 @@ impl Engine {
             }
             s => self.in_txn(st, |cx| run_in_txn(cx, s)),
         }
+    }
+
+    /// `LOCK TABLES …`: commits the open transaction and releases locks
+    /// held before (as MySQL), then takes every lock in one transaction —
+    /// all or none ([`table_locks::SessionLocks::take`]).
+    fn lock_tables(
+        &self,
+        st: &mut SessionState,
+        tables: &[(parse::Name, table_locks::Mode)],
+    ) -> SqlResult<QueryResult> {
+        self.commit_open(st)?;
+        st.table_locks.release();
+        let mut wanted = Vec::with_capacity(tables.len());
+        for (name, mode) in tables {
+            let db = st.db_for(name.db.as_deref())?.to_string();
+            wanted.push(table_locks::Locked {
+                db,
+                table: name.name.clone(),
+                mode: *mode,
+            });
+        }
+        let holder = self.begin(st)?;
+        st.table_locks = table_locks::SessionLocks::take(wanted, holder)?;
+        Ok(QueryResult::default())
     }
 
     /// For an ALTER TABLE that is not DDL of its own (DISABLE KEYS, ALTER
