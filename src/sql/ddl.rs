@@ -33,7 +33,9 @@ pub const DEFAULT_HNSW_EF_CONSTRUCTION: usize = 128;
 /// Default EF_SEARCH (as MatrixOne).
 pub const DEFAULT_HNSW_EF_SEARCH: usize = 64;
 
-/// Execute a DDL statement (the session has no open transaction).
+/// Execute a DDL statement (the session has no open transaction): all
+/// but ALTER / RENAME TABLE and TRUNCATE, which [`crate::sql`] hands to
+/// their own modules.
 pub fn execute(engine: &Engine, st: &mut SessionState, s: Stmt) -> SqlResult<QueryResult> {
     match s {
         Stmt::CreateDatabase {
@@ -56,7 +58,6 @@ pub fn execute(engine: &Engine, st: &mut SessionState, s: Stmt) -> SqlResult<Que
             engine.commit_open(st)?;
             finish_drop(engine, r, dropped)
         }
-        Stmt::Truncate { table } => crate::sql::truncate::truncate(engine, st, &table),
         Stmt::CreateIndex(spec) => {
             let mut created = Vec::new();
             let r = engine.in_txn(st, |cx| {
@@ -113,10 +114,6 @@ pub fn execute(engine: &Engine, st: &mut SessionState, s: Stmt) -> SqlResult<Que
                 names,
                 ..
             } => engine.in_txn(st, |cx| drop_views(cx, &names, if_exists)),
-            Statement::AlterTable(at) => crate::sql::alter::alter_table(engine, st, &at),
-            Statement::RenameTable(renames) => {
-                crate::sql::alter::rename_tables(engine, st, &renames)
-            }
             other => Err(SqlError::unsupported(other.to_string())),
         },
         other => Err(SqlError::internal(format!("not DDL: {other:?}"))),

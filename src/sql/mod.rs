@@ -300,7 +300,7 @@ impl Engine {
                 // DDL commits the open transaction first (as MySQL does) and
                 // runs in its own transaction.
                 self.commit_open(st)?;
-                let r = ddl::execute(self, st, s);
+                let r = run_ddl(self, st, s);
                 // …and commits itself even with autocommit off.
                 self.commit_open(st)?;
                 r
@@ -645,6 +645,22 @@ fn touches_tables(s: &Stmt) -> bool {
             _ => true,
         },
         _ => true,
+    }
+}
+
+/// A DDL statement to the module that runs it (the session has no open
+/// transaction): ALTER / RENAME TABLE to [`alter`], TRUNCATE to
+/// [`truncate`], the rest to [`ddl`].
+fn run_ddl(engine: &Engine, st: &mut SessionState, s: Stmt) -> SqlResult<QueryResult> {
+    use sqlparser::ast::Statement as S;
+    match s {
+        Stmt::Truncate { table } => truncate::truncate(engine, st, &table),
+        Stmt::Ast(a) => match a.into_statement() {
+            S::AlterTable(at) => alter::alter_table(engine, st, &at),
+            S::RenameTable(renames) => alter::rename_tables(engine, st, &renames),
+            other => ddl::execute(engine, st, Stmt::Ast(parse::Ast::Owned(Box::new(other)))),
+        },
+        s => ddl::execute(engine, st, s),
     }
 }
 
