@@ -445,7 +445,9 @@ pub fn variables(
 /// `SHOW [FULL] PROCESSLIST`: the sessions the user may see (all with
 /// SUPER); without FULL a statement's text is cut to 100 characters.
 pub fn processlist(engine: &Engine, st: &SessionState, full: bool) -> QueryResult {
-    let rows = process_rows(engine, st)
+    let rows = engine
+        .processes
+        .rows(&st.user, st.sees_all)
         .into_iter()
         .map(|mut r| {
             if let (false, Some(Value::Text(info))) = (full, r.last_mut()) {
@@ -465,29 +467,6 @@ pub fn processlist(engine: &Engine, st: &SessionState, full: bool) -> QueryResul
     r.columns[0].kind = ColumnKind::Int;
     r.columns[5].kind = ColumnKind::Int;
     r
-}
-
-/// Rows of `information_schema.PROCESSLIST` (and SHOW PROCESSLIST): ID,
-/// USER, HOST, DB, COMMAND, TIME, STATE, INFO.
-pub fn process_rows(engine: &Engine, st: &SessionState) -> Vec<Vec<Value>> {
-    let opt = |v: Option<String>| v.map_or(Value::Null, Value::Text);
-    engine
-        .processes
-        .visible(&st.user, st.sees_all)
-        .into_iter()
-        .map(|p| {
-            vec![
-                Value::Int(i64::from(p.id)),
-                t(p.user),
-                t(p.host),
-                opt(p.db),
-                t(p.command),
-                Value::Int(p.seconds as i64),
-                t(p.state),
-                opt(p.info),
-            ]
-        })
-        .collect()
 }
 
 /// `SHOW [GLOBAL | SESSION] STATUS [LIKE …]`: this node's counters
