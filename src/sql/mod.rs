@@ -6,12 +6,15 @@
 //! [`crate::error`]). Never touches storage encodings directly: rows and keys
 //! go through [`crate::catalog::codec`].
 //!
-//! Modules: [`parse`] (statement recognition), [`expr`] (expressions),
+//! Modules: [`session`] (the engine, session and context types),
+//! [`parse`] (statement recognition), [`expr`] (expressions),
 //! [`access`] (access paths), [`select`] (queries), [`dml`] (INSERT, UPDATE,
 //! DELETE and synchronous index maintenance), [`ddl`] (CREATE/DROP), [`show`]
 //! (SHOW, DESCRIBE, EXPLAIN output), [`host`] (session functions, fault
 //! injection control), [`budget`] (the running statement's interrupt
-//! check and memory budget).
+//! check and memory budget). They form levels, each naming only its own
+//! and lower ones, with no import cycle (docs/ARCHITECTURE.md, checked by
+//! `tests/layering.rs`): this file is the top, the dispatch.
 
 pub mod access;
 pub mod alter;
