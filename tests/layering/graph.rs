@@ -4,12 +4,14 @@
 //! `self::…`, or a child module declared in A (`mod x;` … `x::f()`),
 //! including `use` groups (`{a, b::c}`). A path is charged to the file that
 //! defines its longest module prefix; a name that file only re-exports
-//! (`pub use x::Y;`) is followed to the file it comes from, so a facade
-//! `mod.rs` is not a hub every file passes through. `mod x;` itself is no
-//! edge, and comments, string and char literals are blanked first.
+//! (`pub use x::Y;`, or `pub use x::*;` when `x` defines `Y`) is followed
+//! to the file it comes from, so a facade `mod.rs` is not a hub every
+//! file passes through. `mod x;` itself is no edge, and comments, string
+//! and char literals are blanked first.
 //!
 //! Never compiles, never expands macros: a path built inside `macro_rules!`
-//! from fragments is invisible (none exist in `src/sql` today).
+//! from fragments is invisible (none exist in `src/sql` today), and a
+//! method call (`engine.in_txn(…)`) names no file — only paths do.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
@@ -263,6 +265,7 @@ fn read_tree(
             }
             Some(Tok::Star) => {
                 *i += 1;
+                prefix.push("*".to_string());
                 out.push((prefix, None, line));
                 return;
             }
@@ -370,6 +373,22 @@ fn written_paths(file_mod: &[String], code: &str) -> (Vec<Written>, BTreeSet<Str
     (out, children)
 }
 
+/// The names `code` (already blanked) defines as items: `fn x`,
+/// `struct X`, `mod x`, … at any depth (a name a test module defines is
+/// counted too: it can only make a glob re-export look less used).
+fn defined_names(code: &str) -> BTreeSet<String> {
+    const ITEM: [&str; 9] = [
+        "fn", "struct", "enum", "trait", "type", "const", "static", "union", "mod",
+    ];
+    let toks = tokens(code);
+    toks.windows(2)
+        .filter_map(|w| match (&w[0].0, &w[1].0) {
+            (Tok::Ident(k), Tok::Ident(n)) if ITEM.contains(&k.as_str()) => Some(n.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
 /// The absolute module path (below the tree's root) a written path names,
 /// or `None` when it leaves the tree (`crate::catalog::…`).
 fn absolute(
@@ -435,16 +454,27 @@ pub fn build(root: &str, files: &[(String, String)]) -> Graph {
     // Pass 1: every file's paths, and what it re-exports.
     let mut per_file = Vec::new();
     let mut reexports: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
+    // `pub use x::*;`: file → the modules it re-exports whole.
+    let mut globs: BTreeMap<String, Vec<Vec<String>>> = BTreeMap::new();
+    let mut defined: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for (name, src) in files {
         let code = blank_comments_and_literals(src);
         let fm = module_of(name);
         let (written, children) = written_paths(&fm, &code);
+        defined.insert(name.clone(), defined_names(&code));
         let lines: Vec<String> = src.lines().map(|l| l.trim().to_string()).collect();
         let mut resolved = Vec::new();
         for w in &written {
             let abs = absolute(root, w, &children, &fm);
-            if let (Some(a), Some(alias)) = (&abs, &w.reexport_as) {
-                reexports.insert((name.clone(), alias.clone()), a.clone());
+            match (&abs, &w.reexport_as) {
+                (Some(a), Some(alias)) if alias == "*" => globs
+                    .entry(name.clone())
+                    .or_default()
+                    .push(a[..a.len() - 1].to_vec()),
+                (Some(a), Some(alias)) => {
+                    reexports.insert((name.clone(), alias.clone()), a.clone());
+                }
+                _ => {}
             }
             resolved.push((abs, w.line));
         }
@@ -462,12 +492,32 @@ pub fn build(root: &str, files: &[(String, String)]) -> Graph {
             for _ in 0..MAX_HOPS {
                 let Some((file, n)) = owner(&abs) else { break };
                 target = Some(file.clone());
-                let next = abs
-                    .get(n)
-                    .and_then(|item| reexports.get(&(file.clone(), item.clone())));
+                let Some(item) = abs.get(n) else { break };
+                let provides = |f: &str| {
+                    defined.get(f).is_some_and(|d| d.contains(item))
+                        || reexports.contains_key(&(f.to_string(), item.clone()))
+                };
+                // An item `file` re-exports by name, or — if it does not
+                // define it — through one of its globs whose module does.
+                let next = reexports
+                    .get(&(file.clone(), item.clone()))
+                    .cloned()
+                    .or_else(|| {
+                        if defined.get(&file).is_some_and(|d| d.contains(item)) {
+                            return None;
+                        }
+                        globs.get(&file)?.iter().find_map(|m| {
+                            let (g, k) = owner(m)?;
+                            (k == m.len() && provides(&g)).then(|| {
+                                let mut a = m.clone();
+                                a.push(item.clone());
+                                a
+                            })
+                        })
+                    });
                 match next {
-                    Some(to) if *to != abs => {
-                        let mut a = to.clone();
+                    Some(to) if to != abs => {
+                        let mut a = to;
                         a.extend(abs[n + 1..].iter().cloned());
                         abs = a;
                     }
@@ -717,6 +767,39 @@ mod tests {
             ("a", "fn f(n: crate::sql::p::Node) {}\n"),
         ]);
         assert_eq!(edges(&g), [("a", "p/node"), ("p/mod", "p/node")]);
+    }
+
+    #[test]
+    fn a_glob_reexport_is_followed_to_the_module_defining_the_name() {
+        let g = graph(&[
+            ("mod", "pub mod p;\n"),
+            (
+                "p/mod",
+                "mod a;\nmod b;\npub use self::a::*;\npub use b::*;\npub fn own() {}\n",
+            ),
+            ("p/a", "pub struct Node;\n"),
+            (
+                "p/b",
+                "pub(crate) fn build() -> super::Node { super::Node }\n",
+            ),
+            (
+                "c",
+                "fn f() { crate::sql::p::build(); crate::sql::p::own(); }\n",
+            ),
+        ]);
+        // b names p::Node, which p/mod.rs only re-exports from a: no cycle
+        // b → p/mod → b.
+        assert_eq!(
+            edges(&g),
+            [
+                ("c", "p/b"),
+                ("c", "p/mod"),
+                ("p/b", "p/a"),
+                ("p/mod", "p/a"),
+                ("p/mod", "p/b")
+            ]
+        );
+        assert!(g.knots().is_empty());
     }
 
     #[test]
