@@ -168,8 +168,10 @@ const SQL_LEVELS: &[&[&str]] = &[
     &["plan", "parallel", "recursive", "series", "window"],
     // execution of a plan
     &["exec"],
-    // statements: queries, writes, DDL, SHOW / EXPLAIN, CHECK INDEX
-    &["select", "dml", "ddl", "alter", "truncate", "show", "check"],
+    // statements others build on: queries, writes, CREATE / DROP (with the DDL helpers)
+    &["select", "dml", "ddl"],
+    // statements on top of those: ALTER / RENAME, TRUNCATE, SHOW / EXPLAIN, CHECK INDEX
+    &["alter", "truncate", "show", "check"],
     // statement dispatch, transactions and sessions' entry point
     &["mod"],
 ];
