@@ -162,15 +162,19 @@ const SQL_LEVELS: &[&[&str]] = &[
     &["expr", "expr/collate", "expr/datetime", "expr/regexp"],
     // what expressions call back into the session for: grants, session functions
     &["privileges", "host"],
+    // the DDL helpers CREATE / DROP, ALTER / RENAME and TRUNCATE share
+    &["schema"],
     // access paths: key ranges, index and full-text top-k scans
     &["access", "search"],
     // planning: the plan tree and the operators built with it
     &["plan", "parallel", "recursive", "series", "window"],
     // execution of a plan
     &["exec"],
-    // statements others build on: queries, writes, CREATE / DROP (with the DDL helpers)
-    &["select", "dml", "ddl"],
-    // statements on top of those: ALTER / RENAME, TRUNCATE, SHOW / EXPLAIN, CHECK INDEX
+    // queries and writes, which other statements run (CREATE TABLE … SELECT)
+    &["select", "dml"],
+    // CREATE / DROP: below ALTER and TRUNCATE, so it cannot dispatch them (mod.rs does)
+    &["ddl"],
+    // ALTER / RENAME, TRUNCATE, SHOW / EXPLAIN, CHECK INDEX
     &["alter", "truncate", "show", "check"],
     // statement dispatch, transactions and sessions' entry point
     &["mod"],

@@ -33,6 +33,7 @@ pub mod plan;
 pub mod privileges;
 pub mod process;
 pub mod recursive;
+pub mod schema;
 pub mod search;
 pub mod select;
 pub mod series;
@@ -268,7 +269,7 @@ impl Engine {
                         format!("Key '{name}' doesn't exist in table '{}'", t.name),
                     )
                 })?;
-                let spec = ddl::spec_of(&t, ix);
+                let spec = schema::spec_of(&t, ix);
                 // Rebuild = drop (fence, cancel, drain) then create (a new
                 // ISCP job builds it in the background; queries meanwhile
                 // evaluate exactly).

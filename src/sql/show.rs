@@ -148,7 +148,7 @@ pub fn create_table_sql(td: &TableDef) -> String {
         // Types in lower case, as MySQL prints them (ORMs parse this text).
         let mut l = format!("  `{}` {}", c.name, c.ty.sql_name().to_ascii_lowercase());
         // As MySQL: a column's collation when it is not the table's.
-        if c.collation != td.collation && crate::sql::ddl::has_collation(&c.ty) {
+        if c.collation != td.collation && crate::sql::schema::has_collation(&c.ty) {
             l.push_str(&format!(" COLLATE {}", c.collation));
         }
         if !c.nullable {
