@@ -292,18 +292,48 @@ fn the_known_knot_only_shrinks() {
     );
 }
 
+/// Where a file in no level fits: at or above the highest level it names,
+/// at or below the lowest level that names it.
+fn suggest_level(g: &graph::Graph, f: &str, level: impl Fn(&str) -> Option<usize>) -> String {
+    let of = |x: &String| level_name(x) == f;
+    let floor = g
+        .edges
+        .values()
+        .filter(|e| of(&e.from))
+        .filter_map(|e| level(&e.to))
+        .max()
+        .unwrap_or(0);
+    let ceiling = g
+        .edges
+        .values()
+        .filter(|e| of(&e.to))
+        .filter_map(|e| level(&e.from))
+        .min()
+        .unwrap_or(SQL_LEVELS.len() - 1);
+    if floor <= ceiling {
+        format!("level {floor}, the one holding {:?}", SQL_LEVELS[floor])
+    } else {
+        format!(
+            "no level fits: it names level {floor} ({:?}) but is named from level {ceiling} ({:?})",
+            SQL_LEVELS[floor], SQL_LEVELS[ceiling]
+        )
+    }
+}
+
 #[test]
 fn every_sql_file_has_a_level() {
     let g = sql_graph();
     let listed: Vec<&str> = SQL_LEVELS.iter().flat_map(|l| l.iter().copied()).collect();
     let mut bad = Vec::new();
     let names: std::collections::BTreeSet<&str> = g.files.iter().map(|f| level_name(f)).collect();
+    let level = |f: &str| SQL_LEVELS.iter().position(|l| l.contains(&level_name(f)));
     for f in &names {
         match listed.iter().filter(|l| *l == f).count() {
             1 => {}
             0 => bad.push(format!(
                 "src/sql/{f} (.rs or /mod.rs) is in no level: add \"{f}\" to SQL_LEVELS in \
-                 tests/layering.rs, in the lowest level above every file it names"
+                 tests/layering.rs, in the lowest level above every file it names ({})",
+                suggest_level(&g, f, level)
             )),
             _ => bad.push(format!("\"{f}\" is in more than one level of SQL_LEVELS")),
         }
