@@ -150,7 +150,7 @@ mod graph;
 /// cycle check keeps the order. A new file goes in the lowest level above
 /// every file it names (and below every file that names it).
 const SQL_LEVELS: &[&[&str]] = &[
-    // leaves: the statement's interrupt and memory budget, the process list, the stack guard, the LOCK TABLES state, the INSERT fast path's parser
+    // leaves: statement budget, process list, stack guard, LOCK TABLES state, INSERT fast path
     &["budget", "fast_insert", "process", "stack", "table_locks"],
     // the state every statement runs with: Engine, SessionState, Ctx
     &["session"],
