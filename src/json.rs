@@ -52,11 +52,6 @@ pub struct JsonArg {
     pub json: bool,
 }
 
-/// Whether `name` (lower case) is a JSON function this module implements.
-pub fn is_json_function(name: &str) -> bool {
-    arity_ok(name, 0).is_some()
-}
-
 /// Whether the function's result is JSON-typed (so it nests as JSON in
 /// JSON_OBJECT / JSON_ARRAY rather than as a string).
 pub fn returns_json(name: &str) -> bool {
@@ -1651,10 +1646,10 @@ mod tests {
             "json_merge_preserve",
             "json_depth",
         ] {
-            assert!(is_json_function(name), "{name}");
+            assert!(arity_ok(name, 0).is_some(), "{name}");
         }
-        assert!(!is_json_function("json_search"));
-        assert!(!is_json_function("concat"));
+        assert!(arity_ok("json_search", 0).is_none());
+        assert!(arity_ok("concat", 0).is_none());
         assert!(returns_json("json_extract") && returns_json("json_keys"));
         assert!(!returns_json("json_unquote") && !returns_json("json_length"));
         assert_eq!(err("json_search", &[]).code, 1305);

@@ -652,12 +652,6 @@ fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnKind {
             _ => ColumnKind::Int,
         },
         CExpr::Func(name, args) => match name.as_str() {
-            "l2_distance" | "cosine_distance" | "inner_product" | "l2_norm" | "l2_distance_sq"
-            | "cosine_similarity" | "sqrt" | "l1_distance" | "l1_norm" | "summation" | "pow"
-            | "power" | "exp" | "ln" | "log" | "log2" | "log10" | "sin" | "cos" | "tan" | "cot"
-            | "asin" | "acos" | "atan" | "atan2" | "pi" | "degrees" | "radians" => {
-                ColumnKind::Float
-            }
             // FLOOR / CEIL of a double are doubles, of an integer
             // integers; of a DECIMAL (scale 0, one more integer digit when
             // it had a fraction, as the rounding may carry) BIGINT while
@@ -684,10 +678,6 @@ fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnKind {
                     _ => ColumnKind::Int,
                 },
             },
-            "instr" | "locate" | "regexp_instr" | "regexp_like" | "sign" | "year" | "month"
-            | "day" | "dayofmonth" | "hour" | "minute" | "second" | "microsecond" | "dayofweek"
-            | "dayofyear" | "weekday" | "quarter" | "week" | "to_days" | "datediff"
-            | "timestampdiff" => ColumnKind::Int,
             "unix_timestamp" if args.is_empty() => ColumnKind::Int,
             // UNIX_TIMESTAMP(x): BIGINT, or DECIMAL with the fractional
             // digits of a literal that has some (MariaDB folds a constant
@@ -711,8 +701,6 @@ fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnKind {
             },
             // Temporal results are sent with a temporal type (drivers then
             // return date / datetime objects, not strings).
-            "date" | "last_day" | "curdate" | "current_date" | "utc_date" => ColumnKind::Date,
-            "now" | "current_timestamp" | "sysdate" | "utc_timestamp" => ColumnKind::DateTime,
             "from_unixtime" if args.len() == 1 => ColumnKind::DateTime,
             // MySQL: DATE + a day-or-longer interval is a DATE, DATE or
             // DATETIME + anything else a DATETIME, text stays text.
@@ -801,22 +789,9 @@ fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnKind {
                     _ => ColumnKind::Text,
                 }
             }
-            "json_valid" | "json_length" | "json_contains" | "json_contains_path"
-            | "json_depth" => ColumnKind::Int,
-            "length"
-            | "char_length"
-            | "vector_dims"
-            | "trigger_fault_point"
-            | "last_insert_id"
-            | "connection_id"
-            | "sleep"
-            | "row_count"
-            | "found_rows"
-            | "is true"
-            | "is false"
-            | "octet_length"
-            | "character_length" => ColumnKind::Int,
-            _ => ColumnKind::Text,
+            // The functions whose type does not depend on their
+            // arguments: as the function registry declares them.
+            _ => crate::sql::functions::result_kind(name),
         },
         CExpr::Bin(op, a, b) => {
             use crate::sql::expr::BinOp::*;
@@ -1037,7 +1012,7 @@ pub fn reject_table_factor(f: &ast::TableFactor) -> SqlResult<()> {
 /// Whether a function gives the same answer for the same arguments within
 /// a statement (so a predicate using it may be evaluated earlier).
 pub fn is_deterministic(name: &str) -> bool {
-    !crate::sql::expr::varies_per_call(name) && !matches!(name, "@" | "@@" | "last_insert_id")
+    crate::sql::functions::is_deterministic(name)
 }
 
 /// A plain scan of a base table (`SELECT * FROM t`), the leaf of a join
