@@ -371,7 +371,6 @@ fn double_decimals(e: &CExpr, src: &Source, aggs: &[AggCall]) -> Option<u8> {
             CExpr::Bin(Add | Sub | Mul | Mod, a, b) => widest(&mut [&**a, &**b].into_iter())?,
             CExpr::Bin(Div, a, b) => widest(&mut [&**a, &**b].into_iter())?.saturating_add(4),
             CExpr::Func(name, args) => match name.as_str() {
-                "pi" => 6,
                 "round" | "truncate" => match args.get(1) {
                     None => 0,
                     Some(CExpr::Lit(Value::Int(d))) => (*d).clamp(0, 30) as u8,
@@ -382,7 +381,8 @@ fn double_decimals(e: &CExpr, src: &Source, aggs: &[AggCall]) -> Option<u8> {
                 "if" => widest(&mut args.iter().skip(1))?,
                 "coalesce" | "ifnull" | "greatest" | "least" | "mod" => widest(&mut args.iter())?,
                 "nullif" => double_decimals(args.first()?, src, aggs)?,
-                _ => return None,
+                // Fixed digits (PI() 6): as the function registry declares.
+                _ => crate::sql::functions::lookup(name)?.decimals?,
             },
             CExpr::Case(_, arms, els) => {
                 widest(&mut arms.iter().map(|(_, r)| r).chain(els.as_deref()))?
@@ -476,7 +476,8 @@ fn numeric_between(e: CExpr, src: &Source, aggs: &[AggCall]) -> CExpr {
 }
 
 /// The most characters a string expression can have, when known (a
-/// literal, a VARCHAR column, case and trim functions, CONCAT).
+/// literal, a VARCHAR column, the functions whose length the registry
+/// declares: case and trim functions, REVERSE, CONCAT).
 #[recursive::recursive]
 fn text_len(e: &CExpr, src: &Source) -> Option<usize> {
     match e {
@@ -485,11 +486,13 @@ fn text_len(e: &CExpr, src: &Source) -> Option<usize> {
             DataType::Varchar(n) => usize::try_from(n).ok(),
             _ => None,
         },
-        CExpr::Func(name, args) => match name.as_str() {
-            "lower" | "lcase" | "upper" | "ucase" | "reverse" | "ltrim" | "rtrim" | "trim both"
-            | "trim leading" | "trim trailing" => text_len(args.first()?, src),
-            "concat" => args.iter().map(|a| text_len(a, src)).sum(),
-            _ => None,
+        // As the function registry declares the function's length.
+        CExpr::Func(name, args) => match crate::sql::functions::lookup(name)?.text_len {
+            crate::sql::functions::TextLen::OfFirstArg => text_len(args.first()?, src),
+            crate::sql::functions::TextLen::SumOfArgs => {
+                args.iter().map(|a| text_len(a, src)).sum()
+            }
+            crate::sql::functions::TextLen::Unknown => None,
         },
         _ => None,
     }

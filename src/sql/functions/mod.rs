@@ -85,6 +85,17 @@ pub(crate) enum Privilege {
     Super,
 }
 
+/// The most characters a string result can have, from its arguments'.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum TextLen {
+    /// Not known from the arguments.
+    Unknown,
+    /// At most the first argument's (LOWER, TRIM, REVERSE, …).
+    OfFirstArg,
+    /// At most the arguments' together (CONCAT).
+    SumOfArgs,
+}
+
 /// Which argument counts an even/odd rule admits on top of min/max.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Parity {
@@ -141,6 +152,11 @@ pub(crate) struct FunctionDef {
     pub max_args: u8,
     pub parity: Parity,
     pub returns: Returns,
+    /// Of a string result: its length from the arguments'.
+    pub text_len: TextLen,
+    /// Of a DOUBLE result: the fixed fractional digits MySQL types it
+    /// with (PI(): 6), when they do not depend on the arguments.
+    pub decimals: Option<u8>,
     pub eval: Eval,
     pub privilege: Privilege,
     pub purity: Purity,
@@ -167,6 +183,8 @@ pub(crate) const fn def(
         max_args,
         parity: Parity::Any,
         returns,
+        text_len: TextLen::Unknown,
+        decimals: None,
         eval,
         privilege: Privilege::None,
         purity: Purity::Deterministic,
@@ -186,6 +204,14 @@ impl FunctionDef {
     }
     pub(crate) const fn purity(mut self, p: Purity) -> Self {
         self.purity = p;
+        self
+    }
+    pub(crate) const fn text_len(mut self, t: TextLen) -> Self {
+        self.text_len = t;
+        self
+    }
+    pub(crate) const fn decimals(mut self, d: u8) -> Self {
+        self.decimals = Some(d);
         self
     }
     pub(crate) const fn super_only(mut self) -> Self {
@@ -378,10 +404,18 @@ fn reference_doc() -> String {
             Parity::Even => format!("{args}, even"),
             Parity::Odd => format!("{args}, odd"),
         };
-        let returns = match f.returns {
+        let mut returns = match f.returns {
             Returns::Fixed(k) => kind_name(k).to_string(),
             Returns::Rule(r) => r.to_string(),
         };
+        match f.text_len {
+            TextLen::Unknown => {}
+            TextLen::OfFirstArg => returns.push_str(", as long as its first argument"),
+            TextLen::SumOfArgs => returns.push_str(", as long as its arguments together"),
+        }
+        if let Some(d) = f.decimals {
+            let _ = write!(returns, ", {d} decimals");
+        }
         let det = match f.purity {
             Purity::Deterministic => "yes",
             Purity::Session => "session",

@@ -9,6 +9,7 @@ use super::Category::{
 };
 use super::Eval::{Exprs, Host, Rewritten, Values};
 use super::Returns::{Fixed, Rule};
+use super::TextLen::{OfFirstArg, SumOfArgs};
 use super::{control, def, scalar, FunctionDef, Parity, Purity, VARIADIC};
 use crate::sql::expr::{datetime, regexp, AggFunc, FIXED_TEXT, IS_FALSE, IS_TRUE, SHOW_SCALE};
 use crate::types::ColumnKind::{Date, DateTime, Float, Int, Text};
@@ -65,15 +66,19 @@ pub(crate) static FUNCTIONS: &[FunctionDef] = &[
     def(Numeric, "log", (1, 2), Fixed(Float), Values(scalar::log),
         "Natural logarithm of X, or (two arguments) logarithm of X to base B."),
     def(Numeric, "atan", (1, 2), Fixed(Float), Values(scalar::atan), "Arc tangent of X, or of Y / X by quadrant."),
-    def(Numeric, "pi", (0, 0), Fixed(Float), Values(scalar::pi), "π (shown with 6 decimals)."),
+    def(Numeric, "pi", (0, 0), Fixed(Float), Values(scalar::pi), "π (shown with 6 decimals).")
+        .decimals(6),
     // ---- string
-    def(Str, "lower", (1, 1), Fixed(Text), Values(scalar::lower), "Lower-case.").aliases(&["lcase"]),
-    def(Str, "upper", (1, 1), Fixed(Text), Values(scalar::upper), "Upper-case.").aliases(&["ucase"]),
+    def(Str, "lower", (1, 1), Fixed(Text), Values(scalar::lower), "Lower-case.").aliases(&["lcase"])
+        .text_len(OfFirstArg),
+    def(Str, "upper", (1, 1), Fixed(Text), Values(scalar::upper), "Upper-case.").aliases(&["ucase"])
+        .text_len(OfFirstArg),
     def(Str, "length", (1, 1), Fixed(Int), Values(scalar::length), "Length in bytes (UTF-8).")
         .aliases(&["octet_length"]),
     def(Str, "char_length", (1, 1), Fixed(Int), Values(scalar::char_length), "Length in characters.")
         .aliases(&["character_length"]),
-    def(Str, "concat", (1, V), Fixed(Text), Values(scalar::concat), "The arguments joined; NULL if one is NULL."),
+    def(Str, "concat", (1, V), Fixed(Text), Values(scalar::concat), "The arguments joined; NULL if one is NULL.")
+        .text_len(SumOfArgs),
     def(Str, "concat_ws", (2, V), Fixed(Text), Values(scalar::concat_ws),
         "The non-NULL arguments after the first joined with the first as separator."),
     def(Str, "substring", (2, 3), Fixed(Text), Values(scalar::substring),
@@ -84,13 +89,15 @@ pub(crate) static FUNCTIONS: &[FunctionDef] = &[
     def(Str, "lpad", (3, 3), Fixed(Text), Values(scalar::lpad),
         "Padded on the left (RPAD: right) with PAD, or cut, to LEN characters.").aliases(&["rpad"]),
     def(Str, "ltrim", (1, 1), Fixed(Text), Values(scalar::ltrim),
-        "Leading (RTRIM: trailing, TRIM: both) spaces removed.").aliases(&["rtrim", "trim"]),
+        "Leading (RTRIM: trailing, TRIM: both) spaces removed.").aliases(&["rtrim", "trim"])
+        .text_len(OfFirstArg),
     def(Str, "replace", (3, 3), Fixed(Text), Values(scalar::replace), "Every FROM replaced by TO."),
     def(Str, "instr", (2, 2), Fixed(Int), Values(scalar::instr),
         "1-based position of SUBSTR in STR, 0 if absent."),
     def(Str, "locate", (2, 3), Fixed(Int), Values(scalar::instr),
         "1-based position of SUBSTR in STR from POS (default 1), 0 if absent (also `POSITION(s IN str)`)."),
-    def(Str, "reverse", (1, 1), Fixed(Text), Values(scalar::reverse), "Characters in reverse order."),
+    def(Str, "reverse", (1, 1), Fixed(Text), Values(scalar::reverse), "Characters in reverse order.")
+        .text_len(OfFirstArg),
     def(Str, "repeat", (2, 2), Fixed(Text), Values(scalar::repeat), "STR repeated COUNT times."),
     def(Str, "space", (1, 1), Fixed(Text), Values(scalar::space), "N spaces."),
     // ---- regular expressions (ICU syntax, as MySQL 8)
@@ -212,7 +219,8 @@ pub(crate) static FUNCTIONS: &[FunctionDef] = &[
         "A DOUBLE as text with its type's fixed decimals."),
     def(Internal, "trim both", (2, 2), Fixed(Text), Values(scalar::trim_both),
         "`TRIM(BOTH s FROM str)` (and LEADING, TRAILING).")
-        .aliases(&["trim leading", "trim trailing"]),
+        .aliases(&["trim leading", "trim trailing"])
+        .text_len(OfFirstArg),
     def(Internal, "cast_as_json", (1, 1), Fixed(Text), Exprs(control::json), "`CAST(x AS JSON)`."),
     def(Internal, "date_add interval", (3, 3), Rule("as DATE_ADD"), DT_CALL,
         "DATE_ADD / DATE_SUB with a unit: (date, n, unit).")
