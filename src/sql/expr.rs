@@ -2772,7 +2772,7 @@ impl CExpr {
     /// (A JSON column is not recognised here: its text is taken as a
     /// string when nested into JSON_OBJECT / JSON_ARRAY.)
     pub fn is_json(&self) -> bool {
-        matches!(self, CExpr::Func(n, _) if crate::json::returns_json(n))
+        matches!(self, CExpr::Func(n, _) if crate::sql::functions::returns_json(n))
     }
 
     /// Whether the expression reads no column, aggregate or MATCH slot

@@ -154,6 +154,9 @@ pub(crate) struct FunctionDef {
     pub returns: Returns,
     /// Of a string result: its length from the arguments'.
     pub text_len: TextLen,
+    /// Whether the result is JSON-typed: a JSON function taking it nests
+    /// it as a document, not as a string.
+    pub json: bool,
     /// Of a DOUBLE result: the fixed fractional digits MySQL types it
     /// with (PI(): 6), when they do not depend on the arguments.
     pub decimals: Option<u8>,
@@ -184,6 +187,7 @@ pub(crate) const fn def(
         parity: Parity::Any,
         returns,
         text_len: TextLen::Unknown,
+        json: false,
         decimals: None,
         eval,
         privilege: Privilege::None,
@@ -208,6 +212,10 @@ impl FunctionDef {
     }
     pub(crate) const fn text_len(mut self, t: TextLen) -> Self {
         self.text_len = t;
+        self
+    }
+    pub(crate) const fn json(mut self) -> Self {
+        self.json = true;
         self
     }
     pub(crate) const fn decimals(mut self, d: u8) -> Self {
@@ -303,6 +311,12 @@ pub(crate) fn result_kind(name: &str) -> ColumnKind {
     lookup(name)
         .and_then(FunctionDef::fixed_kind)
         .unwrap_or(ColumnKind::Text)
+}
+
+/// Whether `name`'s result is JSON-typed (nests as a document in
+/// JSON_OBJECT / JSON_ARRAY rather than as a string).
+pub(crate) fn returns_json(name: &str) -> bool {
+    lookup(name).is_some_and(|f| f.json)
 }
 
 /// Whether calls to `name` may differ within one statement, or act: never
@@ -412,6 +426,9 @@ fn reference_doc() -> String {
             TextLen::Unknown => {}
             TextLen::OfFirstArg => returns.push_str(", as long as its first argument"),
             TextLen::SumOfArgs => returns.push_str(", as long as its arguments together"),
+        }
+        if f.json {
+            returns.push_str(" (a JSON document)");
         }
         if let Some(d) = f.decimals {
             let _ = write!(returns, ", {d} decimals");

@@ -141,29 +141,39 @@ pub(crate) static FUNCTIONS: &[FunctionDef] = &[
     def(Dt, "date_format", (2, 2), Fixed(Text), DT_CALL, "The date as text under a MySQL format string."),
     def(Dt, "str_to_date", (2, 2), Fixed(Text), DT_CALL, "The date a string holds under a MySQL format string."),
     // ---- JSON
-    def(Json, "json_extract", (2, V), Fixed(Text), Exprs(control::json), "The values at the paths (also `doc->path`)."),
+    def(Json, "json_extract", (2, V), Fixed(Text), Exprs(control::json), "The values at the paths (also `doc->path`).")
+        .json(),
     def(Json, "json_unquote", (1, 1), Fixed(Text), Exprs(control::json), "A JSON string's text (`doc->>path`)."),
     def(Json, "json_quote", (1, 1), Fixed(Text), Exprs(control::json), "A string as a JSON string."),
     def(Json, "json_object", (0, V), Fixed(Text), Exprs(control::json), "An object of key, value pairs.")
-        .parity(Parity::Even),
-    def(Json, "json_array", (0, V), Fixed(Text), Exprs(control::json), "An array of the arguments."),
+        .parity(Parity::Even)
+        .json(),
+    def(Json, "json_array", (0, V), Fixed(Text), Exprs(control::json), "An array of the arguments.")
+        .json(),
     def(Json, "json_valid", (1, 1), Fixed(Int), Exprs(control::json), "1 if the argument is valid JSON."),
     def(Json, "json_type", (1, 1), Fixed(Text), Exprs(control::json), "The JSON type name of the value."),
     def(Json, "json_length", (1, 2), Fixed(Int), Exprs(control::json), "Number of elements (at a path)."),
     def(Json, "json_depth", (1, 1), Fixed(Int), Exprs(control::json), "Maximum nesting depth."),
-    def(Json, "json_keys", (1, 2), Fixed(Text), Exprs(control::json), "An object's keys as an array (at a path)."),
+    def(Json, "json_keys", (1, 2), Fixed(Text), Exprs(control::json), "An object's keys as an array (at a path).")
+        .json(),
     def(Json, "json_contains", (2, 3), Fixed(Int), Exprs(control::json), "1 if the candidate is contained (at a path)."),
     def(Json, "json_contains_path", (3, V), Fixed(Int), Exprs(control::json), "1 if one / all of the paths exist."),
     def(Json, "json_set", (3, V), Fixed(Text), Exprs(control::json), "Values written at paths (replace or insert).")
-        .parity(Parity::Odd),
+        .parity(Parity::Odd)
+        .json(),
     def(Json, "json_insert", (3, V), Fixed(Text), Exprs(control::json), "Values written at paths that do not exist.")
-        .parity(Parity::Odd),
+        .parity(Parity::Odd)
+        .json(),
     def(Json, "json_replace", (3, V), Fixed(Text), Exprs(control::json), "Values written at paths that exist.")
-        .parity(Parity::Odd),
+        .parity(Parity::Odd)
+        .json(),
     def(Json, "json_array_append", (3, V), Fixed(Text), Exprs(control::json), "Values appended to the arrays at paths.")
-        .parity(Parity::Odd),
-    def(Json, "json_remove", (2, V), Fixed(Text), Exprs(control::json), "The document without the paths."),
-    def(Json, "json_merge_preserve", (2, V), Fixed(Text), Exprs(control::json), "The documents merged, duplicates kept."),
+        .parity(Parity::Odd)
+        .json(),
+    def(Json, "json_remove", (2, V), Fixed(Text), Exprs(control::json), "The document without the paths.")
+        .json(),
+    def(Json, "json_merge_preserve", (2, V), Fixed(Text), Exprs(control::json), "The documents merged, duplicates kept.")
+        .json(),
     // ---- vectors (MatrixOne-compatible)
     def(Vector, "l2_distance", (2, 2), Fixed(Float), Values(scalar::vector_distance),
         "The named distance (or similarity) of two vectors of one dimension.")
@@ -221,7 +231,8 @@ pub(crate) static FUNCTIONS: &[FunctionDef] = &[
         "`TRIM(BOTH s FROM str)` (and LEADING, TRAILING).")
         .aliases(&["trim leading", "trim trailing"])
         .text_len(OfFirstArg),
-    def(Internal, "cast_as_json", (1, 1), Fixed(Text), Exprs(control::json), "`CAST(x AS JSON)`."),
+    def(Internal, "cast_as_json", (1, 1), Fixed(Text), Exprs(control::json), "`CAST(x AS JSON)`.")
+        .json(),
     def(Internal, "date_add interval", (3, 3), Rule("as DATE_ADD"), DT_CALL,
         "DATE_ADD / DATE_SUB with a unit: (date, n, unit).")
         .aliases(&["date_sub interval"]),
