@@ -8,8 +8,12 @@ use std::collections::HashSet;
 use sqlparser::dialect::MySqlDialect;
 use sqlparser::parser::Parser;
 
+use super::docs::reference_doc;
 use super::*;
+use crate::error::{code, SqlError, SqlResult};
+use crate::sql::expr::{CExpr, EvalCtx, FunctionHost};
 use crate::sql::expr::{Compiler, Scope};
+use crate::types::{ColumnKind, Value};
 
 /// Answers every host function with its name, so a call that reaches the
 /// host is told apart from one that fails before.
