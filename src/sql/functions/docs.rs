@@ -31,8 +31,11 @@ pub(super) fn reference_doc() -> String {
          Generated from the function registry (`src/sql/functions/table.rs`) — do not edit.\n\
          Regenerate with `UPDATE_FUNCTION_DOCS=1 cargo test --lib sql::functions`.\n\n\
          A call with an argument count outside *Arguments* is error 1582; an unknown\n\
-         name is error 1305. *Deterministic*: `yes`, `session` (fixed within a statement,\n\
-         read from the session), `no` (may differ between calls, or acts).\n",
+         name is error 1305. *Deterministic*: `yes` — the same arguments give the same\n\
+         answer anywhere in a statement's plan (the clock functions are never folded to a\n\
+         constant, though); `session` — read from session state the statement may change\n\
+         (`@x`, `@@x`, LAST_INSERT_ID()), so never moved within a plan; `no` — may differ\n\
+         between two calls, or acts: never folded, never moved.\n",
     );
     let mut sorted: Vec<&FunctionDef> = FUNCTIONS.iter().collect();
     sorted.sort_by_key(|f| (f.category, f.name));
