@@ -334,3 +334,22 @@ fn the_session_answers_every_host_entry() {
     }
     assert!(checked >= 14, "only {checked} host calls checked");
 }
+
+/// The declared purity reaches constant folding: a volatile call (NOW,
+/// SLEEP) is never a constant, a deterministic one of constants is; a
+/// session-state call is folded within a statement but never moved.
+#[test]
+fn purity_reaches_folding() {
+    for (sql, constant) in [
+        ("now()", false),
+        ("sleep(0)", false),
+        ("abs(-1)", true),
+        ("concat('a', upper('b'))", true),
+        ("last_insert_id()", true),
+    ] {
+        let (x, _) = compile(sql, false).unwrap();
+        assert_eq!(x.is_constant(), constant, "{sql}");
+    }
+    assert!(!is_deterministic("last_insert_id") && !is_deterministic("now"));
+    assert!(is_deterministic("abs") && is_deterministic("curdate"));
+}
