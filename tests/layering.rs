@@ -158,8 +158,21 @@ const SQL_LEVELS: &[&[&str]] = &[
     &["vars"],
     // statement recognition (the AST) and placeholders
     &["parse", "params"],
-    // expression compilation and evaluation, with its function submodules
-    &["expr", "expr/collate", "expr/datetime", "expr/regexp"],
+    // expressions: compiling and evaluating them, and the registry of SQL functions
+    &[
+        "expr",
+        "expr/collate",
+        "expr/datetime",
+        "expr/regexp",
+        "functions",
+        "functions/control",
+        "functions/def",
+        "functions/docs",
+        "functions/registry",
+        "functions/scalar",
+        "functions/table",
+        "functions/tests",
+    ],
     // what expressions call back into the session for: grants, session functions
     &["privileges", "host"],
     // the DDL helpers CREATE / DROP, ALTER / RENAME and TRUNCATE share
@@ -193,6 +206,13 @@ const KNOWN_KNOT: &[&str] = &[
     "expr/collate",
     "expr/datetime",
     "expr/regexp",
+    // The registry's evaluators use expr's value helpers and expr calls the
+    // registry (decision 026): one order needs those helpers below both.
+    "functions/control",
+    "functions/def",
+    "functions/registry",
+    "functions/scalar",
+    "functions/table",
     "host",
     "parallel",
     "plan",
