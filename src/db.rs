@@ -45,8 +45,15 @@ impl Database {
     }
 
     /// Open with explicit settings.
-    pub fn open_with(path: impl AsRef<Path>, config: Config) -> SqlResult<Database> {
+    pub fn open_with(path: impl AsRef<Path>, mut config: Config) -> SqlResult<Database> {
         let path = path.as_ref();
+        // Spill files go under the data directory; a crash's are swept.
+        if config.tmpdir.is_none() {
+            let tmp = path.join("tmp");
+            crate::sql::spill::remove_leftovers(&tmp)
+                .map_err(|e| SqlError::internal(format!("cannot clean {}: {e}", tmp.display())))?;
+            config.tmpdir = Some(tmp);
+        }
         std::fs::create_dir_all(path).map_err(|e| {
             SqlError::internal(format!(
                 "cannot create data directory {}: {e}",
@@ -102,6 +109,7 @@ impl Database {
         ));
         let engine = Arc::new(Engine {
             budget,
+            spill: Default::default(),
             storage,
             config,
             ids: IdAllocator::default(),
