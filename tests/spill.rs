@@ -167,7 +167,9 @@ fn spilled_answers_equal_in_memory_answers() {
     for &(what, sql, ordered, counter) in SHAPES {
         budget(&mut s, LARGE);
         let files = status(&mut s, "Created_tmp_files");
+        let t = Instant::now();
         let want = q(&mut s, sql);
+        let in_memory = t.elapsed();
         assert_eq!(
             status(&mut s, "Created_tmp_files"),
             files,
@@ -184,7 +186,7 @@ fn spilled_answers_equal_in_memory_answers() {
         let took = t.elapsed();
         let written = status(&mut s, "Tributary_spill_bytes_written") - written;
         eprintln!(
-            "{what}: {} rows, {} files, {written} bytes spilled, {took:?}",
+            "{what}: {} rows, {} files, {written} bytes spilled, {took:?} (in memory {in_memory:?})",
             got.len(),
             status(&mut s, "Created_tmp_files") - files
         );
