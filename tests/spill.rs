@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use tributary::{Config, Database, Session, Value};
 
-use common::{cfg, wait_until};
+use common::{cfg, err, q, wait_until};
 
 const MIB: u64 = 1 << 20;
 /// The small budget: every operator's state below is ≥ 10× it.
@@ -31,13 +31,6 @@ const LARGE: u64 = 1 << 30;
 const ROWS: i64 = 100_000;
 /// Distinct values of `g` (two or three rows each).
 const GROUPS: i64 = 40_000;
-
-fn q(s: &mut Session, sql: &str) -> Vec<Vec<Value>> {
-    match s.execute(sql) {
-        Ok(r) => r.rows,
-        Err(e) => panic!("{sql}: {e:?}"),
-    }
-}
 
 /// One generated row: `(id, g, s)`.
 fn row(id: i64) -> (i64, i64, String) {
@@ -385,11 +378,7 @@ fn the_variables() {
     let (dir, _db, mut s) = open();
     let tmp = dir.path().join("tmp").display().to_string();
     assert_eq!(q(&mut s, "SELECT @@tmpdir"), vec![vec![Value::Text(tmp)]]);
-    assert_eq!(
-        s.execute("SET tmpdir = '/x'").unwrap_err().code,
-        1238,
-        "read-only"
-    );
+    assert_eq!(err(&mut s, "SET tmpdir = '/x'").code, 1238, "read-only");
     assert_eq!(
         q(
             &mut s,
@@ -397,10 +386,7 @@ fn the_variables() {
         ),
         vec![vec![Value::Int(16 * MIB as i64); 3]]
     );
-    assert_eq!(
-        s.execute("SET sort_buffer_size = 100").unwrap_err().code,
-        1231
-    );
+    assert_eq!(err(&mut s, "SET sort_buffer_size = 100").code, 1231);
     q(&mut s, "SET tmp_table_size = 2097152");
     assert_eq!(
         q(&mut s, "SELECT @@tmp_table_size"),
