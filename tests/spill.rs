@@ -139,6 +139,12 @@ const SHAPES: &[(&str, &str, bool, &str)] = &[
         "Created_tmp_disk_tables",
     ),
     (
+        "UNION DISTINCT",
+        "SELECT g, s FROM t UNION SELECT g, s FROM t WHERE id % 2 = 0",
+        false,
+        "Created_tmp_disk_tables",
+    ),
+    (
         "hash join",
         "SELECT a.id, b.id, b.s FROM t a JOIN t b ON a.g = b.g WHERE a.id % 4 = 0",
         false,

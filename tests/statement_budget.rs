@@ -263,9 +263,10 @@ fn kill_query_stops_every_operator_and_a_canary_stays_responsive() {
     }
 }
 
-/// Each operator that keeps rows and cannot spill fails past the budget
-/// by itself (DISTINCT spills instead: decision 026): the
-/// table function's rows (and their copy) fit, the operator's do not.
+/// Each operator fails past the budget by what it holds: the table
+/// function's rows (and their copy) fit, the operator's do not. DISTINCT
+/// spills its keys instead and answers (decision 026); so do a GROUP BY's
+/// groups and a UNION's keys, but their output rows still do not fit.
 #[test]
 fn each_operator_is_charged() {
     let (_dir, db, _root) = open(280 * MIB, 1024 * MIB);
@@ -284,6 +285,7 @@ fn each_operator_is_charged() {
             format!("SELECT COUNT(*) FROM (SELECT result, COUNT(*) FROM generate_series(1, {N}) g GROUP BY result) d"),
         ),
         (
+            // Its keys spill; the 2 M rows it holds do not fit.
             "UNION DISTINCT",
             format!("SELECT COUNT(*) FROM (SELECT result FROM generate_series(1, {N}) a UNION SELECT result FROM generate_series(1, {N}) b) d"),
         ),

@@ -182,6 +182,36 @@ pub fn distinct_partitions<T: Spillable>(
     Ok(())
 }
 
+/// DISTINCT of `items` by `key`: the first item of each key, in their
+/// order while the set of keys fits the statement's `tmp_table_size`;
+/// past it, items of new keys go to partition files and come after
+/// ([`distinct_partitions`]).
+pub fn distinct<T: Spillable>(items: Vec<T>, key: impl Fn(&T) -> Vec<u8>) -> SqlResult<Vec<T>> {
+    let mut overflow = Overflow::for_statement();
+    let mut out = Vec::with_capacity(items.len());
+    {
+        let mut seen: std::collections::HashSet<Vec<u8>, foldhash::fast::RandomState> =
+            Default::default();
+        let mut mem = Reservation::new();
+        for item in items {
+            budget::tick()?;
+            let k = key(&item);
+            if seen.contains(&k) {
+                continue;
+            }
+            if !seen.is_empty() && overflow.full(mem.bytes()) {
+                overflow.put_item(&k, &item)?;
+                continue;
+            }
+            mem.add(k.len() + 48)?;
+            seen.insert(k);
+            out.push(item);
+        }
+    }
+    distinct_partitions(overflow, &mut out, key)?;
+    Ok(out)
+}
+
 /// Where and within how many bytes a hash join whose build side holds
 /// `build_bytes` must run as a [`grace_join`]; `None`: in memory.
 pub fn join_spill(build_bytes: u64) -> Option<(Arc<Settings>, u64)> {
@@ -431,6 +461,33 @@ mod tests {
     }
 
     type Pair = (Option<Vec<Value>>, Option<Vec<Value>>);
+
+    #[test]
+    fn distinct_keeps_each_key_once_whatever_the_budget() {
+        let items: Vec<Vec<Value>> = (0..20_000i64)
+            .map(|i| vec![Value::Int((i * 7919) % 5000), Value::Text(format!("{i}"))])
+            .collect();
+        let key = |r: &Vec<Value>| crate::catalog::codec::encode_row(&r[..1]);
+        // In memory: the first of each key, in order.
+        let mut want = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        for r in &items {
+            if seen.insert(key(r)) {
+                want.push(r.clone());
+            }
+        }
+        let none = distinct(items.clone(), key).unwrap();
+        assert_eq!(none, want);
+        let (_d, s) = settings(4 << 10);
+        let _scope = super::super::enter(s.clone());
+        let mut got = distinct(items, key).unwrap();
+        assert!(s.stats.disk_tables.load(Relaxed) == 1, "spilled");
+        assert_eq!(files_in(&s.dir), 0);
+        // Spilled: the same rows (each key's first), in another order.
+        got.sort_by(|a, b| a[0].total_cmp(&b[0]));
+        want.sort_by(|a, b| a[0].total_cmp(&b[0]));
+        assert_eq!(got, want);
+    }
 
     /// A join by brute force: every matching pair, then unmatched outer
     /// rows; sorted for comparison.
