@@ -2956,8 +2956,10 @@ fn run_with(
     };
     // Project + sort keys. Sorted rows past `sort_buffer_size` go to disk
     // as sorted runs (decision 026).
-    let mut sorter = (!plan.order_by.is_empty() && !plan.distinct)
-        .then(crate::sql::spill::sort::Sorter::for_statement);
+    let mut sorter = (!plan.order_by.is_empty() && !plan.distinct).then(|| {
+        crate::sql::spill::sort::Sorter::for_statement()
+            .top(plan.limit.map(|l| plan.offset.saturating_add(l)))
+    });
     let mut out: budget::Grave<Vec<(Vec<Value>, Vec<Value>)>> =
         budget::Grave(Vec::with_capacity(if sorter.is_some() {
             0

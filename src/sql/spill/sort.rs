@@ -25,9 +25,21 @@ pub struct Sorter<T: Spillable> {
     limit: u64,
     settings: Option<Arc<Settings>>,
     runs: Vec<Spilled>,
+    /// Only the first this many items are wanted (a LIMIT): a full
+    /// buffer keeps them instead of spilling while they are at most
+    /// half of it.
+    top: Option<usize>,
 }
 
 impl<T: Spillable> Sorter<T> {
+    /// Only the first `k` items in order will be read: a full buffer is
+    /// sorted and cut to them (a top-N never spills while `k` items fill
+    /// at most half the buffer).
+    pub fn top(mut self, k: Option<usize>) -> Self {
+        self.top = k;
+        self
+    }
+
     /// A sort of the running statement: spills past its `sort_buffer_size`
     /// (at most half what the statement may still hold); never on a
     /// thread with no spill settings.
@@ -48,6 +60,7 @@ impl<T: Spillable> Sorter<T> {
             limit,
             settings,
             runs: Vec::new(),
+            top: None,
         }
     }
 
@@ -59,7 +72,18 @@ impl<T: Spillable> Sorter<T> {
         self.bytes += n as u64;
         self.items.push(item);
         if self.bytes > self.limit && self.settings.is_some() {
-            self.write_run(cmp)?;
+            match self.top {
+                Some(k) if k.saturating_mul(2) <= self.items.len() && self.runs.is_empty() => {
+                    // A stable sort and its prefix: ties keep input order.
+                    budget::sort_by(&mut self.items, cmp)?;
+                    budget::drop_ticking(self.items.split_off(k))?;
+                    self.mem = Reservation::new();
+                    let kept: usize = self.items.iter().map(Spillable::size).sum();
+                    self.mem.add(kept)?;
+                    self.bytes = kept as u64;
+                }
+                _ => self.write_run(cmp)?,
+            }
         }
         Ok(())
     }
@@ -261,6 +285,34 @@ mod tests {
         // 50,000 rows in 16 KiB runs: more runs than one merge takes.
         let (_, passes, _) = sorted(16 << 10, rows(50_000, 1));
         assert!(passes > 1, "{passes}");
+    }
+
+    #[test]
+    fn a_top_n_keeps_its_prefix_in_memory() {
+        let input = rows(30_000, 9);
+        let mut want = input.clone();
+        want.sort_by(by_key);
+        for k in [0, 1, 10, 25] {
+            let (_d, s) = settings(16 << 10);
+            let mut sorter = Sorter::with(Some(s.clone()), 16 << 10).top(Some(k));
+            for r in input.clone() {
+                sorter.push(r, &by_key).unwrap();
+            }
+            let Sorted::InMemory(mut items, _mem) = sorter.done(&by_key).unwrap() else {
+                panic!("k = {k}: a top-N spilled")
+            };
+            items.sort_by(by_key);
+            items.truncate(k);
+            assert_eq!(items, want[..k], "k = {k}");
+            assert_eq!(s.stats.files.load(Relaxed), 0);
+        }
+        // A prefix larger than half the buffer spills as any sort.
+        let (_d, s) = settings(16 << 10);
+        let mut sorter = Sorter::with(Some(s.clone()), 16 << 10).top(Some(20_000));
+        for r in input {
+            sorter.push(r, &by_key).unwrap();
+        }
+        assert!(matches!(sorter.done(&by_key).unwrap(), Sorted::Merged(_)));
     }
 
     #[test]
