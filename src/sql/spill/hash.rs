@@ -40,7 +40,8 @@ pub struct Overflow {
     limit: u64,
     depth: u32,
     settings: Option<Arc<Settings>>,
-    parts: Vec<SpillFile>,
+    /// Each partition's file, created at its first row.
+    parts: Vec<Option<SpillFile>>,
 }
 
 impl Overflow {
@@ -97,17 +98,20 @@ impl Overflow {
             if self.depth == 0 {
                 settings.stats.disk_tables.fetch_add(1, Relaxed);
             }
-            for _ in 0..PARTITIONS {
-                self.parts.push(SpillFile::create(settings)?);
-            }
+            self.parts.resize_with(PARTITIONS, || None);
         }
-        Ok(&mut self.parts[partition_of(&key, self.depth)])
+        let slot = &mut self.parts[partition_of(&key, self.depth)];
+        if slot.is_none() {
+            *slot = Some(SpillFile::create(settings)?);
+        }
+        slot.as_mut()
+            .ok_or_else(|| crate::error::SqlError::internal("no partition file"))
     }
 
     /// The partitions written, each to be read into a fresh table.
     pub fn finish(self) -> SqlResult<Vec<Partition>> {
         let mut out = Vec::new();
-        for f in self.parts {
+        for f in self.parts.into_iter().flatten() {
             if f.records() > 0 {
                 out.push(Partition {
                     data: f.finish()?,
