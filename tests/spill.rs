@@ -399,3 +399,18 @@ fn the_variables() {
         vec![vec![Value::Int(2 * MIB as i64)]]
     );
 }
+
+/// Spill files a crash left in `<datadir>/tmp` are removed when the
+/// database opens; other files there are not.
+#[test]
+fn leftover_spill_files_are_swept_at_open() {
+    let dir = tempfile::tempdir().unwrap();
+    drop(Database::open_with(dir.path(), cfg()).unwrap());
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    std::fs::write(tmp.join("#sql-spill-999999-7"), b"left by a crash").unwrap();
+    std::fs::write(tmp.join("operator-notes.txt"), b"kept").unwrap();
+    let _db = Database::open_with(dir.path(), cfg()).unwrap();
+    assert!(!tmp.join("#sql-spill-999999-7").exists());
+    assert!(tmp.join("operator-notes.txt").exists());
+}
