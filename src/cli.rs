@@ -173,7 +173,7 @@ pub struct EngineArgs {
     /// eighth of `--statement-memory-total`, 64 MB to 2 GB.
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub statement_memory: Option<usize>,
-    /// Where statements' spill files go (`@@tmpdir`, decision 026).
+    /// Where statements' spill files go (`@@tmpdir`, decision 027).
     /// Default: `tmp` in the data directory (swept of leftover spill files
     /// at start), or the OS temp dir with `--storage`. A directory given
     /// here is not swept: it may be shared.

@@ -82,7 +82,7 @@ pub struct Config {
     /// last period's commits in a crash) — and the page cache's size
     /// (default: an eighth of the machine's memory, 32 MiB to 4 GiB).
     pub storage: tributary_storage::EmbeddedOptions,
-    /// Where statements' spill files go (`@@tmpdir`; decision 026).
+    /// Where statements' spill files go (`@@tmpdir`; decision 027).
     /// `None` (the default): `<datadir>/tmp` for an embedded database
     /// (swept of leftover spill files when it opens), the OS temp dir for
     /// one over PostgreSQL.

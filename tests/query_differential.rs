@@ -219,7 +219,7 @@ impl Data {
 
 thread_local! {
     /// Statements a Tributary session of this thread's engines runs first
-    /// (the spilling variant sets the smallest budgets: decision 026).
+    /// (the spilling variant sets the smallest budgets: decision 027).
     static SESSION_SETUP: std::cell::Cell<&'static [&'static str]> =
         const { std::cell::Cell::new(&[]) };
 }
@@ -1725,7 +1725,7 @@ fn multi_table_queries_match_sqlite() {
 /// The same random queries (one seed) with every sort and hash table at
 /// its smallest budget: GROUP BY, DISTINCT, UNION and hash joins go
 /// through their spill files (hundreds of tables per seed) and still
-/// answer what SQLite answers (decision 026).
+/// answer what SQLite answers (decision 027).
 #[test]
 fn multi_table_queries_match_sqlite_while_spilling() {
     SESSION_SETUP.with(|s| s.set(&["SET sort_buffer_size = 32768", "SET tmp_table_size = 1024"]));

@@ -1,5 +1,5 @@
 //! Bounded memory per statement by spilling (issue 41 item 4; decision
-//! 026): a GROUP BY, an ORDER BY, a DISTINCT and hash joins whose state is
+//! 027): a GROUP BY, an ORDER BY, a DISTINCT and hash joins whose state is
 //! many times their budget (`sort_buffer_size`, `tmp_table_size` /
 //! `max_heap_table_size` set to 1 MiB, ~20 MB of rows) answer what they
 //! answer in memory (and, for the GROUP BY, what SQLite answers), go

@@ -265,7 +265,7 @@ fn kill_query_stops_every_operator_and_a_canary_stays_responsive() {
 
 /// Each operator fails past the budget by what it holds: the table
 /// function's rows (and their copy) fit, the operator's do not. DISTINCT
-/// spills its keys instead and answers (decision 026); so do a GROUP BY's
+/// spills its keys instead and answers (decision 027); so do a GROUP BY's
 /// groups and a UNION's keys, but their output rows still do not fit.
 #[test]
 fn each_operator_is_charged() {
@@ -300,7 +300,7 @@ fn each_operator_is_charged() {
         &format!("SELECT COUNT(*) FROM generate_series(1, {N}) g"),
     );
     assert_eq!(r, vec![vec![Value::Int(N as i64)]]);
-    // DISTINCT's keys past the budget go to disk instead (decision 026).
+    // DISTINCT's keys past the budget go to disk instead (decision 027).
     let sql =
         format!("SELECT COUNT(*) FROM (SELECT DISTINCT result FROM generate_series(1, {N}) g) d");
     assert_eq!(q(&mut s, &sql), vec![vec![Value::Int(N as i64)]]);

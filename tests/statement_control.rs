@@ -318,7 +318,7 @@ fn show_status_counts_commit_groups_and_log_syncs() {
     assert!(counter(&mut s, "Tributary_latest_ts") >= latest + 10);
     // The embedded store's seven, whether this node runs ISCP, the
     // statement memory budget's two (used, peak) and the bytes spilled to
-    // temporary files (decision 026).
+    // temporary files (decision 027).
     let all = q(&mut s, "SHOW STATUS LIKE 'Tributary%'");
     assert_eq!(all.len(), 11, "{all:?}");
     assert!(counter(&mut s, "Tributary_iscp_runner") <= 1);

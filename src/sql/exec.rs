@@ -132,7 +132,7 @@ fn set_operation(
         SetOp::Union => {
             rows.extend(right);
             if !u.all {
-                // Its keys spill past `tmp_table_size` (decision 026).
+                // Its keys spill past `tmp_table_size` (decision 027).
                 rows = crate::sql::spill::hash::distinct(rows, |r| {
                     select::group_key_under(r, &colls)
                 })?;
@@ -580,7 +580,7 @@ fn join(cx: &mut Ctx<'_>, j: &Join, outer: &[Value]) -> SqlResult<Vec<Vec<Value>
             // builds on the side whose unmatched rows it does not emit.
             let build_left = j.kind == JoinKind::Inner && left.len() < right.len();
             // A build side past `tmp_table_size`: a grace hash join
-            // through partition files (decision 026).
+            // through partition files (decision 027).
             let build_rows = if build_left { &left } else { &right };
             let build_bytes = crate::sql::spill::current().map(|_| {
                 let rows = build_rows.iter().map(|r| budget::row_size(r) as u64 + 48);
@@ -693,7 +693,7 @@ fn join(cx: &mut Ctx<'_>, j: &Join, outer: &[Value]) -> SqlResult<Vec<Vec<Value>
     Ok(out.take())
 }
 
-/// A grace hash join's output (decision 026): `l ++ r` if the residual
+/// A grace hash join's output (decision 027): `l ++ r` if the residual
 /// condition holds (whether it did), or an outer side's unmatched row
 /// padded with NULLs.
 #[allow(clippy::too_many_arguments)]

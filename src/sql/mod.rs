@@ -22,6 +22,7 @@ pub mod dml;
 pub mod exec;
 pub mod expr;
 pub mod fast_insert;
+pub mod functions;
 pub mod host;
 pub mod parallel;
 pub mod params;
@@ -267,7 +268,7 @@ impl Engine {
     }
 
     /// Where and past how many bytes the session's next statement spills
-    /// (decision 026).
+    /// (decision 027).
     fn spill_settings(&self, st: &SessionState) -> Arc<spill::Settings> {
         let bytes = |name: &str| match st.vars.get(name).and_then(|v| v.parse().ok()) {
             Some(n) => n,

@@ -115,7 +115,7 @@ struct Part {
     /// [`crate::sql::budget::TICK_EVERY`]).
     visited: u32,
     /// Its groups passed its share of `tmp_table_size`: the block runs
-    /// sequentially, spilling (decision 026).
+    /// sequentially, spilling (decision 027).
     too_big: bool,
 }
 

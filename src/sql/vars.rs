@@ -140,7 +140,7 @@ const VARS: &[Def] = &[
     def("max_execution_time", S, A::Count, "0"),
     // Bytes a hash table (GROUP BY, DISTINCT, hash join) keeps in memory
     // before it spills: the smaller of this and `tmp_table_size`, as
-    // MySQL's (decision 026). MySQL's default.
+    // MySQL's (decision 027). MySQL's default.
     def(
         "max_heap_table_size",
         S,
@@ -157,7 +157,7 @@ const VARS: &[Def] = &[
     def("query_cache_size", RO, A::Any, "0"),
     def("query_cache_type", RO, A::Any, "OFF"),
     // Bytes one sort keeps in memory before it writes sorted runs to
-    // disk (decision 026: 16 MiB, not MySQL's 256 KiB).
+    // disk (decision 027: 16 MiB, not MySQL's 256 KiB).
     def(
         "sort_buffer_size",
         S,

@@ -1,6 +1,6 @@
 //! Spilling to temporary files: what lets sort, aggregate, DISTINCT and
 //! hash join work past their memory budget instead of failing (issue 41
-//! item 4; decision 026).
+//! item 4; decision 027).
 //!
 //! Owns the running statement's spill settings on its thread ([`Settings`],
 //! entered beside its [`budget`] scope): the directory of its temporary
@@ -47,7 +47,7 @@ pub const BUFFER: usize = 32 << 10;
 pub const PREFIX: &str = "#sql-spill-";
 
 /// Default of `sort_buffer_size` and `tmp_table_size` /
-/// `max_heap_table_size` (decision 026).
+/// `max_heap_table_size` (decision 027).
 pub const DEFAULT_BUDGET: u64 = 16 << 20;
 
 /// The node's spill counters (`SHOW STATUS`).
