@@ -150,8 +150,17 @@ mod graph;
 /// cycle check keeps the order. A new file goes in the lowest level above
 /// every file it names (and below every file that names it).
 const SQL_LEVELS: &[&[&str]] = &[
-    // leaves: statement budget, process list, stack guard, LOCK TABLES state, INSERT fast path
-    &["budget", "fast_insert", "process", "stack", "table_locks"],
+    // leaves: statement budget, spilling, process list, stack guard, LOCK TABLES, INSERT fast path
+    &[
+        "budget",
+        "fast_insert",
+        "process",
+        "spill",
+        "spill/hash",
+        "spill/sort",
+        "stack",
+        "table_locks",
+    ],
     // the state every statement runs with: Engine, SessionState, Ctx
     &["session"],
     // system and user variables, and what they mean for a session

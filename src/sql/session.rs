@@ -36,6 +36,8 @@ pub struct Engine {
     pub globals: Globals,
     /// The memory all running statements may hold (`sql::budget`).
     pub budget: Arc<crate::sql::budget::Global>,
+    /// The node's spill counters (`sql::spill`).
+    pub spill: Arc<crate::sql::spill::Stats>,
 }
 
 /// Per-connection state.
