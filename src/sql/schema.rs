@@ -739,7 +739,7 @@ pub fn check_prefixes(
 
 /// A fresh table / index-storage id for the running DDL statement: its
 /// wait for the durable write ends with 1317 / 3024 when the statement is
-/// interrupted ([`catalog::IdAllocator::object_id`]).
+/// interrupted ([`crate::catalog::IdAllocator::object_id`]).
 pub fn new_object_id(cx: &Ctx<'_>) -> SqlResult<u64> {
     cx.engine
         .ids
