@@ -120,22 +120,6 @@ fn collation_uses_no_layer_above_it() {
     );
 }
 
-/// The suite runs with the product's `debug_assert!`s on (issue #40: the
-/// invariants are asserted, and CI must exercise them). A release-profile
-/// test run would skip them silently; this makes it fail instead.
-#[test]
-fn the_suite_runs_with_debug_assertions() {
-    let mut checked = false;
-    debug_assert!({
-        checked = true;
-        checked
-    });
-    assert!(
-        checked,
-        "run the tests in the dev profile: the invariants are debug_assert!s"
-    );
-}
-
 // ---------------------------------------------------------------------------
 // Inside `src/sql` (issue 41): the files' import graph has no cycle, and no
 // file names a file of a higher level. The graph is read by `graph.rs`
@@ -395,5 +379,21 @@ fn no_sql_file_names_a_higher_level() {
         "a file of src/sql names a file of a higher level (SQL_LEVELS in \
          tests/layering.rs): move the item it needs down\n{}",
         bad.join("\n")
+    );
+}
+
+/// The suite runs with the product's `debug_assert!`s on (issue #40: the
+/// invariants are asserted, and CI must exercise them). A release-profile
+/// test run would skip them silently; this makes it fail instead.
+#[test]
+fn the_suite_runs_with_debug_assertions() {
+    let mut checked = false;
+    debug_assert!({
+        checked = true;
+        checked
+    });
+    assert!(
+        checked,
+        "run the tests in the dev profile: the invariants are debug_assert!s"
     );
 }
