@@ -35,7 +35,7 @@ pub struct IndexSpec {
     pub parser: Option<String>,
     pub is_async: bool,
     /// Key-part lengths (`KEY (a(10))`), beside `columns`; empty when no
-    /// column has one. Checked by `ddl::index_def`.
+    /// column has one. Checked by `schema::index_def`.
     pub prefixes: Vec<Option<usize>>,
 }
 

@@ -1919,7 +1919,10 @@ fn candidates(
     };
     if catalog::is_system_db(&t.db) {
         if catalog::information_schema::is(&t.db) && t.name.eq_ignore_ascii_case("PROCESSLIST") {
-            let rows = crate::sql::show::process_rows(cx.engine, cx.session);
+            let rows = cx
+                .engine
+                .processes
+                .rows(&cx.session.user, cx.session.sees_all);
             return Ok((rows.into_iter().map(|r| (r, Vec::new())).collect(), false));
         }
         if let Some(rows) = catalog::virtual_rows(cx.txn, &t.db, &t.name)? {
