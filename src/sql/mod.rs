@@ -14,6 +14,7 @@
 //! check and memory budget).
 
 pub mod access;
+pub mod agg_stats;
 pub mod alter;
 pub mod budget;
 pub mod check;
