@@ -569,6 +569,15 @@ fn agg_func(name: &str) -> Option<AggFunc> {
     })
 }
 
+/// The expression reading aggregate slot `i`: a JSON aggregate's as
+/// JSON, so that it nests as JSON in a JSON function.
+fn agg_slot(func: AggFunc, i: usize) -> CExpr {
+    match func {
+        AggFunc::Stat(f) if f.is_json() => CExpr::Func(JSON_AGG.into(), vec![CExpr::Agg(i)]),
+        _ => CExpr::Agg(i),
+    }
+}
+
 /// `@@name`, `@@session.name` (system variable) or `@name` (user
 /// variable) as a call the session's [`FunctionHost`] answers.
 fn variable_ref(first: &str, second: Option<&str>) -> SqlResult<CExpr> {
@@ -1186,19 +1195,15 @@ impl<'a> Compiler<'a> {
                 }
                 (AggFunc::CountStar, None)
             } else {
-                let [a] = args.as_slice() else {
-                    return Err(SqlError::wrong_args(format!(
-                        "Incorrect parameter count in the call to native function '{name}'"
-                    )));
-                };
                 // Aggregate arguments may not contain aggregates (nor
                 // window functions).
                 let saved = (self.allow_aggs, self.allow_windows);
                 self.allow_aggs = false;
                 self.allow_windows = false;
-                let c = self.compile(a);
+                let c = self.agg_arg(func, &name, &args);
                 (self.allow_aggs, self.allow_windows) = saved;
-                (func, Some(self.resolve_collations(c?)?))
+                let (func, arg) = c?;
+                (func, Some(arg))
             };
             let collation = match &arg {
                 Some(a) if matches!(func, AggFunc::Min | AggFunc::Max) || distinct => {
@@ -1213,7 +1218,7 @@ impl<'a> Compiler<'a> {
                 collation,
                 window: None,
             });
-            return Ok(CExpr::Agg(self.aggs.len() - 1));
+            return Ok(agg_slot(func, self.aggs.len() - 1));
         }
         match name.as_str() {
             "date_add" | "adddate" | "date_sub" | "subdate" => {
@@ -1525,17 +1530,19 @@ impl<'a> Compiler<'a> {
             }
             (AggFunc::CountStar, None)
         } else {
-            let [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(a))] = l.args.as_slice()
-            else {
-                return Err(SqlError::wrong_args(format!(
-                    "Incorrect parameter count in the call to native function '{name}'"
-                )));
-            };
+            let args = l
+                .args
+                .iter()
+                .map(|a| match a {
+                    ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => Ok(e),
+                    _ => Err(wrong_count(name)),
+                })
+                .collect::<SqlResult<Vec<_>>>()?;
             let Some(af) = agg_func(name) else {
                 return Err(SqlError::unsupported(format!("window function {name}")));
             };
-            let c = self.compile(a)?;
-            (af, Some(self.resolve_collations(c)?))
+            let (af, c) = self.agg_arg(af, name, &args)?;
+            (af, Some(c))
         };
         let collation = match &arg {
             Some(a) if matches!(func_kind, AggFunc::Min | AggFunc::Max) => {
@@ -1550,7 +1557,42 @@ impl<'a> Compiler<'a> {
             collation,
             window: window(func, 1, None),
         });
-        Ok(CExpr::Agg(self.aggs.len() - 1))
+        Ok(agg_slot(func_kind, self.aggs.len() - 1))
+    }
+
+    /// An aggregate's argument (`args`, as written): one expression, or
+    /// JSON_OBJECTAGG's key and value as one; JSON_ARRAYAGG learns
+    /// whether its argument is JSON.
+    fn agg_arg(
+        &mut self,
+        func: AggFunc,
+        name: &str,
+        args: &[&Expr],
+    ) -> SqlResult<(AggFunc, CExpr)> {
+        use crate::sql::agg_stats::{self, StatFunc};
+        match (func, args) {
+            (AggFunc::Stat(StatFunc::JsonObject), [k, v]) => {
+                let k = self.compile(k)?;
+                let k = self.resolve_collations(k)?;
+                let v = self.compile(v)?;
+                let v = self.resolve_collations(v)?;
+                Ok((func, agg_stats::object_arg(k, v)))
+            }
+            (AggFunc::Stat(StatFunc::JsonObject), _) | (_, [] | [_, _, ..]) => {
+                Err(wrong_count(name))
+            }
+            (_, [a]) => {
+                let c = self.compile(a)?;
+                let c = self.resolve_collations(c)?;
+                let func = match func {
+                    AggFunc::Stat(StatFunc::JsonArray { .. }) => {
+                        AggFunc::Stat(StatFunc::JsonArray { json: c.is_json() })
+                    }
+                    f => f,
+                };
+                Ok((func, c))
+            }
+        }
     }
 
     /// An explicit frame as MySQL checks it (`Window::check_border_sanity`,
@@ -1849,6 +1891,12 @@ const IS_FALSE: &str = "is false";
 /// `Item_func_numhybrid`) converts their value to text at the type's
 /// scale (`CAST(IFNULL(0.1, 99.999) AS CHAR)` is `0.100`).
 pub const SHOW_SCALE: &str = "show scale";
+
+/// Internal function `json aggregate(x)`: x, a JSON_ARRAYAGG /
+/// JSON_OBJECTAGG slot's JSON text, as is — typed JSON (so it nests as
+/// JSON in a JSON function) without being parsed again (a DECIMAL member
+/// keeps its digits).
+pub const JSON_AGG: &str = "json aggregate";
 
 /// Internal function `fixed text(x, d)`: the DOUBLE x as text with `d`
 /// fractional digits, as MySQL converts a DOUBLE it types with fixed
@@ -3026,6 +3074,10 @@ fn call_builtin(name: &str, args: &[Value]) -> SqlResult<Value> {
                 args[0].clone()
             })
         }
+        JSON_AGG => {
+            want(args, 1, name)?;
+            Ok(args[0].clone())
+        }
         FIXED_TEXT => {
             want(args, 2, name)?;
             let d = num_i64(&args[1]).unwrap_or(0).clamp(0, 30) as u8;
@@ -3528,7 +3580,7 @@ impl CExpr {
     /// (A JSON column is not recognised here: its text is taken as a
     /// string when nested into JSON_OBJECT / JSON_ARRAY.)
     pub fn is_json(&self) -> bool {
-        matches!(self, CExpr::Func(n, _) if crate::json::returns_json(n))
+        matches!(self, CExpr::Func(n, _) if crate::json::returns_json(n) || n == JSON_AGG)
     }
 
     /// Whether the expression reads no column, aggregate or MATCH slot

@@ -623,6 +623,10 @@ fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnKind {
                 ..
             }) if f.is_bitwise() => ColumnKind::Int,
             Some(AggCall {
+                func: AggFunc::Stat(f),
+                ..
+            }) if f.is_json() => ColumnKind::Text,
+            Some(AggCall {
                 func: AggFunc::Stat(_),
                 ..
             }) => ColumnKind::Float,
@@ -2200,6 +2204,10 @@ impl AggState {
 pub(crate) fn agg_update(st: &mut AggState, call: &AggCall, v: Option<Value>) -> SqlResult<()> {
     match call.func {
         AggFunc::CountStar => st.count += 1,
+        AggFunc::Stat(f) if crate::sql::agg_stats::keeps_nulls(f) => {
+            let v = v.unwrap_or(Value::Null);
+            crate::sql::agg_stats::update(&mut st.stat, f, &v)?;
+        }
         _ => {
             let Some(v) = v else { return Ok(()) };
             if v.is_null() {
@@ -2269,7 +2277,7 @@ pub(crate) fn agg_update(st: &mut AggState, call: &AggCall, v: Option<Value>) ->
                 {
                     st.best = Some(stored(v, st.store_scale));
                 }
-                AggFunc::Stat(f) => crate::sql::agg_stats::update(&mut st.stat, f, &v),
+                AggFunc::Stat(f) => crate::sql::agg_stats::update(&mut st.stat, f, &v)?,
                 _ => {}
             }
         }

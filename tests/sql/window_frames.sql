@@ -26,6 +26,13 @@ SELECT id, x, STD(x) OVER w AS sd, VAR_SAMP(x) OVER w AS vs, BIT_OR(x) OVER w AS
 -- Sliding frames are folded exactly (MIN / MAX over a moving frame, a variance over a RANGE frame).
 SELECT id, f, VARIANCE(f) OVER (ORDER BY f RANGE BETWEEN 2 PRECEDING AND CURRENT ROW) AS v, STDDEV_SAMP(f) OVER (ORDER BY id) AS sd, MIN(f) OVER (ORDER BY id ROWS BETWEEN 2 PRECEDING AND 1 PRECEDING) AS mn, MAX(f) OVER (ORDER BY id ROWS BETWEEN 1 FOLLOWING AND 3 FOLLOWING) AS mx FROM t ORDER BY id;
 SELECT id, SUM(d) OVER (ORDER BY id ROWS BETWEEN 2 PRECEDING AND CURRENT ROW) AS s, AVG(d) OVER (ORDER BY id ROWS BETWEEN 2 PRECEDING AND CURRENT ROW) AS a, COUNT(d) OVER (ORDER BY id ROWS BETWEEN 2 PRECEDING AND CURRENT ROW) AS c FROM t ORDER BY id;
+-- JSON_ARRAYAGG / JSON_OBJECTAGG, grouped and OVER (MySQL 8; MariaDB has them grouped only, printed without MySQL's spaces): NULLs kept as null, a DECIMAL keeps its digits, the last duplicate key wins, members in MySQL's canonical order; the result nests as JSON; a NULL key is 3158.
+SELECT g, JSON_ARRAYAGG(x) AS a, JSON_OBJECTAGG(id, d) AS o, JSON_ARRAYAGG(g) AS s FROM t GROUP BY g ORDER BY g;
+SELECT JSON_ARRAYAGG(x), JSON_OBJECTAGG(g, x) FROM t WHERE id > 100;
+SELECT JSON_OBJECTAGG(g, id) AS last_wins, JSON_OBJECTAGG(CONCAT(g, id % 3), id) AS ordered FROM t;
+SELECT JSON_ARRAYAGG(JSON_OBJECT('k', id)) AS j, JSON_LENGTH(JSON_ARRAYAGG(id)) AS n, JSON_ARRAY(JSON_ARRAYAGG(id)) AS nested, JSON_TYPE(JSON_OBJECTAGG(id, x)) AS ty FROM t WHERE id < 4;
+SELECT JSON_OBJECTAGG(NULL, 1) FROM t;
+SELECT id, JSON_ARRAYAGG(x) OVER (ORDER BY id ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING) AS a, JSON_OBJECTAGG(id % 2, id) OVER (PARTITION BY g ORDER BY id) AS o FROM t ORDER BY id;
 -- LAG / LEAD with a default of another type: typed as COALESCE of both (MySQL 8; MariaDB has no third argument): the integer beside 1.5 prints one decimal.
 SELECT id, LAG(x, 1, 1.5) OVER (ORDER BY id) AS a, LEAD(d, 1, 0) OVER (ORDER BY id) AS b, LAG(x, 2, 'none') OVER (ORDER BY id) AS c, LEAD(f, 1, 7) OVER (ORDER BY id) AS e FROM t ORDER BY id;
 CREATE TABLE lt AS SELECT LAG(x, 1, 1.5) OVER (ORDER BY id) AS a, LEAD(d, 1, 0) OVER (ORDER BY id) AS b, ROW_NUMBER() OVER () AS rn, CUME_DIST() OVER () AS cd, STD(x) OVER () AS sd, BIT_OR(x) OVER () AS bo, SUM(d) OVER () AS sm, COUNT(*) OVER () AS n FROM t;
