@@ -40,6 +40,7 @@ pub mod table_locks;
 pub mod truncate;
 pub mod vars;
 pub mod window;
+pub mod window_slide;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

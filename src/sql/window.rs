@@ -542,9 +542,17 @@ pub(crate) fn apply(
                             };
                         }
                     }
+                    _ if crate::sql::window_slide::slide(
+                        call,
+                        len,
+                        &|p| keys[part[p]].1.clone(),
+                        &range,
+                        &mut |j, v| values[part[j]] = v,
+                    )? => {}
                     _ => {
-                        // Both ends move: each frame folded on its own
-                        // (at most its offsets' width).
+                        // Both ends move and the aggregate does not slide
+                        // exactly: each frame folded on its own (at most
+                        // its offsets' width).
                         for j in 0..len {
                             let mut st = AggState::default();
                             if let Some((fs, fe)) = range(j) {
