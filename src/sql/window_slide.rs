@@ -13,13 +13,14 @@
 //! frame afresh.
 //!
 //! Never: approximates (DOUBLE sums are declined, not subtracted), reads
-//! rows or plans; every step ticks the statement's interrupt.
+//! rows or plans, or grows unbudgeted (its counts and queue are charged
+//! to the statement); every step ticks the statement's interrupt.
 
 use std::cmp::Ordering;
 use std::collections::VecDeque;
 
 use crate::error::SqlResult;
-use crate::sql::budget;
+use crate::sql::budget::{self, Reservation};
 use crate::sql::expr::{collate, AggCall, AggFunc};
 use crate::sql::select::{agg_final, agg_update, AggState};
 use crate::types::Value;
@@ -36,9 +37,11 @@ pub(crate) fn slide(
     range: &dyn Fn(usize) -> Option<(usize, usize)>,
     out: &mut dyn FnMut(usize, Value),
 ) -> SqlResult<bool> {
+    let mut mem = Reservation::new();
     match call.func {
         AggFunc::CountStar | AggFunc::Count => {
             // Rows counted before each position.
+            mem.add((len + 1) * std::mem::size_of::<i64>())?;
             let mut before = Vec::with_capacity(len + 1);
             before.push(0i64);
             for p in 0..len {
@@ -65,6 +68,7 @@ pub(crate) fn slide(
             // Positions in the frame so far whose value may still be its
             // MIN (MAX): values in order, none beaten by a later one.
             let mut queue: VecDeque<(usize, Value)> = VecDeque::new();
+            let mut peak = 0;
             let mut next = 0;
             for j in 0..len {
                 let Some((fs, fe)) = range(j) else {
@@ -80,6 +84,11 @@ pub(crate) fn slide(
                             .is_some_and(|(_, b)| collate::value_cmp(call.collation, &v, b) == keep)
                         {
                             queue.pop_back();
+                        }
+                        // Charged as the queue grows past its peak.
+                        if queue.len() == peak {
+                            mem.add(budget::row_size(std::slice::from_ref(&v)) + 8)?;
+                            peak += 1;
                         }
                         queue.push_back((next, v));
                     }
