@@ -256,11 +256,7 @@ pub(crate) fn check_spec(spec: &ast::WindowSpec) -> SqlResult<()> {
                 "Window '<unnamed window>': ORDER BY or PARTITION BY uses legacy position indication which is not supported, use expression.",
             ));
         }
-        let nested = ast::visit_expressions(e, |x| match x {
-            ast::Expr::Function(f) if f.over.is_some() => std::ops::ControlFlow::Break(()),
-            _ => std::ops::ControlFlow::Continue(()),
-        });
-        if nested.is_break() {
+        if ast::Visit::visit(e, &mut NestedWindow(0)).is_break() {
             return Err(SqlError::new(
                 code::WINDOW_NESTED_IN_SPEC,
                 "You cannot nest a window function in the specification of window '<unnamed window>'.",
@@ -268,6 +264,33 @@ pub(crate) fn check_spec(spec: &ast::WindowSpec) -> SqlResult<()> {
         }
     }
     Ok(())
+}
+
+/// Finds a window function call outside any subquery (one inside a
+/// subquery of the specification belongs to that query block).
+struct NestedWindow(usize);
+
+impl ast::Visitor for NestedWindow {
+    type Break = ();
+
+    fn pre_visit_query(&mut self, _: &ast::Query) -> std::ops::ControlFlow<()> {
+        self.0 += 1;
+        std::ops::ControlFlow::Continue(())
+    }
+
+    fn post_visit_query(&mut self, _: &ast::Query) -> std::ops::ControlFlow<()> {
+        self.0 -= 1;
+        std::ops::ControlFlow::Continue(())
+    }
+
+    fn pre_visit_expr(&mut self, x: &ast::Expr) -> std::ops::ControlFlow<()> {
+        match x {
+            ast::Expr::Function(f) if f.over.is_some() && self.0 == 0 => {
+                std::ops::ControlFlow::Break(())
+            }
+            _ => std::ops::ControlFlow::Continue(()),
+        }
+    }
 }
 
 /// Refuse a window call read where MySQL allows none: through a select

@@ -66,3 +66,5 @@ SELECT id, ROW_NUMBER() OVER (ORDER BY 1) FROM t;
 SELECT id, ROW_NUMBER() OVER (PARTITION BY 2 ORDER BY id) FROM t;
 SELECT id FROM t WINDOW w AS (ORDER BY 1);
 SELECT SUM(1) OVER (PARTITION BY SUM(1) OVER ()) FROM t;
+-- One inside a subquery of the specification belongs to that subquery's block: allowed.
+SELECT id, ROW_NUMBER() OVER (ORDER BY (SELECT MAX(r) FROM (SELECT ROW_NUMBER() OVER () AS r FROM t) q) + id DESC) AS rn FROM t ORDER BY id LIMIT 3;
