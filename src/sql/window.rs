@@ -8,14 +8,20 @@
 //! units by (partition keys, order keys) with the bounded, interruptible
 //! [`budget::sort_by`], and writing the function's value into that slot of
 //! every unit; the select list and ORDER BY then read it like an
-//! aggregate. The subset: ROW_NUMBER, RANK, DENSE_RANK, PERCENT_RANK,
+//! aggregate. The functions: ROW_NUMBER, RANK, DENSE_RANK, PERCENT_RANK,
 //! CUME_DIST, NTILE, LAG, LEAD, FIRST_VALUE, LAST_VALUE, NTH_VALUE and
-//! COUNT / SUM / AVG / MIN / MAX with MySQL's default frame (the whole partition without
-//! ORDER BY; with ORDER BY from the partition's start to the current row's
-//! last peer) or an explicit ROWS frame / RANGE frame of UNBOUNDED and
-//! CURRENT ROW bounds ([`crate::sql::expr::Frame`]). Aggregates reuse the GROUP BY fold ([`agg_update`] /
-//! [`agg_final`]) and its result types. Also resolves named windows
-//! (`WINDOW w AS (…)`, [`resolve_spec`]) with MySQL's inheritance rules.
+//! every aggregate (COUNT / SUM / AVG / MIN / MAX and those of
+//! [`crate::sql::agg_stats`]) with MySQL's default frame (the whole
+//! partition without ORDER BY; with ORDER BY from the partition's start to
+//! the current row's last peer) or an explicit ROWS / RANGE frame
+//! ([`crate::sql::expr::Frame`]; a RANGE offset finds its rows by binary
+//! search on the one ORDER BY key, [`check_range_types`] checks that
+//! key's type). Aggregates reuse the GROUP BY fold ([`agg_update`] /
+//! [`agg_final`]) and its result types; a frame whose both ends move is
+//! slid ([`crate::sql::window_slide`]) or folded afresh. Also resolves
+//! named windows (`WINDOW w AS (…)`, [`resolve_spec`]) with MySQL's
+//! inheritance rules and refuses what MySQL refuses in a specification
+//! ([`check_spec`]).
 //!
 //! Never: plans (the compiler refuses the rest of the syntax with 1235 /
 //! 3593, [`check_placement`] catches aliases used where a window may not
