@@ -17,7 +17,7 @@
 use crate::error::SqlResult;
 use crate::json::{self, JsonArg};
 use crate::sql::budget::{self, Reservation};
-use crate::sql::expr::{AggFunc, CExpr};
+use crate::sql::expr::CExpr;
 use crate::types::Value;
 
 /// One of the aggregates this module computes.
@@ -58,20 +58,13 @@ pub fn object_arg(k: CExpr, v: CExpr) -> CExpr {
     CExpr::Func("json_array".into(), vec![k, v])
 }
 
-/// The aggregate named `name` (lower case), if it is one of these.
-pub fn by_name(name: &str) -> Option<AggFunc> {
-    Some(AggFunc::Stat(match name {
-        "std" | "stddev" | "stddev_pop" => StatFunc::StdPop,
-        "stddev_samp" => StatFunc::StdSamp,
-        "variance" | "var_pop" => StatFunc::VarPop,
-        "var_samp" => StatFunc::VarSamp,
-        "bit_and" => StatFunc::BitAnd,
-        "bit_or" => StatFunc::BitOr,
-        "bit_xor" => StatFunc::BitXor,
-        "json_arrayagg" => StatFunc::JsonArray { json: false },
-        "json_objectagg" => StatFunc::JsonObject,
-        _ => return None,
-    }))
+/// The internal function [`crate::sql::expr::JSON_AGG`]: its argument,
+/// a JSON aggregate's text, as is.
+pub fn json_aggregate(name: &str, args: &[Value]) -> SqlResult<Value> {
+    match args {
+        [v] => Ok(v.clone()),
+        _ => Err(crate::sql::expr::wrong_count(name)),
+    }
 }
 
 /// The running state: Welford's recurrence for the variance (MySQL's

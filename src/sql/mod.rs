@@ -23,6 +23,7 @@ pub mod dml;
 pub mod exec;
 pub mod expr;
 pub mod fast_insert;
+pub mod functions;
 pub mod host;
 pub mod parallel;
 pub mod params;

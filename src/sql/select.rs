@@ -371,7 +371,6 @@ fn double_decimals(e: &CExpr, src: &Source, aggs: &[AggCall]) -> Option<u8> {
             CExpr::Bin(Add | Sub | Mul | Mod, a, b) => widest(&mut [&**a, &**b].into_iter())?,
             CExpr::Bin(Div, a, b) => widest(&mut [&**a, &**b].into_iter())?.saturating_add(4),
             CExpr::Func(name, args) => match name.as_str() {
-                "pi" => 6,
                 "round" | "truncate" => match args.get(1) {
                     None => 0,
                     Some(CExpr::Lit(Value::Int(d))) => (*d).clamp(0, 30) as u8,
@@ -382,7 +381,8 @@ fn double_decimals(e: &CExpr, src: &Source, aggs: &[AggCall]) -> Option<u8> {
                 "if" => widest(&mut args.iter().skip(1))?,
                 "coalesce" | "ifnull" | "greatest" | "least" | "mod" => widest(&mut args.iter())?,
                 "nullif" => double_decimals(args.first()?, src, aggs)?,
-                _ => return None,
+                // Fixed digits (PI() 6): as the function registry declares.
+                _ => crate::sql::functions::lookup(name)?.decimals?,
             },
             CExpr::Case(_, arms, els) => {
                 widest(&mut arms.iter().map(|(_, r)| r).chain(els.as_deref()))?
@@ -483,7 +483,8 @@ fn numeric_between(e: CExpr, src: &Source, aggs: &[AggCall]) -> CExpr {
 }
 
 /// The most characters a string expression can have, when known (a
-/// literal, a VARCHAR column, case and trim functions, CONCAT).
+/// literal, a VARCHAR column, the functions whose length the registry
+/// declares: case and trim functions, REVERSE, CONCAT).
 #[recursive::recursive]
 fn text_len(e: &CExpr, src: &Source) -> Option<usize> {
     match e {
@@ -492,11 +493,13 @@ fn text_len(e: &CExpr, src: &Source) -> Option<usize> {
             DataType::Varchar(n) => usize::try_from(n).ok(),
             _ => None,
         },
-        CExpr::Func(name, args) => match name.as_str() {
-            "lower" | "lcase" | "upper" | "ucase" | "reverse" | "ltrim" | "rtrim" | "trim both"
-            | "trim leading" | "trim trailing" => text_len(args.first()?, src),
-            "concat" => args.iter().map(|a| text_len(a, src)).sum(),
-            _ => None,
+        // As the function registry declares the function's length.
+        CExpr::Func(name, args) => match crate::sql::functions::lookup(name)?.text_len {
+            crate::sql::functions::TextLen::OfFirstArg => text_len(args.first()?, src),
+            crate::sql::functions::TextLen::SumOfArgs => {
+                args.iter().map(|a| text_len(a, src)).sum()
+            }
+            crate::sql::functions::TextLen::Unknown => None,
         },
         _ => None,
     }
@@ -702,12 +705,6 @@ fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnKind {
             _ => ColumnKind::Int,
         },
         CExpr::Func(name, args) => match name.as_str() {
-            "l2_distance" | "cosine_distance" | "inner_product" | "l2_norm" | "l2_distance_sq"
-            | "cosine_similarity" | "sqrt" | "l1_distance" | "l1_norm" | "summation" | "pow"
-            | "power" | "exp" | "ln" | "log" | "log2" | "log10" | "sin" | "cos" | "tan" | "cot"
-            | "asin" | "acos" | "atan" | "atan2" | "pi" | "degrees" | "radians" => {
-                ColumnKind::Float
-            }
             // FLOOR / CEIL of a double are doubles, of an integer
             // integers; of a DECIMAL (scale 0, one more integer digit when
             // it had a fraction, as the rounding may carry) BIGINT while
@@ -734,10 +731,6 @@ fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnKind {
                     _ => ColumnKind::Int,
                 },
             },
-            "instr" | "locate" | "regexp_instr" | "regexp_like" | "sign" | "year" | "month"
-            | "day" | "dayofmonth" | "hour" | "minute" | "second" | "microsecond" | "dayofweek"
-            | "dayofyear" | "weekday" | "quarter" | "week" | "to_days" | "datediff"
-            | "timestampdiff" => ColumnKind::Int,
             "unix_timestamp" if args.is_empty() => ColumnKind::Int,
             // UNIX_TIMESTAMP(x): BIGINT, or DECIMAL with the fractional
             // digits of a literal that has some (MariaDB folds a constant
@@ -761,8 +754,6 @@ fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnKind {
             },
             // Temporal results are sent with a temporal type (drivers then
             // return date / datetime objects, not strings).
-            "date" | "last_day" | "curdate" | "current_date" | "utc_date" => ColumnKind::Date,
-            "now" | "current_timestamp" | "sysdate" | "utc_timestamp" => ColumnKind::DateTime,
             "from_unixtime" if args.len() == 1 => ColumnKind::DateTime,
             // MySQL: DATE + a day-or-longer interval is a DATE, DATE or
             // DATETIME + anything else a DATETIME, text stays text.
@@ -851,22 +842,9 @@ fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnKind {
                     _ => ColumnKind::Text,
                 }
             }
-            "json_valid" | "json_length" | "json_contains" | "json_contains_path"
-            | "json_depth" => ColumnKind::Int,
-            "length"
-            | "char_length"
-            | "vector_dims"
-            | "trigger_fault_point"
-            | "last_insert_id"
-            | "connection_id"
-            | "sleep"
-            | "row_count"
-            | "found_rows"
-            | "is true"
-            | "is false"
-            | "octet_length"
-            | "character_length" => ColumnKind::Int,
-            _ => ColumnKind::Text,
+            // The functions whose type does not depend on their
+            // arguments: as the function registry declares them.
+            _ => crate::sql::functions::result_kind(name),
         },
         CExpr::Bin(op, a, b) => {
             use crate::sql::expr::BinOp::*;
@@ -1087,7 +1065,7 @@ pub fn reject_table_factor(f: &ast::TableFactor) -> SqlResult<()> {
 /// Whether a function gives the same answer for the same arguments within
 /// a statement (so a predicate using it may be evaluated earlier).
 pub fn is_deterministic(name: &str) -> bool {
-    !crate::sql::expr::varies_per_call(name) && !matches!(name, "@" | "@@" | "last_insert_id")
+    crate::sql::functions::is_deterministic(name)
 }
 
 /// A plain scan of a base table (`SELECT * FROM t`), the leaf of a join
