@@ -17,6 +17,7 @@
 //! `tests/layering.rs`): this file is the top, the dispatch.
 
 pub mod access;
+pub mod agg_stats;
 pub mod alter;
 pub mod budget;
 pub mod check;
@@ -46,6 +47,7 @@ pub mod table_locks;
 pub mod truncate;
 pub mod vars;
 pub mod window;
+pub mod window_slide;
 
 use std::sync::Arc;
 

@@ -393,6 +393,13 @@ fn double_decimals(e: &CExpr, src: &Source, aggs: &[AggCall]) -> Option<u8> {
                     arg: Some(a),
                     ..
                 }) => double_decimals(a, src, aggs)?.saturating_add(4),
+                // STD / VARIANCE: four more too (MySQL's
+                // Item_sum_variance: the argument's decimals + 4).
+                Some(AggCall {
+                    func: AggFunc::Stat(f),
+                    arg: Some(a),
+                    ..
+                }) if !f.is_bitwise() => double_decimals(a, src, aggs)?.saturating_add(4),
                 Some(AggCall {
                     func: AggFunc::Sum | AggFunc::Min | AggFunc::Max,
                     arg: Some(a),
@@ -553,6 +560,30 @@ fn common_kind<'e>(
         .unwrap_or(ColumnKind::Text)
 }
 
+/// LAG / LEAD's type with a default `d`: both aggregated as COALESCE's
+/// arguments are, an integer beside a DECIMAL keeping its digits
+/// (`LAG(int_col, 1, 1.5)` is DECIMAL(11,1) in MySQL, not (2,1)).
+fn lag_kind(a: &CExpr, d: Option<&CExpr>, src: &Source, aggs: &[AggCall]) -> ColumnKind {
+    let common = common_kind([a].into_iter().chain(d), src, aggs);
+    let ColumnKind::Decimal { precision, scale } = common else {
+        return common;
+    };
+    let int_digits = [Some(a), d]
+        .into_iter()
+        .flatten()
+        .filter(|x| kind_of_expr(x, src, aggs) == ColumnKind::Int)
+        .map(|x| int_precision(x, src, aggs))
+        .max()
+        .unwrap_or(0);
+    ColumnKind::Decimal {
+        precision: int_digits
+            .max(precision.saturating_sub(scale))
+            .saturating_add(scale)
+            .min(65),
+        scale,
+    }
+}
+
 #[recursive::recursive]
 fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnKind {
     match e {
@@ -591,6 +622,18 @@ fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnKind {
                 ..
             }) => ColumnKind::Int,
             Some(AggCall {
+                func: AggFunc::Stat(f),
+                ..
+            }) if f.is_bitwise() => ColumnKind::Int,
+            Some(AggCall {
+                func: AggFunc::Stat(f),
+                ..
+            }) if f.is_json() => ColumnKind::Text,
+            Some(AggCall {
+                func: AggFunc::Stat(_),
+                ..
+            }) => ColumnKind::Float,
+            Some(AggCall {
                 func: AggFunc::Avg,
                 arg: Some(a),
                 ..
@@ -624,6 +667,13 @@ fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnKind {
                 ColumnKind::Date | ColumnKind::DateTime | ColumnKind::Text => ColumnKind::Float,
                 k => k,
             },
+            // LAG / LEAD with a default: the type of both (MySQL's
+            // Item_lead_lag aggregates them as COALESCE does).
+            Some(AggCall {
+                arg: Some(a),
+                window: Some(w),
+                ..
+            }) if w.default.is_some() => lag_kind(a, w.default.as_ref(), src, aggs),
             Some(AggCall { arg: Some(a), .. }) => kind_of_expr(a, src, aggs),
             _ => ColumnKind::Text,
         },
@@ -1451,6 +1501,7 @@ pub fn plan_block(
         &projection,
         filter.iter().chain(&group_by).chain(&having),
     )?;
+    crate::sql::window::check_range_types(&aggs, &mut |e| kind_of_expr(e, &source, &aggs))?;
     let matches = std::mem::take(&mut comp.matches);
     let refs = std::mem::take(&mut comp.outer_refs);
     let out_colls = projection
@@ -1523,19 +1574,6 @@ pub fn plan_block(
     }
     let aggregate = has_group || aggs.iter().any(|a| a.window.is_none());
     let windowed = aggs.iter().any(|a| a.window.is_some());
-    // LAG / LEAD's default must have its argument's type (the result
-    // type would otherwise merge both).
-    for a in &aggs {
-        if let (Some(d), Some(x)) = (a.window.as_ref().and_then(|w| w.default.as_ref()), &a.arg) {
-            if !matches!(d, CExpr::Lit(Value::Null))
-                && kind_of_expr(d, &source, &aggs) != kind_of_expr(x, &source, &aggs)
-            {
-                return Err(SqlError::unsupported(
-                    "LAG/LEAD with a default of another type than its argument",
-                ));
-            }
-        }
-    }
     let mut aggs = aggs;
     for w in aggs.iter_mut().filter_map(|a| a.window.as_deref_mut()) {
         for e in w
@@ -2118,6 +2156,8 @@ pub(crate) struct AggState {
     /// values at that scale with or without GROUP BY (MySQL dedups them
     /// in a `Unique` tree of the argument's type). `None`: exact.
     pub store_scale: Option<u8>,
+    /// STD / VARIANCE / BIT_* state ([`crate::sql::agg_stats`]).
+    pub stat: crate::sql::agg_stats::State,
 }
 
 impl AggState {
@@ -2145,6 +2185,10 @@ impl AggState {
 pub(crate) fn agg_update(st: &mut AggState, call: &AggCall, v: Option<Value>) -> SqlResult<()> {
     match call.func {
         AggFunc::CountStar => st.count += 1,
+        AggFunc::Stat(f) if crate::sql::agg_stats::keeps_nulls(f) => {
+            let v = v.unwrap_or(Value::Null);
+            crate::sql::agg_stats::update(&mut st.stat, f, &v)?;
+        }
         _ => {
             let Some(v) = v else { return Ok(()) };
             if v.is_null() {
@@ -2214,6 +2258,7 @@ pub(crate) fn agg_update(st: &mut AggState, call: &AggCall, v: Option<Value>) ->
                 {
                     st.best = Some(stored(v, st.store_scale));
                 }
+                AggFunc::Stat(f) => crate::sql::agg_stats::update(&mut st.stat, f, &v)?,
                 _ => {}
             }
         }
@@ -2269,6 +2314,7 @@ pub(crate) fn agg_final(st: &AggState, call: &AggCall) -> Value {
             }
         }
         AggFunc::Min | AggFunc::Max => st.best.clone().unwrap_or(Value::Null),
+        AggFunc::Stat(f) => crate::sql::agg_stats::finish(&st.stat, f),
     }
 }
 

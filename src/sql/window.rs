@@ -8,14 +8,20 @@
 //! units by (partition keys, order keys) with the bounded, interruptible
 //! [`budget::sort_by`], and writing the function's value into that slot of
 //! every unit; the select list and ORDER BY then read it like an
-//! aggregate. The subset: ROW_NUMBER, RANK, DENSE_RANK, PERCENT_RANK,
+//! aggregate. The functions: ROW_NUMBER, RANK, DENSE_RANK, PERCENT_RANK,
 //! CUME_DIST, NTILE, LAG, LEAD, FIRST_VALUE, LAST_VALUE, NTH_VALUE and
-//! COUNT / SUM / AVG / MIN / MAX with MySQL's default frame (the whole partition without
-//! ORDER BY; with ORDER BY from the partition's start to the current row's
-//! last peer) or an explicit ROWS frame / RANGE frame of UNBOUNDED and
-//! CURRENT ROW bounds ([`crate::sql::expr::Frame`]). Aggregates reuse the GROUP BY fold ([`agg_update`] /
-//! [`agg_final`]) and its result types. Also resolves named windows
-//! (`WINDOW w AS (…)`, [`resolve_spec`]) with MySQL's inheritance rules.
+//! every aggregate (COUNT / SUM / AVG / MIN / MAX and those of
+//! [`crate::sql::agg_stats`]) with MySQL's default frame (the whole
+//! partition without ORDER BY; with ORDER BY from the partition's start to
+//! the current row's last peer) or an explicit ROWS / RANGE frame
+//! ([`crate::sql::expr::Frame`]; a RANGE offset finds its rows by binary
+//! search on the one ORDER BY key, [`check_range_types`] checks that
+//! key's type). Aggregates reuse the GROUP BY fold ([`agg_update`] /
+//! [`agg_final`]) and its result types; a frame whose both ends move is
+//! slid ([`crate::sql::window_slide`]) or folded afresh. Also resolves
+//! named windows (`WINDOW w AS (…)`, [`resolve_spec`]) with MySQL's
+//! inheritance rules and refuses what MySQL refuses in a specification
+//! ([`check_spec`]).
 //!
 //! Never: plans (the compiler refuses the rest of the syntax with 1235 /
 //! 3593, [`check_placement`] catches aliases used where a window may not
@@ -31,7 +37,7 @@ use crate::sql::budget::{self, Reservation};
 use crate::sql::exec;
 use crate::sql::expr::{AggCall, CExpr, Frame, FrameBound, WinFunc};
 use crate::sql::select::{agg_final, agg_update, is_distance_key, AggState, Exprs, Plan, Unit};
-use crate::types::Value;
+use crate::types::{ColumnKind, Value};
 
 /// A window call's expressions prepared for one run of the block.
 pub(crate) struct Prepared<'p> {
@@ -40,6 +46,8 @@ pub(crate) struct Prepared<'p> {
     keys: Vec<exec::Prepared<'p>>,
     /// LAG / LEAD's default.
     default: Option<exec::Prepared<'p>>,
+    /// A RANGE frame's offset bounds ([`crate::sql::expr::Window::range_at`]).
+    range_at: [Option<exec::Prepared<'p>>; 2],
 }
 
 /// Prepare the window call in slot `a` (`None` for a plain aggregate).
@@ -57,8 +65,58 @@ pub(crate) fn prepare<'p>(
         .chain(w.order.iter().map(|(e, _)| e))
         .map(&mut *p)
         .collect::<SqlResult<_>>()?;
-    let default = w.default.as_ref().map(p).transpose()?;
-    Ok(Some(Prepared { arg, keys, default }))
+    let default = w.default.as_ref().map(&mut *p).transpose()?;
+    let [a, b] = &w.range_at;
+    let range_at = [
+        a.as_ref().map(|(e, _)| p(e)).transpose()?,
+        b.as_ref().map(|(e, _)| p(e)).transpose()?,
+    ];
+    Ok(Some(Prepared {
+        arg,
+        keys,
+        default,
+        range_at,
+    }))
+}
+
+/// Check each RANGE frame with an offset against its ORDER BY key's type
+/// (`kind`) as MySQL does: the key numeric or temporal (3587), a
+/// temporal key's offsets INTERVALs (3588), a numeric key's numbers
+/// (3589).
+pub(crate) fn check_range_types(
+    aggs: &[AggCall],
+    kind: &mut dyn FnMut(&CExpr) -> ColumnKind,
+) -> SqlResult<()> {
+    for w in aggs.iter().filter_map(|a| a.window.as_deref()) {
+        for (_, interval) in w.range_at.iter().flatten() {
+            let Some((key, _)) = w.order.first() else {
+                continue;
+            };
+            match (kind(key), interval) {
+                (ColumnKind::Int | ColumnKind::Float | ColumnKind::Decimal { .. }, false)
+                | (ColumnKind::Date | ColumnKind::DateTime, true) => {}
+                (ColumnKind::Int | ColumnKind::Float | ColumnKind::Decimal { .. }, true) => {
+                    return Err(SqlError::new(
+                        code::WINDOW_RANGE_FRAME_NUMERIC_TYPE,
+                        "Window '<unnamed window>' with RANGE frame has ORDER BY expression of numeric type, INTERVAL bound value not allowed.",
+                    ))
+                }
+                (ColumnKind::Date | ColumnKind::DateTime, false) => {
+                    return Err(SqlError::new(
+                        code::WINDOW_RANGE_FRAME_TEMPORAL_TYPE,
+                        "Window '<unnamed window>' with RANGE frame has ORDER BY expression of datetime type. Only INTERVAL bound value allowed.",
+                    ))
+                }
+                _ => {
+                    return Err(SqlError::new(
+                        code::WINDOW_RANGE_FRAME_ORDER_TYPE,
+                        "Window '<unnamed window>' with RANGE N PRECEDING/FOLLOWING frame requires exactly one ORDER BY expression, of numeric or temporal type",
+                    ))
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Whether the block's first `k` rows in its ORDER BY are all its window
@@ -184,9 +242,61 @@ pub(crate) fn check_named(named: &[ast::NamedWindowDefinition]) -> SqlResult<()>
     }
     for d in named {
         let spec = lookup(named, &d.0)?;
+        check_spec(&spec)?;
         resolve_spec(named, &spec)?;
     }
     Ok(())
+}
+
+/// Refuse what MySQL refuses in a window's PARTITION BY / ORDER BY: a
+/// position (`ORDER BY 1`, 3592) and a window function (3595).
+pub(crate) fn check_spec(spec: &ast::WindowSpec) -> SqlResult<()> {
+    for e in spec
+        .partition_by
+        .iter()
+        .chain(spec.order_by.iter().map(|o| &o.expr))
+    {
+        if matches!(e, ast::Expr::Value(v) if matches!(v.value, ast::Value::Number(..))) {
+            return Err(SqlError::new(
+                code::WINDOW_ILLEGAL_ORDER_BY,
+                "Window '<unnamed window>': ORDER BY or PARTITION BY uses legacy position indication which is not supported, use expression.",
+            ));
+        }
+        if ast::Visit::visit(e, &mut NestedWindow(0)).is_break() {
+            return Err(SqlError::new(
+                code::WINDOW_NESTED_IN_SPEC,
+                "You cannot nest a window function in the specification of window '<unnamed window>'.",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Finds a window function call outside any subquery (one inside a
+/// subquery of the specification belongs to that query block).
+struct NestedWindow(usize);
+
+impl ast::Visitor for NestedWindow {
+    type Break = ();
+
+    fn pre_visit_query(&mut self, _: &ast::Query) -> std::ops::ControlFlow<()> {
+        self.0 += 1;
+        std::ops::ControlFlow::Continue(())
+    }
+
+    fn post_visit_query(&mut self, _: &ast::Query) -> std::ops::ControlFlow<()> {
+        self.0 -= 1;
+        std::ops::ControlFlow::Continue(())
+    }
+
+    fn pre_visit_expr(&mut self, x: &ast::Expr) -> std::ops::ControlFlow<()> {
+        match x {
+            ast::Expr::Function(f) if f.over.is_some() && self.0 == 0 => {
+                std::ops::ControlFlow::Break(())
+            }
+            _ => std::ops::ControlFlow::Continue(()),
+        }
+    }
 }
 
 /// Refuse a window call read where MySQL allows none: through a select
@@ -249,6 +359,9 @@ pub(crate) fn apply(
         // Each unit's keys, argument and default.
         let mut keys: Vec<(Vec<Value>, Option<Value>)> = Vec::with_capacity(units.len());
         let mut defaults: Vec<Value> = Vec::new();
+        // A RANGE frame's offset bounds' key values, per unit.
+        let mut targets: Vec<[Value; 2]> = Vec::new();
+        let ranged = prep.range_at.iter().any(Option::is_some);
         for u in units.iter() {
             budget::tick()?;
             let k = prep
@@ -267,6 +380,16 @@ pub(crate) fn apply(
                 let d = ev(d, u)?;
                 mem.add(budget::row_size(std::slice::from_ref(&d)))?;
                 defaults.push(d);
+            }
+            if ranged {
+                let mut t = [Value::Null, Value::Null];
+                for (slot, p) in t.iter_mut().zip(&prep.range_at) {
+                    if let Some(p) = p {
+                        *slot = ev(p, u)?;
+                    }
+                }
+                mem.add(budget::row_size(&t))?;
+                targets.push(t);
             }
         }
         let arg_at = |i: usize| keys[i].1.clone().unwrap_or(Value::Null);
@@ -357,7 +480,44 @@ pub(crate) fn apply(
                     }
                     a = b;
                 }
-                let range = |j: usize| frame_range(frame, j, len, peers[j]);
+                // A RANGE offset bound of row `j`: the first row not
+                // before the frame (start) or the last not after it (end).
+                let offset_at = |j: usize, start: bool| -> usize {
+                    let Some((_, desc)) = w.order.first() else {
+                        return if start { 0 } else { len };
+                    };
+                    let key = |r: usize| &keys[r].0[parts];
+                    if key(part[j]).is_null() {
+                        // A NULL key's offsets are its peers (the NULLs).
+                        return if start { peers[j].0 } else { peers[j].1 - 1 };
+                    }
+                    let t = &targets[part[j]][usize::from(!start)];
+                    // Candidate `r` against the bound, in sort order: NULLs
+                    // sort first ascending, last descending.
+                    let cmp = |r: usize| -> Ordering {
+                        let k = key(r);
+                        if k.is_null() {
+                            return if *desc {
+                                Ordering::Greater
+                            } else {
+                                Ordering::Less
+                            };
+                        }
+                        let o = k.total_cmp(t);
+                        if *desc {
+                            o.reverse()
+                        } else {
+                            o
+                        }
+                    };
+                    if start {
+                        part.partition_point(|&r| cmp(r).is_lt())
+                    } else {
+                        // May be 0: the frame is then empty.
+                        part.partition_point(|&r| cmp(r).is_le()).wrapping_sub(1)
+                    }
+                };
+                let range = |j: usize| frame_range(frame, j, len, peers[j], &offset_at);
                 let empty = agg_final(&AggState::default(), call);
                 match w.func {
                     WinFunc::FirstValue | WinFunc::LastValue | WinFunc::NthValue => {
@@ -411,9 +571,17 @@ pub(crate) fn apply(
                             };
                         }
                     }
+                    _ if crate::sql::window_slide::slide(
+                        call,
+                        len,
+                        &|p| keys[part[p]].1.clone(),
+                        &range,
+                        &mut |j, v| values[part[j]] = v,
+                    )? => {}
                     _ => {
-                        // Both ends move: each frame folded on its own
-                        // (at most its offsets' width).
+                        // Both ends move and the aggregate does not slide
+                        // exactly: each frame folded on its own (at most
+                        // its offsets' width).
                         for j in 0..len {
                             let mut st = AggState::default();
                             if let Some((fs, fe)) = range(j) {
@@ -505,13 +673,27 @@ pub(crate) fn apply(
 
 /// Positions [fs, fe] (inclusive, in the partition of `len` rows) of row
 /// `j`'s frame, whose peer group is `peers` = [start, end); `None` when
-/// the frame is empty. RANGE bounds are UNBOUNDED or CURRENT ROW (its
-/// peers); ROWS offsets count rows.
-fn frame_range(f: Frame, j: usize, len: usize, peers: (usize, usize)) -> Option<(usize, usize)> {
+/// the frame is empty. ROWS offsets count rows; a RANGE CURRENT ROW is
+/// the row's peers, a RANGE offset where `offset_at(j, start)` puts it
+/// (usize::MAX: before the first row).
+fn frame_range(
+    f: Frame,
+    j: usize,
+    len: usize,
+    peers: (usize, usize),
+    offset_at: &dyn Fn(usize, bool) -> usize,
+) -> Option<(usize, usize)> {
+    let row = j;
     let (j, len) = (j as i128, len as i128);
     let at = |b: FrameBound, start: bool| -> i128 {
         match b {
             FrameBound::UnboundedPreceding => 0,
+            FrameBound::Preceding(_) | FrameBound::Following(_) if !f.rows => {
+                match offset_at(row, start) {
+                    usize::MAX => -1,
+                    p => p as i128,
+                }
+            }
             FrameBound::Preceding(n) => j - i128::from(n),
             FrameBound::CurrentRow if f.rows => j,
             FrameBound::CurrentRow if start => peers.0 as i128,
