@@ -14,9 +14,9 @@ use std::sync::Arc;
 
 use crate::error::{code, SqlError, SqlResult};
 use crate::sql::budget::{self, Reservation};
-use crate::sql::expr::{self, value_key, CExpr, EvalCtx, SubPlan, ValueSet};
+use crate::sql::expr::{self, value_key, CExpr, EvalCtx, SubqueryRef, ValueSet};
 use crate::sql::host::SessionHost;
-use crate::sql::plan::{Join, JoinKind, Node, SetOp, Stats};
+use crate::sql::plan::{Join, JoinKind, Node, SetOp, Stats, SubPlan};
 use crate::sql::select;
 use crate::sql::Ctx;
 use crate::types::Value;
@@ -250,15 +250,20 @@ fn bind(
     sub_outer: &[Value],
     only_above: Option<usize>,
 ) -> SqlResult<CExpr> {
-    let ready = |sp: &SubPlan| only_above.is_none_or(|w| sp.refs.iter().all(|&r| r >= w));
+    let ready = |r: &SubqueryRef| only_above.is_none_or(|w| r.refs.iter().all(|&r| r >= w));
     e.try_rewrite(&mut |x| {
         Ok(match x {
-            CExpr::Scalar(sp) if ready(&sp) => CExpr::Lit(scalar(cx, &sp, sub_outer)?),
-            CExpr::Exists(sp, negated) if ready(&sp) => {
+            CExpr::Scalar(r) if ready(&r) => {
+                let sp = cx.subqueries.get(r.id)?;
+                CExpr::Lit(scalar(cx, &sp, sub_outer)?)
+            }
+            CExpr::Exists(r, negated) if ready(&r) => {
+                let sp = cx.subqueries.get(r.id)?;
                 let rows = run(cx, &sp.node, sub_outer)?;
                 CExpr::Lit(Value::Bool(rows.is_empty() == negated))
             }
-            CExpr::InSub(x, sp, negated) if ready(&sp) => {
+            CExpr::InSub(x, r, negated) if ready(&r) => {
+                let sp = cx.subqueries.get(r.id)?;
                 let rows = run(cx, &sp.node, sub_outer)?;
                 let mut mem = Reservation::new();
                 mem.add_rows(&rows)?;

@@ -191,6 +191,9 @@ pub struct Ctx<'a> {
     pub engine: &'a Engine,
     pub txn: &'a mut dyn Transaction,
     pub session: &'a mut SessionState,
+    /// The statement's planned subqueries (the expressions of its plans
+    /// name them by id).
+    pub subqueries: plan::Subqueries,
 }
 
 impl Engine {
@@ -666,6 +669,7 @@ impl Engine {
             engine: self,
             txn,
             session: st,
+            subqueries: Default::default(),
         })
     }
 

@@ -17,7 +17,7 @@ use sqlparser::ast::{self as ast, Query, SetExpr};
 
 use crate::catalog::{self, TableDef};
 use crate::error::{code, SqlError, SqlResult};
-use crate::sql::expr::{ident_name, object_parts, CExpr, Compiler, Scope, SubPlan};
+use crate::sql::expr::{ident_name, object_parts, CExpr, Compiler, Scope, SubqueryRef};
 use crate::sql::host::SessionHost;
 use crate::sql::select::{self, Source};
 use crate::sql::Ctx;
@@ -127,7 +127,13 @@ impl Node {
 
     /// EXPLAIN lines, indented by depth; with `stats` (EXPLAIN ANALYZE)
     /// each node's line ends with what it did.
-    pub fn explain(&self, depth: usize, stats: Option<&Stats>, out: &mut Vec<String>) {
+    pub fn explain(
+        &self,
+        depth: usize,
+        stats: Option<&Stats>,
+        subs: &Subqueries,
+        out: &mut Vec<String>,
+    ) {
         let pad = "  ".repeat(depth);
         let note = stats
             .map(|s| {
@@ -144,7 +150,7 @@ impl Node {
             })
             .unwrap_or_default();
         match self {
-            Node::Block(p) => select::explain_block(p, depth, stats, &note, out),
+            Node::Block(p) => select::explain_block(p, depth, stats, subs, &note, out),
             Node::Join(j) => {
                 let kind = match j.kind {
                     JoinKind::Inner => "inner",
@@ -180,10 +186,10 @@ impl Node {
                     ));
                 }
                 for c in &j.residual {
-                    explain_subqueries(c, depth + 1, stats, out);
+                    explain_subqueries(c, depth + 1, stats, subs, out);
                 }
-                j.left.explain(depth + 1, stats, out);
-                j.right.explain(depth + 1, stats, out);
+                j.left.explain(depth + 1, stats, subs, out);
+                j.right.explain(depth + 1, stats, subs, out);
             }
             Node::Union(u) => {
                 let op = match u.op {
@@ -195,10 +201,10 @@ impl Node {
                     "{pad}{op}{}{note}",
                     if u.all { " All" } else { " (distinct)" }
                 ));
-                u.left.explain(depth + 1, stats, out);
-                u.right.explain(depth + 1, stats, out);
+                u.left.explain(depth + 1, stats, subs, out);
+                u.right.explain(depth + 1, stats, subs, out);
             }
-            Node::Recursive(r) => r.explain(&pad, &note, depth, stats, out),
+            Node::Recursive(r) => r.explain(&pad, &note, depth, stats, subs, out),
             Node::WorkTable(w) => {
                 out.push(format!(
                     "{pad}Scan of recursive working table {}{note}",
@@ -220,8 +226,48 @@ pub struct Stat {
     pub time: std::time::Duration,
 }
 
+/// A subquery of an expression, planned: entered in the statement's
+/// [`Subqueries`] and named by a [`SubqueryRef`] in the expression.
+pub struct SubPlan {
+    pub node: Node,
+    /// Outer-row positions it reads (see [`SubqueryRef::refs`]).
+    pub refs: Vec<usize>,
+    /// Number of output columns.
+    pub width: usize,
+}
+
+/// The planned subqueries of one statement, by [`SubqueryRef::id`].
+/// Append-only while the statement lives, so an id stays valid wherever
+/// push-down moves the conjunct holding it; each plan sits behind its own
+/// `Arc` so a running subquery does not borrow the table (its node's
+/// address, which EXPLAIN ANALYZE keys statistics by, never moves).
+#[derive(Default)]
+pub struct Subqueries(Vec<std::sync::Arc<SubPlan>>);
+
+impl Subqueries {
+    /// Enter a planned subquery; its id.
+    pub fn add(&mut self, sp: SubPlan) -> usize {
+        self.0.push(std::sync::Arc::new(sp));
+        self.0.len() - 1
+    }
+
+    /// The plan of subquery `id`.
+    pub fn get(&self, id: usize) -> SqlResult<std::sync::Arc<SubPlan>> {
+        self.0
+            .get(id)
+            .cloned()
+            .ok_or_else(|| SqlError::internal(format!("no planned subquery {id}")))
+    }
+}
+
 /// EXPLAIN lines for the subqueries inside an expression.
-pub fn explain_subqueries(e: &CExpr, depth: usize, stats: Option<&Stats>, out: &mut Vec<String>) {
+pub fn explain_subqueries(
+    e: &CExpr,
+    depth: usize,
+    stats: Option<&Stats>,
+    subs: &Subqueries,
+    out: &mut Vec<String>,
+) {
     e.walk(&mut |x| {
         let sp = match x {
             CExpr::Scalar(sp) | CExpr::Exists(sp, _) | CExpr::InSub(_, sp, _) => sp,
@@ -241,7 +287,10 @@ pub fn explain_subqueries(e: &CExpr, depth: usize, stats: Option<&Stats>, out: &
                 "correlated: run per row"
             }
         ));
-        sp.node.explain(depth + 1, stats, out);
+        match subs.get(sp.id) {
+            Ok(p) => p.node.explain(depth + 1, stats, subs, out),
+            Err(e) => out.push(format!("{}{}", "  ".repeat(depth + 1), e.message)),
+        }
     });
 }
 
@@ -949,7 +998,7 @@ impl<'c, 'a> Planner<'c, 'a> {
 }
 
 impl crate::sql::expr::SubqueryPlanner for Planner<'_, '_> {
-    fn plan_subquery(&mut self, q: &Query, outer: &Scope) -> SqlResult<SubPlan> {
+    fn plan_subquery(&mut self, q: &Query, outer: &Scope) -> SqlResult<SubqueryRef> {
         self.refs.push(Vec::new());
         let node = self.plan_query(q, Some(outer));
         let mut refs = self.refs.pop().unwrap_or_default();
@@ -957,7 +1006,23 @@ impl crate::sql::expr::SubqueryPlanner for Planner<'_, '_> {
         refs.sort_unstable();
         refs.dedup();
         let width = node.width();
-        Ok(SubPlan { node, refs, width })
+        let kind = node.columns().first().map_or(ColumnKind::Text, |c| c.kind);
+        let collation = crate::sql::exec::out_collations(&node)
+            .first()
+            .copied()
+            .flatten();
+        let id = self.cx.subqueries.add(SubPlan {
+            node,
+            refs: refs.clone(),
+            width,
+        });
+        Ok(SubqueryRef {
+            id,
+            refs,
+            width,
+            kind,
+            collation,
+        })
     }
 }
 

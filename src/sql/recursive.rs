@@ -99,6 +99,7 @@ impl Recursive {
         note: &str,
         depth: usize,
         stats: Option<&Stats>,
+        subs: &crate::sql::plan::Subqueries,
         out: &mut Vec<String>,
     ) {
         out.push(format!(
@@ -106,9 +107,9 @@ impl Recursive {
             if self.all { " All" } else { " (distinct)" },
             self.name
         ));
-        self.seed.explain(depth + 1, stats, out);
+        self.seed.explain(depth + 1, stats, subs, out);
         for s in &self.steps {
-            s.explain(depth + 1, stats, out);
+            s.explain(depth + 1, stats, subs, out);
         }
     }
 }

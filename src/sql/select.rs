@@ -554,12 +554,7 @@ fn common_kind<'e>(
 fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnKind {
     match e {
         CExpr::Col(i) => src.kinds.get(*i).copied().unwrap_or(ColumnKind::Text),
-        CExpr::Scalar(sp) => sp
-            .node
-            .columns()
-            .first()
-            .map(|c| c.kind)
-            .unwrap_or(ColumnKind::Text),
+        CExpr::Scalar(sp) => sp.kind,
         CExpr::Exists(..) | CExpr::InSub(..) | CExpr::InSet(..) => ColumnKind::Int,
         CExpr::Lit(Value::Int(_)) | CExpr::Lit(Value::Bool(_)) => ColumnKind::Int,
         CExpr::Lit(Value::Float(_)) => ColumnKind::Float,
@@ -1228,6 +1223,7 @@ pub fn explain_block(
     plan: &Plan,
     depth: usize,
     stats: Option<&crate::sql::plan::Stats>,
+    subs: &crate::sql::plan::Subqueries,
     note: &str,
     lines: &mut Vec<String>,
 ) {
@@ -1243,9 +1239,9 @@ pub fn explain_block(
     exprs.extend(plan.having.iter());
     exprs.extend(plan.group_by.iter());
     exprs.extend(plan.order_by.iter().map(|(e, _)| e));
-    let mut subs = Vec::new();
+    let mut sub_lines = Vec::new();
     for e in exprs {
-        crate::sql::plan::explain_subqueries(e, depth + 1, stats, &mut subs);
+        crate::sql::plan::explain_subqueries(e, depth + 1, stats, subs, &mut sub_lines);
     }
     if !plan.is_plain_scan() || depth == 0 {
         push(
@@ -1286,7 +1282,7 @@ pub fn explain_block(
         push("Filter (exact re-check of WHERE)".into(), lines);
     }
     match (&plan.source.table, &plan.index_path, &plan.source.input) {
-        (_, _, Some(node)) => node.explain(d, stats, lines),
+        (_, _, Some(node)) => node.explain(d, stats, subs, lines),
         (None, _, None) => match &plan.source.values {
             Some(v) => push(format!("{} ({} rows)", v.label, v.rows.len()), lines),
             None => push("Values (1 row)".into(), lines),
@@ -1330,7 +1326,7 @@ pub fn explain_block(
             }
         }
     }
-    lines.extend(subs);
+    lines.extend(sub_lines);
 }
 
 /// Compile a SELECT block (or, with `sel` = `None`, the ORDER BY / LIMIT
@@ -1351,7 +1347,7 @@ pub fn plan_block(
     comp.sub = Some(pl);
     comp.allow_windows = true;
     if let Some(sel) = sel {
-        crate::sql::window::check_named(&sel.named_window)?;
+        crate::sql::expr::window_spec::check_named(&sel.named_window)?;
         comp.named_windows = &sel.named_window;
     }
 

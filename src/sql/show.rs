@@ -346,7 +346,7 @@ pub fn explain(cx: &mut Ctx<'_>, inner: Stmt, analyze: bool) -> SqlResult<QueryR
         None
     };
     let mut lines = Vec::new();
-    node.explain(0, stats.as_ref(), &mut lines);
+    node.explain(0, stats.as_ref(), &cx.subqueries, &mut lines);
     Ok(rs(
         &["QUERY PLAN"],
         lines.into_iter().map(|l| vec![t(l)]).collect(),

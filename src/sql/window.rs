@@ -14,8 +14,9 @@
 //! ORDER BY; with ORDER BY from the partition's start to the current row's
 //! last peer) or an explicit ROWS frame / RANGE frame of UNBOUNDED and
 //! CURRENT ROW bounds ([`crate::sql::expr::Frame`]). Aggregates reuse the GROUP BY fold ([`agg_update`] /
-//! [`agg_final`]) and its result types. Also resolves named windows
-//! (`WINDOW w AS (…)`, [`resolve_spec`]) with MySQL's inheritance rules.
+//! [`agg_final`]) and its result types.
+//! Named windows (`WINDOW w AS (…)`) are resolved while compiling
+//! ([`crate::sql::expr::window_spec`]).
 //!
 //! Never: plans (the compiler refuses the rest of the syntax with 1235 /
 //! 3593, [`check_placement`] catches aliases used where a window may not
@@ -23,8 +24,6 @@
 //! block's reservation, every loop ticks).
 
 use std::cmp::Ordering;
-
-use sqlparser::ast;
 
 use crate::error::{code, SqlError, SqlResult};
 use crate::sql::budget::{self, Reservation};
@@ -75,118 +74,6 @@ pub(crate) fn prefix_safe(aggs: &[AggCall], order_by: &[(CExpr, bool)]) -> bool 
             && w.order.len() == order_by.len()
             && w.order.iter().map(key).eq(order_by.iter().map(key))
     })
-}
-
-/// The effective specification of `spec` under the block's named windows
-/// (`WINDOW w AS (…)`): a reference to `w` inherits w's PARTITION BY and
-/// ORDER BY, with MySQL's rules — the referring window may not partition
-/// (3581) nor order when w orders (3583), w may have no frame (3582); an
-/// unknown name is 3579, a cycle 3580.
-pub(crate) fn resolve_spec(
-    named: &[ast::NamedWindowDefinition],
-    spec: &ast::WindowSpec,
-) -> SqlResult<ast::WindowSpec> {
-    resolve_depth(named, spec, 0)
-}
-
-fn resolve_depth(
-    named: &[ast::NamedWindowDefinition],
-    spec: &ast::WindowSpec,
-    depth: usize,
-) -> SqlResult<ast::WindowSpec> {
-    let Some(base_name) = &spec.window_name else {
-        return Ok(spec.clone());
-    };
-    if depth > named.len() {
-        return Err(SqlError::new(
-            code::WINDOW_CIRCULARITY,
-            "There is a circularity in the window dependency graph.",
-        ));
-    }
-    let base = lookup(named, base_name)?;
-    let base = resolve_depth(named, &base, depth + 1)?;
-    if !spec.partition_by.is_empty() {
-        return Err(SqlError::new(
-            code::WINDOW_NO_CHILD_PARTITIONING,
-            "A window which depends on another cannot define partitioning.",
-        ));
-    }
-    if base.window_frame.is_some() {
-        return Err(SqlError::new(
-            code::WINDOW_NO_INHERIT_FRAME,
-            format!(
-                "Window '{}' has a frame definition, so cannot be referenced by another window.",
-                base_name.value
-            ),
-        ));
-    }
-    if !spec.order_by.is_empty() && !base.order_by.is_empty() {
-        return Err(SqlError::new(
-            code::WINDOW_NO_REDEFINE_ORDER_BY,
-            format!(
-                "Window '<unnamed window>' cannot inherit '{}' since both contain an ORDER BY clause.",
-                base_name.value
-            ),
-        ));
-    }
-    Ok(ast::WindowSpec {
-        window_name: None,
-        partition_by: base.partition_by,
-        order_by: if spec.order_by.is_empty() {
-            base.order_by
-        } else {
-            spec.order_by.clone()
-        },
-        window_frame: spec.window_frame.clone(),
-    })
-}
-
-/// The definition of the named window `name` (as a spec that may itself
-/// refer to another).
-pub(crate) fn lookup(
-    named: &[ast::NamedWindowDefinition],
-    name: &ast::Ident,
-) -> SqlResult<ast::WindowSpec> {
-    let def = named
-        .iter()
-        .find(|d| d.0.value.eq_ignore_ascii_case(&name.value))
-        .ok_or_else(|| {
-            SqlError::new(
-                code::WINDOW_NO_SUCH_WINDOW,
-                format!("Window name '{}' is not defined.", name.value),
-            )
-        })?;
-    Ok(match &def.1 {
-        ast::NamedWindowExpr::WindowSpec(s) => s.clone(),
-        ast::NamedWindowExpr::NamedWindow(other) => ast::WindowSpec {
-            window_name: Some(other.clone()),
-            partition_by: Vec::new(),
-            order_by: Vec::new(),
-            window_frame: None,
-        },
-    })
-}
-
-/// Check a block's `WINDOW` clause as MySQL does, used or not: no name
-/// twice (3591), every definition resolvable (3579 / 3580 / 3581 / 3582
-/// / 3583).
-pub(crate) fn check_named(named: &[ast::NamedWindowDefinition]) -> SqlResult<()> {
-    for (i, d) in named.iter().enumerate() {
-        if named[..i]
-            .iter()
-            .any(|e| e.0.value.eq_ignore_ascii_case(&d.0.value))
-        {
-            return Err(SqlError::new(
-                code::WINDOW_DUPLICATE_NAME,
-                format!("Window '{}' is defined twice.", d.0.value),
-            ));
-        }
-    }
-    for d in named {
-        let spec = lookup(named, &d.0)?;
-        resolve_spec(named, &spec)?;
-    }
-    Ok(())
 }
 
 /// Refuse a window call read where MySQL allows none: through a select
