@@ -347,10 +347,10 @@ fn create_table_as(
     name: String,
     q: &ast::Query,
 ) -> SqlResult<QueryResult> {
-    let res = crate::sql::select::query(cx, q)?;
+    let res = crate::sql::exec::query(cx, q)?;
     // The new columns keep the query's collations (as MySQL's do).
     let colls =
-        crate::sql::exec::out_collations(&crate::sql::plan::Planner::new(cx).plan_query(q, None)?);
+        crate::sql::plan::out_collations(&crate::sql::plan::Planner::new(cx).plan_query(q, None)?);
     let mut t = empty_table(cx, db, name)?;
     for (i, c) in res.columns.iter().enumerate() {
         if t.column_index(&c.name).is_some() {

@@ -25,7 +25,6 @@ use crate::iscp::log::{JobKey, JobSpec};
 use crate::sql::access::btree_entry_key;
 use crate::sql::expr::{eval_const, ident_name, object_parts, CExpr, Compiler, EvalCtx, Scope};
 use crate::sql::host::SessionHost;
-use crate::sql::select;
 use crate::sql::Ctx;
 use crate::types::{QueryResult, Value, Warning};
 
@@ -465,7 +464,7 @@ pub fn insert(cx: &mut Ctx<'_>, ins: &ast::Insert) -> SqlResult<QueryResult> {
             }
             rows
         }
-        _ => select::query(cx, source)?.rows,
+        _ => crate::sql::exec::query(cx, source)?.rows,
     };
     let mut n = 0u64;
     let mut warnings = Vec::new();
@@ -598,9 +597,9 @@ fn matching_rows(
     // before the first row is written: it reads the statement's snapshot,
     // never its own changes.
     let host = SessionHost::new(cx.session, cx.engine);
-    let plan = crate::sql::select::Plan::locking_scan(t.clone(), filter, &host);
+    let plan = crate::sql::plan::Plan::locking_scan(t.clone(), filter, &host);
     drop(host);
-    crate::sql::select::keyed_rows(cx, &plan)
+    crate::sql::exec::block::keyed_rows(cx, &plan)
 }
 
 /// `ORDER BY … LIMIT n` of a single-table UPDATE/DELETE: the rows it

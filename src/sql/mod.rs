@@ -23,22 +23,17 @@ pub mod exec;
 pub mod expr;
 pub mod fast_insert;
 pub mod host;
-pub mod parallel;
 pub mod params;
 pub mod parse;
 pub mod plan;
 pub mod privileges;
 pub mod process;
-pub mod recursive;
 pub mod search;
-pub mod select;
-pub mod series;
 pub mod show;
 pub mod stack;
 pub mod table_locks;
 pub mod truncate;
 pub mod vars;
-pub mod window;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -194,6 +189,8 @@ pub struct Ctx<'a> {
     /// The statement's planned subqueries (the expressions of its plans
     /// name them by id).
     pub subqueries: plan::Subqueries,
+    /// Table-function rows made so far (held until the statement ends).
+    pub table_rows: exec::series::Made,
 }
 
 impl Engine {
@@ -670,6 +667,7 @@ impl Engine {
             txn,
             session: st,
             subqueries: Default::default(),
+            table_rows: Default::default(),
         })
     }
 
@@ -836,7 +834,7 @@ fn run_in_txn(cx: &mut Ctx<'_>, s: Stmt) -> SqlResult<QueryResult> {
         // By reference: a lent AST (the INSERT fast path's) goes back to
         // its cache when `a` is dropped.
         Stmt::Ast(a) => match &*a {
-            S::Query(q) => select::query(cx, q),
+            S::Query(q) => exec::query(cx, q),
             S::Insert(ins) => write_rows(cx, !ins.ignore, |cx| dml::insert(cx, ins)),
             S::Update(up) => write_rows(cx, true, |cx| dml::update(cx, up)),
             S::Delete(del) => write_rows(cx, true, |cx| dml::delete(cx, del)),

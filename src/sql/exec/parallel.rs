@@ -19,8 +19,9 @@ use std::cmp::Ordering;
 use crate::catalog::TableDef;
 use crate::error::{SqlError, SqlResult};
 use crate::sql::access::Access;
+use crate::sql::exec::block::{AggState, Exprs, Groups};
 use crate::sql::expr::{AggCall, AggFunc, CExpr, EvalCtx, NoHost};
-use crate::sql::select::{AggState, Exprs, Groups, Plan};
+use crate::sql::plan::Plan;
 use crate::sql::Ctx;
 use crate::types::{DataType, Value};
 

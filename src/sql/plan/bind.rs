@@ -6,293 +6,24 @@
 //! binding: predicate push-down into join inputs (a pushed conjunct also
 //! picks the input's access path: primary-key point/range or a secondary
 //! index range) and the choice between a hash join and a nested-loop join.
-//! Never reads table rows (that is [`crate::sql::exec`]) and never writes.
+//! Never reads table rows, runs anything (execution depends on the plan,
+//! never the reverse) or writes.
 //!
-//! The leaf of every tree is a query block ([`select::Plan`]) over a base
+//! The leaf of every tree is a query block ([`block::Plan`]) over a base
 //! table, which keeps today's access paths and the ISCP-maintained vector
 //! and full-text index paths; blocks may also read the output of another
 //! node (a join, a derived table, a CTE or a UNION).
 
 use sqlparser::ast::{self as ast, Query, SetExpr};
 
+use super::block::{self, Source};
+use super::{Join, JoinKind, Node, SetOp, SubPlan, Union};
 use crate::catalog::{self, TableDef};
 use crate::error::{code, SqlError, SqlResult};
 use crate::sql::expr::{ident_name, object_parts, CExpr, Compiler, Scope, SubqueryRef};
 use crate::sql::host::SessionHost;
-use crate::sql::select::{self, Source};
 use crate::sql::Ctx;
 use crate::types::ColumnKind;
-
-/// A node of a query plan.
-pub enum Node {
-    /// A query block: scan or input → filter → aggregate → project → sort → limit.
-    Block(Box<select::Plan>),
-    /// A join of two inputs; output rows are left columns then right columns.
-    Join(Box<Join>),
-    /// `left UNION [ALL] right`.
-    Union(Box<Union>),
-    /// A recursive CTE: seed, then its recursive blocks to a fixed point.
-    Recursive(Box<crate::sql::recursive::Recursive>),
-    /// The previous round's rows, read by a recursive CTE's own blocks.
-    WorkTable(Box<crate::sql::recursive::WorkTable>),
-}
-
-/// Join kinds MySQL has (FULL OUTER is not one of them).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum JoinKind {
-    Inner,
-    Left,
-    Right,
-}
-
-/// A join of two inputs.
-pub struct Join {
-    pub kind: JoinKind,
-    pub left: Node,
-    pub right: Node,
-    pub left_width: usize,
-    pub right_width: usize,
-    /// Equality keys: (expression over the left row, expression over the
-    /// right row). Non-empty: a hash join.
-    pub keys: Vec<(CExpr, CExpr)>,
-    /// The rest of the join condition, over the concatenated row.
-    pub residual: Vec<CExpr>,
-}
-
-/// Set operations MySQL 8 has.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SetOp {
-    Union,
-    Intersect,
-    Except,
-}
-
-/// A UNION / INTERSECT / EXCEPT of two inputs with the same number of
-/// columns.
-pub struct Union {
-    pub op: SetOp,
-    pub left: Node,
-    pub right: Node,
-    pub all: bool,
-    pub columns: Vec<(String, ColumnKind)>,
-}
-
-/// An output column of a node.
-#[derive(Debug, Clone)]
-pub struct OutCol {
-    pub name: String,
-    pub kind: ColumnKind,
-}
-
-impl Node {
-    /// Output columns.
-    pub fn columns(&self) -> Vec<OutCol> {
-        match self {
-            Node::Block(p) => p
-                .projection
-                .iter()
-                .map(|(n, _, k)| OutCol {
-                    name: n.clone(),
-                    kind: *k,
-                })
-                .collect(),
-            Node::Join(j) => {
-                let mut v = j.left.columns();
-                v.extend(j.right.columns());
-                v
-            }
-            Node::Union(u) => u
-                .columns
-                .iter()
-                .map(|(n, k)| OutCol {
-                    name: n.clone(),
-                    kind: *k,
-                })
-                .collect(),
-            Node::Recursive(r) => r.columns.clone(),
-            Node::WorkTable(w) => w.columns.clone(),
-        }
-    }
-
-    /// Number of output columns.
-    pub fn width(&self) -> usize {
-        match self {
-            Node::Block(p) => p.projection.len(),
-            Node::Join(j) => j.left_width + j.right_width,
-            Node::Union(u) => u.columns.len(),
-            Node::Recursive(r) => r.columns.len(),
-            Node::WorkTable(w) => w.columns.len(),
-        }
-    }
-
-    /// EXPLAIN lines, indented by depth; with `stats` (EXPLAIN ANALYZE)
-    /// each node's line ends with what it did.
-    pub fn explain(
-        &self,
-        depth: usize,
-        stats: Option<&Stats>,
-        subs: &Subqueries,
-        out: &mut Vec<String>,
-    ) {
-        let pad = "  ".repeat(depth);
-        let note = stats
-            .map(|s| {
-                let st = s
-                    .get(&(self as *const Node as usize))
-                    .copied()
-                    .unwrap_or_default();
-                format!(
-                    " (actual rows={} loops={} time={:.3} ms)",
-                    st.rows,
-                    st.loops,
-                    st.time.as_secs_f64() * 1e3
-                )
-            })
-            .unwrap_or_default();
-        match self {
-            Node::Block(p) => select::explain_block(p, depth, stats, subs, &note, out),
-            Node::Join(j) => {
-                let kind = match j.kind {
-                    JoinKind::Inner => "inner",
-                    JoinKind::Left => "left outer",
-                    JoinKind::Right => "right outer",
-                };
-                if j.keys.is_empty() {
-                    out.push(format!(
-                        "{pad}Nested Loop Join ({kind}{}){note}",
-                        if j.residual.is_empty() {
-                            ", no condition".to_string()
-                        } else {
-                            format!(", {} condition(s)", j.residual.len())
-                        }
-                    ));
-                } else {
-                    out.push(format!(
-                        "{pad}Hash Join ({kind}, {} key(s){}{}){note}",
-                        j.keys.len(),
-                        if j.residual.is_empty() {
-                            String::new()
-                        } else {
-                            format!(", {} residual condition(s)", j.residual.len())
-                        },
-                        if crate::sql::exec::lookup_key(j).is_some() {
-                            format!(
-                                "; right side by primary key (prefix) when the left has at most {} keys (or an eighth of its rows)",
-                                crate::sql::exec::LOOKUP_JOIN_MAX_KEYS
-                            )
-                        } else {
-                            String::new()
-                        }
-                    ));
-                }
-                for c in &j.residual {
-                    explain_subqueries(c, depth + 1, stats, subs, out);
-                }
-                j.left.explain(depth + 1, stats, subs, out);
-                j.right.explain(depth + 1, stats, subs, out);
-            }
-            Node::Union(u) => {
-                let op = match u.op {
-                    SetOp::Union => "Union",
-                    SetOp::Intersect => "Intersect",
-                    SetOp::Except => "Except",
-                };
-                out.push(format!(
-                    "{pad}{op}{}{note}",
-                    if u.all { " All" } else { " (distinct)" }
-                ));
-                u.left.explain(depth + 1, stats, subs, out);
-                u.right.explain(depth + 1, stats, subs, out);
-            }
-            Node::Recursive(r) => r.explain(&pad, &note, depth, stats, subs, out),
-            Node::WorkTable(w) => {
-                out.push(format!(
-                    "{pad}Scan of recursive working table {}{note}",
-                    w.name
-                ));
-            }
-        }
-    }
-}
-
-/// What each node did in one run (EXPLAIN ANALYZE), by node address.
-pub type Stats = std::collections::HashMap<usize, Stat>;
-
-/// Rows produced, times run, and time spent (including inputs).
-#[derive(Debug, Default, Clone, Copy)]
-pub struct Stat {
-    pub rows: u64,
-    pub loops: u64,
-    pub time: std::time::Duration,
-}
-
-/// A subquery of an expression, planned: entered in the statement's
-/// [`Subqueries`] and named by a [`SubqueryRef`] in the expression.
-pub struct SubPlan {
-    pub node: Node,
-    /// Outer-row positions it reads (see [`SubqueryRef::refs`]).
-    pub refs: Vec<usize>,
-    /// Number of output columns.
-    pub width: usize,
-}
-
-/// The planned subqueries of one statement, by [`SubqueryRef::id`].
-/// Append-only while the statement lives, so an id stays valid wherever
-/// push-down moves the conjunct holding it; each plan sits behind its own
-/// `Arc` so a running subquery does not borrow the table (its node's
-/// address, which EXPLAIN ANALYZE keys statistics by, never moves).
-#[derive(Default)]
-pub struct Subqueries(Vec<std::sync::Arc<SubPlan>>);
-
-impl Subqueries {
-    /// Enter a planned subquery; its id.
-    pub fn add(&mut self, sp: SubPlan) -> usize {
-        self.0.push(std::sync::Arc::new(sp));
-        self.0.len() - 1
-    }
-
-    /// The plan of subquery `id`.
-    pub fn get(&self, id: usize) -> SqlResult<std::sync::Arc<SubPlan>> {
-        self.0
-            .get(id)
-            .cloned()
-            .ok_or_else(|| SqlError::internal(format!("no planned subquery {id}")))
-    }
-}
-
-/// EXPLAIN lines for the subqueries inside an expression.
-pub fn explain_subqueries(
-    e: &CExpr,
-    depth: usize,
-    stats: Option<&Stats>,
-    subs: &Subqueries,
-    out: &mut Vec<String>,
-) {
-    e.walk(&mut |x| {
-        let sp = match x {
-            CExpr::Scalar(sp) | CExpr::Exists(sp, _) | CExpr::InSub(_, sp, _) => sp,
-            _ => return,
-        };
-        let what = match x {
-            CExpr::Scalar(_) => "Scalar Subquery",
-            CExpr::Exists(..) => "Exists Subquery",
-            _ => "In Subquery",
-        };
-        out.push(format!(
-            "{}{what} ({})",
-            "  ".repeat(depth),
-            if sp.refs.is_empty() {
-                "run once"
-            } else {
-                "correlated: run per row"
-            }
-        ));
-        match subs.get(sp.id) {
-            Ok(p) => p.node.explain(depth + 1, stats, subs, out),
-            Err(e) => out.push(format!("{}{}", "  ".repeat(depth + 1), e.message)),
-        }
-    });
-}
 
 /// A common table expression in scope.
 #[derive(Clone)]
@@ -304,7 +35,7 @@ pub(super) struct Cte {
     pub(super) recursive: bool,
     /// Set while its own recursive blocks are planned: a reference reads
     /// the previous round's rows.
-    pub(super) work: Option<crate::sql::recursive::WorkTable>,
+    pub(super) work: Option<super::recursive::WorkTable>,
 }
 
 /// Binds queries to plans for one statement.
@@ -410,7 +141,7 @@ impl<'c, 'a> Planner<'c, 'a> {
     }
 
     fn plan_query_inner(&mut self, q: &Query, outer: Option<&Scope>) -> SqlResult<Node> {
-        select::reject_query(q)?;
+        block::reject_query(q)?;
         if let Some(with) = &q.with {
             for cte in &with.cte_tables {
                 if cte.materialized.is_some() || cte.from.is_some() {
@@ -449,14 +180,14 @@ impl<'c, 'a> Planner<'c, 'a> {
         let has_tail = q.order_by.is_some() || q.limit_clause.is_some() || !q.locks.is_empty();
         match q.body.as_ref() {
             SetExpr::Select(sel) => {
-                select::reject_select(sel)?;
+                block::reject_select(sel)?;
                 let source = self.plan_from(
                     &sel.from,
                     sel.selection.as_ref(),
                     outer,
                     !q.locks.is_empty(),
                 )?;
-                let plan = select::plan_block(self, q, Some(sel), source, outer)?;
+                let plan = block::plan_block(self, q, Some(sel), source, outer)?;
                 Ok(Node::Block(Box::new(plan)))
             }
             SetExpr::Query(inner) if !has_tail => self.plan_query(inner, outer),
@@ -469,7 +200,7 @@ impl<'c, 'a> Planner<'c, 'a> {
                     return Ok(node);
                 }
                 let source = source_of_node(node, "");
-                let plan = select::plan_block(self, q, None, source, outer)?;
+                let plan = block::plan_block(self, q, None, source, outer)?;
                 Ok(Node::Block(Box::new(plan)))
             }
             SetExpr::Values(_) => Err(SqlError::unsupported("VALUES as a query")),
@@ -486,7 +217,7 @@ impl<'c, 'a> Planner<'c, 'a> {
         sel: &ast::Select,
         outer: Option<&Scope>,
     ) -> SqlResult<Node> {
-        select::reject_select(sel)?;
+        block::reject_select(sel)?;
         let source = self.plan_from(&sel.from, sel.selection.as_ref(), outer, false)?;
         let empty = Query {
             with: None,
@@ -500,7 +231,7 @@ impl<'c, 'a> Planner<'c, 'a> {
             format_clause: None,
             pipe_operators: Vec::new(),
         };
-        let plan = select::plan_block(self, &empty, Some(sel), source, outer)?;
+        let plan = block::plan_block(self, &empty, Some(sel), source, outer)?;
         Ok(Node::Block(Box::new(plan)))
     }
 
@@ -584,7 +315,7 @@ impl<'c, 'a> Planner<'c, 'a> {
                     ..
                 } = &twj.relation
                 {
-                    select::reject_table_factor(&twj.relation)?;
+                    block::reject_table_factor(&twj.relation)?;
                     let (db, tname) = self.table_name(name)?;
                     if db.is_none() && self.cte(&tname).is_some() {
                         // A CTE reference: planned below like a derived table.
@@ -759,7 +490,7 @@ impl<'c, 'a> Planner<'c, 'a> {
         outer: Option<&Scope>,
         for_update: bool,
     ) -> SqlResult<Rel> {
-        select::reject_table_factor(f)?;
+        block::reject_table_factor(f)?;
         match f {
             ast::TableFactor::Table {
                 name,
@@ -790,11 +521,10 @@ impl<'c, 'a> Planner<'c, 'a> {
                     }
                     vals.push(crate::sql::expr::eval_const(&c, &host)?);
                 }
-                let values = crate::sql::series::generate(name, &vals)?;
+                let values = super::series::plan(name, &vals)?;
                 let kind = values.kind;
-                let source =
-                    select::Source::values(&alias_name, &[("result", kind)], values.into());
-                let node = Node::Block(Box::new(select::Plan::all_of(source, false)));
+                let source = block::Source::values(&alias_name, &[("result", kind)], values);
+                let node = Node::Block(Box::new(block::Plan::all_of(source, false)));
                 Ok(Rel::of(node, &alias_name))
             }
             ast::TableFactor::Table { name, alias, .. } => {
@@ -805,7 +535,7 @@ impl<'c, 'a> Planner<'c, 'a> {
                     .unwrap_or_else(|| tname.clone());
                 if db.is_none() {
                     if let Some(cte) = self.cte(&tname) {
-                        if let Some(node) = crate::sql::recursive::work_node(&cte) {
+                        if let Some(node) = super::recursive::work_node(&cte) {
                             return Rel::derived(node, &alias_name, &[]);
                         }
                         // A CTE sees only the CTEs defined before it (a
@@ -813,8 +543,7 @@ impl<'c, 'a> Planner<'c, 'a> {
                         let saved = std::mem::take(&mut self.ctes);
                         let pos = saved.iter().rposition(|c| c.name == tname).unwrap_or(0);
                         let visible = saved[..pos].to_vec();
-                        if cte.recursive && crate::sql::recursive::is_recursive(&cte.query, &tname)
-                        {
+                        if cte.recursive && super::recursive::is_recursive(&cte.query, &tname) {
                             self.ctes = saved;
                             let node = crate::sql::stack::descend(|| {
                                 self.plan_recursive_guarded(&cte, visible)
@@ -832,7 +561,7 @@ impl<'c, 'a> Planner<'c, 'a> {
                 if t.view.is_some() {
                     return self.view(&t, &alias_name);
                 }
-                let node = select::scan_node(t, &alias_name, for_update);
+                let node = block::scan_node(t, &alias_name, for_update);
                 Ok(Rel::of(node, &alias_name))
             }
             ast::TableFactor::Derived {
@@ -1007,10 +736,7 @@ impl crate::sql::expr::SubqueryPlanner for Planner<'_, '_> {
         refs.dedup();
         let width = node.width();
         let kind = node.columns().first().map_or(ColumnKind::Text, |c| c.kind);
-        let collation = crate::sql::exec::out_collations(&node)
-            .first()
-            .copied()
-            .flatten();
+        let collation = super::out_collations(&node).first().copied().flatten();
         let id = self.cx.subqueries.add(SubPlan {
             node,
             refs: refs.clone(),
@@ -1233,7 +959,7 @@ fn join_order(rels: &[Rel], selection: Option<&ast::Expr>, sizes: &[RelSize]) ->
 
 /// MySQL's type of a UNION column from its two inputs (also of the
 /// functions that return one of their arguments: COALESCE, IF, …).
-pub(crate) fn union_kind(a: ColumnKind, b: ColumnKind) -> ColumnKind {
+pub fn union_kind(a: ColumnKind, b: ColumnKind) -> ColumnKind {
     use ColumnKind as K;
     match (a, b) {
         _ if a == b => a,
@@ -1283,7 +1009,7 @@ impl Rel {
     fn of(node: Node, alias: &str) -> Rel {
         let cols = node.columns();
         // The columns keep their collations (a table's, a derived table's).
-        let colls = crate::sql::exec::out_collations(&node)
+        let colls = super::out_collations(&node)
             .into_iter()
             .map(Option::unwrap_or_default)
             .collect();
@@ -1344,7 +1070,7 @@ pub fn columns_read(e: &CExpr) -> Option<Vec<usize>> {
             movable = false
         }
         CExpr::Match(_) | CExpr::Agg(_) => movable = false,
-        CExpr::Func(name, _) if !crate::sql::select::is_deterministic(name) => movable = false,
+        CExpr::Func(name, _) if !block::is_deterministic(name) => movable = false,
         _ => {}
     });
     movable.then_some(cols)
@@ -1474,7 +1200,7 @@ pub fn prune(node: &mut Node, needed: &[bool]) {
             let mut n: Vec<bool> = needed.to_vec();
             n.resize(width, false);
             if let Some(f) = &p.filter {
-                select::mark_columns(f, &mut n);
+                block::mark_columns(f, &mut n);
             }
             p.needed = Some(n);
         }
@@ -1483,13 +1209,13 @@ pub fn prune(node: &mut Node, needed: &[bool]) {
             let mut all: Vec<bool> = needed.to_vec();
             all.resize(lw + rw, false);
             for c in &j.residual {
-                select::mark_columns(c, &mut all);
+                block::mark_columns(c, &mut all);
             }
             let mut l = all[..lw].to_vec();
             let mut r = all[lw..].to_vec();
             for (a, b) in &j.keys {
-                select::mark_columns(a, &mut l);
-                select::mark_columns(b, &mut r);
+                block::mark_columns(a, &mut l);
+                block::mark_columns(b, &mut r);
             }
             prune(&mut j.left, &l);
             prune(&mut j.right, &r);

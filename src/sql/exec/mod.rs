@@ -1,12 +1,17 @@
-//! Executing plan nodes ([`crate::sql::plan::Node`]) into rows.
+//! Executing a plan ([`crate::sql::plan::Node`]) into rows.
 //!
-//! Owns the join algorithms (hash join on equality keys, nested loop
-//! otherwise; inner, left and right outer), UNION \[ALL\], and running the
-//! subqueries inside expressions: uncorrelated ones once per run of their
-//! block, correlated ones once per row, each turned into a literal (or a
-//! materialized set for `IN`) before the expression is evaluated. Query
-//! blocks themselves run in [`crate::sql::select`]. Never writes (row
-//! locks of `FOR UPDATE` are taken by the block's scan).
+//! Owns running each node: query blocks ([`block`]), the join algorithms
+//! (hash join on equality keys, nested loop otherwise, the right side read
+//! by key when few left keys; inner, left and right outer), UNION /
+//! INTERSECT / EXCEPT, recursive unions ([`recursive`]), window functions
+//! ([`window`]), table functions ([`series`]), parallel aggregate scans
+//! ([`parallel`]), and running the subqueries inside expressions (found by
+//! id in the statement's [`crate::sql::plan::Subqueries`]): uncorrelated
+//! ones once per run of their block, correlated ones once per row, each
+//! turned into a literal (or a materialized set for `IN`) before the
+//! expression is evaluated. Never plans (the plan is read, not changed)
+//! and never writes (row locks of `FOR UPDATE` are taken by the block's
+//! scan).
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
@@ -16,10 +21,19 @@ use crate::error::{code, SqlError, SqlResult};
 use crate::sql::budget::{self, Reservation};
 use crate::sql::expr::{self, value_key, CExpr, EvalCtx, SubqueryRef, ValueSet};
 use crate::sql::host::SessionHost;
-use crate::sql::plan::{Join, JoinKind, Node, SetOp, Stats, SubPlan};
-use crate::sql::select;
+use crate::sql::plan::{
+    lookup_key, lookup_key_limit, out_collations, Join, JoinKind, Node, Planner, SetOp, Stats,
+    SubPlan,
+};
 use crate::sql::Ctx;
 use crate::types::Value;
+use crate::types::{Column, ColumnKind, QueryResult};
+
+pub mod block;
+pub mod parallel;
+pub mod recursive;
+pub mod series;
+pub mod window;
 
 /// Run a node with `outer` as the row of the enclosing query (empty at the
 /// top level).
@@ -31,7 +45,7 @@ fn run_guarded(cx: &mut Ctx<'_>, node: &Node, outer: &[Value]) -> SqlResult<Vec<
     // A scan a running recursive CTE reads every round runs once.
     let is_block = matches!(node, Node::Block(_));
     if is_block {
-        if let Some(rows) = crate::sql::recursive::cached_scan(node) {
+        if let Some(rows) = recursive::cached_scan(node) {
             return Ok(rows);
         }
     }
@@ -42,7 +56,7 @@ fn run_guarded(cx: &mut Ctx<'_>, node: &Node, outer: &[Value]) -> SqlResult<Vec<
         record(node, rows.len(), start.elapsed());
     }
     if is_block {
-        crate::sql::recursive::remember_scan(node, &rows)?;
+        recursive::remember_scan(node, &rows)?;
     }
     Ok(rows)
 }
@@ -51,37 +65,6 @@ thread_local! {
     /// Per-node statistics while an EXPLAIN ANALYZE runs on this thread
     /// (a statement runs on one thread from start to end).
     static ANALYZE: std::cell::RefCell<Option<Stats>> = const { std::cell::RefCell::new(None) };
-}
-
-/// The non-binary collation of each output column of `node`: a block's
-/// projections'; a set operation's where all its blocks agree (a `_bin`
-/// side wins, as MySQL aggregates two column collations). Iterative: a
-/// set operation may chain thousands of blocks.
-pub fn out_collations(node: &Node) -> Vec<Option<crate::collation::Collation>> {
-    let mut out: Option<Vec<Option<crate::collation::Collation>>> = None;
-    let mut stack = vec![node];
-    while let Some(n) = stack.pop() {
-        let leaf: &[Option<crate::collation::Collation>] = match n {
-            Node::Union(u) => {
-                stack.push(&u.right);
-                stack.push(&u.left);
-                continue;
-            }
-            Node::Block(p) => &p.out_colls,
-            Node::Recursive(r) => &r.colls,
-            Node::WorkTable(w) => &w.colls,
-            Node::Join(_) => &[],
-        };
-        out = Some(match out {
-            None => leaf.to_vec(),
-            Some(acc) => acc
-                .iter()
-                .enumerate()
-                .map(|(i, a)| a.filter(|_| leaf.get(i).copied().flatten() == *a))
-                .collect(),
-        });
-    }
-    out.unwrap_or_default()
 }
 
 /// Run `node` to the end (EXPLAIN ANALYZE), returning what each node did.
@@ -94,7 +77,7 @@ pub fn analyze(cx: &mut Ctx<'_>, node: &Node) -> SqlResult<Stats> {
 
 fn run_node(cx: &mut Ctx<'_>, node: &Node, outer: &[Value]) -> SqlResult<Vec<Vec<Value>>> {
     match node {
-        Node::Block(p) => select::run(cx, p, outer),
+        Node::Block(p) => block::run(cx, p, outer),
         Node::Join(j) => join(cx, j, outer),
         Node::Union(u) => {
             // Both inputs and the DISTINCT keys are charged to the
@@ -106,8 +89,8 @@ fn run_node(cx: &mut Ctx<'_>, node: &Node, outer: &[Value]) -> SqlResult<Vec<Vec
             mem.add_rows(&right)?;
             set_operation(node, u, rows, right, &mut mem)
         }
-        Node::Recursive(r) => crate::sql::recursive::run(cx, r, outer),
-        Node::WorkTable(w) => crate::sql::recursive::run_work(w),
+        Node::Recursive(r) => recursive::run(cx, r, outer),
+        Node::WorkTable(w) => recursive::run_work(w),
     }
 }
 
@@ -124,7 +107,7 @@ fn set_operation(
     let colls = out_collations(node);
     let mut key = |r: &[Value]| -> SqlResult<Vec<u8>> {
         budget::tick()?;
-        let k = select::group_key_under(r, &colls);
+        let k = block::group_key_under(r, &colls);
         mem.add(k.len() + 48)?;
         Ok(k)
     };
@@ -291,37 +274,6 @@ fn scalar(cx: &mut Ctx<'_>, sp: &SubPlan, outer: &[Value]) -> SqlResult<Value> {
     }
 }
 
-/// Most distinct left keys for which the right input is read by primary
-/// key (an index nested-loop join, batched) instead of scanned, whatever
-/// the right table's size; a larger table allows up to an eighth of its
-/// rows ([`lookup_key_limit`]): a keyed read costs a few scanned rows.
-pub const LOOKUP_JOIN_MAX_KEYS: usize = 8192;
-
-/// How many distinct keys a lookup join reads `rows`-row table by.
-pub fn lookup_key_limit(rows: u64) -> usize {
-    LOOKUP_JOIN_MAX_KEYS.max(usize::try_from(rows / 8).unwrap_or(usize::MAX))
-}
-
-/// For an inner or left join whose right input is a plain scan of a table
-/// whose primary key (or its first column) is a join key: that key's
-/// position among the join keys, the scan and its table.
-pub fn lookup_key(j: &Join) -> Option<(usize, &select::Plan, &crate::catalog::TableDef)> {
-    if j.kind == JoinKind::Right {
-        return None;
-    }
-    let Node::Block(p) = &j.right else {
-        return None;
-    };
-    let t = p.source.table.as_ref()?;
-    if !p.is_plain_scan() || t.pk.is_empty() || t.has_hidden_pk() {
-        return None;
-    }
-    j.keys
-        .iter()
-        .position(|(_, r)| matches!(r, CExpr::Col(c) if *c == t.pk[0]))
-        .map(|i| (i, &**p, t))
-}
-
 /// The right input of a join read by key: the scan with `key IN (…)`
 /// added, when the left side has few keys of the key column's own type
 /// (so that the key encoding finds exactly the rows `=` would).
@@ -406,7 +358,7 @@ fn right_by_lookup(
         )
     };
     let start = std::time::Instant::now();
-    let rows = select::run(cx, &keyed, outer)?;
+    let rows = block::run(cx, &keyed, outer)?;
     record(&j.right, rows.len(), start.elapsed());
     Ok(Some(rows))
 }
@@ -659,4 +611,36 @@ fn join(cx: &mut Ctx<'_>, j: &Join, outer: &[Value]) -> SqlResult<Vec<Vec<Value>
         }
     }
     Ok(out.take())
+}
+
+/// Execute a query statement.
+pub fn query(cx: &mut Ctx<'_>, q: &sqlparser::ast::Query) -> SqlResult<QueryResult> {
+    let node = Planner::new(cx).plan_query(q, None)?;
+    let rows = run(cx, &node, &[])?;
+    let float_decimals = match &node {
+        Node::Block(p) => p
+            .projection
+            .iter()
+            .map(|(_, e, k)| match k {
+                ColumnKind::Float => {
+                    crate::sql::plan::block::double_decimals(e, &p.source, &p.aggs)
+                }
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    Ok(QueryResult {
+        float_decimals,
+        columns: node
+            .columns()
+            .into_iter()
+            .map(|c| Column {
+                name: c.name,
+                kind: c.kind,
+            })
+            .collect(),
+        rows,
+        ..Default::default()
+    })
 }

@@ -19,17 +19,18 @@
 //! ([`crate::sql::expr::window_spec`]).
 //!
 //! Never: plans (the compiler refuses the rest of the syntax with 1235 /
-//! 3593, [`check_placement`] catches aliases used where a window may not
-//! be), reads tables, or grows memory unbudgeted (keys are charged to the
+//! 3593, [`crate::sql::plan::window::check_placement`] catches aliases
+//! used where a window may not be), reads tables, or grows memory unbudgeted (keys are charged to the
 //! block's reservation, every loop ticks).
 
 use std::cmp::Ordering;
 
-use crate::error::{code, SqlError, SqlResult};
+use crate::error::SqlResult;
 use crate::sql::budget::{self, Reservation};
 use crate::sql::exec;
+use crate::sql::exec::block::{agg_final, agg_update, is_distance_key, AggState, Exprs, Unit};
 use crate::sql::expr::{AggCall, CExpr, Frame, FrameBound, WinFunc};
-use crate::sql::select::{agg_final, agg_update, is_distance_key, AggState, Exprs, Plan, Unit};
+use crate::sql::plan::Plan;
 use crate::types::Value;
 
 /// A window call's expressions prepared for one run of the block.
@@ -58,56 +59,6 @@ pub(crate) fn prepare<'p>(
         .collect::<SqlResult<_>>()?;
     let default = w.default.as_ref().map(p).transpose()?;
     Ok(Some(Prepared { arg, keys, default }))
-}
-
-/// Whether the block's first `k` rows in its ORDER BY are all its window
-/// functions need — so an index top-k path (vector / full-text) may
-/// still answer it: every window is ROW_NUMBER, RANK or DENSE_RANK without
-/// PARTITION BY, ordered exactly as the block (a row's number or rank
-/// depends only on the rows before it in that order, never on those after
-/// the cut). True without windows.
-pub(crate) fn prefix_safe(aggs: &[AggCall], order_by: &[(CExpr, bool)]) -> bool {
-    let key = |(e, d): &(CExpr, bool)| format!("{e:?} {d}");
-    aggs.iter().filter_map(|a| a.window.as_deref()).all(|w| {
-        w.func != WinFunc::Agg
-            && w.partition.is_empty()
-            && w.order.len() == order_by.len()
-            && w.order.iter().map(key).eq(order_by.iter().map(key))
-    })
-}
-
-/// Refuse a window call read where MySQL allows none: through a select
-/// list alias in WHERE, GROUP BY or HAVING (3594). Direct calls there
-/// were refused by the compiler (3593).
-pub(crate) fn check_placement<'e>(
-    aggs: &[AggCall],
-    projection: &[(String, CExpr)],
-    places: impl Iterator<Item = &'e CExpr>,
-) -> SqlResult<()> {
-    let windowed = |e: &CExpr| {
-        let mut found = false;
-        e.walk(&mut |x| {
-            if let CExpr::Agg(i) = x {
-                found |= aggs.get(*i).is_some_and(|a| a.window.is_some());
-            }
-        });
-        found
-    };
-    for e in places {
-        if windowed(e) {
-            let alias = projection
-                .iter()
-                .find(|(_, p)| windowed(p))
-                .map_or("", |(n, _)| n.as_str());
-            return Err(SqlError::new(
-                code::WINDOW_INVALID_ALIAS_USE,
-                format!(
-                    "You cannot use the alias '{alias}' of an expression containing a window function in this context.'"
-                ),
-            ));
-        }
-    }
-    Ok(())
 }
 
 /// Compute every window call of `plan` over `units` (the block's rows or
