@@ -619,6 +619,13 @@ class Suite:
         panicked = False
         with open(self.log, errors="replace") as f:
             panicked = "panicked" in f.read()
+        failed = any(not p.ok for p in self.results) or panicked or code != 0
+        if failed or self.args.keep_dir:
+            print(f"server data directory and log kept in {self.dir}", flush=True)
+        else:
+            # Each run's directory holds hundreds of MB (the disk probes'
+            # fill file, the server's data): never leave it behind.
+            shutil.rmtree(self.dir, ignore_errors=True)
         return code, panicked
 
 
@@ -654,6 +661,8 @@ def main():
                     help="max_execution_time of the memory probes")
     ap.add_argument("--server-arg", action="append", help="extra `serve` argument")
     ap.add_argument("--json", help="write the results here")
+    ap.add_argument("--keep-dir", action="store_true",
+                    help="keep the server's data directory and log (kept anyway when a probe fails)")
     args = ap.parse_args()
     if args.memory_margin_mb is None:
         args.memory_margin_mb = args.statement_memory_mb * 3 // 2 + 64

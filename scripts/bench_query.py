@@ -10,12 +10,14 @@ What it does, in one run:
      WAL mode with synchronous=NORMAL);
   2. generates region, nation, supplier, part, customer, orders, lineitem
      (sf 1 = 10k suppliers, 200k parts, 150k customers, 1.5M orders, ~6M
-     lineitems; linear in sf) and loads the same multi-row INSERT
+     lineitems; linear in sf) plus a `tree` table of 1,000,000 × sf
+     edges (indexed on the parent) for the recursive CTE, and loads the same multi-row INSERT
      statements (--batch rows each, --txn-statements statements per
      transaction) into both engines, timing each engine separately
      (generation time is not counted);
   3. for every query (TPC-H Q1, Q3, Q5, Q10 shapes, a LIKE full scan, a
-     one-table GROUP BY): checks that both engines return the same rows
+     one-table GROUP BY, two window-function queries — top-3 per group and
+     a running total — and a recursive CTE walking the tree): checks that both engines return the same rows
      (numbers compared after rounding to 2 places, see `same_rows`), then
      times --runs runs on each and reports the median; then 2,000
      primary-key point SELECTs on orders with random keys (p50 and q/s).
@@ -87,7 +89,13 @@ TABLES = [
                   ("l_receiptdate", "DATE"), ("l_shipinstruct", "VARCHAR(25)"),
                   ("l_shipmode", "VARCHAR(10)"), ("l_comment", "VARCHAR(44)")],
      ["l_orderkey", "l_linenumber"]),
+    # Not TPC-H: a tree of 1,000,000 × sf edges (node k's parent is a random
+    # earlier node, so the depth is about ln n) for the recursive-CTE query.
+    ("tree", [("t_id", "KEY"), ("t_parent", "BIGINT")], ["t_id"]),
 ]
+
+# Secondary indexes both engines get after their tables are created.
+INDEXES = ["CREATE INDEX tree_parent ON tree (t_parent)"]
 
 
 def ddl(table, cols, pk, engine):
@@ -173,6 +181,7 @@ def counts(sf):
         "part": max(1, round(200_000 * sf)),
         "customer": max(1, round(150_000 * sf)),
         "orders": max(1, round(1_500_000 * sf)),
+        "tree": max(2, round(1_000_000 * sf)),
     }
 
 
@@ -245,6 +254,12 @@ def generate(sf, seed):
                          f"{q(text(rnd, 19, 78))})")
         for line in lines:
             yield "lineitem", line
+    # The tree from its own generator, so that the TPC-H rows above stay what
+    # they were before it existed.
+    trnd = random.Random(seed + 1)
+    yield "tree", "(1, 0)"
+    for k in range(2, n["tree"] + 1):
+        yield "tree", f"({k}, {trnd.randint(1, k - 1)})"
 
 
 # --------------------------------------------------------------------------
@@ -316,6 +331,29 @@ SELECT l_shipmode, COUNT(*) AS n, SUM(l_quantity) AS qty, AVG(l_extendedprice) A
 FROM lineitem
 GROUP BY l_shipmode
 ORDER BY l_shipmode"""),
+    # Window functions (issue 41): top-N per group and a running total.
+    ("window top-3 per customer", """
+SELECT o_custkey, o_orderkey, o_totalprice, rn FROM (
+  SELECT o_custkey, o_orderkey, o_totalprice,
+         ROW_NUMBER() OVER (PARTITION BY o_custkey ORDER BY o_totalprice DESC, o_orderkey) AS rn
+  FROM orders) AS ranked
+WHERE rn <= 3
+ORDER BY o_custkey, rn
+LIMIT 100"""),
+    ("window running total", """
+SELECT o_custkey, o_orderdate, o_orderkey,
+       SUM(o_totalprice) OVER (PARTITION BY o_custkey ORDER BY o_orderdate, o_orderkey
+                               ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS running
+FROM orders
+ORDER BY o_custkey, o_orderdate, o_orderkey
+LIMIT 100"""),
+    # A recursive CTE walking the whole tree from its root (1,000,000 × sf edges).
+    ("recursive CTE tree walk", """
+WITH RECURSIVE sub (id, depth) AS (
+  SELECT t_id, 0 FROM tree WHERE t_id = 1
+  UNION ALL
+  SELECT t.t_id, s.depth + 1 FROM tree t JOIN sub s ON t.t_parent = s.id)
+SELECT COUNT(*), MAX(depth), SUM(id) FROM sub"""),
 ]
 
 POINT_SQL = ("SELECT o_orderkey, o_custkey, o_orderstatus, o_totalprice, o_orderdate, "
@@ -425,6 +463,9 @@ def load(trib, lite, args):
     for table, cols, pk in TABLES:
         trib.execute(ddl(table, cols, pk, "tributary"))
         lite.execute(ddl(table, cols, pk, "sqlite"))
+    for sql in INDEXES:
+        trib.execute(sql)
+        lite.execute(sql)
     spent = {"tributary": 0.0, "sqlite": 0.0, "generate": 0.0}
     rows = {t[0]: 0 for t in TABLES}
     pending = {t[0]: [] for t in TABLES}

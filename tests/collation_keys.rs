@@ -19,16 +19,9 @@ use std::time::Duration;
 use tributary::testing::{btree_entry_key, encode_key, Collation};
 use tributary::{Database, Session, Value};
 
-use common::{cfg, job, wait_until};
+use common::{cfg, job, q, wait_until};
 
 const WAIT: Duration = Duration::from_secs(60);
-
-fn q(s: &mut Session, sql: &str) -> Vec<Vec<Value>> {
-    match s.execute(sql) {
-        Ok(r) => r.rows,
-        Err(e) => panic!("{sql}: {e:?}"),
-    }
-}
 
 /// CHECK INDEX's row: (status, rows, indexed, pending).
 fn check(s: &mut Session, ix: &str) -> (String, i64, i64, i64) {

@@ -22,19 +22,11 @@ use tributary::{Config, Database, Session, Value};
 use tributary_fault::{global, FaultGuard};
 
 use common::{
-    applied_up_to, cfg, job, ms, point, remove_all_points, wait_hits, wait_until, wait_waiters,
+    applied_up_to, cfg, job, ms, point, q, remove_all_points, wait_hits, wait_until, wait_waiters,
 };
 use tributary_storage::Storage;
 
 const WAIT: Duration = Duration::from_secs(15);
-
-/// Run one statement; panic with the SQL on error.
-fn q(s: &mut Session, sql: &str) -> Vec<Vec<Value>> {
-    match s.execute(sql) {
-        Ok(r) => r.rows,
-        Err(e) => panic!("{sql}: {e:?}"),
-    }
-}
 
 /// Run one statement; return the warnings.
 fn q_warn(s: &mut Session, sql: &str) -> Vec<tributary::Warning> {

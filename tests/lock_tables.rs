@@ -8,14 +8,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic fails the test
 
-use tributary::{Database, Session, Value};
+mod common;
 
-fn q(s: &mut Session, sql: &str) -> Vec<Vec<Value>> {
-    match s.execute(sql) {
-        Ok(r) => r.rows,
-        Err(e) => panic!("{sql}: {e:?}"),
-    }
-}
+use common::q;
+
+use tributary::{Database, Session, Value};
 
 fn code(s: &mut Session, sql: &str) -> u16 {
     match s.execute(sql) {

@@ -11,9 +11,9 @@ mod common;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use tributary::{Database, Session, SqlError, Value};
+use tributary::{Database, Session, Value};
 
-use common::{open_budgeted, wait_until};
+use common::{err, open_budgeted, q, wait_until};
 
 /// How long a stopped statement may take to stop (a loaded debug build on
 /// 2 cores).
@@ -24,20 +24,6 @@ const MIB: u64 = 1 << 20;
 /// Never ends by itself: one new row per round, forever.
 const UNBOUNDED: &str =
     "WITH RECURSIVE c (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c) SELECT COUNT(*) FROM c";
-
-fn q(s: &mut Session, sql: &str) -> Vec<Vec<Value>> {
-    match s.execute(sql) {
-        Ok(r) => r.rows,
-        Err(e) => panic!("{sql}: {e:?}"),
-    }
-}
-
-fn err(s: &mut Session, sql: &str) -> SqlError {
-    match s.execute(sql) {
-        Ok(r) => panic!("{sql} should fail, got {} rows", r.rows.len()),
-        Err(e) => e,
-    }
-}
 
 fn deep(db: &Database) -> Session {
     let mut s = db.session();

@@ -19,27 +19,13 @@ use std::time::{Duration, Instant};
 
 use tributary::{Config, Database, Session, SqlError, Value};
 
-use common::{cfg, wait_until};
+use common::{cfg, err, q, wait_until};
 
 /// How long a stopped statement may take to stop (the aim is 100 ms; a
 /// loaded debug build on 2 cores gets this much).
 const STOP: Duration = Duration::from_secs(2);
 const WAIT: Duration = Duration::from_secs(30);
 const MIB: u64 = 1 << 20;
-
-fn q(s: &mut Session, sql: &str) -> Vec<Vec<Value>> {
-    match s.execute(sql) {
-        Ok(r) => r.rows,
-        Err(e) => panic!("{sql}: {e:?}"),
-    }
-}
-
-fn err(s: &mut Session, sql: &str) -> SqlError {
-    match s.execute(sql) {
-        Ok(r) => panic!("{sql} should fail, got {} rows", r.rows.len()),
-        Err(e) => e,
-    }
-}
 
 /// A node whose statements may hold `statement` bytes each and `total`
 /// together; `root` and an account with no grants.

@@ -23,7 +23,7 @@ use tributary::testing::Stage;
 use tributary::{Config, Database, Session, SqlError, Value};
 use tributary_fault::{global, FaultGuard};
 
-use common::{cfg, job, remove_all_points, wait_until, wait_waiters};
+use common::{cfg, job, q, remove_all_points, wait_until, wait_waiters};
 
 /// Bound for anything expected to happen.
 const WAIT: Duration = Duration::from_secs(30);
@@ -33,13 +33,6 @@ const STOP: Duration = Duration::from_secs(10);
 
 /// A victim thread: the statement's result, how long it ran, its session.
 type Victim = thread::JoinHandle<(Result<Vec<Vec<Value>>, SqlError>, Duration, Session)>;
-
-fn q(s: &mut Session, sql: &str) -> Vec<Vec<Value>> {
-    match s.execute(sql) {
-        Ok(r) => r.rows,
-        Err(e) => panic!("{sql}: {e:?}"),
-    }
-}
 
 fn int(rows: &[Vec<Value>]) -> i64 {
     match rows.first().and_then(|r| r.first()) {

@@ -11,9 +11,9 @@ mod common;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use tributary::{Session, SqlError, Value};
+use tributary::{SqlError, Value};
 
-use common::{open_budgeted, wait_until};
+use common::{open_budgeted, q, wait_until};
 
 const MIB: u64 = 1 << 20;
 /// Rows of the series: seconds of window work in a debug build.
@@ -24,13 +24,6 @@ const ROW: u64 = 72;
 const SLACK: u64 = 2 * MIB;
 const STOP: Duration = Duration::from_secs(2);
 const WAIT: Duration = Duration::from_secs(60);
-
-fn q(s: &mut Session, sql: &str) -> Vec<Vec<Value>> {
-    match s.execute(sql) {
-        Ok(r) => r.rows,
-        Err(e) => panic!("{sql}: {e:?}"),
-    }
-}
 
 /// The series and its projection fit the budget; the window's keys over
 /// them do not: 1114, nothing left charged, and the session goes on.

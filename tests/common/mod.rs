@@ -1,5 +1,6 @@
-//! Helpers shared by the integration tests: the fast test configuration and
-//! a condition wait with a deadline (never a fixed sleep).
+//! Helpers shared by the integration tests: the fast test configuration,
+//! running a statement that must succeed (`q`) or fail (`err`), and a
+//! condition wait with a deadline (never a fixed sleep).
 
 #![allow(dead_code)] // each test binary uses a subset
 
@@ -187,4 +188,20 @@ pub fn on_small_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static)
         .expect("spawn")
         .join()
         .expect("the statement thread did not overflow its stack")
+}
+
+/// The rows `sql` returns; panics (naming the statement) if it fails.
+pub fn q(s: &mut tributary::Session, sql: &str) -> Vec<Vec<tributary::Value>> {
+    match s.execute(sql) {
+        Ok(r) => r.rows,
+        Err(e) => panic!("{sql}: {e:?}"),
+    }
+}
+
+/// The error `sql` fails with; panics if it succeeds.
+pub fn err(s: &mut tributary::Session, sql: &str) -> tributary::SqlError {
+    match s.execute(sql) {
+        Ok(r) => panic!("{sql} should fail, got {} rows", r.rows.len()),
+        Err(e) => e,
+    }
 }

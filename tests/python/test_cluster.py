@@ -16,6 +16,7 @@ with a deadline; no sleep stands in for synchronisation.
 
 import json
 import os
+import shutil
 import signal
 import sys
 import tempfile
@@ -136,6 +137,7 @@ class Cluster:
             if n.alive():
                 n.stop()
         self.pg.stop()
+        shutil.rmtree(self.root, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")

@@ -65,9 +65,9 @@ def wait_for(what, cond, timeout=60.0):
         time.sleep(0.05)
 
 
-def test_a_full_disk_keeps_reads_fails_writes_and_loses_nothing(tmpfs):
+def test_a_full_disk_keeps_reads_fails_writes_and_loses_nothing(tmpfs, tmp_path):
     data = os.path.join(tmpfs, "data")
-    log_path = os.path.join(tempfile.mkdtemp(prefix="tributary-fulldisk-log-"), "server.log")
+    log_path = os.path.join(tmp_path, "server.log")
     args = ["--commit-log-size", "4MB"]
     with open(log_path, "w") as log:
         proc, port, _ = start_server(data, args, admin=False, stderr=log)
