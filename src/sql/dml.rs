@@ -587,7 +587,7 @@ fn matching_rows(
     };
     let matches = std::mem::take(&mut c.matches);
     drop(c);
-    drop(planner);
+    let subqueries = planner.into_subqueries();
     if !matches.is_empty() {
         crate::sql::search::require_fulltext_indexes(t, &matches)?;
         return Err(SqlError::unsupported("MATCH … AGAINST in UPDATE/DELETE"));
@@ -599,7 +599,7 @@ fn matching_rows(
     let host = SessionHost::new(cx.session, cx.engine);
     let plan = crate::sql::plan::Plan::locking_scan(t.clone(), filter, &host);
     drop(host);
-    crate::sql::exec::block::keyed_rows(cx, &plan)
+    crate::sql::exec::block::keyed_rows(&mut crate::sql::exec::Exec::new(cx, subqueries), &plan)
 }
 
 /// `ORDER BY … LIMIT n` of a single-table UPDATE/DELETE: the rows it

@@ -186,11 +186,6 @@ pub struct Ctx<'a> {
     pub engine: &'a Engine,
     pub txn: &'a mut dyn Transaction,
     pub session: &'a mut SessionState,
-    /// The statement's planned subqueries (the expressions of its plans
-    /// name them by id).
-    pub subqueries: plan::Subqueries,
-    /// Table-function rows made so far (held until the statement ends).
-    pub table_rows: exec::series::Made,
 }
 
 impl Engine {
@@ -666,8 +661,6 @@ impl Engine {
             engine: self,
             txn,
             session: st,
-            subqueries: Default::default(),
-            table_rows: Default::default(),
         })
     }
 

@@ -21,6 +21,7 @@ use crate::catalog::{self, TableDef};
 use crate::error::{SqlError, SqlResult};
 use crate::sql::access::{self, Access};
 use crate::sql::budget::{self, Reservation};
+use crate::sql::exec::Exec;
 use crate::sql::exec::{self, Prepared};
 use crate::sql::expr::{collate, AggCall, AggFunc, CExpr, EvalCtx};
 use crate::sql::host::SessionHost;
@@ -28,7 +29,6 @@ use crate::sql::plan::block::{
     correlated_filter, kind_of_expr, mark_columns, prefilter_access, PREFILTER_ROWS,
 };
 use crate::sql::plan::Plan;
-use crate::sql::Ctx;
 use crate::types::{ColumnKind, DataType, Value};
 
 /// Fetch candidate rows for a plan (index path or access path) with their
@@ -58,7 +58,7 @@ fn passes(
 
 #[allow(clippy::too_many_arguments)]
 fn candidates(
-    cx: &mut Ctx<'_>,
+    cx: &mut Exec<'_, '_>,
     plan: &Plan,
     path: Option<&crate::sql::search::IndexPath>,
     outer: &[Value],
@@ -204,7 +204,7 @@ fn candidates(
 /// ([`scan_cap`]).
 #[allow(clippy::too_many_arguments)]
 fn scan_rows(
-    cx: &mut Ctx<'_>,
+    cx: &mut Exec<'_, '_>,
     plan: &Plan,
     t: &TableDef,
     outer: &[Value],
@@ -261,7 +261,7 @@ fn scan_rows(
 /// target table with its WHERE as filter ([`Plan::locking_scan`]); each
 /// row comes with its key. Subqueries run first, at the statement's
 /// snapshot, before any row is written.
-pub fn keyed_rows(cx: &mut Ctx<'_>, plan: &Plan) -> SqlResult<Vec<(Vec<u8>, Vec<Value>)>> {
+pub fn keyed_rows(cx: &mut Exec<'_, '_>, plan: &Plan) -> SqlResult<Vec<(Vec<u8>, Vec<Value>)>> {
     let Some(t) = &plan.source.table else {
         return Err(SqlError::internal("a locking scan without a table"));
     };
@@ -509,7 +509,7 @@ pub fn group_key_under(vals: &[Value], colls: &[Option<crate::collation::Collati
 /// when fewer than LIMIT rows survive (a selective filter, rows the index
 /// does not hold such as NULL vectors, DISTINCT) the query is re-run by
 /// exact evaluation over the snapshot.
-pub fn run(cx: &mut Ctx<'_>, plan: &Plan, outer: &[Value]) -> SqlResult<Vec<Vec<Value>>> {
+pub fn run(cx: &mut Exec<'_, '_>, plan: &Plan, outer: &[Value]) -> SqlResult<Vec<Vec<Value>>> {
     use crate::sql::search::IndexPath;
     // A vector search whose WHERE selects few rows by key or B-tree ranks
     // those rows exactly; one filtered by MATCH falls back to the MATCH's
@@ -529,7 +529,7 @@ pub fn run(cx: &mut Ctx<'_>, plan: &Plan, outer: &[Value]) -> SqlResult<Vec<Vec<
 
 /// Whether a filtered vector search pre-filters: its WHERE has a key or
 /// B-tree access path that yields at most [`PREFILTER_ROWS`] rows.
-fn prefilter(cx: &mut Ctx<'_>, plan: &Plan) -> SqlResult<bool> {
+fn prefilter(cx: &mut Exec<'_, '_>, plan: &Plan) -> SqlResult<bool> {
     match prefilter_access(plan) {
         Some((t, a)) => access::yields_at_most(cx.txn, t, a, PREFILTER_ROWS),
         None => Ok(false),
@@ -550,7 +550,7 @@ pub(crate) struct Exprs<'p> {
 }
 
 impl<'p> Exprs<'p> {
-    fn new(cx: &mut Ctx<'_>, plan: &'p Plan, outer: &[Value]) -> SqlResult<Exprs<'p>> {
+    fn new(cx: &mut Exec<'_, '_>, plan: &'p Plan, outer: &[Value]) -> SqlResult<Exprs<'p>> {
         let w = plan.source.scope.cols.len();
         let mut p = |e: &'p CExpr| exec::prepare(cx, e, w, outer);
         Ok(Exprs {
@@ -587,7 +587,7 @@ impl<'p> Exprs<'p> {
 /// Evaluate a prepared expression on one row (running its correlated
 /// subqueries for that row first).
 fn ev(
-    cx: &mut Ctx<'_>,
+    cx: &mut Exec<'_, '_>,
     p: &Prepared<'_>,
     host: &SessionHost<'_>,
     row: &[Value],
@@ -818,7 +818,7 @@ fn streamed_table<'p>(
 }
 
 fn run_with(
-    cx: &mut Ctx<'_>,
+    cx: &mut Exec<'_, '_>,
     plan: &Plan,
     path: Option<&crate::sql::search::IndexPath>,
     outer: &[Value],

@@ -35,13 +35,47 @@ pub mod recursive;
 pub mod series;
 pub mod window;
 
+/// What a plan runs with: the statement's context (which it derefs to),
+/// the statement's planned subqueries (expressions name them by id) and
+/// the table-function rows made so far (held until the statement ends).
+pub struct Exec<'c, 'a> {
+    cx: &'c mut Ctx<'a>,
+    pub subqueries: crate::sql::plan::Subqueries,
+    pub table_rows: series::Made,
+}
+
+impl<'c, 'a> Exec<'c, 'a> {
+    /// Run plans over `cx` whose subqueries the planner left in
+    /// `subqueries`.
+    pub fn new(cx: &'c mut Ctx<'a>, subqueries: crate::sql::plan::Subqueries) -> Self {
+        Exec {
+            cx,
+            subqueries,
+            table_rows: Default::default(),
+        }
+    }
+}
+
+impl<'a> std::ops::Deref for Exec<'_, 'a> {
+    type Target = Ctx<'a>;
+    fn deref(&self) -> &Ctx<'a> {
+        self.cx
+    }
+}
+
+impl<'a> std::ops::DerefMut for Exec<'_, 'a> {
+    fn deref_mut(&mut self) -> &mut Ctx<'a> {
+        self.cx
+    }
+}
+
 /// Run a node with `outer` as the row of the enclosing query (empty at the
 /// top level).
-pub fn run(cx: &mut Ctx<'_>, node: &Node, outer: &[Value]) -> SqlResult<Vec<Vec<Value>>> {
+pub fn run(cx: &mut Exec<'_, '_>, node: &Node, outer: &[Value]) -> SqlResult<Vec<Vec<Value>>> {
     crate::sql::stack::descend(|| run_guarded(cx, node, outer))
 }
 
-fn run_guarded(cx: &mut Ctx<'_>, node: &Node, outer: &[Value]) -> SqlResult<Vec<Vec<Value>>> {
+fn run_guarded(cx: &mut Exec<'_, '_>, node: &Node, outer: &[Value]) -> SqlResult<Vec<Vec<Value>>> {
     // A scan a running recursive CTE reads every round runs once.
     let is_block = matches!(node, Node::Block(_));
     if is_block {
@@ -68,14 +102,14 @@ thread_local! {
 }
 
 /// Run `node` to the end (EXPLAIN ANALYZE), returning what each node did.
-pub fn analyze(cx: &mut Ctx<'_>, node: &Node) -> SqlResult<Stats> {
+pub fn analyze(cx: &mut Exec<'_, '_>, node: &Node) -> SqlResult<Stats> {
     ANALYZE.with(|a| *a.borrow_mut() = Some(Stats::new()));
     let r = run(cx, node, &[]);
     let stats = ANALYZE.with(|a| a.borrow_mut().take()).unwrap_or_default();
     r.map(|_| stats)
 }
 
-fn run_node(cx: &mut Ctx<'_>, node: &Node, outer: &[Value]) -> SqlResult<Vec<Vec<Value>>> {
+fn run_node(cx: &mut Exec<'_, '_>, node: &Node, outer: &[Value]) -> SqlResult<Vec<Vec<Value>>> {
     match node {
         Node::Block(p) => block::run(cx, p, outer),
         Node::Join(j) => join(cx, j, outer),
@@ -183,7 +217,7 @@ fn has_subquery(e: &CExpr) -> bool {
 /// Prepare `e` for a block whose own rows are `width` wide: every subquery
 /// reading nothing of the block's row runs now, once.
 pub fn prepare<'e>(
-    cx: &mut Ctx<'_>,
+    cx: &mut Exec<'_, '_>,
     e: &'e CExpr,
     width: usize,
     outer: &[Value],
@@ -206,7 +240,7 @@ pub fn prepare<'e>(
 
 /// The expression for one row: correlated subqueries run with this row.
 pub fn bind_row<'p>(
-    cx: &mut Ctx<'_>,
+    cx: &mut Exec<'_, '_>,
     p: &'p Prepared<'_>,
     row: &[Value],
     outer: &[Value],
@@ -228,7 +262,7 @@ pub fn bind_row<'p>(
 /// as their outer row. With `only_above = Some(w)`, only subqueries that
 /// read no position below `w` (nothing of the current row) are run.
 fn bind(
-    cx: &mut Ctx<'_>,
+    cx: &mut Exec<'_, '_>,
     e: CExpr,
     sub_outer: &[Value],
     only_above: Option<usize>,
@@ -259,7 +293,7 @@ fn bind(
 }
 
 /// A scalar subquery's value: NULL for no row, error 1242 for several.
-fn scalar(cx: &mut Ctx<'_>, sp: &SubPlan, outer: &[Value]) -> SqlResult<Value> {
+fn scalar(cx: &mut Exec<'_, '_>, sp: &SubPlan, outer: &[Value]) -> SqlResult<Value> {
     let mut rows = run(cx, &sp.node, outer)?;
     match rows.len() {
         0 => Ok(Value::Null),
@@ -278,7 +312,7 @@ fn scalar(cx: &mut Ctx<'_>, sp: &SubPlan, outer: &[Value]) -> SqlResult<Value> {
 /// added, when the left side has few keys of the key column's own type
 /// (so that the key encoding finds exactly the rows `=` would).
 fn right_by_lookup(
-    cx: &mut Ctx<'_>,
+    cx: &mut Exec<'_, '_>,
     j: &Join,
     left: &[Vec<Value>],
     outer: &[Value],
@@ -457,7 +491,7 @@ fn side_keys(
 /// Both inputs, the keys, the hash table and the output are charged to the
 /// statement's memory budget while the join runs; every row pair tried is
 /// a [`budget::tick`].
-fn join(cx: &mut Ctx<'_>, j: &Join, outer: &[Value]) -> SqlResult<Vec<Vec<Value>>> {
+fn join(cx: &mut Exec<'_, '_>, j: &Join, outer: &[Value]) -> SqlResult<Vec<Vec<Value>>> {
     let mut mem = Reservation::new();
     // Inputs and output in graves: a killed join answers before it frees.
     let left = budget::Grave(run(cx, &j.left, outer)?);
@@ -486,7 +520,7 @@ fn join(cx: &mut Ctx<'_>, j: &Join, outer: &[Value]) -> SqlResult<Vec<Vec<Value>
     let mut combined = Vec::with_capacity(width);
     // Emit left[li] ++ right[ri] if the residual condition holds. A KILL
     // (or the deadline) stops a long join between two checks.
-    let mut emit = |cx: &mut Ctx<'_>, li: usize, ri: usize| -> SqlResult<()> {
+    let mut emit = |cx: &mut Exec<'_, '_>, li: usize, ri: usize| -> SqlResult<()> {
         budget::tick()?;
         combined.clear();
         combined.extend_from_slice(&left[li]);
@@ -615,8 +649,10 @@ fn join(cx: &mut Ctx<'_>, j: &Join, outer: &[Value]) -> SqlResult<Vec<Vec<Value>
 
 /// Execute a query statement.
 pub fn query(cx: &mut Ctx<'_>, q: &sqlparser::ast::Query) -> SqlResult<QueryResult> {
-    let node = Planner::new(cx).plan_query(q, None)?;
-    let rows = run(cx, &node, &[])?;
+    let mut planner = Planner::new(cx);
+    let node = planner.plan_query(q, None)?;
+    let subqueries = planner.into_subqueries();
+    let rows = run(&mut Exec::new(cx, subqueries), &node, &[])?;
     let float_decimals = match &node {
         Node::Block(p) => p
             .projection

@@ -18,6 +18,7 @@ use std::sync::Arc;
 use crate::error::{code, SqlError, SqlResult};
 use crate::sql::budget::{self, Reservation};
 use crate::sql::exec;
+use crate::sql::exec::Exec;
 use crate::sql::plan::recursive::{Recursive, WorkTable};
 use crate::sql::plan::Node;
 use crate::sql::Ctx;
@@ -172,7 +173,7 @@ fn max_depth(cx: &Ctx<'_>) -> u64 {
 }
 
 /// Run a recursive union to its fixed point.
-pub fn run(cx: &mut Ctx<'_>, r: &Recursive, outer: &[Value]) -> SqlResult<Vec<Vec<Value>>> {
+pub fn run(cx: &mut Exec<'_, '_>, r: &Recursive, outer: &[Value]) -> SqlResult<Vec<Vec<Value>>> {
     let limit = max_depth(cx);
     let mut mem = Reservation::new();
     let mut seen: HashSet<Vec<u8>> = HashSet::new();

@@ -49,6 +49,8 @@ pub struct Planner<'c, 'a> {
     depth: usize,
     /// Views being expanded (to refuse a view that reads itself).
     views: Vec<String>,
+    /// The statement's planned subqueries (expressions name them by id).
+    subqueries: super::Subqueries,
 }
 
 /// Deepest nesting of queries (subqueries, derived tables, CTE uses).
@@ -82,7 +84,14 @@ impl<'c, 'a> Planner<'c, 'a> {
             refs: Vec::new(),
             depth: 0,
             views: Vec::new(),
+            subqueries: Default::default(),
         }
+    }
+
+    /// The subqueries planned so far, which the plans' expressions name by
+    /// id: what the executor runs them from.
+    pub fn into_subqueries(self) -> super::Subqueries {
+        self.subqueries
     }
 
     /// A planner for a view's body at CREATE VIEW: counted one query block
@@ -737,11 +746,7 @@ impl crate::sql::expr::SubqueryPlanner for Planner<'_, '_> {
         let width = node.width();
         let kind = node.columns().first().map_or(ColumnKind::Text, |c| c.kind);
         let collation = super::out_collations(&node).first().copied().flatten();
-        let id = self.cx.subqueries.add(SubPlan {
-            node,
-            refs: refs.clone(),
-            width,
-        });
+        let id = self.subqueries.add(SubPlan { node });
         Ok(SubqueryRef {
             id,
             refs,

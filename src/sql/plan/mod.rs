@@ -229,16 +229,13 @@ pub struct Stat {
 }
 
 /// A subquery of an expression, planned: entered in the statement's
-/// [`Subqueries`] and named by a [`SubqueryRef`] in the expression.
+/// [`Subqueries`] and named by a [`crate::sql::expr::SubqueryRef`] in the expression
+/// (which also says what it reads of the outer row).
 pub struct SubPlan {
     pub node: Node,
-    /// Outer-row positions it reads (see [`SubqueryRef::refs`]).
-    pub refs: Vec<usize>,
-    /// Number of output columns.
-    pub width: usize,
 }
 
-/// The planned subqueries of one statement, by [`SubqueryRef::id`].
+/// The planned subqueries of one statement, by [`crate::sql::expr::SubqueryRef::id`].
 /// Append-only while the statement lives, so an id stays valid wherever
 /// push-down moves the conjunct holding it; each plan sits behind its own
 /// `Arc` so a running subquery does not borrow the table (its node's
