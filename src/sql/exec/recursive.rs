@@ -183,7 +183,7 @@ pub fn run(cx: &mut Exec<'_, '_>, r: &Recursive, outer: &[Value]) -> SqlResult<V
             budget::tick()?;
             debug_assert_eq!(row.len(), r.columns.len(), "recursive row width");
             if !r.all {
-                let k = exec::block::group_key_under(&row, &r.colls);
+                let k = exec::keys::group_key_under(&row, &r.colls);
                 if seen.contains(&k) {
                     continue;
                 }

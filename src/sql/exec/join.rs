@@ -1,0 +1,347 @@
+//! Joins: a hash join on the equality keys (built on the smaller input
+//! of an inner join), a nested loop when there are none or a key column
+//! mixes numbers and text, and the right side read by primary key when
+//! the left has few keys (an index nested-loop join, batched); inner,
+//! left and right outer.
+//!
+//! Owns the join algorithms: both inputs, the keys, the hash table and the
+//! output are charged to the statement's budget while the join runs, and
+//! every row pair tried ticks. Never plans (the keys and residual
+//! conditions were placed by the planner).
+
+use std::collections::{HashMap, HashSet};
+
+use crate::error::SqlResult;
+use crate::sql::budget::{self, Reservation};
+use crate::sql::exec::{bind_row, block, prepare, record, run, Exec, Prepared};
+use crate::sql::expr::{self, value_key, CExpr, EvalCtx};
+use crate::sql::host::SessionHost;
+use crate::sql::plan::{lookup_key, lookup_key_limit, Join, JoinKind};
+use crate::types::Value;
+
+/// The right input of a join read by key: the scan with `key IN (…)`
+/// added, when the left side has few keys of the key column's own type
+/// (so that the key encoding finds exactly the rows `=` would).
+fn right_by_lookup(
+    cx: &mut Exec<'_, '_>,
+    j: &Join,
+    left: &[Vec<Value>],
+    outer: &[Value],
+) -> SqlResult<Option<Vec<Vec<Value>>>> {
+    let Some((ki, p, t)) = lookup_key(j) else {
+        return Ok(None);
+    };
+    let col = t.pk[0];
+    // Integer columns hold `Value::Int` (BOOL holds `Value::Bool`, whose
+    // key encoding differs): only then does an integer's key find the row.
+    let int_key = matches!(
+        t.columns[col].ty,
+        crate::types::DataType::Int
+            | crate::types::DataType::BigInt
+            | crate::types::DataType::Integer { .. }
+    );
+    let text_key = matches!(
+        t.columns[col].ty,
+        crate::types::DataType::Text | crate::types::DataType::Varchar(_)
+    );
+    let host = SessionHost::new(cx.session, cx.engine);
+    let max_keys = lookup_key_limit(cx.txn.approx_rows(t.id));
+    let mut keys = Vec::new();
+    let mut seen = HashSet::new();
+    for l in left {
+        budget::tick()?;
+        let v = j.keys[ki].0.eval(&EvalCtx {
+            row: l,
+            outer,
+            aggs: &[],
+            matches: &[],
+            funcs: &host,
+        })?;
+        let ok = match &v {
+            Value::Null => continue,
+            Value::Int(_) => int_key,
+            Value::Text(_) => text_key,
+            _ => false,
+        };
+        if !ok {
+            return Ok(None);
+        }
+        if seen.insert(value_key(&v)) {
+            keys.push(v);
+            if keys.len() > max_keys {
+                return Ok(None);
+            }
+        }
+    }
+    // Keys of the column's own type encode exactly as the stored primary
+    // keys do (text under the column's collation), so the lookups find
+    // the rows `key = value` would — under a non-binary collation a
+    // superset of the join's binary equality, which the join re-checks.
+    let coll = t.key_collations(&t.pk[..1]);
+    let mut starts: Vec<Vec<u8>> = keys
+        .iter()
+        .map(|v| crate::catalog::codec::encode_key_in(std::slice::from_ref(v), &coll))
+        .collect();
+    starts.sort();
+    starts.dedup();
+    let mut keyed = p.keyed_copy();
+    keyed.access = if t.pk.len() == 1 {
+        crate::sql::access::Access::PkPoint(starts)
+    } else {
+        // A composite key: one range per value of its first column.
+        crate::sql::access::Access::PkRanges(
+            starts
+                .into_iter()
+                .map(|start| {
+                    let end = match crate::catalog::codec::prefix_end(&start) {
+                        Some(e) => std::ops::Bound::Excluded(e),
+                        None => std::ops::Bound::Unbounded,
+                    };
+                    (std::ops::Bound::Included(start), end)
+                })
+                .collect(),
+        )
+    };
+    let start = std::time::Instant::now();
+    let rows = block::run(cx, &keyed, outer)?;
+    record(&j.right, rows.len(), start.elapsed());
+    Ok(Some(rows))
+}
+
+/// A hash-join key part: SQL-equal values of one class (numbers, or
+/// text) get equal keys; `Other` (datetimes, vectors) never hash-joins.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum HKey {
+    Int(i64),
+    Float(u64),
+    /// A decimal no i64 or f64 holds exactly: its normalized key bytes.
+    Decimal(Vec<u8>),
+    Text(String),
+    Other,
+}
+
+impl HKey {
+    /// `None` for NULL (which matches nothing).
+    fn of(v: &Value) -> Option<HKey> {
+        Some(match expr::key_form(v) {
+            Value::Null => return None,
+            Value::Int(i) => HKey::Int(i),
+            Value::Float(f) => HKey::Float(f.to_bits()),
+            Value::Decimal(d) => {
+                let mut k = Vec::new();
+                d.encode_key(&mut k);
+                HKey::Decimal(k)
+            }
+            Value::Text(t) => HKey::Text(t),
+            _ => HKey::Other,
+        })
+    }
+
+    fn class(&self) -> u8 {
+        match self {
+            HKey::Int(_) | HKey::Float(_) | HKey::Decimal(_) => 0,
+            HKey::Text(_) => 1,
+            HKey::Other => 2,
+        }
+    }
+}
+
+/// The join keys of every row of one side (`None`: a NULL key part).
+fn side_keys(
+    exprs: &[&CExpr],
+    rows: &[Vec<Value>],
+    outer: &[Value],
+    host: &SessionHost<'_>,
+    mem: &mut Reservation,
+) -> SqlResult<Vec<Option<Vec<HKey>>>> {
+    let mut out = Vec::with_capacity(rows.len());
+    'rows: for row in rows {
+        budget::tick()?;
+        mem.add(32 + exprs.len() * std::mem::size_of::<HKey>())?;
+        let mut k = Vec::with_capacity(exprs.len());
+        for e in exprs {
+            let part = match e {
+                CExpr::Col(i) => row.get(*i).and_then(HKey::of),
+                e => HKey::of(&e.eval(&EvalCtx {
+                    row,
+                    outer,
+                    aggs: &[],
+                    matches: &[],
+                    funcs: host,
+                })?),
+            };
+            match part {
+                Some(p) => k.push(p),
+                None => {
+                    out.push(None);
+                    continue 'rows;
+                }
+            }
+        }
+        out.push(Some(k));
+    }
+    Ok(out)
+}
+
+/// Execute a join: a hash join on its keys (built on the smaller input of
+/// an inner join), or a nested loop when there are none or a key column
+/// mixes numbers and text (whose SQL equality is not key equality).
+///
+/// Both inputs, the keys, the hash table and the output are charged to the
+/// statement's memory budget while the join runs; every row pair tried is
+/// a [`budget::tick`].
+pub(super) fn join(cx: &mut Exec<'_, '_>, j: &Join, outer: &[Value]) -> SqlResult<Vec<Vec<Value>>> {
+    let mut mem = Reservation::new();
+    // Inputs and output in graves: a killed join answers before it frees.
+    let left = budget::Grave(run(cx, &j.left, outer)?);
+    mem.add_rows(&left)?;
+    let right = budget::Grave(if left.is_empty() && j.kind != JoinKind::Right {
+        Vec::new()
+    } else {
+        match right_by_lookup(cx, j, &left, outer)? {
+            Some(rows) => rows,
+            None => run(cx, &j.right, outer)?,
+        }
+    });
+    mem.add_rows(&right)?;
+    // The output's charge (kept apart: `emit` holds it).
+    let mut out_mem = Reservation::new();
+    let host = SessionHost::new(cx.session, cx.engine);
+    let residual: Vec<Prepared<'_>> = j
+        .residual
+        .iter()
+        .map(|c| prepare(cx, c, j.left_width + j.right_width, outer))
+        .collect::<SqlResult<_>>()?;
+    let width = j.left_width + j.right_width;
+    let mut out: budget::Grave<Vec<Vec<Value>>> = Default::default();
+    let mut left_matched = vec![false; left.len()];
+    let mut right_matched = vec![false; right.len()];
+    let mut combined = Vec::with_capacity(width);
+    // Emit left[li] ++ right[ri] if the residual condition holds. A KILL
+    // (or the deadline) stops a long join between two checks.
+    let mut emit = |cx: &mut Exec<'_, '_>, li: usize, ri: usize| -> SqlResult<()> {
+        budget::tick()?;
+        combined.clear();
+        combined.extend_from_slice(&left[li]);
+        combined.extend_from_slice(&right[ri]);
+        for p in &residual {
+            let e = bind_row(cx, p, &combined, outer)?;
+            let v = e.eval(&EvalCtx {
+                row: &combined,
+                outer,
+                aggs: &[],
+                matches: &[],
+                funcs: &host,
+            })?;
+            if expr::truth(&v) != Some(true) {
+                return Ok(());
+            }
+        }
+        out_mem.add_row(&combined)?;
+        out.push(combined.clone());
+        left_matched[li] = true;
+        right_matched[ri] = true;
+        Ok(())
+    };
+    if j.keys.is_empty() {
+        for li in 0..left.len() {
+            for ri in 0..right.len() {
+                emit(cx, li, ri)?;
+            }
+        }
+    } else {
+        let lexprs: Vec<&CExpr> = j.keys.iter().map(|(l, _)| l).collect();
+        let rexprs: Vec<&CExpr> = j.keys.iter().map(|(_, r)| r).collect();
+        let lk = side_keys(&lexprs, &left, outer, &host, &mut mem)?;
+        let rk = side_keys(&rexprs, &right, outer, &host, &mut mem)?;
+        let hashable = (0..j.keys.len()).all(|i| {
+            let mut classes = HashSet::new();
+            for k in lk.iter().chain(rk.iter()).flatten() {
+                classes.insert(k[i].class());
+            }
+            classes.len() <= 1 && !classes.contains(&2)
+        });
+        if hashable {
+            // Build on the smaller side of an inner join; an outer join
+            // builds on the side whose unmatched rows it does not emit.
+            let build_left = j.kind == JoinKind::Inner && left.len() < right.len();
+            let (build, probe) = if build_left { (&lk, &rk) } else { (&rk, &lk) };
+            let mut table: HashMap<&[HKey], Vec<usize>, foldhash::fast::RandomState> =
+                HashMap::with_capacity_and_hasher(build.len(), Default::default());
+            for (i, k) in build.iter().enumerate() {
+                if let Some(k) = k {
+                    budget::tick()?;
+                    mem.add(48)?;
+                    table.entry(k.as_slice()).or_default().push(i);
+                }
+            }
+            for (pi, k) in probe.iter().enumerate() {
+                budget::tick()?;
+                let Some(k) = k else { continue };
+                if let Some(hits) = table.get(k.as_slice()) {
+                    for &bi in hits {
+                        let (li, ri) = if build_left { (bi, pi) } else { (pi, bi) };
+                        emit(cx, li, ri)?;
+                    }
+                }
+            }
+        } else {
+            let keyvals = |side: &[&CExpr], row: &[Value]| -> SqlResult<Vec<Value>> {
+                side.iter()
+                    .map(|e| {
+                        e.eval(&EvalCtx {
+                            row,
+                            outer,
+                            aggs: &[],
+                            matches: &[],
+                            funcs: &host,
+                        })
+                    })
+                    .collect()
+            };
+            let lv: Vec<Vec<Value>> = left
+                .iter()
+                .map(|r| keyvals(&lexprs, r))
+                .collect::<SqlResult<_>>()?;
+            mem.add_rows(&lv)?;
+            let rv: Vec<Vec<Value>> = right
+                .iter()
+                .map(|r| keyvals(&rexprs, r))
+                .collect::<SqlResult<_>>()?;
+            mem.add_rows(&rv)?;
+            for (li, lvals) in lv.iter().enumerate() {
+                for (ri, rvals) in rv.iter().enumerate() {
+                    budget::tick()?;
+                    let eq = lvals
+                        .iter()
+                        .zip(rvals)
+                        .all(|(x, y)| expr::sql_cmp(x, y) == Some(std::cmp::Ordering::Equal));
+                    if eq {
+                        emit(cx, li, ri)?;
+                    }
+                }
+            }
+        }
+    }
+    if j.kind == JoinKind::Left {
+        for (li, l) in left.iter().enumerate() {
+            if !left_matched[li] {
+                let mut r = l.clone();
+                r.resize(width, Value::Null);
+                out_mem.add_row(&r)?;
+                out.push(r);
+            }
+        }
+    }
+    if j.kind == JoinKind::Right {
+        for (ri, r) in right.iter().enumerate() {
+            if !right_matched[ri] {
+                let mut row = vec![Value::Null; j.left_width];
+                row.extend_from_slice(r);
+                out_mem.add_row(&row)?;
+                out.push(row);
+            }
+        }
+    }
+    Ok(out.take())
+}
