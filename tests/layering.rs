@@ -131,3 +131,32 @@ fn the_suite_runs_with_debug_assertions() {
         "run the tests in the dev profile: the invariants are debug_assert!s"
     );
 }
+
+/// Issue 41: expressions know nothing of planning or execution (a
+/// subquery is an id into the statement's table), and planning never
+/// names the executor (execution reads the plan, never the reverse).
+#[test]
+fn expressions_and_plans_name_no_later_stage() {
+    let later = [
+        "crate::sql::plan",
+        "crate::sql::exec",
+        "crate::sql::select",
+        "crate::sql::window",
+        "crate::sql::recursive",
+    ];
+    let mut bad = offenders("src/sql/expr", &later);
+    let expr_rs = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/sql/expr.rs");
+    let text = std::fs::read_to_string(&expr_rs).expect("read expr.rs");
+    for (n, line) in text.lines().enumerate() {
+        let code = line.split("//").next().unwrap_or("");
+        if later.iter().any(|w| code.contains(w)) {
+            bad.push(format!("src/sql/expr.rs:{}: {}", n + 1, line.trim()));
+        }
+    }
+    bad.extend(offenders("src/sql/plan", &["crate::sql::exec"]));
+    assert!(
+        bad.is_empty(),
+        "a stage names a later one:\n{}",
+        bad.join("\n")
+    );
+}

@@ -578,7 +578,7 @@ fn matching_rows(
     scope: &Scope,
     selection: Option<&Expr>,
 ) -> SqlResult<Vec<(Vec<u8>, Vec<Value>)>> {
-    let mut planner = crate::sql::plan::Planner::new(cx);
+    let mut planner = crate::sql::plan::bind::Planner::new(cx);
     let mut c = Compiler::new(scope, false);
     c.sub = Some(&mut planner);
     let filter = match selection {

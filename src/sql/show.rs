@@ -339,7 +339,7 @@ pub fn explain(cx: &mut Ctx<'_>, inner: Stmt, analyze: bool) -> SqlResult<QueryR
     let sqlparser::ast::Statement::Query(q) = a.into_statement() else {
         return Err(SqlError::unsupported("EXPLAIN of a non-SELECT statement"));
     };
-    let mut planner = crate::sql::plan::Planner::new(cx);
+    let mut planner = crate::sql::plan::bind::Planner::new(cx);
     let node = planner.plan_query(&q, None)?;
     let subqueries = planner.into_subqueries();
     let mut ex = crate::sql::exec::Exec::new(cx, subqueries);

@@ -26,10 +26,9 @@ use crate::sql::exec::Exec;
 use crate::sql::exec::{self, Prepared};
 use crate::sql::expr::{collate, AggCall, AggFunc, CExpr, EvalCtx};
 use crate::sql::host::SessionHost;
-use crate::sql::plan::block::{
-    correlated_filter, kind_of_expr, mark_columns, prefilter_access, PREFILTER_ROWS,
-};
+use crate::sql::plan::block::kind_of_expr;
 use crate::sql::plan::Plan;
+use crate::sql::plan::{correlated_filter, mark_columns, prefilter_access, PREFILTER_ROWS};
 use crate::types::{ColumnKind, DataType, Value};
 
 /// Fetch candidate rows for a plan (index path or access path) with their

@@ -15,7 +15,8 @@
 
 use crate::error::SqlResult;
 use crate::sql::budget::Reservation;
-use crate::sql::plan::{Node, Planner, Stats};
+use crate::sql::plan::bind::Planner;
+use crate::sql::plan::{Node, Stats};
 use crate::sql::Ctx;
 use crate::types::{Column, ColumnKind, QueryResult, Value};
 

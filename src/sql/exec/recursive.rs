@@ -19,8 +19,7 @@ use crate::error::{code, SqlError, SqlResult};
 use crate::sql::budget::{self, Reservation};
 use crate::sql::exec;
 use crate::sql::exec::Exec;
-use crate::sql::plan::recursive::{Recursive, WorkTable};
-use crate::sql::plan::Node;
+use crate::sql::plan::{Node, Recursive, WorkTable};
 use crate::sql::Ctx;
 use crate::types::{DataType, Value};
 
@@ -88,7 +87,7 @@ fn invariant_scans(n: &Node, out: &mut Vec<usize>) {
                 && !p.for_update
                 && p.filter
                     .as_ref()
-                    .is_none_or(|f| crate::sql::plan::columns_read(f).is_some()) =>
+                    .is_none_or(|f| crate::sql::plan::rewrite::columns_read(f).is_some()) =>
         {
             out.push(n as *const Node as usize)
         }

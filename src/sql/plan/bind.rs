@@ -9,21 +9,29 @@
 //! Never reads table rows, runs anything (execution depends on the plan,
 //! never the reverse) or writes.
 //!
-//! The leaf of every tree is a query block ([`block::Plan`]) over a base
+//! The leaf of every tree is a query block ([`Plan`]) over a base
 //! table, which keeps today's access paths and the ISCP-maintained vector
 //! and full-text index paths; blocks may also read the output of another
 //! node (a join, a derived table, a CTE or a UNION).
 
 use sqlparser::ast::{self as ast, Query, SetExpr};
 
-use super::block::{self, Source};
+use super::block;
+use super::recursive::{
+    aggregation, check_step, err, flatten, references, seed_types, REQUIRES_NONRECURSIVE_FIRST,
+    REQUIRES_UNION,
+};
+use super::rewrite::{place_on_condition, union_kind};
 use super::{Join, JoinKind, Node, SetOp, SubPlan, Union};
+use super::{OutCol, Plan, Recursive, Source, WorkTable};
 use crate::catalog::{self, TableDef};
 use crate::error::{code, SqlError, SqlResult};
 use crate::sql::expr::{ident_name, object_parts, CExpr, Compiler, Scope, SubqueryRef};
 use crate::sql::host::SessionHost;
 use crate::sql::Ctx;
 use crate::types::ColumnKind;
+use crate::types::Value;
+use std::sync::{Arc, Mutex};
 
 /// A common table expression in scope.
 #[derive(Clone)]
@@ -35,7 +43,7 @@ pub(super) struct Cte {
     pub(super) recursive: bool,
     /// Set while its own recursive blocks are planned: a reference reads
     /// the previous round's rows.
-    pub(super) work: Option<super::recursive::WorkTable>,
+    pub(super) work: Option<super::WorkTable>,
 }
 
 /// Binds queries to plans for one statement.
@@ -532,8 +540,8 @@ impl<'c, 'a> Planner<'c, 'a> {
                 }
                 let values = super::series::plan(name, &vals)?;
                 let kind = values.kind;
-                let source = block::Source::values(&alias_name, &[("result", kind)], values);
-                let node = Node::Block(Box::new(block::Plan::all_of(source, false)));
+                let source = Source::values(&alias_name, &[("result", kind)], values);
+                let node = Node::Block(Box::new(Plan::all_of(source, false)));
                 Ok(Rel::of(node, &alias_name))
             }
             ast::TableFactor::Table { name, alias, .. } => {
@@ -544,7 +552,7 @@ impl<'c, 'a> Planner<'c, 'a> {
                     .unwrap_or_else(|| tname.clone());
                 if db.is_none() {
                     if let Some(cte) = self.cte(&tname) {
-                        if let Some(node) = super::recursive::work_node(&cte) {
+                        if let Some(node) = work_node(&cte) {
                             return Rel::derived(node, &alias_name, &[]);
                         }
                         // A CTE sees only the CTEs defined before it (a
@@ -570,7 +578,7 @@ impl<'c, 'a> Planner<'c, 'a> {
                 if t.view.is_some() {
                     return self.view(&t, &alias_name);
                 }
-                let node = block::scan_node(t, &alias_name, for_update);
+                let node = super::scan_node(t, &alias_name, for_update);
                 Ok(Rel::of(node, &alias_name))
             }
             ast::TableFactor::Derived {
@@ -732,6 +740,16 @@ impl<'c, 'a> Planner<'c, 'a> {
             star,
             tables,
         })
+    }
+}
+
+impl<'a> block::BlockBinder<'a> for Planner<'_, 'a> {
+    fn ctx(&mut self) -> &mut Ctx<'a> {
+        self.cx
+    }
+
+    fn note_refs(&mut self, refs: &[usize]) {
+        Planner::note_refs(self, refs);
     }
 }
 
@@ -962,36 +980,6 @@ fn join_order(rels: &[Rel], selection: Option<&ast::Expr>, sizes: &[RelSize]) ->
     best.map(|(_, o)| o).unwrap_or_else(|| (0..n).collect())
 }
 
-/// MySQL's type of a UNION column from its two inputs (also of the
-/// functions that return one of their arguments: COALESCE, IF, …).
-pub fn union_kind(a: ColumnKind, b: ColumnKind) -> ColumnKind {
-    use ColumnKind as K;
-    match (a, b) {
-        _ if a == b => a,
-        (
-            K::Decimal {
-                precision: p1,
-                scale: s1,
-            },
-            K::Decimal {
-                precision: p2,
-                scale: s2,
-            },
-        ) => {
-            let scale = s1.max(s2);
-            let int = (p1 - s1).max(p2 - s2);
-            K::Decimal {
-                precision: int.saturating_add(scale).min(65),
-                scale,
-            }
-        }
-        (K::Int, K::Decimal { .. }) => b,
-        (K::Decimal { .. }, K::Int) => a,
-        (K::Int | K::Float | K::Decimal { .. }, K::Int | K::Float | K::Decimal { .. }) => K::Float,
-        _ => K::Text,
-    }
-}
-
 /// A FROM relation under construction.
 struct Rel {
     node: Node,
@@ -1064,186 +1052,187 @@ pub fn source_of_node(node: Node, alias: &str) -> Source {
     }
 }
 
-/// Column positions an expression reads from its own row; `None` if it
-/// contains something that must not move (a subquery or MATCH).
-pub fn columns_read(e: &CExpr) -> Option<Vec<usize>> {
-    let mut cols = Vec::new();
-    let mut movable = true;
-    e.walk(&mut |x| match x {
-        CExpr::Col(i) => cols.push(*i),
-        CExpr::Scalar(_) | CExpr::Exists(..) | CExpr::InSub(..) | CExpr::InSet(..) => {
-            movable = false
+/// Recursive common table expressions: planning a reference (the
+/// restrictions and the split into seed and recursive blocks are
+/// [`super::recursive`]'s).
+impl Planner<'_, '_> {
+    /// Plan a reference to the recursive CTE `cte` (whose query reads
+    /// itself); `visible` are the CTEs its query may read besides itself.
+    pub(super) fn plan_recursive(&mut self, cte: &Cte, visible: Vec<Cte>) -> SqlResult<Node> {
+        let name = cte.name.clone();
+        let q = &cte.query;
+        if q.with.is_some() {
+            return Err(SqlError::unsupported(
+                "WITH inside a recursive common table expression",
+            ));
         }
-        CExpr::Match(_) | CExpr::Agg(_) => movable = false,
-        CExpr::Func(name, _) if !block::is_deterministic(name) => movable = false,
-        _ => {}
-    });
-    movable.then_some(cols)
-}
-
-/// Shift column references by `-by` (into a join input's own row).
-pub fn shift_columns(e: &CExpr, by: usize) -> CExpr {
-    e.clone().map_cols(&mut |i| i - by)
-}
-
-/// Put one conjunct of a join's ON condition (or of an inner join's
-/// WHERE) where it is cheapest and still correct: into an input's filter,
-/// as a hash-join key, or as a residual check on the joined row.
-fn place_on_condition(j: &mut Join, c: CExpr, host: &SessionHost<'_>) {
-    let lw = j.left_width;
-    let Some(cols) = columns_read(&c) else {
-        j.residual.push(c);
-        return;
-    };
-    let left_only = cols.iter().all(|&i| i < lw);
-    let right_only = cols.iter().all(|&i| i >= lw);
-    // Filtering the inner side of an outer join (or either side of an inner
-    // join) before joining gives the same answer.
-    let push_left = matches!(j.kind, JoinKind::Inner | JoinKind::Right);
-    let push_right = matches!(j.kind, JoinKind::Inner | JoinKind::Left);
-    if !cols.is_empty() && left_only && push_left && push_filter(&mut j.left, c.clone(), host) {
-        return;
+        if q.order_by.is_some() || !q.locks.is_empty() {
+            return Err(SqlError::unsupported(
+                "ORDER BY over UNION in recursive Common Table Expression",
+            ));
+        }
+        let limit = self.cte_limit(q)?;
+        let chain = flatten(&q.body);
+        let recursive: Vec<bool> = chain
+            .iter()
+            .map(|(b, _, _)| references(*b, &name) > 0)
+            .collect();
+        if chain.len() < 2 {
+            return Err(err(
+                REQUIRES_UNION,
+                format!("Recursive Common Table Expression '{name}' should contain a UNION"),
+            ));
+        }
+        let first = recursive.iter().position(|&r| r).unwrap_or(0);
+        if first == 0 || recursive[first..].iter().any(|&r| !r) {
+            return Err(err(
+                REQUIRES_NONRECURSIVE_FIRST,
+                format!(
+                    "Recursive Common Table Expression '{name}' should have one or more non-recursive query blocks followed by one or more recursive ones"
+                ),
+            ));
+        }
+        let quantifiers: Vec<bool> = chain[first..].iter().filter_map(|(_, q, _)| *q).collect();
+        let all = quantifiers.iter().all(|&a| a);
+        if !all && quantifiers.iter().any(|&a| a) {
+            return Err(SqlError::unsupported(
+                "UNION ALL and UNION DISTINCT mixed between recursive query blocks",
+            ));
+        }
+        for (b, _, _) in &chain[first..] {
+            check_step(b, &name)?;
+        }
+        // The seed: the non-recursive blocks, which see the earlier CTEs.
+        let saved = std::mem::replace(&mut self.ctes, visible.clone());
+        let seed = self.plan_set(chain[first - 1].2, None);
+        self.ctes = saved;
+        let seed = seed?;
+        let seed_cols = seed.columns();
+        if !cte.columns.is_empty() && cte.columns.len() != seed_cols.len() {
+            return Err(SqlError::new(
+                1353,
+                "In definition of view, derived table or common table expression, SELECT list and column names list have different column counts",
+            ));
+        }
+        let columns: Vec<OutCol> = seed_cols
+            .iter()
+            .enumerate()
+            .map(|(i, c)| OutCol {
+                name: cte
+                    .columns
+                    .get(i)
+                    .cloned()
+                    .unwrap_or_else(|| c.name.clone()),
+                kind: c.kind,
+            })
+            .collect();
+        let colls = super::out_collations(&seed);
+        let cell: super::Cell = Arc::new(Mutex::new(Arc::new(Vec::new())));
+        let work = WorkTable {
+            name: name.clone(),
+            columns: columns.clone(),
+            colls: colls.clone(),
+            rows: cell.clone(),
+        };
+        // The recursive blocks see the earlier CTEs and this one, as its
+        // working table.
+        let mut with_self = visible;
+        with_self.push(Cte {
+            work: Some(work),
+            ..cte.clone()
+        });
+        let saved = std::mem::replace(&mut self.ctes, with_self);
+        let mut steps = Vec::new();
+        let mut failed = None;
+        for (b, _, _) in &chain[first..] {
+            match self.plan_step(b) {
+                Ok(n) => steps.push(n),
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
+            }
+        }
+        self.ctes = saved;
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        for s in &steps {
+            if s.width() != columns.len() {
+                return Err(SqlError::new(
+                    code::WRONG_NUMBER_OF_COLUMNS_IN_SELECT,
+                    "The used SELECT statements have a different number of columns",
+                ));
+            }
+            if matches!(s, Node::Block(p) if p.aggregate) {
+                return Err(aggregation(&name));
+            }
+        }
+        let types = seed_types(&seed);
+        Ok(Node::Recursive(Box::new(Recursive {
+            name,
+            all,
+            limit,
+            types,
+            seed,
+            steps,
+            columns,
+            colls,
+            work: cell,
+        })))
     }
-    if !cols.is_empty()
-        && right_only
-        && push_right
-        && push_filter(&mut j.right, shift_columns(&c, lw), host)
-    {
-        return;
-    }
-    if let CExpr::Bin(crate::sql::expr::BinOp::Eq, a, b) = &c {
-        let side = |e: &CExpr| -> Option<bool> {
-            let cs = columns_read(e)?;
-            if cs.is_empty() {
-                None
-            } else if cs.iter().all(|&i| i < lw) {
-                Some(true)
-            } else if cs.iter().all(|&i| i >= lw) {
-                Some(false)
-            } else {
-                None
+
+    /// The CTE's `LIMIT [OFFSET]`: constant non-negative integers.
+    fn cte_limit(&mut self, q: &ast::Query) -> SqlResult<Option<(usize, usize)>> {
+        let host = crate::sql::host::SessionHost::new(self.cx.session, self.cx.engine);
+        let num = |e: &ast::Expr, what: &str| -> SqlResult<usize> {
+            let scope = crate::sql::expr::Scope::default();
+            let c = crate::sql::expr::Compiler::new(&scope, false).compile(e)?;
+            match crate::sql::expr::eval_const(&c, &host)? {
+                Value::Int(i) if i >= 0 => {
+                    usize::try_from(i).map_err(|_| SqlError::parse(format!("{what} out of range")))
+                }
+                other => Err(SqlError::parse(format!(
+                    "{what} must be a non-negative integer, got {other}"
+                ))),
             }
         };
-        match (side(a), side(b)) {
-            (Some(true), Some(false)) => {
-                j.keys.push(((**a).clone(), shift_columns(b, lw)));
-                return;
-            }
-            (Some(false), Some(true)) => {
-                j.keys.push(((**b).clone(), shift_columns(a, lw)));
-                return;
-            }
-            _ => {}
-        }
-    }
-    j.residual.push(c);
-}
-
-/// Push a WHERE conjunct of a block into the node it reads (a join tree).
-/// The block still re-checks every conjunct, so a pushed one only saves
-/// work. Returns whether it was placed somewhere.
-pub fn push_where(node: &mut Node, c: &CExpr, host: &SessionHost<'_>) -> bool {
-    let Some(cols) = columns_read(c) else {
-        return false;
-    };
-    if cols.is_empty() {
-        return false;
-    }
-    match node {
-        Node::Join(j) => {
-            let lw = j.left_width;
-            let left_only = cols.iter().all(|&i| i < lw);
-            let right_only = cols.iter().all(|&i| i >= lw);
-            match j.kind {
-                JoinKind::Inner => {
-                    if left_only {
-                        return push_where(&mut j.left, c, host)
-                            || push_filter(&mut j.left, c.clone(), host);
-                    }
-                    if right_only {
-                        let s = shift_columns(c, lw);
-                        return push_where(&mut j.right, &s, host)
-                            || push_filter(&mut j.right, s, host);
-                    }
-                    place_on_condition(j, c.clone(), host);
-                    true
+        Ok(match &q.limit_clause {
+            None => None,
+            Some(ast::LimitClause::LimitOffset {
+                limit,
+                offset,
+                limit_by,
+            }) => {
+                if !limit_by.is_empty() {
+                    return Err(SqlError::unsupported("LIMIT BY"));
                 }
-                JoinKind::Left if left_only => {
-                    push_where(&mut j.left, c, host) || push_filter(&mut j.left, c.clone(), host)
+                let skip = match offset {
+                    Some(o) => num(&o.value, "OFFSET")?,
+                    None => 0,
+                };
+                match limit {
+                    Some(l) => Some((skip, num(l, "LIMIT")?)),
+                    None if skip == 0 => None,
+                    None => Some((skip, usize::MAX)),
                 }
-                JoinKind::Right if right_only => {
-                    let s = shift_columns(c, lw);
-                    push_where(&mut j.right, &s, host) || push_filter(&mut j.right, s, host)
-                }
-                _ => false,
             }
+            Some(ast::LimitClause::OffsetCommaLimit { offset, limit }) => {
+                Some((num(offset, "OFFSET")?, num(limit, "LIMIT")?))
+            }
+        })
+    }
+
+    fn plan_step(&mut self, b: &SetExpr) -> SqlResult<Node> {
+        match b {
+            SetExpr::Select(sel) => self.plan_set_block(sel, None),
+            SetExpr::Query(q) => self.plan_query(q, None),
+            _ => Err(SqlError::unsupported("this form of recursive query block")),
         }
-        _ => false,
     }
 }
 
-/// AND a conjunct into a base-table scan block's filter and re-choose its
-/// access path. Only plain scans accept (no aggregate, limit, or index
-/// path whose answer a filter would change).
-fn push_filter(node: &mut Node, c: CExpr, host: &SessionHost<'_>) -> bool {
-    match node {
-        Node::Block(p) if p.is_plain_scan() => {
-            p.add_filter(c, host);
-            true
-        }
-        _ => false,
-    }
-}
-
-/// Tell a node which of its output columns are read above it: a plain
-/// scan then decodes only those (plus what its own filter reads); a join
-/// passes the request on, adding its keys' and conditions' columns.
-pub fn prune(node: &mut Node, needed: &[bool]) {
-    match node {
-        Node::Block(p) if p.is_plain_scan() => {
-            let width = p.source.scope.cols.len();
-            let mut n: Vec<bool> = needed.to_vec();
-            n.resize(width, false);
-            if let Some(f) = &p.filter {
-                block::mark_columns(f, &mut n);
-            }
-            p.needed = Some(n);
-        }
-        Node::Join(j) => {
-            let (lw, rw) = (j.left_width, j.right_width);
-            let mut all: Vec<bool> = needed.to_vec();
-            all.resize(lw + rw, false);
-            for c in &j.residual {
-                block::mark_columns(c, &mut all);
-            }
-            let mut l = all[..lw].to_vec();
-            let mut r = all[lw..].to_vec();
-            for (a, b) in &j.keys {
-                block::mark_columns(a, &mut l);
-                block::mark_columns(b, &mut r);
-            }
-            prune(&mut j.left, &l);
-            prune(&mut j.right, &r);
-        }
-        // Blocks with their own select list and set operations read what
-        // their own expressions need (decided when they were planned).
-        Node::Block(_) | Node::Union(_) | Node::Recursive(_) | Node::WorkTable(_) => {}
-    }
-}
-
-/// The base table whose scan produces column `col` of `node`'s output,
-/// with the position its columns start at and its width; `None` when that
-/// column is computed (a derived table, a UNION).
-pub fn base_table_at(node: &Node, col: usize) -> Option<(TableDef, usize, usize)> {
-    match node {
-        Node::Block(p) if p.is_plain_scan() => {
-            let t = p.source.table.clone()?;
-            let w = t.columns.len();
-            (col < w).then_some((t, 0, w))
-        }
-        Node::Join(j) if col < j.left_width => base_table_at(&j.left, col),
-        Node::Join(j) => base_table_at(&j.right, col - j.left_width)
-            .map(|(t, off, w)| (t, off + j.left_width, w)),
-        _ => None,
-    }
+/// The leaf node of a recursive block's reference to its CTE.
+pub(super) fn work_node(cte: &Cte) -> Option<Node> {
+    cte.work.clone().map(|w| Node::WorkTable(Box::new(w)))
 }

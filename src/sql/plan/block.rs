@@ -1,170 +1,30 @@
-//! The query block's plan: scan (or input node) → filter → group /
-//! aggregate → window → project → sort → limit, and binding one SELECT
-//! into it ([`plan_block`]).
+//! Binding one SELECT into a query block ([`plan_block`]: scan or input
+//! → filter → group / aggregate → window → project → sort → limit).
 //!
 //! A block reads one base table, nothing, a table function's rows, or the
 //! output of another plan node ([`crate::sql::plan`]: joins, derived
-//! tables, CTEs, UNION). Owns the block's types ([`Plan`], [`Source`],
-//! [`Values`]), the choice of its access path ([`access`], or for vector /
-//! full-text queries an ISCP-maintained index path through
-//! [`crate::sql::search`]), MySQL's result types of its expressions
-//! (`kind_of_expr`, `decimal_result`, …), the statement forms it refuses
-//! (`reject_*`), projection push-down ([`mark_columns`]) and its EXPLAIN
-//! lines. Never reads rows or runs anything: the block is run by
-//! [`crate::sql::exec`].
+//! tables, CTEs, UNION). Owns compiling the block's clauses, choosing its
+//! access path ([`access`], or for vector / full-text queries an
+//! ISCP-maintained index path through [`crate::sql::search`]), MySQL's
+//! result types of its expressions (`kind_of_expr`, `decimal_result`, …)
+//! and the statement forms it refuses (`reject_*`). The block's types are
+//! in [`crate::sql::plan`]; the planner reaches this file through
+//! [`BlockBinder`], which it implements. Never reads rows or runs
+//! anything: the block is run by [`crate::sql::exec`].
 
 use sqlparser::ast::{self as ast, Expr, Query, SelectItem};
 
-use crate::catalog::{self, TableDef, SYSTEM_DB};
 use crate::error::{code, SqlError, SqlResult};
 use crate::sql::access::{self, Access};
 use crate::sql::expr::{
     collate, eval_const, fold_vector_literals, AggCall, AggFunc, CExpr, Compiler, NoHost, Scope,
+    SubqueryPlanner,
 };
 use crate::sql::host::SessionHost;
-use crate::sql::plan::{Node, Planner};
+use crate::sql::plan::rewrite::union_kind;
+use crate::sql::plan::{fold_date_literals, Plan, Source};
+use crate::sql::Ctx;
 use crate::types::{ColumnKind, DataType, Value};
-
-/// A resolved FROM clause: no table, one base table, or another node's
-/// output.
-pub struct Source {
-    pub table: Option<TableDef>,
-    pub alias: String,
-    pub scope: Scope,
-    /// Kind of each scope column.
-    pub kinds: Vec<ColumnKind>,
-    /// Scope positions `*` expands to, in order.
-    pub star: Vec<usize>,
-    /// The node read instead of a table.
-    pub input: Option<Box<Node>>,
-    /// The rows of a table function (`generate_series`), made when the
-    /// block runs, read instead of a table.
-    pub values: Option<Values>,
-}
-
-/// The rows of a table function, described (the executor makes them):
-/// `count` integers from `start`, `step` apart; with how EXPLAIN names it.
-pub struct Values {
-    pub label: String,
-    pub kind: ColumnKind,
-    pub start: i64,
-    pub step: i64,
-    pub count: u64,
-}
-
-impl Source {
-    /// `SELECT` without FROM: one row, no columns.
-    pub fn none() -> Source {
-        Source::computed("", std::iter::empty())
-    }
-
-    /// A source of no table whose columns `(name, kind)` are all named by
-    /// `alias`; the caller says where its rows come from (`input`,
-    /// `values`, or neither for one empty row).
-    pub fn computed(alias: &str, cols: impl Iterator<Item = (String, ColumnKind)>) -> Source {
-        let (names, kinds): (Vec<String>, Vec<ColumnKind>) = cols.unzip();
-        Source {
-            table: None,
-            alias: alias.to_string(),
-            star: (0..names.len()).collect(),
-            scope: Scope {
-                cols: names.into_iter().map(|n| (alias.to_string(), n)).collect(),
-                hidden: Vec::new(),
-                colls: Vec::new(),
-            },
-            kinds,
-            input: None,
-            values: None,
-        }
-    }
-
-    /// Computed rows (`values`) under `alias` with columns `cols`.
-    pub fn values(alias: &str, cols: &[(&str, ColumnKind)], values: Values) -> Source {
-        Source {
-            values: Some(values),
-            ..Source::computed(alias, cols.iter().map(|(n, k)| (n.to_string(), *k)))
-        }
-    }
-
-    /// A base table under `alias`.
-    pub fn table(t: TableDef, alias: String) -> Source {
-        let scope = Scope {
-            cols: t
-                .columns
-                .iter()
-                .map(|c| (alias.clone(), c.name.clone()))
-                .collect(),
-            hidden: Vec::new(),
-            colls: t.columns.iter().map(|c| c.collation).collect(),
-        };
-        Source {
-            kinds: t.columns.iter().map(|c| kind_of_type(&c.ty)).collect(),
-            star: (0..t.columns.len()).collect(),
-            table: Some(t),
-            alias,
-            scope,
-            input: None,
-            values: None,
-        }
-    }
-}
-
-/// A compiled single-table query.
-pub struct Plan {
-    pub source: Source,
-    pub filter: Option<CExpr>,
-    pub access: Access,
-    /// Index-assisted candidate source (vector / full-text), if any.
-    pub index_path: Option<crate::sql::search::IndexPath>,
-    /// For a vector search filtered by a MATCH its full-text index
-    /// answers: that full-text path, which evaluates the query exactly
-    /// over the MATCH's hits instead of every row when the vector search
-    /// does not yield k passing rows.
-    pub match_path: Option<crate::sql::search::IndexPath>,
-    pub projection: Vec<(String, CExpr, ColumnKind)>,
-    pub aggs: Vec<AggCall>,
-    pub matches: Vec<crate::sql::expr::MatchSpec>,
-    /// For a block over a join: per MATCH slot, the base table its columns
-    /// belong to and where that table's columns start in the joined row
-    /// (the spec's columns are relative to it).
-    pub match_tables: Vec<(TableDef, usize, crate::sql::expr::MatchSpec)>,
-    pub group_by: Vec<CExpr>,
-    pub having: Option<CExpr>,
-    pub order_by: Vec<(CExpr, bool)>,
-    pub limit: Option<usize>,
-    pub offset: usize,
-    pub aggregate: bool,
-    pub distinct: bool,
-    pub for_update: bool,
-    /// Columns of the scanned table the plan reads (projection push-down:
-    /// the others are not decoded); `None` reads all.
-    pub needed: Option<Vec<bool>>,
-    /// Columns the plan's expressions read — without the MATCH columns,
-    /// whose scores an index hit already carries: what an index path must
-    /// decode of each hit (nothing at all for `COUNT(*) … WHERE MATCH`).
-    pub hit_needed: Option<Vec<bool>>,
-    /// Each output column's collation when it is not binary (DISTINCT and
-    /// UNION compare those by weight string); empty: all binary.
-    pub out_colls: Vec<Option<crate::collation::Collation>>,
-}
-
-/// The result kind of a column of SQL type `t`.
-pub fn kind_of_type(t: &DataType) -> ColumnKind {
-    match t {
-        DataType::Bool | DataType::Int | DataType::BigInt | DataType::Integer { .. } => {
-            ColumnKind::Int
-        }
-        DataType::Date => ColumnKind::Date,
-        DataType::Decimal(precision, scale) => ColumnKind::Decimal {
-            precision: *precision,
-            scale: *scale,
-        },
-        DataType::Float | DataType::Double => ColumnKind::Float,
-        DataType::DateTime => ColumnKind::DateTime,
-        DataType::VecF32(_) | DataType::VecF64(_) => ColumnKind::Vector,
-        _ => ColumnKind::Text,
-    }
-}
 
 /// (precision, scale) of an exact operand of kind `k`: a DECIMAL's type,
 /// an integer's digits ([`int_precision`]).
@@ -541,7 +401,7 @@ fn common_kind<'e>(
     values
         .filter(|v| !matches!(v, CExpr::Lit(Value::Null)))
         .map(|v| kind_of_expr(v, src, aggs))
-        .reduce(super::union_kind)
+        .reduce(union_kind)
         .unwrap_or(ColumnKind::Text)
 }
 
@@ -743,7 +603,7 @@ pub(crate) fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnK
                     .take(if name == "mod" { 2 } else { 1 })
                     .map(|a| kind_of_expr(a, src, aggs))
                     .collect();
-                match kinds.iter().copied().reduce(super::union_kind) {
+                match kinds.iter().copied().reduce(union_kind) {
                     Some(ColumnKind::Int) => ColumnKind::Int,
                     Some(ColumnKind::Float) => ColumnKind::Float,
                     Some(ColumnKind::Decimal { precision, scale }) => match name.as_str() {
@@ -1024,310 +884,20 @@ pub fn reject_table_factor(f: &ast::TableFactor) -> SqlResult<()> {
     Ok(())
 }
 
-/// Whether a function gives the same answer for the same arguments within
-/// a statement (so a predicate using it may be evaluated earlier).
-pub fn is_deterministic(name: &str) -> bool {
-    !crate::sql::expr::varies_per_call(name) && !matches!(name, "@" | "@@" | "last_insert_id")
-}
-
-/// A plain scan of a base table (`SELECT * FROM t`), the leaf of a join
-/// tree; predicates pushed into it later pick its access path.
-pub fn scan_node(t: TableDef, alias: &str, for_update: bool) -> Node {
-    Node::Block(Box::new(Plan::table_scan(t, alias, for_update)))
-}
-
-impl Plan {
-    /// `SELECT * FROM t [FOR UPDATE]`: every column, in table order.
-    pub fn table_scan(t: TableDef, alias: &str, for_update: bool) -> Plan {
-        Plan::all_of(Source::table(t, alias.to_string()), for_update)
-    }
-
-    /// `SELECT * FROM source`.
-    pub fn all_of(source: Source, for_update: bool) -> Plan {
-        let projection = source
-            .star
-            .iter()
-            .map(|&i| {
-                (
-                    source.scope.cols[i].1.clone(),
-                    CExpr::Col(i),
-                    source.kinds[i],
-                )
-            })
-            .collect();
-        Plan::scan(source, projection, for_update)
-    }
-
-    /// The read side of UPDATE / DELETE: a locking scan of `t` (current
-    /// reads under row locks) filtered by `filter`, its access path chosen
-    /// from the filter like a SELECT's.
-    pub fn locking_scan(t: TableDef, filter: Option<CExpr>, host: &SessionHost<'_>) -> Plan {
-        let alias = t.name.clone();
-        let mut plan = Plan::table_scan(t, &alias, true);
-        if let Some(f) = filter {
-            plan.add_filter(f, host);
-        }
-        plan
-    }
-}
-
-impl Plan {
-    /// `k` when the plan is `… WHERE <only MATCH terms> ORDER BY <the
-    /// searched MATCH> DESC LIMIT k` over a full-text index path: then the
-    /// k best hits are all that can come out, and the index need not
-    /// return more.
-    pub fn relevance_top_k(&self) -> Option<usize> {
-        let Some(crate::sql::search::IndexPath::FullText { slot, .. }) = &self.index_path else {
-            return None;
-        };
-        // The filter may read this MATCH's score and constants only (then
-        // every index hit passes it, or none does); another MATCH or a
-        // column could reject hits, and the k best must then come from
-        // further down.
-        let only_scores = self.filter.as_ref().is_none_or(|f| {
-            let mut ok = true;
-            f.walk(&mut |x| {
-                ok &= match x {
-                    CExpr::Match(s) => s == slot,
-                    CExpr::Col(_)
-                    | CExpr::Outer(_)
-                    | CExpr::Scalar(_)
-                    | CExpr::Exists(..)
-                    | CExpr::InSub(..)
-                    | CExpr::InSet(..) => false,
-                    _ => true,
-                }
-            });
-            ok
-        });
-        let by_score = matches!(self.order_by.as_slice(), [(CExpr::Match(s), true)] if s == slot);
-        if !only_scores
-            || !by_score
-            || self.aggregate
-            || !super::window::prefix_safe(&self.aggs, &self.order_by)
-            || self.distinct
-            || self.having.is_some()
-        {
-            return None;
-        }
-        self.limit.map(|l| l.saturating_add(self.offset))
-    }
-
-    /// Whether the block computes window functions (its window operator
-    /// runs after grouping, before DISTINCT / ORDER BY / LIMIT).
-    pub fn windowed(&self) -> bool {
-        self.aggs.iter().any(|a| a.window.is_some())
-    }
-
-    /// A scan of a base table with no aggregate, order, limit, distinct or
-    /// index path: a filter added to it changes nothing but the rows.
-    pub fn is_plain_scan(&self) -> bool {
-        self.source.table.is_some()
-            && self.source.input.is_none()
-            && !self.aggregate
-            && self.order_by.is_empty()
-            && self.limit.is_none()
-            && self.offset == 0
-            && !self.distinct
-            && self.index_path.is_none()
-            && self.matches.is_empty()
-            // Output column i is source column i: a filter over the output
-            // means the same over the source (not so for a derived table
-            // whose select list renames, reorders or computes columns).
-            && self.projection.len() == self.source.scope.cols.len()
-            && self
-                .projection
-                .iter()
-                .enumerate()
-                .all(|(i, (_, e, _))| matches!(e, CExpr::Col(c) if *c == i))
-    }
-
-    /// A copy of a plain scan (to add a per-run key filter to).
-    pub fn keyed_copy(&self) -> Plan {
-        let source = Source {
-            table: self.source.table.clone(),
-            alias: self.source.alias.clone(),
-            scope: self.source.scope.clone(),
-            kinds: self.source.kinds.clone(),
-            star: self.source.star.clone(),
-            input: None,
-            values: None,
-        };
-        let mut p = Plan::scan(source, self.projection.clone(), self.for_update);
-        p.filter = self.filter.clone();
-        p.access = self.access.clone();
-        p.needed = self.needed.clone();
-        p.hit_needed = self.hit_needed.clone();
-        p
-    }
-
-    /// A full scan of `source`'s table producing `projection`; filters and
-    /// access paths are added by the caller.
-    fn scan(
-        source: Source,
-        projection: Vec<(String, CExpr, ColumnKind)>,
-        for_update: bool,
-    ) -> Plan {
-        // A column read as is keeps its collation.
-        let out_colls = projection
-            .iter()
-            .map(|(_, e, _)| match e {
-                CExpr::Col(i) => Some(source.scope.collation(*i)).filter(|c| !c.is_binary()),
-                _ => None,
-            })
-            .collect();
-        Plan {
-            source,
-            filter: None,
-            access: Access::FullScan,
-            index_path: None,
-            match_path: None,
-            projection,
-            aggs: Vec::new(),
-            matches: Vec::new(),
-            match_tables: Vec::new(),
-            group_by: Vec::new(),
-            having: None,
-            order_by: Vec::new(),
-            limit: None,
-            offset: 0,
-            aggregate: false,
-            distinct: false,
-            for_update,
-            needed: None,
-            hit_needed: None,
-            out_colls,
-        }
-    }
-
-    /// AND `c` into the filter and choose the access path again.
-    pub fn add_filter(&mut self, c: CExpr, host: &SessionHost<'_>) {
-        let c = fold_date_literals(c, &self.source.kinds);
-        self.filter = Some(match self.filter.take() {
-            None => c,
-            Some(f) => CExpr::Bin(crate::sql::expr::BinOp::And, Box::new(f), Box::new(c)),
-        });
-        if let Some(t) = &self.source.table {
-            self.access = access::choose(t, self.filter.as_ref(), host);
-        }
-    }
-}
-
-/// EXPLAIN lines of one block, its source indented below it.
-pub fn explain_block(
-    plan: &Plan,
-    depth: usize,
-    stats: Option<&super::Stats>,
-    subs: &super::Subqueries,
-    note: &str,
-    lines: &mut Vec<String>,
-) {
-    let mut d = depth;
-    let mut first = true;
-    let mut push = |s: String, lines: &mut Vec<String>| {
-        let n = if std::mem::take(&mut first) { note } else { "" };
-        lines.push(format!("{}{s}{n}", "  ".repeat(d)));
-        d += 1;
-    };
-    let mut exprs: Vec<&CExpr> = plan.projection.iter().map(|(_, e, _)| e).collect();
-    exprs.extend(plan.filter.iter());
-    exprs.extend(plan.having.iter());
-    exprs.extend(plan.group_by.iter());
-    exprs.extend(plan.order_by.iter().map(|(e, _)| e));
-    let mut sub_lines = Vec::new();
-    for e in exprs {
-        super::explain_subqueries(e, depth + 1, stats, subs, &mut sub_lines);
-    }
-    if !plan.is_plain_scan() || depth == 0 {
-        push(
-            format!(
-                "Project ({} column{})",
-                plan.projection.len(),
-                if plan.projection.len() == 1 { "" } else { "s" }
-            ),
-            lines,
-        );
-    }
-    match (plan.limit, plan.order_by.is_empty()) {
-        (Some(l), false) => push(
-            format!(
-                "Top-K (sort, keep rows {}..{} of the order)",
-                plan.offset,
-                plan.offset.saturating_add(l)
-            ),
-            lines,
-        ),
-        (Some(l), true) => push(format!("Limit {l} offset {}", plan.offset), lines),
-        (None, false) => push("Sort".into(), lines),
-        (None, true) => {}
-    }
-    if plan.distinct {
-        push("Distinct".into(), lines);
-    }
-    for w in plan.aggs.iter().filter_map(|a| a.window.as_deref()) {
-        push(format!("Window ({})", w.text), lines);
-    }
-    if plan.aggregate {
-        push(
-            format!("Aggregate ({} group key(s))", plan.group_by.len()),
-            lines,
-        );
-    }
-    if plan.filter.is_some() {
-        push("Filter (exact re-check of WHERE)".into(), lines);
-    }
-    match (&plan.source.table, &plan.index_path, &plan.source.input) {
-        (_, _, Some(node)) => node.explain(d, stats, subs, lines),
-        (None, _, None) => match &plan.source.values {
-            Some(v) => push(format!("{} ({} rows)", v.label, v.count), lines),
-            None => push("Values (1 row)".into(), lines),
-        },
-        (Some(td), Some(ip), None) => {
-            push(ip.describe(td), lines);
-            // How a filtered vector search may be answered instead (at the
-            // Vector line's depth: alternatives, not inputs).
-            let mut alts = Vec::new();
-            if let Some((_, access)) = prefilter_access(plan) {
-                alts.push(format!(
-                    "or, when it yields at most {PREFILTER_ROWS} rows: {} (ranked exactly)",
-                    access.describe(td)
-                ));
-            }
-            if let Some(mp) = &plan.match_path {
-                alts.push(format!(
-                    "or, if fewer than k pass: {} (ranked exactly)",
-                    mp.describe(td)
-                ));
-            }
-            for a in alts {
-                lines.push(format!("{}{a}", "  ".repeat(d - 1)));
-            }
-        }
-        (Some(td), None, None)
-            if (td.db == SYSTEM_DB && catalog::VIRTUAL_TABLES.contains(&td.name.as_str()))
-                || catalog::information_schema::is(&td.db) =>
-        {
-            push(format!("System View {}", td.qualified()), lines)
-        }
-        (Some(td), None, None) => {
-            // A correlated filter's path is chosen again per run with the
-            // outer row's values (here: placeholders of the right shape).
-            match correlated_filter(plan.filter.as_ref(), |_| Value::Int(0)) {
-                Some(f) => {
-                    let a = access::choose(td, Some(&f), &NoHost);
-                    push(format!("{} (per outer row)", a.describe(td)), lines)
-                }
-                None => push(plan.access.describe(td), lines),
-            }
-        }
-    }
-    lines.extend(sub_lines);
+/// What binding a block needs of the statement's planner (the planner,
+/// which calls [`plan_block`], implements it; this file does not name it).
+pub trait BlockBinder<'a>: SubqueryPlanner {
+    /// The statement's context.
+    fn ctx(&mut self) -> &mut Ctx<'a>;
+    /// Record outer references met while compiling the block's
+    /// expressions (when it is a subquery).
+    fn note_refs(&mut self, refs: &[usize]);
 }
 
 /// Compile a SELECT block (or, with `sel` = `None`, the ORDER BY / LIMIT
 /// over a UNION) plus ORDER BY / LIMIT into a plan over `source`.
-pub fn plan_block(
-    pl: &mut Planner<'_, '_>,
+pub fn plan_block<'a>(
+    pl: &mut dyn BlockBinder<'a>,
     q: &Query,
     sel: Option<&ast::Select>,
     mut source: Source,
@@ -1472,7 +1042,7 @@ pub fn plan_block(
         .collect::<SqlResult<Vec<_>>>()?;
     drop(comp);
     pl.note_refs(&refs);
-    let cx = &mut *pl.cx;
+    let cx = pl.ctx();
     let host = SessionHost::new(cx.session, cx.engine);
     let (limit, offset) = match &q.limit_clause {
         None => (None, 0),
@@ -1503,7 +1073,7 @@ pub fn plan_block(
                 let leaf = spec
                     .columns
                     .first()
-                    .and_then(|&c| crate::sql::plan::base_table_at(node, c));
+                    .and_then(|&c| crate::sql::plan::rewrite::base_table_at(node, c));
                 let Some((t, off, width)) = leaf else {
                     return Err(SqlError::unsupported(
                         "MATCH … AGAINST over a derived table (use it inside the derived table)",
@@ -1581,7 +1151,7 @@ pub fn plan_block(
     // Push WHERE conjuncts into the joins / scans the block reads.
     if let (Some(node), Some(f)) = (source.input.as_deref_mut(), &filter) {
         for c in f.conjuncts() {
-            crate::sql::plan::push_where(node, c, &host);
+            crate::sql::plan::rewrite::push_where(node, c, &host);
         }
     }
     let access = match &source.table {
@@ -1648,77 +1218,6 @@ pub fn plan_block(
         out_colls,
     }
     .with_needed_columns())
-}
-
-/// Mark in `out` the own-row columns `e` reads (subqueries included, by
-/// the outer positions they read).
-pub fn mark_columns(e: &CExpr, out: &mut Vec<bool>) {
-    let w = out.len();
-    let mark = |i: usize, out: &mut Vec<bool>| {
-        if i < w {
-            out[i] = true;
-        }
-    };
-    e.walk(&mut |x| match x {
-        CExpr::Col(i) => mark(*i, out),
-        CExpr::Scalar(sp) | CExpr::Exists(sp, _) | CExpr::InSub(_, sp, _) => {
-            for &r in &sp.refs {
-                mark(r, out);
-            }
-        }
-        _ => {}
-    });
-}
-
-impl Plan {
-    /// Projection push-down: the columns of its source this block reads;
-    /// a base table decodes only those, a join input is told what it must
-    /// produce.
-    fn with_needed_columns(mut self) -> Plan {
-        let width = self.source.scope.cols.len();
-        let mut n = vec![false; width];
-        let mut exprs: Vec<&CExpr> = self.projection.iter().map(|(_, e, _)| e).collect();
-        exprs.extend(self.filter.iter());
-        exprs.extend(self.having.iter());
-        exprs.extend(self.group_by.iter());
-        exprs.extend(self.order_by.iter().map(|(e, _)| e));
-        exprs.extend(self.aggs.iter().filter_map(|a| a.arg.as_ref()));
-        for w in self.aggs.iter().filter_map(|a| a.window.as_deref()) {
-            exprs.extend(w.partition.iter().chain(w.order.iter().map(|(e, _)| e)));
-            exprs.extend(w.default.iter());
-        }
-        for e in exprs {
-            mark_columns(e, &mut n);
-        }
-        let by_exprs = n.clone();
-        for m in &self.matches {
-            for &c in &m.columns {
-                if c < width {
-                    n[c] = true;
-                }
-            }
-        }
-        for (t, off, _) in &self.match_tables {
-            for &c in &t.pk {
-                if off + c < width {
-                    n[off + c] = true;
-                }
-            }
-        }
-        match self.source.input.as_deref_mut() {
-            Some(node) => crate::sql::plan::prune(node, &n),
-            None if self.source.table.is_some() => {
-                // An index path's hits, and the scan that answers the
-                // query exactly instead (pre-filter, fallback).
-                if self.index_path.is_some() {
-                    self.hit_needed = Some(by_exprs);
-                }
-                self.needed = Some(n);
-            }
-            None => {}
-        }
-        self
-    }
 }
 
 /// HAVING may name select-list aliases (MySQL extension), also inside
@@ -1828,37 +1327,6 @@ fn resolve_alias_or_pos(
     }
 }
 
-/// A text literal compared with a DATE / DATETIME column is parsed once
-/// here instead of on every row: `d <= '1995-03-15'` compares the same way
-/// (a comparison of a datetime with text parses the text, NULL when it is
-/// not a datetime — such literals are left as they are).
-pub fn fold_date_literals(e: CExpr, kinds: &[ColumnKind]) -> CExpr {
-    use crate::sql::expr::BinOp::*;
-    let is_date = |x: &CExpr| {
-        matches!(x, CExpr::Col(i)
-            if matches!(kinds.get(*i), Some(ColumnKind::Date | ColumnKind::DateTime)))
-    };
-    let parse = |x: CExpr| match x {
-        CExpr::Lit(Value::Text(s)) => match crate::types::parse_datetime(&s) {
-            Some(us) => CExpr::Lit(Value::DateTime(us)),
-            None => CExpr::Lit(Value::Text(s)),
-        },
-        other => other,
-    };
-    e.rewrite(&mut |x| match x {
-        CExpr::Bin(op @ (Eq | NotEq | Lt | LtEq | Gt | GtEq), a, b) if is_date(&a) => {
-            CExpr::Bin(op, a, Box::new(parse(*b)))
-        }
-        CExpr::Bin(op @ (Eq | NotEq | Lt | LtEq | Gt | GtEq), a, b) if is_date(&b) => {
-            CExpr::Bin(op, Box::new(parse(*a)), b)
-        }
-        CExpr::Between(x, lo, hi, n) if is_date(&x) => {
-            CExpr::Between(x, Box::new(parse(*lo)), Box::new(parse(*hi)), n)
-        }
-        other => other,
-    })
-}
-
 /// Replace `@name` (user variable) calls by their current values.
 #[recursive::recursive]
 fn fold_user_vars(e: CExpr, vars: &crate::sql::vars::UserVars) -> CExpr {
@@ -1892,39 +1360,5 @@ fn fold_user_vars(e: CExpr, vars: &crate::sql::vars::UserVars) -> CExpr {
             els.map(f),
         ),
         other => other,
-    }
-}
-
-/// A filter with correlated references (`b.a_id = a.id` inside a
-/// subquery) with each `Outer(i)` read as `outer(i)`, to choose its access
-/// path for one run; `None` when it has no such reference (its path was
-/// chosen at plan time).
-pub(crate) fn correlated_filter(
-    filter: Option<&CExpr>,
-    outer: impl Fn(usize) -> Value,
-) -> Option<CExpr> {
-    let f = filter?;
-    let mut has_outer = false;
-    f.walk(&mut |x| has_outer |= matches!(x, CExpr::Outer(_)));
-    has_outer.then(|| f.clone().map_outer(&outer))
-}
-
-/// Most rows a WHERE's key or B-tree range may yield for a vector search
-/// to pre-filter: read those rows and rank them exactly (recall 1)
-/// instead of walking the HNSW graph.
-pub const PREFILTER_ROWS: usize = 2048;
-
-/// The key or B-tree access path a filtered vector search may pre-filter
-/// by, with its table (EXPLAIN shows it; the executor counts it).
-pub(crate) fn prefilter_access(plan: &Plan) -> Option<(&TableDef, &Access)> {
-    match (
-        &plan.index_path,
-        &plan.filter,
-        &plan.source.table,
-        &plan.access,
-    ) {
-        (Some(crate::sql::search::IndexPath::Vector { .. }), Some(_), _, Access::FullScan) => None,
-        (Some(crate::sql::search::IndexPath::Vector { .. }), Some(_), Some(t), a) => Some((t, a)),
-        _ => None,
     }
 }

@@ -1,106 +1,36 @@
-//! Recursive common table expressions (`WITH RECURSIVE`): the
-//! recursive-union plan node and its planning.
+//! Recursive common table expressions (`WITH RECURSIVE`): the rules of
+//! their planning.
 //!
 //! Owns splitting a recursive CTE's body into its non-recursive query
 //! blocks (the seed, which fixes the column types) and its recursive ones,
-//! MySQL 8's restrictions on the recursive blocks (3573–3577, 1235), the
-//! recursive union's and the working-table leaf's plan types, and the
-//! CTE's `LIMIT`. Never runs anything: the iteration is
-//! [`crate::sql::exec::recursive`].
-
-use std::sync::{Arc, Mutex};
+//! MySQL 8's restrictions on the recursive blocks (3573–3577, 1235) and
+//! the seed's column types. The planner ([`crate::sql::plan::bind`])
+//! applies them; the node types are [`crate::sql::plan::Recursive`] and
+//! [`crate::sql::plan::WorkTable`]. Never runs anything: the iteration
+//! is [`crate::sql::exec::recursive`].
 
 use sqlparser::ast::{self as ast, SetExpr};
 
-use super::bind::Cte;
 use crate::error::{code, SqlError, SqlResult};
 use crate::sql::expr::object_parts;
 use crate::sql::expr::{CExpr, CastTo};
-use crate::sql::plan::{Node, OutCol, Planner, Stats};
+use crate::sql::plan::Node;
 use crate::types::{ColumnKind, DataType, Value};
 
 /// ER_CTE_RECURSIVE_REQUIRES_UNION.
-const REQUIRES_UNION: u16 = 3573;
+pub(super) const REQUIRES_UNION: u16 = 3573;
 /// ER_CTE_RECURSIVE_REQUIRES_NONRECURSIVE_FIRST.
-const REQUIRES_NONRECURSIVE_FIRST: u16 = 3574;
+pub(super) const REQUIRES_NONRECURSIVE_FIRST: u16 = 3574;
 /// ER_CTE_RECURSIVE_FORBIDS_AGGREGATION.
-const FORBIDS_AGGREGATION: u16 = 3575;
+pub(super) const FORBIDS_AGGREGATION: u16 = 3575;
 /// ER_CTE_RECURSIVE_FORBIDDEN_JOIN_ORDER.
-const FORBIDDEN_JOIN_ORDER: u16 = 3576;
+pub(super) const FORBIDDEN_JOIN_ORDER: u16 = 3576;
 /// ER_CTE_RECURSIVE_REQUIRES_SINGLE_REFERENCE.
-const REQUIRES_SINGLE_REFERENCE: u16 = 3577;
-
-/// The rows of the previous round, shared by a [`Recursive`] node (which
-/// fills it) and the [`WorkTable`] leaves of its recursive blocks.
-type Cell = Arc<Mutex<Arc<Vec<Vec<Value>>>>>;
-
-/// The leaf a recursive block reads its CTE through: the previous round's
-/// rows.
-#[derive(Clone)]
-pub struct WorkTable {
-    pub name: String,
-    pub columns: Vec<OutCol>,
-    pub colls: Vec<Option<crate::collation::Collation>>,
-    pub(crate) rows: Cell,
-}
-
-impl WorkTable {
-    /// The rows of the round being run.
-    pub(crate) fn rows(&self) -> SqlResult<Vec<Vec<Value>>> {
-        let g = self
-            .rows
-            .lock()
-            .map_err(|_| SqlError::internal("recursive working table poisoned"))?;
-        Ok(g.as_ref().clone())
-    }
-}
-
-/// `seed UNION [ALL] recursive…`, iterated to a fixed point.
-pub struct Recursive {
-    pub name: String,
-    pub all: bool,
-    /// The non-recursive query blocks (one node: their set operation).
-    pub seed: Node,
-    /// The recursive query blocks, each reading `work`.
-    pub steps: Vec<Node>,
-    pub columns: Vec<OutCol>,
-    pub colls: Vec<Option<crate::collation::Collation>>,
-    /// The type the seed fixes for each column, where known: the
-    /// recursive blocks' values are converted to it (a longer string is
-    /// 1406 in strict mode, cut with warning 1265 otherwise).
-    pub types: Vec<Option<DataType>>,
-    /// `LIMIT count [OFFSET skip]` on the CTE's union (MySQL 8.0.19+):
-    /// (skip, count); the rounds stop once `skip + count` rows exist.
-    pub limit: Option<(usize, usize)>,
-    pub(crate) work: Cell,
-}
-
-impl Recursive {
-    /// EXPLAIN lines.
-    pub fn explain(
-        &self,
-        pad: &str,
-        note: &str,
-        depth: usize,
-        stats: Option<&Stats>,
-        subs: &crate::sql::plan::Subqueries,
-        out: &mut Vec<String>,
-    ) {
-        out.push(format!(
-            "{pad}Recursive Union{} ({}){note}",
-            if self.all { " All" } else { " (distinct)" },
-            self.name
-        ));
-        self.seed.explain(depth + 1, stats, subs, out);
-        for s in &self.steps {
-            s.explain(depth + 1, stats, subs, out);
-        }
-    }
-}
+pub(super) const REQUIRES_SINGLE_REFERENCE: u16 = 3577;
 
 /// Whether a query block (or a set operation) names the table `name`
 /// (unqualified) anywhere: FROM, joins, derived tables, subqueries.
-fn references<V: ast::Visit>(node: &V, name: &str) -> usize {
+pub(super) fn references<V: ast::Visit>(node: &V, name: &str) -> usize {
     let mut n = 0;
     let _ = ast::visit_relations(node, |r| {
         if matches!(object_parts(r).as_slice(), [t] if t == name) {
@@ -116,7 +46,7 @@ pub fn is_recursive(q: &ast::Query, name: &str) -> bool {
     references(q, name) > 0
 }
 
-fn err(code: u16, msg: String) -> SqlError {
+pub(super) fn err(code: u16, msg: String) -> SqlError {
     SqlError::new(code, msg)
 }
 
@@ -165,7 +95,7 @@ fn from_references(from: &[ast::TableWithJoins], name: &str) -> SqlResult<usize>
 }
 
 /// Check one recursive query block against MySQL 8's restrictions.
-fn check_step(block: &SetExpr, name: &str) -> SqlResult<()> {
+pub(super) fn check_step(block: &SetExpr, name: &str) -> SqlResult<()> {
     let order_limit = || {
         SqlError::new(
             code::NOT_SUPPORTED,
@@ -218,7 +148,7 @@ fn check_step(block: &SetExpr, name: &str) -> SqlResult<()> {
     Ok(())
 }
 
-fn aggregation(name: &str) -> SqlError {
+pub(super) fn aggregation(name: &str) -> SqlError {
     err(
         FORBIDS_AGGREGATION,
         format!(
@@ -230,7 +160,7 @@ fn aggregation(name: &str) -> SqlError {
 /// The operands of a chain of UNIONs, left to right, each with the
 /// quantifier of the UNION before it (`None` for the first), and the
 /// subtree that ends at each operand.
-fn flatten(body: &SetExpr) -> Vec<(&SetExpr, Option<bool>, &SetExpr)> {
+pub(super) fn flatten(body: &SetExpr) -> Vec<(&SetExpr, Option<bool>, &SetExpr)> {
     let mut rev = Vec::new();
     let mut at = body;
     loop {
@@ -255,188 +185,11 @@ fn flatten(body: &SetExpr) -> Vec<(&SetExpr, Option<bool>, &SetExpr)> {
     rev
 }
 
-impl Planner<'_, '_> {
-    /// Plan a reference to the recursive CTE `cte` (whose query reads
-    /// itself); `visible` are the CTEs its query may read besides itself.
-    pub(super) fn plan_recursive(&mut self, cte: &Cte, visible: Vec<Cte>) -> SqlResult<Node> {
-        let name = cte.name.clone();
-        let q = &cte.query;
-        if q.with.is_some() {
-            return Err(SqlError::unsupported(
-                "WITH inside a recursive common table expression",
-            ));
-        }
-        if q.order_by.is_some() || !q.locks.is_empty() {
-            return Err(SqlError::unsupported(
-                "ORDER BY over UNION in recursive Common Table Expression",
-            ));
-        }
-        let limit = self.cte_limit(q)?;
-        let chain = flatten(&q.body);
-        let recursive: Vec<bool> = chain
-            .iter()
-            .map(|(b, _, _)| references(*b, &name) > 0)
-            .collect();
-        if chain.len() < 2 {
-            return Err(err(
-                REQUIRES_UNION,
-                format!("Recursive Common Table Expression '{name}' should contain a UNION"),
-            ));
-        }
-        let first = recursive.iter().position(|&r| r).unwrap_or(0);
-        if first == 0 || recursive[first..].iter().any(|&r| !r) {
-            return Err(err(
-                REQUIRES_NONRECURSIVE_FIRST,
-                format!(
-                    "Recursive Common Table Expression '{name}' should have one or more non-recursive query blocks followed by one or more recursive ones"
-                ),
-            ));
-        }
-        let quantifiers: Vec<bool> = chain[first..].iter().filter_map(|(_, q, _)| *q).collect();
-        let all = quantifiers.iter().all(|&a| a);
-        if !all && quantifiers.iter().any(|&a| a) {
-            return Err(SqlError::unsupported(
-                "UNION ALL and UNION DISTINCT mixed between recursive query blocks",
-            ));
-        }
-        for (b, _, _) in &chain[first..] {
-            check_step(b, &name)?;
-        }
-        // The seed: the non-recursive blocks, which see the earlier CTEs.
-        let saved = std::mem::replace(&mut self.ctes, visible.clone());
-        let seed = self.plan_set(chain[first - 1].2, None);
-        self.ctes = saved;
-        let seed = seed?;
-        let seed_cols = seed.columns();
-        if !cte.columns.is_empty() && cte.columns.len() != seed_cols.len() {
-            return Err(SqlError::new(
-                1353,
-                "In definition of view, derived table or common table expression, SELECT list and column names list have different column counts",
-            ));
-        }
-        let columns: Vec<OutCol> = seed_cols
-            .iter()
-            .enumerate()
-            .map(|(i, c)| OutCol {
-                name: cte
-                    .columns
-                    .get(i)
-                    .cloned()
-                    .unwrap_or_else(|| c.name.clone()),
-                kind: c.kind,
-            })
-            .collect();
-        let colls = super::out_collations(&seed);
-        let cell: Cell = Arc::new(Mutex::new(Arc::new(Vec::new())));
-        let work = WorkTable {
-            name: name.clone(),
-            columns: columns.clone(),
-            colls: colls.clone(),
-            rows: cell.clone(),
-        };
-        // The recursive blocks see the earlier CTEs and this one, as its
-        // working table.
-        let mut with_self = visible;
-        with_self.push(Cte {
-            work: Some(work),
-            ..cte.clone()
-        });
-        let saved = std::mem::replace(&mut self.ctes, with_self);
-        let mut steps = Vec::new();
-        let mut failed = None;
-        for (b, _, _) in &chain[first..] {
-            match self.plan_step(b) {
-                Ok(n) => steps.push(n),
-                Err(e) => {
-                    failed = Some(e);
-                    break;
-                }
-            }
-        }
-        self.ctes = saved;
-        if let Some(e) = failed {
-            return Err(e);
-        }
-        for s in &steps {
-            if s.width() != columns.len() {
-                return Err(SqlError::new(
-                    code::WRONG_NUMBER_OF_COLUMNS_IN_SELECT,
-                    "The used SELECT statements have a different number of columns",
-                ));
-            }
-            if matches!(s, Node::Block(p) if p.aggregate) {
-                return Err(aggregation(&name));
-            }
-        }
-        let types = seed_types(&seed);
-        Ok(Node::Recursive(Box::new(Recursive {
-            name,
-            all,
-            limit,
-            types,
-            seed,
-            steps,
-            columns,
-            colls,
-            work: cell,
-        })))
-    }
-
-    /// The CTE's `LIMIT [OFFSET]`: constant non-negative integers.
-    fn cte_limit(&mut self, q: &ast::Query) -> SqlResult<Option<(usize, usize)>> {
-        let host = crate::sql::host::SessionHost::new(self.cx.session, self.cx.engine);
-        let num = |e: &ast::Expr, what: &str| -> SqlResult<usize> {
-            let scope = crate::sql::expr::Scope::default();
-            let c = crate::sql::expr::Compiler::new(&scope, false).compile(e)?;
-            match crate::sql::expr::eval_const(&c, &host)? {
-                Value::Int(i) if i >= 0 => {
-                    usize::try_from(i).map_err(|_| SqlError::parse(format!("{what} out of range")))
-                }
-                other => Err(SqlError::parse(format!(
-                    "{what} must be a non-negative integer, got {other}"
-                ))),
-            }
-        };
-        Ok(match &q.limit_clause {
-            None => None,
-            Some(ast::LimitClause::LimitOffset {
-                limit,
-                offset,
-                limit_by,
-            }) => {
-                if !limit_by.is_empty() {
-                    return Err(SqlError::unsupported("LIMIT BY"));
-                }
-                let skip = match offset {
-                    Some(o) => num(&o.value, "OFFSET")?,
-                    None => 0,
-                };
-                match limit {
-                    Some(l) => Some((skip, num(l, "LIMIT")?)),
-                    None if skip == 0 => None,
-                    None => Some((skip, usize::MAX)),
-                }
-            }
-            Some(ast::LimitClause::OffsetCommaLimit { offset, limit }) => {
-                Some((num(offset, "OFFSET")?, num(limit, "LIMIT")?))
-            }
-        })
-    }
-
-    fn plan_step(&mut self, b: &SetExpr) -> SqlResult<Node> {
-        match b {
-            SetExpr::Select(sel) => self.plan_set_block(sel, None),
-            SetExpr::Query(q) => self.plan_query(q, None),
-            _ => Err(SqlError::unsupported("this form of recursive query block")),
-        }
-    }
-}
-
 /// The type each seed column fixes, where it is known: numbers by their
 /// kind; a string's length from a literal, `CAST(… AS CHAR(n))` or a
 /// VARCHAR(n) column of the table the seed reads (other strings, dates
 /// and vectors: `None`, values kept as produced).
-fn seed_types(seed: &Node) -> Vec<Option<DataType>> {
+pub(super) fn seed_types(seed: &Node) -> Vec<Option<DataType>> {
     let by_kind = |k: ColumnKind| match k {
         ColumnKind::Int => Some(DataType::BigInt),
         ColumnKind::Float => Some(DataType::Double),
@@ -470,11 +223,6 @@ fn seed_types(seed: &Node) -> Vec<Option<DataType>> {
             .collect(),
         other => other.columns().iter().map(|c| by_kind(c.kind)).collect(),
     }
-}
-
-/// The leaf node of a recursive block's reference to its CTE.
-pub(super) fn work_node(cte: &Cte) -> Option<Node> {
-    cte.work.clone().map(|w| Node::WorkTable(Box::new(w)))
 }
 
 #[cfg(test)]
