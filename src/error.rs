@@ -70,6 +70,9 @@ pub mod code {
     pub const MULTIPLE_PRI_KEY: u16 = 1068;
     pub const KEY_COLUMN_DOES_NOT_EXIST: u16 = 1072;
     pub const UNKNOWN_FUNCTION: u16 = 1305;
+    /// ER_WRONG_PARAMCOUNT_TO_NATIVE_FCT: a call with the wrong number of
+    /// arguments.
+    pub const WRONG_PARAMCOUNT: u16 = 1582;
     pub const TOO_MANY_CONNECTIONS: u16 = 1040;
     pub const QUERY_INTERRUPTED: u16 = 1317;
     /// `max_execution_time` exceeded.
@@ -195,7 +198,7 @@ pub fn sqlstate_for(code: u16) -> &'static str {
         WRONG_FIELD_WITH_GROUP => "42000",
         MULTIPLE_PRI_KEY => "42000",
         KEY_COLUMN_DOES_NOT_EXIST => "42000",
-        UNKNOWN_FUNCTION => "42000",
+        UNKNOWN_FUNCTION | WRONG_PARAMCOUNT => "42000",
         TOO_MANY_CONNECTIONS => "08004",
         QUERY_INTERRUPTED | CONNECTION_KILLED => "70100",
         QUERY_TIMEOUT => "HY000",

@@ -2,8 +2,11 @@
 //! tree ([`CExpr`]) and evaluating it per row.
 //!
 //! Owns SQL value semantics: three-valued logic, numeric promotion, LIKE,
-//! comparisons, scalar functions (including the vector distance functions
-//! and the fault-injection control functions) and aggregate slots. Never
+//! comparisons, the value helpers the function evaluators use, and
+//! aggregate slots. Which functions exist, their arity and their
+//! evaluators are the function registry's ([`crate::sql::functions`]):
+//! a call is checked against it when compiled and dispatched through it
+//! when evaluated. Never
 //! reads storage: MATCH … AGAINST scores and aggregate results are handed in
 //! through [`EvalCtx`].
 
@@ -548,14 +551,7 @@ fn parse_number(s: &str) -> SqlResult<Value> {
 }
 
 fn agg_func(name: &str) -> Option<AggFunc> {
-    Some(match name {
-        "count" => AggFunc::Count,
-        "sum" => AggFunc::Sum,
-        "min" => AggFunc::Min,
-        "max" => AggFunc::Max,
-        "avg" => AggFunc::Avg,
-        _ => return None,
-    })
+    crate::sql::functions::aggregate(name)
 }
 
 /// `@@name`, `@@session.name` (system variable) or `@name` (user
@@ -1030,7 +1026,8 @@ impl<'a> Compiler<'a> {
                         args.push(CExpr::Lit(Value::Int(1)));
                         args.push(self.compile(len)?);
                     }
-                    (None, None) => {}
+                    // Checked here: this call does not pass `compile_function`.
+                    (None, None) => return Err(wrong_count("substring")),
                 }
                 CExpr::Func("substring".into(), args)
             }
@@ -1170,9 +1167,7 @@ impl<'a> Compiler<'a> {
                 (AggFunc::CountStar, None)
             } else {
                 let [a] = args.as_slice() else {
-                    return Err(SqlError::wrong_args(format!(
-                        "Incorrect parameter count in the call to native function '{name}'"
-                    )));
+                    return Err(wrong_count(&name));
                 };
                 // Aggregate arguments may not contain aggregates (nor
                 // window functions).
@@ -1248,10 +1243,14 @@ impl<'a> Compiler<'a> {
                         a => cargs.push(self.compile(a)?),
                     }
                 }
+                crate::sql::functions::check_call(&name, cargs.len())?;
                 return Ok(CExpr::Func(name, cargs));
             }
             _ => {}
         }
+        // The registry knows the name and its arity (1305 / 1582 here,
+        // before anything is evaluated, as MySQL checks them).
+        crate::sql::functions::check_call(&name, args.len())?;
         let cargs = args
             .iter()
             .map(|a| self.compile(a))
@@ -1725,8 +1724,8 @@ impl Compiler<'_> {
 
 /// Internal (not callable as written: a name with a space) functions of
 /// `x IS TRUE` and `x IS FALSE`.
-const IS_TRUE: &str = "is true";
-const IS_FALSE: &str = "is false";
+pub(crate) const IS_TRUE: &str = "is true";
+pub(crate) const IS_FALSE: &str = "is false";
 
 /// Internal function `show scale(x, s)`: x, a DECIMAL (or an integer made
 /// one) showing at least `s` fractional digits, its held digits kept. The
@@ -1796,7 +1795,7 @@ pub fn text_to_double(s: &str) -> f64 {
     f
 }
 
-fn num(v: &Value) -> Option<Value> {
+pub(crate) fn num(v: &Value) -> Option<Value> {
     match v {
         Value::Int(_) | Value::Float(_) | Value::Decimal(_) => Some(v.clone()),
         Value::Bool(b) => Some(Value::Int(*b as i64)),
@@ -1849,7 +1848,7 @@ fn cmp_holds(op: BinOp, o: Ordering) -> bool {
 
 /// Numeric comparison in which -0.0 equals 0.0, as in MySQL (`total_cmp`
 /// orders -0.0 first); other values by [`Value::total_cmp`].
-fn num_cmp(a: &Value, b: &Value) -> Ordering {
+pub(crate) fn num_cmp(a: &Value, b: &Value) -> Ordering {
     let f = |v: &Value| match v {
         Value::Int(i) => Some(*i as f64),
         Value::Float(x) => Some(*x),
@@ -1929,7 +1928,7 @@ fn decimal_result(d: Decimal, op: BinOp, a: &Value, b: &Value) -> SqlResult<Valu
 }
 
 /// An exact operand (INT or DECIMAL) as a decimal.
-fn exact(v: &Value) -> Option<Decimal> {
+pub(crate) fn exact(v: &Value) -> Option<Decimal> {
     match v {
         Value::Int(i) => Some(Decimal::from_i64(*i)),
         Value::Decimal(d) => Some(d.clone()),
@@ -1940,7 +1939,7 @@ fn exact(v: &Value) -> Option<Decimal> {
 /// `+ - * / DIV %` with MySQL's types: INT with INT is INT (`/` DECIMAL),
 /// DECIMAL with INT or DECIMAL is exact DECIMAL, anything with a DOUBLE or
 /// a string is DOUBLE. Out of range is 1690; division by zero NULL + 1365.
-fn arith(op: BinOp, a: &Value, b: &Value) -> SqlResult<Value> {
+pub(crate) fn arith(op: BinOp, a: &Value, b: &Value) -> SqlResult<Value> {
     if a.is_null() || b.is_null() {
         return Ok(Value::Null);
     }
@@ -2115,7 +2114,7 @@ fn vector_arith(op: BinOp, l: Value, r: Value) -> SqlResult<Value> {
     Ok(Value::Vector(out))
 }
 
-fn overflow(op: &str) -> SqlError {
+pub(crate) fn overflow(op: &str) -> SqlError {
     SqlError::new(1690, format!("BIGINT value is out of range in '{op}'"))
 }
 
@@ -2162,7 +2161,7 @@ pub fn vector_arg(v: &Value, fname: &str) -> SqlResult<Option<Vec<f64>>> {
 }
 
 /// Like [`vector_arg`], borrowing a vector value instead of copying it.
-fn vector_ref<'a>(v: &'a Value, fname: &str) -> SqlResult<Option<Cow<'a, [f64]>>> {
+pub(crate) fn vector_ref<'a>(v: &'a Value, fname: &str) -> SqlResult<Option<Cow<'a, [f64]>>> {
     match v {
         Value::Vector(x) => Ok(Some(Cow::Borrowed(x.as_slice()))),
         other => Ok(vector_arg(other, fname)?.map(Cow::Owned)),
@@ -2254,7 +2253,7 @@ pub fn vector_fn(name: &str, a: &[f64], b: &[f64]) -> SqlResult<f64> {
 
 /// An integer argument (numbers truncated as MySQL's integer arguments,
 /// numeric text parsed); `None` for NULL or non-numbers.
-fn num_i64(v: &Value) -> Option<i64> {
+pub(crate) fn num_i64(v: &Value) -> Option<i64> {
     match num(v)? {
         Value::Int(i) => Some(i),
         Value::Decimal(d) => {
@@ -2269,22 +2268,20 @@ fn num_i64(v: &Value) -> Option<i64> {
 }
 
 /// A value as text, borrowed when it is text already.
-fn text_of(v: &Value) -> Cow<'_, str> {
+pub(crate) fn text_of(v: &Value) -> Cow<'_, str> {
     match v {
         Value::Text(s) => Cow::Borrowed(s),
         other => Cow::Owned(other.to_string()),
     }
 }
 
-fn text(v: &Value) -> String {
+pub(crate) fn text(v: &Value) -> String {
     text_of(v).into_owned()
 }
 
-fn want(args: &[Value], n: usize, name: &str) -> SqlResult<()> {
+pub(crate) fn want(args: &[Value], n: usize, name: &str) -> SqlResult<()> {
     if args.len() != n {
-        return Err(SqlError::wrong_args(format!(
-            "Incorrect parameter count in the call to native function '{name}'"
-        )));
+        return Err(wrong_count(name));
     }
     Ok(())
 }
@@ -2293,7 +2290,7 @@ fn want(args: &[Value], n: usize, name: &str) -> SqlResult<()> {
 /// subvector (the same rule): `pos` 1-based, negative from the end; `len`
 /// optional (to the end); `pos` 0, a position outside, or `len` < 1 select
 /// nothing. `None` when an argument is NULL or not a number.
-fn sub_range(pos_len: &[Value], n: usize) -> Option<std::ops::Range<usize>> {
+pub(crate) fn sub_range(pos_len: &[Value], n: usize) -> Option<std::ops::Range<usize>> {
     let pos = num_i64(pos_len.first()?)?;
     let len = match pos_len.get(1) {
         Some(l) => Some(num_i64(l)?),
@@ -2308,17 +2305,15 @@ fn sub_range(pos_len: &[Value], n: usize) -> Option<std::ops::Range<usize>> {
     Some(start as usize..end as usize)
 }
 
-fn wrong_count(name: &str) -> SqlError {
-    SqlError::wrong_args(format!(
-        "Incorrect parameter count in the call to native function '{name}'"
-    ))
+pub(crate) fn wrong_count(name: &str) -> SqlError {
+    crate::sql::functions::wrong_count(name)
 }
 
 /// The server's `max_allowed_packet`: a string function whose result would
 /// be larger fails before allocating it.
 const MAX_RESULT_BYTES: u128 = 64 << 20;
 
-fn check_result_size(name: &str, bytes: u128) -> SqlResult<()> {
+pub(crate) fn check_result_size(name: &str, bytes: u128) -> SqlResult<()> {
     if bytes > MAX_RESULT_BYTES {
         return Err(SqlError::new(
             1301,
@@ -2331,7 +2326,7 @@ fn check_result_size(name: &str, bytes: u128) -> SqlResult<()> {
 }
 
 /// A DOUBLE result; infinity or NaN is MySQL's out-of-range error.
-fn finite(name: &str, r: f64) -> SqlResult<Value> {
+pub(crate) fn finite(name: &str, r: f64) -> SqlResult<Value> {
     if r.is_finite() {
         Ok(Value::Float(r))
     } else {
@@ -2345,7 +2340,7 @@ fn finite(name: &str, r: f64) -> SqlResult<Value> {
 /// `TRUNCATE(x, d)` on a double: cut its shortest decimal form after `d`
 /// fractional digits (so 0.29 stays 0.29 at d = 2), or zero the last `-d`
 /// integer digits.
-fn truncate_float(f: f64, d: i64) -> f64 {
+pub(crate) fn truncate_float(f: f64, d: i64) -> f64 {
     if !f.is_finite() {
         return f;
     }
@@ -2367,602 +2362,11 @@ fn truncate_float(f: f64, d: i64) -> f64 {
     }
 }
 
-/// Evaluate a scalar (non-host) function.
+/// Evaluate a function that takes its arguments' values, by name (the
+/// COLLATE helpers call the function they stand for): through the
+/// function registry.
 fn call_builtin(name: &str, args: &[Value]) -> SqlResult<Value> {
-    let arg0 = || args.first().cloned().unwrap_or(Value::Null);
-    match name {
-        _ if collate::is_internal(name) => collate::call(name, args),
-        _ if VECTOR_DISTANCE_FNS.contains(&name) => {
-            want(args, 2, name)?;
-            let (Some(a), Some(b)) = (vector_ref(&args[0], name)?, vector_ref(&args[1], name)?)
-            else {
-                return Ok(Value::Null);
-            };
-            Ok(Value::Float(vector_fn(name, &a, &b)?))
-        }
-        "l2_norm" => {
-            want(args, 1, name)?;
-            Ok(match vector_arg(&args[0], name)? {
-                None => Value::Null,
-                Some(a) => Value::Float(a.iter().map(|x| x * x).sum::<f64>().sqrt()),
-            })
-        }
-        "l1_norm" | "summation" => {
-            want(args, 1, name)?;
-            Ok(match vector_arg(&args[0], name)? {
-                None => Value::Null,
-                Some(a) if name == "l1_norm" => Value::Float(a.iter().map(|x| x.abs()).sum()),
-                Some(a) => Value::Float(a.iter().sum()),
-            })
-        }
-        "normalize_l2" => {
-            want(args, 1, name)?;
-            let Some(a) = vector_arg(&args[0], name)? else {
-                return Ok(Value::Null);
-            };
-            let n = a.iter().map(|x| x * x).sum::<f64>().sqrt();
-            if n == 0.0 || !n.is_finite() {
-                return Err(SqlError::new(
-                    code::INCORRECT_VALUE,
-                    "normalize_l2: a zero vector has no direction",
-                ));
-            }
-            Ok(Value::Vector(a.iter().map(|x| x / n).collect()))
-        }
-        "subvector" => {
-            // MatrixOne: 1-based `pos`, negative from the end; `len`
-            // optional (to the end); `len` < 1 or a position outside the
-            // vector gives the empty vector.
-            if !(2..=3).contains(&args.len()) {
-                return Err(wrong_count(name));
-            }
-            let Some(a) = vector_arg(&args[0], name)? else {
-                return Ok(Value::Null);
-            };
-            Ok(match sub_range(&args[1..], a.len()) {
-                None => Value::Null,
-                Some(r) => Value::Vector(a[r].to_vec()),
-            })
-        }
-        "vector_dims" => {
-            want(args, 1, name)?;
-            Ok(match vector_arg(&args[0], name)? {
-                None => Value::Null,
-                Some(a) => Value::Int(a.len() as i64),
-            })
-        }
-        "abs" => {
-            want(args, 1, name)?;
-            Ok(match num(&args[0]) {
-                // ABS of the smallest BIGINT is past BIGINT: 1690, as
-                // MySQL and MariaDB answer.
-                Some(Value::Int(i)) => Value::Int(
-                    i.checked_abs()
-                        .ok_or_else(|| overflow(&format!("abs({i})")))?,
-                ),
-                Some(Value::Float(f)) => Value::Float(f.abs()),
-                Some(Value::Decimal(d)) => Value::Decimal(d.abs()),
-                _ => Value::Null,
-            })
-        }
-        "floor" | "ceil" | "ceiling" => {
-            want(args, 1, name)?;
-            Ok(match num(&args[0]) {
-                Some(Value::Int(i)) => Value::Int(i),
-                Some(Value::Decimal(d)) => {
-                    let r = if name == "floor" { d.floor() } else { d.ceil() };
-                    match r.to_i64_exact() {
-                        Some(i) => Value::Int(i),
-                        None => Value::Decimal(r),
-                    }
-                }
-                // Of a DOUBLE (or a string) a DOUBLE, as MySQL.
-                Some(Value::Float(f)) => {
-                    Value::Float(if name == "floor" { f.floor() } else { f.ceil() })
-                }
-                _ => Value::Null,
-            })
-        }
-        "round" => {
-            let x = arg0();
-            if x.is_null() {
-                return Ok(Value::Null);
-            }
-            if let Some(Value::Decimal(dec)) = num(&x).filter(|_| !matches!(x, Value::Text(_))) {
-                let Some(d) = args.get(1).map_or(Some(0), num_i64) else {
-                    return Ok(Value::Null);
-                };
-                return Ok(Value::Decimal(dec.round_to(d, false)));
-            }
-            if args.get(1).is_some_and(Value::is_null) {
-                return Ok(Value::Null);
-            }
-            let d = args.get(1).and_then(as_f64).unwrap_or(0.0) as i32;
-            let f = as_f64(&x).unwrap_or(0.0);
-            let m = 10f64.powi(d);
-            let exact = matches!(num(&x), Some(Value::Int(_)));
-            let r = match name {
-                // An exact value rounds half away from zero; a DOUBLE half
-                // to even (MySQL's rint()): ROUND(2.5e0) is 2, ROUND(25, -1) 30.
-                "round" if exact => (f * m).round() / m,
-                "round" => (f * m).round_ties_even() / m,
-                "floor" => (f * m).floor() / m,
-                _ => (f * m).ceil() / m,
-            };
-            // Of a DOUBLE (or a string) the answer is a DOUBLE whatever the
-            // digits (ROUND(-0.4e0) keeps its sign: ATAN2 of it is -π).
-            Ok(if d <= 0 && exact {
-                Value::Int(r as i64)
-            } else {
-                Value::Float(r)
-            })
-        }
-        "sqrt" => Ok(match args.first().and_then(as_f64) {
-            Some(f) if f >= 0.0 => Value::Float(f.sqrt()),
-            _ => Value::Null,
-        }),
-        "lower" | "lcase" => Ok(match arg0() {
-            Value::Null => Value::Null,
-            v => Value::Text(text(&v).to_lowercase()),
-        }),
-        "upper" | "ucase" => Ok(match arg0() {
-            Value::Null => Value::Null,
-            v => Value::Text(text(&v).to_uppercase()),
-        }),
-        "length" | "octet_length" => Ok(match arg0() {
-            Value::Null => Value::Null,
-            v => Value::Int(text(&v).len() as i64),
-        }),
-        "char_length" | "character_length" => Ok(match arg0() {
-            Value::Null => Value::Null,
-            v => Value::Int(text(&v).chars().count() as i64),
-        }),
-        "concat" => {
-            let mut s = String::new();
-            for a in args {
-                if a.is_null() {
-                    return Ok(Value::Null);
-                }
-                s.push_str(&text(a));
-            }
-            Ok(Value::Text(s))
-        }
-        "concat_ws" => {
-            if args.len() < 2 {
-                return Err(wrong_count(name));
-            }
-            if args[0].is_null() {
-                return Ok(Value::Null);
-            }
-            let sep = text_of(&args[0]);
-            let mut s = String::new();
-            let mut first = true;
-            for a in args[1..].iter().filter(|a| !a.is_null()) {
-                if !first {
-                    s.push_str(&sep);
-                }
-                first = false;
-                s.push_str(&text_of(a));
-            }
-            Ok(Value::Text(s))
-        }
-        "substring" | "substr" | "mid" => {
-            if !(2..=3).contains(&args.len()) {
-                return Err(wrong_count(name));
-            }
-            if args.iter().any(Value::is_null) {
-                return Ok(Value::Null);
-            }
-            let s = text_of(&args[0]);
-            Ok(match sub_range(&args[1..], s.chars().count()) {
-                None => Value::Null,
-                Some(r) => Value::Text(s.chars().skip(r.start).take(r.len()).collect()),
-            })
-        }
-        "left" | "right" => {
-            want(args, 2, name)?;
-            let Some(len) = num_i64(&args[1]) else {
-                return Ok(Value::Null);
-            };
-            if args[0].is_null() {
-                return Ok(Value::Null);
-            }
-            let s = text_of(&args[0]);
-            let n = s.chars().count() as i64;
-            let k = len.clamp(0, n) as usize;
-            Ok(Value::Text(if name == "left" {
-                s.chars().take(k).collect()
-            } else {
-                s.chars().skip(n as usize - k).collect()
-            }))
-        }
-        "lpad" | "rpad" => {
-            want(args, 3, name)?;
-            if args.iter().any(Value::is_null) {
-                return Ok(Value::Null);
-            }
-            let Some(len) = num_i64(&args[1]) else {
-                return Ok(Value::Null);
-            };
-            if len < 0 {
-                return Ok(Value::Null);
-            }
-            let (s, pad) = (text_of(&args[0]), text_of(&args[2]));
-            let n = s.chars().count() as i64;
-            if len <= n {
-                return Ok(Value::Text(s.chars().take(len as usize).collect()));
-            }
-            if pad.is_empty() {
-                return Ok(Value::Null);
-            }
-            let fill = (len - n) as usize;
-            // Bytes of the result, bounded before anything is allocated.
-            let pad_chars = pad.chars().count();
-            let tail: usize = pad.chars().take(fill % pad_chars).map(char::len_utf8).sum();
-            check_result_size(
-                name,
-                (fill / pad_chars) as u128 * pad.len() as u128 + (tail + s.len()) as u128,
-            )?;
-            let mut padding = pad.repeat(fill / pad_chars);
-            padding.extend(pad.chars().take(fill % pad_chars));
-            Ok(Value::Text(if name == "lpad" {
-                padding + &s
-            } else {
-                s.into_owned() + &padding
-            }))
-        }
-        "ltrim" | "rtrim" | "trim" => {
-            want(args, 1, name)?;
-            if args[0].is_null() {
-                return Ok(Value::Null);
-            }
-            let s = text_of(&args[0]);
-            Ok(Value::Text(
-                match name {
-                    "ltrim" => s.trim_start_matches(' '),
-                    "rtrim" => s.trim_end_matches(' '),
-                    _ => s.trim_matches(' '),
-                }
-                .to_string(),
-            ))
-        }
-        "trim both" | "trim leading" | "trim trailing" => {
-            want(args, 2, name)?;
-            if args.iter().any(Value::is_null) {
-                return Ok(Value::Null);
-            }
-            let (s, what) = (text_of(&args[0]), text_of(&args[1]));
-            let mut t: &str = &s;
-            if !what.is_empty() {
-                if name != "trim trailing" {
-                    while let Some(r) = t.strip_prefix(&*what) {
-                        t = r;
-                    }
-                }
-                if name != "trim leading" {
-                    while let Some(r) = t.strip_suffix(&*what) {
-                        t = r;
-                    }
-                }
-            }
-            Ok(Value::Text(t.to_string()))
-        }
-        "replace" => {
-            want(args, 3, name)?;
-            if args.iter().any(Value::is_null) {
-                return Ok(Value::Null);
-            }
-            let (s, from, to) = (text_of(&args[0]), text_of(&args[1]), text_of(&args[2]));
-            if from.is_empty() {
-                return Ok(Value::Text(s.into_owned()));
-            }
-            let hits = s.matches(&*from).count() as u128;
-            check_result_size(
-                name,
-                s.len() as u128 + hits * (to.len() as u128).saturating_sub(from.len() as u128),
-            )?;
-            Ok(Value::Text(s.replace(&*from, &to)))
-        }
-        "instr" | "locate" => {
-            let (hay, needle, from) = if name == "instr" {
-                want(args, 2, name)?;
-                (&args[0], &args[1], None)
-            } else {
-                if !(2..=3).contains(&args.len()) {
-                    return Err(wrong_count(name));
-                }
-                (&args[1], &args[0], args.get(2))
-            };
-            if hay.is_null() || needle.is_null() || from.is_some_and(Value::is_null) {
-                return Ok(Value::Null);
-            }
-            let start = match from {
-                None => 1,
-                Some(p) => match num_i64(p) {
-                    Some(p) => p,
-                    None => return Ok(Value::Null),
-                },
-            };
-            let (h, nd) = (text_of(hay), text_of(needle));
-            let chars = h.chars().count() as i64;
-            if start < 1 || start - 1 > chars {
-                return Ok(Value::Int(0));
-            }
-            if nd.is_empty() {
-                return Ok(Value::Int(start));
-            }
-            // A linear-time substring search (byte-wise equality is code
-            // point equality, `utf8mb4_bin`), then back to characters.
-            let begin = (start - 1) as usize;
-            let at = h.char_indices().nth(begin).map_or(h.len(), |(i, _)| i);
-            Ok(Value::Int(match h[at..].find(&*nd) {
-                Some(b) => (begin + h[at..at + b].chars().count()) as i64 + 1,
-                None => 0,
-            }))
-        }
-        "reverse" => {
-            want(args, 1, name)?;
-            Ok(match &args[0] {
-                Value::Null => Value::Null,
-                v => Value::Text(text_of(v).chars().rev().collect()),
-            })
-        }
-        "repeat" => {
-            want(args, 2, name)?;
-            if args.iter().any(Value::is_null) {
-                return Ok(Value::Null);
-            }
-            let Some(count) = num_i64(&args[1]) else {
-                return Ok(Value::Null);
-            };
-            let s = text_of(&args[0]);
-            if count < 1 || s.is_empty() {
-                return Ok(Value::Text(String::new()));
-            }
-            check_result_size(name, s.len() as u128 * count as u128)?;
-            Ok(Value::Text(s.repeat(count as usize)))
-        }
-        "space" => {
-            want(args, 1, name)?;
-            let Some(count) = num_i64(&args[0]) else {
-                return Ok(Value::Null);
-            };
-            if count < 1 {
-                return Ok(Value::Text(String::new()));
-            }
-            check_result_size(name, count as u128)?;
-            Ok(Value::Text(" ".repeat(count as usize)))
-        }
-        "mod" => {
-            want(args, 2, name)?;
-            arith(BinOp::Mod, &args[0], &args[1])
-        }
-        "pow" | "power" | "atan2" => {
-            want(args, 2, name)?;
-            let (Some(x), Some(y)) = (as_f64(&args[0]), as_f64(&args[1])) else {
-                return Ok(Value::Null);
-            };
-            let r = if name == "atan2" {
-                x.atan2(y)
-            } else {
-                x.powf(y)
-            };
-            finite(name, r)
-        }
-        "exp" | "sin" | "cos" | "tan" | "cot" | "asin" | "acos" | "ln" | "log2" | "log10"
-        | "degrees" | "radians" => {
-            want(args, 1, name)?;
-            let Some(x) = as_f64(&args[0]) else {
-                return Ok(Value::Null);
-            };
-            let r = match name {
-                "exp" => x.exp(),
-                "sin" => x.sin(),
-                "cos" => x.cos(),
-                "tan" => x.tan(),
-                "cot" => 1.0 / x.tan(),
-                "degrees" => x.to_degrees(),
-                "radians" => x.to_radians(),
-                "asin" | "acos" if !(-1.0..=1.0).contains(&x) => return Ok(Value::Null),
-                "asin" => x.asin(),
-                "acos" => x.acos(),
-                _ if x <= 0.0 => return Ok(Value::Null),
-                "ln" => x.ln(),
-                "log2" => x.log2(),
-                _ => x.log10(),
-            };
-            finite(name, r)
-        }
-        "log" => {
-            let vals = match args {
-                [x] => as_f64(x).map(|x| (std::f64::consts::E, x)),
-                [b, x] => as_f64(b).zip(as_f64(x)),
-                _ => return Err(wrong_count(name)),
-            };
-            // MySQL: NULL when X <= 0 or (two arguments) B <= 0 or B = 1.
-            Ok(match vals {
-                Some((_, x)) if x > 0.0 && args.len() == 1 => Value::Float(x.ln()),
-                Some((b, x)) if x > 0.0 && b > 0.0 && b != 1.0 => Value::Float(x.ln() / b.ln()),
-                _ => Value::Null,
-            })
-        }
-        "atan" => {
-            let r = match args {
-                [x] => as_f64(x).map(f64::atan),
-                [y, x] => as_f64(y).zip(as_f64(x)).map(|(y, x)| y.atan2(x)),
-                _ => return Err(wrong_count(name)),
-            };
-            Ok(r.map(Value::Float).unwrap_or(Value::Null))
-        }
-        "pi" => {
-            want(args, 0, name)?;
-            Ok(Value::Float(std::f64::consts::PI))
-        }
-        "sign" => {
-            want(args, 1, name)?;
-            Ok(match num(&args[0]) {
-                Some(Value::Int(i)) => Value::Int(i.signum()),
-                Some(Value::Decimal(d)) => Value::Int(d.signum()),
-                Some(Value::Float(f)) => Value::Int(if f > 0.0 {
-                    1
-                } else if f < 0.0 {
-                    -1
-                } else {
-                    0
-                }),
-                _ => Value::Null,
-            })
-        }
-        "truncate" => {
-            want(args, 2, name)?;
-            let (Some(x), Some(d)) = (num(&args[0]), num_i64(&args[1])) else {
-                return Ok(Value::Null);
-            };
-            Ok(match x {
-                Value::Int(i) if d >= 0 => Value::Int(i),
-                Value::Int(i) => {
-                    let m = 10i64.checked_pow(d.unsigned_abs().min(u32::MAX as u64) as u32);
-                    Value::Int(m.map_or(0, |m| i / m * m))
-                }
-                Value::Float(f) => Value::Float(truncate_float(f, d)),
-                Value::Decimal(x) => Value::Decimal(x.round_to(d, true)),
-                _ => Value::Null,
-            })
-        }
-        "greatest" | "least" => {
-            if args.len() < 2 {
-                return Err(wrong_count(name));
-            }
-            if args.iter().any(Value::is_null) {
-                return Ok(Value::Null);
-            }
-            let numeric = args.iter().all(|a| {
-                matches!(
-                    a,
-                    Value::Int(_) | Value::Float(_) | Value::Decimal(_) | Value::Bool(_)
-                )
-            });
-            let want_greater = name == "greatest";
-            if numeric {
-                let all_int = args
-                    .iter()
-                    .all(|a| matches!(a, Value::Int(_) | Value::Bool(_)));
-                let any_float = args.iter().any(|a| matches!(a, Value::Float(_)));
-                let mut best = num(&args[0]).unwrap_or(Value::Null);
-                for a in &args[1..] {
-                    let v = num(a).unwrap_or(Value::Null);
-                    let o = num_cmp(&v, &best);
-                    if (want_greater && o == Ordering::Greater)
-                        || (!want_greater && o == Ordering::Less)
-                    {
-                        best = v;
-                    }
-                }
-                // The arguments' common type: DOUBLE if one is, else
-                // DECIMAL at the widest scale, else INT.
-                return Ok(match best {
-                    _ if all_int => best,
-                    Value::Int(i) if any_float => Value::Float(i as f64),
-                    Value::Decimal(d) if any_float => Value::Float(d.to_f64()),
-                    Value::Int(_) | Value::Decimal(_) => {
-                        let scale = args
-                            .iter()
-                            .filter_map(|a| match a {
-                                Value::Decimal(d) => Some(d.scale()),
-                                _ => None,
-                            })
-                            .max()
-                            .unwrap_or(0);
-                        exact(&best).map_or(best, |d| Value::Decimal(d.rescale(scale)))
-                    }
-                    other => other,
-                });
-            }
-            // As strings, by code point (`utf8mb4_bin`, as `<` compares);
-            // of equal strings the first is kept.
-            let mut best = text_of(&args[0]);
-            for a in &args[1..] {
-                let v = text_of(a);
-                let o = v.as_ref().cmp(best.as_ref());
-                if (want_greater && o == Ordering::Greater)
-                    || (!want_greater && o == Ordering::Less)
-                {
-                    best = v;
-                }
-            }
-            Ok(Value::Text(best.into_owned()))
-        }
-        "nullif" => {
-            want(args, 2, name)?;
-            // Equal exactly when `a = b` is true.
-            let equal = sql_cmp(&args[0], &args[1]) == Some(Ordering::Equal);
-            Ok(if equal { Value::Null } else { args[0].clone() })
-        }
-        "coalesce" => Ok(args
-            .iter()
-            .find(|a| !a.is_null())
-            .cloned()
-            .unwrap_or(Value::Null)),
-        "ifnull" => {
-            want(args, 2, name)?;
-            Ok(if args[0].is_null() {
-                args[1].clone()
-            } else {
-                args[0].clone()
-            })
-        }
-        FIXED_TEXT => {
-            want(args, 2, name)?;
-            let d = num_i64(&args[1]).unwrap_or(0).clamp(0, 30) as u8;
-            Ok(match crate::types::format_fixed_float(&args[0], d) {
-                Some(t) => Value::Text(t),
-                None => args[0].clone(),
-            })
-        }
-        SHOW_SCALE => {
-            want(args, 2, name)?;
-            let s = num_i64(&args[1]).unwrap_or(0).clamp(0, 30) as u8;
-            Ok(match &args[0] {
-                Value::Decimal(d) if d.scale() < s => Value::Decimal(if d.held_scale() >= s {
-                    d.clone().with_shown(s)
-                } else {
-                    d.rescale(s)
-                }),
-                Value::Int(i) => Value::Decimal(Decimal::from_i64(*i).rescale(s)),
-                other => other.clone(),
-            })
-        }
-        IS_TRUE => {
-            want(args, 1, name)?;
-            Ok(Value::Bool(truth(&args[0]) == Some(true)))
-        }
-        IS_FALSE => {
-            want(args, 1, name)?;
-            Ok(Value::Bool(truth(&args[0]) == Some(false)))
-        }
-        "if" => {
-            want(args, 3, name)?;
-            Ok(if truth(&args[0]) == Some(true) {
-                args[1].clone()
-            } else {
-                args[2].clone()
-            })
-        }
-        "now" | "current_timestamp" | "sysdate" => {
-            let us = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_micros() as i64)
-                .unwrap_or(0);
-            Ok(Value::DateTime(us - us % 1_000_000))
-        }
-        "version" => Ok(Value::Text(crate::sql::vars::server_version())),
-        _ if datetime::is_datetime_fn(name) => datetime::call(name, args),
-        _ if regexp::is_regexp_function(name) => regexp::call(name, args),
-        _ => Err(SqlError::new(
-            code::UNKNOWN_FUNCTION,
-            format!("FUNCTION {name} does not exist"),
-        )),
-    }
+    crate::sql::functions::call_values(name, args)
 }
 
 fn cast(v: Value, to: CastTo) -> SqlResult<Value> {
@@ -3359,52 +2763,8 @@ impl CExpr {
                 }
             }
             CExpr::Cast(x, to) => cast(x.eval(cx)?, *to)?,
-            CExpr::Func(name, args) if crate::json::is_json_function(name) => {
-                let vals = args
-                    .iter()
-                    .map(|a| {
-                        Ok(crate::json::JsonArg {
-                            value: a.eval(cx)?,
-                            json: a.is_json(),
-                        })
-                    })
-                    .collect::<SqlResult<Vec<_>>>()?;
-                crate::json::call(name, &vals)?
-            }
-            // Only the arguments that decide the answer are evaluated, as
-            // in MySQL (`COALESCE(1, COT(0))` is 1, not error 1690).
-            CExpr::Func(name, args) if name == "coalesce" => {
-                for a in args {
-                    let v = a.eval(cx)?;
-                    if !v.is_null() {
-                        return Ok(v);
-                    }
-                }
-                Value::Null
-            }
-            CExpr::Func(name, args) if name == "ifnull" && args.len() == 2 => {
-                match args[0].eval(cx)? {
-                    Value::Null => args[1].eval(cx)?,
-                    v => v,
-                }
-            }
-            CExpr::Func(name, args) if name == "if" && args.len() == 3 => {
-                if args[0].test(cx)? == Some(true) {
-                    args[1].eval(cx)?
-                } else {
-                    args[2].eval(cx)?
-                }
-            }
-            CExpr::Func(name, args) => {
-                let vals = args
-                    .iter()
-                    .map(|a| a.eval(cx))
-                    .collect::<SqlResult<Vec<_>>>()?;
-                match cx.funcs.call(name, &vals) {
-                    Some(r) => r?,
-                    None => call_builtin(name, &vals)?,
-                }
-            }
+            // Dispatched through the function registry.
+            CExpr::Func(name, args) => crate::sql::functions::eval_call(name, args, cx)?,
         })
     }
 
@@ -3413,7 +2773,7 @@ impl CExpr {
     /// (A JSON column is not recognised here: its text is taken as a
     /// string when nested into JSON_OBJECT / JSON_ARRAY.)
     pub fn is_json(&self) -> bool {
-        matches!(self, CExpr::Func(n, _) if crate::json::returns_json(n))
+        matches!(self, CExpr::Func(n, _) if crate::sql::functions::returns_json(n))
     }
 
     /// Whether the expression reads no column, aggregate or MATCH slot
@@ -3618,15 +2978,12 @@ pub fn eval_const(e: &CExpr, funcs: &dyn FunctionHost) -> SqlResult<Value> {
 /// or that act (sleep, fault injection): never folded to a constant, never
 /// moved to another place in a plan.
 pub fn varies_per_call(name: &str) -> bool {
-    matches!(
-        name,
-        "rand" | "uuid" | "now" | "sysdate" | "current_timestamp" | "sleep"
-    ) || name.contains("fault")
+    crate::sql::functions::is_volatile(name)
 }
 
 pub mod collate;
 pub(crate) mod datetime;
-mod regexp;
+pub(crate) mod regexp;
 pub(crate) mod window_spec;
 
 #[cfg(test)]

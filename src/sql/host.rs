@@ -39,13 +39,15 @@ impl<'a> SessionHost<'a> {
         }
     }
 
-    /// Fault-injection control needs SUPER (`privileged` is refreshed from
-    /// the grants before every statement): error 1227 otherwise.
-    fn require_privilege(&self, _f: &str) -> SqlResult<()> {
-        if self.privileged {
-            Ok(())
-        } else {
-            Err(crate::sql::privileges::super_denied())
+    /// The privilege the function registry declares for `f` (SUPER for
+    /// fault-injection control; `privileged` is refreshed from the grants
+    /// before every statement): error 1227 without it.
+    fn require_privilege(&self, f: &str) -> SqlResult<()> {
+        match crate::sql::functions::privilege(f) {
+            crate::sql::functions::Privilege::Super if !self.privileged => {
+                Err(crate::sql::privileges::super_denied())
+            }
+            _ => Ok(()),
         }
     }
 }
@@ -107,6 +109,11 @@ impl FunctionHost for LazyHost<'_> {
 
 impl FunctionHost for SessionHost<'_> {
     fn call(&self, name: &str, args: &[Value]) -> Option<SqlResult<Value>> {
+        // Every call is checked against the privilege the registry
+        // declares, before its arguments are looked at.
+        if let Err(e) = self.require_privilege(name) {
+            return Some(Err(e));
+        }
         let reg = tributary_fault::global();
         let r = match name {
             "database" | "schema" => Ok(self.db.clone().map(Value::Text).unwrap_or(Value::Null)),

@@ -22,6 +22,7 @@ pub mod dml;
 pub mod exec;
 pub mod expr;
 pub mod fast_insert;
+pub mod functions;
 pub mod host;
 pub mod params;
 pub mod parse;

@@ -103,3 +103,9 @@ SELECT CAST('[1,2]' AS VECF32(2)) + CAST('[1,2,3]' AS VECF32(3));
 SELECT CAST(CAST('[1.5,2]' AS VECF32(2)) AS VECF64(2)), CAST(CAST('[0.1,2]' AS VECF64(2)) AS VECF32(2));
 SELECT CAST(CAST('[1,2]' AS VECF32(2)) AS VECF64(3));
 SELECT vector_dims(CAST('[1,2]' AS VECF32(2)) * 3), l2_norm(CAST('[3,4]' AS VECF64(2)) + 0);
+-- The function registry checks names and argument counts when a statement
+-- is compiled, as MySQL does: even where no row would evaluate the call.
+SELECT ABS(1, 2) FROM (SELECT 1 AS a) t WHERE a = 0;
+SELECT nosuchfn(a) FROM (SELECT 1 AS a) t WHERE a = 0;
+SELECT ROUND(1, 2, 3), CONCAT();
+SELECT JSON_OBJECT('a');

@@ -43,42 +43,6 @@ const DAYS: [&str; 7] = [
     "Sunday",
 ];
 
-/// Whether `name` is one of these functions.
-pub fn is_datetime_fn(name: &str) -> bool {
-    CLOCK.contains(&name)
-        || matches!(
-            name,
-            "date"
-                | "time"
-                | "year"
-                | "month"
-                | "day"
-                | "dayofmonth"
-                | "hour"
-                | "minute"
-                | "second"
-                | "microsecond"
-                | "dayofweek"
-                | "dayofyear"
-                | "weekday"
-                | "week"
-                | "quarter"
-                | "monthname"
-                | "dayname"
-                | "last_day"
-                | "to_days"
-                | "datediff"
-                | "timestampdiff"
-                | "timestampadd"
-                | "date_add interval"
-                | "date_sub interval"
-                | "unix_timestamp"
-                | "from_unixtime"
-                | "date_format"
-                | "str_to_date"
-        )
-}
-
 /// Whether a call reads the clock (so it is never folded to a constant).
 pub fn reads_clock(name: &str, nargs: usize) -> bool {
     CLOCK.contains(&name) || (name == "unix_timestamp" && nargs == 0)

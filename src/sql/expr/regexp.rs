@@ -321,16 +321,8 @@ fn compiled(pattern: &str, flags: Flags) -> SqlResult<Arc<Regex>> {
     Ok(re)
 }
 
-/// Whether `name` is one of this module's functions.
-pub(super) fn is_regexp_function(name: &str) -> bool {
-    matches!(
-        name,
-        "regexp_like" | "regexp_instr" | "regexp_substr" | "regexp_replace"
-    )
-}
-
 /// Evaluate REGEXP_LIKE / _INSTR / _SUBSTR / _REPLACE (`name` lower-case).
-pub(super) fn call(name: &str, args: &[Value]) -> SqlResult<Value> {
+pub(crate) fn call(name: &str, args: &[Value]) -> SqlResult<Value> {
     let (min, max, mt_at) = match name {
         "regexp_like" => (2, 3, 2),
         "regexp_instr" => (2, 6, 5),

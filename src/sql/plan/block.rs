@@ -226,7 +226,6 @@ pub(crate) fn double_decimals(e: &CExpr, src: &Source, aggs: &[AggCall]) -> Opti
             CExpr::Bin(Add | Sub | Mul | Mod, a, b) => widest(&mut [&**a, &**b].into_iter())?,
             CExpr::Bin(Div, a, b) => widest(&mut [&**a, &**b].into_iter())?.saturating_add(4),
             CExpr::Func(name, args) => match name.as_str() {
-                "pi" => 6,
                 "round" | "truncate" => match args.get(1) {
                     None => 0,
                     Some(CExpr::Lit(Value::Int(d))) => (*d).clamp(0, 30) as u8,
@@ -237,7 +236,8 @@ pub(crate) fn double_decimals(e: &CExpr, src: &Source, aggs: &[AggCall]) -> Opti
                 "if" => widest(&mut args.iter().skip(1))?,
                 "coalesce" | "ifnull" | "greatest" | "least" | "mod" => widest(&mut args.iter())?,
                 "nullif" => double_decimals(args.first()?, src, aggs)?,
-                _ => return None,
+                // Fixed digits (PI() 6): as the function registry declares.
+                _ => crate::sql::functions::lookup(name)?.decimals?,
             },
             CExpr::Case(_, arms, els) => {
                 widest(&mut arms.iter().map(|(_, r)| r).chain(els.as_deref()))?
@@ -331,7 +331,8 @@ fn numeric_between(e: CExpr, src: &Source, aggs: &[AggCall]) -> CExpr {
 }
 
 /// The most characters a string expression can have, when known (a
-/// literal, a VARCHAR column, case and trim functions, CONCAT).
+/// literal, a VARCHAR column, the functions whose length the registry
+/// declares: case and trim functions, REVERSE, CONCAT).
 #[recursive::recursive]
 fn text_len(e: &CExpr, src: &Source) -> Option<usize> {
     match e {
@@ -340,11 +341,13 @@ fn text_len(e: &CExpr, src: &Source) -> Option<usize> {
             DataType::Varchar(n) => usize::try_from(n).ok(),
             _ => None,
         },
-        CExpr::Func(name, args) => match name.as_str() {
-            "lower" | "lcase" | "upper" | "ucase" | "reverse" | "ltrim" | "rtrim" | "trim both"
-            | "trim leading" | "trim trailing" => text_len(args.first()?, src),
-            "concat" => args.iter().map(|a| text_len(a, src)).sum(),
-            _ => None,
+        // As the function registry declares the function's length.
+        CExpr::Func(name, args) => match crate::sql::functions::lookup(name)?.text_len {
+            crate::sql::functions::TextLen::OfFirstArg => text_len(args.first()?, src),
+            crate::sql::functions::TextLen::SumOfArgs => {
+                args.iter().map(|a| text_len(a, src)).sum()
+            }
+            crate::sql::functions::TextLen::Unknown => None,
         },
         _ => None,
     }
@@ -502,12 +505,6 @@ pub(crate) fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnK
             _ => ColumnKind::Int,
         },
         CExpr::Func(name, args) => match name.as_str() {
-            "l2_distance" | "cosine_distance" | "inner_product" | "l2_norm" | "l2_distance_sq"
-            | "cosine_similarity" | "sqrt" | "l1_distance" | "l1_norm" | "summation" | "pow"
-            | "power" | "exp" | "ln" | "log" | "log2" | "log10" | "sin" | "cos" | "tan" | "cot"
-            | "asin" | "acos" | "atan" | "atan2" | "pi" | "degrees" | "radians" => {
-                ColumnKind::Float
-            }
             // FLOOR / CEIL of a double are doubles, of an integer
             // integers; of a DECIMAL (scale 0, one more integer digit when
             // it had a fraction, as the rounding may carry) BIGINT while
@@ -534,10 +531,6 @@ pub(crate) fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnK
                     _ => ColumnKind::Int,
                 },
             },
-            "instr" | "locate" | "regexp_instr" | "regexp_like" | "sign" | "year" | "month"
-            | "day" | "dayofmonth" | "hour" | "minute" | "second" | "microsecond" | "dayofweek"
-            | "dayofyear" | "weekday" | "quarter" | "week" | "to_days" | "datediff"
-            | "timestampdiff" => ColumnKind::Int,
             "unix_timestamp" if args.is_empty() => ColumnKind::Int,
             // UNIX_TIMESTAMP(x): BIGINT, or DECIMAL with the fractional
             // digits of a literal that has some (MariaDB folds a constant
@@ -561,8 +554,6 @@ pub(crate) fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnK
             },
             // Temporal results are sent with a temporal type (drivers then
             // return date / datetime objects, not strings).
-            "date" | "last_day" | "curdate" | "current_date" | "utc_date" => ColumnKind::Date,
-            "now" | "current_timestamp" | "sysdate" | "utc_timestamp" => ColumnKind::DateTime,
             "from_unixtime" if args.len() == 1 => ColumnKind::DateTime,
             // MySQL: DATE + a day-or-longer interval is a DATE, DATE or
             // DATETIME + anything else a DATETIME, text stays text.
@@ -651,22 +642,9 @@ pub(crate) fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnK
                     _ => ColumnKind::Text,
                 }
             }
-            "json_valid" | "json_length" | "json_contains" | "json_contains_path"
-            | "json_depth" => ColumnKind::Int,
-            "length"
-            | "char_length"
-            | "vector_dims"
-            | "trigger_fault_point"
-            | "last_insert_id"
-            | "connection_id"
-            | "sleep"
-            | "row_count"
-            | "found_rows"
-            | "is true"
-            | "is false"
-            | "octet_length"
-            | "character_length" => ColumnKind::Int,
-            _ => ColumnKind::Text,
+            // The functions whose type does not depend on their
+            // arguments: as the function registry declares them.
+            _ => crate::sql::functions::result_kind(name),
         },
         CExpr::Bin(op, a, b) => {
             use crate::sql::expr::BinOp::*;

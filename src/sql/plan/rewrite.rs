@@ -17,7 +17,7 @@ use crate::types::ColumnKind;
 /// Whether a function gives the same answer for the same arguments within
 /// a statement (so a predicate using it may be evaluated earlier).
 pub fn is_deterministic(name: &str) -> bool {
-    !crate::sql::expr::varies_per_call(name) && !matches!(name, "@" | "@@" | "last_insert_id")
+    crate::sql::functions::is_deterministic(name)
 }
 
 /// MySQL's type of a UNION column from its two inputs (also of the
