@@ -173,6 +173,12 @@ pub struct EngineArgs {
     /// eighth of `--statement-memory-total`, 64 MB to 2 GB.
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub statement_memory: Option<usize>,
+    /// Where statements' spill files go (`@@tmpdir`, decision 027).
+    /// Default: `tmp` in the data directory (swept of leftover spill files
+    /// at start), or the OS temp dir with `--storage`. A directory given
+    /// here is not swept: it may be shared.
+    #[arg(long, value_name = "DIR")]
+    pub tmpdir: Option<std::path::PathBuf>,
     /// Log statements that take at least this many ms (WARN, target
     /// `tributary::slow`); 0 turns the log off. Default 10000.
     #[arg(long, value_name = "MS")]
@@ -245,6 +251,7 @@ impl EngineArgs {
         if let Some(n) = self.pg_pool_size {
             c.pg_pool_size = n.max(2);
         }
+        c.tmpdir.clone_from(&self.tmpdir);
         if let Some(ms) = self.gc_interval_ms {
             c.gc_interval = Duration::from_millis(ms.max(10));
         }

@@ -82,6 +82,11 @@ pub struct Config {
     /// last period's commits in a crash) — and the page cache's size
     /// (default: an eighth of the machine's memory, 32 MiB to 4 GiB).
     pub storage: tributary_storage::EmbeddedOptions,
+    /// Where statements' spill files go (`@@tmpdir`; decision 027).
+    /// `None` (the default): `<datadir>/tmp` for an embedded database
+    /// (swept of leftover spill files when it opens), the OS temp dir for
+    /// one over PostgreSQL.
+    pub tmpdir: Option<std::path::PathBuf>,
 }
 
 impl Default for Config {
@@ -111,6 +116,7 @@ impl Default for Config {
                 crate::sql::budget::default_total(),
             ),
             slow_statement: Some(Duration::from_secs(10)),
+            tmpdir: None,
         }
     }
 }

@@ -45,7 +45,7 @@ impl Database {
     }
 
     /// Open with explicit settings.
-    pub fn open_with(path: impl AsRef<Path>, config: Config) -> SqlResult<Database> {
+    pub fn open_with(path: impl AsRef<Path>, mut config: Config) -> SqlResult<Database> {
         let path = path.as_ref();
         std::fs::create_dir_all(path).map_err(|e| {
             SqlError::internal(format!(
@@ -54,6 +54,15 @@ impl Database {
             ))
         })?;
         let storage: Arc<dyn Storage> = EmbeddedStorage::open_with(path, config.storage)?;
+        // Spill files go under the data directory; a crash's are swept —
+        // once the storage is open, so never those of a process that
+        // still holds the directory.
+        if config.tmpdir.is_none() {
+            let tmp = path.join("tmp");
+            crate::sql::spill::remove_leftovers(&tmp)
+                .map_err(|e| SqlError::internal(format!("cannot clean {}: {e}", tmp.display())))?;
+            config.tmpdir = Some(tmp);
+        }
         Self::open_shared(storage, config)
     }
 
@@ -102,6 +111,7 @@ impl Database {
         ));
         let engine = Arc::new(Engine {
             budget,
+            spill: Default::default(),
             storage,
             config,
             ids: IdAllocator::default(),

@@ -231,8 +231,15 @@ fn kill_query_stops_every_operator_and_a_canary_stays_responsive() {
             3 * N * ROW + N * 40 + N * 20,
         ),
     ];
+    // Operators held in memory (past `sort_buffer_size` / `tmp_table_size`
+    // they spill instead: tests/spill.rs).
+    let in_memory = [
+        "SET sort_buffer_size = 1073741824",
+        "SET tmp_table_size = 1073741824",
+        "SET max_heap_table_size = 1073741824",
+    ];
     for (what, sql, charged) in shapes {
-        let (id, h) = spawn(&db, &[], &sql);
+        let (id, h) = spawn(&db, &in_memory, &sql);
         wait_until(&format!("{what} running"), WAIT, || {
             running(&mut admin, id, &sql)
         });
@@ -256,8 +263,10 @@ fn kill_query_stops_every_operator_and_a_canary_stays_responsive() {
     }
 }
 
-/// Each operator that keeps rows fails past the budget by itself: the
-/// table function's rows (and their copy) fit, the operator's do not.
+/// Each operator fails past the budget by what it holds: the table
+/// function's rows (and their copy) fit, the operator's do not. DISTINCT
+/// spills its keys instead and answers (decision 027); so do a GROUP BY's
+/// groups and a UNION's keys, but their output rows still do not fit.
 #[test]
 fn each_operator_is_charged() {
     let (_dir, db, _root) = open(280 * MIB, 1024 * MIB);
@@ -270,14 +279,13 @@ fn each_operator_is_charged() {
                 .to_string(),
         ),
         (
-            "GROUP BY groups",
+            // Its groups spill past `tmp_table_size`, but its 1 M output
+            // rows (held until the outer block counts them) do not fit.
+            "GROUP BY output",
             format!("SELECT COUNT(*) FROM (SELECT result, COUNT(*) FROM generate_series(1, {N}) g GROUP BY result) d"),
         ),
         (
-            "DISTINCT keys",
-            format!("SELECT COUNT(*) FROM (SELECT DISTINCT result FROM generate_series(1, {N}) g) d"),
-        ),
-        (
+            // Its keys spill; the 2 M rows it holds do not fit.
             "UNION DISTINCT",
             format!("SELECT COUNT(*) FROM (SELECT result FROM generate_series(1, {N}) a UNION SELECT result FROM generate_series(1, {N}) b) d"),
         ),
@@ -292,6 +300,11 @@ fn each_operator_is_charged() {
         &format!("SELECT COUNT(*) FROM generate_series(1, {N}) g"),
     );
     assert_eq!(r, vec![vec![Value::Int(N as i64)]]);
+    // DISTINCT's keys past the budget go to disk instead (decision 027).
+    let sql =
+        format!("SELECT COUNT(*) FROM (SELECT DISTINCT result FROM generate_series(1, {N}) g) d");
+    assert_eq!(q(&mut s, &sql), vec![vec![Value::Int(N as i64)]]);
+    assert_eq!(db.engine().budget.used(), 0);
 }
 
 /// `max_execution_time` stops the same shapes with 3024.

@@ -638,8 +638,7 @@ impl Reservation {
     }
 
     /// Bytes counted so far.
-    #[cfg(test)]
-    fn bytes(&self) -> u64 {
+    pub fn bytes(&self) -> u64 {
         self.charged + self.pending
     }
 }

@@ -31,6 +31,7 @@ pub mod privileges;
 pub mod process;
 pub mod search;
 pub mod show;
+pub mod spill;
 pub mod stack;
 pub mod table_locks;
 pub mod truncate;
@@ -60,6 +61,8 @@ pub struct Engine {
     pub globals: vars::Globals,
     /// The memory all running statements may hold (`sql::budget`).
     pub budget: Arc<budget::Global>,
+    /// The node's spill counters (`sql::spill`).
+    pub spill: Arc<spill::Stats>,
 }
 
 /// Per-connection state.
@@ -236,8 +239,9 @@ impl Engine {
             st.interrupt.clone(),
         ));
         let scope = budget::enter(running.clone());
+        let spilling = spill::enter(self.spill_settings(st));
         let r = self.execute_statement(st, sql);
-        drop(scope);
+        drop((spilling, scope));
         // What the statement freed goes back to the system (now, or after
         // the server's reply), not whenever this thread's allocator next
         // tidies up.
@@ -256,6 +260,29 @@ impl Engine {
             0 => self.budget.statement_default(),
             n => n,
         }
+    }
+
+    /// Where and past how many bytes the session's next statement spills
+    /// (decision 027).
+    fn spill_settings(&self, st: &SessionState) -> Arc<spill::Settings> {
+        let bytes = |name: &str| match st.vars.get(name).and_then(|v| v.parse().ok()) {
+            Some(n) => n,
+            None => spill::DEFAULT_BUDGET,
+        };
+        Arc::new(spill::Settings {
+            dir: self.tmpdir(),
+            sort_buffer: bytes("sort_buffer_size"),
+            tmp_table: bytes("tmp_table_size").min(bytes("max_heap_table_size")),
+            stats: self.spill.clone(),
+        })
+    }
+
+    /// `@@tmpdir`: where spill files go.
+    pub fn tmpdir(&self) -> std::path::PathBuf {
+        self.config
+            .tmpdir
+            .clone()
+            .unwrap_or_else(std::env::temp_dir)
     }
 
     /// The slow-statement log (`Config::slow_statement`).

@@ -517,6 +517,7 @@ pub fn status(engine: &Engine, like: Option<&str>) -> QueryResult {
             ("Tributary_statement_memory_used", engine.budget.used()),
             ("Tributary_statement_memory_peak", engine.budget.peak()),
         ])
+        .chain(engine.spill.status())
         .filter(|(k, _)| {
             like.is_none_or(|p| {
                 crate::sql::expr::like_match_ci(&k.to_ascii_lowercase(), &p.to_ascii_lowercase())

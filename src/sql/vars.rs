@@ -138,6 +138,15 @@ const VARS: &[Def] = &[
     def("lower_case_table_names", RO, A::Any, "0"),
     def("max_allowed_packet", RO, A::Any, "67108864"),
     def("max_execution_time", S, A::Count, "0"),
+    // Bytes a hash table (GROUP BY, DISTINCT, hash join) keeps in memory
+    // before it spills: the smaller of this and `tmp_table_size`, as
+    // MySQL's (decision 027). MySQL's default.
+    def(
+        "max_heap_table_size",
+        S,
+        A::Range(16_384, i64::MAX),
+        "16777216",
+    ),
     def("net_buffer_length", RO, A::Any, "16384"),
     def("net_read_timeout", S, A::Count, "30"),
     def("net_write_timeout", S, A::Count, "60"),
@@ -147,6 +156,14 @@ const VARS: &[Def] = &[
     def("protocol_version", RO, A::Any, "10"),
     def("query_cache_size", RO, A::Any, "0"),
     def("query_cache_type", RO, A::Any, "OFF"),
+    // Bytes one sort keeps in memory before it writes sorted runs to
+    // disk (decision 027: 16 MiB, not MySQL's 256 KiB).
+    def(
+        "sort_buffer_size",
+        S,
+        A::Range(32_768, i64::MAX),
+        "16777216",
+    ),
     def("sql_auto_is_null", RO, A::Any, "0"),
     def("sql_mode", S, A::SqlMode, DEFAULT_SQL_MODE),
     def("sql_notes", S, A::Bool, "ON"),
@@ -155,6 +172,10 @@ const VARS: &[Def] = &[
     def("sql_select_limit", RO, A::Any, "18446744073709551615"),
     def("system_time_zone", RO, A::Any, "UTC"),
     def("time_zone", S, A::TimeZone, "SYSTEM"),
+    // See `max_heap_table_size`.
+    def("tmp_table_size", S, A::Range(1024, i64::MAX), "16777216"),
+    // Where spill files go (`Engine::tmpdir`).
+    def("tmpdir", RO, A::Any, ""),
     def("transaction_isolation", S, A::Isolation, "REPEATABLE-READ"),
     def("transaction_read_only", RO, A::Any, "OFF"),
     // Bytes of rows one statement may hold; 0: the server's default
@@ -207,6 +228,8 @@ pub struct SessionVars {
     pub lock_wait_timeout_secs: u64,
     /// The node's `SET GLOBAL` values.
     pub globals: BTreeMap<String, String>,
+    /// `@@tmpdir`.
+    pub tmpdir: String,
 }
 
 impl SessionVars {
@@ -217,6 +240,7 @@ impl SessionVars {
             autocommit: st.autocommit,
             lock_wait_timeout_secs: engine.config.lock_wait_timeout.as_secs(),
             globals: engine.globals.snapshot(),
+            tmpdir: engine.tmpdir().display().to_string(),
         }
     }
 }
@@ -232,6 +256,7 @@ impl SessionVars {
             autocommit,
             lock_wait_timeout_secs: self.lock_wait_timeout_secs,
             globals: self.globals.clone(),
+            tmpdir: self.tmpdir.clone(),
         }
     }
 }
@@ -271,6 +296,7 @@ pub fn read_captured(sv: &SessionVars, name: &str) -> SqlResult<String> {
         "autocommit" => if sv.autocommit { "ON" } else { "OFF" }.into(),
         "version" => server_version(),
         "innodb_lock_wait_timeout" => sv.lock_wait_timeout_secs.to_string(),
+        "tmpdir" => sv.tmpdir.clone(),
         "hostname" => std::env::var("HOSTNAME").unwrap_or_else(|_| "localhost".into()),
         _ => d.default.into(),
     })

@@ -130,6 +130,10 @@ def test_kill_query_and_canary(budgeted, what, sql, threshold):
         c.execute("SELECT CONNECTION_ID()")
         vid = c.fetchone()[0]
         c.execute(f"SET tributary_statement_memory_limit = {450 * MIB}")
+        # The operators held in memory (past these budgets they would
+        # spill to disk instead: decision 027, tests/spill.rs).
+        for v in ("sort_buffer_size", "tmp_table_size", "max_heap_table_size"):
+            c.execute(f"SET {v} = {1024 * MIB}")
     out = {}
 
     def go():

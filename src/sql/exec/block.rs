@@ -599,6 +599,9 @@ pub(crate) struct Groups {
     /// The groups' charge to the statement's memory budget (none for
     /// `Groups::default()`: see [`Groups::charged`]).
     mem: Reservation,
+    /// Where rows of new groups go once the table is full (none: it
+    /// never spills; decision 027).
+    overflow: Option<crate::sql::spill::hash::Overflow>,
 }
 
 impl Drop for Groups {
@@ -626,6 +629,47 @@ impl Groups {
         let mut g = Groups::default();
         g.mem = mem;
         g
+    }
+
+    /// No groups yet, charged to `mem`'s statement, spilling past its
+    /// `tmp_table_size` ([`Groups::spilled`]).
+    pub fn spilling(mem: Reservation) -> Groups {
+        let mut g = Groups::charged(mem);
+        g.overflow = Some(crate::sql::spill::hash::Overflow::for_statement());
+        g
+    }
+
+    /// Bytes the groups hold.
+    pub fn bytes(&self) -> u64 {
+        self.mem.bytes()
+    }
+
+    /// The partitions of rows whose groups did not fit (decision 027):
+    /// each is folded into fresh groups by [`Groups::of_partition`].
+    pub fn spilled(&mut self) -> SqlResult<Vec<crate::sql::spill::hash::Partition>> {
+        match self.overflow.take() {
+            Some(o) => o.finish(),
+            None => Ok(Vec::new()),
+        }
+    }
+
+    /// The groups of a spilled partition's rows (which may spill again).
+    pub fn of_partition(
+        p: crate::sql::spill::hash::Partition,
+        plan: &Plan,
+        ex: &Exprs<'_>,
+        ev: &mut EvalRow<'_>,
+    ) -> SqlResult<Groups> {
+        let mut g = Groups::charged(Reservation::new());
+        g.overflow = Some(p.overflow());
+        let mut r = p.reader()?;
+        while let Some(rec) = r.next_record()? {
+            let Ok([row, m]) = <[Vec<Value>; 2]>::try_from(rec) else {
+                return Err(SqlError::internal("a spilled group row is damaged"));
+            };
+            g.add(plan, ex, &row, &m, ev)?;
+        }
+        Ok(g)
     }
 
     /// Merge `later` (the groups of rows that come after this one's in
@@ -690,6 +734,12 @@ impl Groups {
         let gi = match self.index.get(&kb) {
             Some(&i) => i,
             None => {
+                if let Some(o) = &mut self.overflow {
+                    if !self.groups.is_empty() && o.full(self.mem.bytes()) {
+                        // Full: the row waits on disk for its group.
+                        return o.put(&kb, &[row, m]);
+                    }
+                }
                 self.mem.add(
                     budget::row_size(row) + budget::row_size(m) + group_size(&kb, plan.aggs.len()),
                 )?;
@@ -799,7 +849,7 @@ fn run_with(
     let ex = Exprs::new(cx, plan, outer)?;
     let host = SessionHost::new(cx.session, cx.engine);
     let empty: Vec<Value> = Vec::new();
-    let mut groups = Groups::charged(Reservation::new());
+    let mut groups = Groups::spilling(Reservation::new());
     // The rows this block keeps, charged to the statement's budget while
     // they live (its output is charged again by whoever keeps it).
     let mut mem = Reservation::new();
@@ -890,6 +940,10 @@ fn run_with(
                 ev(cx, p, &host, row, outer, &empty, m)
             })?;
         }
+        // Groups whose rows went to disk come after the others, one
+        // partition at a time (decision 027).
+        let mut pending = groups.spilled()?;
+        let mut _partition: Option<Groups> = None;
         let mut groups = budget::Grave(std::mem::take(&mut groups.groups));
         if groups.is_empty() && plan.group_by.is_empty() {
             let width = plan.source.scope.cols.len();
@@ -899,20 +953,29 @@ fn run_with(
                 vec![AggState::default(); plan.aggs.len()],
             ));
         }
-        for (row, m, states) in groups.take() {
-            budget::tick()?;
-            let aggs: Vec<Value> = states
-                .iter()
-                .zip(&plan.aggs)
-                .map(|(s, c)| agg_final(s, c))
-                .collect();
-            if let Some(h) = &ex.having {
-                let v = ev(cx, h, &host, &row, outer, &aggs, &m)?;
-                if crate::sql::expr::truth(&v) != Some(true) {
-                    continue;
+        loop {
+            for (row, m, states) in groups.take() {
+                budget::tick()?;
+                let aggs: Vec<Value> = states
+                    .iter()
+                    .zip(&plan.aggs)
+                    .map(|(s, c)| agg_final(s, c))
+                    .collect();
+                if let Some(h) = &ex.having {
+                    let v = ev(cx, h, &host, &row, outer, &aggs, &m)?;
+                    if crate::sql::expr::truth(&v) != Some(true) {
+                        continue;
+                    }
                 }
+                units.push((row, aggs, m));
             }
-            units.push((row, aggs, m));
+            let Some(p) = pending.pop() else { break };
+            let mut g = Groups::of_partition(p, plan, &ex, &mut |p, row, m| {
+                ev(cx, p, &host, row, outer, &empty, m)
+            })?;
+            pending.extend(g.spilled()?);
+            groups.0 = std::mem::take(&mut g.groups);
+            _partition = Some(g);
         }
     } else {
         // Moved a row at a time between ticks (a collect moved them all,
@@ -929,9 +992,48 @@ fn run_with(
             ev(cx, p, &host, &u.0, outer, &u.1, &u.2)
         })?;
     }
-    // Project + sort keys.
+    // A KILL stops the sort: once it is seen every comparison answers
+    // at once and the sort ends quickly.
+    let stop = budget::SortStop::default();
+    let order = |a: &(Vec<Value>, Vec<Value>), b: &(Vec<Value>, Vec<Value>)| {
+        if stop.stopped() {
+            return Ordering::Equal;
+        }
+        for (i, (key, desc)) in plan.order_by.iter().enumerate() {
+            let (x, y) = (&a.1[i], &b.1[i]);
+            let o = if is_distance_key(key) && x.is_null() != y.is_null() {
+                // NULL distance last whatever the direction.
+                if x.is_null() {
+                    Ordering::Greater
+                } else {
+                    Ordering::Less
+                }
+            } else {
+                let o = x.total_cmp(y);
+                if *desc {
+                    o.reverse()
+                } else {
+                    o
+                }
+            };
+            if o != Ordering::Equal {
+                return o;
+            }
+        }
+        Ordering::Equal
+    };
+    // Project + sort keys. Sorted rows past `sort_buffer_size` go to disk
+    // as sorted runs (decision 027).
+    let mut sorter = (!plan.order_by.is_empty() && !plan.distinct).then(|| {
+        crate::sql::spill::sort::Sorter::for_statement()
+            .top(plan.limit.map(|l| plan.offset.saturating_add(l)))
+    });
     let mut out: budget::Grave<Vec<(Vec<Value>, Vec<Value>)>> =
-        budget::Grave(Vec::with_capacity(units.len()));
+        budget::Grave(Vec::with_capacity(if sorter.is_some() {
+            0
+        } else {
+            units.len()
+        }));
     for (row, aggs, m) in units.iter() {
         let proj: Vec<Value> = ex
             .projection
@@ -943,12 +1045,41 @@ fn run_with(
             .iter()
             .map(|e| ev(cx, e, &host, row, outer, aggs, m))
             .collect::<SqlResult<_>>()?;
+        if let Some(s) = &mut sorter {
+            s.push((proj, keys), &order)?;
+            continue;
+        }
         mem.add(budget::row_size(&proj) + budget::row_size(&keys))?;
         out.push((proj, keys));
     }
     // Freed between ticks (dropped at once, 10,000,000 rows took a KILL
     // over 2 s to see).
     budget::drop_ticking(units.take())?;
+    let mut _sorted_mem = None;
+    match sorter.map(|s| s.done(&order)).transpose()? {
+        Some(crate::sql::spill::sort::Sorted::Merged(mut m)) => {
+            let end = plan
+                .limit
+                .map_or(usize::MAX, |l| plan.offset.saturating_add(l));
+            let mut rows = Vec::new();
+            let mut at = 0;
+            while at < end {
+                let Some((p, _)) = m.next(&order)? else { break };
+                if at >= plan.offset {
+                    mem.add_row(&p)?;
+                    rows.push(p);
+                }
+                at += 1;
+            }
+            stop.finish()?;
+            return Ok(rows);
+        }
+        Some(crate::sql::spill::sort::Sorted::InMemory(items, charge)) => {
+            out.0 = items;
+            _sorted_mem = Some(charge);
+        }
+        None => {}
+    }
     if plan.distinct {
         // In place: the first of each key moves to the front; a duplicate
         // is freed as it is met. On a KILL or past the budget the rows
@@ -957,8 +1088,17 @@ fn run_with(
         // ~100 ms at 1,000,000 rows).
         let mut seen: budget::Grave<std::collections::HashSet<Vec<u8>>> = Default::default();
         let mut kept = 0;
+        // Past `tmp_table_size` of keys, rows of new keys go to disk
+        // (decision 027).
+        let mut overflow = crate::sql::spill::hash::Overflow::for_statement();
+        let mut seen_bytes = 0;
         for i in 0..out.len() {
             let k = group_key_under(&out[i].0, &plan.out_colls);
+            if kept > 0 && overflow.full(seen_bytes) && !seen.contains(&k) {
+                overflow.put_item(&k, &std::mem::take(&mut out[i]))?;
+                continue;
+            }
+            seen_bytes += k.len() as u64 + 48;
             mem.add(k.len() + 48)?;
             budget::tick()?;
             if seen.insert(k) {
@@ -970,38 +1110,11 @@ fn run_with(
         }
         // What is past `kept` holds nothing any more.
         out.truncate(kept);
+        crate::sql::spill::hash::distinct_partitions(overflow, &mut out.0, |item| {
+            group_key_under(&item.0, &plan.out_colls)
+        })?;
     }
     if !plan.order_by.is_empty() {
-        // A KILL stops the sort: once it is seen every comparison answers
-        // at once and the sort ends quickly.
-        let stop = budget::SortStop::default();
-        let order = |a: &(Vec<Value>, Vec<Value>), b: &(Vec<Value>, Vec<Value>)| {
-            if stop.stopped() {
-                return Ordering::Equal;
-            }
-            for (i, (key, desc)) in plan.order_by.iter().enumerate() {
-                let (x, y) = (&a.1[i], &b.1[i]);
-                let o = if is_distance_key(key) && x.is_null() != y.is_null() {
-                    // NULL distance last whatever the direction.
-                    if x.is_null() {
-                        Ordering::Greater
-                    } else {
-                        Ordering::Less
-                    }
-                } else {
-                    let o = x.total_cmp(y);
-                    if *desc {
-                        o.reverse()
-                    } else {
-                        o
-                    }
-                };
-                if o != Ordering::Equal {
-                    return o;
-                }
-            }
-            Ordering::Equal
-        };
         out.0 = match plan.limit.map(|l| plan.offset.saturating_add(l)) {
             Some(k) if k < out.len() => top_k(out.take(), k, order)?,
             _ => {

@@ -155,32 +155,39 @@ fn side_keys(
     mem: &mut Reservation,
 ) -> SqlResult<Vec<Option<Vec<HKey>>>> {
     let mut out = Vec::with_capacity(rows.len());
-    'rows: for row in rows {
+    for row in rows {
         budget::tick()?;
         mem.add(32 + exprs.len() * std::mem::size_of::<HKey>())?;
-        let mut k = Vec::with_capacity(exprs.len());
-        for e in exprs {
-            let part = match e {
-                CExpr::Col(i) => row.get(*i).and_then(HKey::of),
-                e => HKey::of(&e.eval(&EvalCtx {
-                    row,
-                    outer,
-                    aggs: &[],
-                    matches: &[],
-                    funcs: host,
-                })?),
-            };
-            match part {
-                Some(p) => k.push(p),
-                None => {
-                    out.push(None);
-                    continue 'rows;
-                }
-            }
-        }
-        out.push(Some(k));
+        out.push(row_key(exprs, row, outer, host)?);
     }
     Ok(out)
+}
+
+/// The join key of one row (`None`: a NULL key part).
+fn row_key(
+    exprs: &[&CExpr],
+    row: &[Value],
+    outer: &[Value],
+    host: &SessionHost<'_>,
+) -> SqlResult<Option<Vec<HKey>>> {
+    let mut k = Vec::with_capacity(exprs.len());
+    for e in exprs {
+        let part = match e {
+            CExpr::Col(i) => row.get(*i).and_then(HKey::of),
+            e => HKey::of(&e.eval(&EvalCtx {
+                row,
+                outer,
+                aggs: &[],
+                matches: &[],
+                funcs: host,
+            })?),
+        };
+        match part {
+            Some(p) => k.push(p),
+            None => return Ok(None),
+        }
+    }
+    Ok(Some(k))
 }
 
 /// Execute a join: a hash join on its keys (built on the smaller input of
@@ -193,9 +200,9 @@ fn side_keys(
 pub(super) fn join(cx: &mut Exec<'_, '_>, j: &Join, outer: &[Value]) -> SqlResult<Vec<Vec<Value>>> {
     let mut mem = Reservation::new();
     // Inputs and output in graves: a killed join answers before it frees.
-    let left = budget::Grave(run(cx, &j.left, outer)?);
+    let mut left = budget::Grave(run(cx, &j.left, outer)?);
     mem.add_rows(&left)?;
-    let right = budget::Grave(if left.is_empty() && j.kind != JoinKind::Right {
+    let mut right = budget::Grave(if left.is_empty() && j.kind != JoinKind::Right {
         Vec::new()
     } else {
         match right_by_lookup(cx, j, &left, outer)? {
@@ -265,6 +272,39 @@ pub(super) fn join(cx: &mut Exec<'_, '_>, j: &Join, outer: &[Value]) -> SqlResul
             // Build on the smaller side of an inner join; an outer join
             // builds on the side whose unmatched rows it does not emit.
             let build_left = j.kind == JoinKind::Inner && left.len() < right.len();
+            // A build side past `tmp_table_size`: a grace hash join
+            // through partition files (decision 027).
+            let build_rows = if build_left { &left } else { &right };
+            let build_bytes = crate::sql::spill::current().map(|_| {
+                let rows = build_rows.iter().map(|r| budget::row_size(r) as u64 + 48);
+                rows.sum::<u64>()
+            });
+            if let Some((settings, limit)) =
+                build_bytes.and_then(crate::sql::spill::hash::join_spill)
+            {
+                drop((lk, rk, mem));
+                let (left, right) = (left.take(), right.take());
+                let mut key = |is_left: bool, row: &[Value]| {
+                    row_key(if is_left { &lexprs } else { &rexprs }, row, outer, &host)
+                };
+                let mut emit = |l: Option<&[Value]>, r: Option<&[Value]>| {
+                    grace_emit(cx, j, &residual, outer, &host, l, r, &mut out, &mut out_mem)
+                };
+                crate::sql::spill::hash::grace_join(
+                    &settings,
+                    limit,
+                    left,
+                    right,
+                    &mut crate::sql::spill::hash::JoinSides {
+                        build_left,
+                        left_outer: j.kind == JoinKind::Left,
+                        right_outer: j.kind == JoinKind::Right,
+                        key: &mut key,
+                        emit: &mut emit,
+                    },
+                )?;
+                return Ok(out.take());
+            }
             let (build, probe) = if build_left { (&lk, &rk) } else { (&rk, &lk) };
             let mut table: HashMap<&[HKey], Vec<usize>, foldhash::fast::RandomState> =
                 HashMap::with_capacity_and_hasher(build.len(), Default::default());
@@ -344,4 +384,50 @@ pub(super) fn join(cx: &mut Exec<'_, '_>, j: &Join, outer: &[Value]) -> SqlResul
         }
     }
     Ok(out.take())
+}
+
+/// A grace hash join's output (decision 027): `l ++ r` if the residual
+/// condition holds (whether it did), or an outer side's unmatched row
+/// padded with NULLs.
+#[allow(clippy::too_many_arguments)]
+fn grace_emit(
+    cx: &mut Exec<'_, '_>,
+    j: &Join,
+    residual: &[Prepared<'_>],
+    outer: &[Value],
+    host: &SessionHost<'_>,
+    l: Option<&[Value]>,
+    r: Option<&[Value]>,
+    out: &mut Vec<Vec<Value>>,
+    out_mem: &mut Reservation,
+) -> SqlResult<bool> {
+    budget::tick()?;
+    let width = j.left_width + j.right_width;
+    let mut row = Vec::with_capacity(width);
+    match l {
+        Some(l) => row.extend_from_slice(l),
+        None => row.resize(j.left_width, Value::Null),
+    }
+    match r {
+        Some(r) => row.extend_from_slice(r),
+        None => row.resize(width, Value::Null),
+    }
+    if l.is_some() && r.is_some() {
+        for p in residual {
+            let e = bind_row(cx, p, &row, outer)?;
+            let v = e.eval(&EvalCtx {
+                row: &row,
+                outer,
+                aggs: &[],
+                matches: &[],
+                funcs: host,
+            })?;
+            if expr::truth(&v) != Some(true) {
+                return Ok(false);
+            }
+        }
+    }
+    out_mem.add_row(&row)?;
+    out.push(row);
+    Ok(true)
 }

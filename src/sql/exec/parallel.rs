@@ -116,6 +116,9 @@ struct Part {
     /// Rows visited (the statement's interrupt is looked at every
     /// [`crate::sql::budget::TICK_EVERY`]).
     visited: u32,
+    /// Its groups passed its share of `tmp_table_size`: the block runs
+    /// sequentially, spilling (decision 027).
+    too_big: bool,
 }
 
 /// Fold the aggregate block `plan` over all of `t` in `parts` key ranges
@@ -136,6 +139,7 @@ pub(crate) fn fold(
     // The threads charge their groups to the statement and stop on its
     // interrupt (they run no statement of their own).
     let stmt = crate::sql::budget::current();
+    let spill_at = crate::sql::spill::hash::Overflow::for_statement().limit();
     let mut states: Vec<Part> = (0..parts)
         .map(|_| Part {
             groups: Groups::charged(crate::sql::budget::Reservation::of(stmt.clone())),
@@ -163,6 +167,10 @@ pub(crate) fn fold(
                     if p.warnings.len() < crate::warnings::MAX_WARNINGS {
                         p.warnings.extend(raised);
                     }
+                    if spill_at.is_some_and(|l| p.groups.bytes() * parts as u64 >= l) {
+                        p.too_big = true;
+                        return false;
+                    }
                     match step {
                         Ok(()) => true,
                         Err(e) => {
@@ -178,6 +186,9 @@ pub(crate) fn fold(
         cx.txn.scan_visit_parts(t.id, &mut refs)?;
     }
     SCANS_RUN.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    if states.iter().any(|p| p.too_big) {
+        return Ok(None);
+    }
     let mut merged = Groups::charged(crate::sql::budget::Reservation::new());
     for p in states {
         if let Some(e) = p.failed {

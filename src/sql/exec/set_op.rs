@@ -34,13 +34,10 @@ pub(super) fn set_operation(
         SetOp::Union => {
             rows.extend(right);
             if !u.all {
-                let mut seen = HashSet::new();
-                let mut keep = Vec::with_capacity(rows.len());
-                for r in &rows {
-                    keep.push(seen.insert(key(r)?));
-                }
-                let mut it = keep.into_iter();
-                rows.retain(|_| it.next().unwrap_or(false));
+                // Its keys spill past `tmp_table_size` (decision 027).
+                rows = crate::sql::spill::hash::distinct(rows, |r| {
+                    super::keys::group_key_under(r, &colls)
+                })?;
             }
         }
         // Distinct rows of the left that are (not) in the right; rows

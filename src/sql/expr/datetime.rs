@@ -293,7 +293,8 @@ fn time_text(t: i64) -> Value {
     Value::Text(s)
 }
 
-/// Evaluate one of the functions named by [`is_datetime_fn`].
+/// Evaluate one of the date and time functions (those the function
+/// registry, `crate::sql::functions`, sends here).
 pub fn call(name: &str, args: &[Value]) -> SqlResult<Value> {
     match name {
         "curdate" | "current_date" | "utc_date" => {

@@ -18,7 +18,7 @@ pub(crate) enum Eval {
     /// that decide the answer (COALESCE, IF, IFNULL) or needs to know
     /// which are JSON-typed (the JSON functions).
     Exprs(fn(&str, &[CExpr], &EvalCtx<'_>) -> SqlResult<Value>),
-    /// By the session ([`FunctionHost`]): it reads or changes session or
+    /// By the session ([`crate::sql::expr::FunctionHost`]): it reads or changes session or
     /// server state.
     Host,
     /// An aggregate: compiled into a slot the aggregate operator fills.
