@@ -54,8 +54,20 @@ impl Made {
     }
 }
 
+thread_local! {
+    /// Table-function row sets made on this thread (a statement runs on
+    /// one thread): what tests count makings by.
+    static MADE: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// How many table-function row sets statements on this thread have made.
+pub fn makings() -> u64 {
+    MADE.with(std::cell::Cell::get)
+}
+
 /// Make the rows `v` describes.
 fn rows(v: &Values) -> SqlResult<Rows> {
+    MADE.with(|m| m.set(m.get() + 1));
     // Reserved once for as many rows as the budget can hold (not for the
     // requested count: the budget bounds what is allocated), so that the
     // buffer never doubles under KILL (`budget::affordable_rows`).
