@@ -65,6 +65,20 @@ pub mod code {
     pub const WINDOW_FRAME_START_ILLEGAL: u16 = 3584;
     pub const WINDOW_FRAME_END_ILLEGAL: u16 = 3585;
     pub const WINDOW_FRAME_ILLEGAL: u16 = 3586;
+    /// RANGE frames with offsets: ER_WINDOW_RANGE_FRAME_ORDER_TYPE (not
+    /// exactly one numeric / temporal ORDER BY key), …_TEMPORAL_TYPE (a
+    /// temporal key with a number), …_NUMERIC_TYPE (a numeric key with an
+    /// INTERVAL), ER_WINDOW_RANGE_BOUND_NOT_CONSTANT,
+    /// ER_WINDOW_ROWS_INTERVAL_USE (an INTERVAL in a ROWS frame).
+    pub const WINDOW_RANGE_FRAME_ORDER_TYPE: u16 = 3587;
+    pub const WINDOW_RANGE_FRAME_TEMPORAL_TYPE: u16 = 3588;
+    pub const WINDOW_RANGE_FRAME_NUMERIC_TYPE: u16 = 3589;
+    pub const WINDOW_RANGE_BOUND_NOT_CONSTANT: u16 = 3590;
+    pub const WINDOW_ROWS_INTERVAL_USE: u16 = 3596;
+    /// ER_WINDOW_ILLEGAL_ORDER_BY (`OVER (ORDER BY 1)`: a position) and
+    /// ER_WINDOW_NESTED_WINDOW_FUNC_USE_IN_WINDOW_SPEC.
+    pub const WINDOW_ILLEGAL_ORDER_BY: u16 = 3592;
+    pub const WINDOW_NESTED_IN_SPEC: u16 = 3595;
     pub const WRONG_FIELD_WITH_GROUP: u16 = 1055;
     pub const INCORRECT_VALUE: u16 = 1525;
     pub const MULTIPLE_PRI_KEY: u16 = 1068;

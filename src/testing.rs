@@ -14,11 +14,13 @@ pub use crate::server::limits::Limits;
 pub use crate::server::protocol::command::{decode_params, Command};
 pub use crate::server::protocol::handshake::{parse_change_user, parse_response};
 pub use crate::server::protocol::packet::{Cursor, PacketReader};
-pub use crate::sql::ddl::{DEFAULT_HNSW_EF_CONSTRUCTION, DEFAULT_HNSW_EF_SEARCH, DEFAULT_HNSW_M};
 pub use crate::sql::exec::parallel::scans_run;
 pub use crate::sql::exec::series::makings as table_function_makings;
 pub use crate::sql::expr::truth;
 pub use crate::sql::params::count_placeholders;
 pub use crate::sql::parse::{MAX_NESTING, MAX_OPERATOR_CHAIN};
+pub use crate::sql::schema::{
+    DEFAULT_HNSW_EF_CONSTRUCTION, DEFAULT_HNSW_EF_SEARCH, DEFAULT_HNSW_M,
+};
 pub use crate::sql::Engine;
 pub use crate::warnings::MAX_WARNINGS;

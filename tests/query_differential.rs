@@ -1909,7 +1909,8 @@ fn repro_from_file() {
 // Window functions (issue 41 item 2): the supported subset against SQLite's
 // window functions — ROW_NUMBER / RANK / DENSE_RANK / PERCENT_RANK /
 // CUME_DIST / NTILE / LAG / LEAD / FIRST_VALUE / LAST_VALUE / NTH_VALUE,
-// explicit ROWS / RANGE frames, and COUNT / SUM /
+// explicit ROWS / RANGE frames (RANGE offsets over one numeric key
+// included), and COUNT / SUM /
 // AVG / MIN / MAX OVER (PARTITION BY … ORDER BY …) with the default frame, over a
 // table, a join, a grouped block (windows over aggregates) and under a
 // derived table (top-N per group). ROW_NUMBER and the positional
@@ -1985,20 +1986,34 @@ fn window_call(rng: &mut Rng, cols: &[(&str, Kind)], id: &str) -> String {
     .iter()
     .any(|f| func.starts_with(&format!("{f}(")));
     let mut frame = String::new();
-    if framing && rng.chance(0.4) {
+    // RANGE with offsets needs exactly one numeric ORDER BY key.
+    let numeric_key = match order.as_slice() {
+        [o] => cols
+            .iter()
+            .any(|c| c.1 == Kind::Int && o.split(' ').next() == Some(c.0)),
+        _ => false,
+    };
+    let offsets = [
+        "UNBOUNDED PRECEDING",
+        "2 PRECEDING",
+        "1 PRECEDING",
+        "CURRENT ROW",
+        "1 FOLLOWING",
+        "2 FOLLOWING",
+        "UNBOUNDED FOLLOWING",
+    ];
+    if framing && numeric_key && rng.chance(0.4) {
+        // RANGE offsets: peers and NULL keys as MySQL 8 and SQLite have
+        // them (a NULL key's frame is the NULLs).
+        let s = rng.below(offsets.len() - 1);
+        let e = rng.range(s.max(1) as i64, offsets.len() as i64 - 1) as usize;
+        frame = format!(" RANGE BETWEEN {} AND {}", offsets[s], offsets[e]);
+    } else if framing && rng.chance(0.4) {
         let bounds: &[&str] = if rng.chance(0.6) {
             if !order.last().is_some_and(|o| o.starts_with(id)) {
                 order.push(id.to_string());
             }
-            &[
-                "UNBOUNDED PRECEDING",
-                "2 PRECEDING",
-                "1 PRECEDING",
-                "CURRENT ROW",
-                "1 FOLLOWING",
-                "2 FOLLOWING",
-                "UNBOUNDED FOLLOWING",
-            ]
+            &offsets
         } else {
             &["UNBOUNDED PRECEDING", "CURRENT ROW", "UNBOUNDED FOLLOWING"]
         };

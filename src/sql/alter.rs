@@ -37,10 +37,10 @@ use crate::catalog::codec::{decode_row, encode_row};
 use crate::catalog::schema::coerce_value;
 use crate::catalog::{self, IndexDef, TableDef};
 use crate::error::{code, SqlError, SqlResult};
-use crate::sql::ddl::{self, column_decl, Dropped};
 use crate::sql::expr::{eval_const, ident_name, object_parts, Compiler, Scope};
 use crate::sql::host::SessionHost;
 use crate::sql::parse::{IndexSpec, Name};
+use crate::sql::schema::{self, column_decl, Dropped};
 use crate::sql::{Ctx, Engine, SessionState};
 use crate::types::{DataType, QueryResult, Value};
 
@@ -92,10 +92,10 @@ pub fn alter_table(
         }
         let layout = plan(cx, &old, &at.operations)?;
         let r = apply(cx, &old, layout, &mut dropped, &mut created)?;
-        ddl::before_commit(cx, &name)?;
+        schema::before_commit(cx, &name)?;
         Ok(r)
     })?;
-    ddl::commit_and_finish(engine, st, &name, r, dropped, created)
+    schema::commit_and_finish(engine, st, &name, r, dropped, created)
 }
 
 /// `RENAME TABLE a TO b [, c TO d …]`: one transaction, pairs applied in
@@ -119,11 +119,11 @@ pub fn rename_tables(
             let t = catalog::require_table(cx.txn, db, name, true)?;
             rename(cx, t, to)?;
         }
-        ddl::before_commit(cx, &first)?;
+        schema::before_commit(cx, &first)?;
         Ok(QueryResult::default())
     })?;
     engine.commit_open(st)?;
-    ddl::after_commit(st, &first);
+    schema::after_commit(st, &first);
     Ok(r)
 }
 
@@ -205,7 +205,7 @@ fn plan(cx: &mut Ctx<'_>, old: &TableDef, ops: &[Op]) -> SqlResult<Layout> {
                     return Err(SqlError::unsupported("ADD COLUMN … AUTO_INCREMENT"));
                 }
                 let mut col = decl.col;
-                if decl.collation.is_none() && ddl::has_collation(&col.ty) {
+                if decl.collation.is_none() && schema::has_collation(&col.ty) {
                     col.collation = l.def.collation;
                 }
                 let at = position(&l, column_position.as_ref(), l.def.columns.len())?;
@@ -349,7 +349,7 @@ fn redefine(
         return Err(SqlError::unsupported("MODIFY / CHANGE … PRIMARY KEY"));
     }
     let before = l.def.columns[i].clone();
-    if decl.collation.is_none() && ddl::has_collation(&decl.col.ty) {
+    if decl.collation.is_none() && schema::has_collation(&decl.col.ty) {
         // As in MySQL: a column redefined without COLLATE takes the
         // table's default.
         decl.col.collation = l.def.collation;
@@ -436,7 +436,7 @@ fn unique_column(name: &str) -> IndexSpec {
 
 /// ADD UNIQUE / INDEX / FULLTEXT as an index to create.
 fn constraint_spec(t: &TableDef, c: &ast::TableConstraint) -> SqlResult<IndexSpec> {
-    let names = crate::sql::ddl::key_parts;
+    let names = crate::sql::schema::key_parts;
     let ((name, (columns, prefixes)), unique, fulltext) = match c {
         ast::TableConstraint::Unique(u) => (
             (
@@ -503,9 +503,9 @@ fn apply(
         renumbered.columns = cols.clone();
         let iscp = ix.job_id.is_some();
         if cols.is_empty() || lost || converted || (iscp && moved) {
-            ddl::drop_index_parts(cx, old, ix, dropped)?;
+            schema::drop_index_parts(cx, old, ix, dropped)?;
             if !cols.is_empty() {
-                let mut spec = ddl::spec_of(&l.def, &renumbered);
+                let mut spec = schema::spec_of(&l.def, &renumbered);
                 spec.table = Name {
                     db: Some(l.def.db.clone()),
                     name: l.def.name.clone(),
@@ -540,7 +540,7 @@ fn apply(
                 format!("Duplicate key name '{}'", spec.name),
             ));
         }
-        let ix = ddl::index_def(cx, &l.def, &spec)?;
+        let ix = schema::index_def(cx, &l.def, &spec)?;
         debug_assert!(
             !recreated || ix.job_id.is_some(),
             "only ISCP indexes are recreated"
@@ -597,7 +597,7 @@ fn rewrite_rows(
     new_btrees: &[IndexDef],
     sync: &[&IndexDef],
 ) -> SqlResult<()> {
-    let rows = ddl::current_rows(cx, old)?;
+    let rows = schema::current_rows(cx, old)?;
     let keep = !new_btrees.is_empty() || !sync.is_empty();
     let mut out: Vec<(Vec<u8>, Vec<Value>)> = Vec::with_capacity(if keep { rows.len() } else { 0 });
     let mut count = 0u64;
@@ -626,7 +626,7 @@ fn rewrite_rows(
         }
     }
     for ix in new_btrees {
-        ddl::fill_btree(
+        schema::fill_btree(
             cx,
             &l.def,
             ix,
@@ -634,7 +634,7 @@ fn rewrite_rows(
         )?;
     }
     for ix in sync {
-        ddl::fill_entries(
+        schema::fill_entries(
             cx,
             ix,
             out.iter().map(|(k, r)| (k.as_slice(), r.as_slice())),

@@ -111,6 +111,8 @@ pub enum AggFunc {
     Min,
     Max,
     Avg,
+    /// STD / VARIANCE / BIT_AND and their kin ([`crate::sql::agg_stats`]).
+    Stat(crate::sql::agg_stats::StatFunc),
 }
 
 /// One aggregate call found in a query.
@@ -168,12 +170,24 @@ pub struct Window {
     /// LAG / LEAD's default (over the current row).
     pub default: Option<CExpr>,
     /// An explicit frame (`ROWS` / `RANGE BETWEEN …`); `None`: the
-    /// default one. Only aggregates and FIRST / LAST_VALUE read it.
+    /// default one. Only aggregates and FIRST / LAST / NTH_VALUE read it.
     pub frame: Option<Frame>,
+    /// A RANGE frame's offset bounds (`RANGE BETWEEN 2 PRECEDING AND …`),
+    /// start then end: the ORDER BY key value (over the current row) the
+    /// bound sits at — `key - 2` (`key + 2` when the key is descending;
+    /// DATE_SUB / DATE_ADD of an INTERVAL) — and whether the offset is an
+    /// INTERVAL (the key's type is checked against it once the block's
+    /// types are known: [`crate::sql::plan::window::check_range_types`]).
+    pub range_at: RangeAt,
 }
 
-/// An explicit window frame: ROWS with any bounds, RANGE with UNBOUNDED
-/// and CURRENT ROW bounds (peers) only.
+/// [`Window::range_at`]: per frame end, (the bound's key value, whether
+/// the offset is an INTERVAL).
+pub type RangeAt = [Option<(CExpr, bool)>; 2];
+
+/// An explicit window frame: ROWS with any bounds; RANGE with UNBOUNDED,
+/// CURRENT ROW (peers) and offset bounds (whose `u64` is then unused: the
+/// bound's value is in [`Window::range_at`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Frame {
     pub rows: bool,
@@ -552,6 +566,15 @@ fn parse_number(s: &str) -> SqlResult<Value> {
 
 fn agg_func(name: &str) -> Option<AggFunc> {
     crate::sql::functions::aggregate(name)
+}
+
+/// The expression reading aggregate slot `i`: a JSON aggregate's as
+/// JSON, so that it nests as JSON in a JSON function.
+fn agg_slot(func: AggFunc, i: usize) -> CExpr {
+    match func {
+        AggFunc::Stat(f) if f.is_json() => CExpr::Func(JSON_AGG.into(), vec![CExpr::Agg(i)]),
+        _ => CExpr::Agg(i),
+    }
 }
 
 /// `@@name`, `@@session.name` (system variable) or `@name` (user
@@ -1154,6 +1177,12 @@ impl<'a> Compiler<'a> {
             }
         }
         if let Some(func) = agg_func(&name) {
+            if distinct && matches!(func, AggFunc::Stat(_)) {
+                // MySQL's grammar has no DISTINCT for these.
+                return Err(SqlError::parse(format!(
+                    "You have an error in your SQL syntax near 'DISTINCT' in {name}()"
+                )));
+            }
             if !self.allow_aggs {
                 return Err(SqlError::new(
                     code::INVALID_GROUP_FUNC,
@@ -1166,17 +1195,15 @@ impl<'a> Compiler<'a> {
                 }
                 (AggFunc::CountStar, None)
             } else {
-                let [a] = args.as_slice() else {
-                    return Err(wrong_count(&name));
-                };
                 // Aggregate arguments may not contain aggregates (nor
                 // window functions).
                 let saved = (self.allow_aggs, self.allow_windows);
                 self.allow_aggs = false;
                 self.allow_windows = false;
-                let c = self.compile(a);
+                let c = self.agg_arg(func, &name, &args);
                 (self.allow_aggs, self.allow_windows) = saved;
-                (func, Some(self.resolve_collations(c?)?))
+                let (func, arg) = c?;
+                (func, Some(arg))
             };
             let collation = match &arg {
                 Some(a) if matches!(func, AggFunc::Min | AggFunc::Max) || distinct => {
@@ -1191,7 +1218,7 @@ impl<'a> Compiler<'a> {
                 collation,
                 window: None,
             });
-            return Ok(CExpr::Agg(self.aggs.len() - 1));
+            return Ok(agg_slot(func, self.aggs.len() - 1));
         }
         match name.as_str() {
             "date_add" | "adddate" | "date_sub" | "subdate" => {
@@ -1282,8 +1309,11 @@ impl<'a> Compiler<'a> {
             }
         };
         let spec = &spec;
+        if f.null_treatment == Some(ast::NullTreatment::IgnoreNulls) {
+            return Err(SqlError::unsupported("IGNORE NULLS"));
+        }
+        // RESPECT NULLS is the default MySQL accepts.
         if f.filter.is_some()
-            || f.null_treatment.is_some()
             || !f.within_group.is_empty()
             || !matches!(f.parameters, ast::FunctionArguments::None)
         {
@@ -1303,7 +1333,7 @@ impl<'a> Compiler<'a> {
             "first_value" => WinFunc::FirstValue,
             "last_value" => WinFunc::LastValue,
             "nth_value" => WinFunc::NthValue,
-            "count" | "sum" | "avg" | "min" | "max" => WinFunc::Agg,
+            _ if agg_func(name).is_some() => WinFunc::Agg,
             _ => {
                 return Err(SqlError::unsupported(format!(
                     "window function {}(…) OVER",
@@ -1325,6 +1355,7 @@ impl<'a> Compiler<'a> {
         func: WinFunc,
         spec: &ast::WindowSpec,
     ) -> SqlResult<CExpr> {
+        window_spec::check_spec(spec)?;
         let mut partition = Vec::new();
         for e in &spec.partition_by {
             let c = self.compile(e)?;
@@ -1332,6 +1363,9 @@ impl<'a> Compiler<'a> {
             partition.push(self.sort_key(c)?);
         }
         let mut order = Vec::new();
+        // The keys as compiled, before any collation weight (a RANGE
+        // offset is added to the first).
+        let mut order_keys = Vec::new();
         for o in &spec.order_by {
             if o.options.nulls_first.is_some() || o.with_fill.is_some() {
                 return Err(SqlError::unsupported(
@@ -1340,14 +1374,22 @@ impl<'a> Compiler<'a> {
             }
             let c = self.compile(&o.expr)?;
             let c = self.resolve_collations(c)?;
+            order_keys.push(c.clone());
             order.push((
                 self.sort_key(c)?,
                 matches!(o.options.sort, Some(ast::OrderBySort::Desc)),
             ));
         }
-        let frame = match &spec.window_frame {
-            Some(fr) => Some(self.frame(fr)?),
-            None => None,
+        let (frame, range_at) = match &spec.window_frame {
+            Some(fr) => {
+                let key = match (&order_keys[..], &spec.order_by[..]) {
+                    ([k], [o]) => Some((k.clone(), o)),
+                    _ => None,
+                };
+                let (fr, at) = self.frame(fr, key)?;
+                (Some(fr), at)
+            }
+            None => (None, [None, None]),
         };
         let text = format!("{f}");
         let window = |func, n, default| {
@@ -1359,6 +1401,7 @@ impl<'a> Compiler<'a> {
                 n,
                 default,
                 frame,
+                range_at,
             }))
         };
         if matches!(
@@ -1489,17 +1532,19 @@ impl<'a> Compiler<'a> {
             }
             (AggFunc::CountStar, None)
         } else {
-            let [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(a))] = l.args.as_slice()
-            else {
-                return Err(SqlError::wrong_args(format!(
-                    "Incorrect parameter count in the call to native function '{name}'"
-                )));
-            };
+            let args = l
+                .args
+                .iter()
+                .map(|a| match a {
+                    ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => Ok(e),
+                    _ => Err(wrong_count(name)),
+                })
+                .collect::<SqlResult<Vec<_>>>()?;
             let Some(af) = agg_func(name) else {
                 return Err(SqlError::unsupported(format!("window function {name}")));
             };
-            let c = self.compile(a)?;
-            (af, Some(self.resolve_collations(c)?))
+            let (af, c) = self.agg_arg(af, name, &args)?;
+            (af, Some(c))
         };
         let collation = match &arg {
             Some(a) if matches!(func_kind, AggFunc::Min | AggFunc::Max) => {
@@ -1514,76 +1559,191 @@ impl<'a> Compiler<'a> {
             collation,
             window: window(func, 1, None),
         });
-        Ok(CExpr::Agg(self.aggs.len() - 1))
+        Ok(agg_slot(func_kind, self.aggs.len() - 1))
     }
 
-    /// An explicit frame as MySQL checks it: a start of UNBOUNDED
-    /// FOLLOWING is 3584, an end of UNBOUNDED PRECEDING 3585, an offset
-    /// that is not a non-negative integer constant 3586; RANGE with an
-    /// offset, GROUPS, and a start after the end are 1235.
-    fn frame(&mut self, fr: &ast::WindowFrame) -> SqlResult<Frame> {
+    /// An aggregate's argument (`args`, as written): one expression, or
+    /// JSON_OBJECTAGG's key and value as one; JSON_ARRAYAGG learns
+    /// whether its argument is JSON.
+    fn agg_arg(
+        &mut self,
+        func: AggFunc,
+        name: &str,
+        args: &[&Expr],
+    ) -> SqlResult<(AggFunc, CExpr)> {
+        use crate::sql::agg_stats::{self, StatFunc};
+        match (func, args) {
+            (AggFunc::Stat(StatFunc::JsonObject), [k, v]) => {
+                let k = self.compile(k)?;
+                let k = self.resolve_collations(k)?;
+                let v = self.compile(v)?;
+                let v = self.resolve_collations(v)?;
+                Ok((func, agg_stats::object_arg(k, v)))
+            }
+            (AggFunc::Stat(StatFunc::JsonObject), _) | (_, [] | [_, _, ..]) => {
+                Err(wrong_count(name))
+            }
+            (_, [a]) => {
+                let c = self.compile(a)?;
+                let c = self.resolve_collations(c)?;
+                let func = match func {
+                    AggFunc::Stat(StatFunc::JsonArray { .. }) => {
+                        AggFunc::Stat(StatFunc::JsonArray { json: c.is_json() })
+                    }
+                    f => f,
+                };
+                Ok((func, c))
+            }
+        }
+    }
+
+    /// An explicit frame as MySQL checks it (`Window::check_border_sanity`,
+    /// `setup_range_expressions`): a start of UNBOUNDED FOLLOWING is 3584,
+    /// an end of UNBOUNDED PRECEDING 3585; a start after the end (CURRENT
+    /// ROW to n PRECEDING, n FOLLOWING to CURRENT ROW or m PRECEDING), a
+    /// ROWS offset that is not a non-negative integer, or a RANGE offset
+    /// that is NULL or negative is 3586; an INTERVAL in a ROWS frame 3596;
+    /// a RANGE offset needs exactly one ORDER BY key (`key`: as compiled,
+    /// with its clause) (3587, its type is checked later) and a constant
+    /// offset (3590). GROUPS is a syntax error in MySQL 8 (1064).
+    fn frame(
+        &mut self,
+        fr: &ast::WindowFrame,
+        key: Option<(CExpr, &ast::OrderByExpr)>,
+    ) -> SqlResult<(Frame, RangeAt)> {
         let rows = match fr.units {
             ast::WindowFrameUnits::Rows => true,
             ast::WindowFrameUnits::Range => false,
             ast::WindowFrameUnits::Groups => {
-                return Err(SqlError::unsupported("GROUPS window frames"))
+                return Err(SqlError::parse(
+                    "You have an error in your SQL syntax near 'GROUPS': GROUPS frames are not MySQL 8 syntax",
+                ))
             }
         };
-        let mut bound = |b: &ast::WindowFrameBound| -> SqlResult<FrameBound> {
-            let offset = |c: &mut Self, e: &Expr| -> SqlResult<u64> {
-                if !rows {
-                    return Err(SqlError::unsupported("RANGE frames with an offset"));
-                }
-                match c.compile(e)? {
-                    CExpr::Lit(Value::Int(i)) if i >= 0 => Ok(i as u64),
-                    _ => Err(SqlError::new(
-                        code::WINDOW_FRAME_ILLEGAL,
-                        "Window '<unnamed window>': frame start or end is negative, NULL or of non-integral type",
-                    )),
-                }
-            };
-            Ok(match b {
-                ast::WindowFrameBound::CurrentRow => FrameBound::CurrentRow,
-                ast::WindowFrameBound::Preceding(None) => FrameBound::UnboundedPreceding,
-                ast::WindowFrameBound::Following(None) => FrameBound::UnboundedFollowing,
-                ast::WindowFrameBound::Preceding(Some(e)) => {
-                    FrameBound::Preceding(offset(self, e)?)
-                }
-                ast::WindowFrameBound::Following(Some(e)) => {
-                    FrameBound::Following(offset(self, e)?)
-                }
-            })
+        let kind = |b: &ast::WindowFrameBound| match b {
+            ast::WindowFrameBound::Preceding(None) => 0,
+            ast::WindowFrameBound::Preceding(Some(_)) => 1,
+            ast::WindowFrameBound::CurrentRow => 2,
+            ast::WindowFrameBound::Following(Some(_)) => 3,
+            ast::WindowFrameBound::Following(None) => 4,
         };
-        let start = bound(&fr.start_bound)?;
-        let end = match &fr.end_bound {
-            Some(b) => bound(b)?,
-            None => FrameBound::CurrentRow,
-        };
-        if start == FrameBound::UnboundedFollowing {
+        let end_bound = fr
+            .end_bound
+            .clone()
+            .unwrap_or(ast::WindowFrameBound::CurrentRow);
+        if kind(&fr.start_bound) == 4 {
             return Err(SqlError::new(
                 code::WINDOW_FRAME_START_ILLEGAL,
                 "Window '<unnamed window>': frame start cannot be UNBOUNDED FOLLOWING.",
             ));
         }
-        if end == FrameBound::UnboundedPreceding {
+        if kind(&end_bound) == 0 {
             return Err(SqlError::new(
                 code::WINDOW_FRAME_END_ILLEGAL,
                 "Window '<unnamed window>': frame end cannot be UNBOUNDED PRECEDING.",
             ));
         }
-        let kind = |b: FrameBound| match b {
-            FrameBound::UnboundedPreceding => 0,
-            FrameBound::Preceding(_) => 1,
-            FrameBound::CurrentRow => 2,
-            FrameBound::Following(_) => 3,
-            FrameBound::UnboundedFollowing => 4,
+        let illegal = || {
+            SqlError::new(
+                code::WINDOW_FRAME_ILLEGAL,
+                "Window '<unnamed window>': frame start or end is negative, NULL or of non-integral type",
+            )
         };
-        if kind(start) > kind(end) {
-            return Err(SqlError::unsupported(
-                "a window frame that starts after its end",
-            ));
+        if kind(&fr.start_bound) > kind(&end_bound) {
+            return Err(illegal());
         }
-        Ok(Frame { rows, start, end })
+        let mut range_at: RangeAt = [None, None];
+        let mut bound = |c: &mut Self,
+                         b: &ast::WindowFrameBound,
+                         at: usize|
+         -> SqlResult<FrameBound> {
+            let (e, preceding) = match b {
+                ast::WindowFrameBound::CurrentRow => return Ok(FrameBound::CurrentRow),
+                ast::WindowFrameBound::Preceding(None) => {
+                    return Ok(FrameBound::UnboundedPreceding)
+                }
+                ast::WindowFrameBound::Following(None) => {
+                    return Ok(FrameBound::UnboundedFollowing)
+                }
+                ast::WindowFrameBound::Preceding(Some(e)) => (e, true),
+                ast::WindowFrameBound::Following(Some(e)) => (e, false),
+            };
+            let marker = if preceding {
+                FrameBound::Preceding(0)
+            } else {
+                FrameBound::Following(0)
+            };
+            if rows {
+                if matches!(**e, Expr::Interval(_)) {
+                    return Err(SqlError::new(
+                        code::WINDOW_ROWS_INTERVAL_USE,
+                        "Window '<unnamed window>': INTERVAL can only be used with RANGE frames.",
+                    ));
+                }
+                return match c.compile(e)? {
+                    CExpr::Lit(Value::Int(i)) if i >= 0 => Ok(if preceding {
+                        FrameBound::Preceding(i as u64)
+                    } else {
+                        FrameBound::Following(i as u64)
+                    }),
+                    _ => Err(illegal()),
+                };
+            }
+            let Some((k, o)) = &key else {
+                return Err(SqlError::new(
+                    code::WINDOW_RANGE_FRAME_ORDER_TYPE,
+                    "Window '<unnamed window>' with RANGE N PRECEDING/FOLLOWING frame requires exactly one ORDER BY expression, of numeric or temporal type",
+                ));
+            };
+            let desc = matches!(o.options.sort, Some(ast::OrderBySort::Desc));
+            // PRECEDING is toward smaller keys ascending, larger descending.
+            let minus = preceding != desc;
+            let (value, interval) = match &**e {
+                Expr::Interval(iv) => (&*iv.value, true),
+                other => (other, false),
+            };
+            let v = c.compile(value)?;
+            if !v.is_constant() {
+                return Err(SqlError::new(
+                    code::WINDOW_RANGE_BOUND_NOT_CONSTANT,
+                    "Window '<unnamed window>' has a non-constant frame bound.",
+                ));
+            }
+            let n = eval_const(&v, &NoHost)?;
+            let negative = match &n {
+                Value::Null => true,
+                Value::Int(i) => *i < 0,
+                Value::Float(f) => *f < 0.0,
+                Value::Decimal(d) => d.to_f64() < 0.0,
+                Value::Text(t) => t.trim_start().starts_with('-'),
+                _ => false,
+            };
+            if negative {
+                return Err(illegal());
+            }
+            let target = match &**e {
+                Expr::Interval(iv) => {
+                    let CExpr::Func(name, mut args) = c.interval_call(value, iv, minus)? else {
+                        return Err(SqlError::internal("an INTERVAL call compiles to a call"));
+                    };
+                    // The key, not the interval's value, is what moves.
+                    if let Some(first) = args.first_mut() {
+                        *first = k.clone();
+                    }
+                    CExpr::Func(name, args)
+                }
+                _ => CExpr::Bin(
+                    if minus { BinOp::Sub } else { BinOp::Add },
+                    Box::new(k.clone()),
+                    Box::new(CExpr::Lit(n)),
+                ),
+            };
+            range_at[at] = Some((target, interval));
+            Ok(marker)
+        };
+        let start = bound(self, &fr.start_bound, 0)?;
+        let end = bound(self, &end_bound, 1)?;
+        Ok((Frame { rows, start, end }, range_at))
     }
 
     /// `DATE_ADD(d, INTERVAL n unit)` (or DATE_SUB when `sub`) as the
@@ -1733,6 +1893,12 @@ pub(crate) const IS_FALSE: &str = "is false";
 /// `Item_func_numhybrid`) converts their value to text at the type's
 /// scale (`CAST(IFNULL(0.1, 99.999) AS CHAR)` is `0.100`).
 pub const SHOW_SCALE: &str = "show scale";
+
+/// Internal function `json aggregate(x)`: x, a JSON_ARRAYAGG /
+/// JSON_OBJECTAGG slot's JSON text, as is — typed JSON (so it nests as
+/// JSON in a JSON function) without being parsed again (a DECIMAL member
+/// keeps its digits).
+pub const JSON_AGG: &str = "json aggregate";
 
 /// Internal function `fixed text(x, d)`: the DOUBLE x as text with `d`
 /// fractional digits, as MySQL converts a DOUBLE it types with fixed

@@ -6,14 +6,18 @@
 //! [`crate::error`]). Never touches storage encodings directly: rows and keys
 //! go through [`crate::catalog::codec`].
 //!
-//! Modules: [`parse`] (statement recognition), [`expr`] (expressions),
+//! Modules: [`session`] (the engine, session and context types),
+//! [`parse`] (statement recognition), [`expr`] (expressions),
 //! [`access`] (access paths), [`select`] (queries), [`dml`] (INSERT, UPDATE,
 //! DELETE and synchronous index maintenance), [`ddl`] (CREATE/DROP), [`show`]
 //! (SHOW, DESCRIBE, EXPLAIN output), [`host`] (session functions, fault
 //! injection control), [`budget`] (the running statement's interrupt
-//! check and memory budget).
+//! check and memory budget). They form levels, each naming only its own
+//! and lower ones, with no import cycle (docs/ARCHITECTURE.md, checked by
+//! `tests/layering.rs`): this file is the top, the dispatch.
 
 pub mod access;
+pub mod agg_stats;
 pub mod alter;
 pub mod budget;
 pub mod check;
@@ -29,7 +33,9 @@ pub mod parse;
 pub mod plan;
 pub mod privileges;
 pub mod process;
+pub mod schema;
 pub mod search;
+pub mod session;
 pub mod show;
 pub mod spill;
 pub mod stack;
@@ -37,184 +43,17 @@ pub mod table_locks;
 pub mod truncate;
 pub mod vars;
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use tributary_storage::{Storage, Transaction, TxnOptions};
+use tributary_storage::Transaction;
 
-use crate::catalog::{IdAllocator, TableDef};
-use crate::config::Config;
+use crate::catalog::TableDef;
 use crate::error::{code, SqlError, SqlResult};
-use crate::iscp::Iscp;
 use crate::types::{QueryResult, Value, Warning};
 use parse::Stmt;
-
-/// Shared engine state of one database (one per `Database`, i.e. per CN).
-pub struct Engine {
-    pub storage: Arc<dyn Storage>,
-    pub config: Config,
-    pub ids: IdAllocator,
-    pub iscp: Arc<Iscp>,
-    /// This node's sessions (`SHOW PROCESSLIST`, `KILL`).
-    pub processes: process::ProcessList,
-    /// `SET GLOBAL` values: what new sessions start with.
-    pub globals: vars::Globals,
-    /// The memory all running statements may hold (`sql::budget`).
-    pub budget: Arc<budget::Global>,
-    /// The node's spill counters (`sql::spill`).
-    pub spill: Arc<spill::Stats>,
-}
-
-/// Per-connection state.
-pub struct SessionState {
-    pub db: Option<String>,
-    pub txn: Option<Box<dyn Transaction>>,
-    pub autocommit: bool,
-    /// System variables this session set (lower-case names).
-    pub vars: BTreeMap<String, String>,
-    /// User variables (`@v`).
-    pub user_vars: vars::UserVars,
-    pub warnings: Vec<Warning>,
-    pub user: String,
-    /// The client host (an IP address, `localhost` when embedded).
-    pub host: String,
-    /// Whether the user holds SUPER (fault injection, `SET GLOBAL`):
-    /// recomputed from the grants before every statement.
-    pub privileged: bool,
-    /// Whether the user holds PROCESS (sees every session in the process
-    /// list): recomputed from the grants before every statement.
-    pub sees_all: bool,
-    pub last_insert_id: u64,
-    /// The client asked for CLIENT_FOUND_ROWS: UPDATE reports the rows it
-    /// matched, not only those it changed (and an upsert that changes
-    /// nothing counts 1).
-    pub found_rows: bool,
-    /// SQL-level prepared statements (`PREPARE`): name (lower case) →
-    /// text, counted and charged server-wide while it exists.
-    pub prepared: std::collections::HashMap<String, (String, budget::PreparedCharge)>,
-    /// Synchronous vector/full-text indexes written by the open transaction
-    /// (or the running autocommit statement): after commit this CN's copy
-    /// of each catches up with the write before the statement returns.
-    pub sync_jobs: Vec<(crate::iscp::JobKey, crate::iscp::log::JobSpec)>,
-    /// This session's entry in [`Engine::processes`]; its id is the
-    /// connection id (`CONNECTION_ID()`, `KILL`'s argument).
-    pub process: Arc<process::Process>,
-    /// What interrupts the running statement (KILL, `max_execution_time`);
-    /// handed to every transaction the statement uses. It has a token
-    /// exactly while a statement runs (an EXECUTE's inner statement runs
-    /// under the outer one's).
-    pub interrupt: tributary_storage::Interrupt,
-    /// The tables this session holds with `LOCK TABLES`.
-    pub table_locks: table_locks::SessionLocks,
-}
-
-impl SessionState {
-    /// Fresh session state for `user`, entered in the process list as
-    /// `process`.
-    pub fn new(user: &str, privileged: bool, process: Arc<process::Process>) -> Self {
-        SessionState {
-            db: None,
-            txn: None,
-            autocommit: true,
-            vars: BTreeMap::new(),
-            user_vars: BTreeMap::new(),
-            warnings: Vec::new(),
-            user: user.into(),
-            host: "localhost".into(),
-            privileged,
-            sees_all: privileged,
-            last_insert_id: 0,
-            found_rows: false,
-            prepared: std::collections::HashMap::new(),
-            sync_jobs: Vec::new(),
-            process,
-            interrupt: tributary_storage::Interrupt::default(),
-            table_locks: Default::default(),
-        }
-    }
-
-    /// Current database or error 1046.
-    pub fn require_db(&self) -> SqlResult<&str> {
-        self.db
-            .as_deref()
-            .ok_or_else(|| SqlError::new(code::NO_DB, "No database selected"))
-    }
-
-    /// Resolve an optional database qualifier.
-    pub fn db_for<'a>(&'a self, q: Option<&'a str>) -> SqlResult<&'a str> {
-        match q {
-            Some(d) => Ok(d),
-            None => self.require_db(),
-        }
-    }
-
-    /// Session variable as a count (0 when unset: the counts this is used
-    /// for are stored in canonical form, and 0 is their default).
-    pub fn var_u64(&self, name: &str) -> u64 {
-        self.vars
-            .get(name)
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0)
-    }
-
-    /// Whether `sql_mode` has `mode` (an upper-case name); unset is the
-    /// default mode (see `vars`).
-    pub fn sql_mode_has(&self, mode: &str) -> bool {
-        let modes = self
-            .vars
-            .get("sql_mode")
-            .map_or(vars::DEFAULT_SQL_MODE, String::as_str);
-        modes.split(',').any(|m| m == mode)
-    }
-
-    /// Whether rows are written strictly (`STRICT_TRANS_TABLES`,
-    /// `STRICT_ALL_TABLES`, or `TRADITIONAL`, which includes them): a
-    /// conversion warning while a row is written fails the statement.
-    pub fn strict_writes(&self) -> bool {
-        ["STRICT_TRANS_TABLES", "STRICT_ALL_TABLES", "TRADITIONAL"]
-            .iter()
-            .any(|m| self.sql_mode_has(m))
-    }
-
-    /// Session variable as bool (`1`, `on`, `true`).
-    pub fn var_bool(&self, name: &str) -> bool {
-        self.vars
-            .get(name)
-            .map(|v| matches!(v.to_ascii_lowercase().as_str(), "1" | "on" | "true"))
-            .unwrap_or(false)
-    }
-}
-
-/// Execution context handed to statement implementations.
-pub struct Ctx<'a> {
-    pub engine: &'a Engine,
-    pub txn: &'a mut dyn Transaction,
-    pub session: &'a mut SessionState,
-}
+pub use session::{Ctx, Engine, SessionState};
 
 impl Engine {
-    fn txn_options(&self, st: &SessionState) -> TxnOptions {
-        let timeout = st
-            .vars
-            .get("innodb_lock_wait_timeout")
-            .or_else(|| st.vars.get("lock_wait_timeout"))
-            .and_then(|v| v.parse::<f64>().ok())
-            .map(std::time::Duration::from_secs_f64)
-            .unwrap_or(self.config.lock_wait_timeout);
-        TxnOptions {
-            lock_wait_timeout: timeout,
-            read_only: false,
-        }
-    }
-
-    /// Begin a storage transaction with the session's settings, under the
-    /// running statement's interrupt.
-    pub fn begin(&self, st: &SessionState) -> SqlResult<Box<dyn Transaction>> {
-        let mut txn = self.storage.begin(self.txn_options(st))?;
-        txn.set_interrupt(st.interrupt.clone());
-        Ok(txn)
-    }
-
     /// Execute one statement for a session. While it runs it is listed in
     /// [`Engine::processes`] and can be interrupted: by `KILL` (error
     /// 1317) or, for a SELECT, by `max_execution_time` (error 3024); either
@@ -366,8 +205,13 @@ impl Engine {
                 Some(_) => Ok(QueryResult::default()),
                 None => Err(unknown_prepared(&name, "DEALLOCATE PREPARE")),
             },
-            Stmt::LockTables(tables) => table_locks::lock(self, st, &tables),
-            Stmt::UnlockTables => table_locks::unlock(self, st),
+            Stmt::LockTables(tables) => self.lock_tables(st, &tables),
+            Stmt::UnlockTables => {
+                // Commits the open transaction, then releases.
+                self.commit_open(st)?;
+                st.table_locks.release();
+                Ok(QueryResult::default())
+            }
             Stmt::Begin { read_only } => {
                 self.commit_open(st)?;
                 // START TRANSACTION releases LOCK TABLES locks (MySQL).
@@ -447,7 +291,7 @@ impl Engine {
                         format!("Key '{name}' doesn't exist in table '{}'", t.name),
                     )
                 })?;
-                let spec = ddl::spec_of(&t, ix);
+                let spec = schema::spec_of(&t, ix);
                 // Rebuild = drop (fence, cancel, drain) then create (a new
                 // ISCP job builds it in the background; queries meanwhile
                 // evaluate exactly).
@@ -482,7 +326,7 @@ impl Engine {
                 // DDL commits the open transaction first (as MySQL does) and
                 // runs in its own transaction.
                 self.commit_open(st)?;
-                let r = ddl::execute(self, st, s);
+                let r = run_ddl(self, st, s);
                 // …and commits itself even with autocommit off.
                 self.commit_open(st)?;
                 r
@@ -496,6 +340,30 @@ impl Engine {
             }
             s => self.in_txn(st, |cx| run_in_txn(cx, s)),
         }
+    }
+
+    /// `LOCK TABLES …`: commits the open transaction and releases locks
+    /// held before (as MySQL), then takes every lock in one transaction —
+    /// all or none ([`table_locks::SessionLocks::take`]).
+    fn lock_tables(
+        &self,
+        st: &mut SessionState,
+        tables: &[(parse::Name, table_locks::Mode)],
+    ) -> SqlResult<QueryResult> {
+        self.commit_open(st)?;
+        st.table_locks.release();
+        let mut wanted = Vec::with_capacity(tables.len());
+        for (name, mode) in tables {
+            let db = st.db_for(name.db.as_deref())?.to_string();
+            wanted.push(table_locks::Locked {
+                db,
+                table: name.name.clone(),
+                mode: *mode,
+            });
+        }
+        let holder = self.begin(st)?;
+        st.table_locks = table_locks::SessionLocks::take(wanted, holder)?;
+        Ok(QueryResult::default())
     }
 
     /// For an ALTER TABLE that is not DDL of its own (DISABLE KEYS, ALTER
@@ -803,6 +671,22 @@ fn touches_tables(s: &Stmt) -> bool {
             _ => true,
         },
         _ => true,
+    }
+}
+
+/// A DDL statement to the module that runs it (the session has no open
+/// transaction): ALTER / RENAME TABLE to [`alter`], TRUNCATE to
+/// [`truncate`], the rest to [`ddl`].
+fn run_ddl(engine: &Engine, st: &mut SessionState, s: Stmt) -> SqlResult<QueryResult> {
+    use sqlparser::ast::Statement as S;
+    match s {
+        Stmt::Truncate { table } => truncate::truncate(engine, st, &table),
+        Stmt::Ast(a) => match a.into_statement() {
+            S::AlterTable(at) => alter::alter_table(engine, st, &at),
+            S::RenameTable(renames) => alter::rename_tables(engine, st, &renames),
+            other => ddl::execute(engine, st, Stmt::Ast(parse::Ast::Owned(Box::new(other)))),
+        },
+        s => ddl::execute(engine, st, s),
     }
 }
 

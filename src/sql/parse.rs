@@ -35,7 +35,7 @@ pub struct IndexSpec {
     pub parser: Option<String>,
     pub is_async: bool,
     /// Key-part lengths (`KEY (a(10))`), beside `columns`; empty when no
-    /// column has one. Checked by `ddl::index_def`.
+    /// column has one. Checked by `schema::index_def`.
     pub prefixes: Vec<Option<usize>>,
 }
 
@@ -1153,7 +1153,33 @@ fn parse_tokens(sql: &str, toks: Vec<Tok>) -> SqlResult<Stmt> {
         }
         return Ok(Stmt::CreateTable(Box::new(a.into_statement()), indexes));
     }
-    parse_ast(sql)
+    parse_ast(sql).map_err(|e| window_syntax_refused(&p.t).unwrap_or(e))
+}
+
+/// Window syntax MySQL 8 parses and then refuses as not supported (1235)
+/// — a frame's `EXCLUDE …`, `NTH_VALUE(…) FROM FIRST / LAST` — which
+/// sqlparser does not parse: the same refusal rather than 1064.
+fn window_syntax_refused(toks: &[Tok]) -> Option<SqlError> {
+    let word = |t: &Tok, w: &str| matches!(t, Tok::Word(x) if x.eq_ignore_ascii_case(w));
+    toks.windows(3).find_map(|w| {
+        if word(&w[0], "exclude")
+            && ["current", "group", "ties", "no"]
+                .iter()
+                .any(|k| word(&w[1], k))
+        {
+            Some(SqlError::unsupported("EXCLUDE"))
+        } else if word(&w[0], "from")
+            && (word(&w[1], "last") || word(&w[1], "first"))
+            && word(&w[2], "over")
+        {
+            Some(SqlError::unsupported(format!(
+                "FROM {}",
+                if word(&w[1], "last") { "LAST" } else { "FIRST" }
+            )))
+        } else {
+            None
+        }
+    })
 }
 
 /// `x REGEXP NULL` as `x REGEXP (NULL)`: sqlparser takes a NULL right

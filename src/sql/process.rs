@@ -23,6 +23,7 @@ use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::{SqlError, SqlResult};
+use crate::types::Value;
 
 /// Longest statement text `SHOW PROCESSLIST` shows without FULL.
 pub const INFO_SHORT: usize = 100;
@@ -135,6 +136,28 @@ impl ProcessList {
         let mut v = self.list();
         v.retain(|p| privileged || p.user == user);
         v
+    }
+
+    /// Rows of `information_schema.PROCESSLIST` (and SHOW PROCESSLIST) as
+    /// a session of `user` may see them ([`Self::visible`]): ID, USER,
+    /// HOST, DB, COMMAND, TIME, STATE, INFO.
+    pub fn rows(&self, user: &str, sees_all: bool) -> Vec<Vec<Value>> {
+        let opt = |v: Option<String>| v.map_or(Value::Null, Value::Text);
+        self.visible(user, sees_all)
+            .into_iter()
+            .map(|p| {
+                vec![
+                    Value::Int(i64::from(p.id)),
+                    Value::Text(p.user),
+                    Value::Text(p.host),
+                    opt(p.db),
+                    Value::Text(p.command.into()),
+                    Value::Int(p.seconds as i64),
+                    Value::Text(p.state.into()),
+                    opt(p.info),
+                ]
+            })
+            .collect()
     }
 
     /// `SHOW STATUS` counters, by name.

@@ -148,7 +148,7 @@ pub fn create_table_sql(td: &TableDef) -> String {
         // Types in lower case, as MySQL prints them (ORMs parse this text).
         let mut l = format!("  `{}` {}", c.name, c.ty.sql_name().to_ascii_lowercase());
         // As MySQL: a column's collation when it is not the table's.
-        if c.collation != td.collation && crate::sql::ddl::has_collation(&c.ty) {
+        if c.collation != td.collation && crate::sql::schema::has_collation(&c.ty) {
             l.push_str(&format!(" COLLATE {}", c.collation));
         }
         if !c.nullable {
@@ -448,7 +448,9 @@ pub fn variables(
 /// `SHOW [FULL] PROCESSLIST`: the sessions the user may see (all with
 /// SUPER); without FULL a statement's text is cut to 100 characters.
 pub fn processlist(engine: &Engine, st: &SessionState, full: bool) -> QueryResult {
-    let rows = process_rows(engine, st)
+    let rows = engine
+        .processes
+        .rows(&st.user, st.sees_all)
         .into_iter()
         .map(|mut r| {
             if let (false, Some(Value::Text(info))) = (full, r.last_mut()) {
@@ -468,29 +470,6 @@ pub fn processlist(engine: &Engine, st: &SessionState, full: bool) -> QueryResul
     r.columns[0].kind = ColumnKind::Int;
     r.columns[5].kind = ColumnKind::Int;
     r
-}
-
-/// Rows of `information_schema.PROCESSLIST` (and SHOW PROCESSLIST): ID,
-/// USER, HOST, DB, COMMAND, TIME, STATE, INFO.
-pub fn process_rows(engine: &Engine, st: &SessionState) -> Vec<Vec<Value>> {
-    let opt = |v: Option<String>| v.map_or(Value::Null, Value::Text);
-    engine
-        .processes
-        .visible(&st.user, st.sees_all)
-        .into_iter()
-        .map(|p| {
-            vec![
-                Value::Int(i64::from(p.id)),
-                t(p.user),
-                t(p.host),
-                opt(p.db),
-                t(p.command),
-                Value::Int(p.seconds as i64),
-                t(p.state),
-                opt(p.info),
-            ]
-        })
-        .collect()
 }
 
 /// `SHOW [GLOBAL | SESSION] STATUS [LIKE …]`: this node's counters

@@ -13,6 +13,10 @@
 //! and READ locks. Waits are bounded by the lock-wait timeout (1205),
 //! ended by KILL (1317), and deadlocks are detected (1213).
 //!
+//! The statements themselves (commit the open transaction, resolve the
+//! names, begin the holder) are run by [`crate::sql`]'s dispatch: this
+//! module is the state the session holds, below everything that reads it.
+//!
 //! Never: blocks another session's plain reads — they read committed
 //! snapshots and cannot see the holder's uncommitted work (MySQL's WRITE
 //! lock also blocks them: documented as a difference).
@@ -20,9 +24,6 @@
 use tributary_storage::Transaction;
 
 use crate::error::{SqlError, SqlResult};
-use crate::sql::parse::Name;
-use crate::sql::{Engine, SessionState};
-use crate::types::QueryResult;
 
 /// A lock mode of `LOCK TABLES`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -94,46 +95,24 @@ impl SessionLocks {
     }
 }
 
-/// `LOCK TABLES …`: commits the open transaction and releases locks held
-/// before (as MySQL), then takes every lock in one transaction — all or
-/// none.
-pub fn lock(
-    engine: &Engine,
-    st: &mut SessionState,
-    tables: &[(Name, Mode)],
-) -> SqlResult<QueryResult> {
-    engine.commit_open(st)?;
-    st.table_locks.release();
-    let mut wanted = Vec::with_capacity(tables.len());
-    for (name, mode) in tables {
-        let db = st.db_for(name.db.as_deref())?.to_string();
-        wanted.push(Locked {
-            db,
-            table: name.name.clone(),
-            mode: *mode,
-        });
-    }
-    let mut holder = engine.begin(st)?;
-    for l in &wanted {
-        if let Err(e) =
-            crate::catalog::lock_table(holder.as_mut(), &l.db, &l.table, l.mode == Mode::Write)
-        {
-            holder.rollback();
-            return Err(e);
+impl SessionLocks {
+    /// Take every lock of `wanted` in `holder`, a transaction of their own
+    /// that writes nothing — all or none: on a failure the holder is
+    /// rolled back and nothing is held.
+    pub fn take(wanted: Vec<Locked>, mut holder: Box<dyn Transaction>) -> SqlResult<Self> {
+        for l in &wanted {
+            if let Err(e) =
+                crate::catalog::lock_table(holder.as_mut(), &l.db, &l.table, l.mode == Mode::Write)
+            {
+                holder.rollback();
+                return Err(e);
+            }
         }
+        Ok(SessionLocks {
+            tables: wanted,
+            holder: Some(holder),
+        })
     }
-    st.table_locks = SessionLocks {
-        tables: wanted,
-        holder: Some(holder),
-    };
-    Ok(QueryResult::default())
-}
-
-/// `UNLOCK TABLES`: commits the open transaction, then releases.
-pub fn unlock(engine: &Engine, st: &mut SessionState) -> SqlResult<QueryResult> {
-    engine.commit_open(st)?;
-    st.table_locks.release();
-    Ok(QueryResult::default())
 }
 
 #[cfg(test)]

@@ -30,8 +30,8 @@
 use crate::catalog::{self, TableDef};
 use crate::error::{code, SqlError, SqlResult};
 use crate::iscp;
-use crate::sql::ddl::{self, Dropped};
 use crate::sql::parse::Name;
+use crate::sql::schema::{self, Dropped};
 use crate::sql::{Ctx, Engine, SessionState};
 use crate::types::QueryResult;
 
@@ -44,10 +44,10 @@ pub fn truncate(engine: &Engine, st: &mut SessionState, table: &Name) -> SqlResu
     let mut created = Vec::new();
     let r = engine.in_txn(st, |cx| {
         swap(cx, &db, &name, &mut dropped, &mut created)?;
-        ddl::before_commit(cx, &name)?;
+        schema::before_commit(cx, &name)?;
         Ok(QueryResult::default())
     })?;
-    ddl::commit_and_finish(engine, st, &name, r, dropped, created)
+    schema::commit_and_finish(engine, st, &name, r, dropped, created)
 }
 
 /// TRUNCATE while the session holds LOCK TABLES: MySQL's checks first
@@ -92,7 +92,7 @@ fn swap(
     // The old contents: rows and B-trees purged after the commit, ISCP
     // jobs Canceling (the DROP protocol).
     for ix in &old.indexes {
-        ddl::drop_index_parts(cx, &old, ix, dropped)?;
+        schema::drop_index_parts(cx, &old, ix, dropped)?;
     }
     dropped.push(Dropped::Storage(old.id));
     cx.txn
@@ -122,7 +122,7 @@ fn fresh(
     // As a new table: no change log until an ISCP job reads it.
     cx.engine.storage.set_change_log_on_demand(t.id, true)?;
     for ix in &old.indexes {
-        let new_ix = ddl::index_def(cx, &t, &ddl::spec_of(old, ix))?;
+        let new_ix = schema::index_def(cx, &t, &schema::spec_of(old, ix))?;
         debug_assert_eq!(
             new_ix.job_id.is_some(),
             ix.job_id.is_some(),

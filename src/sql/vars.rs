@@ -11,6 +11,7 @@
 use std::collections::BTreeMap;
 
 use crate::error::{SqlError, SqlResult};
+pub use crate::sql::session::UserVars;
 use crate::sql::{Engine, SessionState};
 use crate::types::Value;
 
@@ -73,6 +74,28 @@ const fn def(name: &'static str, access: Access, accepts: Accepts, default: &'st
 /// full GROUP BY (always required here).
 pub const DEFAULT_SQL_MODE: &str = "ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,\
 NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION";
+
+/// What `sql_mode` means for a session.
+impl SessionState {
+    /// Whether `sql_mode` has `mode` (an upper-case name); unset is the
+    /// default mode (see `vars`).
+    pub fn sql_mode_has(&self, mode: &str) -> bool {
+        let modes = self
+            .vars
+            .get("sql_mode")
+            .map_or(DEFAULT_SQL_MODE, String::as_str);
+        modes.split(',').any(|m| m == mode)
+    }
+
+    /// Whether rows are written strictly (`STRICT_TRANS_TABLES`,
+    /// `STRICT_ALL_TABLES`, or `TRADITIONAL`, which includes them): a
+    /// conversion warning while a row is written fails the statement.
+    pub fn strict_writes(&self) -> bool {
+        ["STRICT_TRANS_TABLES", "STRICT_ALL_TABLES", "TRADITIONAL"]
+            .iter()
+            .any(|m| self.sql_mode_has(m))
+    }
+}
 
 use Accepts as A;
 use Access::{ReadOnly as RO, Session as S};
@@ -257,30 +280,6 @@ impl SessionVars {
             lock_wait_timeout_secs: self.lock_wait_timeout_secs,
             globals: self.globals.clone(),
             tmpdir: self.tmpdir.clone(),
-        }
-    }
-}
-
-/// The node's global values of session variables (`SET GLOBAL`): the
-/// values new sessions start with. Kept in memory like MySQL's (not
-/// persisted: a restart returns to the defaults and the command line).
-#[derive(Default)]
-pub struct Globals(parking_lot::Mutex<BTreeMap<String, String>>);
-
-impl Globals {
-    /// The current global values (canonical, by variable name).
-    pub fn snapshot(&self) -> BTreeMap<String, String> {
-        self.0.lock().clone()
-    }
-
-    /// Start a new session from the global values.
-    pub fn apply(&self, st: &mut SessionState) {
-        for (k, v) in self.0.lock().iter() {
-            if k == "autocommit" {
-                st.autocommit = v == "ON";
-            } else {
-                st.vars.insert(k.clone(), v.clone());
-            }
         }
     }
 }
@@ -556,9 +555,6 @@ pub fn set_names(st: &mut SessionState, charset: &str) -> SqlResult<()> {
     }
     Ok(())
 }
-
-/// User variables (`@v`) of a session.
-pub type UserVars = BTreeMap<String, Value>;
 
 #[cfg(test)]
 mod tests {

@@ -48,7 +48,7 @@ SELECT e.id, d.floor, DENSE_RANK() OVER (ORDER BY d.floor) AS fr FROM emp e JOIN
 CREATE TABLE ci (id INT PRIMARY KEY, s VARCHAR(5) COLLATE utf8mb4_0900_ai_ci);
 INSERT INTO ci VALUES (1, 'a'), (2, 'A'), (3, 'b');
 SELECT id, COUNT(*) OVER (PARTITION BY s) AS n, DENSE_RANK() OVER (ORDER BY s) AS r FROM ci ORDER BY id;
--- Refused where MySQL refuses (MariaDB: 4015 / 4074 for the same statements): window functions in WHERE / GROUP BY / HAVING / inside an aggregate or another window (3593), an alias of one there (3594).
+-- Refused where MySQL refuses (MariaDB: 4015 / 4074 for the same statements): window functions in WHERE / GROUP BY / HAVING / inside an aggregate or another window (3593), an alias of one there (3594); one inside a window's PARTITION BY / ORDER BY is 3595 (MySQL 8).
 SELECT id FROM emp WHERE ROW_NUMBER() OVER () > 1;
 SELECT dept FROM emp GROUP BY ROW_NUMBER() OVER ();
 SELECT dept FROM emp GROUP BY dept HAVING RANK() OVER () > 0;
@@ -80,7 +80,7 @@ SELECT id FROM emp WINDOW a AS (b), b AS (a);
 SELECT id, SUM(sal) OVER (w PARTITION BY id) FROM emp WINDOW w AS (ORDER BY id);
 SELECT id, SUM(sal) OVER (w ORDER BY sal) FROM emp WINDOW w AS (ORDER BY id);
 SELECT id, SUM(sal) OVER (w ORDER BY sal) FROM emp WINDOW w AS (PARTITION BY dept ROWS UNBOUNDED PRECEDING);
--- Explicit frames: ROWS with offsets and UNBOUNDED ends (empty frames give NULL / 0), RANGE with UNBOUNDED / CURRENT ROW (peers); MySQL's errors 3584 / 3585 / 3586.
+-- Explicit frames: ROWS with offsets and UNBOUNDED ends (empty frames give NULL / 0), RANGE with UNBOUNDED / CURRENT ROW (peers) or an offset (more in window_frames.sql); MySQL's errors 3584 / 3585 / 3586.
 SELECT id, sal, SUM(sal) OVER (ORDER BY id ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) AS s2, COUNT(sal) OVER (ORDER BY id ROWS 2 PRECEDING) AS c3, AVG(sal) OVER (ORDER BY id ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING) AS a3, MAX(sal) OVER (ORDER BY id ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING) AS mx, SUM(sal) OVER (ORDER BY id ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS bf, COUNT(*) OVER (ORDER BY id ROWS BETWEEN 2 FOLLOWING AND 3 FOLLOWING) AS ahead FROM emp ORDER BY id;
 SELECT id, dept, sal, SUM(sal) OVER (PARTITION BY dept ORDER BY sal RANGE BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING) AS rest, SUM(sal) OVER (PARTITION BY dept ORDER BY sal RANGE BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) AS al, MIN(id) OVER (ORDER BY sal RANGE CURRENT ROW) AS peer_min FROM emp ORDER BY id;
 SELECT id, FIRST_VALUE(sal) OVER (ORDER BY id ROWS BETWEEN 1 FOLLOWING AND 2 FOLLOWING) AS fv, LAST_VALUE(sal) OVER (ORDER BY id ROWS BETWEEN CURRENT ROW AND 2 FOLLOWING) AS lv, LAST_VALUE(id) OVER (ORDER BY id ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) AS la FROM emp ORDER BY id;
@@ -88,7 +88,7 @@ SELECT id, SUM(sal) OVER (ORDER BY id ROWS BETWEEN UNBOUNDED FOLLOWING AND UNBOU
 SELECT id, SUM(sal) OVER (ORDER BY id ROWS BETWEEN CURRENT ROW AND UNBOUNDED PRECEDING) FROM emp;
 SELECT id, SUM(sal) OVER (ORDER BY id ROWS BETWEEN 1.5 PRECEDING AND CURRENT ROW) FROM emp;
 SELECT id, SUM(sal) OVER (ORDER BY sal RANGE BETWEEN 10 PRECEDING AND CURRENT ROW) FROM emp;
--- Not implemented yet: refused with 1235, never approximated.
+-- Not implemented: refused with 1235, never approximated.
 SELECT id, LAG(sal) IGNORE NULLS OVER (ORDER BY id) FROM emp;
 SELECT id, COUNT(DISTINCT dept) OVER () FROM emp;
 SELECT id, GROUP_CONCAT(dept) OVER () FROM emp;

@@ -125,7 +125,10 @@ fn candidates(
     };
     if catalog::is_system_db(&t.db) {
         if catalog::information_schema::is(&t.db) && t.name.eq_ignore_ascii_case("PROCESSLIST") {
-            let rows = crate::sql::show::process_rows(cx.engine, cx.session);
+            let rows = cx
+                .engine
+                .processes
+                .rows(&cx.session.user, cx.session.sees_all);
             return Ok((rows.into_iter().map(|r| (r, Vec::new())).collect(), false));
         }
         if let Some(rows) = catalog::virtual_rows(cx.txn, &t.db, &t.name)? {
@@ -321,6 +324,8 @@ pub(crate) struct AggState {
     /// values at that scale with or without GROUP BY (MySQL dedups them
     /// in a `Unique` tree of the argument's type). `None`: exact.
     pub store_scale: Option<u8>,
+    /// STD / VARIANCE / BIT_* state ([`crate::sql::agg_stats`]).
+    pub stat: crate::sql::agg_stats::State,
 }
 
 impl AggState {
@@ -348,6 +353,10 @@ impl AggState {
 pub(crate) fn agg_update(st: &mut AggState, call: &AggCall, v: Option<Value>) -> SqlResult<()> {
     match call.func {
         AggFunc::CountStar => st.count += 1,
+        AggFunc::Stat(f) if crate::sql::agg_stats::keeps_nulls(f) => {
+            let v = v.unwrap_or(Value::Null);
+            crate::sql::agg_stats::update(&mut st.stat, f, &v)?;
+        }
         _ => {
             let Some(v) = v else { return Ok(()) };
             if v.is_null() {
@@ -417,6 +426,7 @@ pub(crate) fn agg_update(st: &mut AggState, call: &AggCall, v: Option<Value>) ->
                 {
                     st.best = Some(stored(v, st.store_scale));
                 }
+                AggFunc::Stat(f) => crate::sql::agg_stats::update(&mut st.stat, f, &v)?,
                 _ => {}
             }
         }
@@ -472,6 +482,7 @@ pub(crate) fn agg_final(st: &AggState, call: &AggCall) -> Value {
             }
         }
         AggFunc::Min | AggFunc::Max => st.best.clone().unwrap_or(Value::Null),
+        AggFunc::Stat(f) => crate::sql::agg_stats::finish(&st.stat, f),
     }
 }
 

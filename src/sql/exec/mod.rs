@@ -29,6 +29,7 @@ pub mod recursive;
 pub mod series;
 mod set_op;
 pub mod window;
+pub mod window_slide;
 
 pub use apply::{bind_row, prepare, Prepared};
 

@@ -63,6 +63,7 @@ fn mergeable(call: &AggCall, arg: Option<&CExpr>, t: &TableDef) -> bool {
     }
     match call.func {
         AggFunc::CountStar | AggFunc::Count | AggFunc::Min | AggFunc::Max => true,
+        AggFunc::Stat(_) => false,
         AggFunc::Sum | AggFunc::Avg => matches!(arg, Some(CExpr::Col(i))
         if t.columns.get(*i).is_some_and(|c| matches!(
             c.ty,
@@ -237,6 +238,7 @@ pub(crate) fn merge_state(a: &mut AggState, b: &AggState, call: &AggCall) -> boo
     }
     match call.func {
         AggFunc::CountStar | AggFunc::Count => {}
+        AggFunc::Stat(_) => return false,
         AggFunc::Sum | AggFunc::Avg => {
             if a.float || b.float {
                 return false;

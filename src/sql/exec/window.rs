@@ -8,15 +8,20 @@
 //! units by (partition keys, order keys) with the bounded, interruptible
 //! [`budget::sort_by`], and writing the function's value into that slot of
 //! every unit; the select list and ORDER BY then read it like an
-//! aggregate. The subset: ROW_NUMBER, RANK, DENSE_RANK, PERCENT_RANK,
+//! aggregate. The functions: ROW_NUMBER, RANK, DENSE_RANK, PERCENT_RANK,
 //! CUME_DIST, NTILE, LAG, LEAD, FIRST_VALUE, LAST_VALUE, NTH_VALUE and
-//! COUNT / SUM / AVG / MIN / MAX with MySQL's default frame (the whole partition without
-//! ORDER BY; with ORDER BY from the partition's start to the current row's
-//! last peer) or an explicit ROWS frame / RANGE frame of UNBOUNDED and
-//! CURRENT ROW bounds ([`crate::sql::expr::Frame`]). Aggregates reuse the GROUP BY fold ([`agg_update`] /
-//! [`agg_final`]) and its result types.
-//! Named windows (`WINDOW w AS (…)`) are resolved while compiling
-//! ([`crate::sql::expr::window_spec`]).
+//! every aggregate (COUNT / SUM / AVG / MIN / MAX and those of
+//! [`crate::sql::agg_stats`]) with MySQL's default frame (the whole
+//! partition without ORDER BY; with ORDER BY from the partition's start to
+//! the current row's last peer) or an explicit ROWS / RANGE frame
+//! ([`crate::sql::expr::Frame`]; a RANGE offset finds its rows by binary
+//! search on the one ORDER BY key). Aggregates reuse the GROUP BY fold ([`agg_update`] /
+//! [`agg_final`]) and its result types; a frame whose both ends move is
+//! slid ([`super::window_slide`]) or folded afresh. Named windows
+//! (`WINDOW w AS (…)`) are resolved, and specifications refused as MySQL
+//! refuses them, while compiling ([`crate::sql::expr::window_spec`]); a
+//! RANGE offset's key type is checked while planning
+//! ([`crate::sql::plan::window::check_range_types`]).
 //!
 //! Never: plans (the compiler refuses the rest of the syntax with 1235 /
 //! 3593, [`crate::sql::plan::window::check_placement`] catches aliases
@@ -40,6 +45,8 @@ pub(crate) struct Prepared<'p> {
     keys: Vec<exec::Prepared<'p>>,
     /// LAG / LEAD's default.
     default: Option<exec::Prepared<'p>>,
+    /// A RANGE frame's offset bounds ([`crate::sql::expr::Window::range_at`]).
+    range_at: [Option<exec::Prepared<'p>>; 2],
 }
 
 /// Prepare the window call in slot `a` (`None` for a plain aggregate).
@@ -57,8 +64,18 @@ pub(crate) fn prepare<'p>(
         .chain(w.order.iter().map(|(e, _)| e))
         .map(&mut *p)
         .collect::<SqlResult<_>>()?;
-    let default = w.default.as_ref().map(p).transpose()?;
-    Ok(Some(Prepared { arg, keys, default }))
+    let default = w.default.as_ref().map(&mut *p).transpose()?;
+    let [a, b] = &w.range_at;
+    let range_at = [
+        a.as_ref().map(|(e, _)| p(e)).transpose()?,
+        b.as_ref().map(|(e, _)| p(e)).transpose()?,
+    ];
+    Ok(Some(Prepared {
+        arg,
+        keys,
+        default,
+        range_at,
+    }))
 }
 
 /// Compute every window call of `plan` over `units` (the block's rows or
@@ -87,6 +104,9 @@ pub(crate) fn apply(
         // Each unit's keys, argument and default.
         let mut keys: Vec<(Vec<Value>, Option<Value>)> = Vec::with_capacity(units.len());
         let mut defaults: Vec<Value> = Vec::new();
+        // A RANGE frame's offset bounds' key values, per unit.
+        let mut targets: Vec<[Value; 2]> = Vec::new();
+        let ranged = prep.range_at.iter().any(Option::is_some);
         for u in units.iter() {
             budget::tick()?;
             let k = prep
@@ -105,6 +125,16 @@ pub(crate) fn apply(
                 let d = ev(d, u)?;
                 mem.add(budget::row_size(std::slice::from_ref(&d)))?;
                 defaults.push(d);
+            }
+            if ranged {
+                let mut t = [Value::Null, Value::Null];
+                for (slot, p) in t.iter_mut().zip(&prep.range_at) {
+                    if let Some(p) = p {
+                        *slot = ev(p, u)?;
+                    }
+                }
+                mem.add(budget::row_size(&t))?;
+                targets.push(t);
             }
         }
         let arg_at = |i: usize| keys[i].1.clone().unwrap_or(Value::Null);
@@ -195,7 +225,44 @@ pub(crate) fn apply(
                     }
                     a = b;
                 }
-                let range = |j: usize| frame_range(frame, j, len, peers[j]);
+                // A RANGE offset bound of row `j`: the first row not
+                // before the frame (start) or the last not after it (end).
+                let offset_at = |j: usize, start: bool| -> usize {
+                    let Some((_, desc)) = w.order.first() else {
+                        return if start { 0 } else { len };
+                    };
+                    let key = |r: usize| &keys[r].0[parts];
+                    if key(part[j]).is_null() {
+                        // A NULL key's offsets are its peers (the NULLs).
+                        return if start { peers[j].0 } else { peers[j].1 - 1 };
+                    }
+                    let t = &targets[part[j]][usize::from(!start)];
+                    // Candidate `r` against the bound, in sort order: NULLs
+                    // sort first ascending, last descending.
+                    let cmp = |r: usize| -> Ordering {
+                        let k = key(r);
+                        if k.is_null() {
+                            return if *desc {
+                                Ordering::Greater
+                            } else {
+                                Ordering::Less
+                            };
+                        }
+                        let o = k.total_cmp(t);
+                        if *desc {
+                            o.reverse()
+                        } else {
+                            o
+                        }
+                    };
+                    if start {
+                        part.partition_point(|&r| cmp(r).is_lt())
+                    } else {
+                        // May be 0: the frame is then empty.
+                        part.partition_point(|&r| cmp(r).is_le()).wrapping_sub(1)
+                    }
+                };
+                let range = |j: usize| frame_range(frame, j, len, peers[j], &offset_at);
                 let empty = agg_final(&AggState::default(), call);
                 match w.func {
                     WinFunc::FirstValue | WinFunc::LastValue | WinFunc::NthValue => {
@@ -249,9 +316,17 @@ pub(crate) fn apply(
                             };
                         }
                     }
+                    _ if super::window_slide::slide(
+                        call,
+                        len,
+                        &|p| keys[part[p]].1.clone(),
+                        &range,
+                        &mut |j, v| values[part[j]] = v,
+                    )? => {}
                     _ => {
-                        // Both ends move: each frame folded on its own
-                        // (at most its offsets' width).
+                        // Both ends move and the aggregate does not slide
+                        // exactly: each frame folded on its own (at most
+                        // its offsets' width).
                         for j in 0..len {
                             let mut st = AggState::default();
                             if let Some((fs, fe)) = range(j) {
@@ -343,13 +418,27 @@ pub(crate) fn apply(
 
 /// Positions [fs, fe] (inclusive, in the partition of `len` rows) of row
 /// `j`'s frame, whose peer group is `peers` = [start, end); `None` when
-/// the frame is empty. RANGE bounds are UNBOUNDED or CURRENT ROW (its
-/// peers); ROWS offsets count rows.
-fn frame_range(f: Frame, j: usize, len: usize, peers: (usize, usize)) -> Option<(usize, usize)> {
+/// the frame is empty. ROWS offsets count rows; a RANGE CURRENT ROW is
+/// the row's peers, a RANGE offset where `offset_at(j, start)` puts it
+/// (usize::MAX: before the first row).
+fn frame_range(
+    f: Frame,
+    j: usize,
+    len: usize,
+    peers: (usize, usize),
+    offset_at: &dyn Fn(usize, bool) -> usize,
+) -> Option<(usize, usize)> {
+    let row = j;
     let (j, len) = (j as i128, len as i128);
     let at = |b: FrameBound, start: bool| -> i128 {
         match b {
             FrameBound::UnboundedPreceding => 0,
+            FrameBound::Preceding(_) | FrameBound::Following(_) if !f.rows => {
+                match offset_at(row, start) {
+                    usize::MAX => -1,
+                    p => p as i128,
+                }
+            }
             FrameBound::Preceding(n) => j - i128::from(n),
             FrameBound::CurrentRow if f.rows => j,
             FrameBound::CurrentRow if start => peers.0 as i128,

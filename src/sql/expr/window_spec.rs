@@ -117,7 +117,59 @@ pub(crate) fn check_named(named: &[ast::NamedWindowDefinition]) -> SqlResult<()>
     }
     for d in named {
         let spec = lookup(named, &d.0)?;
+        check_spec(&spec)?;
         resolve_spec(named, &spec)?;
     }
     Ok(())
+}
+
+/// Refuse what MySQL refuses in a window's PARTITION BY / ORDER BY: a
+/// position (`ORDER BY 1`, 3592) and a window function (3595).
+pub(crate) fn check_spec(spec: &ast::WindowSpec) -> SqlResult<()> {
+    for e in spec
+        .partition_by
+        .iter()
+        .chain(spec.order_by.iter().map(|o| &o.expr))
+    {
+        if matches!(e, ast::Expr::Value(v) if matches!(v.value, ast::Value::Number(..))) {
+            return Err(SqlError::new(
+                code::WINDOW_ILLEGAL_ORDER_BY,
+                "Window '<unnamed window>': ORDER BY or PARTITION BY uses legacy position indication which is not supported, use expression.",
+            ));
+        }
+        if ast::Visit::visit(e, &mut NestedWindow(0)).is_break() {
+            return Err(SqlError::new(
+                code::WINDOW_NESTED_IN_SPEC,
+                "You cannot nest a window function in the specification of window '<unnamed window>'.",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Finds a window function call outside any subquery (one inside a
+/// subquery of the specification belongs to that query block).
+struct NestedWindow(usize);
+
+impl ast::Visitor for NestedWindow {
+    type Break = ();
+
+    fn pre_visit_query(&mut self, _: &ast::Query) -> std::ops::ControlFlow<()> {
+        self.0 += 1;
+        std::ops::ControlFlow::Continue(())
+    }
+
+    fn post_visit_query(&mut self, _: &ast::Query) -> std::ops::ControlFlow<()> {
+        self.0 -= 1;
+        std::ops::ControlFlow::Continue(())
+    }
+
+    fn pre_visit_expr(&mut self, x: &ast::Expr) -> std::ops::ControlFlow<()> {
+        match x {
+            ast::Expr::Function(f) if f.over.is_some() && self.0 == 0 => {
+                std::ops::ControlFlow::Break(())
+            }
+            _ => std::ops::ControlFlow::Continue(()),
+        }
+    }
 }

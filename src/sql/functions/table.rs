@@ -11,7 +11,10 @@ use super::Eval::{Exprs, Host, Rewritten, Values};
 use super::Returns::{Fixed, Rule};
 use super::TextLen::{OfFirstArg, SumOfArgs};
 use super::{control, def, scalar, FunctionDef, Parity, Purity, VARIADIC};
-use crate::sql::expr::{datetime, regexp, AggFunc, FIXED_TEXT, IS_FALSE, IS_TRUE, SHOW_SCALE};
+use crate::sql::agg_stats::StatFunc;
+use crate::sql::expr::{
+    datetime, regexp, AggFunc, FIXED_TEXT, IS_FALSE, IS_TRUE, JSON_AGG, SHOW_SCALE,
+};
 use crate::types::ColumnKind::{Date, DateTime, Float, Int, Text};
 
 const V: u8 = VARIADIC;
@@ -33,6 +36,28 @@ pub(crate) static FUNCTIONS: &[FunctionDef] = &[
         "Smallest non-NULL value (under the argument's collation)."),
     def(Aggregate, "max", (1, 1), Rule("the argument's type"), super::Eval::Aggregate(AggFunc::Max),
         "Largest non-NULL value (under the argument's collation)."),
+    def(Aggregate, "std", (1, 1), Fixed(Float), super::Eval::Aggregate(AggFunc::Stat(StatFunc::StdPop)),
+        "Population standard deviation of the non-NULL values (DOUBLE, the argument's decimals + 4).")
+        .aliases(&["stddev", "stddev_pop"]),
+    def(Aggregate, "stddev_samp", (1, 1), Fixed(Float), super::Eval::Aggregate(AggFunc::Stat(StatFunc::StdSamp)),
+        "Sample standard deviation; NULL over fewer than two values."),
+    def(Aggregate, "variance", (1, 1), Fixed(Float), super::Eval::Aggregate(AggFunc::Stat(StatFunc::VarPop)),
+        "Population variance of the non-NULL values.")
+        .aliases(&["var_pop"]),
+    def(Aggregate, "var_samp", (1, 1), Fixed(Float), super::Eval::Aggregate(AggFunc::Stat(StatFunc::VarSamp)),
+        "Sample variance; NULL over fewer than two values."),
+    def(Aggregate, "bit_and", (1, 1), Rule("BIGINT UNSIGNED (BIGINT here)"), super::Eval::Aggregate(AggFunc::Stat(StatFunc::BitAnd)),
+        "Bitwise AND of the non-NULL values as 64-bit unsigned; 18446744073709551615 over none."),
+    def(Aggregate, "bit_or", (1, 1), Rule("BIGINT UNSIGNED (BIGINT here)"), super::Eval::Aggregate(AggFunc::Stat(StatFunc::BitOr)),
+        "Bitwise OR of the non-NULL values as 64-bit unsigned; 0 over none."),
+    def(Aggregate, "bit_xor", (1, 1), Rule("BIGINT UNSIGNED (BIGINT here)"), super::Eval::Aggregate(AggFunc::Stat(StatFunc::BitXor)),
+        "Bitwise XOR of the non-NULL values as 64-bit unsigned; 0 over none."),
+    def(Aggregate, "json_arrayagg", (1, 1), Fixed(Text), super::Eval::Aggregate(AggFunc::Stat(StatFunc::JsonArray { json: false })),
+        "A JSON array of the values, NULLs as null; NULL over no row.")
+        .json(),
+    def(Aggregate, "json_objectagg", (2, 2), Fixed(Text), super::Eval::Aggregate(AggFunc::Stat(StatFunc::JsonObject)),
+        "A JSON object of key / value pairs, the last duplicate key winning; a NULL key is 3158.")
+        .json(),
     // ---- control flow
     def(ControlFlow, "coalesce", (1, V), ARGS_RULE, Exprs(control::coalesce),
         "The first non-NULL argument; the ones after it are not evaluated."),
@@ -227,6 +252,9 @@ pub(crate) static FUNCTIONS: &[FunctionDef] = &[
         "A DECIMAL shown with its type's scale (IFNULL / COALESCE as text)."),
     def(Internal, FIXED_TEXT, (2, 2), Fixed(Text), Values(scalar::fixed_text),
         "A DOUBLE as text with its type's fixed decimals."),
+    def(Internal, JSON_AGG, (1, 1), Fixed(Text), Values(crate::sql::agg_stats::json_aggregate),
+        "A JSON_ARRAYAGG / JSON_OBJECTAGG slot's JSON text, typed JSON without being parsed again.")
+        .json(),
     def(Internal, "trim both", (2, 2), Fixed(Text), Values(scalar::trim_both),
         "`TRIM(BOTH s FROM str)` (and LEADING, TRAILING).")
         .aliases(&["trim leading", "trim trailing"])

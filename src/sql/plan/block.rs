@@ -248,6 +248,13 @@ pub(crate) fn double_decimals(e: &CExpr, src: &Source, aggs: &[AggCall]) -> Opti
                     arg: Some(a),
                     ..
                 }) => double_decimals(a, src, aggs)?.saturating_add(4),
+                // STD / VARIANCE: four more too (MySQL's
+                // Item_sum_variance: the argument's decimals + 4).
+                Some(AggCall {
+                    func: AggFunc::Stat(f),
+                    arg: Some(a),
+                    ..
+                }) if !f.is_bitwise() => double_decimals(a, src, aggs)?.saturating_add(4),
                 Some(AggCall {
                     func: AggFunc::Sum | AggFunc::Min | AggFunc::Max,
                     arg: Some(a),
@@ -408,6 +415,30 @@ fn common_kind<'e>(
         .unwrap_or(ColumnKind::Text)
 }
 
+/// LAG / LEAD's type with a default `d`: both aggregated as COALESCE's
+/// arguments are, an integer beside a DECIMAL keeping its digits
+/// (`LAG(int_col, 1, 1.5)` is DECIMAL(11,1) in MySQL, not (2,1)).
+fn lag_kind(a: &CExpr, d: Option<&CExpr>, src: &Source, aggs: &[AggCall]) -> ColumnKind {
+    let common = common_kind([a].into_iter().chain(d), src, aggs);
+    let ColumnKind::Decimal { precision, scale } = common else {
+        return common;
+    };
+    let int_digits = [Some(a), d]
+        .into_iter()
+        .flatten()
+        .filter(|x| kind_of_expr(x, src, aggs) == ColumnKind::Int)
+        .map(|x| int_precision(x, src, aggs))
+        .max()
+        .unwrap_or(0);
+    ColumnKind::Decimal {
+        precision: int_digits
+            .max(precision.saturating_sub(scale))
+            .saturating_add(scale)
+            .min(65),
+        scale,
+    }
+}
+
 #[recursive::recursive]
 pub(crate) fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnKind {
     match e {
@@ -440,6 +471,18 @@ pub(crate) fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnK
                 func: AggFunc::Count | AggFunc::CountStar,
                 ..
             }) => ColumnKind::Int,
+            Some(AggCall {
+                func: AggFunc::Stat(f),
+                ..
+            }) if f.is_bitwise() => ColumnKind::Int,
+            Some(AggCall {
+                func: AggFunc::Stat(f),
+                ..
+            }) if f.is_json() => ColumnKind::Text,
+            Some(AggCall {
+                func: AggFunc::Stat(_),
+                ..
+            }) => ColumnKind::Float,
             Some(AggCall {
                 func: AggFunc::Avg,
                 arg: Some(a),
@@ -474,6 +517,13 @@ pub(crate) fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnK
                 ColumnKind::Date | ColumnKind::DateTime | ColumnKind::Text => ColumnKind::Float,
                 k => k,
             },
+            // LAG / LEAD with a default: the type of both (MySQL's
+            // Item_lead_lag aggregates them as COALESCE does).
+            Some(AggCall {
+                arg: Some(a),
+                window: Some(w),
+                ..
+            }) if w.default.is_some() => lag_kind(a, w.default.as_ref(), src, aggs),
             Some(AggCall { arg: Some(a), .. }) => kind_of_expr(a, src, aggs),
             _ => ColumnKind::Text,
         },
@@ -1012,6 +1062,7 @@ pub fn plan_block<'a>(
         &projection,
         filter.iter().chain(&group_by).chain(&having),
     )?;
+    super::window::check_range_types(&aggs, &mut |e| kind_of_expr(e, &source, &aggs))?;
     let matches = std::mem::take(&mut comp.matches);
     let refs = std::mem::take(&mut comp.outer_refs);
     let out_colls = projection
@@ -1084,19 +1135,6 @@ pub fn plan_block<'a>(
     }
     let aggregate = has_group || aggs.iter().any(|a| a.window.is_none());
     let windowed = aggs.iter().any(|a| a.window.is_some());
-    // LAG / LEAD's default must have its argument's type (the result
-    // type would otherwise merge both).
-    for a in &aggs {
-        if let (Some(d), Some(x)) = (a.window.as_ref().and_then(|w| w.default.as_ref()), &a.arg) {
-            if !matches!(d, CExpr::Lit(Value::Null))
-                && kind_of_expr(d, &source, &aggs) != kind_of_expr(x, &source, &aggs)
-            {
-                return Err(SqlError::unsupported(
-                    "LAG/LEAD with a default of another type than its argument",
-                ));
-            }
-        }
-    }
     let mut aggs = aggs;
     for w in aggs.iter_mut().filter_map(|a| a.window.as_deref_mut()) {
         for e in w

@@ -10,6 +10,7 @@
 
 use crate::error::{code, SqlError, SqlResult};
 use crate::sql::expr::{AggCall, CExpr, WinFunc};
+use crate::types::ColumnKind;
 
 /// Whether the block's first `k` rows in its ORDER BY are all its window
 /// functions need — so an index top-k path (vector / full-text) may
@@ -56,6 +57,46 @@ pub(crate) fn check_placement<'e>(
                     "You cannot use the alias '{alias}' of an expression containing a window function in this context.'"
                 ),
             ));
+        }
+    }
+    Ok(())
+}
+
+/// Check each RANGE frame with an offset against its ORDER BY key's type
+/// (`kind`) as MySQL does: the key numeric or temporal (3587), a
+/// temporal key's offsets INTERVALs (3588), a numeric key's numbers
+/// (3589).
+pub(crate) fn check_range_types(
+    aggs: &[AggCall],
+    kind: &mut dyn FnMut(&CExpr) -> ColumnKind,
+) -> SqlResult<()> {
+    for w in aggs.iter().filter_map(|a| a.window.as_deref()) {
+        for (_, interval) in w.range_at.iter().flatten() {
+            let Some((key, _)) = w.order.first() else {
+                continue;
+            };
+            match (kind(key), interval) {
+                (ColumnKind::Int | ColumnKind::Float | ColumnKind::Decimal { .. }, false)
+                | (ColumnKind::Date | ColumnKind::DateTime, true) => {}
+                (ColumnKind::Int | ColumnKind::Float | ColumnKind::Decimal { .. }, true) => {
+                    return Err(SqlError::new(
+                        code::WINDOW_RANGE_FRAME_NUMERIC_TYPE,
+                        "Window '<unnamed window>' with RANGE frame has ORDER BY expression of numeric type, INTERVAL bound value not allowed.",
+                    ))
+                }
+                (ColumnKind::Date | ColumnKind::DateTime, false) => {
+                    return Err(SqlError::new(
+                        code::WINDOW_RANGE_FRAME_TEMPORAL_TYPE,
+                        "Window '<unnamed window>' with RANGE frame has ORDER BY expression of datetime type. Only INTERVAL bound value allowed.",
+                    ))
+                }
+                _ => {
+                    return Err(SqlError::new(
+                        code::WINDOW_RANGE_FRAME_ORDER_TYPE,
+                        "Window '<unnamed window>' with RANGE N PRECEDING/FOLLOWING frame requires exactly one ORDER BY expression, of numeric or temporal type",
+                    ))
+                }
+            }
         }
     }
     Ok(())
