@@ -21,8 +21,8 @@ use std::collections::VecDeque;
 
 use crate::error::SqlResult;
 use crate::sql::budget::{self, Reservation};
+use crate::sql::exec::block::{agg_final, agg_update, AggState};
 use crate::sql::expr::{collate, AggCall, AggFunc};
-use crate::sql::select::{agg_final, agg_update, AggState};
 use crate::types::Value;
 
 /// Fill `out[j]` with the aggregate `call` over frame `range(j)` (inclusive
