@@ -7,7 +7,7 @@
 //! Owns: their names, running state ([`State`], one per group or frame),
 //! fold ([`update`]) and result ([`finish`]). The GROUP BY fold
 //! (`select::agg_update` / `agg_final`) and the window operator call in
-//! here for an [`AggFunc::Stat`].
+//! here for an [`crate::sql::expr::AggFunc::Stat`].
 //!
 //! Never: evaluates expressions, plans, or inverts a fold (a sliding
 //! window frame is folded afresh: exact, never approximated by

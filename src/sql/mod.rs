@@ -8,7 +8,7 @@
 //!
 //! Modules: [`session`] (the engine, session and context types),
 //! [`parse`] (statement recognition), [`expr`] (expressions),
-//! [`access`] (access paths), [`select`] (queries), [`dml`] (INSERT, UPDATE,
+//! [`access`] (access paths), [`plan`] and [`exec`] (queries), [`dml`] (INSERT, UPDATE,
 //! DELETE and synchronous index maintenance), [`ddl`] (CREATE/DROP), [`show`]
 //! (SHOW, DESCRIBE, EXPLAIN output), [`host`] (session functions, fault
 //! injection control), [`budget`] (the running statement's interrupt
