@@ -153,6 +153,7 @@ const SQL_LEVELS: &[&[&str]] = &[
     &["parse", "params"],
     // expressions: compiling and evaluating them, and the registry of SQL functions
     &[
+        "agg_stats",
         "expr",
         "expr/collate",
         "expr/datetime",
@@ -173,7 +174,14 @@ const SQL_LEVELS: &[&[&str]] = &[
     // access paths: key ranges, index and full-text top-k scans
     &["access", "search"],
     // planning: the plan tree and the operators built with it
-    &["plan", "parallel", "recursive", "series", "window"],
+    &[
+        "plan",
+        "parallel",
+        "recursive",
+        "series",
+        "window",
+        "window_slide",
+    ],
     // execution of a plan
     &["exec"],
     // queries and writes, which other statements run (CREATE TABLE … SELECT)

@@ -35,8 +35,9 @@ use sqlparser::ast;
 use crate::error::{code, SqlError, SqlResult};
 use crate::sql::budget::{self, Reservation};
 use crate::sql::exec;
-use crate::sql::expr::{AggCall, CExpr, Frame, FrameBound, WinFunc};
+use crate::sql::expr::{AggCall, AggFunc, CExpr, Frame, FrameBound, WinFunc};
 use crate::sql::select::{agg_final, agg_update, is_distance_key, AggState, Exprs, Plan, Unit};
+use crate::sql::window_slide::Agg as Slide;
 use crate::types::{ColumnKind, Value};
 
 /// A window call's expressions prepared for one run of the block.
@@ -571,13 +572,17 @@ pub(crate) fn apply(
                             };
                         }
                     }
-                    _ if crate::sql::window_slide::slide(
-                        call,
-                        len,
-                        &|p| keys[part[p]].1.clone(),
-                        &range,
-                        &mut |j, v| values[part[j]] = v,
-                    )? => {}
+                    _ if slide_as(call.func).is_some()
+                        && crate::sql::window_slide::slide(
+                            &FOLD,
+                            call,
+                            slide_as(call.func).unwrap_or(Slide::Sum),
+                            &|a, b| crate::sql::expr::collate::value_cmp(call.collation, a, b),
+                            len,
+                            &|p| keys[part[p]].1.clone(),
+                            &range,
+                            &mut |j, v| values[part[j]] = v,
+                        )? => {}
                     _ => {
                         // Both ends move and the aggregate does not slide
                         // exactly: each frame folded on its own (at most
@@ -671,6 +676,29 @@ pub(crate) fn apply(
     Ok(())
 }
 
+/// How aggregate `f` slides ([`crate::sql::window_slide`]), if it does.
+fn slide_as(f: AggFunc) -> Option<Slide> {
+    Some(match f {
+        AggFunc::CountStar => Slide::Count { star: true },
+        AggFunc::Count => Slide::Count { star: false },
+        AggFunc::Min => Slide::Min,
+        AggFunc::Max => Slide::Max,
+        AggFunc::Sum => Slide::Sum,
+        AggFunc::Avg => Slide::Avg,
+        AggFunc::Stat(_) => return None,
+    })
+}
+
+/// The GROUP BY fold, lent to [`crate::sql::window_slide::slide`].
+const FOLD: crate::sql::window_slide::Fold<AggState, AggCall> = crate::sql::window_slide::Fold {
+    add: agg_update,
+    finish: agg_final,
+    uncount: |st| {
+        st.count -= 2;
+        debug_assert!(st.count >= 0 && !st.float);
+    },
+};
+
 /// Positions [fs, fe] (inclusive, in the partition of `len` rows) of row
 /// `j`'s frame, whose peer group is `peers` = [start, end); `None` when
 /// the frame is empty. ROWS offsets count rows; a RANGE CURRENT ROW is
@@ -743,6 +771,140 @@ mod tests {
                     .collect();
                 assert!(sizes.windows(2).all(|w| w[0] == w[1] || w[0] == w[1] + 1));
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod slide_tests {
+    use std::cmp::Ordering;
+
+    use super::FOLD;
+    use crate::sql::expr::{AggCall, AggFunc};
+    use crate::sql::select::{agg_final, agg_update, AggState};
+    use crate::sql::window_slide::slide;
+    use crate::types::Value;
+
+    /// Sliding equals folding each frame afresh, for every aggregate that
+    /// slides, over integers near the i64 edges, NULLs and DECIMALs, and
+    /// frames of every width (empty ones included).
+    #[test]
+    fn sliding_equals_folding_each_frame() {
+        let dec = |s: &str| Value::Decimal(crate::decimal::Decimal::parse(s).unwrap());
+        let columns: Vec<Vec<Value>> = vec![
+            vec![
+                Value::Int(i64::MAX),
+                Value::Int(5),
+                Value::Null,
+                Value::Int(i64::MAX - 1),
+                Value::Int(-7),
+                Value::Int(i64::MIN + 1),
+                Value::Int(3),
+            ],
+            vec![
+                dec("1.50"),
+                Value::Null,
+                dec("-2.25"),
+                dec("9.99"),
+                dec("0.01"),
+            ],
+            vec![Value::Null, Value::Null, Value::Int(4)],
+        ];
+        for col in &columns {
+            let len = col.len();
+            for func in [
+                AggFunc::CountStar,
+                AggFunc::Count,
+                AggFunc::Sum,
+                AggFunc::Avg,
+                AggFunc::Min,
+                AggFunc::Max,
+            ] {
+                let call = AggCall {
+                    func,
+                    arg: None,
+                    distinct: false,
+                    collation: None,
+                    window: None,
+                };
+                for before in 0..4i64 {
+                    for after in -2..4i64 {
+                        // ROWS BETWEEN `before` PRECEDING AND `after`
+                        // FOLLOWING (negative: PRECEDING).
+                        let range = |j: usize| {
+                            let fs = (j as i64 - before).max(0);
+                            let fe = (j as i64 + after).min(len as i64 - 1);
+                            (fs <= fe).then_some((fs as usize, fe as usize))
+                        };
+                        let arg = |p: usize| Some(col[p].clone());
+                        let mut got = vec![Value::Null; len];
+                        let how = super::slide_as(func).unwrap();
+                        let cmp = |a: &Value, b: &Value| a.total_cmp(b);
+                        let slid =
+                            slide(&FOLD, &call, how, &cmp, len, &arg, &range, &mut |j, v| {
+                                got[j] = v
+                            })
+                            .unwrap();
+                        assert!(slid);
+                        for (j, g) in got.iter().enumerate() {
+                            let mut st = AggState::default();
+                            if let Some((fs, fe)) = range(j) {
+                                for p in fs..=fe {
+                                    agg_update(&mut st, &call, arg(p)).unwrap();
+                                }
+                            }
+                            let want = agg_final(&st, &call);
+                            // The same number (an integer SUM may be an
+                            // i64 on one side, a DECIMAL on the other:
+                            // both print alike).
+                            assert!(
+                                g.total_cmp(&want) == Ordering::Equal
+                                    && g.is_null() == want.is_null(),
+                                "{func:?} {before} {after} row {j} of {col:?}: {g:?} vs {want:?}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn doubles_and_mixed_scales_are_declined() {
+        let call = AggCall {
+            func: AggFunc::Sum,
+            arg: None,
+            distinct: false,
+            collation: None,
+            window: None,
+        };
+        for col in [
+            vec![Value::Int(1), Value::Float(0.5)],
+            vec![
+                Value::Decimal(crate::decimal::Decimal::parse("1.5").unwrap()),
+                Value::Decimal(crate::decimal::Decimal::parse("1.25").unwrap()),
+            ],
+            vec![
+                Value::Int(1),
+                Value::Decimal(crate::decimal::Decimal::parse("1.5").unwrap()),
+            ],
+            vec![Value::Int(i64::MIN)],
+        ] {
+            let arg = |p: usize| Some(col[p].clone());
+            let range = |j: usize| Some((j, j));
+            let cmp = |a: &Value, b: &Value| a.total_cmp(b);
+            let how = super::Slide::Sum;
+            assert!(!slide(
+                &FOLD,
+                &call,
+                how,
+                &cmp,
+                col.len(),
+                &arg,
+                &range,
+                &mut |_, _| {}
+            )
+            .unwrap());
         }
     }
 }

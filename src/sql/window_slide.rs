@@ -12,8 +12,10 @@
 //! digit). Anything else is declined and the window operator folds each
 //! frame afresh.
 //!
-//! Never: approximates (DOUBLE sums are declined, not subtracted), reads
-//! rows or plans, or grows unbudgeted (its counts and queue are charged
+//! Never: names the planner's or the expression compiler's types (the
+//! window operator lends its fold, [`Fold`], and says which aggregate,
+//! [`Agg`]: this file sits below both), approximates (DOUBLE sums are
+//! declined, not subtracted), reads rows or plans, or grows unbudgeted (its counts and queue are charged
 //! to the statement); every step ticks the statement's interrupt.
 
 use std::cmp::Ordering;
@@ -21,33 +23,59 @@ use std::collections::VecDeque;
 
 use crate::error::SqlResult;
 use crate::sql::budget::{self, Reservation};
-use crate::sql::expr::{collate, AggCall, AggFunc};
-use crate::sql::select::{agg_final, agg_update, AggState};
 use crate::types::Value;
+
+/// The GROUP BY fold the window operator lends (`select::agg_update` /
+/// `agg_final` over its `AggState`): add a value, the result, and
+/// `uncount` — a value is removed by adding its negation, which counted
+/// one row where one fewer is meant.
+pub(crate) struct Fold<S, C> {
+    pub add: fn(&mut S, &C, Option<Value>) -> SqlResult<()>,
+    pub finish: fn(&S, &C) -> Value,
+    pub uncount: fn(&mut S),
+}
+
+/// The aggregate to slide (the window operator names it: this module
+/// names no expression type).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Agg {
+    /// COUNT(*) (`star`) or COUNT(x).
+    Count {
+        star: bool,
+    },
+    Min,
+    Max,
+    Sum,
+    Avg,
+}
 
 /// Fill `out[j]` with the aggregate `call` over frame `range(j)` (inclusive
 /// positions in the partition, `None` empty) for every position `j` of a
-/// partition of `len` rows whose argument at position `p` is `arg(p)`.
-/// The frames' non-empty starts and ends never decrease. False (nothing
-/// written) when `call` does not slide exactly over these values.
-pub(crate) fn slide(
-    call: &AggCall,
+/// partition of `len` rows whose argument at position `p` is `arg(p)`,
+/// folding with `fold`. The frames' non-empty starts and ends never
+/// decrease. False (nothing written) when `call` does not slide exactly
+/// over these values.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn slide<S: Default, C>(
+    fold: &Fold<S, C>,
+    call: &C,
+    agg: Agg,
+    cmp: &dyn Fn(&Value, &Value) -> Ordering,
     len: usize,
     arg: &dyn Fn(usize) -> Option<Value>,
     range: &dyn Fn(usize) -> Option<(usize, usize)>,
     out: &mut dyn FnMut(usize, Value),
 ) -> SqlResult<bool> {
     let mut mem = Reservation::new();
-    match call.func {
-        AggFunc::CountStar | AggFunc::Count => {
+    match agg {
+        Agg::Count { star } => {
             // Rows counted before each position.
             mem.add((len + 1) * std::mem::size_of::<i64>())?;
             let mut before = Vec::with_capacity(len + 1);
             before.push(0i64);
             for p in 0..len {
                 budget::tick()?;
-                let counted =
-                    call.func == AggFunc::CountStar || arg(p).is_some_and(|v| !v.is_null());
+                let counted = star || arg(p).is_some_and(|v| !v.is_null());
                 before.push(before[p] + i64::from(counted));
             }
             for j in 0..len {
@@ -58,8 +86,8 @@ pub(crate) fn slide(
             }
             Ok(true)
         }
-        AggFunc::Min | AggFunc::Max => {
-            let keep = if call.func == AggFunc::Min {
+        Agg::Min | Agg::Max => {
+            let keep = if agg == Agg::Min {
                 Ordering::Less
             } else {
                 Ordering::Greater
@@ -79,10 +107,7 @@ pub(crate) fn slide(
                 while next <= fe {
                     budget::tick()?;
                     if let Some(v) = value(next) {
-                        while queue
-                            .back()
-                            .is_some_and(|(_, b)| collate::value_cmp(call.collation, &v, b) == keep)
-                        {
+                        while queue.back().is_some_and(|(_, b)| cmp(&v, b) == keep) {
                             queue.pop_back();
                         }
                         // Charged as the queue grows past its peak.
@@ -101,7 +126,7 @@ pub(crate) fn slide(
             }
             Ok(true)
         }
-        AggFunc::Sum | AggFunc::Avg => {
+        Agg::Sum | Agg::Avg => {
             // Exact only: every value an integer (not i64::MIN, whose
             // negation overflows) or every one a DECIMAL of one scale.
             // Ok: integers; Err(scale): DECIMALs of that scale.
@@ -118,21 +143,21 @@ pub(crate) fn slide(
                     _ => return Ok(false),
                 }
             }
-            let ints = call.func == AggFunc::Sum && !matches!(kind, Some(Err(_)));
-            let mut st = AggState::default();
+            let ints = agg == Agg::Sum && !matches!(kind, Some(Err(_)));
+            let mut st = S::default();
             let (mut lo, mut hi) = (0usize, 0usize);
             for j in 0..len {
                 let Some((fs, fe)) = range(j) else {
-                    out(j, agg_final(&AggState::default(), call));
+                    out(j, (fold.finish)(&S::default(), call));
                     continue;
                 };
                 if hi < fs {
-                    st = AggState::default();
+                    st = S::default();
                     (lo, hi) = (fs, fs);
                 }
                 while hi <= fe {
                     budget::tick()?;
-                    agg_update(&mut st, call, arg(hi))?;
+                    (fold.add)(&mut st, call, arg(hi))?;
                     hi += 1;
                 }
                 while lo < fs {
@@ -143,19 +168,16 @@ pub(crate) fn slide(
                             Value::Decimal(d) => Value::Decimal(d.neg()),
                             other => other,
                         };
-                        agg_update(&mut st, call, Some(neg))?;
-                        // The negation removed one value; it counted one.
-                        st.count -= 2;
+                        (fold.add)(&mut st, call, Some(neg))?;
+                        (fold.uncount)(&mut st);
                     }
                     lo += 1;
                 }
-                debug_assert!(st.count >= 0 && !st.float);
-                let v = agg_final(&st, call);
+                let v = (fold.finish)(&st, call);
                 out(j, if ints { int_sum(v) } else { v });
             }
             Ok(true)
         }
-        AggFunc::Stat(_) => Ok(false),
     }
 }
 
@@ -165,115 +187,5 @@ fn int_sum(v: Value) -> Value {
     match &v {
         Value::Decimal(d) if d.scale() == 0 => d.to_string().parse::<i64>().map_or(v, Value::Int),
         _ => v,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Sliding equals folding each frame afresh, for every aggregate that
-    /// slides, over integers near the i64 edges, NULLs and DECIMALs, and
-    /// frames of every width (empty ones included).
-    #[test]
-    fn sliding_equals_folding_each_frame() {
-        let dec = |s: &str| Value::Decimal(crate::decimal::Decimal::parse(s).unwrap());
-        let columns: Vec<Vec<Value>> = vec![
-            vec![
-                Value::Int(i64::MAX),
-                Value::Int(5),
-                Value::Null,
-                Value::Int(i64::MAX - 1),
-                Value::Int(-7),
-                Value::Int(i64::MIN + 1),
-                Value::Int(3),
-            ],
-            vec![
-                dec("1.50"),
-                Value::Null,
-                dec("-2.25"),
-                dec("9.99"),
-                dec("0.01"),
-            ],
-            vec![Value::Null, Value::Null, Value::Int(4)],
-        ];
-        for col in &columns {
-            let len = col.len();
-            for func in [
-                AggFunc::CountStar,
-                AggFunc::Count,
-                AggFunc::Sum,
-                AggFunc::Avg,
-                AggFunc::Min,
-                AggFunc::Max,
-            ] {
-                let call = AggCall {
-                    func,
-                    arg: None,
-                    distinct: false,
-                    collation: None,
-                    window: None,
-                };
-                for before in 0..4i64 {
-                    for after in -2..4i64 {
-                        // ROWS BETWEEN `before` PRECEDING AND `after`
-                        // FOLLOWING (negative: PRECEDING).
-                        let range = |j: usize| {
-                            let fs = (j as i64 - before).max(0);
-                            let fe = (j as i64 + after).min(len as i64 - 1);
-                            (fs <= fe).then_some((fs as usize, fe as usize))
-                        };
-                        let arg = |p: usize| Some(col[p].clone());
-                        let mut got = vec![Value::Null; len];
-                        let slid = slide(&call, len, &arg, &range, &mut |j, v| got[j] = v).unwrap();
-                        assert!(slid);
-                        for (j, g) in got.iter().enumerate() {
-                            let mut st = AggState::default();
-                            if let Some((fs, fe)) = range(j) {
-                                for p in fs..=fe {
-                                    agg_update(&mut st, &call, arg(p)).unwrap();
-                                }
-                            }
-                            let want = agg_final(&st, &call);
-                            // The same number (an integer SUM may be an
-                            // i64 on one side, a DECIMAL on the other:
-                            // both print alike).
-                            assert!(
-                                g.total_cmp(&want) == Ordering::Equal
-                                    && g.is_null() == want.is_null(),
-                                "{func:?} {before} {after} row {j} of {col:?}: {g:?} vs {want:?}"
-                            );
-                        }
-                    }
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn doubles_and_mixed_scales_are_declined() {
-        let call = AggCall {
-            func: AggFunc::Sum,
-            arg: None,
-            distinct: false,
-            collation: None,
-            window: None,
-        };
-        for col in [
-            vec![Value::Int(1), Value::Float(0.5)],
-            vec![
-                Value::Decimal(crate::decimal::Decimal::parse("1.5").unwrap()),
-                Value::Decimal(crate::decimal::Decimal::parse("1.25").unwrap()),
-            ],
-            vec![
-                Value::Int(1),
-                Value::Decimal(crate::decimal::Decimal::parse("1.5").unwrap()),
-            ],
-            vec![Value::Int(i64::MIN)],
-        ] {
-            let arg = |p: usize| Some(col[p].clone());
-            let range = |j: usize| Some((j, j));
-            assert!(!slide(&call, col.len(), &arg, &range, &mut |_, _| {}).unwrap());
-        }
     }
 }
