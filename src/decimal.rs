@@ -4,7 +4,7 @@
 //! This module owns the arithmetic (MySQL's result scales, rounding half
 //! away from zero), the text form and the order-preserving key bytes of a
 //! decimal. It never decides which SQL type an expression has (that is
-//! `sql::select`'s inference) and never touches SQL errors: operations
+//! `sql::plan::block`'s inference) and never touches SQL errors: operations
 //! that can overflow return `None` and the caller raises the MySQL error.
 //!
 //! A value is a mantissa and a scale (value = mantissa / 10^scale). The

@@ -14,8 +14,9 @@ pub use crate::server::limits::Limits;
 pub use crate::server::protocol::command::{decode_params, Command};
 pub use crate::server::protocol::handshake::{parse_change_user, parse_response};
 pub use crate::server::protocol::packet::{Cursor, PacketReader};
+pub use crate::sql::exec::parallel::scans_run;
+pub use crate::sql::exec::series::makings as table_function_makings;
 pub use crate::sql::expr::truth;
-pub use crate::sql::parallel::scans_run;
 pub use crate::sql::params::count_placeholders;
 pub use crate::sql::parse::{MAX_NESTING, MAX_OPERATOR_CHAIN};
 pub use crate::sql::schema::{

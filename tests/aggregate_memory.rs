@@ -9,7 +9,7 @@
 //!
 //! Its own test binary: no other test allocates while it measures. The
 //! same table then checks that aggregates folded on several threads
-//! (`sql::parallel`) answer exactly what one scan answers.
+//! (`sql::exec::parallel`) answer exactly what one scan answers.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic fails the test
 

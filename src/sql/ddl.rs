@@ -211,10 +211,11 @@ fn create_table_as(
     name: String,
     q: &ast::Query,
 ) -> SqlResult<QueryResult> {
-    let res = crate::sql::select::query(cx, q)?;
+    let res = crate::sql::exec::query(cx, q)?;
     // The new columns keep the query's collations (as MySQL's do).
-    let colls =
-        crate::sql::exec::out_collations(&crate::sql::plan::Planner::new(cx).plan_query(q, None)?);
+    let colls = crate::sql::plan::out_collations(
+        &crate::sql::plan::bind::Planner::new(cx).plan_query(q, None)?,
+    );
     let mut t = empty_table(cx, db, name)?;
     for (i, c) in res.columns.iter().enumerate() {
         if t.column_index(&c.name).is_some() {
@@ -254,7 +255,7 @@ fn create_view(cx: &mut Ctx<'_>, cv: &ast::CreateView) -> SqlResult<QueryResult>
     // Plan in the view's database so its unqualified names mean the same
     // thing whoever reads it later.
     let saved = cx.session.db.replace(db.clone());
-    let node = crate::sql::plan::Planner::for_view_body(cx).plan_query(&cv.query, None);
+    let node = crate::sql::plan::bind::Planner::for_view_body(cx).plan_query(&cv.query, None);
     cx.session.db = saved;
     let out = node?.columns();
     if !columns.is_empty() && columns.len() != out.len() {

@@ -25,7 +25,6 @@ use crate::iscp::log::{JobKey, JobSpec};
 use crate::sql::access::btree_entry_key;
 use crate::sql::expr::{eval_const, ident_name, object_parts, CExpr, Compiler, EvalCtx, Scope};
 use crate::sql::host::SessionHost;
-use crate::sql::select;
 use crate::sql::Ctx;
 use crate::types::{QueryResult, Value, Warning};
 
@@ -465,7 +464,7 @@ pub fn insert(cx: &mut Ctx<'_>, ins: &ast::Insert) -> SqlResult<QueryResult> {
             }
             rows
         }
-        _ => select::query(cx, source)?.rows,
+        _ => crate::sql::exec::query(cx, source)?.rows,
     };
     let mut n = 0u64;
     let mut warnings = Vec::new();
@@ -579,7 +578,7 @@ fn matching_rows(
     scope: &Scope,
     selection: Option<&Expr>,
 ) -> SqlResult<Vec<(Vec<u8>, Vec<Value>)>> {
-    let mut planner = crate::sql::plan::Planner::new(cx);
+    let mut planner = crate::sql::plan::bind::Planner::new(cx);
     let mut c = Compiler::new(scope, false);
     c.sub = Some(&mut planner);
     let filter = match selection {
@@ -588,7 +587,7 @@ fn matching_rows(
     };
     let matches = std::mem::take(&mut c.matches);
     drop(c);
-    drop(planner);
+    let subqueries = planner.into_subqueries();
     if !matches.is_empty() {
         crate::sql::search::require_fulltext_indexes(t, &matches)?;
         return Err(SqlError::unsupported("MATCH … AGAINST in UPDATE/DELETE"));
@@ -598,9 +597,9 @@ fn matching_rows(
     // before the first row is written: it reads the statement's snapshot,
     // never its own changes.
     let host = SessionHost::new(cx.session, cx.engine);
-    let plan = crate::sql::select::Plan::locking_scan(t.clone(), filter, &host);
+    let plan = crate::sql::plan::Plan::locking_scan(t.clone(), filter, &host);
     drop(host);
-    crate::sql::select::keyed_rows(cx, &plan)
+    crate::sql::exec::block::keyed_rows(&mut crate::sql::exec::Exec::new(cx, subqueries), &plan)
 }
 
 /// `ORDER BY … LIMIT n` of a single-table UPDATE/DELETE: the rows it

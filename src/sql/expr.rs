@@ -20,7 +20,7 @@ use crate::catalog::schema::parse_vector;
 use crate::collation::{wildcard, Collation};
 use crate::decimal::Decimal;
 use crate::error::{code, SqlError, SqlResult};
-use crate::types::{format_float, parse_datetime, Value};
+use crate::types::{format_float, parse_datetime, ColumnKind, Value};
 
 /// Column names visible to an expression: `(table alias, column name)`.
 #[derive(Debug, Clone, Default)]
@@ -125,7 +125,7 @@ pub struct AggCall {
     /// is not binary.
     pub collation: Option<Collation>,
     /// `Some` for a window function (`… OVER (…)`): its slot is filled by
-    /// the window operator ([`crate::sql::window`]) after grouping, never
+    /// the window operator after grouping, never
     /// by the aggregate fold. `func`/`arg` then give its aggregate (and
     /// result type); the ranking functions carry `CountStar` (BIGINT).
     pub window: Option<Box<Window>>,
@@ -177,7 +177,7 @@ pub struct Window {
     /// bound sits at — `key - 2` (`key + 2` when the key is descending;
     /// DATE_SUB / DATE_ADD of an INTERVAL) — and whether the offset is an
     /// INTERVAL (the key's type is checked against it once the block's
-    /// types are known: [`crate::sql::window::check_range_types`]).
+    /// types are known: [`crate::sql::plan::window::check_range_types`]).
     pub range_at: RangeAt,
 }
 
@@ -237,37 +237,40 @@ pub enum CExpr {
     /// position in [`EvalCtx::outer`].
     Outer(usize),
     /// A scalar subquery (bound to a literal before evaluation).
-    Scalar(Arc<SubPlan>),
+    Scalar(Arc<SubqueryRef>),
     /// `[NOT] EXISTS (subquery)` (bound before evaluation).
-    Exists(Arc<SubPlan>, bool),
+    Exists(Arc<SubqueryRef>, bool),
     /// `x [NOT] IN (subquery)` (bound to [`CExpr::InSet`] before evaluation).
-    InSub(Box<CExpr>, Arc<SubPlan>, bool),
+    InSub(Box<CExpr>, Arc<SubqueryRef>, bool),
     /// `x [NOT] IN` a materialized subquery result.
     InSet(Box<CExpr>, Arc<ValueSet>, bool),
 }
 
-/// A subquery inside an expression, planned by [`crate::sql::plan`].
-pub struct SubPlan {
-    pub node: crate::sql::plan::Node,
+/// A subquery inside an expression: its id in the statement's table of
+/// planned subqueries (kept by the planner, run by the executor) and what
+/// typing the expression needs of it. Expressions never hold a plan.
+#[derive(Debug, Clone)]
+pub struct SubqueryRef {
+    /// Position in the statement's subquery table.
+    pub id: usize,
     /// Positions in the outer row it is run with (the enclosing block's
     /// row followed by that block's own outer row) that it reads. Empty:
     /// uncorrelated, run once per statement.
     pub refs: Vec<usize>,
     /// Number of output columns.
     pub width: usize,
-}
-
-impl std::fmt::Debug for SubPlan {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "subquery(refs {:?})", self.refs)
-    }
+    /// The type of its first column (a scalar subquery's type).
+    pub kind: ColumnKind,
+    /// The non-binary collation of its first column, if any.
+    pub collation: Option<Collation>,
 }
 
 /// Plans the subqueries met while compiling an expression.
 pub trait SubqueryPlanner {
     /// Plan `q`, resolving names it cannot find in its own FROM against
-    /// `outer` (which become [`CExpr::Outer`] references).
-    fn plan_subquery(&mut self, q: &ast::Query, outer: &Scope) -> SqlResult<SubPlan>;
+    /// `outer` (which become [`CExpr::Outer`] references), and enter it
+    /// in the statement's subquery table.
+    fn plan_subquery(&mut self, q: &ast::Query, outer: &Scope) -> SqlResult<SubqueryRef>;
 }
 
 /// The non-NULL values of a materialized `IN (subquery)` plus whether a
@@ -638,7 +641,7 @@ impl<'a> Compiler<'a> {
 
     /// Plan a subquery with this query's names (then the enclosing
     /// ones) as its outer scope.
-    fn subquery(&mut self, q: &ast::Query) -> SqlResult<Arc<SubPlan>> {
+    fn subquery(&mut self, q: &ast::Query) -> SqlResult<Arc<SubqueryRef>> {
         let mut outer = self.scope.clone();
         if let Some(o) = self.outer {
             outer.extend(o);
@@ -656,7 +659,7 @@ impl<'a> Compiler<'a> {
         Ok(Arc::new(sp))
     }
 
-    fn one_column(sp: &SubPlan) -> SqlResult<()> {
+    fn one_column(sp: &SubqueryRef) -> SqlResult<()> {
         if sp.width != 1 {
             return Err(SqlError::new(
                 code::OPERAND_COLUMNS,
@@ -1299,12 +1302,10 @@ impl<'a> Compiler<'a> {
             ));
         }
         let spec = match over {
-            ast::WindowType::WindowSpec(s) => {
-                crate::sql::window::resolve_spec(self.named_windows, s)?
-            }
+            ast::WindowType::WindowSpec(s) => window_spec::resolve_spec(self.named_windows, s)?,
             ast::WindowType::NamedWindow(w) => {
-                let s = crate::sql::window::lookup(self.named_windows, w)?;
-                crate::sql::window::resolve_spec(self.named_windows, &s)?
+                let s = window_spec::lookup(self.named_windows, w)?;
+                window_spec::resolve_spec(self.named_windows, &s)?
             }
         };
         let spec = &spec;
@@ -1354,7 +1355,7 @@ impl<'a> Compiler<'a> {
         func: WinFunc,
         spec: &ast::WindowSpec,
     ) -> SqlResult<CExpr> {
-        crate::sql::window::check_spec(spec)?;
+        window_spec::check_spec(spec)?;
         let mut partition = Vec::new();
         for e in &spec.partition_by {
             let c = self.compile(e)?;
@@ -3150,6 +3151,7 @@ pub fn varies_per_call(name: &str) -> bool {
 pub mod collate;
 pub(crate) mod datetime;
 pub(crate) mod regexp;
+pub(crate) mod window_spec;
 
 #[cfg(test)]
 mod tests {

@@ -28,17 +28,13 @@ pub mod expr;
 pub mod fast_insert;
 pub mod functions;
 pub mod host;
-pub mod parallel;
 pub mod params;
 pub mod parse;
 pub mod plan;
 pub mod privileges;
 pub mod process;
-pub mod recursive;
 pub mod schema;
 pub mod search;
-pub mod select;
-pub mod series;
 pub mod session;
 pub mod show;
 pub mod spill;
@@ -46,8 +42,6 @@ pub mod stack;
 pub mod table_locks;
 pub mod truncate;
 pub mod vars;
-pub mod window;
-pub mod window_slide;
 
 use std::sync::Arc;
 
@@ -745,7 +739,7 @@ fn run_in_txn(cx: &mut Ctx<'_>, s: Stmt) -> SqlResult<QueryResult> {
         // By reference: a lent AST (the INSERT fast path's) goes back to
         // its cache when `a` is dropped.
         Stmt::Ast(a) => match &*a {
-            S::Query(q) => select::query(cx, q),
+            S::Query(q) => exec::query(cx, q),
             S::Insert(ins) => write_rows(cx, !ins.ignore, |cx| dml::insert(cx, ins)),
             S::Update(up) => write_rows(cx, true, |cx| dml::update(cx, up)),
             S::Delete(del) => write_rows(cx, true, |cx| dml::delete(cx, del)),

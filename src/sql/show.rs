@@ -339,14 +339,17 @@ pub fn explain(cx: &mut Ctx<'_>, inner: Stmt, analyze: bool) -> SqlResult<QueryR
     let sqlparser::ast::Statement::Query(q) = a.into_statement() else {
         return Err(SqlError::unsupported("EXPLAIN of a non-SELECT statement"));
     };
-    let node = crate::sql::plan::Planner::new(cx).plan_query(&q, None)?;
+    let mut planner = crate::sql::plan::bind::Planner::new(cx);
+    let node = planner.plan_query(&q, None)?;
+    let subqueries = planner.into_subqueries();
+    let mut ex = crate::sql::exec::Exec::new(cx, subqueries);
     let stats = if analyze {
-        Some(crate::sql::exec::analyze(cx, &node)?)
+        Some(crate::sql::exec::analyze(&mut ex, &node)?)
     } else {
         None
     };
     let mut lines = Vec::new();
-    node.explain(0, stats.as_ref(), &mut lines);
+    node.explain(0, stats.as_ref(), &ex.subqueries, &mut lines);
     Ok(rs(
         &["QUERY PLAN"],
         lines.into_iter().map(|l| vec![t(l)]).collect(),

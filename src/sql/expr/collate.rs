@@ -188,12 +188,8 @@ pub fn derive(e: &CExpr, env: &Env<'_>) -> SqlResult<Derivation> {
 }
 
 /// The collation of a subquery's first column.
-fn subquery_collation(sp: &super::SubPlan) -> Collation {
-    crate::sql::exec::out_collations(&sp.node)
-        .first()
-        .copied()
-        .flatten()
-        .unwrap_or_default()
+fn subquery_collation(sp: &super::SubqueryRef) -> Collation {
+    sp.collation.unwrap_or_default()
 }
 
 fn derive_each(args: &[CExpr], env: &Env<'_>) -> SqlResult<Vec<Derivation>> {

@@ -9,7 +9,7 @@
 //! requirement of the fault-injection functions, whether a call may be
 //! folded or moved, and `docs/FUNCTIONS.md` (generated from the table).
 //! The compiler ([`crate::sql::expr`]), the typing code
-//! ([`crate::sql::select`]), the session's function host
+//! ([`crate::sql::plan::block`]), the session's function host
 //! ([`crate::sql::host`]) and the planner read it; adding a function is one
 //! entry in `table.rs` plus its evaluator.
 //!

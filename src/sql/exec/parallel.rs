@@ -19,8 +19,10 @@ use std::cmp::Ordering;
 use crate::catalog::TableDef;
 use crate::error::{SqlError, SqlResult};
 use crate::sql::access::Access;
+use crate::sql::exec::block::{AggState, Exprs, Groups};
+use crate::sql::exec::Exec;
 use crate::sql::expr::{AggCall, AggFunc, CExpr, EvalCtx, NoHost};
-use crate::sql::select::{AggState, Exprs, Groups, Plan};
+use crate::sql::plan::Plan;
 use crate::sql::Ctx;
 use crate::types::{DataType, Value};
 
@@ -124,7 +126,7 @@ struct Part {
 /// on as many threads. `None` when the partial states do not merge
 /// exactly (then run it sequentially).
 pub(crate) fn fold(
-    cx: &mut Ctx<'_>,
+    cx: &mut Exec<'_, '_>,
     plan: &Plan,
     t: &TableDef,
     ex: &Exprs<'_>,

@@ -6,244 +6,32 @@
 //! binding: predicate push-down into join inputs (a pushed conjunct also
 //! picks the input's access path: primary-key point/range or a secondary
 //! index range) and the choice between a hash join and a nested-loop join.
-//! Never reads table rows (that is [`crate::sql::exec`]) and never writes.
+//! Never reads table rows, runs anything (execution depends on the plan,
+//! never the reverse) or writes.
 //!
-//! The leaf of every tree is a query block ([`select::Plan`]) over a base
+//! The leaf of every tree is a query block ([`Plan`]) over a base
 //! table, which keeps today's access paths and the ISCP-maintained vector
 //! and full-text index paths; blocks may also read the output of another
 //! node (a join, a derived table, a CTE or a UNION).
 
 use sqlparser::ast::{self as ast, Query, SetExpr};
 
+use super::block;
+use super::recursive::{
+    aggregation, check_step, err, flatten, references, seed_types, REQUIRES_NONRECURSIVE_FIRST,
+    REQUIRES_UNION,
+};
+use super::rewrite::{place_on_condition, union_kind};
+use super::{Join, JoinKind, Node, SetOp, SubPlan, Union};
+use super::{OutCol, Plan, Recursive, Source, WorkTable};
 use crate::catalog::{self, TableDef};
 use crate::error::{code, SqlError, SqlResult};
-use crate::sql::expr::{ident_name, object_parts, CExpr, Compiler, Scope, SubPlan};
+use crate::sql::expr::{ident_name, object_parts, CExpr, Compiler, Scope, SubqueryRef};
 use crate::sql::host::SessionHost;
-use crate::sql::select::{self, Source};
 use crate::sql::Ctx;
 use crate::types::ColumnKind;
-
-/// A node of a query plan.
-pub enum Node {
-    /// A query block: scan or input → filter → aggregate → project → sort → limit.
-    Block(Box<select::Plan>),
-    /// A join of two inputs; output rows are left columns then right columns.
-    Join(Box<Join>),
-    /// `left UNION [ALL] right`.
-    Union(Box<Union>),
-    /// A recursive CTE: seed, then its recursive blocks to a fixed point.
-    Recursive(Box<crate::sql::recursive::Recursive>),
-    /// The previous round's rows, read by a recursive CTE's own blocks.
-    WorkTable(Box<crate::sql::recursive::WorkTable>),
-}
-
-/// Join kinds MySQL has (FULL OUTER is not one of them).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum JoinKind {
-    Inner,
-    Left,
-    Right,
-}
-
-/// A join of two inputs.
-pub struct Join {
-    pub kind: JoinKind,
-    pub left: Node,
-    pub right: Node,
-    pub left_width: usize,
-    pub right_width: usize,
-    /// Equality keys: (expression over the left row, expression over the
-    /// right row). Non-empty: a hash join.
-    pub keys: Vec<(CExpr, CExpr)>,
-    /// The rest of the join condition, over the concatenated row.
-    pub residual: Vec<CExpr>,
-}
-
-/// Set operations MySQL 8 has.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SetOp {
-    Union,
-    Intersect,
-    Except,
-}
-
-/// A UNION / INTERSECT / EXCEPT of two inputs with the same number of
-/// columns.
-pub struct Union {
-    pub op: SetOp,
-    pub left: Node,
-    pub right: Node,
-    pub all: bool,
-    pub columns: Vec<(String, ColumnKind)>,
-}
-
-/// An output column of a node.
-#[derive(Debug, Clone)]
-pub struct OutCol {
-    pub name: String,
-    pub kind: ColumnKind,
-}
-
-impl Node {
-    /// Output columns.
-    pub fn columns(&self) -> Vec<OutCol> {
-        match self {
-            Node::Block(p) => p
-                .projection
-                .iter()
-                .map(|(n, _, k)| OutCol {
-                    name: n.clone(),
-                    kind: *k,
-                })
-                .collect(),
-            Node::Join(j) => {
-                let mut v = j.left.columns();
-                v.extend(j.right.columns());
-                v
-            }
-            Node::Union(u) => u
-                .columns
-                .iter()
-                .map(|(n, k)| OutCol {
-                    name: n.clone(),
-                    kind: *k,
-                })
-                .collect(),
-            Node::Recursive(r) => r.columns.clone(),
-            Node::WorkTable(w) => w.columns.clone(),
-        }
-    }
-
-    /// Number of output columns.
-    pub fn width(&self) -> usize {
-        match self {
-            Node::Block(p) => p.projection.len(),
-            Node::Join(j) => j.left_width + j.right_width,
-            Node::Union(u) => u.columns.len(),
-            Node::Recursive(r) => r.columns.len(),
-            Node::WorkTable(w) => w.columns.len(),
-        }
-    }
-
-    /// EXPLAIN lines, indented by depth; with `stats` (EXPLAIN ANALYZE)
-    /// each node's line ends with what it did.
-    pub fn explain(&self, depth: usize, stats: Option<&Stats>, out: &mut Vec<String>) {
-        let pad = "  ".repeat(depth);
-        let note = stats
-            .map(|s| {
-                let st = s
-                    .get(&(self as *const Node as usize))
-                    .copied()
-                    .unwrap_or_default();
-                format!(
-                    " (actual rows={} loops={} time={:.3} ms)",
-                    st.rows,
-                    st.loops,
-                    st.time.as_secs_f64() * 1e3
-                )
-            })
-            .unwrap_or_default();
-        match self {
-            Node::Block(p) => select::explain_block(p, depth, stats, &note, out),
-            Node::Join(j) => {
-                let kind = match j.kind {
-                    JoinKind::Inner => "inner",
-                    JoinKind::Left => "left outer",
-                    JoinKind::Right => "right outer",
-                };
-                if j.keys.is_empty() {
-                    out.push(format!(
-                        "{pad}Nested Loop Join ({kind}{}){note}",
-                        if j.residual.is_empty() {
-                            ", no condition".to_string()
-                        } else {
-                            format!(", {} condition(s)", j.residual.len())
-                        }
-                    ));
-                } else {
-                    out.push(format!(
-                        "{pad}Hash Join ({kind}, {} key(s){}{}){note}",
-                        j.keys.len(),
-                        if j.residual.is_empty() {
-                            String::new()
-                        } else {
-                            format!(", {} residual condition(s)", j.residual.len())
-                        },
-                        if crate::sql::exec::lookup_key(j).is_some() {
-                            format!(
-                                "; right side by primary key (prefix) when the left has at most {} keys (or an eighth of its rows)",
-                                crate::sql::exec::LOOKUP_JOIN_MAX_KEYS
-                            )
-                        } else {
-                            String::new()
-                        }
-                    ));
-                }
-                for c in &j.residual {
-                    explain_subqueries(c, depth + 1, stats, out);
-                }
-                j.left.explain(depth + 1, stats, out);
-                j.right.explain(depth + 1, stats, out);
-            }
-            Node::Union(u) => {
-                let op = match u.op {
-                    SetOp::Union => "Union",
-                    SetOp::Intersect => "Intersect",
-                    SetOp::Except => "Except",
-                };
-                out.push(format!(
-                    "{pad}{op}{}{note}",
-                    if u.all { " All" } else { " (distinct)" }
-                ));
-                u.left.explain(depth + 1, stats, out);
-                u.right.explain(depth + 1, stats, out);
-            }
-            Node::Recursive(r) => r.explain(&pad, &note, depth, stats, out),
-            Node::WorkTable(w) => {
-                out.push(format!(
-                    "{pad}Scan of recursive working table {}{note}",
-                    w.name
-                ));
-            }
-        }
-    }
-}
-
-/// What each node did in one run (EXPLAIN ANALYZE), by node address.
-pub type Stats = std::collections::HashMap<usize, Stat>;
-
-/// Rows produced, times run, and time spent (including inputs).
-#[derive(Debug, Default, Clone, Copy)]
-pub struct Stat {
-    pub rows: u64,
-    pub loops: u64,
-    pub time: std::time::Duration,
-}
-
-/// EXPLAIN lines for the subqueries inside an expression.
-pub fn explain_subqueries(e: &CExpr, depth: usize, stats: Option<&Stats>, out: &mut Vec<String>) {
-    e.walk(&mut |x| {
-        let sp = match x {
-            CExpr::Scalar(sp) | CExpr::Exists(sp, _) | CExpr::InSub(_, sp, _) => sp,
-            _ => return,
-        };
-        let what = match x {
-            CExpr::Scalar(_) => "Scalar Subquery",
-            CExpr::Exists(..) => "Exists Subquery",
-            _ => "In Subquery",
-        };
-        out.push(format!(
-            "{}{what} ({})",
-            "  ".repeat(depth),
-            if sp.refs.is_empty() {
-                "run once"
-            } else {
-                "correlated: run per row"
-            }
-        ));
-        sp.node.explain(depth + 1, stats, out);
-    });
-}
+use crate::types::Value;
+use std::sync::{Arc, Mutex};
 
 /// A common table expression in scope.
 #[derive(Clone)]
@@ -255,7 +43,7 @@ pub(super) struct Cte {
     pub(super) recursive: bool,
     /// Set while its own recursive blocks are planned: a reference reads
     /// the previous round's rows.
-    pub(super) work: Option<crate::sql::recursive::WorkTable>,
+    pub(super) work: Option<super::WorkTable>,
 }
 
 /// Binds queries to plans for one statement.
@@ -269,6 +57,8 @@ pub struct Planner<'c, 'a> {
     depth: usize,
     /// Views being expanded (to refuse a view that reads itself).
     views: Vec<String>,
+    /// The statement's planned subqueries (expressions name them by id).
+    subqueries: super::Subqueries,
 }
 
 /// Deepest nesting of queries (subqueries, derived tables, CTE uses).
@@ -302,7 +92,14 @@ impl<'c, 'a> Planner<'c, 'a> {
             refs: Vec::new(),
             depth: 0,
             views: Vec::new(),
+            subqueries: Default::default(),
         }
+    }
+
+    /// The subqueries planned so far, which the plans' expressions name by
+    /// id: what the executor runs them from.
+    pub fn into_subqueries(self) -> super::Subqueries {
+        self.subqueries
     }
 
     /// A planner for a view's body at CREATE VIEW: counted one query block
@@ -361,7 +158,7 @@ impl<'c, 'a> Planner<'c, 'a> {
     }
 
     fn plan_query_inner(&mut self, q: &Query, outer: Option<&Scope>) -> SqlResult<Node> {
-        select::reject_query(q)?;
+        block::reject_query(q)?;
         if let Some(with) = &q.with {
             for cte in &with.cte_tables {
                 if cte.materialized.is_some() || cte.from.is_some() {
@@ -400,14 +197,14 @@ impl<'c, 'a> Planner<'c, 'a> {
         let has_tail = q.order_by.is_some() || q.limit_clause.is_some() || !q.locks.is_empty();
         match q.body.as_ref() {
             SetExpr::Select(sel) => {
-                select::reject_select(sel)?;
+                block::reject_select(sel)?;
                 let source = self.plan_from(
                     &sel.from,
                     sel.selection.as_ref(),
                     outer,
                     !q.locks.is_empty(),
                 )?;
-                let plan = select::plan_block(self, q, Some(sel), source, outer)?;
+                let plan = block::plan_block(self, q, Some(sel), source, outer)?;
                 Ok(Node::Block(Box::new(plan)))
             }
             SetExpr::Query(inner) if !has_tail => self.plan_query(inner, outer),
@@ -420,7 +217,7 @@ impl<'c, 'a> Planner<'c, 'a> {
                     return Ok(node);
                 }
                 let source = source_of_node(node, "");
-                let plan = select::plan_block(self, q, None, source, outer)?;
+                let plan = block::plan_block(self, q, None, source, outer)?;
                 Ok(Node::Block(Box::new(plan)))
             }
             SetExpr::Values(_) => Err(SqlError::unsupported("VALUES as a query")),
@@ -437,7 +234,7 @@ impl<'c, 'a> Planner<'c, 'a> {
         sel: &ast::Select,
         outer: Option<&Scope>,
     ) -> SqlResult<Node> {
-        select::reject_select(sel)?;
+        block::reject_select(sel)?;
         let source = self.plan_from(&sel.from, sel.selection.as_ref(), outer, false)?;
         let empty = Query {
             with: None,
@@ -451,7 +248,7 @@ impl<'c, 'a> Planner<'c, 'a> {
             format_clause: None,
             pipe_operators: Vec::new(),
         };
-        let plan = select::plan_block(self, &empty, Some(sel), source, outer)?;
+        let plan = block::plan_block(self, &empty, Some(sel), source, outer)?;
         Ok(Node::Block(Box::new(plan)))
     }
 
@@ -535,7 +332,7 @@ impl<'c, 'a> Planner<'c, 'a> {
                     ..
                 } = &twj.relation
                 {
-                    select::reject_table_factor(&twj.relation)?;
+                    block::reject_table_factor(&twj.relation)?;
                     let (db, tname) = self.table_name(name)?;
                     if db.is_none() && self.cte(&tname).is_some() {
                         // A CTE reference: planned below like a derived table.
@@ -710,7 +507,7 @@ impl<'c, 'a> Planner<'c, 'a> {
         outer: Option<&Scope>,
         for_update: bool,
     ) -> SqlResult<Rel> {
-        select::reject_table_factor(f)?;
+        block::reject_table_factor(f)?;
         match f {
             ast::TableFactor::Table {
                 name,
@@ -741,11 +538,10 @@ impl<'c, 'a> Planner<'c, 'a> {
                     }
                     vals.push(crate::sql::expr::eval_const(&c, &host)?);
                 }
-                let values = crate::sql::series::generate(name, &vals)?;
+                let values = super::series::plan(name, &vals)?;
                 let kind = values.kind;
-                let source =
-                    select::Source::values(&alias_name, &[("result", kind)], values.into());
-                let node = Node::Block(Box::new(select::Plan::all_of(source, false)));
+                let source = Source::values(&alias_name, &[("result", kind)], values);
+                let node = Node::Block(Box::new(Plan::all_of(source, false)));
                 Ok(Rel::of(node, &alias_name))
             }
             ast::TableFactor::Table { name, alias, .. } => {
@@ -756,7 +552,7 @@ impl<'c, 'a> Planner<'c, 'a> {
                     .unwrap_or_else(|| tname.clone());
                 if db.is_none() {
                     if let Some(cte) = self.cte(&tname) {
-                        if let Some(node) = crate::sql::recursive::work_node(&cte) {
+                        if let Some(node) = work_node(&cte) {
                             return Rel::derived(node, &alias_name, &[]);
                         }
                         // A CTE sees only the CTEs defined before it (a
@@ -764,8 +560,7 @@ impl<'c, 'a> Planner<'c, 'a> {
                         let saved = std::mem::take(&mut self.ctes);
                         let pos = saved.iter().rposition(|c| c.name == tname).unwrap_or(0);
                         let visible = saved[..pos].to_vec();
-                        if cte.recursive && crate::sql::recursive::is_recursive(&cte.query, &tname)
-                        {
+                        if cte.recursive && super::recursive::is_recursive(&cte.query, &tname) {
                             self.ctes = saved;
                             let node = crate::sql::stack::descend(|| {
                                 self.plan_recursive_guarded(&cte, visible)
@@ -783,7 +578,7 @@ impl<'c, 'a> Planner<'c, 'a> {
                 if t.view.is_some() {
                     return self.view(&t, &alias_name);
                 }
-                let node = select::scan_node(t, &alias_name, for_update);
+                let node = super::scan_node(t, &alias_name, for_update);
                 Ok(Rel::of(node, &alias_name))
             }
             ast::TableFactor::Derived {
@@ -948,8 +743,18 @@ impl<'c, 'a> Planner<'c, 'a> {
     }
 }
 
+impl<'a> block::BlockBinder<'a> for Planner<'_, 'a> {
+    fn ctx(&mut self) -> &mut Ctx<'a> {
+        self.cx
+    }
+
+    fn note_refs(&mut self, refs: &[usize]) {
+        Planner::note_refs(self, refs);
+    }
+}
+
 impl crate::sql::expr::SubqueryPlanner for Planner<'_, '_> {
-    fn plan_subquery(&mut self, q: &Query, outer: &Scope) -> SqlResult<SubPlan> {
+    fn plan_subquery(&mut self, q: &Query, outer: &Scope) -> SqlResult<SubqueryRef> {
         self.refs.push(Vec::new());
         let node = self.plan_query(q, Some(outer));
         let mut refs = self.refs.pop().unwrap_or_default();
@@ -957,7 +762,16 @@ impl crate::sql::expr::SubqueryPlanner for Planner<'_, '_> {
         refs.sort_unstable();
         refs.dedup();
         let width = node.width();
-        Ok(SubPlan { node, refs, width })
+        let kind = node.columns().first().map_or(ColumnKind::Text, |c| c.kind);
+        let collation = super::out_collations(&node).first().copied().flatten();
+        let id = self.subqueries.add(SubPlan { node });
+        Ok(SubqueryRef {
+            id,
+            refs,
+            width,
+            kind,
+            collation,
+        })
     }
 }
 
@@ -1166,36 +980,6 @@ fn join_order(rels: &[Rel], selection: Option<&ast::Expr>, sizes: &[RelSize]) ->
     best.map(|(_, o)| o).unwrap_or_else(|| (0..n).collect())
 }
 
-/// MySQL's type of a UNION column from its two inputs (also of the
-/// functions that return one of their arguments: COALESCE, IF, …).
-pub(crate) fn union_kind(a: ColumnKind, b: ColumnKind) -> ColumnKind {
-    use ColumnKind as K;
-    match (a, b) {
-        _ if a == b => a,
-        (
-            K::Decimal {
-                precision: p1,
-                scale: s1,
-            },
-            K::Decimal {
-                precision: p2,
-                scale: s2,
-            },
-        ) => {
-            let scale = s1.max(s2);
-            let int = (p1 - s1).max(p2 - s2);
-            K::Decimal {
-                precision: int.saturating_add(scale).min(65),
-                scale,
-            }
-        }
-        (K::Int, K::Decimal { .. }) => b,
-        (K::Decimal { .. }, K::Int) => a,
-        (K::Int | K::Float | K::Decimal { .. }, K::Int | K::Float | K::Decimal { .. }) => K::Float,
-        _ => K::Text,
-    }
-}
-
 /// A FROM relation under construction.
 struct Rel {
     node: Node,
@@ -1218,7 +1002,7 @@ impl Rel {
     fn of(node: Node, alias: &str) -> Rel {
         let cols = node.columns();
         // The columns keep their collations (a table's, a derived table's).
-        let colls = crate::sql::exec::out_collations(&node)
+        let colls = super::out_collations(&node)
             .into_iter()
             .map(Option::unwrap_or_default)
             .collect();
@@ -1268,186 +1052,187 @@ pub fn source_of_node(node: Node, alias: &str) -> Source {
     }
 }
 
-/// Column positions an expression reads from its own row; `None` if it
-/// contains something that must not move (a subquery or MATCH).
-pub fn columns_read(e: &CExpr) -> Option<Vec<usize>> {
-    let mut cols = Vec::new();
-    let mut movable = true;
-    e.walk(&mut |x| match x {
-        CExpr::Col(i) => cols.push(*i),
-        CExpr::Scalar(_) | CExpr::Exists(..) | CExpr::InSub(..) | CExpr::InSet(..) => {
-            movable = false
+/// Recursive common table expressions: planning a reference (the
+/// restrictions and the split into seed and recursive blocks are
+/// [`super::recursive`]'s).
+impl Planner<'_, '_> {
+    /// Plan a reference to the recursive CTE `cte` (whose query reads
+    /// itself); `visible` are the CTEs its query may read besides itself.
+    pub(super) fn plan_recursive(&mut self, cte: &Cte, visible: Vec<Cte>) -> SqlResult<Node> {
+        let name = cte.name.clone();
+        let q = &cte.query;
+        if q.with.is_some() {
+            return Err(SqlError::unsupported(
+                "WITH inside a recursive common table expression",
+            ));
         }
-        CExpr::Match(_) | CExpr::Agg(_) => movable = false,
-        CExpr::Func(name, _) if !crate::sql::select::is_deterministic(name) => movable = false,
-        _ => {}
-    });
-    movable.then_some(cols)
-}
-
-/// Shift column references by `-by` (into a join input's own row).
-pub fn shift_columns(e: &CExpr, by: usize) -> CExpr {
-    e.clone().map_cols(&mut |i| i - by)
-}
-
-/// Put one conjunct of a join's ON condition (or of an inner join's
-/// WHERE) where it is cheapest and still correct: into an input's filter,
-/// as a hash-join key, or as a residual check on the joined row.
-fn place_on_condition(j: &mut Join, c: CExpr, host: &SessionHost<'_>) {
-    let lw = j.left_width;
-    let Some(cols) = columns_read(&c) else {
-        j.residual.push(c);
-        return;
-    };
-    let left_only = cols.iter().all(|&i| i < lw);
-    let right_only = cols.iter().all(|&i| i >= lw);
-    // Filtering the inner side of an outer join (or either side of an inner
-    // join) before joining gives the same answer.
-    let push_left = matches!(j.kind, JoinKind::Inner | JoinKind::Right);
-    let push_right = matches!(j.kind, JoinKind::Inner | JoinKind::Left);
-    if !cols.is_empty() && left_only && push_left && push_filter(&mut j.left, c.clone(), host) {
-        return;
+        if q.order_by.is_some() || !q.locks.is_empty() {
+            return Err(SqlError::unsupported(
+                "ORDER BY over UNION in recursive Common Table Expression",
+            ));
+        }
+        let limit = self.cte_limit(q)?;
+        let chain = flatten(&q.body);
+        let recursive: Vec<bool> = chain
+            .iter()
+            .map(|(b, _, _)| references(*b, &name) > 0)
+            .collect();
+        if chain.len() < 2 {
+            return Err(err(
+                REQUIRES_UNION,
+                format!("Recursive Common Table Expression '{name}' should contain a UNION"),
+            ));
+        }
+        let first = recursive.iter().position(|&r| r).unwrap_or(0);
+        if first == 0 || recursive[first..].iter().any(|&r| !r) {
+            return Err(err(
+                REQUIRES_NONRECURSIVE_FIRST,
+                format!(
+                    "Recursive Common Table Expression '{name}' should have one or more non-recursive query blocks followed by one or more recursive ones"
+                ),
+            ));
+        }
+        let quantifiers: Vec<bool> = chain[first..].iter().filter_map(|(_, q, _)| *q).collect();
+        let all = quantifiers.iter().all(|&a| a);
+        if !all && quantifiers.iter().any(|&a| a) {
+            return Err(SqlError::unsupported(
+                "UNION ALL and UNION DISTINCT mixed between recursive query blocks",
+            ));
+        }
+        for (b, _, _) in &chain[first..] {
+            check_step(b, &name)?;
+        }
+        // The seed: the non-recursive blocks, which see the earlier CTEs.
+        let saved = std::mem::replace(&mut self.ctes, visible.clone());
+        let seed = self.plan_set(chain[first - 1].2, None);
+        self.ctes = saved;
+        let seed = seed?;
+        let seed_cols = seed.columns();
+        if !cte.columns.is_empty() && cte.columns.len() != seed_cols.len() {
+            return Err(SqlError::new(
+                1353,
+                "In definition of view, derived table or common table expression, SELECT list and column names list have different column counts",
+            ));
+        }
+        let columns: Vec<OutCol> = seed_cols
+            .iter()
+            .enumerate()
+            .map(|(i, c)| OutCol {
+                name: cte
+                    .columns
+                    .get(i)
+                    .cloned()
+                    .unwrap_or_else(|| c.name.clone()),
+                kind: c.kind,
+            })
+            .collect();
+        let colls = super::out_collations(&seed);
+        let cell: super::Cell = Arc::new(Mutex::new(Arc::new(Vec::new())));
+        let work = WorkTable {
+            name: name.clone(),
+            columns: columns.clone(),
+            colls: colls.clone(),
+            rows: cell.clone(),
+        };
+        // The recursive blocks see the earlier CTEs and this one, as its
+        // working table.
+        let mut with_self = visible;
+        with_self.push(Cte {
+            work: Some(work),
+            ..cte.clone()
+        });
+        let saved = std::mem::replace(&mut self.ctes, with_self);
+        let mut steps = Vec::new();
+        let mut failed = None;
+        for (b, _, _) in &chain[first..] {
+            match self.plan_step(b) {
+                Ok(n) => steps.push(n),
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
+            }
+        }
+        self.ctes = saved;
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        for s in &steps {
+            if s.width() != columns.len() {
+                return Err(SqlError::new(
+                    code::WRONG_NUMBER_OF_COLUMNS_IN_SELECT,
+                    "The used SELECT statements have a different number of columns",
+                ));
+            }
+            if matches!(s, Node::Block(p) if p.aggregate) {
+                return Err(aggregation(&name));
+            }
+        }
+        let types = seed_types(&seed);
+        Ok(Node::Recursive(Box::new(Recursive {
+            name,
+            all,
+            limit,
+            types,
+            seed,
+            steps,
+            columns,
+            colls,
+            work: cell,
+        })))
     }
-    if !cols.is_empty()
-        && right_only
-        && push_right
-        && push_filter(&mut j.right, shift_columns(&c, lw), host)
-    {
-        return;
-    }
-    if let CExpr::Bin(crate::sql::expr::BinOp::Eq, a, b) = &c {
-        let side = |e: &CExpr| -> Option<bool> {
-            let cs = columns_read(e)?;
-            if cs.is_empty() {
-                None
-            } else if cs.iter().all(|&i| i < lw) {
-                Some(true)
-            } else if cs.iter().all(|&i| i >= lw) {
-                Some(false)
-            } else {
-                None
+
+    /// The CTE's `LIMIT [OFFSET]`: constant non-negative integers.
+    fn cte_limit(&mut self, q: &ast::Query) -> SqlResult<Option<(usize, usize)>> {
+        let host = crate::sql::host::SessionHost::new(self.cx.session, self.cx.engine);
+        let num = |e: &ast::Expr, what: &str| -> SqlResult<usize> {
+            let scope = crate::sql::expr::Scope::default();
+            let c = crate::sql::expr::Compiler::new(&scope, false).compile(e)?;
+            match crate::sql::expr::eval_const(&c, &host)? {
+                Value::Int(i) if i >= 0 => {
+                    usize::try_from(i).map_err(|_| SqlError::parse(format!("{what} out of range")))
+                }
+                other => Err(SqlError::parse(format!(
+                    "{what} must be a non-negative integer, got {other}"
+                ))),
             }
         };
-        match (side(a), side(b)) {
-            (Some(true), Some(false)) => {
-                j.keys.push(((**a).clone(), shift_columns(b, lw)));
-                return;
-            }
-            (Some(false), Some(true)) => {
-                j.keys.push(((**b).clone(), shift_columns(a, lw)));
-                return;
-            }
-            _ => {}
-        }
-    }
-    j.residual.push(c);
-}
-
-/// Push a WHERE conjunct of a block into the node it reads (a join tree).
-/// The block still re-checks every conjunct, so a pushed one only saves
-/// work. Returns whether it was placed somewhere.
-pub fn push_where(node: &mut Node, c: &CExpr, host: &SessionHost<'_>) -> bool {
-    let Some(cols) = columns_read(c) else {
-        return false;
-    };
-    if cols.is_empty() {
-        return false;
-    }
-    match node {
-        Node::Join(j) => {
-            let lw = j.left_width;
-            let left_only = cols.iter().all(|&i| i < lw);
-            let right_only = cols.iter().all(|&i| i >= lw);
-            match j.kind {
-                JoinKind::Inner => {
-                    if left_only {
-                        return push_where(&mut j.left, c, host)
-                            || push_filter(&mut j.left, c.clone(), host);
-                    }
-                    if right_only {
-                        let s = shift_columns(c, lw);
-                        return push_where(&mut j.right, &s, host)
-                            || push_filter(&mut j.right, s, host);
-                    }
-                    place_on_condition(j, c.clone(), host);
-                    true
+        Ok(match &q.limit_clause {
+            None => None,
+            Some(ast::LimitClause::LimitOffset {
+                limit,
+                offset,
+                limit_by,
+            }) => {
+                if !limit_by.is_empty() {
+                    return Err(SqlError::unsupported("LIMIT BY"));
                 }
-                JoinKind::Left if left_only => {
-                    push_where(&mut j.left, c, host) || push_filter(&mut j.left, c.clone(), host)
+                let skip = match offset {
+                    Some(o) => num(&o.value, "OFFSET")?,
+                    None => 0,
+                };
+                match limit {
+                    Some(l) => Some((skip, num(l, "LIMIT")?)),
+                    None if skip == 0 => None,
+                    None => Some((skip, usize::MAX)),
                 }
-                JoinKind::Right if right_only => {
-                    let s = shift_columns(c, lw);
-                    push_where(&mut j.right, &s, host) || push_filter(&mut j.right, s, host)
-                }
-                _ => false,
             }
+            Some(ast::LimitClause::OffsetCommaLimit { offset, limit }) => {
+                Some((num(offset, "OFFSET")?, num(limit, "LIMIT")?))
+            }
+        })
+    }
+
+    fn plan_step(&mut self, b: &SetExpr) -> SqlResult<Node> {
+        match b {
+            SetExpr::Select(sel) => self.plan_set_block(sel, None),
+            SetExpr::Query(q) => self.plan_query(q, None),
+            _ => Err(SqlError::unsupported("this form of recursive query block")),
         }
-        _ => false,
     }
 }
 
-/// AND a conjunct into a base-table scan block's filter and re-choose its
-/// access path. Only plain scans accept (no aggregate, limit, or index
-/// path whose answer a filter would change).
-fn push_filter(node: &mut Node, c: CExpr, host: &SessionHost<'_>) -> bool {
-    match node {
-        Node::Block(p) if p.is_plain_scan() => {
-            p.add_filter(c, host);
-            true
-        }
-        _ => false,
-    }
-}
-
-/// Tell a node which of its output columns are read above it: a plain
-/// scan then decodes only those (plus what its own filter reads); a join
-/// passes the request on, adding its keys' and conditions' columns.
-pub fn prune(node: &mut Node, needed: &[bool]) {
-    match node {
-        Node::Block(p) if p.is_plain_scan() => {
-            let width = p.source.scope.cols.len();
-            let mut n: Vec<bool> = needed.to_vec();
-            n.resize(width, false);
-            if let Some(f) = &p.filter {
-                select::mark_columns(f, &mut n);
-            }
-            p.needed = Some(n);
-        }
-        Node::Join(j) => {
-            let (lw, rw) = (j.left_width, j.right_width);
-            let mut all: Vec<bool> = needed.to_vec();
-            all.resize(lw + rw, false);
-            for c in &j.residual {
-                select::mark_columns(c, &mut all);
-            }
-            let mut l = all[..lw].to_vec();
-            let mut r = all[lw..].to_vec();
-            for (a, b) in &j.keys {
-                select::mark_columns(a, &mut l);
-                select::mark_columns(b, &mut r);
-            }
-            prune(&mut j.left, &l);
-            prune(&mut j.right, &r);
-        }
-        // Blocks with their own select list and set operations read what
-        // their own expressions need (decided when they were planned).
-        Node::Block(_) | Node::Union(_) | Node::Recursive(_) | Node::WorkTable(_) => {}
-    }
-}
-
-/// The base table whose scan produces column `col` of `node`'s output,
-/// with the position its columns start at and its width; `None` when that
-/// column is computed (a derived table, a UNION).
-pub fn base_table_at(node: &Node, col: usize) -> Option<(TableDef, usize, usize)> {
-    match node {
-        Node::Block(p) if p.is_plain_scan() => {
-            let t = p.source.table.clone()?;
-            let w = t.columns.len();
-            (col < w).then_some((t, 0, w))
-        }
-        Node::Join(j) if col < j.left_width => base_table_at(&j.left, col),
-        Node::Join(j) => base_table_at(&j.right, col - j.left_width)
-            .map(|(t, off, w)| (t, off + j.left_width, w)),
-        _ => None,
-    }
+/// The leaf node of a recursive block's reference to its CTE.
+pub(super) fn work_node(cte: &Cte) -> Option<Node> {
+    cte.work.clone().map(|w| Node::WorkTable(Box::new(w)))
 }

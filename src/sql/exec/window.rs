@@ -15,30 +15,28 @@
 //! partition without ORDER BY; with ORDER BY from the partition's start to
 //! the current row's last peer) or an explicit ROWS / RANGE frame
 //! ([`crate::sql::expr::Frame`]; a RANGE offset finds its rows by binary
-//! search on the one ORDER BY key, [`check_range_types`] checks that
-//! key's type). Aggregates reuse the GROUP BY fold ([`agg_update`] /
+//! search on the one ORDER BY key). Aggregates reuse the GROUP BY fold ([`agg_update`] /
 //! [`agg_final`]) and its result types; a frame whose both ends move is
-//! slid ([`crate::sql::window_slide`]) or folded afresh. Also resolves
-//! named windows (`WINDOW w AS (…)`, [`resolve_spec`]) with MySQL's
-//! inheritance rules and refuses what MySQL refuses in a specification
-//! ([`check_spec`]).
+//! slid ([`super::window_slide`]) or folded afresh. Named windows
+//! (`WINDOW w AS (…)`) are resolved, and specifications refused as MySQL
+//! refuses them, while compiling ([`crate::sql::expr::window_spec`]); a
+//! RANGE offset's key type is checked while planning
+//! ([`crate::sql::plan::window::check_range_types`]).
 //!
 //! Never: plans (the compiler refuses the rest of the syntax with 1235 /
-//! 3593, [`check_placement`] catches aliases used where a window may not
-//! be), reads tables, or grows memory unbudgeted (keys are charged to the
+//! 3593, [`crate::sql::plan::window::check_placement`] catches aliases
+//! used where a window may not be), reads tables, or grows memory unbudgeted (keys are charged to the
 //! block's reservation, every loop ticks).
 
 use std::cmp::Ordering;
 
-use sqlparser::ast;
-
-use crate::error::{code, SqlError, SqlResult};
+use crate::error::SqlResult;
 use crate::sql::budget::{self, Reservation};
 use crate::sql::exec;
-use crate::sql::expr::{AggCall, AggFunc, CExpr, Frame, FrameBound, WinFunc};
-use crate::sql::select::{agg_final, agg_update, is_distance_key, AggState, Exprs, Plan, Unit};
-use crate::sql::window_slide::Agg as Slide;
-use crate::types::{ColumnKind, Value};
+use crate::sql::exec::block::{agg_final, agg_update, is_distance_key, AggState, Exprs, Unit};
+use crate::sql::expr::{AggCall, CExpr, Frame, FrameBound, WinFunc};
+use crate::sql::plan::Plan;
+use crate::types::Value;
 
 /// A window call's expressions prepared for one run of the block.
 pub(crate) struct Prepared<'p> {
@@ -78,260 +76,6 @@ pub(crate) fn prepare<'p>(
         default,
         range_at,
     }))
-}
-
-/// Check each RANGE frame with an offset against its ORDER BY key's type
-/// (`kind`) as MySQL does: the key numeric or temporal (3587), a
-/// temporal key's offsets INTERVALs (3588), a numeric key's numbers
-/// (3589).
-pub(crate) fn check_range_types(
-    aggs: &[AggCall],
-    kind: &mut dyn FnMut(&CExpr) -> ColumnKind,
-) -> SqlResult<()> {
-    for w in aggs.iter().filter_map(|a| a.window.as_deref()) {
-        for (_, interval) in w.range_at.iter().flatten() {
-            let Some((key, _)) = w.order.first() else {
-                continue;
-            };
-            match (kind(key), interval) {
-                (ColumnKind::Int | ColumnKind::Float | ColumnKind::Decimal { .. }, false)
-                | (ColumnKind::Date | ColumnKind::DateTime, true) => {}
-                (ColumnKind::Int | ColumnKind::Float | ColumnKind::Decimal { .. }, true) => {
-                    return Err(SqlError::new(
-                        code::WINDOW_RANGE_FRAME_NUMERIC_TYPE,
-                        "Window '<unnamed window>' with RANGE frame has ORDER BY expression of numeric type, INTERVAL bound value not allowed.",
-                    ))
-                }
-                (ColumnKind::Date | ColumnKind::DateTime, false) => {
-                    return Err(SqlError::new(
-                        code::WINDOW_RANGE_FRAME_TEMPORAL_TYPE,
-                        "Window '<unnamed window>' with RANGE frame has ORDER BY expression of datetime type. Only INTERVAL bound value allowed.",
-                    ))
-                }
-                _ => {
-                    return Err(SqlError::new(
-                        code::WINDOW_RANGE_FRAME_ORDER_TYPE,
-                        "Window '<unnamed window>' with RANGE N PRECEDING/FOLLOWING frame requires exactly one ORDER BY expression, of numeric or temporal type",
-                    ))
-                }
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Whether the block's first `k` rows in its ORDER BY are all its window
-/// functions need — so an index top-k path (vector / full-text) may
-/// still answer it: every window is ROW_NUMBER, RANK or DENSE_RANK without
-/// PARTITION BY, ordered exactly as the block (a row's number or rank
-/// depends only on the rows before it in that order, never on those after
-/// the cut). True without windows.
-pub(crate) fn prefix_safe(aggs: &[AggCall], order_by: &[(CExpr, bool)]) -> bool {
-    let key = |(e, d): &(CExpr, bool)| format!("{e:?} {d}");
-    aggs.iter().filter_map(|a| a.window.as_deref()).all(|w| {
-        w.func != WinFunc::Agg
-            && w.partition.is_empty()
-            && w.order.len() == order_by.len()
-            && w.order.iter().map(key).eq(order_by.iter().map(key))
-    })
-}
-
-/// The effective specification of `spec` under the block's named windows
-/// (`WINDOW w AS (…)`): a reference to `w` inherits w's PARTITION BY and
-/// ORDER BY, with MySQL's rules — the referring window may not partition
-/// (3581) nor order when w orders (3583), w may have no frame (3582); an
-/// unknown name is 3579, a cycle 3580.
-pub(crate) fn resolve_spec(
-    named: &[ast::NamedWindowDefinition],
-    spec: &ast::WindowSpec,
-) -> SqlResult<ast::WindowSpec> {
-    resolve_depth(named, spec, 0)
-}
-
-fn resolve_depth(
-    named: &[ast::NamedWindowDefinition],
-    spec: &ast::WindowSpec,
-    depth: usize,
-) -> SqlResult<ast::WindowSpec> {
-    let Some(base_name) = &spec.window_name else {
-        return Ok(spec.clone());
-    };
-    if depth > named.len() {
-        return Err(SqlError::new(
-            code::WINDOW_CIRCULARITY,
-            "There is a circularity in the window dependency graph.",
-        ));
-    }
-    let base = lookup(named, base_name)?;
-    let base = resolve_depth(named, &base, depth + 1)?;
-    if !spec.partition_by.is_empty() {
-        return Err(SqlError::new(
-            code::WINDOW_NO_CHILD_PARTITIONING,
-            "A window which depends on another cannot define partitioning.",
-        ));
-    }
-    if base.window_frame.is_some() {
-        return Err(SqlError::new(
-            code::WINDOW_NO_INHERIT_FRAME,
-            format!(
-                "Window '{}' has a frame definition, so cannot be referenced by another window.",
-                base_name.value
-            ),
-        ));
-    }
-    if !spec.order_by.is_empty() && !base.order_by.is_empty() {
-        return Err(SqlError::new(
-            code::WINDOW_NO_REDEFINE_ORDER_BY,
-            format!(
-                "Window '<unnamed window>' cannot inherit '{}' since both contain an ORDER BY clause.",
-                base_name.value
-            ),
-        ));
-    }
-    Ok(ast::WindowSpec {
-        window_name: None,
-        partition_by: base.partition_by,
-        order_by: if spec.order_by.is_empty() {
-            base.order_by
-        } else {
-            spec.order_by.clone()
-        },
-        window_frame: spec.window_frame.clone(),
-    })
-}
-
-/// The definition of the named window `name` (as a spec that may itself
-/// refer to another).
-pub(crate) fn lookup(
-    named: &[ast::NamedWindowDefinition],
-    name: &ast::Ident,
-) -> SqlResult<ast::WindowSpec> {
-    let def = named
-        .iter()
-        .find(|d| d.0.value.eq_ignore_ascii_case(&name.value))
-        .ok_or_else(|| {
-            SqlError::new(
-                code::WINDOW_NO_SUCH_WINDOW,
-                format!("Window name '{}' is not defined.", name.value),
-            )
-        })?;
-    Ok(match &def.1 {
-        ast::NamedWindowExpr::WindowSpec(s) => s.clone(),
-        ast::NamedWindowExpr::NamedWindow(other) => ast::WindowSpec {
-            window_name: Some(other.clone()),
-            partition_by: Vec::new(),
-            order_by: Vec::new(),
-            window_frame: None,
-        },
-    })
-}
-
-/// Check a block's `WINDOW` clause as MySQL does, used or not: no name
-/// twice (3591), every definition resolvable (3579 / 3580 / 3581 / 3582
-/// / 3583).
-pub(crate) fn check_named(named: &[ast::NamedWindowDefinition]) -> SqlResult<()> {
-    for (i, d) in named.iter().enumerate() {
-        if named[..i]
-            .iter()
-            .any(|e| e.0.value.eq_ignore_ascii_case(&d.0.value))
-        {
-            return Err(SqlError::new(
-                code::WINDOW_DUPLICATE_NAME,
-                format!("Window '{}' is defined twice.", d.0.value),
-            ));
-        }
-    }
-    for d in named {
-        let spec = lookup(named, &d.0)?;
-        check_spec(&spec)?;
-        resolve_spec(named, &spec)?;
-    }
-    Ok(())
-}
-
-/// Refuse what MySQL refuses in a window's PARTITION BY / ORDER BY: a
-/// position (`ORDER BY 1`, 3592) and a window function (3595).
-pub(crate) fn check_spec(spec: &ast::WindowSpec) -> SqlResult<()> {
-    for e in spec
-        .partition_by
-        .iter()
-        .chain(spec.order_by.iter().map(|o| &o.expr))
-    {
-        if matches!(e, ast::Expr::Value(v) if matches!(v.value, ast::Value::Number(..))) {
-            return Err(SqlError::new(
-                code::WINDOW_ILLEGAL_ORDER_BY,
-                "Window '<unnamed window>': ORDER BY or PARTITION BY uses legacy position indication which is not supported, use expression.",
-            ));
-        }
-        if ast::Visit::visit(e, &mut NestedWindow(0)).is_break() {
-            return Err(SqlError::new(
-                code::WINDOW_NESTED_IN_SPEC,
-                "You cannot nest a window function in the specification of window '<unnamed window>'.",
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// Finds a window function call outside any subquery (one inside a
-/// subquery of the specification belongs to that query block).
-struct NestedWindow(usize);
-
-impl ast::Visitor for NestedWindow {
-    type Break = ();
-
-    fn pre_visit_query(&mut self, _: &ast::Query) -> std::ops::ControlFlow<()> {
-        self.0 += 1;
-        std::ops::ControlFlow::Continue(())
-    }
-
-    fn post_visit_query(&mut self, _: &ast::Query) -> std::ops::ControlFlow<()> {
-        self.0 -= 1;
-        std::ops::ControlFlow::Continue(())
-    }
-
-    fn pre_visit_expr(&mut self, x: &ast::Expr) -> std::ops::ControlFlow<()> {
-        match x {
-            ast::Expr::Function(f) if f.over.is_some() && self.0 == 0 => {
-                std::ops::ControlFlow::Break(())
-            }
-            _ => std::ops::ControlFlow::Continue(()),
-        }
-    }
-}
-
-/// Refuse a window call read where MySQL allows none: through a select
-/// list alias in WHERE, GROUP BY or HAVING (3594). Direct calls there
-/// were refused by the compiler (3593).
-pub(crate) fn check_placement<'e>(
-    aggs: &[AggCall],
-    projection: &[(String, CExpr)],
-    places: impl Iterator<Item = &'e CExpr>,
-) -> SqlResult<()> {
-    let windowed = |e: &CExpr| {
-        let mut found = false;
-        e.walk(&mut |x| {
-            if let CExpr::Agg(i) = x {
-                found |= aggs.get(*i).is_some_and(|a| a.window.is_some());
-            }
-        });
-        found
-    };
-    for e in places {
-        if windowed(e) {
-            let alias = projection
-                .iter()
-                .find(|(_, p)| windowed(p))
-                .map_or("", |(n, _)| n.as_str());
-            return Err(SqlError::new(
-                code::WINDOW_INVALID_ALIAS_USE,
-                format!(
-                    "You cannot use the alias '{alias}' of an expression containing a window function in this context.'"
-                ),
-            ));
-        }
-    }
-    Ok(())
 }
 
 /// Compute every window call of `plan` over `units` (the block's rows or
@@ -572,17 +316,13 @@ pub(crate) fn apply(
                             };
                         }
                     }
-                    _ if slide_as(call.func).is_some()
-                        && crate::sql::window_slide::slide(
-                            &FOLD,
-                            call,
-                            slide_as(call.func).unwrap_or(Slide::Sum),
-                            &|a, b| crate::sql::expr::collate::value_cmp(call.collation, a, b),
-                            len,
-                            &|p| keys[part[p]].1.clone(),
-                            &range,
-                            &mut |j, v| values[part[j]] = v,
-                        )? => {}
+                    _ if super::window_slide::slide(
+                        call,
+                        len,
+                        &|p| keys[part[p]].1.clone(),
+                        &range,
+                        &mut |j, v| values[part[j]] = v,
+                    )? => {}
                     _ => {
                         // Both ends move and the aggregate does not slide
                         // exactly: each frame folded on its own (at most
@@ -676,29 +416,6 @@ pub(crate) fn apply(
     Ok(())
 }
 
-/// How aggregate `f` slides ([`crate::sql::window_slide`]), if it does.
-fn slide_as(f: AggFunc) -> Option<Slide> {
-    Some(match f {
-        AggFunc::CountStar => Slide::Count { star: true },
-        AggFunc::Count => Slide::Count { star: false },
-        AggFunc::Min => Slide::Min,
-        AggFunc::Max => Slide::Max,
-        AggFunc::Sum => Slide::Sum,
-        AggFunc::Avg => Slide::Avg,
-        AggFunc::Stat(_) => return None,
-    })
-}
-
-/// The GROUP BY fold, lent to [`crate::sql::window_slide::slide`].
-const FOLD: crate::sql::window_slide::Fold<AggState, AggCall> = crate::sql::window_slide::Fold {
-    add: agg_update,
-    finish: agg_final,
-    uncount: |st| {
-        st.count -= 2;
-        debug_assert!(st.count >= 0 && !st.float);
-    },
-};
-
 /// Positions [fs, fe] (inclusive, in the partition of `len` rows) of row
 /// `j`'s frame, whose peer group is `peers` = [start, end); `None` when
 /// the frame is empty. ROWS offsets count rows; a RANGE CURRENT ROW is
@@ -771,140 +488,6 @@ mod tests {
                     .collect();
                 assert!(sizes.windows(2).all(|w| w[0] == w[1] || w[0] == w[1] + 1));
             }
-        }
-    }
-}
-
-#[cfg(test)]
-mod slide_tests {
-    use std::cmp::Ordering;
-
-    use super::FOLD;
-    use crate::sql::expr::{AggCall, AggFunc};
-    use crate::sql::select::{agg_final, agg_update, AggState};
-    use crate::sql::window_slide::slide;
-    use crate::types::Value;
-
-    /// Sliding equals folding each frame afresh, for every aggregate that
-    /// slides, over integers near the i64 edges, NULLs and DECIMALs, and
-    /// frames of every width (empty ones included).
-    #[test]
-    fn sliding_equals_folding_each_frame() {
-        let dec = |s: &str| Value::Decimal(crate::decimal::Decimal::parse(s).unwrap());
-        let columns: Vec<Vec<Value>> = vec![
-            vec![
-                Value::Int(i64::MAX),
-                Value::Int(5),
-                Value::Null,
-                Value::Int(i64::MAX - 1),
-                Value::Int(-7),
-                Value::Int(i64::MIN + 1),
-                Value::Int(3),
-            ],
-            vec![
-                dec("1.50"),
-                Value::Null,
-                dec("-2.25"),
-                dec("9.99"),
-                dec("0.01"),
-            ],
-            vec![Value::Null, Value::Null, Value::Int(4)],
-        ];
-        for col in &columns {
-            let len = col.len();
-            for func in [
-                AggFunc::CountStar,
-                AggFunc::Count,
-                AggFunc::Sum,
-                AggFunc::Avg,
-                AggFunc::Min,
-                AggFunc::Max,
-            ] {
-                let call = AggCall {
-                    func,
-                    arg: None,
-                    distinct: false,
-                    collation: None,
-                    window: None,
-                };
-                for before in 0..4i64 {
-                    for after in -2..4i64 {
-                        // ROWS BETWEEN `before` PRECEDING AND `after`
-                        // FOLLOWING (negative: PRECEDING).
-                        let range = |j: usize| {
-                            let fs = (j as i64 - before).max(0);
-                            let fe = (j as i64 + after).min(len as i64 - 1);
-                            (fs <= fe).then_some((fs as usize, fe as usize))
-                        };
-                        let arg = |p: usize| Some(col[p].clone());
-                        let mut got = vec![Value::Null; len];
-                        let how = super::slide_as(func).unwrap();
-                        let cmp = |a: &Value, b: &Value| a.total_cmp(b);
-                        let slid =
-                            slide(&FOLD, &call, how, &cmp, len, &arg, &range, &mut |j, v| {
-                                got[j] = v
-                            })
-                            .unwrap();
-                        assert!(slid);
-                        for (j, g) in got.iter().enumerate() {
-                            let mut st = AggState::default();
-                            if let Some((fs, fe)) = range(j) {
-                                for p in fs..=fe {
-                                    agg_update(&mut st, &call, arg(p)).unwrap();
-                                }
-                            }
-                            let want = agg_final(&st, &call);
-                            // The same number (an integer SUM may be an
-                            // i64 on one side, a DECIMAL on the other:
-                            // both print alike).
-                            assert!(
-                                g.total_cmp(&want) == Ordering::Equal
-                                    && g.is_null() == want.is_null(),
-                                "{func:?} {before} {after} row {j} of {col:?}: {g:?} vs {want:?}"
-                            );
-                        }
-                    }
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn doubles_and_mixed_scales_are_declined() {
-        let call = AggCall {
-            func: AggFunc::Sum,
-            arg: None,
-            distinct: false,
-            collation: None,
-            window: None,
-        };
-        for col in [
-            vec![Value::Int(1), Value::Float(0.5)],
-            vec![
-                Value::Decimal(crate::decimal::Decimal::parse("1.5").unwrap()),
-                Value::Decimal(crate::decimal::Decimal::parse("1.25").unwrap()),
-            ],
-            vec![
-                Value::Int(1),
-                Value::Decimal(crate::decimal::Decimal::parse("1.5").unwrap()),
-            ],
-            vec![Value::Int(i64::MIN)],
-        ] {
-            let arg = |p: usize| Some(col[p].clone());
-            let range = |j: usize| Some((j, j));
-            let cmp = |a: &Value, b: &Value| a.total_cmp(b);
-            let how = super::Slide::Sum;
-            assert!(!slide(
-                &FOLD,
-                &call,
-                how,
-                &cmp,
-                col.len(),
-                &arg,
-                &range,
-                &mut |_, _| {}
-            )
-            .unwrap());
         }
     }
 }

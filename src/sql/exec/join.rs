@@ -1,324 +1,29 @@
-//! Executing plan nodes ([`crate::sql::plan::Node`]) into rows.
+//! Joins: a hash join on the equality keys (built on the smaller input
+//! of an inner join), a nested loop when there are none or a key column
+//! mixes numbers and text, and the right side read by primary key when
+//! the left has few keys (an index nested-loop join, batched); inner,
+//! left and right outer.
 //!
-//! Owns the join algorithms (hash join on equality keys, nested loop
-//! otherwise; inner, left and right outer), UNION \[ALL\], and running the
-//! subqueries inside expressions: uncorrelated ones once per run of their
-//! block, correlated ones once per row, each turned into a literal (or a
-//! materialized set for `IN`) before the expression is evaluated. Query
-//! blocks themselves run in [`crate::sql::select`]. Never writes (row
-//! locks of `FOR UPDATE` are taken by the block's scan).
+//! Owns the join algorithms: both inputs, the keys, the hash table and the
+//! output are charged to the statement's budget while the join runs, and
+//! every row pair tried ticks. Never plans (the keys and residual
+//! conditions were placed by the planner).
 
-use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
-use std::sync::Arc;
 
-use crate::error::{code, SqlError, SqlResult};
+use crate::error::SqlResult;
 use crate::sql::budget::{self, Reservation};
-use crate::sql::expr::{self, value_key, CExpr, EvalCtx, SubPlan, ValueSet};
+use crate::sql::exec::{bind_row, block, prepare, record, run, Exec, Prepared};
+use crate::sql::expr::{self, value_key, CExpr, EvalCtx};
 use crate::sql::host::SessionHost;
-use crate::sql::plan::{Join, JoinKind, Node, SetOp, Stats};
-use crate::sql::select;
-use crate::sql::Ctx;
+use crate::sql::plan::{lookup_key, lookup_key_limit, Join, JoinKind};
 use crate::types::Value;
-
-/// Run a node with `outer` as the row of the enclosing query (empty at the
-/// top level).
-pub fn run(cx: &mut Ctx<'_>, node: &Node, outer: &[Value]) -> SqlResult<Vec<Vec<Value>>> {
-    crate::sql::stack::descend(|| run_guarded(cx, node, outer))
-}
-
-fn run_guarded(cx: &mut Ctx<'_>, node: &Node, outer: &[Value]) -> SqlResult<Vec<Vec<Value>>> {
-    // A scan a running recursive CTE reads every round runs once.
-    let is_block = matches!(node, Node::Block(_));
-    if is_block {
-        if let Some(rows) = crate::sql::recursive::cached_scan(node) {
-            return Ok(rows);
-        }
-    }
-    let analyzing = ANALYZE.with(|a| a.borrow().is_some());
-    let start = analyzing.then(std::time::Instant::now);
-    let rows = run_node(cx, node, outer)?;
-    if let Some(start) = start {
-        record(node, rows.len(), start.elapsed());
-    }
-    if is_block {
-        crate::sql::recursive::remember_scan(node, &rows)?;
-    }
-    Ok(rows)
-}
-
-thread_local! {
-    /// Per-node statistics while an EXPLAIN ANALYZE runs on this thread
-    /// (a statement runs on one thread from start to end).
-    static ANALYZE: std::cell::RefCell<Option<Stats>> = const { std::cell::RefCell::new(None) };
-}
-
-/// The non-binary collation of each output column of `node`: a block's
-/// projections'; a set operation's where all its blocks agree (a `_bin`
-/// side wins, as MySQL aggregates two column collations). Iterative: a
-/// set operation may chain thousands of blocks.
-pub fn out_collations(node: &Node) -> Vec<Option<crate::collation::Collation>> {
-    let mut out: Option<Vec<Option<crate::collation::Collation>>> = None;
-    let mut stack = vec![node];
-    while let Some(n) = stack.pop() {
-        let leaf: &[Option<crate::collation::Collation>] = match n {
-            Node::Union(u) => {
-                stack.push(&u.right);
-                stack.push(&u.left);
-                continue;
-            }
-            Node::Block(p) => &p.out_colls,
-            Node::Recursive(r) => &r.colls,
-            Node::WorkTable(w) => &w.colls,
-            Node::Join(_) => &[],
-        };
-        out = Some(match out {
-            None => leaf.to_vec(),
-            Some(acc) => acc
-                .iter()
-                .enumerate()
-                .map(|(i, a)| a.filter(|_| leaf.get(i).copied().flatten() == *a))
-                .collect(),
-        });
-    }
-    out.unwrap_or_default()
-}
-
-/// Run `node` to the end (EXPLAIN ANALYZE), returning what each node did.
-pub fn analyze(cx: &mut Ctx<'_>, node: &Node) -> SqlResult<Stats> {
-    ANALYZE.with(|a| *a.borrow_mut() = Some(Stats::new()));
-    let r = run(cx, node, &[]);
-    let stats = ANALYZE.with(|a| a.borrow_mut().take()).unwrap_or_default();
-    r.map(|_| stats)
-}
-
-fn run_node(cx: &mut Ctx<'_>, node: &Node, outer: &[Value]) -> SqlResult<Vec<Vec<Value>>> {
-    match node {
-        Node::Block(p) => select::run(cx, p, outer),
-        Node::Join(j) => join(cx, j, outer),
-        Node::Union(u) => {
-            // Both inputs and the DISTINCT keys are charged to the
-            // statement's budget while the set operation runs.
-            let mut mem = Reservation::new();
-            let rows = run(cx, &u.left, outer)?;
-            mem.add_rows(&rows)?;
-            let right = run(cx, &u.right, outer)?;
-            mem.add_rows(&right)?;
-            set_operation(node, u, rows, right, &mut mem)
-        }
-        Node::Recursive(r) => crate::sql::recursive::run(cx, r, outer),
-        Node::WorkTable(w) => crate::sql::recursive::run_work(w),
-    }
-}
-
-/// Combine a set operation's inputs. Out of line: `run_node` recurses
-/// once per operator of a long chain, so its frame stays small.
-#[inline(never)]
-fn set_operation(
-    node: &Node,
-    u: &crate::sql::plan::Union,
-    mut rows: Vec<Vec<Value>>,
-    right: Vec<Vec<Value>>,
-    mem: &mut Reservation,
-) -> SqlResult<Vec<Vec<Value>>> {
-    let colls = out_collations(node);
-    let mut key = |r: &[Value]| -> SqlResult<Vec<u8>> {
-        budget::tick()?;
-        let k = select::group_key_under(r, &colls);
-        mem.add(k.len() + 48)?;
-        Ok(k)
-    };
-    match u.op {
-        SetOp::Union => {
-            rows.extend(right);
-            if !u.all {
-                // Its keys spill past `tmp_table_size` (decision 027).
-                rows = crate::sql::spill::hash::distinct(rows, |r| {
-                    select::group_key_under(r, &colls)
-                })?;
-            }
-        }
-        // Distinct rows of the left that are (not) in the right; rows
-        // compare as in DISTINCT (NULLs equal).
-        SetOp::Intersect | SetOp::Except => {
-            let other: HashSet<Vec<u8>> = right.iter().map(|r| key(r)).collect::<SqlResult<_>>()?;
-            let wanted = u.op == SetOp::Intersect;
-            let mut seen = HashSet::new();
-            let mut keep = Vec::with_capacity(rows.len());
-            for r in &rows {
-                let k = key(r)?;
-                keep.push(other.contains(&k) == wanted && seen.insert(k));
-            }
-            let mut it = keep.into_iter();
-            rows.retain(|_| it.next().unwrap_or(false));
-        }
-    }
-    Ok(rows)
-}
-
-/// An expression whose subqueries that do not depend on the current row
-/// have been run.
-pub struct Prepared<'e> {
-    /// Borrowed when there was nothing to run (deep expressions are never
-    /// copied).
-    expr: Cow<'e, CExpr>,
-    /// Whether correlated subqueries remain (to run per row).
-    per_row: bool,
-}
-
-impl Prepared<'_> {
-    /// The expression (subqueries run so far replaced by their results).
-    pub fn expr(&self) -> &CExpr {
-        &self.expr
-    }
-
-    /// Whether subqueries ran and were replaced by their results.
-    pub fn ran_subqueries(&self) -> bool {
-        matches!(self.expr, Cow::Owned(_))
-    }
-
-    /// Whether correlated subqueries remain to run for each row.
-    pub fn per_row(&self) -> bool {
-        self.per_row
-    }
-}
-
-/// Whether an expression still holds subqueries.
-fn has_subquery(e: &CExpr) -> bool {
-    let mut found = false;
-    e.walk(&mut |x| {
-        if matches!(x, CExpr::Scalar(_) | CExpr::Exists(..) | CExpr::InSub(..)) {
-            found = true;
-        }
-    });
-    found
-}
-
-/// Prepare `e` for a block whose own rows are `width` wide: every subquery
-/// reading nothing of the block's row runs now, once.
-pub fn prepare<'e>(
-    cx: &mut Ctx<'_>,
-    e: &'e CExpr,
-    width: usize,
-    outer: &[Value],
-) -> SqlResult<Prepared<'e>> {
-    if !has_subquery(e) {
-        return Ok(Prepared {
-            expr: Cow::Borrowed(e),
-            per_row: false,
-        });
-    }
-    let mut sub_outer = vec![Value::Null; width];
-    sub_outer.extend_from_slice(outer);
-    let expr = bind(cx, e.clone(), &sub_outer, Some(width))?;
-    let per_row = has_subquery(&expr);
-    Ok(Prepared {
-        expr: Cow::Owned(expr),
-        per_row,
-    })
-}
-
-/// The expression for one row: correlated subqueries run with this row.
-pub fn bind_row<'p>(
-    cx: &mut Ctx<'_>,
-    p: &'p Prepared<'_>,
-    row: &[Value],
-    outer: &[Value],
-) -> SqlResult<Cow<'p, CExpr>> {
-    if !p.per_row {
-        return Ok(Cow::Borrowed(&p.expr));
-    }
-    let mut sub_outer = row.to_vec();
-    sub_outer.extend_from_slice(outer);
-    Ok(Cow::Owned(bind(
-        cx,
-        p.expr.as_ref().clone(),
-        &sub_outer,
-        None,
-    )?))
-}
-
-/// Replace subqueries by their results, running them with `sub_outer`
-/// as their outer row. With `only_above = Some(w)`, only subqueries that
-/// read no position below `w` (nothing of the current row) are run.
-fn bind(
-    cx: &mut Ctx<'_>,
-    e: CExpr,
-    sub_outer: &[Value],
-    only_above: Option<usize>,
-) -> SqlResult<CExpr> {
-    let ready = |sp: &SubPlan| only_above.is_none_or(|w| sp.refs.iter().all(|&r| r >= w));
-    e.try_rewrite(&mut |x| {
-        Ok(match x {
-            CExpr::Scalar(sp) if ready(&sp) => CExpr::Lit(scalar(cx, &sp, sub_outer)?),
-            CExpr::Exists(sp, negated) if ready(&sp) => {
-                let rows = run(cx, &sp.node, sub_outer)?;
-                CExpr::Lit(Value::Bool(rows.is_empty() == negated))
-            }
-            CExpr::InSub(x, sp, negated) if ready(&sp) => {
-                let rows = run(cx, &sp.node, sub_outer)?;
-                let mut mem = Reservation::new();
-                mem.add_rows(&rows)?;
-                let set = ValueSet::new(rows.into_iter().map(|mut r| r.swap_remove(0)));
-                CExpr::InSet(x, Arc::new(set), negated)
-            }
-            other => other,
-        })
-    })
-}
-
-/// A scalar subquery's value: NULL for no row, error 1242 for several.
-fn scalar(cx: &mut Ctx<'_>, sp: &SubPlan, outer: &[Value]) -> SqlResult<Value> {
-    let mut rows = run(cx, &sp.node, outer)?;
-    match rows.len() {
-        0 => Ok(Value::Null),
-        1 => Ok(rows
-            .pop()
-            .and_then(|mut r| r.drain(..).next())
-            .unwrap_or(Value::Null)),
-        _ => Err(SqlError::new(
-            code::SUBQUERY_NO_1_ROW,
-            "Subquery returns more than 1 row",
-        )),
-    }
-}
-
-/// Most distinct left keys for which the right input is read by primary
-/// key (an index nested-loop join, batched) instead of scanned, whatever
-/// the right table's size; a larger table allows up to an eighth of its
-/// rows ([`lookup_key_limit`]): a keyed read costs a few scanned rows.
-pub const LOOKUP_JOIN_MAX_KEYS: usize = 8192;
-
-/// How many distinct keys a lookup join reads `rows`-row table by.
-pub fn lookup_key_limit(rows: u64) -> usize {
-    LOOKUP_JOIN_MAX_KEYS.max(usize::try_from(rows / 8).unwrap_or(usize::MAX))
-}
-
-/// For an inner or left join whose right input is a plain scan of a table
-/// whose primary key (or its first column) is a join key: that key's
-/// position among the join keys, the scan and its table.
-pub fn lookup_key(j: &Join) -> Option<(usize, &select::Plan, &crate::catalog::TableDef)> {
-    if j.kind == JoinKind::Right {
-        return None;
-    }
-    let Node::Block(p) = &j.right else {
-        return None;
-    };
-    let t = p.source.table.as_ref()?;
-    if !p.is_plain_scan() || t.pk.is_empty() || t.has_hidden_pk() {
-        return None;
-    }
-    j.keys
-        .iter()
-        .position(|(_, r)| matches!(r, CExpr::Col(c) if *c == t.pk[0]))
-        .map(|i| (i, &**p, t))
-}
 
 /// The right input of a join read by key: the scan with `key IN (…)`
 /// added, when the left side has few keys of the key column's own type
 /// (so that the key encoding finds exactly the rows `=` would).
 fn right_by_lookup(
-    cx: &mut Ctx<'_>,
+    cx: &mut Exec<'_, '_>,
     j: &Join,
     left: &[Vec<Value>],
     outer: &[Value],
@@ -398,21 +103,9 @@ fn right_by_lookup(
         )
     };
     let start = std::time::Instant::now();
-    let rows = select::run(cx, &keyed, outer)?;
+    let rows = block::run(cx, &keyed, outer)?;
     record(&j.right, rows.len(), start.elapsed());
     Ok(Some(rows))
-}
-
-/// Add one run of `node` to the EXPLAIN ANALYZE statistics.
-fn record(node: &Node, rows: usize, elapsed: std::time::Duration) {
-    ANALYZE.with(|a| {
-        if let Some(stats) = a.borrow_mut().as_mut() {
-            let st = stats.entry(node as *const Node as usize).or_default();
-            st.rows += rows as u64;
-            st.loops += 1;
-            st.time += elapsed;
-        }
-    });
 }
 
 /// A hash-join key part: SQL-equal values of one class (numbers, or
@@ -504,7 +197,7 @@ fn row_key(
 /// Both inputs, the keys, the hash table and the output are charged to the
 /// statement's memory budget while the join runs; every row pair tried is
 /// a [`budget::tick`].
-fn join(cx: &mut Ctx<'_>, j: &Join, outer: &[Value]) -> SqlResult<Vec<Vec<Value>>> {
+pub(super) fn join(cx: &mut Exec<'_, '_>, j: &Join, outer: &[Value]) -> SqlResult<Vec<Vec<Value>>> {
     let mut mem = Reservation::new();
     // Inputs and output in graves: a killed join answers before it frees.
     let mut left = budget::Grave(run(cx, &j.left, outer)?);
@@ -533,7 +226,7 @@ fn join(cx: &mut Ctx<'_>, j: &Join, outer: &[Value]) -> SqlResult<Vec<Vec<Value>
     let mut combined = Vec::with_capacity(width);
     // Emit left[li] ++ right[ri] if the residual condition holds. A KILL
     // (or the deadline) stops a long join between two checks.
-    let mut emit = |cx: &mut Ctx<'_>, li: usize, ri: usize| -> SqlResult<()> {
+    let mut emit = |cx: &mut Exec<'_, '_>, li: usize, ri: usize| -> SqlResult<()> {
         budget::tick()?;
         combined.clear();
         combined.extend_from_slice(&left[li]);
@@ -698,7 +391,7 @@ fn join(cx: &mut Ctx<'_>, j: &Join, outer: &[Value]) -> SqlResult<Vec<Vec<Value>
 /// padded with NULLs.
 #[allow(clippy::too_many_arguments)]
 fn grace_emit(
-    cx: &mut Ctx<'_>,
+    cx: &mut Exec<'_, '_>,
     j: &Join,
     residual: &[Prepared<'_>],
     outer: &[Value],

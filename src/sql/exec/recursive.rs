@@ -1,0 +1,243 @@
+//! Running a recursive CTE ([`Recursive`], planned by
+//! [`crate::sql::plan::recursive`]): the seed, then the recursive blocks
+//! round after round to a fixed point.
+//!
+//! Owns the iteration: each round runs the recursive blocks over the
+//! previous round's rows only (the working table); `UNION DISTINCT` drops
+//! rows already produced; a round that yields nothing ends it; a
+//! base-table scan the recursive blocks join runs once per recursion, not
+//! per round (its rows are kept while the CTE runs); rows are converted
+//! to the seed's column types. Bounded by `cte_max_recursion_depth`
+//! (3636), KILL and `max_execution_time` ([`budget::tick`]) and the
+//! statement's memory budget (1114; every produced row is charged).
+//! Never plans and never writes.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use crate::error::{code, SqlError, SqlResult};
+use crate::sql::budget::{self, Reservation};
+use crate::sql::exec;
+use crate::sql::exec::Exec;
+use crate::sql::plan::{Node, Recursive, WorkTable};
+use crate::sql::Ctx;
+use crate::types::{DataType, Value};
+
+/// MySQL 8's default `cte_max_recursion_depth`.
+pub const DEFAULT_MAX_DEPTH: u64 = 1000;
+
+/// ER_CTE_MAX_RECURSION_DEPTH.
+const MAX_RECURSION_DEPTH: u16 = 3636;
+
+/// A recursive block's row converted to the seed's column types; `at` is
+/// its number among the CTE's rows (1-based, as MariaDB 10.11 counts the
+/// rows of its result table in the message).
+fn convert(cx: &Ctx<'_>, r: &Recursive, row: Vec<Value>, at: usize) -> SqlResult<Vec<Value>> {
+    let strict = cx.session.strict_writes();
+    row.into_iter()
+        .zip(r.types.iter().zip(&r.columns))
+        .map(|(v, (ty, col))| match (ty, v) {
+            (_, Value::Null) => Ok(Value::Null),
+            (None, v) => Ok(v),
+            (Some(DataType::Varchar(n)), Value::Text(mut s)) => {
+                if let Some((i, _)) = s.char_indices().nth(*n as usize) {
+                    if strict {
+                        return Err(SqlError::new(
+                            code::DATA_TOO_LONG,
+                            format!("Data too long for column '{}' at row {at}", col.name),
+                        ));
+                    }
+                    s.truncate(i);
+                    crate::warnings::note_later(
+                        1265,
+                        format!("Data truncated for column '{}' at row {at}", col.name),
+                    );
+                }
+                Ok(Value::Text(s))
+            }
+            (Some(ty), v) => crate::catalog::schema::coerce_value(ty, v, &col.name),
+        })
+        .collect()
+}
+
+/// Run the working-table leaf.
+pub fn run_work(w: &WorkTable) -> SqlResult<Vec<Vec<Value>>> {
+    w.rows()
+}
+
+thread_local! {
+    /// The base-table scans the recursive blocks of the recursive CTEs
+    /// running on this thread read in every round, by node address: at
+    /// the statement's snapshot a scan (with a deterministic filter and no
+    /// subquery) gives the same rows each round, so it runs once; its rows
+    /// stay charged to the statement until the CTE ends.
+    static SCANS: std::cell::RefCell<std::collections::HashMap<usize, Option<Scanned>>> =
+        std::cell::RefCell::new(std::collections::HashMap::new());
+}
+
+/// A remembered scan's rows and their charge.
+type Scanned = (Arc<Vec<Vec<Value>>>, Reservation);
+
+/// The scans under a recursive block that do not change between rounds:
+/// plain base-table scans reached through joins and block inputs.
+fn invariant_scans(n: &Node, out: &mut Vec<usize>) {
+    match n {
+        Node::Block(p)
+            if p.is_plain_scan()
+                && !p.for_update
+                && p.filter
+                    .as_ref()
+                    .is_none_or(|f| crate::sql::plan::rewrite::columns_read(f).is_some()) =>
+        {
+            out.push(n as *const Node as usize)
+        }
+        Node::Block(p) => {
+            if let Some(i) = &p.source.input {
+                invariant_scans(i, out);
+            }
+        }
+        Node::Join(j) => {
+            invariant_scans(&j.left, out);
+            invariant_scans(&j.right, out);
+        }
+        _ => {}
+    }
+}
+
+/// The scans of one running recursive CTE, forgotten when it ends.
+struct Memo(Vec<usize>);
+
+impl Memo {
+    fn register(steps: &[Node]) -> Memo {
+        let mut addrs = Vec::new();
+        for s in steps {
+            invariant_scans(s, &mut addrs);
+        }
+        SCANS.with(|m| {
+            let mut m = m.borrow_mut();
+            for a in &addrs {
+                m.insert(*a, None);
+            }
+        });
+        Memo(addrs)
+    }
+}
+
+impl Drop for Memo {
+    fn drop(&mut self) {
+        SCANS.with(|m| {
+            let mut m = m.borrow_mut();
+            for a in &self.0 {
+                m.remove(a);
+            }
+        });
+    }
+}
+
+/// The rows of `node` when it is a scan a running recursive CTE already
+/// ran ([`crate::sql::exec::run`] asks before running a block).
+pub fn cached_scan(node: &Node) -> Option<Vec<Vec<Value>>> {
+    SCANS.with(|m| {
+        m.borrow()
+            .get(&(node as *const Node as usize))
+            .and_then(|e| e.as_ref().map(|(rows, _)| rows.as_ref().clone()))
+    })
+}
+
+/// Keep the rows of a scan a running recursive CTE reads every round.
+pub fn remember_scan(node: &Node, rows: &[Vec<Value>]) -> SqlResult<()> {
+    let key = node as *const Node as usize;
+    let wanted = SCANS.with(|m| matches!(m.borrow().get(&key), Some(None)));
+    if !wanted {
+        return Ok(());
+    }
+    let mut mem = Reservation::new();
+    mem.add_rows(rows)?;
+    let rows = Arc::new(rows.to_vec());
+    SCANS.with(|m| {
+        if let Some(e) = m.borrow_mut().get_mut(&key) {
+            *e = Some((rows, mem));
+        }
+    });
+    Ok(())
+}
+
+/// `@@cte_max_recursion_depth` of the session.
+fn max_depth(cx: &Ctx<'_>) -> u64 {
+    cx.session
+        .vars
+        .get("cte_max_recursion_depth")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(DEFAULT_MAX_DEPTH)
+}
+
+/// Run a recursive union to its fixed point.
+pub fn run(cx: &mut Exec<'_, '_>, r: &Recursive, outer: &[Value]) -> SqlResult<Vec<Vec<Value>>> {
+    let limit = max_depth(cx);
+    let mut mem = Reservation::new();
+    let mut seen: HashSet<Vec<u8>> = HashSet::new();
+    let mut keep = |rows: Vec<Vec<Value>>, mem: &mut Reservation| -> SqlResult<Vec<Vec<Value>>> {
+        let mut kept = Vec::with_capacity(rows.len());
+        for row in rows {
+            budget::tick()?;
+            debug_assert_eq!(row.len(), r.columns.len(), "recursive row width");
+            if !r.all {
+                let k = exec::keys::group_key_under(&row, &r.colls);
+                if seen.contains(&k) {
+                    continue;
+                }
+                mem.add(k.len() + 48)?;
+                seen.insert(k);
+            }
+            mem.add_row(&row)?;
+            kept.push(row);
+        }
+        Ok(kept)
+    };
+    let seed = exec::run(cx, &r.seed, outer)?;
+    let mut working = keep(seed, &mut mem)?;
+    let _memo = Memo::register(&r.steps);
+    let mut out: Vec<Vec<Value>> = Vec::new();
+    let mut iterations: u64 = 0;
+    let enough = |have: usize| {
+        r.limit
+            .is_some_and(|(skip, n)| have >= skip.saturating_add(n))
+    };
+    while !working.is_empty() && !enough(out.len() + working.len()) {
+        iterations += 1;
+        if iterations > limit {
+            return Err(SqlError::new(
+                MAX_RECURSION_DEPTH,
+                format!(
+                    "Recursive query aborted after {iterations} iterations. Try increasing @@cte_max_recursion_depth to a larger value."
+                ),
+            ));
+        }
+        let this = Arc::new(working);
+        *r.work
+            .lock()
+            .map_err(|_| SqlError::internal("recursive working table poisoned"))? = this.clone();
+        let mut next = Vec::new();
+        for s in &r.steps {
+            for row in exec::run(cx, s, outer)? {
+                let at = out.len() + this.len() + next.len() + 1;
+                next.push(convert(cx, r, row, at)?);
+            }
+        }
+        let next = keep(next, &mut mem)?;
+        // The previous round's rows are part of the answer.
+        *r.work
+            .lock()
+            .map_err(|_| SqlError::internal("recursive working table poisoned"))? =
+            Arc::new(Vec::new());
+        out.extend(Arc::try_unwrap(this).unwrap_or_else(|a| a.as_ref().clone()));
+        working = next;
+    }
+    out.extend(working);
+    if let Some((skip, n)) = r.limit {
+        out = out.into_iter().skip(skip).take(n).collect();
+    }
+    // Charged while produced; the caller charges the answer it keeps.
+    drop(mem);
+    Ok(out)
+}

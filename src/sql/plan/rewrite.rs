@@ -1,0 +1,199 @@
+//! Rewrites of a planned tree that binding and block planning share:
+//! which columns an expression reads and whether it may move
+//! ([`columns_read`], [`is_deterministic`]), predicate push-down into join
+//! inputs ([`push_where`]: a conjunct goes into an input's scan filter,
+//! becomes a hash-join key or stays a residual check), which base table
+//! produces an output column ([`base_table_at`]) and MySQL's type of a
+//! UNION column ([`union_kind`]).
+//!
+//! Never binds names, reads rows or runs anything.
+
+use crate::catalog::TableDef;
+use crate::sql::expr::CExpr;
+use crate::sql::host::SessionHost;
+use crate::sql::plan::{Join, JoinKind, Node};
+use crate::types::ColumnKind;
+
+/// Whether a function gives the same answer for the same arguments within
+/// a statement (so a predicate using it may be evaluated earlier).
+pub fn is_deterministic(name: &str) -> bool {
+    crate::sql::functions::is_deterministic(name)
+}
+
+/// MySQL's type of a UNION column from its two inputs (also of the
+/// functions that return one of their arguments: COALESCE, IF, …).
+pub fn union_kind(a: ColumnKind, b: ColumnKind) -> ColumnKind {
+    use ColumnKind as K;
+    match (a, b) {
+        _ if a == b => a,
+        (
+            K::Decimal {
+                precision: p1,
+                scale: s1,
+            },
+            K::Decimal {
+                precision: p2,
+                scale: s2,
+            },
+        ) => {
+            let scale = s1.max(s2);
+            let int = (p1 - s1).max(p2 - s2);
+            K::Decimal {
+                precision: int.saturating_add(scale).min(65),
+                scale,
+            }
+        }
+        (K::Int, K::Decimal { .. }) => b,
+        (K::Decimal { .. }, K::Int) => a,
+        (K::Int | K::Float | K::Decimal { .. }, K::Int | K::Float | K::Decimal { .. }) => K::Float,
+        _ => K::Text,
+    }
+}
+
+/// Column positions an expression reads from its own row; `None` if it
+/// contains something that must not move (a subquery or MATCH).
+pub fn columns_read(e: &CExpr) -> Option<Vec<usize>> {
+    let mut cols = Vec::new();
+    let mut movable = true;
+    e.walk(&mut |x| match x {
+        CExpr::Col(i) => cols.push(*i),
+        CExpr::Scalar(_) | CExpr::Exists(..) | CExpr::InSub(..) | CExpr::InSet(..) => {
+            movable = false
+        }
+        CExpr::Match(_) | CExpr::Agg(_) => movable = false,
+        CExpr::Func(name, _) if !is_deterministic(name) => movable = false,
+        _ => {}
+    });
+    movable.then_some(cols)
+}
+
+/// Shift column references by `-by` (into a join input's own row).
+pub fn shift_columns(e: &CExpr, by: usize) -> CExpr {
+    e.clone().map_cols(&mut |i| i - by)
+}
+
+/// Put one conjunct of a join's ON condition (or of an inner join's
+/// WHERE) where it is cheapest and still correct: into an input's filter,
+/// as a hash-join key, or as a residual check on the joined row.
+pub(super) fn place_on_condition(j: &mut Join, c: CExpr, host: &SessionHost<'_>) {
+    let lw = j.left_width;
+    let Some(cols) = columns_read(&c) else {
+        j.residual.push(c);
+        return;
+    };
+    let left_only = cols.iter().all(|&i| i < lw);
+    let right_only = cols.iter().all(|&i| i >= lw);
+    // Filtering the inner side of an outer join (or either side of an inner
+    // join) before joining gives the same answer.
+    let push_left = matches!(j.kind, JoinKind::Inner | JoinKind::Right);
+    let push_right = matches!(j.kind, JoinKind::Inner | JoinKind::Left);
+    if !cols.is_empty() && left_only && push_left && push_filter(&mut j.left, c.clone(), host) {
+        return;
+    }
+    if !cols.is_empty()
+        && right_only
+        && push_right
+        && push_filter(&mut j.right, shift_columns(&c, lw), host)
+    {
+        return;
+    }
+    if let CExpr::Bin(crate::sql::expr::BinOp::Eq, a, b) = &c {
+        let side = |e: &CExpr| -> Option<bool> {
+            let cs = columns_read(e)?;
+            if cs.is_empty() {
+                None
+            } else if cs.iter().all(|&i| i < lw) {
+                Some(true)
+            } else if cs.iter().all(|&i| i >= lw) {
+                Some(false)
+            } else {
+                None
+            }
+        };
+        match (side(a), side(b)) {
+            (Some(true), Some(false)) => {
+                j.keys.push(((**a).clone(), shift_columns(b, lw)));
+                return;
+            }
+            (Some(false), Some(true)) => {
+                j.keys.push(((**b).clone(), shift_columns(a, lw)));
+                return;
+            }
+            _ => {}
+        }
+    }
+    j.residual.push(c);
+}
+
+/// Push a WHERE conjunct of a block into the node it reads (a join tree).
+/// The block still re-checks every conjunct, so a pushed one only saves
+/// work. Returns whether it was placed somewhere.
+pub fn push_where(node: &mut Node, c: &CExpr, host: &SessionHost<'_>) -> bool {
+    let Some(cols) = columns_read(c) else {
+        return false;
+    };
+    if cols.is_empty() {
+        return false;
+    }
+    match node {
+        Node::Join(j) => {
+            let lw = j.left_width;
+            let left_only = cols.iter().all(|&i| i < lw);
+            let right_only = cols.iter().all(|&i| i >= lw);
+            match j.kind {
+                JoinKind::Inner => {
+                    if left_only {
+                        return push_where(&mut j.left, c, host)
+                            || push_filter(&mut j.left, c.clone(), host);
+                    }
+                    if right_only {
+                        let s = shift_columns(c, lw);
+                        return push_where(&mut j.right, &s, host)
+                            || push_filter(&mut j.right, s, host);
+                    }
+                    place_on_condition(j, c.clone(), host);
+                    true
+                }
+                JoinKind::Left if left_only => {
+                    push_where(&mut j.left, c, host) || push_filter(&mut j.left, c.clone(), host)
+                }
+                JoinKind::Right if right_only => {
+                    let s = shift_columns(c, lw);
+                    push_where(&mut j.right, &s, host) || push_filter(&mut j.right, s, host)
+                }
+                _ => false,
+            }
+        }
+        _ => false,
+    }
+}
+
+/// AND a conjunct into a base-table scan block's filter and re-choose its
+/// access path. Only plain scans accept (no aggregate, limit, or index
+/// path whose answer a filter would change).
+fn push_filter(node: &mut Node, c: CExpr, host: &SessionHost<'_>) -> bool {
+    match node {
+        Node::Block(p) if p.is_plain_scan() => {
+            p.add_filter(c, host);
+            true
+        }
+        _ => false,
+    }
+}
+
+/// The base table whose scan produces column `col` of `node`'s output,
+/// with the position its columns start at and its width; `None` when that
+/// column is computed (a derived table, a UNION).
+pub fn base_table_at(node: &Node, col: usize) -> Option<(TableDef, usize, usize)> {
+    match node {
+        Node::Block(p) if p.is_plain_scan() => {
+            let t = p.source.table.clone()?;
+            let w = t.columns.len();
+            (col < w).then_some((t, 0, w))
+        }
+        Node::Join(j) if col < j.left_width => base_table_at(&j.left, col),
+        Node::Join(j) => base_table_at(&j.right, col - j.left_width)
+            .map(|(t, off, w)| (t, off + j.left_width, w)),
+        _ => None,
+    }
+}

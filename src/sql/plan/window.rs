@@ -1,0 +1,103 @@
+//! Where window functions may be used in a query block, and when an
+//! index top-k path may still answer a windowed block.
+//!
+//! Owns two planning rules: a window call read through a select-list
+//! alias in WHERE, GROUP BY or HAVING is refused (3594,
+//! [`check_placement`]); a block's first k rows suffice for its windows
+//! only when every window is ROW_NUMBER / RANK / DENSE_RANK without
+//! PARTITION BY ordered as the block ([`prefix_safe`]). Never computes a
+//! window function (that is [`crate::sql::exec::window`]).
+
+use crate::error::{code, SqlError, SqlResult};
+use crate::sql::expr::{AggCall, CExpr, WinFunc};
+use crate::types::ColumnKind;
+
+/// Whether the block's first `k` rows in its ORDER BY are all its window
+/// functions need — so an index top-k path (vector / full-text) may
+/// still answer it: every window is ROW_NUMBER, RANK or DENSE_RANK without
+/// PARTITION BY, ordered exactly as the block (a row's number or rank
+/// depends only on the rows before it in that order, never on those after
+/// the cut). True without windows.
+pub(crate) fn prefix_safe(aggs: &[AggCall], order_by: &[(CExpr, bool)]) -> bool {
+    let key = |(e, d): &(CExpr, bool)| format!("{e:?} {d}");
+    aggs.iter().filter_map(|a| a.window.as_deref()).all(|w| {
+        w.func != WinFunc::Agg
+            && w.partition.is_empty()
+            && w.order.len() == order_by.len()
+            && w.order.iter().map(key).eq(order_by.iter().map(key))
+    })
+}
+
+/// Refuse a window call read where MySQL allows none: through a select
+/// list alias in WHERE, GROUP BY or HAVING (3594). Direct calls there
+/// were refused by the compiler (3593).
+pub(crate) fn check_placement<'e>(
+    aggs: &[AggCall],
+    projection: &[(String, CExpr)],
+    places: impl Iterator<Item = &'e CExpr>,
+) -> SqlResult<()> {
+    let windowed = |e: &CExpr| {
+        let mut found = false;
+        e.walk(&mut |x| {
+            if let CExpr::Agg(i) = x {
+                found |= aggs.get(*i).is_some_and(|a| a.window.is_some());
+            }
+        });
+        found
+    };
+    for e in places {
+        if windowed(e) {
+            let alias = projection
+                .iter()
+                .find(|(_, p)| windowed(p))
+                .map_or("", |(n, _)| n.as_str());
+            return Err(SqlError::new(
+                code::WINDOW_INVALID_ALIAS_USE,
+                format!(
+                    "You cannot use the alias '{alias}' of an expression containing a window function in this context.'"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Check each RANGE frame with an offset against its ORDER BY key's type
+/// (`kind`) as MySQL does: the key numeric or temporal (3587), a
+/// temporal key's offsets INTERVALs (3588), a numeric key's numbers
+/// (3589).
+pub(crate) fn check_range_types(
+    aggs: &[AggCall],
+    kind: &mut dyn FnMut(&CExpr) -> ColumnKind,
+) -> SqlResult<()> {
+    for w in aggs.iter().filter_map(|a| a.window.as_deref()) {
+        for (_, interval) in w.range_at.iter().flatten() {
+            let Some((key, _)) = w.order.first() else {
+                continue;
+            };
+            match (kind(key), interval) {
+                (ColumnKind::Int | ColumnKind::Float | ColumnKind::Decimal { .. }, false)
+                | (ColumnKind::Date | ColumnKind::DateTime, true) => {}
+                (ColumnKind::Int | ColumnKind::Float | ColumnKind::Decimal { .. }, true) => {
+                    return Err(SqlError::new(
+                        code::WINDOW_RANGE_FRAME_NUMERIC_TYPE,
+                        "Window '<unnamed window>' with RANGE frame has ORDER BY expression of numeric type, INTERVAL bound value not allowed.",
+                    ))
+                }
+                (ColumnKind::Date | ColumnKind::DateTime, false) => {
+                    return Err(SqlError::new(
+                        code::WINDOW_RANGE_FRAME_TEMPORAL_TYPE,
+                        "Window '<unnamed window>' with RANGE frame has ORDER BY expression of datetime type. Only INTERVAL bound value allowed.",
+                    ))
+                }
+                _ => {
+                    return Err(SqlError::new(
+                        code::WINDOW_RANGE_FRAME_ORDER_TYPE,
+                        "Window '<unnamed window>' with RANGE N PRECEDING/FOLLOWING frame requires exactly one ORDER BY expression, of numeric or temporal type",
+                    ))
+                }
+            }
+        }
+    }
+    Ok(())
+}
