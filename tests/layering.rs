@@ -218,8 +218,6 @@ const SQL_LEVELS: &[&[&str]] = &[
 /// list only shrinks: a file here that is no longer in any cycle fails
 /// the test until it is removed.
 const KNOWN_KNOT: &[&str] = &[
-    // STD / VARIANCE's aggregate kinds are named by expr's AggFunc.
-    "agg_stats",
     // Execution still dispatches by calling exec::run from the operators
     // (a block runs its input, a join its sides, apply its subqueries):
     // the operator tree (issue 41 item 1, step 3) breaks this.

@@ -14,10 +14,9 @@
 //! subtraction); holds a JSON aggregate's values uncharged (they are
 //! charged to the statement as they come).
 
-use crate::error::SqlResult;
+use crate::error::{code, SqlError, SqlResult};
 use crate::json::{self, JsonArg};
 use crate::sql::budget::{self, Reservation};
-use crate::sql::expr::CExpr;
 use crate::types::Value;
 
 /// One of the aggregates this module computes.
@@ -37,7 +36,7 @@ pub enum StatFunc {
         json: bool,
     },
     /// JSON_OBJECTAGG(k, v), its argument compiled as `JSON_ARRAY(k, v)`
-    /// (one value per row: [`object_arg`]).
+    /// (one value per row).
     JsonObject,
 }
 
@@ -53,17 +52,15 @@ impl StatFunc {
     }
 }
 
-/// The one argument JSON_OBJECTAGG(k, v) folds: `JSON_ARRAY(k, v)`.
-pub fn object_arg(k: CExpr, v: CExpr) -> CExpr {
-    CExpr::Func("json_array".into(), vec![k, v])
-}
-
-/// The internal function [`crate::sql::expr::JSON_AGG`]: its argument,
-/// a JSON aggregate's text, as is.
+/// The internal function `json aggregate` (expr's `JSON_AGG`): its
+/// argument, a JSON aggregate's text, as is.
 pub fn json_aggregate(name: &str, args: &[Value]) -> SqlResult<Value> {
     match args {
         [v] => Ok(v.clone()),
-        _ => Err(crate::sql::expr::wrong_count(name)),
+        _ => Err(SqlError::new(
+            code::WRONG_PARAMCOUNT,
+            format!("Incorrect parameter count in the call to native function '{name}'"),
+        )),
     }
 }
 
@@ -293,10 +290,23 @@ fn as_f64(v: &Value) -> f64 {
         Value::Float(f) => *f,
         Value::Decimal(d) => d.to_f64(),
         Value::Bool(b) => f64::from(u8::from(*b)),
-        Value::Text(s) => crate::sql::expr::text_to_double(s),
+        Value::Text(s) => text_to_double(s),
         Value::DateTime(us) => *us as f64,
         Value::Null | Value::Vector(_) => 0.0,
     }
+}
+
+/// Text as a DOUBLE: its numeric prefix, with MySQL's warning when that is
+/// not the whole text (as expressions convert it).
+fn text_to_double(s: &str) -> f64 {
+    let (f, whole) = crate::types::parse_number_prefix(s);
+    if !whole {
+        crate::warnings::note_later(
+            code::TRUNCATED_WRONG_VALUE,
+            format!("Truncated incorrect DOUBLE value: '{s}'"),
+        );
+    }
+    f
 }
 
 /// A value as MySQL's `val_uint` reads it: a negative integer's two's

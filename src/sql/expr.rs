@@ -1571,14 +1571,15 @@ impl<'a> Compiler<'a> {
         name: &str,
         args: &[&Expr],
     ) -> SqlResult<(AggFunc, CExpr)> {
-        use crate::sql::agg_stats::{self, StatFunc};
+        use crate::sql::agg_stats::StatFunc;
         match (func, args) {
             (AggFunc::Stat(StatFunc::JsonObject), [k, v]) => {
                 let k = self.compile(k)?;
                 let k = self.resolve_collations(k)?;
                 let v = self.compile(v)?;
                 let v = self.resolve_collations(v)?;
-                Ok((func, agg_stats::object_arg(k, v)))
+                // One value per row: `JSON_ARRAY(k, v)`.
+                Ok((func, CExpr::Func("json_array".into(), vec![k, v])))
             }
             (AggFunc::Stat(StatFunc::JsonObject), _) | (_, [] | [_, _, ..]) => {
                 Err(wrong_count(name))
