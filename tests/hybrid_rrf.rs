@@ -17,6 +17,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic fails the test
 
+mod common;
+
+use common::Lcg;
+
 use std::collections::{BTreeSet, HashMap};
 
 use tributary::{Database, Session, Value};
@@ -27,20 +31,6 @@ const K: usize = 50;
 const WORDS: [&str; 10] = [
     "rust", "vector", "search", "index", "query", "engine", "fresh", "commit", "rank", "fusion",
 ];
-
-struct Lcg(u64);
-impl Lcg {
-    fn next(&mut self) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        self.0 >> 33
-    }
-    fn f(&mut self) -> f32 {
-        (self.next() % 100_000) as f32 / 1000.0
-    }
-}
 
 struct Doc {
     id: i64,
@@ -73,7 +63,7 @@ fn vec_lit(v: &[f32; DIM]) -> String {
 /// A document's row: a random vector and 2–9 random words (repeats make
 /// term frequencies, lengths make BM25's length normalisation vary).
 fn doc(rng: &mut Lcg, id: i64) -> (Doc, String) {
-    let v: [f32; DIM] = std::array::from_fn(|_| rng.f());
+    let v: [f32; DIM] = std::array::from_fn(|_| rng.grid(100_000, 1000.0));
     let n = 2 + rng.next() % 8;
     let body: Vec<&str> = (0..n)
         .map(|_| WORDS[(rng.next() % WORDS.len() as u64) as usize])
@@ -189,7 +179,7 @@ fn check(asynchronous: bool) {
     insert(&mut s, &rows);
 
     // Both branches are answered by their index (top-k), not a scan.
-    let q0: [f32; DIM] = std::array::from_fn(|_| rng.f());
+    let q0: [f32; DIM] = std::array::from_fn(|_| rng.grid(100_000, 1000.0));
     let plan: Vec<String> = run(
         &mut s,
         &format!("EXPLAIN {}", rrf_sql(&vec_lit(&q0), "rust")),
@@ -212,7 +202,7 @@ fn check(asynchronous: bool) {
     );
 
     for round in 0..12 {
-        let q: [f32; DIM] = std::array::from_fn(|_| rng.f());
+        let q: [f32; DIM] = std::array::from_fn(|_| rng.grid(100_000, 1000.0));
         let word = WORDS[round % WORDS.len()];
         let got = answer(&mut s, &q, word);
         assert_eq!(got.len(), 10, "round {round}");
@@ -226,7 +216,7 @@ fn check(asynchronous: bool) {
     // Fresh at commit: documents committed now — nearest to the query and
     // full of its word — lead the very next fusion (for ASYNC indexes
     // before ISCP has applied them).
-    let q: [f32; DIM] = std::array::from_fn(|_| rng.f());
+    let q: [f32; DIM] = std::array::from_fn(|_| rng.grid(100_000, 1000.0));
     let mut fresh = Vec::new();
     for i in 0..5 {
         let id = 100_000 + i;

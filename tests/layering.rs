@@ -134,7 +134,7 @@ mod graph;
 /// cycle check keeps the order. A new file goes in the lowest level above
 /// every file it names (and below every file that names it).
 const SQL_LEVELS: &[&[&str]] = &[
-    // leaves: statement budget, spilling, process list, stack guard, LOCK TABLES, INSERT fast path
+    // leaves: budget, spilling, process list, stack guard, LOCK TABLES, INSERT fast path, thread slots
     &[
         "budget",
         "fast_insert",
@@ -144,6 +144,7 @@ const SQL_LEVELS: &[&[&str]] = &[
         "spill/sort",
         "stack",
         "table_locks",
+        "thread_slot",
     ],
     // the state every statement runs with: Engine, SessionState, Ctx
     &["session"],

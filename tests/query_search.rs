@@ -11,6 +11,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic fails the test
 
+mod common;
+
+use common::Lcg;
+
 use std::collections::BTreeSet;
 
 use tributary::{Database, Session, Value};
@@ -21,20 +25,6 @@ const DIM: usize = 4;
 const WORDS: [&str; 8] = [
     "rust", "zig", "go", "python", "vector", "index", "query", "engine",
 ];
-
-struct Lcg(u64);
-impl Lcg {
-    fn next(&mut self) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        self.0 >> 33
-    }
-    fn f(&mut self) -> f32 {
-        (self.next() % 10_000) as f32 / 100.0
-    }
-}
 
 struct Doc {
     id: i64,
@@ -127,7 +117,12 @@ fn setup(s: &mut Session, asynchronous: bool) -> Vec<Doc> {
             let body: Vec<&str> = (0..3)
                 .map(|_| WORDS[(rng.next() % WORDS.len() as u64) as usize])
                 .collect();
-            let v = [rng.f(), rng.f(), rng.f(), rng.f()];
+            let v = [
+                rng.grid(10_000, 100.0),
+                rng.grid(10_000, 100.0),
+                rng.grid(10_000, 100.0),
+                rng.grid(10_000, 100.0),
+            ];
             vals.push(format!(
                 "({id}, {owner}, '{}', '{}')",
                 body.join(" "),
@@ -167,7 +162,12 @@ fn check(asynchronous: bool) {
     };
     let mut rng = Lcg(99);
     for round in 0..20 {
-        let q = [rng.f(), rng.f(), rng.f(), rng.f()];
+        let q = [
+            rng.grid(10_000, 100.0),
+            rng.grid(10_000, 100.0),
+            rng.grid(10_000, 100.0),
+            rng.grid(10_000, 100.0),
+        ];
         let ql = vec_lit(&q);
         let k = 1 + round % 10;
         // 1. A filter on a joined table (about 1% of rows pass).
@@ -600,7 +600,12 @@ fn filtered_vector_search(asynchronous: bool) {
         let mut vals = Vec::new();
         for j in 0..500 {
             let id = (chunk * 500 + j) as i64;
-            let v = [rng.f(), rng.f(), rng.f(), rng.f()];
+            let v = [
+                rng.grid(10_000, 100.0),
+                rng.grid(10_000, 100.0),
+                rng.grid(10_000, 100.0),
+                rng.grid(10_000, 100.0),
+            ];
             let body = if rng.next().is_multiple_of(100) {
                 "rare common"
             } else {
@@ -634,7 +639,12 @@ fn filtered_vector_search(asynchronous: bool) {
     let check = |s: &mut Session, rows: &[(i64, [f32; DIM], String)], stage: &str| {
         let mut rng = Lcg(17);
         for round in 0..12i64 {
-            let q = [rng.f(), rng.f(), rng.f(), rng.f()];
+            let q = [
+                rng.grid(10_000, 100.0),
+                rng.grid(10_000, 100.0),
+                rng.grid(10_000, 100.0),
+                rng.grid(10_000, 100.0),
+            ];
             let k = 1 + (round as usize * 7) % 10;
             for (cond, keep) in &cases {
                 let p = round * 37 + 3;

@@ -261,7 +261,7 @@ impl Statement {
 }
 
 thread_local! {
-    static CURRENT: RefCell<Option<Arc<Statement>>> = const { RefCell::new(None) };
+    static CURRENT: crate::sql::thread_slot::Slot<Statement> = const { RefCell::new(None) };
     static TICKS: Cell<u32> = const { Cell::new(0) };
     /// Whether a failing statement's rows are kept until [`teardown`]
     /// (a server connection's own thread: after the reply).
@@ -386,27 +386,16 @@ impl<T: Default + 'static> Drop for Grave<T> {
 
 /// The statement running on this thread, while the guard lives (the
 /// previous one, if any, comes back on drop).
-pub struct Scope {
-    prev: Option<Arc<Statement>>,
-}
+pub type Scope = crate::sql::thread_slot::Guard<Statement>;
 
 /// Run the statement `s` on this thread until the guard is dropped.
 pub fn enter(s: Arc<Statement>) -> Scope {
-    Scope {
-        prev: CURRENT.with(|c| c.replace(Some(s))),
-    }
-}
-
-impl Drop for Scope {
-    fn drop(&mut self) {
-        let prev = self.prev.take();
-        CURRENT.with(|c| *c.borrow_mut() = prev);
-    }
+    crate::sql::thread_slot::enter(&CURRENT, s)
 }
 
 /// The statement running on this thread (to hand to worker threads).
 pub fn current() -> Option<Arc<Statement>> {
-    CURRENT.with(|c| c.borrow().clone())
+    crate::sql::thread_slot::get(&CURRENT)
 }
 
 /// The running statement's interrupt is now `i` (a deadline was added).

@@ -40,6 +40,7 @@ pub mod show;
 pub mod spill;
 pub mod stack;
 pub mod table_locks;
+pub mod thread_slot;
 pub mod truncate;
 pub mod vars;
 

@@ -205,3 +205,24 @@ pub fn err(s: &mut tributary::Session, sql: &str) -> tributary::SqlError {
         Err(e) => e,
     }
 }
+
+/// A tiny deterministic generator (Knuth's MMIX LCG): reproducible test
+/// data with no crate and no seed file.
+pub struct Lcg(pub u64);
+
+impl Lcg {
+    /// The next 31 random bits.
+    pub fn next(&mut self) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        self.0 >> 33
+    }
+
+    /// One of `steps` values `0, 1/div, 2/div, …` (a float that prints
+    /// exactly as it is stored when `div` is a power of ten).
+    pub fn grid(&mut self, steps: u64, div: f32) -> f32 {
+        (self.next() % steps) as f32 / div
+    }
+}

@@ -92,32 +92,21 @@ pub struct Settings {
 }
 
 thread_local! {
-    static CURRENT: RefCell<Option<Arc<Settings>>> = const { RefCell::new(None) };
+    static CURRENT: crate::sql::thread_slot::Slot<Settings> = const { RefCell::new(None) };
 }
 
 /// The statement's settings on this thread while the guard lives.
-pub struct Scope {
-    prev: Option<Arc<Settings>>,
-}
+pub type Scope = crate::sql::thread_slot::Guard<Settings>;
 
 /// Spill with `s` on this thread until the guard is dropped.
 pub fn enter(s: Arc<Settings>) -> Scope {
-    Scope {
-        prev: CURRENT.with(|c| c.replace(Some(s))),
-    }
-}
-
-impl Drop for Scope {
-    fn drop(&mut self) {
-        let prev = self.prev.take();
-        CURRENT.with(|c| *c.borrow_mut() = prev);
-    }
+    crate::sql::thread_slot::enter(&CURRENT, s)
 }
 
 /// The settings of the statement running on this thread (none: never
 /// spill, e.g. on a worker thread).
 pub fn current() -> Option<Arc<Settings>> {
-    CURRENT.with(|c| c.borrow().clone())
+    crate::sql::thread_slot::get(&CURRENT)
 }
 
 /// An operator's in-memory budget: `setting`, but at most half of what
