@@ -212,9 +212,9 @@ const SQL_LEVELS: &[&[&str]] = &[
     &["mod"],
 ];
 
-/// The planner/executor knot issue 41 breaks (the engine work): these
-/// files still name each other in cycles (`expr` → `plan` → `exec` →
-/// `select` → …). They are exempt from the cycle check among themselves
+/// The knot issue 41 is still breaking: these files still name each other
+/// in cycles (the operators through `exec::run`, expr ↔ the function
+/// registry; the comments below say which). They are exempt from the cycle check among themselves
 /// and from the level order between each other — nothing else is. The
 /// list only shrinks: a file here that is no longer in any cycle fails
 /// the test until it is removed.

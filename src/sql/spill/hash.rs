@@ -163,25 +163,40 @@ pub fn distinct_partitions<T: Spillable>(
     let mut pending = overflow.finish()?;
     while let Some(p) = pending.pop() {
         let mut below = p.overflow();
-        let mut seen: std::collections::HashSet<Vec<u8>, foldhash::fast::RandomState> =
-            Default::default();
-        let mut mem = Reservation::new();
         let mut r = p.reader()?;
-        while let Some(rec) = r.next_record()? {
-            let item = T::read(rec)?;
-            let k = key(&item);
-            if seen.contains(&k) {
-                continue;
-            }
-            if !seen.is_empty() && below.full(mem.bytes()) {
-                below.put_item(&k, &item)?;
-                continue;
-            }
-            mem.add(k.len() + 48)?;
-            seen.insert(k);
-            out.push(item);
-        }
+        let records = std::iter::from_fn(|| r.next_record().transpose());
+        keep_first(records.map(|rec| T::read(rec?)), &mut below, out, &key)?;
         pending.extend(below.finish()?);
+    }
+    Ok(())
+}
+
+/// The first item of each key of `items` appended to `out`, in order,
+/// while the set of keys seen fits `overflow`'s limit; past it, the items
+/// of keys not seen yet go to `overflow`'s partition files (a key already
+/// seen stays dropped). The key set and its charge end with the call.
+fn keep_first<T: Spillable>(
+    items: impl Iterator<Item = SqlResult<T>>,
+    overflow: &mut Overflow,
+    out: &mut Vec<T>,
+    key: &impl Fn(&T) -> Vec<u8>,
+) -> SqlResult<()> {
+    let mut seen: std::collections::HashSet<Vec<u8>, foldhash::fast::RandomState> =
+        Default::default();
+    let mut mem = Reservation::new();
+    for item in items {
+        let item = item?;
+        let k = key(&item);
+        if seen.contains(&k) {
+            continue;
+        }
+        if !seen.is_empty() && overflow.full(mem.bytes()) {
+            overflow.put_item(&k, &item)?;
+            continue;
+        }
+        mem.add(k.len() + 48)?;
+        seen.insert(k);
+        out.push(item);
     }
     Ok(())
 }
@@ -193,25 +208,8 @@ pub fn distinct_partitions<T: Spillable>(
 pub fn distinct<T: Spillable>(items: Vec<T>, key: impl Fn(&T) -> Vec<u8>) -> SqlResult<Vec<T>> {
     let mut overflow = Overflow::for_statement();
     let mut out = Vec::with_capacity(items.len());
-    {
-        let mut seen: std::collections::HashSet<Vec<u8>, foldhash::fast::RandomState> =
-            Default::default();
-        let mut mem = Reservation::new();
-        for item in items {
-            budget::tick()?;
-            let k = key(&item);
-            if seen.contains(&k) {
-                continue;
-            }
-            if !seen.is_empty() && overflow.full(mem.bytes()) {
-                overflow.put_item(&k, &item)?;
-                continue;
-            }
-            mem.add(k.len() + 48)?;
-            seen.insert(k);
-            out.push(item);
-        }
-    }
+    let ticked = items.into_iter().map(|item| budget::tick().map(|()| item));
+    keep_first(ticked, &mut overflow, &mut out, &key)?;
     distinct_partitions(overflow, &mut out, key)?;
     Ok(out)
 }
