@@ -16,7 +16,7 @@ use crate::sql::budget::{self, Reservation};
 use crate::sql::exec::{bind_row, block, prepare, record, run, Exec, Prepared};
 use crate::sql::expr::{self, value_key, CExpr, EvalCtx};
 use crate::sql::host::SessionHost;
-use crate::sql::plan::{lookup_key, lookup_key_limit, Join, JoinKind};
+use crate::sql::plan::{lookup_key, lookup_key_limit, Join, JoinKind, Stage, Stat};
 use crate::types::Value;
 
 /// The right input of a join read by key: the scan with `key IN (…)`
@@ -104,7 +104,17 @@ fn right_by_lookup(
     };
     let start = std::time::Instant::now();
     let rows = block::run(cx, &keyed, outer)?;
-    record(&j.right, rows.len(), start.elapsed());
+    record(
+        &j.right,
+        Stage::Node,
+        Stat {
+            rows: rows.len() as u64,
+            batches: rows.len().div_ceil(super::BATCH_ROWS) as u64,
+            loops: 1,
+            time: start.elapsed(),
+            peak_bytes: 0,
+        },
+    );
     Ok(Some(rows))
 }
 

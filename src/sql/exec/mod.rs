@@ -16,7 +16,7 @@
 use crate::error::SqlResult;
 use crate::sql::budget::Reservation;
 use crate::sql::plan::bind::Planner;
-use crate::sql::plan::{Node, Stats};
+use crate::sql::plan::{Node, Stage, Stat, Stats};
 use crate::sql::Ctx;
 use crate::types::{Column, ColumnKind, QueryResult, Value};
 
@@ -81,11 +81,20 @@ fn run_guarded(cx: &mut Exec<'_, '_>, node: &Node, outer: &[Value]) -> SqlResult
             return Ok(rows);
         }
     }
-    let analyzing = ANALYZE.with(|a| a.borrow().is_some());
-    let start = analyzing.then(std::time::Instant::now);
+    let start = analyzing().then(std::time::Instant::now);
     let rows = run_node(cx, node, outer)?;
     if let Some(start) = start {
-        record(node, rows.len(), start.elapsed());
+        record(
+            node,
+            Stage::Node,
+            Stat {
+                rows: rows.len() as u64,
+                batches: rows.len().div_ceil(BATCH_ROWS) as u64,
+                loops: 1,
+                time: start.elapsed(),
+                peak_bytes: 0,
+            },
+        );
     }
     if is_block {
         recursive::remember_scan(node, &rows)?;
@@ -126,14 +135,28 @@ fn run_node(cx: &mut Exec<'_, '_>, node: &Node, outer: &[Value]) -> SqlResult<Ve
     }
 }
 
-/// Add one run of `node` to the EXPLAIN ANALYZE statistics.
-pub(crate) fn record(node: &Node, rows: usize, elapsed: std::time::Duration) {
+/// Most rows in one batch an operator passes to its parent.
+pub const BATCH_ROWS: usize = 1024;
+
+/// Whether an EXPLAIN ANALYZE is collecting statistics on this thread
+/// (operators skip their clock reads otherwise).
+pub(crate) fn analyzing() -> bool {
+    ANALYZE.with(|a| a.borrow().is_some())
+}
+
+/// Add what one operator (`stage` of `node`) did to the EXPLAIN ANALYZE
+/// statistics: counts and times add up, the peak is the largest seen.
+pub(crate) fn record(node: &Node, stage: Stage, did: Stat) {
     ANALYZE.with(|a| {
         if let Some(stats) = a.borrow_mut().as_mut() {
-            let st = stats.entry(node as *const Node as usize).or_default();
-            st.rows += rows as u64;
-            st.loops += 1;
-            st.time += elapsed;
+            let st = stats
+                .entry((node as *const Node as usize, stage))
+                .or_default();
+            st.rows += did.rows;
+            st.batches += did.batches;
+            st.loops += did.loops;
+            st.time += did.time;
+            st.peak_bytes = st.peak_bytes.max(did.peak_bytes);
         }
     });
 }

@@ -8,8 +8,8 @@ use crate::catalog::{self, SYSTEM_DB};
 use crate::sql::access;
 use crate::sql::expr::{CExpr, NoHost};
 use crate::sql::plan::{
-    correlated_filter, lookup_key, prefilter_access, JoinKind, Node, Plan, Recursive, SetOp, Stats,
-    Subqueries, LOOKUP_JOIN_MAX_KEYS, PREFILTER_ROWS,
+    correlated_filter, lookup_key, prefilter_access, JoinKind, Node, Plan, Recursive, SetOp, Stage,
+    Stats, Subqueries, LOOKUP_JOIN_MAX_KEYS, PREFILTER_ROWS,
 };
 use crate::types::Value;
 
@@ -27,7 +27,7 @@ impl Node {
         let note = stats
             .map(|s| {
                 let st = s
-                    .get(&(self as *const Node as usize))
+                    .get(&(self as *const Node as usize, Stage::Node))
                     .copied()
                     .unwrap_or_default();
                 format!(

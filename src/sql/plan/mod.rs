@@ -139,15 +139,45 @@ impl Node {
     }
 }
 
-/// What each node did in one run (EXPLAIN ANALYZE), by node address.
-pub type Stats = std::collections::HashMap<usize, Stat>;
+/// What each operator did in one run (EXPLAIN ANALYZE), by the address
+/// of the plan node it belongs to and its [`Stage`] in that node: a query
+/// block is several operators (scan, filter, aggregate, …), every other
+/// node one ([`Stage::Node`]). Keyed by plan, not by operator instance, so
+/// the runs of a correlated subquery (an operator tree built per outer
+/// row) add up under one line.
+pub type Stats = std::collections::HashMap<(usize, Stage), Stat>;
 
-/// Rows produced, times run, and time spent (including inputs).
+/// Which operator of a plan node a [`Stat`] belongs to. A query block's
+/// operators, from its input up: [`Stage::Scan`] (table, key range, index
+/// search, VALUES or the input node), [`Stage::Filter`],
+/// [`Stage::Aggregate`], [`Stage::Window`], [`Stage::Project`],
+/// [`Stage::Sort`] (also a top-N), [`Stage::Distinct`], [`Stage::Limit`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[allow(dead_code)] // the block's stages are recorded once its operators land (issue 41)
+pub enum Stage {
+    /// The whole node (a join, a set operation, a recursive union, a
+    /// working-table scan, or a query block as its parent sees it).
+    Node,
+    Scan,
+    Filter,
+    Aggregate,
+    Window,
+    Project,
+    Sort,
+    Distinct,
+    Limit,
+}
+
+/// What one operator did: rows it produced, batches it produced, times it
+/// was run (opened), time spent (including its inputs), and the most
+/// bytes it held at once (its charge to the statement's memory budget).
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Stat {
     pub rows: u64,
+    pub batches: u64,
     pub loops: u64,
     pub time: std::time::Duration,
+    pub peak_bytes: u64,
 }
 
 /// A subquery of an expression, planned: entered in the statement's
