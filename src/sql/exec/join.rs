@@ -13,7 +13,7 @@ use std::collections::{HashMap, HashSet};
 
 use crate::error::SqlResult;
 use crate::sql::budget::{self, Reservation};
-use crate::sql::exec::{bind_row, block, prepare, record, run, Exec, Prepared};
+use crate::sql::exec::{bind_row, prepare, record, Exec, Prepared};
 use crate::sql::expr::{self, value_key, CExpr, EvalCtx};
 use crate::sql::host::SessionHost;
 use crate::sql::plan::{lookup_key, lookup_key_limit, Join, JoinKind, Stage, Stat};
@@ -103,7 +103,7 @@ fn right_by_lookup(
         )
     };
     let start = std::time::Instant::now();
-    let rows = block::run(cx, &keyed, outer)?;
+    let rows = cx.run_block(&j.right, &keyed, outer)?;
     record(
         &j.right,
         Stage::Node,
@@ -210,14 +210,14 @@ fn row_key(
 pub(super) fn join(cx: &mut Exec<'_, '_>, j: &Join, outer: &[Value]) -> SqlResult<Vec<Vec<Value>>> {
     let mut mem = Reservation::new();
     // Inputs and output in graves: a killed join answers before it frees.
-    let mut left = budget::Grave(run(cx, &j.left, outer)?);
+    let mut left = budget::Grave(cx.run(&j.left, outer)?);
     mem.add_rows(&left)?;
     let mut right = budget::Grave(if left.is_empty() && j.kind != JoinKind::Right {
         Vec::new()
     } else {
         match right_by_lookup(cx, j, &left, outer)? {
             Some(rows) => rows,
-            None => run(cx, &j.right, outer)?,
+            None => cx.run(&j.right, outer)?,
         }
     });
     mem.add_rows(&right)?;

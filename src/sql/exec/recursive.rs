@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use crate::error::{code, SqlError, SqlResult};
 use crate::sql::budget::{self, Reservation};
-use crate::sql::exec;
+use crate::sql::exec::keys;
 use crate::sql::exec::Exec;
 use crate::sql::plan::{Node, Recursive, WorkTable};
 use crate::sql::Ctx;
@@ -135,7 +135,7 @@ impl Drop for Memo {
 }
 
 /// The rows of `node` when it is a scan a running recursive CTE already
-/// ran ([`crate::sql::exec::run`] asks before running a block).
+/// ran (the block operator asks before running).
 pub fn cached_scan(node: &Node) -> Option<Vec<Vec<Value>>> {
     SCANS.with(|m| {
         m.borrow()
@@ -182,7 +182,7 @@ pub fn run(cx: &mut Exec<'_, '_>, r: &Recursive, outer: &[Value]) -> SqlResult<V
             budget::tick()?;
             debug_assert_eq!(row.len(), r.columns.len(), "recursive row width");
             if !r.all {
-                let k = exec::keys::group_key_under(&row, &r.colls);
+                let k = keys::group_key_under(&row, &r.colls);
                 if seen.contains(&k) {
                     continue;
                 }
@@ -194,7 +194,7 @@ pub fn run(cx: &mut Exec<'_, '_>, r: &Recursive, outer: &[Value]) -> SqlResult<V
         }
         Ok(kept)
     };
-    let seed = exec::run(cx, &r.seed, outer)?;
+    let seed = cx.run(&r.seed, outer)?;
     let mut working = keep(seed, &mut mem)?;
     let _memo = Memo::register(&r.steps);
     let mut out: Vec<Vec<Value>> = Vec::new();
@@ -219,7 +219,7 @@ pub fn run(cx: &mut Exec<'_, '_>, r: &Recursive, outer: &[Value]) -> SqlResult<V
             .map_err(|_| SqlError::internal("recursive working table poisoned"))? = this.clone();
         let mut next = Vec::new();
         for s in &r.steps {
-            for row in exec::run(cx, s, outer)? {
+            for row in cx.run(s, outer)? {
                 let at = out.len() + this.len() + next.len() + 1;
                 next.push(convert(cx, r, row, at)?);
             }
