@@ -1321,20 +1321,10 @@ impl<'a> Compiler<'a> {
                 "this form of {name}(…) OVER"
             )));
         }
-        let func = match name {
-            "row_number" => WinFunc::RowNumber,
-            "rank" => WinFunc::Rank,
-            "dense_rank" => WinFunc::DenseRank,
-            "percent_rank" => WinFunc::PercentRank,
-            "cume_dist" => WinFunc::CumeDist,
-            "ntile" => WinFunc::Ntile,
-            "lag" => WinFunc::Lag,
-            "lead" => WinFunc::Lead,
-            "first_value" => WinFunc::FirstValue,
-            "last_value" => WinFunc::LastValue,
-            "nth_value" => WinFunc::NthValue,
-            _ if agg_func(name).is_some() => WinFunc::Agg,
-            _ => {
+        let func = match crate::sql::functions::window(name) {
+            Some((w, _)) => w,
+            None if agg_func(name).is_some() => WinFunc::Agg,
+            None => {
                 return Err(SqlError::unsupported(format!(
                     "window function {}(…) OVER",
                     name.to_ascii_uppercase()
@@ -1428,11 +1418,8 @@ impl<'a> Compiler<'a> {
                 _ => return Err(wrong_count(name)),
             };
             let lag = matches!(func, WinFunc::Lag | WinFunc::Lead);
-            let arity_ok = match func {
-                WinFunc::Ntile | WinFunc::FirstValue | WinFunc::LastValue => args.len() == 1,
-                WinFunc::NthValue => args.len() == 2,
-                _ => (1..=3).contains(&args.len()),
-            };
+            let arity_ok =
+                crate::sql::functions::window(name).is_some_and(|(_, d)| d.takes(args.len()));
             if !arity_ok {
                 return Err(wrong_count(name));
             }
