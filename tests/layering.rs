@@ -159,6 +159,7 @@ const SQL_LEVELS: &[&[&str]] = &[
         "expr/collate",
         "expr/datetime",
         "expr/regexp",
+        "expr/value",
         "expr/window_spec",
         "functions",
         "functions/control",
@@ -232,8 +233,6 @@ const KNOWN_KNOT: &[&str] = &[
     "exec/window_slide",
     "expr",
     "expr/collate",
-    "expr/datetime",
-    "expr/regexp",
     // The registry's evaluators use expr's value helpers and expr calls the
     // registry (decision 026): one order needs those helpers below both.
     "functions/control",

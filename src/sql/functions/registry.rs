@@ -56,14 +56,7 @@ fn unknown(name: &str) -> SqlError {
     )
 }
 
-/// MySQL's error 1582 for a call to `name` with the wrong number of
-/// arguments.
-pub(crate) fn wrong_count(name: &str) -> SqlError {
-    SqlError::new(
-        code::WRONG_PARAMCOUNT,
-        format!("Incorrect parameter count in the call to native function '{name}'"),
-    )
-}
+pub(crate) use crate::sql::expr::value::wrong_count;
 
 /// Check a call the user wrote (`name` lower case): the function exists
 /// and is not internal (1305), and takes `nargs` arguments (1582).
