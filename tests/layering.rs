@@ -188,6 +188,8 @@ const SQL_LEVELS: &[&[&str]] = &[
         "plan/bind",
         "plan/explain",
     ],
+    // the aggregate fold (states, update, final value): below the operators
+    &["exec/agg"],
     // execution of a plan
     &[
         "exec",
@@ -229,7 +231,6 @@ const KNOWN_KNOT: &[&str] = &[
     "exec/parallel",
     "exec/recursive",
     "exec/window",
-    "exec/window_slide",
     "expr",
     "expr/collate",
     "expr/datetime",
