@@ -189,6 +189,8 @@ const SQL_LEVELS: &[&[&str]] = &[
         "plan/bind",
         "plan/explain",
     ],
+    // the aggregate fold (states, update, final value): below the operators
+    &["exec/agg"],
     // execution of a plan
     &[
         "exec",
@@ -230,7 +232,6 @@ const KNOWN_KNOT: &[&str] = &[
     "exec/parallel",
     "exec/recursive",
     "exec/window",
-    "exec/window_slide",
     "expr",
     "expr/collate",
     // The registry's evaluators use expr's value helpers and expr calls the
