@@ -169,6 +169,7 @@ const SQL_LEVELS: &[&[&str]] = &[
         "functions/scalar",
         "functions/table",
         "functions/tests",
+        "functions/uuid",
     ],
     // what expressions call back into the session for: grants, session functions
     &["privileges", "host"],
