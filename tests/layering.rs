@@ -212,6 +212,8 @@ const SQL_LEVELS: &[&[&str]] = &[
     &["ddl"],
     // ALTER / RENAME, TRUNCATE, SHOW / EXPLAIN, CHECK INDEX
     &["alter", "truncate", "show", "check"],
+    // ANALYZE / CHECK / OPTIMIZE TABLE (CHECK runs the index checker)
+    &["maintenance"],
     // statement dispatch, transactions and sessions' entry point
     &["mod"],
 ];
