@@ -28,6 +28,7 @@ pub mod expr;
 pub mod fast_insert;
 pub mod functions;
 pub mod host;
+pub mod maintenance;
 pub mod params;
 pub mod parse;
 pub mod plan;
@@ -767,6 +768,7 @@ fn run_in_txn(cx: &mut Ctx<'_>, s: Stmt) -> SqlResult<QueryResult> {
             let rep = crate::sql::check::check_index(cx, &t, &ix)?;
             Ok(crate::sql::check::report_result(&t, &ix, &rep))
         }
+        Stmt::Maintenance { op, tables } => crate::sql::maintenance::run(cx, op, &tables),
         Stmt::Explain(inner, analyze) => show::explain(cx, *inner, analyze),
         other => Err(SqlError::internal(format!(
             "unexpected statement {other:?}"

@@ -233,6 +233,11 @@ pub enum Stmt {
         name: String,
         table: Name,
     },
+    /// `ANALYZE TABLE` / `CHECK TABLE` / `OPTIMIZE TABLE t1[, t2 …]`.
+    Maintenance {
+        op: MaintenanceOp,
+        tables: Vec<Name>,
+    },
     /// `ALTER TABLE t ALTER REINDEX idx` (MatrixOne): rebuild an index.
     Reindex {
         name: String,
@@ -382,6 +387,25 @@ fn tokenize(sql: &str) -> SqlResult<Vec<Tok>> {
         }
     }
     Ok(out)
+}
+
+/// The table maintenance statements MySQL has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MaintenanceOp {
+    Analyze,
+    Check,
+    Optimize,
+}
+
+impl MaintenanceOp {
+    /// The `Op` column of the result (`analyze`, `check`, `optimize`).
+    pub fn name(self) -> &'static str {
+        match self {
+            MaintenanceOp::Analyze => "analyze",
+            MaintenanceOp::Check => "check",
+            MaintenanceOp::Optimize => "optimize",
+        }
+    }
 }
 
 struct P<'a> {
@@ -1732,6 +1756,46 @@ fn parse_custom(p: &mut P) -> SqlResult<Option<Stmt>> {
             return Ok(Some(Stmt::DropUser { if_exists, users }));
         }
         return Ok(None);
+    }
+    // ANALYZE / OPTIMIZE [NO_WRITE_TO_BINLOG | LOCAL] TABLE t1[, t2 …];
+    // CHECK TABLE t1[, t2 …] [FOR UPGRADE | QUICK | FAST | MEDIUM |
+    // EXTENDED | CHANGED]… (the options choose how much MySQL reads: the
+    // checker here always compares every index with its table).
+    let op = if p.peek_kw("analyze") {
+        Some(MaintenanceOp::Analyze)
+    } else if p.peek_kw("optimize") {
+        Some(MaintenanceOp::Optimize)
+    } else if p.peek_kw("check")
+        && matches!(p.t.get(p.i + 1), Some(Tok::Word(w)) if w.eq_ignore_ascii_case("table"))
+    {
+        Some(MaintenanceOp::Check)
+    } else {
+        None
+    };
+    if let Some(op) = op {
+        p.i += 1;
+        if op != MaintenanceOp::Check && !p.kw("no_write_to_binlog") {
+            p.kw("local");
+        }
+        p.expect_kw("table")?;
+        let mut tables = vec![p.name()?];
+        while p.punct(',') {
+            tables.push(p.name()?);
+        }
+        if op == MaintenanceOp::Check {
+            loop {
+                if p.kw("for") {
+                    p.expect_kw("upgrade")?;
+                } else if !["quick", "fast", "medium", "extended", "changed"]
+                    .iter()
+                    .any(|o| p.kw(o))
+                {
+                    break;
+                }
+            }
+        }
+        p.end()?;
+        return Ok(Some(Stmt::Maintenance { op, tables }));
     }
     if p.kw("check") {
         p.expect_kw("index")?;

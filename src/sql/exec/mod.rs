@@ -24,6 +24,7 @@ use crate::sql::plan::{Node, Stats};
 use crate::sql::Ctx;
 use crate::types::{Column, ColumnKind, QueryResult, Value};
 
+pub mod agg;
 mod apply;
 pub mod block;
 mod build;

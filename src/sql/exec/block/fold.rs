@@ -19,7 +19,8 @@ use crate::sql::plan::{Node, Stage};
 use crate::types::Value;
 
 use super::stage::{collect, BoxStep, Candidate, Items, Run, Step};
-use super::{agg_final, AggState, Groups, Unit};
+use super::{Groups, Unit};
+use crate::sql::exec::agg::{agg_final, AggState};
 
 /// Where the aggregate's rows come from.
 pub(crate) enum Fold<'s> {
