@@ -312,6 +312,11 @@ pub enum SetValue {
     System(String),
     /// `@name`.
     User(String),
+    /// Any other expression (`@a + 1`, `(SELECT …)`), as written:
+    /// evaluated as `SELECT <text>`.
+    Expr(String),
+    /// An expression's value, once evaluated.
+    Value(crate::types::Value),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -325,11 +330,31 @@ enum Tok {
 }
 
 fn tokenize(sql: &str) -> SqlResult<Vec<Tok>> {
+    tokenize_with(sql, None)
+}
+
+/// [`tokenize`], also giving each token's byte range in `sql` in `spans`
+/// (for a statement that keeps part of its text: SET's expressions).
+fn tokenize_with(
+    sql: &str,
+    mut spans: Option<&mut Vec<std::ops::Range<usize>>>,
+) -> SqlResult<Vec<Tok>> {
     let mut out = Vec::new();
     let cs: Vec<char> = sql.chars().collect();
     let mut i = 0;
+    // Byte offset of char `i` (only built when spans are asked for).
+    let offs: Vec<usize> = match spans {
+        Some(_) => sql
+            .char_indices()
+            .map(|(b, _)| b)
+            .chain(std::iter::once(sql.len()))
+            .collect(),
+        None => Vec::new(),
+    };
     while i < cs.len() {
         let c = cs[i];
+        let start = i;
+        let before = out.len();
         if c.is_whitespace() {
             i += 1;
         } else if c.is_alphabetic() || c == '_' || c == '@' {
@@ -385,6 +410,11 @@ fn tokenize(sql: &str) -> SqlResult<Vec<Tok>> {
             out.push(Tok::Punct(c));
             i += 1;
         }
+        if let Some(sp) = spans.as_deref_mut() {
+            if out.len() > before {
+                sp.push(offs[start]..offs[i]);
+            }
+        }
     }
     Ok(out)
 }
@@ -433,6 +463,9 @@ impl P<'_> {
         } else {
             Err(self.err(&format!("expected {k}")))
         }
+    }
+    fn peek_punct(&self, c: char) -> bool {
+        self.t.get(self.i) == Some(&Tok::Punct(c))
     }
     fn punct(&mut self, c: char) -> bool {
         if self.t.get(self.i) == Some(&Tok::Punct(c)) {
@@ -2135,6 +2168,7 @@ fn parse_set(p: &mut P) -> SqlResult<Stmt> {
         if !(p.punct('=') || (p.punct(':') && p.punct('='))) {
             return Err(p.err("expected '='"));
         }
+        let value_at = p.i;
         let value = match p.t.get(p.i).cloned() {
             Some(Tok::Punct('-')) => {
                 p.i += 1;
@@ -2143,7 +2177,8 @@ fn parse_set(p: &mut P) -> SqlResult<Stmt> {
                         p.i += 1;
                         SetValue::Literal(format!("-{n}"))
                     }
-                    _ => return Err(p.err("expected a number")),
+                    // `- @a`, `-(…)`: an expression.
+                    _ => SetValue::Expr(String::new()),
                 }
             }
             Some(Tok::Word(w)) if w.starts_with("@@") => {
@@ -2162,7 +2197,21 @@ fn parse_set(p: &mut P) -> SqlResult<Stmt> {
                 p.i += 1;
                 SetValue::Null
             }
-            _ => SetValue::Literal(p.string_or_word()?),
+            Some(Tok::Str(_) | Tok::Word(_) | Tok::QIdent(_) | Tok::Num(_)) => {
+                SetValue::Literal(p.string_or_word()?)
+            }
+            // `(SELECT …)`, `(1 + 2)`: an expression.
+            _ => SetValue::Expr(String::new()),
+        };
+        // Anything more before the next assignment: the value is an
+        // expression (`@a + 1`, `(SELECT …)`, `CONCAT(…)`), kept as text
+        // and evaluated as a SELECT.
+        let simple = !matches!(value, SetValue::Expr(_));
+        let value = if simple && (p.done() || p.peek_punct(',')) {
+            value
+        } else {
+            p.i = value_at;
+            SetValue::Expr(set_expression(p)?)
         };
         out.push((target, value));
         if !p.punct(',') {
@@ -2171,6 +2220,33 @@ fn parse_set(p: &mut P) -> SqlResult<Stmt> {
     }
     p.end()?;
     Ok(Stmt::Set(out))
+}
+
+/// The text of a SET value expression starting at token `p.i`, up to the
+/// next comma outside parentheses or the end; `p.i` moves past it.
+fn set_expression(p: &mut P) -> SqlResult<String> {
+    let mut spans = Vec::new();
+    let toks = tokenize_with(p.sql, Some(&mut spans))?;
+    if toks != p.t {
+        // The tokens were not made from this text (cannot happen: every
+        // P is built from its own text); refuse rather than guess.
+        return Err(SqlError::internal("SET expression text out of step"));
+    }
+    let start = p.i;
+    let mut depth = 0usize;
+    while let Some(t) = p.t.get(p.i) {
+        match t {
+            Tok::Punct('(') => depth += 1,
+            Tok::Punct(')') => depth = depth.saturating_sub(1),
+            Tok::Punct(',') if depth == 0 => break,
+            _ => {}
+        }
+        p.i += 1;
+    }
+    match (spans.get(start), spans.get(p.i.wrapping_sub(1))) {
+        (Some(a), Some(b)) if p.i > start => Ok(p.sql[a.start..b.end].to_string()),
+        _ => Err(p.err("expected a value")),
+    }
 }
 
 #[cfg(test)]
@@ -2282,9 +2358,20 @@ mod tests {
             parse("SET NAMES utf8mb4 COLLATE utf8mb4_bin").unwrap(),
             Stmt::SetNames { .. }
         ));
-        assert!(
-            parse("SET a = 1 + 1").is_err(),
-            "expressions are refused, not truncated"
+        // An expression is kept whole (to be evaluated), up to the next
+        // top-level comma; never truncated to its first token.
+        let Stmt::Set(v) = parse("SET a = 1 + 1, @b = (SELECT f(1, 2)) * -x, @c = - @d").unwrap()
+        else {
+            panic!("not a SET")
+        };
+        let values: Vec<&SetValue> = v.iter().map(|(_, v)| v).collect();
+        assert_eq!(
+            values,
+            [
+                &SetValue::Expr("1 + 1".into()),
+                &SetValue::Expr("(SELECT f(1, 2)) * -x".into()),
+                &SetValue::Expr("- @d".into()),
+            ]
         );
         assert!(matches!(
             parse("START TRANSACTION READ ONLY").unwrap(),
