@@ -186,6 +186,8 @@ const SQL_LEVELS: &[&[&str]] = &[
         "plan/rewrite",
         "plan/block",
         "plan/bind",
+        "plan/explain_expr",
+        "plan/explain_tree",
         "plan/explain",
     ],
     // execution of a plan
