@@ -37,6 +37,8 @@ EXPLAIN FORMAT=TREE SELECT t.id, u.c FROM t LEFT JOIN u ON u.t_id = t.id AND u.c
 EXPLAIN FORMAT=TREE SELECT t.id, u.c FROM t RIGHT JOIN u ON u.t_id = t.id;
 EXPLAIN FORMAT=TREE SELECT u.c, t.b FROM u JOIN t ON t.id = u.t_id;
 EXPLAIN FORMAT=TREE SELECT t.id, u.id FROM t JOIN u ON u.c > t.a * 10;
+-- a grouped join (aggregate over a join, sorted)
+EXPLAIN FORMAT=TREE SELECT t.b, COUNT(*), SUM(u.c) FROM t JOIN u ON u.t_id = t.id WHERE u.c > 100 GROUP BY t.b ORDER BY 3 DESC;
 -- union, union all, intersect, a chain of unions
 EXPLAIN FORMAT=TREE SELECT a FROM t UNION SELECT c FROM u;
 EXPLAIN FORMAT=TREE SELECT a FROM t UNION ALL SELECT c FROM u;
@@ -62,6 +64,8 @@ INSERT INTO docs VALUES (1, 'rust rust engine', '[5,0]'), (2, 'rust database', '
 EXPLAIN FORMAT=TREE SELECT id FROM docs ORDER BY l2_distance(emb, '[0,0]') LIMIT 2;
 EXPLAIN FORMAT=TREE SELECT id FROM docs WHERE MATCH(body) AGAINST('rust') ORDER BY MATCH(body) AGAINST('rust') DESC LIMIT 2;
 EXPLAIN FORMAT=TREE SELECT id FROM docs WHERE id < 3 ORDER BY l2_distance(emb, '[0,0]') LIMIT 2;
+-- the hybrid ranking query of issue 41 item 8: both branches are index top-k scans under their window and limit
+EXPLAIN FORMAT=TREE WITH v AS (SELECT id, ROW_NUMBER() OVER (ORDER BY l2_distance(emb, '[0,0]')) AS r FROM docs ORDER BY l2_distance(emb, '[0,0]') LIMIT 2), f AS (SELECT id, ROW_NUMBER() OVER (ORDER BY MATCH(body) AGAINST('rust') DESC) AS r FROM docs WHERE MATCH(body) AGAINST('rust') ORDER BY MATCH(body) AGAINST('rust') DESC LIMIT 2), ids AS (SELECT id FROM v UNION SELECT id FROM f) SELECT ids.id, COALESCE(1/(60+v.r),0) + COALESCE(1/(60+f.r),0) AS rrf FROM ids LEFT JOIN v ON v.id = ids.id LEFT JOIN f ON f.id = ids.id ORDER BY rrf DESC, ids.id LIMIT 10;
 CREATE TABLE adocs (id INT PRIMARY KEY, body TEXT, emb VECF32(2));
 CREATE INDEX ahv USING HNSW ON adocs(emb) OP_TYPE 'vector_l2_ops' ASYNC;
 EXPLAIN FORMAT=TREE SELECT id FROM adocs ORDER BY l2_distance(emb, '[0,0]') LIMIT 2;

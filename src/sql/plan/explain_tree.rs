@@ -122,13 +122,17 @@ pub fn bytes(n: u64) -> String {
 }
 
 /// Where a node sits, for the lines MySQL prints above it.
-#[derive(Clone, Copy, PartialEq)]
-enum Top {
+#[derive(Clone, Copy)]
+enum Top<'n> {
     /// The statement's own query (a set operation reads its temporary
     /// table back: `Table scan on <union temporary>`).
     Statement,
     /// Inside another operator.
     Inner,
+    /// Inside another operator that names this node's output columns (a
+    /// block reading a join: its scope's `v.r`, where the join's own
+    /// sides only know their tables').
+    Named(&'n [(String, String)]),
 }
 
 struct Tree<'a> {
@@ -193,11 +197,17 @@ impl Tree<'_> {
     ) -> SqlResult<()> {
         crate::sql::stack::descend(|| match n {
             Node::Block(p) => self.block(n, p, depth, outer),
-            Node::Join(_) => self.join(n, depth, outer),
+            Node::Join(_) => {
+                let given = match top {
+                    Top::Named(names) => Some(names),
+                    _ => None,
+                };
+                self.join(n, depth, outer, given)
+            }
             Node::Union(_) => self.set_op(n, depth, outer, top),
             Node::Recursive(r) => {
                 let mut d = depth;
-                if top == Top::Statement {
+                if matches!(top, Top::Statement) {
                     self.push(d, format!("Table scan on {}", r.name), None);
                     d += 1;
                 }
@@ -261,7 +271,7 @@ impl Tree<'_> {
             SetOp::Except => "Except",
         };
         let mut d = depth;
-        if top == Top::Statement {
+        if matches!(top, Top::Statement) {
             self.push(
                 d,
                 format!("Table scan on <{} temporary>", op.to_ascii_lowercase()),
@@ -281,11 +291,22 @@ impl Tree<'_> {
         Ok(())
     }
 
-    fn join(&mut self, n: &Node, depth: usize, outer: &[(String, String)]) -> SqlResult<()> {
+    fn join(
+        &mut self,
+        n: &Node,
+        depth: usize,
+        outer: &[(String, String)],
+        given: Option<&[(String, String)]>,
+    ) -> SqlResult<()> {
         let Node::Join(j) = n else {
             return Ok(());
         };
-        let (ln, rn) = (out_names(&j.left), out_names(&j.right));
+        let (ln, rn) = match given {
+            Some(g) if g.len() == j.left_width + j.right_width => {
+                (g[..j.left_width].to_vec(), g[j.left_width..].to_vec())
+            }
+            _ => (out_names(&j.left), out_names(&j.right)),
+        };
         let mut both = ln.clone();
         both.extend(rn.iter().cloned());
         let names = |cols| Names {
@@ -329,7 +350,7 @@ impl Tree<'_> {
                 ),
                 me,
             );
-            self.node(&j.left, depth + 1, outer, Top::Inner)?;
+            self.node(&j.left, depth + 1, outer, Top::Named(&ln))?;
             let key = show(&j.keys[ki].0, &names(&ln));
             let pk = t.columns.get(t.pk[0]).map_or("?", |c| c.name.as_str());
             let how = if t.pk.len() == 1 {
@@ -363,12 +384,12 @@ impl Tree<'_> {
         } else if j.keys.is_empty() {
             self.push(depth, format!("Nested loop {kind} join{extra}"), me);
             let (a, b) = if swapped {
-                (&j.right, &j.left)
+                ((&j.right, &rn), (&j.left, &ln))
             } else {
-                (&j.left, &j.right)
+                ((&j.left, &ln), (&j.right, &rn))
             };
-            self.node(a, depth + 1, outer, Top::Inner)?;
-            self.node(b, depth + 1, outer, Top::Inner)?;
+            self.node(a.0, depth + 1, outer, Top::Named(a.1))?;
+            self.node(b.0, depth + 1, outer, Top::Named(b.1))?;
         } else {
             let (lnames, rnames) = (names(&ln), names(&rn));
             let conds = j
@@ -390,13 +411,13 @@ impl Tree<'_> {
             };
             self.push(depth, format!("{kind} hash join {conds}{extra}"), me);
             let (probe, build) = if swapped {
-                (&j.right, &j.left)
+                ((&j.right, &rn), (&j.left, &ln))
             } else {
-                (&j.left, &j.right)
+                ((&j.left, &ln), (&j.right, &rn))
             };
-            self.node(probe, depth + 1, outer, Top::Inner)?;
+            self.node(probe.0, depth + 1, outer, Top::Named(probe.1))?;
             self.push(depth + 1, "Hash".into(), None);
-            self.node(build, depth + 2, outer, Top::Inner)?;
+            self.node(build.0, depth + 2, outer, Top::Named(build.1))?;
         }
         let mut seen = HashSet::new();
         for c in &j.residual {
@@ -612,7 +633,9 @@ impl Tree<'_> {
         };
         if let Some(input) = &p.source.input {
             match &**input {
-                Node::Join(_) => return self.node(input, d, outer, Top::Inner),
+                Node::Join(_) => {
+                    return self.node(input, d, outer, Top::Named(&p.source.scope.cols))
+                }
                 Node::WorkTable(w) => {
                     self.lines.push(Line {
                         depth: d,
@@ -1136,6 +1159,32 @@ pub(crate) mod tests {
              -> Hash\n        \
              -> Table scan on l"
         );
+    }
+
+    /// A chain of 2,000 UNIONs (the most a statement may hold), planned
+    /// as nested pairs, prints as one operator over its 2,001 operands.
+    #[test]
+    fn a_long_union_chain_prints_flat() {
+        let col = || vec![("id".to_string(), crate::types::ColumnKind::Int)];
+        let mut n = crate::sql::plan::scan_node(table(), "t0", false);
+        for i in 1..=2000 {
+            n = Node::Union(Box::new(crate::sql::plan::Union {
+                op: SetOp::Union,
+                left: n,
+                right: crate::sql::plan::scan_node(table(), &format!("t{i}"), false),
+                all: false,
+                columns: col(),
+            }));
+        }
+        let got = render(&n, None, &Subqueries::default()).unwrap();
+        let lines: Vec<&str> = got.lines().collect();
+        assert_eq!(lines.len(), 2 + 2001, "{}", &got[..200]);
+        assert_eq!(lines[1], "    -> Union materialize with deduplication");
+        assert_eq!(lines[2002], "        -> Table scan on t2000");
+        // Unwind the chain without a 2,000-deep recursive drop.
+        while let Node::Union(u) = n {
+            n = u.left;
+        }
     }
 
     #[test]
