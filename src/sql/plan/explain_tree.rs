@@ -73,7 +73,9 @@ pub fn figures(l: &Line, stats: &Stats) -> String {
         .or_else(|| l.fallback.and_then(|f| stats.get(&f)));
     match st {
         Some(st) => format!("  {}", actual(st)),
-        None if l.fallback.is_some() && !stats.keys().any(|(a, _)| *a == key.0) => {
+        None if (l.fallback.is_some() || key.1 == Stage::Node)
+            && !stats.keys().any(|(a, _)| *a == key.0) =>
+        {
             "  (never executed)".into()
         }
         None => String::new(),
@@ -1059,6 +1061,9 @@ pub(crate) mod tests {
         );
         // A node that never ran.
         let got = figures(&line(Some((8, Stage::Limit)), Some((8, Stage::Node))), &s);
+        assert_eq!(got, "  (never executed)");
+        // A join or set operation that never ran.
+        let got = figures(&line(Some((9, Stage::Node)), None), &s);
         assert_eq!(got, "  (never executed)");
         // A line that stands for no operator.
         assert_eq!(figures(&line(None, None), &s), "");
