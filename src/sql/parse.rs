@@ -1177,10 +1177,14 @@ fn parse_tokens(sql: &str, toks: Vec<Tok>) -> SqlResult<Stmt> {
     if p.done() {
         return Err(SqlError::parse("Query was empty"));
     }
-    // EXPLAIN <statement>: parse the rest of the original text.
-    if p.peek_kw("explain") {
+    // EXPLAIN <statement> (DESCRIBE and DESC are its synonyms, as in
+    // MySQL): parse the rest of the original text.
+    if let Some(kw) = ["explain", "describe", "desc"]
+        .into_iter()
+        .find(|k| p.peek_kw(k))
+    {
         let trimmed = sql.trim_start();
-        let mut rest = trimmed.get(7..).unwrap_or("");
+        let mut rest = trimmed.get(kw.len()..).unwrap_or("");
         let mut analyze = false;
         if rest
             .split_whitespace()
@@ -2537,6 +2541,15 @@ mod tests {
         assert_eq!(opts("EXPLAIN ANALYZE FORMAT=JSON SELECT 1"), Err(1235));
         assert_eq!(opts("EXPLAIN FORMAT=XML SELECT 1"), Err(1791));
         assert_eq!(opts("EXPLAIN FORMAT='tree SELECT 1"), Err(1064));
+        // DESCRIBE and DESC are EXPLAIN's synonyms; with a table name they
+        // still describe the table.
+        assert_eq!(opts("DESCRIBE FORMAT=TREE SELECT 1"), tree(false));
+        assert_eq!(opts("desc analyze format=tree select 1"), tree(true));
+        assert!(matches!(parse("DESC t").unwrap(), Stmt::Describe { .. }));
+        assert!(matches!(
+            parse("describe t").unwrap(),
+            Stmt::Describe { .. }
+        ));
         // MySQL's order only: ANALYZE comes before FORMAT.
         assert_eq!(opts("EXPLAIN FORMAT=TREE ANALYZE SELECT 1"), Err(1064));
     }
