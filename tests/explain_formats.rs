@@ -3,7 +3,8 @@
 //! WITH that runs also explains, as one row of one column `EXPLAIN` whose
 //! lines are MySQL's tree (`-> ` after 4 spaces per level, a child one
 //! level below its parent at most); and under ANALYZE the top operator's
-//! rows are the rows the query returned.
+//! rows are the rows the query returned (in Tributary's own lines of
+//! `EXPLAIN ANALYZE` too).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic fails the test
 
@@ -97,6 +98,15 @@ fn every_golden_query_explains_as_a_well_formed_tree() {
                 assert_eq!(n, r.rows.len() as u64, "{what}\n{}", lines.join("\n"));
                 checked_rows += 1;
             }
+            // Tributary's own lines: the first shows the query's rows too.
+            let own = s
+                .execute(&format!("EXPLAIN ANALYZE {stmt}"))
+                .unwrap_or_else(|e| panic!("{what}: {e:?}"));
+            let Value::Text(first) = &own.rows[0][0] else {
+                panic!("{what}: {:?}", own.rows[0][0]);
+            };
+            let want = format!("(actual rows={} loops=1 ", r.rows.len());
+            assert!(first.contains(&want), "{what}: {first} lacks {want}");
         }
         drop(s);
         db.shutdown();
