@@ -213,6 +213,12 @@ impl Tree<'_> {
                     self.push(d, format!("Table scan on {}", r.name), None);
                     d += 1;
                 }
+                // `LIMIT` on the CTE's union: the rounds stop once it has
+                // its rows.
+                if let Some((skip, count)) = r.limit {
+                    self.push(d, limit_text(Some(count), skip), None);
+                    d += 1;
+                }
                 self.push(
                     d,
                     format!(
@@ -222,9 +228,6 @@ impl Tree<'_> {
                     ),
                     Some((addr(n), Stage::Node)),
                 );
-                if let Some((skip, count)) = r.limit {
-                    self.push(d + 1, limit_text(Some(count), skip), None);
-                }
                 self.node(&r.seed, d + 1, outer, Top::Inner)?;
                 self.push(d + 1, "Repeat until convergence".into(), None);
                 for s in &r.steps {
