@@ -28,6 +28,7 @@ pub mod expr;
 pub mod fast_insert;
 pub mod functions;
 pub mod host;
+pub mod maintenance;
 pub mod params;
 pub mod parse;
 pub mod plan;
@@ -247,7 +248,34 @@ impl Engine {
                 Ok(QueryResult::default())
             }
             Stmt::Set(assignments) => {
+                // Every value is evaluated before any is assigned, as MySQL
+                // (`SET @a = 1, @b = @a` reads the @a from before); an
+                // expression is a SELECT of it, privileges checked as for
+                // that SELECT.
+                let mut values = Vec::with_capacity(assignments.len());
                 for (target, value) in assignments {
+                    let v = match value {
+                        parse::SetValue::Expr(text) => {
+                            let r = self.execute(st, &format!("SELECT {text}"))?;
+                            match r.rows.into_iter().next().and_then(|r| r.into_iter().next()) {
+                                Some(v) => parse::SetValue::Value(v),
+                                None => {
+                                    return Err(SqlError::internal("SET value gave no row"))
+                                }
+                            }
+                        }
+                        parse::SetValue::User(n) => parse::SetValue::Value(
+                            st.user_vars.get(&n).cloned().unwrap_or(crate::types::Value::Null),
+                        ),
+                        parse::SetValue::System(n) => parse::SetValue::Value(vars::system_value(
+                            &vars::SessionVars::of(self, st),
+                            &n,
+                        )?),
+                        v => v,
+                    };
+                    values.push((target, v));
+                }
+                for (target, value) in values {
                     self.set_one(st, target, value)?;
                 }
                 Ok(QueryResult::default())
@@ -477,18 +505,21 @@ impl Engine {
     ) -> SqlResult<()> {
         use crate::types::Value;
         use parse::{SetTarget, SetValue};
+        let literal = matches!(value, SetValue::Literal(_));
         let v = match value {
             SetValue::Null => Value::Null,
             SetValue::Literal(s) => Value::Text(s),
-            SetValue::System(n) => vars::system_value(&vars::SessionVars::of(self, st), &n)?,
-            SetValue::User(n) => st.user_vars.get(&n).cloned().unwrap_or(Value::Null),
+            SetValue::Value(v) => v,
+            SetValue::System(_) | SetValue::User(_) | SetValue::Expr(_) => {
+                return Err(SqlError::internal("SET value not evaluated"));
+            }
         };
         match target {
             SetTarget::User(n) => {
                 // A literal keeps its number-ness: @a = 5 is the integer 5,
                 // @a = 0.1 the DECIMAL 0.1.
                 let v = match v {
-                    Value::Text(s) => match s.parse::<i64>() {
+                    Value::Text(s) if literal => match s.parse::<i64>() {
                         Ok(i) if !s.starts_with('+') => Value::Int(i),
                         _ => match crate::decimal::Decimal::parse(&s) {
                             Some(d) if !s.starts_with('+') && s.contains('.') => Value::Decimal(d),
@@ -767,6 +798,7 @@ fn run_in_txn(cx: &mut Ctx<'_>, s: Stmt) -> SqlResult<QueryResult> {
             let rep = crate::sql::check::check_index(cx, &t, &ix)?;
             Ok(crate::sql::check::report_result(&t, &ix, &rep))
         }
+        Stmt::Maintenance { op, tables } => crate::sql::maintenance::run(cx, op, &tables),
         Stmt::Explain(inner, analyze) => show::explain(cx, *inner, analyze),
         other => Err(SqlError::internal(format!(
             "unexpected statement {other:?}"
