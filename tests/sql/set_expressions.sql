@@ -25,3 +25,20 @@ SET @x = (SELECT id FROM t);
 SET @x = (SELECT nope FROM t);
 SET @x = 1 +;
 SET @x = (1, 2);
+-- SELECT … INTO @v, … (MySQL's leading form): one row to the variables.
+SELECT COUNT(*), MAX(score) INTO @cnt, @best FROM t;
+SELECT @cnt, @best;
+SELECT name INTO @who FROM t WHERE id = 2;
+SELECT @who;
+-- No row: warning 1329, the variable keeps its value.
+SELECT name INTO @who FROM t WHERE id = 99;
+SHOW WARNINGS;
+SELECT @who;
+-- More than one row 1172, a column count that differs 1222, INTO a table or a file refused.
+SELECT name INTO @who FROM t;
+SELECT 1 INTO @a, @b;
+SELECT 7 UNION SELECT 7 INTO @u;
+SELECT id INTO OUTFILE '/tmp/x' FROM t;
+SELECT id INTO t2 FROM t;
+-- The trailing form (MySQL 8's preferred one) is not parsed yet.
+SELECT name FROM t WHERE id = 1 INTO @who;
