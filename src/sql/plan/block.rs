@@ -1211,7 +1211,7 @@ pub fn plan_block<'a>(
         }
         _ => None,
     };
-    Ok(Plan {
+    let plan = Plan {
         source,
         filter,
         access,
@@ -1232,8 +1232,11 @@ pub fn plan_block<'a>(
         needed: None,
         hit_needed: None,
         out_colls,
+        pruned: false,
     }
-    .with_needed_columns())
+    .with_needed_columns();
+    // The join tree it reads narrowed to the columns read above.
+    Ok(super::prune::narrow_block(plan))
 }
 
 /// HAVING may name select-list aliases (MySQL extension), also inside

@@ -173,7 +173,7 @@ pub fn push_where(node: &mut Node, c: &CExpr, host: &SessionHost<'_>) -> bool {
 /// path whose answer a filter would change).
 fn push_filter(node: &mut Node, c: CExpr, host: &SessionHost<'_>) -> bool {
     match node {
-        Node::Block(p) if p.is_plain_scan() => {
+        Node::Block(p) if p.is_unpruned_scan() => {
             p.add_filter(c, host);
             true
         }
@@ -186,7 +186,7 @@ fn push_filter(node: &mut Node, c: CExpr, host: &SessionHost<'_>) -> bool {
 /// column is computed (a derived table, a UNION).
 pub fn base_table_at(node: &Node, col: usize) -> Option<(TableDef, usize, usize)> {
     match node {
-        Node::Block(p) if p.is_plain_scan() => {
+        Node::Block(p) if p.is_unpruned_scan() => {
             let t = p.source.table.clone()?;
             let w = t.columns.len();
             (col < w).then_some((t, 0, w))
