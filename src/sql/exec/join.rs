@@ -314,6 +314,9 @@ fn kept_join(
             } else {
                 None
             };
+            if table.is_some() {
+                recursive::release_scan(if kept_left { &j.left } else { &j.right });
+            }
             let k = std::rc::Rc::new(Kept {
                 left: kept_left,
                 rows,

@@ -167,6 +167,17 @@ pub fn is_kept_scan(node: &Node) -> bool {
     SCANS.with(|m| m.borrow().contains_key(&(node as *const Node as usize)))
 }
 
+/// Let go of the rows kept for scan `node` (a join keeps them itself: a
+/// second copy would only take memory); it stays a kept scan.
+pub fn release_scan(node: &Node) {
+    let kept = SCANS.with(|m| {
+        m.borrow_mut()
+            .get_mut(&(node as *const Node as usize))
+            .and_then(Option::take)
+    });
+    drop(kept);
+}
+
 /// What join `j` kept between the rounds of the running recursive CTE:
 /// `None` when no running CTE reads it (nothing is kept), `Some(None)`
 /// before it kept anything.
