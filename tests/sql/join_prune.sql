@@ -38,3 +38,11 @@ SELECT d.tag, d.s FROM (SELECT b.tag, a.s, a.y FROM a JOIN b ON a.b_id = b.id) d
 SELECT c.name, d.n FROM c JOIN (SELECT b.c_id, COUNT(*) AS n FROM a JOIN b ON a.b_id = b.id GROUP BY b.c_id) d ON d.c_id = c.id ORDER BY c.name;
 -- Self join: the same table pruned differently on each side.
 SELECT p.id, q.s FROM a p JOIN a q ON p.b_id = q.id ORDER BY p.id;
+-- Equalities among integer columns are transitive: a.b_id = b.id AND b.id = c.id implies a.b_id = c.id, which the comma-join order and the join keys use (EXPLAIN: two keys where one was stated). Not among text and numbers ('01' = 1 and 1 = '1' but '01' <> '1').
+SELECT a.id, b.tag, c.name FROM a, b, c WHERE a.b_id = b.id AND b.id = c.id ORDER BY a.id;
+SELECT a.id, c.name FROM c, a, b WHERE c.id = b.id AND b.id = a.b_id AND a.x > 10 ORDER BY a.id;
+EXPLAIN SELECT a.id, c.name FROM c, a, b WHERE c.id = b.id AND b.id = a.b_id AND a.x > 10;
+CREATE TABLE m (k VARCHAR(10), v INT);
+INSERT INTO m VALUES ('1', 1), ('01', 2), ('2', 3), ('02', 4);
+SELECT a.id, m.v, b.id FROM a, m, b WHERE a.id = m.k AND m.k = b.id ORDER BY a.id, m.v;
+SELECT m1.v, m2.v FROM m m1, a, m m2 WHERE m1.k = a.id AND a.id = m2.k ORDER BY m1.v, m2.v;

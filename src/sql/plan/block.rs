@@ -1164,9 +1164,13 @@ pub fn plan_block<'a>(
             (n, e, k)
         })
         .collect();
-    // Push WHERE conjuncts into the joins / scans the block reads.
+    // Push WHERE conjuncts into the joins / scans the block reads, and
+    // the equalities they imply between integer columns.
+    let implied = filter.as_ref().map_or_else(Vec::new, |f| {
+        crate::sql::plan::rewrite::implied_equalities(f, &source.kinds)
+    });
     if let (Some(node), Some(f)) = (source.input.as_deref_mut(), &filter) {
-        for c in f.conjuncts() {
+        for c in f.conjuncts().into_iter().chain(&implied) {
             crate::sql::plan::rewrite::push_where(node, c, &host);
         }
     }
