@@ -46,3 +46,6 @@ CREATE TABLE m (k VARCHAR(10), v INT);
 INSERT INTO m VALUES ('1', 1), ('01', 2), ('2', 3), ('02', 4);
 SELECT a.id, m.v, b.id FROM a, m, b WHERE a.id = m.k AND m.k = b.id ORDER BY a.id, m.v;
 SELECT m1.v, m2.v FROM m m1, a, m m2 WHERE m1.k = a.id AND a.id = m2.k ORDER BY m1.v, m2.v;
+-- EXPLAIN FORMAT=TREE names the join keys after pruning renumbered them.
+EXPLAIN FORMAT=TREE SELECT c.z FROM a JOIN b ON a.b_id = b.id JOIN c ON b.c_id = c.id WHERE a.x > 5;
+EXPLAIN FORMAT=TREE SELECT a.id, c.name FROM c, a, b WHERE c.id = b.id AND b.id = a.b_id AND a.x > 10;
