@@ -754,7 +754,21 @@ fn run_with(
     drop(rows);
     // A scan whose output is its rows (a join input): no copy per value.
     if plan.is_plain_scan() {
-        return Ok(kept.take().into_iter().map(|(r, _)| r).collect());
+        let rows = kept.take().into_iter().map(|(r, _)| r);
+        return Ok(match plan.scan_columns() {
+            // Pruned (plan::prune): the columns its join reads.
+            Some(cols) if cols.len() < plan.source.scope.cols.len() => rows
+                .map(|mut r| {
+                    cols.iter()
+                        .map(|&c| {
+                            r.get_mut(c)
+                                .map_or(Value::Null, |v| std::mem::replace(v, Value::Null))
+                        })
+                        .collect()
+                })
+                .collect(),
+            _ => rows.collect(),
+        });
     }
     // Each output unit: (context row, aggs, matches).
     let mut units: budget::Grave<Vec<Unit>> = Default::default();
