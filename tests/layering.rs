@@ -186,6 +186,7 @@ const SQL_LEVELS: &[&[&str]] = &[
         "plan/series",
         "plan/recursive",
         "plan/rewrite",
+        "plan/prune",
         "plan/block",
         "plan/bind",
         "plan/explain_expr",

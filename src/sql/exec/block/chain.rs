@@ -113,10 +113,25 @@ struct Rows<'s> {
 
 impl Step<Row> for Rows<'_> {
     fn next(&mut self, cx: &mut Exec<'_, '_>, run: &Run<'_, '_>) -> SqlResult<Option<Vec<Row>>> {
-        Ok(self
-            .input
-            .next(cx, run)?
-            .map(|b| b.into_iter().map(|(r, _)| r).collect()))
+        let Some(batch) = self.input.next(cx, run)? else {
+            return Ok(None);
+        };
+        let plan = run.plan;
+        let rows = batch.into_iter().map(|(r, _)| r);
+        Ok(Some(match plan.scan_columns() {
+            // Pruned (plan::prune): the columns its join reads.
+            Some(cols) if cols.len() < plan.source.scope.cols.len() => rows
+                .map(|mut r| {
+                    cols.iter()
+                        .map(|&c| {
+                            r.get_mut(c)
+                                .map_or(Value::Null, |v| std::mem::replace(v, Value::Null))
+                        })
+                        .collect()
+                })
+                .collect(),
+            _ => rows.collect(),
+        }))
     }
 }
 
