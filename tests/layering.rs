@@ -159,6 +159,7 @@ const SQL_LEVELS: &[&[&str]] = &[
         "expr/collate",
         "expr/datetime",
         "expr/regexp",
+        "expr/value",
         "expr/window_spec",
         "functions",
         "functions/control",
@@ -188,6 +189,8 @@ const SQL_LEVELS: &[&[&str]] = &[
         "plan/bind",
         "plan/explain",
     ],
+    // the aggregate fold (states, update, final value): below the operators
+    &["exec/agg"],
     // execution of a plan
     &[
         "exec",
@@ -229,11 +232,8 @@ const KNOWN_KNOT: &[&str] = &[
     "exec/parallel",
     "exec/recursive",
     "exec/window",
-    "exec/window_slide",
     "expr",
     "expr/collate",
-    "expr/datetime",
-    "expr/regexp",
     // The registry's evaluators use expr's value helpers and expr calls the
     // registry (decision 026): one order needs those helpers below both.
     "functions/control",

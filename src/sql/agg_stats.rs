@@ -6,7 +6,7 @@
 //!
 //! Owns: their names, running state ([`State`], one per group or frame),
 //! fold ([`update`]) and result ([`finish`]). The GROUP BY fold
-//! (`select::agg_update` / `agg_final`) and the window operator call in
+//! (`exec::agg::agg_update` / `agg_final`) and the window operator call in
 //! here for an [`crate::sql::expr::AggFunc::Stat`].
 //!
 //! Never: evaluates expressions, plans, or inverts a fold (a sliding

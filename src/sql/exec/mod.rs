@@ -20,6 +20,7 @@ use crate::sql::plan::{Node, Stage, Stat, Stats};
 use crate::sql::Ctx;
 use crate::types::{Column, ColumnKind, QueryResult, Value};
 
+pub mod agg;
 mod apply;
 pub mod block;
 mod join;

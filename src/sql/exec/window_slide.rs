@@ -21,7 +21,7 @@ use std::collections::VecDeque;
 
 use crate::error::SqlResult;
 use crate::sql::budget::{self, Reservation};
-use crate::sql::exec::block::{agg_final, agg_update, AggState};
+use crate::sql::exec::agg::{agg_final, agg_update, AggState};
 use crate::sql::expr::{collate, AggCall, AggFunc};
 use crate::types::Value;
 

@@ -36,7 +36,7 @@ pub(crate) use def::{
 };
 pub(crate) use registry::{
     aggregate, call_values, check_call, eval_call, is_deterministic, is_volatile, lookup,
-    privilege, result_kind, returns_json, wrong_count,
+    privilege, result_kind, returns_json, window, wrong_count,
 };
 pub(crate) use table::FUNCTIONS;
 

@@ -5,7 +5,7 @@
 
 use super::Category::{
     Aggregate, ControlFlow, DateTime as Dt, FaultInjection, Internal, Json, Numeric, Regexp,
-    Session, String as Str, Vector,
+    Session, String as Str, Vector, Window,
 };
 use super::Eval::{Exprs, Host, Rewritten, Values};
 use super::Returns::{Fixed, Rule};
@@ -13,7 +13,7 @@ use super::TextLen::{OfFirstArg, SumOfArgs};
 use super::{control, def, scalar, FunctionDef, Parity, Purity, VARIADIC};
 use crate::sql::agg_stats::StatFunc;
 use crate::sql::expr::{
-    datetime, regexp, AggFunc, FIXED_TEXT, IS_FALSE, IS_TRUE, JSON_AGG, SHOW_SCALE,
+    datetime, regexp, AggFunc, WinFunc, FIXED_TEXT, IS_FALSE, IS_TRUE, JSON_AGG, SHOW_SCALE,
 };
 use crate::types::ColumnKind::{Date, DateTime, Float, Int, Text};
 
@@ -25,6 +25,29 @@ const ARGS_RULE: super::Returns = Rule("the common type of the arguments it may 
 
 /// Every function the engine implements.
 pub(crate) static FUNCTIONS: &[FunctionDef] = &[
+    // ---- window functions (only with OVER; compiled into slots the window operator fills)
+    def(Window, "row_number", (0, 0), Fixed(Int), super::Eval::Window(WinFunc::RowNumber),
+        "The row's number in its partition, from 1, in the window's order."),
+    def(Window, "rank", (0, 0), Fixed(Int), super::Eval::Window(WinFunc::Rank),
+        "The row's rank in its partition: peers share one, with gaps after them."),
+    def(Window, "dense_rank", (0, 0), Fixed(Int), super::Eval::Window(WinFunc::DenseRank),
+        "The row's rank in its partition without gaps."),
+    def(Window, "percent_rank", (0, 0), Fixed(Float), super::Eval::Window(WinFunc::PercentRank),
+        "(rank - 1) / (partition rows - 1); 0 in a one-row partition."),
+    def(Window, "cume_dist", (0, 0), Fixed(Float), super::Eval::Window(WinFunc::CumeDist),
+        "Rows up to and including the row's last peer / partition rows."),
+    def(Window, "ntile", (1, 1), Fixed(Int), super::Eval::Window(WinFunc::Ntile),
+        "The row's bucket (1..n) when the partition is cut into n as equal as possible; n a positive integer constant."),
+    def(Window, "lag", (1, 3), Rule("its first argument's type"), super::Eval::Window(WinFunc::Lag),
+        "LAG(x [, n [, default]]): x of the row n (a constant, default 1) before in the partition, else default (NULL)."),
+    def(Window, "lead", (1, 3), Rule("its first argument's type"), super::Eval::Window(WinFunc::Lead),
+        "LEAD(x [, n [, default]]): x of the row n (a constant, default 1) after in the partition, else default (NULL)."),
+    def(Window, "first_value", (1, 1), Rule("its argument's type"), super::Eval::Window(WinFunc::FirstValue),
+        "x of the first row of the frame."),
+    def(Window, "last_value", (1, 1), Rule("its argument's type"), super::Eval::Window(WinFunc::LastValue),
+        "x of the last row of the frame."),
+    def(Window, "nth_value", (2, 2), Rule("its first argument's type"), super::Eval::Window(WinFunc::NthValue),
+        "NTH_VALUE(x, n): x of the frame's n-th row (n a positive integer constant), else NULL."),
     // ---- aggregates (compiled into slots; OVER makes them window functions)
     def(Aggregate, "count", (1, 1), Fixed(Int), super::Eval::Aggregate(AggFunc::Count),
         "Number of non-NULL values (`COUNT(*)`: of rows); `DISTINCT` counts distinct ones."),
