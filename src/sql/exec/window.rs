@@ -6,7 +6,11 @@
 //! Owns: for each window call (an aggregate slot whose [`AggCall::window`]
 //! is set, see [`crate::sql::expr::Window`]), sorting the block's output
 //! units by (partition keys, order keys) with the bounded, interruptible
-//! [`budget::sort_by`], and writing the function's value into that slot of
+//! [`budget::sort_by`] — positions, not units, on keys evaluated once per
+//! unit (a plain column read in place) and packed into one `u128` per unit
+//! when they are numbers of small enough ranges, else encoded into
+//! memcomparable bytes when each key column is of one kind, else compared
+//! as values — and writing the function's value into that slot of
 //! every unit; the select list and ORDER BY then read it like an
 //! aggregate. The functions: ROW_NUMBER, RANK, DENSE_RANK, PERCENT_RANK,
 //! CUME_DIST, NTILE, LAG, LEAD, FIRST_VALUE, LAST_VALUE, NTH_VALUE and
@@ -251,6 +255,85 @@ struct Keys<'w> {
     /// `bytes[offs[i]..offs[i + 1]]`, its partition keys the part before
     /// `split[i]`.
     encoded: Option<(Vec<u8>, Vec<usize>, Vec<usize>)>,
+    /// Better still: every key a number whose range is small enough that
+    /// all of a unit's keys pack into 96 bits ([`Field`]), partition keys
+    /// in the high bits and order keys in the low `order_bits`: unit
+    /// `i`'s keys compare as `packed[i]` does.
+    packed: Option<(Vec<u128>, u32)>,
+}
+
+/// One numeric key column packed into a few bits: each value's
+/// order-preserving code ([`code`]) less the column's least, shifted up
+/// by one when the column has NULLs (NULL is then 0), inverted for a
+/// descending key; a vector distance's NULL is the largest field in both
+/// directions.
+struct Field {
+    min: u64,
+    range: u64,
+    nulls: bool,
+    desc: bool,
+    distance: bool,
+}
+
+impl Field {
+    /// The largest field value (`None` past 64 bits).
+    fn max(&self) -> Option<u64> {
+        self.range.checked_add(u64::from(self.nulls))
+    }
+
+    fn bits(&self) -> Option<u32> {
+        self.max().map(|m| u64::BITS - m.leading_zeros())
+    }
+
+    fn of(&self, v: &Value) -> u64 {
+        let max = self.range + u64::from(self.nulls);
+        match code(v) {
+            None if self.distance || self.desc => max,
+            None => 0,
+            Some(c) => {
+                let b = c - self.min;
+                match (self.distance, self.desc) {
+                    (true, true) => self.range - b,
+                    (true, false) => b,
+                    (false, true) => max - (b + u64::from(self.nulls)),
+                    (false, false) => b + u64::from(self.nulls),
+                }
+            }
+        }
+    }
+}
+
+/// A numeric key's order-preserving unsigned code (`None` for NULL and
+/// for text): an integer's, a datetime's or a DECIMAL's mantissa (one
+/// scale per column, see [`key_kind`]) with the sign bit flipped, a
+/// double's total-order bits.
+fn code(v: &Value) -> Option<u64> {
+    match v {
+        Value::Bool(b) => Some(u64::from(*b)),
+        Value::Int(i) | Value::DateTime(i) => Some((*i as u64) ^ (1u64 << 63)),
+        Value::Float(f) => {
+            let bits = (f + 0.0).to_bits();
+            Some(if bits >> 63 == 1 {
+                !bits
+            } else {
+                bits | (1u64 << 63)
+            })
+        }
+        Value::Decimal(d) => {
+            let mut m = Vec::with_capacity(8);
+            d.mantissa_bytes(&mut m);
+            let fill = if m.last().is_some_and(|&b| b >= 0x80) {
+                0xFF
+            } else {
+                0
+            };
+            let mut b = [fill; 8];
+            let n = m.len().min(8);
+            b[..n].copy_from_slice(&m[..n]);
+            Some((i64::from_le_bytes(b) as u64) ^ (1u64 << 63))
+        }
+        Value::Null | Value::Text(_) | Value::Vector(_) => None,
+    }
 }
 
 impl Keys<'_> {
@@ -271,12 +354,24 @@ impl Keys<'_> {
             parts: w.partition.len(),
             order: &w.order,
             encoded: None,
+            packed: None,
         };
-        let mut encodable = true;
+        let mut kinds = Vec::with_capacity(keys.cols.len());
         for c in &keys.cols {
-            encodable &= key_kind(c, units)?.is_some();
-            if !encodable {
-                break;
+            match key_kind(c, units)? {
+                Some(k) => kinds.push(k),
+                None => break,
+            }
+        }
+        let encodable = kinds.len() == keys.cols.len();
+        if encodable
+            && !keys.cols.is_empty()
+            && !kinds.contains(&KeyKind::Text)
+            && u32::try_from(units.len()).is_ok()
+        {
+            keys.packed = keys.pack(units, mem)?;
+            if keys.packed.is_some() {
+                return Ok(keys);
             }
         }
         if encodable && !keys.cols.is_empty() {
@@ -310,9 +405,91 @@ impl Keys<'_> {
         Ok(keys)
     }
 
+    /// Every unit's keys packed into one `u128` when their fields fit 96
+    /// bits (`None` otherwise), and the bits of the order keys.
+    fn pack(&self, units: &[Unit], mem: &mut Reservation) -> SqlResult<Option<(Vec<u128>, u32)>> {
+        let mut fields = Vec::with_capacity(self.cols.len());
+        for (k, c) in self.cols.iter().enumerate() {
+            let (mut lo, mut hi, mut nulls) = (u64::MAX, 0u64, false);
+            for i in 0..units.len() {
+                budget::tick()?;
+                match code(c.at(units, i)) {
+                    Some(x) => {
+                        lo = lo.min(x);
+                        hi = hi.max(x);
+                    }
+                    None => nulls = true,
+                }
+            }
+            let (desc, distance) = match k.checked_sub(self.parts) {
+                Some(o) => (self.order[o].1, is_distance_key(&self.order[o].0)),
+                None => (false, false),
+            };
+            fields.push(Field {
+                min: lo.min(hi),
+                range: hi.saturating_sub(lo),
+                nulls,
+                desc,
+                distance,
+            });
+        }
+        let mut total = 0u32;
+        let mut order_bits = 0u32;
+        for (k, f) in fields.iter().enumerate() {
+            let Some(b) = f.bits() else { return Ok(None) };
+            total += b;
+            if k >= self.parts {
+                order_bits += b;
+            }
+        }
+        if total > 96 {
+            return Ok(None);
+        }
+        mem.add(units.len() * std::mem::size_of::<u128>())?;
+        let mut packed = Vec::with_capacity(units.len());
+        for i in 0..units.len() {
+            budget::tick()?;
+            let mut key = 0u128;
+            for (f, c) in fields.iter().zip(&self.cols) {
+                // `bits` fit (checked above); a 0-bit field adds nothing.
+                let b = f.bits().unwrap_or(0);
+                key = (key << b) | u128::from(f.of(c.at(units, i)));
+            }
+            packed.push(key);
+        }
+        Ok(Some((packed, order_bits)))
+    }
+
+    /// The units' positions sorted by (partition keys, order keys), ties
+    /// in their order (stable).
+    fn sorted(&self, units: &[Unit], mem: &mut Reservation) -> SqlResult<Vec<usize>> {
+        mem.add(units.len() * std::mem::size_of::<usize>())?;
+        if let Some((packed, _)) = &self.packed {
+            // The position in the low 32 bits: all distinct, in key order
+            // then position order.
+            mem.add(units.len() * std::mem::size_of::<u128>())?;
+            let mut tagged: Vec<u128> = packed
+                .iter()
+                .enumerate()
+                .map(|(i, k)| (k << 32) | i as u128)
+                .collect();
+            budget::sort_by(&mut tagged, |a, b| a.cmp(b))?;
+            return Ok(tagged
+                .into_iter()
+                .map(|t| (t & u128::from(u32::MAX)) as usize)
+                .collect());
+        }
+        let mut order: Vec<usize> = (0..units.len()).collect();
+        budget::sort_by(&mut order, |&i, &j| self.cmp(units, i, j))?;
+        Ok(order)
+    }
+
     /// Whether units `a` and `b` fall in one partition.
     #[inline]
     fn same_partition(&self, units: &[Unit], a: usize, b: usize) -> bool {
+        if let Some((packed, order_bits)) = &self.packed {
+            return packed[a] >> order_bits == packed[b] >> order_bits;
+        }
         if let Some((bytes, offs, split)) = &self.encoded {
             return bytes[offs[a]..split[a]] == bytes[offs[b]..split[b]];
         }
@@ -327,6 +504,10 @@ impl Keys<'_> {
     /// Units `a` and `b` by their order keys (within a partition).
     #[inline]
     fn cmp_order(&self, units: &[Unit], a: usize, b: usize) -> Ordering {
+        if let Some((packed, order_bits)) = &self.packed {
+            let mask = (1u128 << order_bits) - 1;
+            return (packed[a] & mask).cmp(&(packed[b] & mask));
+        }
         if let Some((bytes, offs, split)) = &self.encoded {
             return bytes[split[a]..offs[a + 1]].cmp(&bytes[split[b]..offs[b + 1]]);
         }
@@ -359,6 +540,9 @@ impl Keys<'_> {
     /// Units `a` and `b` by partition keys, then order keys.
     #[inline]
     fn cmp(&self, units: &[Unit], a: usize, b: usize) -> Ordering {
+        if let Some((packed, _)) = &self.packed {
+            return packed[a].cmp(&packed[b]);
+        }
         if let Some((bytes, offs, _)) = &self.encoded {
             return bytes[offs[a]..offs[a + 1]].cmp(&bytes[offs[b]..offs[b + 1]]);
         }
@@ -483,9 +667,7 @@ fn compute(
             .as_ref()
             .map_or(Value::Null, |c| c.at(units, i).clone())
     };
-    let mut order: Vec<usize> = (0..units.len()).collect();
-    mem.add(order.len() * std::mem::size_of::<usize>())?;
-    budget::sort_by(&mut order, |&i, &j| keys.cmp(units, i, j))?;
+    let order = keys.sorted(units, mem)?;
     // One partition at a time; inside it, one peer group at a time.
     mem.add(units.len() * std::mem::size_of::<Value>())?;
     let mut values: Vec<Value> = vec![Value::Null; units.len()];
@@ -935,6 +1117,91 @@ mod tests {
             key_kind(&Column::Row(0), &units(&[Value::Null, Value::Null])).unwrap(),
             Some(KeyKind::Nulls)
         );
+    }
+
+    /// Packed keys compare, group into partitions and order peers
+    /// exactly as the values do, over integer, datetime, double, DECIMAL
+    /// and boolean columns with NULLs, both directions and a vector
+    /// distance's NULL-last rule; too wide a range is not packed.
+    #[test]
+    fn packed_keys_compare_as_values_do() {
+        use super::Keys;
+        use crate::sql::budget::Reservation;
+        use crate::sql::expr::CExpr;
+        let dec = |m: i64| Value::Decimal(crate::decimal::Decimal::from_i64(m).rescale(2));
+        let mut rng = Lcg(5);
+        let mut gen = |k: u64| -> Value {
+            let r = rng.next();
+            if r.is_multiple_of(5) {
+                return Value::Null;
+            }
+            let x = (r / 5 % 9) as i64 - 4;
+            match k {
+                0 => Value::Int(x * 1000),
+                1 => Value::DateTime(x * 86_400_000_000),
+                2 => Value::Float(x as f64 / 3.0),
+                3 => dec(x),
+                _ => Value::Bool(x > 0),
+            }
+        };
+        let distance = CExpr::Func("l2_distance".into(), Vec::new());
+        for (pk, ok) in [(0u64, 1u64), (1, 2), (2, 3), (3, 4), (4, 0), (3, 3)] {
+            let rows: Vec<Value> = (0..60).flat_map(|_| [gen(pk), gen(ok)]).collect();
+            let us: Vec<Unit> = rows
+                .chunks(2)
+                .map(|r| (r.to_vec(), Vec::new(), Vec::new()))
+                .collect();
+            for desc in [false, true] {
+                for key in [CExpr::Col(1), distance.clone()] {
+                    let order = [(key, desc)];
+                    let keys = |packed: bool| {
+                        let mut k = Keys {
+                            cols: vec![Column::Row(0), Column::Row(1)],
+                            parts: 1,
+                            order: &order,
+                            encoded: None,
+                            packed: None,
+                        };
+                        if packed {
+                            k.packed = k.pack(&us, &mut Reservation::new()).unwrap();
+                            // A double's codes of both signs span 64 bits:
+                            // with a datetime's 40, past 96.
+                            assert_eq!(k.packed.is_some(), (pk, ok) != (1, 2));
+                        }
+                        k
+                    };
+                    let (p, v) = (keys(true), keys(false));
+                    for a in 0..us.len() {
+                        for b in 0..us.len() {
+                            let ctx = format!("{:?} {:?} desc {desc}", us[a].0, us[b].0);
+                            assert_eq!(p.cmp(&us, a, b), v.cmp(&us, a, b), "{ctx}");
+                            assert_eq!(p.cmp_order(&us, a, b), v.cmp_order(&us, a, b), "{ctx}");
+                            assert_eq!(
+                                p.same_partition(&us, a, b),
+                                v.same_partition(&us, a, b),
+                                "{ctx}"
+                            );
+                        }
+                    }
+                    let sorted = p.sorted(&us, &mut Reservation::new()).unwrap();
+                    assert_eq!(sorted, v.sorted(&us, &mut Reservation::new()).unwrap());
+                }
+            }
+        }
+        // Two full-range integer keys need 128 bits: not packed.
+        let wide: Vec<Unit> = [i64::MIN, i64::MAX]
+            .iter()
+            .map(|&i| (vec![Value::Int(i), Value::Int(i)], Vec::new(), Vec::new()))
+            .collect();
+        let order = [(CExpr::Col(1), false)];
+        let k = Keys {
+            cols: vec![Column::Row(0), Column::Row(1)],
+            parts: 1,
+            order: &order,
+            encoded: None,
+            packed: None,
+        };
+        assert!(k.pack(&wide, &mut Reservation::new()).unwrap().is_none());
     }
 
     /// `permute` moves every unit to its place of the order.
