@@ -180,8 +180,8 @@ fn key_kind(col: &Column, units: &[Unit]) -> SqlResult<Option<KeyKind>> {
 /// Append `v`'s key bytes (a column of kind `kind`) to `out`: a flag byte
 /// (NULL before any value, or after every one for a vector distance, in
 /// both directions), then the value's order-preserving bytes, inverted
-/// for a descending key.
-fn encode_key(out: &mut Vec<u8>, v: &Value, desc: bool, distance: bool) {
+/// for a descending key. `buf` is scratch space.
+fn encode_key(out: &mut Vec<u8>, v: &Value, desc: bool, distance: bool, buf: &mut Vec<u8>) {
     let flip = if desc { 0xFF } else { 0 };
     let start = out.len();
     match v {
@@ -194,33 +194,11 @@ fn encode_key(out: &mut Vec<u8>, v: &Value, desc: bool, distance: bool) {
     match v {
         Value::Null => {}
         Value::Bool(b) => out.push(u8::from(*b)),
-        Value::Int(i) | Value::DateTime(i) => {
-            out.extend_from_slice(&((*i as u64) ^ (1u64 << 63)).to_be_bytes())
-        }
-        Value::Float(f) => {
-            // f64::total_cmp's order, -0.0 folded into 0.0 (as total_cmp).
-            let bits = (f + 0.0).to_bits();
-            let ord = if bits >> 63 == 1 {
-                !bits
-            } else {
-                bits | (1u64 << 63)
-            };
-            out.extend_from_slice(&ord.to_be_bytes());
-        }
-        Value::Decimal(d) => {
-            // One scale for the whole column (`key_kind`): the mantissa.
-            let mut m = Vec::with_capacity(8);
-            d.mantissa_bytes(&mut m);
-            let fill = if m.last().is_some_and(|&b| b >= 0x80) {
-                0xFF
-            } else {
-                0
-            };
-            let mut b = [fill; 8];
-            let n = m.len().min(8);
-            b[..n].copy_from_slice(&m[..n]);
-            let i = i64::from_le_bytes(b);
-            out.extend_from_slice(&((i as u64) ^ (1u64 << 63)).to_be_bytes());
+        // One scale for a DECIMAL column (`key_kind`): its mantissa.
+        Value::Int(_) | Value::DateTime(_) | Value::Float(_) | Value::Decimal(_) => {
+            if let Some(c) = code(v, buf) {
+                out.extend_from_slice(&c.to_be_bytes());
+            }
         }
         Value::Text(s) => {
             // Escaped and terminated: no key is a prefix of another.
@@ -285,9 +263,9 @@ impl Field {
         self.max().map(|m| u64::BITS - m.leading_zeros())
     }
 
-    fn of(&self, v: &Value) -> u64 {
+    fn of(&self, v: &Value, buf: &mut Vec<u8>) -> u64 {
         let max = self.range + u64::from(self.nulls);
-        match code(v) {
+        match code(v, buf) {
             None if self.distance || self.desc => max,
             None => 0,
             Some(c) => {
@@ -306,8 +284,10 @@ impl Field {
 /// A numeric key's order-preserving unsigned code (`None` for NULL and
 /// for text): an integer's, a datetime's or a DECIMAL's mantissa (one
 /// scale per column, see [`key_kind`]) with the sign bit flipped, a
-/// double's total-order bits.
-fn code(v: &Value) -> Option<u64> {
+/// double's total-order bits. `buf` is scratch space (no allocation per
+/// value).
+#[inline]
+fn code(v: &Value, buf: &mut Vec<u8>) -> Option<u64> {
     match v {
         Value::Bool(b) => Some(u64::from(*b)),
         Value::Int(i) | Value::DateTime(i) => Some((*i as u64) ^ (1u64 << 63)),
@@ -320,16 +300,16 @@ fn code(v: &Value) -> Option<u64> {
             })
         }
         Value::Decimal(d) => {
-            let mut m = Vec::with_capacity(8);
-            d.mantissa_bytes(&mut m);
-            let fill = if m.last().is_some_and(|&b| b >= 0x80) {
+            buf.clear();
+            d.mantissa_bytes(buf);
+            let fill = if buf.last().is_some_and(|&b| b >= 0x80) {
                 0xFF
             } else {
                 0
             };
             let mut b = [fill; 8];
-            let n = m.len().min(8);
-            b[..n].copy_from_slice(&m[..n]);
+            let n = buf.len().min(8);
+            b[..n].copy_from_slice(&buf[..n]);
             Some((i64::from_le_bytes(b) as u64) ^ (1u64 << 63))
         }
         Value::Null | Value::Text(_) | Value::Vector(_) => None,
@@ -380,6 +360,7 @@ impl Keys<'_> {
             let mut bytes = Vec::with_capacity(n * 9 * keys.cols.len());
             let mut offs = Vec::with_capacity(n + 1);
             let mut split = Vec::with_capacity(n);
+            let mut buf = Vec::with_capacity(16);
             offs.push(0);
             for i in 0..n {
                 budget::tick()?;
@@ -392,7 +373,7 @@ impl Keys<'_> {
                         Some(o) => (keys.order[o].1, is_distance_key(&keys.order[o].0)),
                         None => (false, false),
                     };
-                    encode_key(&mut bytes, c.at(units, i), desc, distance);
+                    encode_key(&mut bytes, c.at(units, i), desc, distance, &mut buf);
                 }
                 if keys.cols.len() == keys.parts {
                     split.push(bytes.len());
@@ -409,11 +390,12 @@ impl Keys<'_> {
     /// bits (`None` otherwise), and the bits of the order keys.
     fn pack(&self, units: &[Unit], mem: &mut Reservation) -> SqlResult<Option<(Vec<u128>, u32)>> {
         let mut fields = Vec::with_capacity(self.cols.len());
+        let mut buf = Vec::with_capacity(16);
         for (k, c) in self.cols.iter().enumerate() {
             let (mut lo, mut hi, mut nulls) = (u64::MAX, 0u64, false);
             for i in 0..units.len() {
                 budget::tick()?;
-                match code(c.at(units, i)) {
+                match code(c.at(units, i), &mut buf) {
                     Some(x) => {
                         lo = lo.min(x);
                         hi = hi.max(x);
@@ -453,7 +435,7 @@ impl Keys<'_> {
             for (f, c) in fields.iter().zip(&self.cols) {
                 // `bits` fit (checked above); a 0-bit field adds nothing.
                 let b = f.bits().unwrap_or(0);
-                key = (key << b) | u128::from(f.of(c.at(units, i)));
+                key = (key << b) | u128::from(f.of(c.at(units, i), &mut buf));
             }
             packed.push(key);
         }
@@ -1051,7 +1033,7 @@ mod tests {
                 for distance in [false, true] {
                     let enc = |v: &Value| {
                         let mut out = Vec::new();
-                        encode_key(&mut out, v, desc, distance);
+                        encode_key(&mut out, v, desc, distance, &mut Vec::new());
                         out
                     };
                     for x in vals {
