@@ -169,6 +169,7 @@ const SQL_LEVELS: &[&[&str]] = &[
         "functions/scalar",
         "functions/table",
         "functions/tests",
+        "functions/uuid",
     ],
     // what expressions call back into the session for: grants, session functions
     &["privileges", "host"],
@@ -211,6 +212,8 @@ const SQL_LEVELS: &[&[&str]] = &[
     &["ddl"],
     // ALTER / RENAME, TRUNCATE, SHOW / EXPLAIN, CHECK INDEX
     &["alter", "truncate", "show", "check"],
+    // ANALYZE / CHECK / OPTIMIZE TABLE (CHECK runs the index checker)
+    &["maintenance"],
     // statement dispatch, transactions and sessions' entry point
     &["mod"],
 ];

@@ -15,7 +15,7 @@
 //!
 //! Files: `def.rs` (what a declaration says), `table.rs` (the
 //! declarations), `registry.rs` (lookup and dispatch), `scalar.rs` and
-//! `control.rs` (evaluators), `docs.rs` (the generated reference).
+//! `control.rs` and `uuid.rs` (evaluators), `docs.rs` (the generated reference).
 //!
 //! Never plans, never reads storage or the session: session-dependent
 //! functions ([`Eval::Host`]) are answered by the
@@ -30,6 +30,7 @@ mod docs;
 mod registry;
 mod scalar;
 mod table;
+mod uuid;
 
 pub(crate) use def::{
     def, Category, Eval, FunctionDef, Parity, Privilege, Purity, Returns, TextLen, VARIADIC,

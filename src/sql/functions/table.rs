@@ -10,7 +10,7 @@ use super::Category::{
 use super::Eval::{Exprs, Host, Rewritten, Values};
 use super::Returns::{Fixed, Rule};
 use super::TextLen::{OfFirstArg, SumOfArgs};
-use super::{control, def, scalar, FunctionDef, Parity, Purity, VARIADIC};
+use super::{control, def, scalar, uuid, FunctionDef, Parity, Purity, VARIADIC};
 use crate::sql::agg_stats::StatFunc;
 use crate::sql::expr::{
     datetime, regexp, AggFunc, WinFunc, FIXED_TEXT, IS_FALSE, IS_TRUE, JSON_AGG, SHOW_SCALE,
@@ -236,6 +236,14 @@ pub(crate) static FUNCTIONS: &[FunctionDef] = &[
     def(Vector, "vector_dims", (1, 1), Fixed(Int), Values(scalar::vector_dims), "Number of dimensions."),
     // ---- session and server
     def(Session, "version", (0, 0), Fixed(Text), Values(scalar::version), "The server version string."),
+    def(Session, "uuid", (0, 0), Fixed(Text), Values(uuid::uuid),
+        "A version-1 (time-based) UUID as 36 characters; a different one at each call.")
+        .purity(Purity::Volatile),
+    def(Session, "uuid_short", (0, 0), Fixed(Int), Values(uuid::uuid_short),
+        "A 64-bit number unique among this server's calls: server_id (1) << 56 + start second << 24, counted up.")
+        .purity(Purity::Volatile),
+    def(Str, "is_uuid", (1, 1), Fixed(Int), Values(uuid::is_uuid),
+        "1 for a UUID in text form (32 hex digits, dashed 8-4-4-4-12, or that in braces), else 0; NULL for NULL."),
     def(Session, "database", (0, 0), Fixed(Text), Host, "The current database, NULL if none.")
         .aliases(&["schema"]),
     def(Session, "user", (0, 0), Fixed(Text), Host, "The session's user as `name@localhost`.")
