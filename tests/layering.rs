@@ -188,6 +188,8 @@ const SQL_LEVELS: &[&[&str]] = &[
         "plan/rewrite",
         "plan/block",
         "plan/bind",
+        "plan/explain_expr",
+        "plan/explain_tree",
         "plan/explain",
     ],
     // the aggregate fold (states, update, final value): below the operators

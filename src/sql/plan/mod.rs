@@ -11,7 +11,9 @@
 //! Binding the AST into a plan is [`bind`] (a query block in [`block`],
 //! recursive CTEs' rules in [`recursive`], push-down in [`rewrite`],
 //! window placement in [`window`], table-function arguments in
-//! [`series`]); EXPLAIN is [`explain`]. Imports inside run one way:
+//! [`series`]); EXPLAIN is [`explain`] (Tributary's lines) and
+//! [`explain_tree`] (MySQL's `FORMAT=TREE`, its expressions printed by
+//! [`explain_expr`]). Imports inside run one way:
 //! `bind` → `block` → `rewrite` / `recursive` / `window` / `series` →
 //! this file.
 //!
@@ -31,6 +33,8 @@ use crate::types::{ColumnKind, DataType, Value};
 pub mod bind;
 pub mod block;
 pub mod explain;
+pub mod explain_expr;
+pub mod explain_tree;
 pub mod recursive;
 pub mod rewrite;
 pub mod series;
