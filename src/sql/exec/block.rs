@@ -863,7 +863,18 @@ fn run_with(
     };
     // Project + sort keys. Sorted rows past `sort_buffer_size` go to disk
     // as sorted runs (decision 027).
-    let mut sorter = (!plan.order_by.is_empty() && !plan.distinct).then(|| {
+    // The last window left the units in ORDER BY's order: no second sort,
+    // and only the units LIMIT keeps are projected.
+    let presorted = plan.windowed()
+        && !plan.distinct
+        && crate::sql::plan::window::sorted_as(&plan.aggs, &plan.order_by);
+    if let (true, Some(l)) = (presorted, plan.limit) {
+        let keep = plan.offset.saturating_add(l);
+        if keep < units.len() {
+            budget::drop_ticking(units.0.split_off(keep))?;
+        }
+    }
+    let mut sorter = (!plan.order_by.is_empty() && !plan.distinct && !presorted).then(|| {
         crate::sql::spill::sort::Sorter::for_statement()
             .top(plan.limit.map(|l| plan.offset.saturating_add(l)))
     });
@@ -953,7 +964,7 @@ fn run_with(
             group_key_under(&item.0, &plan.out_colls)
         })?;
     }
-    if !plan.order_by.is_empty() {
+    if !plan.order_by.is_empty() && !presorted {
         out.0 = match plan.limit.map(|l| plan.offset.saturating_add(l)) {
             Some(k) if k < out.len() => top_k(out.take(), k, order)?,
             _ => {
