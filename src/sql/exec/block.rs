@@ -865,9 +865,7 @@ fn run_with(
     // as sorted runs (decision 027).
     // The last window left the units in ORDER BY's order: no second sort,
     // and only the units LIMIT keeps are projected.
-    let presorted = plan.windowed()
-        && !plan.distinct
-        && crate::sql::plan::window::sorted_as(&plan.aggs, &plan.order_by);
+    let presorted = plan.sorted_by_window();
     if let (true, Some(l)) = (presorted, plan.limit) {
         let keep = plan.offset.saturating_add(l);
         if keep < units.len() {
