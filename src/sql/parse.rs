@@ -1283,12 +1283,69 @@ fn parse_tokens(sql: &str, toks: Vec<Tok>) -> SqlResult<Stmt> {
         }
         return Ok(Stmt::CreateTable(Box::new(a.into_statement()), indexes));
     }
-    parse_ast(sql).map_err(|e| window_syntax_refused(&p.t).unwrap_or(e))
+    parse_ast(sql).or_else(|e| {
+        if let Some(refused) = window_syntax_refused(&p.t) {
+            return Err(refused);
+        }
+        // `NTH_VALUE(…) FROM FIRST` is MySQL's default, which sqlparser
+        // does not parse: the same statement without it.
+        match without_from_first(sql) {
+            Some(plain) => parse_ast(&plain),
+            None => Err(e),
+        }
+    })
+}
+
+/// `sql` without each `FROM FIRST` that stands between a `)` and `OVER`
+/// (NTH_VALUE's default, outside quotes and comments); `None` when there
+/// is none.
+fn without_from_first(sql: &str) -> Option<String> {
+    let b = sql.as_bytes();
+    // The words and parentheses of the code, with their byte ranges.
+    let mut toks: Vec<(usize, usize)> = Vec::new();
+    let mut open: Option<usize> = None;
+    let mut code = vec![false; b.len()];
+    visit_code(sql, |i, _| {
+        code[i] = true;
+        true
+    });
+    for i in 0..=b.len() {
+        let word = i < b.len() && code[i] && (b[i].is_ascii_alphanumeric() || b[i] == b'_');
+        match (open, word) {
+            (None, true) => open = Some(i),
+            (Some(st), false) => {
+                toks.push((st, i));
+                open = None;
+            }
+            _ => {}
+        }
+        if i < b.len() && code[i] && b[i] == b')' {
+            toks.push((i, i + 1));
+        }
+    }
+    let is = |t: (usize, usize), w: &str| sql[t.0..t.1].eq_ignore_ascii_case(w);
+    let cuts: Vec<(usize, usize)> = toks
+        .windows(4)
+        .filter(|w| is(w[0], ")") && is(w[1], "from") && is(w[2], "first") && is(w[3], "over"))
+        .map(|w| (w[1].0, w[2].1))
+        .collect();
+    if cuts.is_empty() {
+        return None;
+    }
+    let mut out = String::with_capacity(sql.len());
+    let mut from = 0;
+    for (st, end) in cuts {
+        out.push_str(&sql[from..st]);
+        from = end;
+    }
+    out.push_str(&sql[from..]);
+    Some(out)
 }
 
 /// Window syntax MySQL 8 parses and then refuses as not supported (1235)
-/// — a frame's `EXCLUDE …`, `NTH_VALUE(…) FROM FIRST / LAST` — which
-/// sqlparser does not parse: the same refusal rather than 1064.
+/// — a frame's `EXCLUDE …`, `NTH_VALUE(…) FROM LAST` — which sqlparser
+/// does not parse: the same refusal rather than 1064. (`FROM FIRST`, the
+/// default, is accepted: [`without_from_first`].)
 fn window_syntax_refused(toks: &[Tok]) -> Option<SqlError> {
     let word = |t: &Tok, w: &str| matches!(t, Tok::Word(x) if x.eq_ignore_ascii_case(w));
     toks.windows(3).find_map(|w| {
@@ -1298,14 +1355,8 @@ fn window_syntax_refused(toks: &[Tok]) -> Option<SqlError> {
                 .any(|k| word(&w[1], k))
         {
             Some(SqlError::unsupported("EXCLUDE"))
-        } else if word(&w[0], "from")
-            && (word(&w[1], "last") || word(&w[1], "first"))
-            && word(&w[2], "over")
-        {
-            Some(SqlError::unsupported(format!(
-                "FROM {}",
-                if word(&w[1], "last") { "LAST" } else { "FIRST" }
-            )))
+        } else if word(&w[0], "from") && word(&w[1], "last") && word(&w[2], "over") {
+            Some(SqlError::unsupported("FROM LAST"))
         } else {
             None
         }
@@ -2324,6 +2375,33 @@ fn set_expression(p: &mut P) -> SqlResult<String> {
 
 #[cfg(test)]
 mod tests {
+    /// `FROM FIRST` goes only between a `)` and `OVER` in code, never in
+    /// a string, a comment or another place of the statement.
+    #[test]
+    fn from_first_is_dropped_only_before_over() {
+        use super::without_from_first;
+        assert_eq!(
+            without_from_first("SELECT NTH_VALUE(x, 2) from  First\nOVER w FROM t").as_deref(),
+            Some("SELECT NTH_VALUE(x, 2) \nOVER w FROM t")
+        );
+        assert_eq!(
+            without_from_first(
+                "SELECT NTH_VALUE(x,1) FROM FIRST OVER (), NTH_VALUE(y,1)FROM FIRST OVER ()"
+            )
+            .as_deref(),
+            Some("SELECT NTH_VALUE(x,1)  OVER (), NTH_VALUE(y,1) OVER ()")
+        );
+        for sql in [
+            "SELECT 'x) FROM FIRST OVER' FROM t",
+            "SELECT x /* ) FROM FIRST OVER */ FROM t",
+            "SELECT (x) FROM first_over",
+            "SELECT (x) FROM FIRST",
+            "SELECT NTH_VALUE(x, 1) FROM LAST OVER ()",
+        ] {
+            assert_eq!(without_from_first(sql), None, "{sql}");
+        }
+    }
+
     #[test]
     fn infix_mod_becomes_percent_only_where_it_is_the_operator() {
         use super::infix_mod;

@@ -232,7 +232,9 @@ pub fn explain_block(
     } else {
         Stage::Sort
     };
-    match (plan.limit, plan.order_by.is_empty()) {
+    // A window that leaves the rows in ORDER BY's order: no sort.
+    let sorts = !plan.order_by.is_empty() && !plan.sorted_by_window();
+    match (plan.limit, !sorts) {
         (Some(l), false) => push(
             format!(
                 "Top-K (sort, keep rows {}..{} of the order)",

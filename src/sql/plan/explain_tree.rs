@@ -499,7 +499,8 @@ impl Tree<'_> {
                 Some(Stage::Limit),
             );
         }
-        if !p.order_by.is_empty() {
+        // A window that leaves the rows in ORDER BY's order: no sort.
+        if !p.order_by.is_empty() && !p.sorted_by_window() {
             let keys = p
                 .order_by
                 .iter()

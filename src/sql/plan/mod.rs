@@ -516,6 +516,14 @@ impl Plan {
         self.aggs.iter().any(|a| a.window.is_some())
     }
 
+    /// Whether the block's ORDER BY needs no sort of its own: the last
+    /// window leaves the rows in that order ([`window::sorted_as`]) and no
+    /// DISTINCT comes between. The executor skips the sort and EXPLAIN
+    /// shows none.
+    pub fn sorted_by_window(&self) -> bool {
+        self.windowed() && !self.distinct && window::sorted_as(&self.aggs, &self.order_by)
+    }
+
     /// A scan of a base table with no aggregate, order, limit, distinct or
     /// index path: a filter added to it changes nothing but the rows.
     pub fn is_plain_scan(&self) -> bool {

@@ -95,7 +95,9 @@ fn chain<'p>(
     if plan.windowed() {
         units = Box::new(Window::new(node, units));
     }
-    let sorting = !plan.order_by.is_empty();
+    // The last window left the units in ORDER BY's order: no second sort
+    // (and the limit pulls only the units it keeps through the projection).
+    let sorting = !plan.order_by.is_empty() && !plan.sorted_by_window();
     let mut rows: BoxStep<'p, _> = Box::new(Project::new(node, units, !sorting || plan.distinct));
     if plan.distinct {
         rows = Box::new(Distinct::new(node, rows));
