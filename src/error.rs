@@ -230,6 +230,8 @@ pub fn sqlstate_for(code: u16) -> &'static str {
         1366 => "HY000",
         1300 => "HY000",
         1426 | 1427 => "42000",
+        // ER_TOO_MANY_ROWS (SELECT … INTO of several rows).
+        1172 => "42000",
         // ER_COLLATION_CHARSET_MISMATCH (ER_UNKNOWN_COLLATION and the
         // illegal-mix 1267 are HY000).
         1253 => "42000",

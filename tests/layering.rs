@@ -159,6 +159,7 @@ const SQL_LEVELS: &[&[&str]] = &[
         "expr/collate",
         "expr/datetime",
         "expr/regexp",
+        "expr/value",
         "expr/window_spec",
         "functions",
         "functions/control",
@@ -168,6 +169,7 @@ const SQL_LEVELS: &[&[&str]] = &[
         "functions/scalar",
         "functions/table",
         "functions/tests",
+        "functions/uuid",
     ],
     // what expressions call back into the session for: grants, session functions
     &["privileges", "host"],
@@ -210,6 +212,8 @@ const SQL_LEVELS: &[&[&str]] = &[
     &["ddl"],
     // ALTER / RENAME, TRUNCATE, SHOW / EXPLAIN, CHECK INDEX
     &["alter", "truncate", "show", "check"],
+    // ANALYZE / CHECK / OPTIMIZE TABLE (CHECK runs the index checker)
+    &["maintenance"],
     // statement dispatch, transactions and sessions' entry point
     &["mod"],
 ];
@@ -233,8 +237,6 @@ const KNOWN_KNOT: &[&str] = &[
     "exec/window",
     "expr",
     "expr/collate",
-    "expr/datetime",
-    "expr/regexp",
     // The registry's evaluators use expr's value helpers and expr calls the
     // registry (decision 026): one order needs those helpers below both.
     "functions/control",

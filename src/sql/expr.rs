@@ -21,6 +21,9 @@ use crate::collation::{wildcard, Collation};
 use crate::decimal::Decimal;
 use crate::error::{code, SqlError, SqlResult};
 use crate::types::{format_float, parse_datetime, ColumnKind, Value};
+pub(crate) use value::{
+    check_result_size, num, num_i64, text_of, text_to_double, want, wrong_count,
+};
 
 /// Column names visible to an expression: `(table alias, column name)`.
 #[derive(Debug, Clone, Default)]
@@ -1321,20 +1324,10 @@ impl<'a> Compiler<'a> {
                 "this form of {name}(…) OVER"
             )));
         }
-        let func = match name {
-            "row_number" => WinFunc::RowNumber,
-            "rank" => WinFunc::Rank,
-            "dense_rank" => WinFunc::DenseRank,
-            "percent_rank" => WinFunc::PercentRank,
-            "cume_dist" => WinFunc::CumeDist,
-            "ntile" => WinFunc::Ntile,
-            "lag" => WinFunc::Lag,
-            "lead" => WinFunc::Lead,
-            "first_value" => WinFunc::FirstValue,
-            "last_value" => WinFunc::LastValue,
-            "nth_value" => WinFunc::NthValue,
-            _ if agg_func(name).is_some() => WinFunc::Agg,
-            _ => {
+        let func = match crate::sql::functions::window(name) {
+            Some((w, _)) => w,
+            None if agg_func(name).is_some() => WinFunc::Agg,
+            None => {
                 return Err(SqlError::unsupported(format!(
                     "window function {}(…) OVER",
                     name.to_ascii_uppercase()
@@ -1428,11 +1421,8 @@ impl<'a> Compiler<'a> {
                 _ => return Err(wrong_count(name)),
             };
             let lag = matches!(func, WinFunc::Lag | WinFunc::Lead);
-            let arity_ok = match func {
-                WinFunc::Ntile | WinFunc::FirstValue | WinFunc::LastValue => args.len() == 1,
-                WinFunc::NthValue => args.len() == 2,
-                _ => (1..=3).contains(&args.len()),
-            };
+            let arity_ok =
+                crate::sql::functions::window(name).is_some_and(|(_, d)| d.takes(args.len()));
             if !arity_ok {
                 return Err(wrong_count(name));
             }
@@ -1947,32 +1937,6 @@ pub fn truth(v: &Value) -> Option<bool> {
     }
 }
 
-/// A string as a DOUBLE, as MySQL converts it in a numeric context: its
-/// longest numeric prefix, with warning 1292 when that is not the whole
-/// string (an error while a strict-mode write runs: see
-/// [`crate::warnings::note_later`]).
-pub fn text_to_double(s: &str) -> f64 {
-    let (f, whole) = crate::types::parse_number_prefix(s);
-    if !whole {
-        crate::warnings::note_later(
-            code::TRUNCATED_WRONG_VALUE,
-            format!("Truncated incorrect DOUBLE value: '{s}'"),
-        );
-    }
-    f
-}
-
-pub(crate) fn num(v: &Value) -> Option<Value> {
-    match v {
-        Value::Int(_) | Value::Float(_) | Value::Decimal(_) => Some(v.clone()),
-        Value::Bool(b) => Some(Value::Int(*b as i64)),
-        // A string in a numeric context is a DOUBLE (`'3' + 1` is 4e0).
-        Value::Text(s) => Some(Value::Float(text_to_double(s))),
-        Value::DateTime(us) => Some(Value::Int(*us)),
-        _ => None,
-    }
-}
-
 /// A value as a number (text parsed as MySQL does), `None` if it is none.
 pub fn as_f64(v: &Value) -> Option<f64> {
     match num(v)? {
@@ -2441,39 +2405,8 @@ pub fn vector_fn(name: &str, a: &[f64], b: &[f64]) -> SqlResult<f64> {
     })
 }
 
-/// An integer argument (numbers truncated as MySQL's integer arguments,
-/// numeric text parsed); `None` for NULL or non-numbers.
-pub(crate) fn num_i64(v: &Value) -> Option<i64> {
-    match num(v)? {
-        Value::Int(i) => Some(i),
-        Value::Decimal(d) => {
-            Some(
-                d.to_i64_round()
-                    .unwrap_or(if d.is_negative() { i64::MIN } else { i64::MAX }),
-            )
-        }
-        Value::Float(f) if f.is_finite() => Some(f.round() as i64),
-        _ => None,
-    }
-}
-
-/// A value as text, borrowed when it is text already.
-pub(crate) fn text_of(v: &Value) -> Cow<'_, str> {
-    match v {
-        Value::Text(s) => Cow::Borrowed(s),
-        other => Cow::Owned(other.to_string()),
-    }
-}
-
 pub(crate) fn text(v: &Value) -> String {
     text_of(v).into_owned()
-}
-
-pub(crate) fn want(args: &[Value], n: usize, name: &str) -> SqlResult<()> {
-    if args.len() != n {
-        return Err(wrong_count(name));
-    }
-    Ok(())
 }
 
 /// The units `pos[, len]` select out of `n` in SUBSTRING and MatrixOne's
@@ -2493,26 +2426,6 @@ pub(crate) fn sub_range(pos_len: &[Value], n: usize) -> Option<std::ops::Range<u
     }
     let end = len.map_or(n, |l| start.saturating_add(l).min(n));
     Some(start as usize..end as usize)
-}
-
-pub(crate) fn wrong_count(name: &str) -> SqlError {
-    crate::sql::functions::wrong_count(name)
-}
-
-/// The server's `max_allowed_packet`: a string function whose result would
-/// be larger fails before allocating it.
-const MAX_RESULT_BYTES: u128 = 64 << 20;
-
-pub(crate) fn check_result_size(name: &str, bytes: u128) -> SqlResult<()> {
-    if bytes > MAX_RESULT_BYTES {
-        return Err(SqlError::new(
-            1301,
-            format!(
-                "Result of {name}() was larger than max_allowed_packet ({MAX_RESULT_BYTES}) - truncated"
-            ),
-        ));
-    }
-    Ok(())
 }
 
 /// A DOUBLE result; infinity or NaN is MySQL's out-of-range error.
@@ -3174,6 +3087,7 @@ pub fn varies_per_call(name: &str) -> bool {
 pub mod collate;
 pub(crate) mod datetime;
 pub(crate) mod regexp;
+pub(crate) mod value;
 pub(crate) mod window_spec;
 
 #[cfg(test)]

@@ -28,6 +28,7 @@ pub mod expr;
 pub mod fast_insert;
 pub mod functions;
 pub mod host;
+pub mod maintenance;
 pub mod params;
 pub mod parse;
 pub mod plan;
@@ -247,7 +248,34 @@ impl Engine {
                 Ok(QueryResult::default())
             }
             Stmt::Set(assignments) => {
+                // Every value is evaluated before any is assigned, as MySQL
+                // (`SET @a = 1, @b = @a` reads the @a from before); an
+                // expression is a SELECT of it, privileges checked as for
+                // that SELECT.
+                let mut values = Vec::with_capacity(assignments.len());
                 for (target, value) in assignments {
+                    let v = match value {
+                        parse::SetValue::Expr(text) => {
+                            let r = self.execute(st, &format!("SELECT {text}"))?;
+                            match r.rows.into_iter().next().and_then(|r| r.into_iter().next()) {
+                                Some(v) => parse::SetValue::Value(v),
+                                None => {
+                                    return Err(SqlError::internal("SET value gave no row"))
+                                }
+                            }
+                        }
+                        parse::SetValue::User(n) => parse::SetValue::Value(
+                            st.user_vars.get(&n).cloned().unwrap_or(crate::types::Value::Null),
+                        ),
+                        parse::SetValue::System(n) => parse::SetValue::Value(vars::system_value(
+                            &vars::SessionVars::of(self, st),
+                            &n,
+                        )?),
+                        v => v,
+                    };
+                    values.push((target, v));
+                }
+                for (target, value) in values {
                     self.set_one(st, target, value)?;
                 }
                 Ok(QueryResult::default())
@@ -477,18 +505,21 @@ impl Engine {
     ) -> SqlResult<()> {
         use crate::types::Value;
         use parse::{SetTarget, SetValue};
+        let literal = matches!(value, SetValue::Literal(_));
         let v = match value {
             SetValue::Null => Value::Null,
             SetValue::Literal(s) => Value::Text(s),
-            SetValue::System(n) => vars::system_value(&vars::SessionVars::of(self, st), &n)?,
-            SetValue::User(n) => st.user_vars.get(&n).cloned().unwrap_or(Value::Null),
+            SetValue::Value(v) => v,
+            SetValue::System(_) | SetValue::User(_) | SetValue::Expr(_) => {
+                return Err(SqlError::internal("SET value not evaluated"));
+            }
         };
         match target {
             SetTarget::User(n) => {
                 // A literal keeps its number-ness: @a = 5 is the integer 5,
                 // @a = 0.1 the DECIMAL 0.1.
                 let v = match v {
-                    Value::Text(s) => match s.parse::<i64>() {
+                    Value::Text(s) if literal => match s.parse::<i64>() {
                         Ok(i) if !s.starts_with('+') => Value::Int(i),
                         _ => match crate::decimal::Decimal::parse(&s) {
                             Some(d) if !s.starts_with('+') && s.contains('.') => Value::Decimal(d),
@@ -734,13 +765,80 @@ fn write_rows(
     Ok(r)
 }
 
+/// The user variables of `SELECT … INTO @a, @b …`, if the query has that
+/// clause; any other INTO (a table, OUTFILE, DUMPFILE) is refused.
+fn select_into_vars(q: &sqlparser::ast::Query) -> SqlResult<Option<Vec<String>>> {
+    use sqlparser::ast::{Expr, SetExpr};
+    let SetExpr::Select(sel) = q.body.as_ref() else {
+        return Ok(None);
+    };
+    let Some(into) = &sel.into else {
+        return Ok(None);
+    };
+    let var = |e: &Expr| match e {
+        Expr::Identifier(id) if id.quote_style.is_none() => id
+            .value
+            .strip_prefix('@')
+            .filter(|n| !n.is_empty() && !n.starts_with('@'))
+            .map(str::to_ascii_lowercase),
+        _ => None,
+    };
+    let vars: Option<Vec<String>> = into.targets.iter().map(var).collect();
+    match vars {
+        Some(v) if !into.temporary && !into.unlogged && !into.table => Ok(Some(v)),
+        _ => Err(SqlError::unsupported(
+            "SELECT … INTO other than user variables (INTO @v, …)",
+        )),
+    }
+}
+
+/// `SELECT … INTO @a, @b …` as MySQL: the query without its INTO, whose one
+/// row (1172 for more, warning 1329 and nothing assigned for none) goes
+/// to the variables, one per column (1222 otherwise).
+fn select_into(
+    cx: &mut Ctx<'_>,
+    q: &sqlparser::ast::Query,
+    vars: Vec<String>,
+) -> SqlResult<QueryResult> {
+    use sqlparser::ast::SetExpr;
+    let mut plain = q.clone();
+    if let SetExpr::Select(sel) = plain.body.as_mut() {
+        sel.into = None;
+    }
+    let r = exec::query(cx, &plain)?;
+    if r.columns.len() != vars.len() {
+        return Err(SqlError::new(
+            1222,
+            "The used SELECT statements have a different number of columns",
+        ));
+    }
+    let mut rows = r.rows.into_iter();
+    let Some(row) = rows.next() else {
+        crate::warnings::note(1329, "No data - zero rows fetched, selected, or processed")?;
+        return Ok(QueryResult::default());
+    };
+    if rows.next().is_some() {
+        return Err(SqlError::new(1172, "Result consisted of more than one row"));
+    }
+    for (name, v) in vars.into_iter().zip(row) {
+        cx.session.user_vars.insert(name, v);
+    }
+    Ok(QueryResult {
+        affected_rows: 1,
+        ..Default::default()
+    })
+}
+
 fn run_in_txn(cx: &mut Ctx<'_>, s: Stmt) -> SqlResult<QueryResult> {
     use sqlparser::ast::Statement as S;
     match s {
         // By reference: a lent AST (the INSERT fast path's) goes back to
         // its cache when `a` is dropped.
         Stmt::Ast(a) => match &*a {
-            S::Query(q) => exec::query(cx, q),
+            S::Query(q) => match select_into_vars(q)? {
+                Some(vars) => select_into(cx, q, vars),
+                None => exec::query(cx, q),
+            },
             S::Insert(ins) => write_rows(cx, !ins.ignore, |cx| dml::insert(cx, ins)),
             S::Update(up) => write_rows(cx, true, |cx| dml::update(cx, up)),
             S::Delete(del) => write_rows(cx, true, |cx| dml::delete(cx, del)),
@@ -767,6 +865,7 @@ fn run_in_txn(cx: &mut Ctx<'_>, s: Stmt) -> SqlResult<QueryResult> {
             let rep = crate::sql::check::check_index(cx, &t, &ix)?;
             Ok(crate::sql::check::report_result(&t, &ix, &rep))
         }
+        Stmt::Maintenance { op, tables } => crate::sql::maintenance::run(cx, op, &tables),
         Stmt::Explain(inner, analyze) => show::explain(cx, *inner, analyze),
         other => Err(SqlError::internal(format!(
             "unexpected statement {other:?}"

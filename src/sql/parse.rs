@@ -233,6 +233,11 @@ pub enum Stmt {
         name: String,
         table: Name,
     },
+    /// `ANALYZE TABLE` / `CHECK TABLE` / `OPTIMIZE TABLE t1[, t2 …]`.
+    Maintenance {
+        op: MaintenanceOp,
+        tables: Vec<Name>,
+    },
     /// `ALTER TABLE t ALTER REINDEX idx` (MatrixOne): rebuild an index.
     Reindex {
         name: String,
@@ -307,6 +312,11 @@ pub enum SetValue {
     System(String),
     /// `@name`.
     User(String),
+    /// Any other expression (`@a + 1`, `(SELECT …)`), as written:
+    /// evaluated as `SELECT <text>`.
+    Expr(String),
+    /// An expression's value, once evaluated.
+    Value(crate::types::Value),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -320,11 +330,31 @@ enum Tok {
 }
 
 fn tokenize(sql: &str) -> SqlResult<Vec<Tok>> {
+    tokenize_with(sql, None)
+}
+
+/// [`tokenize`], also giving each token's byte range in `sql` in `spans`
+/// (for a statement that keeps part of its text: SET's expressions).
+fn tokenize_with(
+    sql: &str,
+    mut spans: Option<&mut Vec<std::ops::Range<usize>>>,
+) -> SqlResult<Vec<Tok>> {
     let mut out = Vec::new();
     let cs: Vec<char> = sql.chars().collect();
     let mut i = 0;
+    // Byte offset of char `i` (only built when spans are asked for).
+    let offs: Vec<usize> = match spans {
+        Some(_) => sql
+            .char_indices()
+            .map(|(b, _)| b)
+            .chain(std::iter::once(sql.len()))
+            .collect(),
+        None => Vec::new(),
+    };
     while i < cs.len() {
         let c = cs[i];
+        let start = i;
+        let before = out.len();
         if c.is_whitespace() {
             i += 1;
         } else if c.is_alphabetic() || c == '_' || c == '@' {
@@ -380,8 +410,32 @@ fn tokenize(sql: &str) -> SqlResult<Vec<Tok>> {
             out.push(Tok::Punct(c));
             i += 1;
         }
+        if let Some(sp) = spans.as_deref_mut() {
+            if out.len() > before {
+                sp.push(offs[start]..offs[i]);
+            }
+        }
     }
     Ok(out)
+}
+
+/// The table maintenance statements MySQL has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MaintenanceOp {
+    Analyze,
+    Check,
+    Optimize,
+}
+
+impl MaintenanceOp {
+    /// The `Op` column of the result (`analyze`, `check`, `optimize`).
+    pub fn name(self) -> &'static str {
+        match self {
+            MaintenanceOp::Analyze => "analyze",
+            MaintenanceOp::Check => "check",
+            MaintenanceOp::Optimize => "optimize",
+        }
+    }
 }
 
 struct P<'a> {
@@ -409,6 +463,9 @@ impl P<'_> {
         } else {
             Err(self.err(&format!("expected {k}")))
         }
+    }
+    fn peek_punct(&self, c: char) -> bool {
+        self.t.get(self.i) == Some(&Tok::Punct(c))
     }
     fn punct(&mut self, c: char) -> bool {
         if self.t.get(self.i) == Some(&Tok::Punct(c)) {
@@ -1733,6 +1790,46 @@ fn parse_custom(p: &mut P) -> SqlResult<Option<Stmt>> {
         }
         return Ok(None);
     }
+    // ANALYZE / OPTIMIZE [NO_WRITE_TO_BINLOG | LOCAL] TABLE t1[, t2 …];
+    // CHECK TABLE t1[, t2 …] [FOR UPGRADE | QUICK | FAST | MEDIUM |
+    // EXTENDED | CHANGED]… (the options choose how much MySQL reads: the
+    // checker here always compares every index with its table).
+    let op = if p.peek_kw("analyze") {
+        Some(MaintenanceOp::Analyze)
+    } else if p.peek_kw("optimize") {
+        Some(MaintenanceOp::Optimize)
+    } else if p.peek_kw("check")
+        && matches!(p.t.get(p.i + 1), Some(Tok::Word(w)) if w.eq_ignore_ascii_case("table"))
+    {
+        Some(MaintenanceOp::Check)
+    } else {
+        None
+    };
+    if let Some(op) = op {
+        p.i += 1;
+        if op != MaintenanceOp::Check && !p.kw("no_write_to_binlog") {
+            p.kw("local");
+        }
+        p.expect_kw("table")?;
+        let mut tables = vec![p.name()?];
+        while p.punct(',') {
+            tables.push(p.name()?);
+        }
+        if op == MaintenanceOp::Check {
+            loop {
+                if p.kw("for") {
+                    p.expect_kw("upgrade")?;
+                } else if !["quick", "fast", "medium", "extended", "changed"]
+                    .iter()
+                    .any(|o| p.kw(o))
+                {
+                    break;
+                }
+            }
+        }
+        p.end()?;
+        return Ok(Some(Stmt::Maintenance { op, tables }));
+    }
     if p.kw("check") {
         p.expect_kw("index")?;
         let name = p.ident()?;
@@ -2071,6 +2168,7 @@ fn parse_set(p: &mut P) -> SqlResult<Stmt> {
         if !(p.punct('=') || (p.punct(':') && p.punct('='))) {
             return Err(p.err("expected '='"));
         }
+        let value_at = p.i;
         let value = match p.t.get(p.i).cloned() {
             Some(Tok::Punct('-')) => {
                 p.i += 1;
@@ -2079,7 +2177,8 @@ fn parse_set(p: &mut P) -> SqlResult<Stmt> {
                         p.i += 1;
                         SetValue::Literal(format!("-{n}"))
                     }
-                    _ => return Err(p.err("expected a number")),
+                    // `- @a`, `-(…)`: an expression.
+                    _ => SetValue::Expr(String::new()),
                 }
             }
             Some(Tok::Word(w)) if w.starts_with("@@") => {
@@ -2098,7 +2197,21 @@ fn parse_set(p: &mut P) -> SqlResult<Stmt> {
                 p.i += 1;
                 SetValue::Null
             }
-            _ => SetValue::Literal(p.string_or_word()?),
+            Some(Tok::Str(_) | Tok::Word(_) | Tok::QIdent(_) | Tok::Num(_)) => {
+                SetValue::Literal(p.string_or_word()?)
+            }
+            // `(SELECT …)`, `(1 + 2)`: an expression.
+            _ => SetValue::Expr(String::new()),
+        };
+        // Anything more before the next assignment: the value is an
+        // expression (`@a + 1`, `(SELECT …)`, `CONCAT(…)`), kept as text
+        // and evaluated as a SELECT.
+        let simple = !matches!(value, SetValue::Expr(_));
+        let value = if simple && (p.done() || p.peek_punct(',')) {
+            value
+        } else {
+            p.i = value_at;
+            SetValue::Expr(set_expression(p)?)
         };
         out.push((target, value));
         if !p.punct(',') {
@@ -2107,6 +2220,33 @@ fn parse_set(p: &mut P) -> SqlResult<Stmt> {
     }
     p.end()?;
     Ok(Stmt::Set(out))
+}
+
+/// The text of a SET value expression starting at token `p.i`, up to the
+/// next comma outside parentheses or the end; `p.i` moves past it.
+fn set_expression(p: &mut P) -> SqlResult<String> {
+    let mut spans = Vec::new();
+    let toks = tokenize_with(p.sql, Some(&mut spans))?;
+    if toks != p.t {
+        // The tokens were not made from this text (cannot happen: every
+        // P is built from its own text); refuse rather than guess.
+        return Err(SqlError::internal("SET expression text out of step"));
+    }
+    let start = p.i;
+    let mut depth = 0usize;
+    while let Some(t) = p.t.get(p.i) {
+        match t {
+            Tok::Punct('(') => depth += 1,
+            Tok::Punct(')') => depth = depth.saturating_sub(1),
+            Tok::Punct(',') if depth == 0 => break,
+            _ => {}
+        }
+        p.i += 1;
+    }
+    match (spans.get(start), spans.get(p.i.wrapping_sub(1))) {
+        (Some(a), Some(b)) if p.i > start => Ok(p.sql[a.start..b.end].to_string()),
+        _ => Err(p.err("expected a value")),
+    }
 }
 
 #[cfg(test)]
@@ -2218,9 +2358,20 @@ mod tests {
             parse("SET NAMES utf8mb4 COLLATE utf8mb4_bin").unwrap(),
             Stmt::SetNames { .. }
         ));
-        assert!(
-            parse("SET a = 1 + 1").is_err(),
-            "expressions are refused, not truncated"
+        // An expression is kept whole (to be evaluated), up to the next
+        // top-level comma; never truncated to its first token.
+        let Stmt::Set(v) = parse("SET a = 1 + 1, @b = (SELECT f(1, 2)) * -x, @c = - @d").unwrap()
+        else {
+            panic!("not a SET")
+        };
+        let values: Vec<&SetValue> = v.iter().map(|(_, v)| v).collect();
+        assert_eq!(
+            values,
+            [
+                &SetValue::Expr("1 + 1".into()),
+                &SetValue::Expr("(SELECT f(1, 2)) * -x".into()),
+                &SetValue::Expr("- @d".into()),
+            ]
         );
         assert!(matches!(
             parse("START TRANSACTION READ ONLY").unwrap(),

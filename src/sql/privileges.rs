@@ -438,6 +438,16 @@ impl Checker<'_> {
             | Stmt::ShowCreateTable { table }
             | Stmt::Describe { table }
             | Stmt::CheckIndex { table, .. } => self.need_table(SELECT, "SELECT", table)?,
+            // MySQL: SELECT for CHECK TABLE, SELECT and INSERT for ANALYZE
+            // and OPTIMIZE.
+            Stmt::Maintenance { op, tables } => {
+                for t in tables {
+                    self.need_table(SELECT, "SELECT", t)?;
+                    if *op != crate::sql::parse::MaintenanceOp::Check {
+                        self.need_table(privs::INSERT, "INSERT", t)?;
+                    }
+                }
+            }
             Stmt::ShowIscpStatus => self.need_table(
                 SELECT,
                 "SELECT",

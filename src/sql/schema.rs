@@ -639,24 +639,14 @@ pub fn parse_type(s: &str) -> SqlResult<DataType> {
                     .parse::<u32>()
                     .map_err(|_| SqlError::parse(format!("bad DECIMAL scale in {s}")))?,
             };
-            if p == 0 || p > 65 {
+            if p == 0 {
+                // MySQL says "too big" for a zero precision too.
                 return Err(SqlError::new(
                     1426,
                     format!("Too-big precision {p} specified for '{s}'. Maximum is 65."),
                 ));
             }
-            if sc > u32::from(crate::types::MAX_DECIMAL_SCALE) {
-                return Err(SqlError::new(
-                    1425,
-                    format!("Too big scale {sc} specified for column '{s}'. Maximum is 30."),
-                ));
-            }
-            if sc > p {
-                return Err(SqlError::new(
-                    1427,
-                    format!("For float(M,D), double(M,D) or decimal(M,D), M must be >= D (column '{s}')."),
-                ));
-            }
+            crate::sql::expr::check_decimal_type(p, sc, s)?;
             DataType::Decimal(p as u8, sc as u8)
         }
         "date" => DataType::Date,

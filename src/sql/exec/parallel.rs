@@ -35,28 +35,27 @@ pub const PARALLEL_MIN_ROWS: u64 = 100_000;
 /// Most threads one scan uses.
 const MAX_PARTS: usize = 4;
 
-/// Whether `e` needs nothing but the row: columns, literals and operators.
+/// Whether `e` needs nothing but the row: columns, literals and operators
+/// (no function call, aggregate, MATCH score, outer column or subquery).
 fn row_only(e: &CExpr) -> bool {
-    match e {
-        CExpr::Lit(_) | CExpr::Col(_) => true,
-        CExpr::Bin(_, a, b) | CExpr::Like(a, b, _) => row_only(a) && row_only(b),
-        CExpr::Not(a) | CExpr::Neg(a) | CExpr::IsNull(a, _) | CExpr::Cast(a, _) => row_only(a),
-        CExpr::InList(a, list, _) => row_only(a) && list.iter().all(row_only),
-        CExpr::Between(a, lo, hi, _) => row_only(a) && row_only(lo) && row_only(hi),
-        CExpr::Case(op, arms, other) => {
-            op.as_deref().is_none_or(row_only)
-                && arms.iter().all(|(w, t)| row_only(w) && row_only(t))
-                && other.as_deref().is_none_or(row_only)
-        }
-        CExpr::Func(..)
-        | CExpr::Agg(_)
-        | CExpr::Match(_)
-        | CExpr::Outer(_)
-        | CExpr::Scalar(_)
-        | CExpr::Exists(..)
-        | CExpr::InSub(..)
-        | CExpr::InSet(..) => false,
-    }
+    let mut only = true;
+    e.walk(&mut |x| {
+        only &= matches!(
+            x,
+            CExpr::Lit(_)
+                | CExpr::Col(_)
+                | CExpr::Bin(..)
+                | CExpr::Like(..)
+                | CExpr::Not(_)
+                | CExpr::Neg(_)
+                | CExpr::IsNull(..)
+                | CExpr::Cast(..)
+                | CExpr::InList(..)
+                | CExpr::Between(..)
+                | CExpr::Case(..)
+        )
+    });
+    only
 }
 
 /// Whether partial states of `call` (argument `arg`) are expected to
@@ -300,6 +299,28 @@ pub(crate) fn merge_state(a: &mut AggState, b: &AggState, call: &AggCall) -> boo
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn row_only_refuses_anything_beyond_the_row() {
+        let col = || Box::new(CExpr::Col(0));
+        let lit = || Box::new(CExpr::Lit(Value::Int(1)));
+        let case = CExpr::Case(None, vec![(CExpr::Not(col()), *lit())], Some(col()));
+        assert!(row_only(&case));
+        assert!(row_only(&CExpr::InList(
+            col(),
+            vec![*lit(), CExpr::Col(1)],
+            false
+        )));
+        // Deep inside an operator: a function call, an outer column.
+        let call = CExpr::Func("abs".into(), vec![CExpr::Col(0)]);
+        assert!(!row_only(&CExpr::Not(Box::new(call))));
+        assert!(!row_only(&CExpr::Case(
+            None,
+            vec![(CExpr::Col(0), CExpr::Outer(0))],
+            None
+        )));
+        assert!(!row_only(&CExpr::InList(col(), vec![CExpr::Agg(0)], false)));
+    }
 
     fn st(count: i64, sum: i64, best: Option<Value>) -> AggState {
         AggState {

@@ -8,7 +8,7 @@
 //! numbers, DATE_FORMAT / STR_TO_DATE). Never: reads table data or the
 //! session; the clock is its only input besides the arguments.
 
-use super::{num, num_i64, text_of, want, wrong_count};
+use super::value::{num, num_i64, text_of, want, wrong_count};
 use crate::error::{SqlError, SqlResult};
 use crate::types::{days_in_month, parse_datetime, Value};
 

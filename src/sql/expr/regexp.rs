@@ -36,7 +36,7 @@ use std::sync::Arc;
 
 use regex::{Regex, RegexBuilder};
 
-use super::{check_result_size, num_i64, text_of, wrong_count};
+use super::value::{check_result_size, num_i64, text_of, wrong_count};
 use crate::error::{SqlError, SqlResult};
 use crate::types::Value;
 

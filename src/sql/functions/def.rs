@@ -3,7 +3,7 @@
 //! nothing here looks a name up or evaluates a call.
 
 use crate::error::SqlResult;
-use crate::sql::expr::{AggFunc, CExpr, EvalCtx};
+use crate::sql::expr::{AggFunc, CExpr, EvalCtx, WinFunc};
 use crate::types::{ColumnKind, Value};
 
 /// Argument count meaning "any number from the minimum up".
@@ -23,6 +23,9 @@ pub(crate) enum Eval {
     Host,
     /// An aggregate: compiled into a slot the aggregate operator fills.
     Aggregate(AggFunc),
+    /// A window function: only with `OVER (…)`, compiled into a slot the
+    /// window operator fills.
+    Window(WinFunc),
     /// Rewritten by the compiler into another call (`DATE_ADD(d,
     /// INTERVAL …)`): never evaluated under this name.
     Rewritten,
@@ -83,6 +86,8 @@ pub(crate) enum Parity {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Category {
     Aggregate,
+    /// Callable only with `OVER (…)` (aggregates may take one too).
+    Window,
     ControlFlow,
     Numeric,
     String,

@@ -9,6 +9,7 @@ impl Category {
     fn title(self) -> &'static str {
         match self {
             Category::Aggregate => "Aggregate functions",
+            Category::Window => "Window functions (with OVER only; every aggregate takes OVER too)",
             Category::ControlFlow => "Control flow",
             Category::Numeric => "Numeric functions",
             Category::String => "String functions",

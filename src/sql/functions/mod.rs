@@ -15,7 +15,7 @@
 //!
 //! Files: `def.rs` (what a declaration says), `table.rs` (the
 //! declarations), `registry.rs` (lookup and dispatch), `scalar.rs` and
-//! `control.rs` (evaluators), `docs.rs` (the generated reference).
+//! `control.rs` and `uuid.rs` (evaluators), `docs.rs` (the generated reference).
 //!
 //! Never plans, never reads storage or the session: session-dependent
 //! functions ([`Eval::Host`]) are answered by the
@@ -30,13 +30,14 @@ mod docs;
 mod registry;
 mod scalar;
 mod table;
+mod uuid;
 
 pub(crate) use def::{
     def, Category, Eval, FunctionDef, Parity, Privilege, Purity, Returns, TextLen, VARIADIC,
 };
 pub(crate) use registry::{
     aggregate, call_values, check_call, eval_call, is_deterministic, is_volatile, lookup,
-    privilege, result_kind, returns_json, wrong_count,
+    privilege, result_kind, returns_json, window, wrong_count,
 };
 pub(crate) use table::FUNCTIONS;
 

@@ -7,7 +7,7 @@ use std::sync::LazyLock;
 
 use super::{Category, Eval, FunctionDef, Privilege, Purity, FUNCTIONS};
 use crate::error::{code, SqlError, SqlResult};
-use crate::sql::expr::{collate, AggFunc, CExpr, EvalCtx, FunctionHost};
+use crate::sql::expr::{collate, AggFunc, CExpr, EvalCtx, FunctionHost, WinFunc};
 use crate::types::{ColumnKind, Value};
 
 /// Every name (and alias) → its declaration. Looked up once per call
@@ -39,6 +39,16 @@ pub(crate) fn aggregate(name: &str) -> Option<AggFunc> {
     }
 }
 
+/// The window function `name` is, if it is one (the aggregates, which
+/// also take `OVER`, are not: see [`aggregate`]).
+pub(crate) fn window(name: &str) -> Option<(WinFunc, &'static FunctionDef)> {
+    let f = lookup(name)?;
+    match f.eval {
+        Eval::Window(w) => Some((w, f)),
+        _ => None,
+    }
+}
+
 fn unknown(name: &str) -> SqlError {
     SqlError::new(
         code::UNKNOWN_FUNCTION,
@@ -46,14 +56,7 @@ fn unknown(name: &str) -> SqlError {
     )
 }
 
-/// MySQL's error 1582 for a call to `name` with the wrong number of
-/// arguments.
-pub(crate) fn wrong_count(name: &str) -> SqlError {
-    SqlError::new(
-        code::WRONG_PARAMCOUNT,
-        format!("Incorrect parameter count in the call to native function '{name}'"),
-    )
-}
+pub(crate) use crate::sql::expr::value::wrong_count;
 
 /// Check a call the user wrote (`name` lower case): the function exists
 /// and is not internal (1305), and takes `nargs` arguments (1582).
@@ -61,6 +64,13 @@ pub(crate) fn check_call(name: &str, nargs: usize) -> SqlResult<&'static Functio
     let f = lookup(name)
         .filter(|f| f.category != Category::Internal)
         .ok_or_else(|| unknown(name))?;
+    if let Eval::Window(_) = f.eval {
+        // A keyword of MySQL's grammar that needs its OVER clause.
+        return Err(SqlError::parse(format!(
+            "{}() needs an OVER clause",
+            name.to_ascii_uppercase()
+        )));
+    }
     if !f.takes(nargs) {
         return Err(wrong_count(name));
     }
@@ -118,7 +128,7 @@ pub(crate) fn eval_call(name: &str, args: &[CExpr], cx: &EvalCtx<'_>) -> SqlResu
         Eval::Values(eval) => eval(name, &values(args)?),
         Eval::Exprs(eval) => eval(name, args, cx),
         Eval::Host => host_call(cx.funcs, name, &values(args)?),
-        Eval::Aggregate(_) | Eval::Rewritten => Err(SqlError::new(
+        Eval::Aggregate(_) | Eval::Window(_) | Eval::Rewritten => Err(SqlError::new(
             code::UNKNOWN_ERROR,
             format!("internal error: {name} evaluated as a scalar call"),
         )),

@@ -5,15 +5,15 @@
 
 use super::Category::{
     Aggregate, ControlFlow, DateTime as Dt, FaultInjection, Internal, Json, Numeric, Regexp,
-    Session, String as Str, Vector,
+    Session, String as Str, Vector, Window,
 };
 use super::Eval::{Exprs, Host, Rewritten, Values};
 use super::Returns::{Fixed, Rule};
 use super::TextLen::{OfFirstArg, SumOfArgs};
-use super::{control, def, scalar, FunctionDef, Parity, Purity, VARIADIC};
+use super::{control, def, scalar, uuid, FunctionDef, Parity, Purity, VARIADIC};
 use crate::sql::agg_stats::StatFunc;
 use crate::sql::expr::{
-    datetime, regexp, AggFunc, FIXED_TEXT, IS_FALSE, IS_TRUE, JSON_AGG, SHOW_SCALE,
+    datetime, regexp, AggFunc, WinFunc, FIXED_TEXT, IS_FALSE, IS_TRUE, JSON_AGG, SHOW_SCALE,
 };
 use crate::types::ColumnKind::{Date, DateTime, Float, Int, Text};
 
@@ -25,6 +25,29 @@ const ARGS_RULE: super::Returns = Rule("the common type of the arguments it may 
 
 /// Every function the engine implements.
 pub(crate) static FUNCTIONS: &[FunctionDef] = &[
+    // ---- window functions (only with OVER; compiled into slots the window operator fills)
+    def(Window, "row_number", (0, 0), Fixed(Int), super::Eval::Window(WinFunc::RowNumber),
+        "The row's number in its partition, from 1, in the window's order."),
+    def(Window, "rank", (0, 0), Fixed(Int), super::Eval::Window(WinFunc::Rank),
+        "The row's rank in its partition: peers share one, with gaps after them."),
+    def(Window, "dense_rank", (0, 0), Fixed(Int), super::Eval::Window(WinFunc::DenseRank),
+        "The row's rank in its partition without gaps."),
+    def(Window, "percent_rank", (0, 0), Fixed(Float), super::Eval::Window(WinFunc::PercentRank),
+        "(rank - 1) / (partition rows - 1); 0 in a one-row partition."),
+    def(Window, "cume_dist", (0, 0), Fixed(Float), super::Eval::Window(WinFunc::CumeDist),
+        "Rows up to and including the row's last peer / partition rows."),
+    def(Window, "ntile", (1, 1), Fixed(Int), super::Eval::Window(WinFunc::Ntile),
+        "The row's bucket (1..n) when the partition is cut into n as equal as possible; n a positive integer constant."),
+    def(Window, "lag", (1, 3), Rule("its first argument's type"), super::Eval::Window(WinFunc::Lag),
+        "LAG(x [, n [, default]]): x of the row n (a constant, default 1) before in the partition, else default (NULL)."),
+    def(Window, "lead", (1, 3), Rule("its first argument's type"), super::Eval::Window(WinFunc::Lead),
+        "LEAD(x [, n [, default]]): x of the row n (a constant, default 1) after in the partition, else default (NULL)."),
+    def(Window, "first_value", (1, 1), Rule("its argument's type"), super::Eval::Window(WinFunc::FirstValue),
+        "x of the first row of the frame."),
+    def(Window, "last_value", (1, 1), Rule("its argument's type"), super::Eval::Window(WinFunc::LastValue),
+        "x of the last row of the frame."),
+    def(Window, "nth_value", (2, 2), Rule("its first argument's type"), super::Eval::Window(WinFunc::NthValue),
+        "NTH_VALUE(x, n): x of the frame's n-th row (n a positive integer constant), else NULL."),
     // ---- aggregates (compiled into slots; OVER makes them window functions)
     def(Aggregate, "count", (1, 1), Fixed(Int), super::Eval::Aggregate(AggFunc::Count),
         "Number of non-NULL values (`COUNT(*)`: of rows); `DISTINCT` counts distinct ones."),
@@ -213,6 +236,14 @@ pub(crate) static FUNCTIONS: &[FunctionDef] = &[
     def(Vector, "vector_dims", (1, 1), Fixed(Int), Values(scalar::vector_dims), "Number of dimensions."),
     // ---- session and server
     def(Session, "version", (0, 0), Fixed(Text), Values(scalar::version), "The server version string."),
+    def(Session, "uuid", (0, 0), Fixed(Text), Values(uuid::uuid),
+        "A version-1 (time-based) UUID as 36 characters; a different one at each call.")
+        .purity(Purity::Volatile),
+    def(Session, "uuid_short", (0, 0), Fixed(Int), Values(uuid::uuid_short),
+        "A 64-bit number unique among this server's calls: server_id (1) << 56 + start second << 24, counted up.")
+        .purity(Purity::Volatile),
+    def(Str, "is_uuid", (1, 1), Fixed(Int), Values(uuid::is_uuid),
+        "1 for a UUID in text form (32 hex digits, dashed 8-4-4-4-12, or that in braces), else 0; NULL for NULL."),
     def(Session, "database", (0, 0), Fixed(Text), Host, "The current database, NULL if none.")
         .aliases(&["schema"]),
     def(Session, "user", (0, 0), Fixed(Text), Host, "The session's user as `name@localhost`.")

@@ -42,6 +42,7 @@ fn compile(sql: &str, aggs: bool) -> SqlResult<(CExpr, usize)> {
         .map_err(|e| SqlError::parse(format!("{sql}: {e}")))?;
     let scope = Scope::default();
     let mut c = Compiler::new(&scope, aggs);
+    c.allow_windows = aggs;
     let x = c.compile(&e)?;
     Ok((x, c.aggs.len()))
 }
@@ -68,7 +69,13 @@ fn call_sql(f: &FunctionDef, name: &str, n: usize) -> String {
             _ => "1".into(),
         })
         .collect();
-    format!("{name}({})", args.join(", "))
+    // A window function is called with its OVER clause.
+    let over = if matches!(f.eval, Eval::Window(_)) {
+        " OVER ()"
+    } else {
+        ""
+    };
+    format!("{name}({}){over}", args.join(", "))
 }
 
 /// Argument counts to try: the smallest, the largest (two past the
@@ -131,6 +138,17 @@ fn every_entry_compiles_and_evaluates_at_min_and_max_arity() {
         for name in all_names(f).filter(|n| !GRAMMAR.contains(n)) {
             for n in counts(f) {
                 let sql = call_sql(f, name, n);
+                if let Eval::Window(w) = f.eval {
+                    let (x, slots) = compile(&sql, true).unwrap_or_else(|e| panic!("{sql}: {e:?}"));
+                    assert!(matches!(x, CExpr::Agg(0)) && slots == 1, "{sql}: {x:?}");
+                    assert_eq!(window(name).map(|(w, _)| w), Some(w));
+                    // Without its OVER clause: a syntax error, as in MySQL.
+                    let bare = sql.trim_end_matches(" OVER ()");
+                    let e = compile(bare, true).expect_err(bare);
+                    assert_eq!(e.code, code::PARSE, "{bare}: {e:?}");
+                    checked += 1;
+                    continue;
+                }
                 if let Eval::Aggregate(a) = f.eval {
                     let (x, slots) = compile(&sql, true).unwrap_or_else(|e| panic!("{sql}: {e:?}"));
                     // A JSON aggregate's slot is read as JSON.
@@ -229,6 +247,12 @@ fn wrong_argument_count_is_1582() {
                     Ok(x) => panic!("{sql} compiled: {x:?}"),
                     Err(e) => e,
                 };
+                if matches!(f.eval, Eval::Window(_)) && f.max_args == 0 {
+                    // MySQL's grammar gives the ranking functions no
+                    // argument list: a syntax error.
+                    assert_eq!(e.code, code::PARSE, "{sql}: {e:?}");
+                    continue;
+                }
                 assert_eq!(e.code, code::WRONG_PARAMCOUNT, "{sql}: {e:?}");
                 assert_eq!(e.sqlstate, "42000", "{sql}");
                 assert_eq!(

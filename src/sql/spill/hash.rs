@@ -49,10 +49,7 @@ impl Overflow {
     /// (at most half what the statement may still hold); never on a
     /// thread with no spill settings.
     pub fn for_statement() -> Overflow {
-        let settings = super::current();
-        let limit = settings
-            .as_ref()
-            .map_or(u64::MAX, |s| super::capped(s.tmp_table));
+        let (settings, limit) = super::statement_limit(|s| s.tmp_table);
         Overflow::with(settings, limit)
     }
 

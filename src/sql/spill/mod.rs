@@ -109,6 +109,15 @@ pub fn current() -> Option<Arc<Settings>> {
     crate::sql::thread_slot::get(&CURRENT)
 }
 
+/// The statement's spill settings and an operator's in-memory budget under
+/// them: the setting `field` picks (`sort_buffer_size`, `tmp_table_size`),
+/// [`capped`]; without settings (a worker thread) it never spills.
+pub(super) fn statement_limit(field: fn(&Settings) -> u64) -> (Option<Arc<Settings>>, u64) {
+    let settings = current();
+    let limit = settings.as_deref().map_or(u64::MAX, |s| capped(field(s)));
+    (settings, limit)
+}
+
 /// An operator's in-memory budget: `setting`, but at most half of what
 /// the statement may still charge (the rest is for what cannot spill).
 fn capped(setting: u64) -> u64 {

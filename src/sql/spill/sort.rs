@@ -44,10 +44,7 @@ impl<T: Spillable> Sorter<T> {
     /// (at most half what the statement may still hold); never on a
     /// thread with no spill settings.
     pub fn for_statement() -> Self {
-        let settings = super::current();
-        let limit = settings
-            .as_ref()
-            .map_or(u64::MAX, |s| super::capped(s.sort_buffer));
+        let (settings, limit) = super::statement_limit(|s| s.sort_buffer);
         Self::with(settings, limit)
     }
 
