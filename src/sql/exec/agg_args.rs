@@ -32,7 +32,7 @@ pub(crate) enum Num {
 
 impl Num {
     /// A value as a fast number; `None` off the fast path.
-    fn of(v: &Value) -> Option<Num> {
+    pub(crate) fn of(v: &Value) -> Option<Num> {
         match v {
             Value::Null => Some(Num::Null),
             Value::Int(i) => Some(Num::Int(*i)),
@@ -45,7 +45,7 @@ impl Num {
     }
 
     /// The value `arith` would have built.
-    fn value(self) -> Value {
+    pub(crate) fn value(self) -> Value {
         match self {
             Num::Null => Value::Null,
             Num::Int(i) => Value::Int(i),
@@ -192,9 +192,9 @@ impl ArgProgram {
 
     /// The argument of aggregate slot `slot` after a successful
     /// [`ArgProgram::run`]; `None` for one it does not compute.
-    pub(crate) fn arg(&self, slot: usize, ran: &[Num]) -> Option<Value> {
+    pub(crate) fn arg(&self, slot: usize, ran: &[Num]) -> Option<Num> {
         let i = (*self.args.get(slot)?)?;
-        ran.get(i).map(|n| n.value())
+        ran.get(i).copied()
     }
 }
 
@@ -322,7 +322,7 @@ mod tests {
                 }
                 ran += 1;
                 for (slot, e) in exprs.iter().enumerate() {
-                    let Some(got) = p.arg(slot, &out) else {
+                    let Some(got) = p.arg(slot, &out).map(Num::value) else {
                         continue;
                     };
                     let want = eval(e, &row).expect("no error where the program answers");

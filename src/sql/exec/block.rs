@@ -595,11 +595,12 @@ impl Groups {
                 // Filled by the window operator after grouping.
                 continue;
             }
+            if let Some(n) = fast.and_then(|p| p.arg(ai, &self.args)) {
+                super::agg::agg_update_num(&mut self.groups[gi].2[ai], call, n)?;
+                continue;
+            }
             let v = match &ex.agg_args[ai] {
-                Some(a) => match fast.and_then(|p| p.arg(ai, &self.args)) {
-                    Some(v) => Some(v),
-                    None => Some(ev(a, row, m)?),
-                },
+                Some(a) => Some(ev(a, row, m)?),
                 None => None,
             };
             agg_update(&mut self.groups[gi].2[ai], call, v)?;
