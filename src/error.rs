@@ -30,6 +30,8 @@ pub mod code {
     pub const LOCK_WAIT_TIMEOUT: u16 = 1205;
     pub const LOCK_DEADLOCK: u16 = 1213;
     pub const NOT_SUPPORTED: u16 = 1235;
+    /// Unknown EXPLAIN format name (`EXPLAIN FORMAT=xml`).
+    pub const UNKNOWN_EXPLAIN_FORMAT: u16 = 1791;
     pub const WRONG_ARGUMENTS: u16 = 1210;
     pub const SPECIFIC_ACCESS_DENIED: u16 = 1227;
     pub const ACCESS_DENIED: u16 = 1045;

@@ -186,8 +186,11 @@ const SQL_LEVELS: &[&[&str]] = &[
         "plan/series",
         "plan/recursive",
         "plan/rewrite",
+        "plan/prune",
         "plan/block",
         "plan/bind",
+        "plan/explain_expr",
+        "plan/explain_tree",
         "plan/explain",
     ],
     // the aggregate fold (states, update, final value): below the operators

@@ -115,6 +115,67 @@ impl std::fmt::Debug for Ast {
     }
 }
 
+/// How EXPLAIN prints a plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExplainFormat {
+    /// Tributary's own lines, one row each under `QUERY PLAN` (no FORMAT).
+    Lines,
+    /// MySQL 8's `FORMAT=TREE`: one row, one column `EXPLAIN`.
+    Tree,
+}
+
+/// `EXPLAIN`'s options: ANALYZE (run the statement and show what each
+/// operator did) and the output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExplainOpts {
+    pub analyze: bool,
+    pub format: ExplainFormat,
+}
+
+/// `FORMAT = name` at the start of `rest` (after `EXPLAIN [ANALYZE]`): the
+/// format and the text after it; `None` when `rest` does not start with
+/// FORMAT. TREE is the one format printed; TRADITIONAL and JSON (MySQL's
+/// others) are refused with 1235, another name with MySQL's 1791 — an
+/// option is never ignored.
+fn explain_format(rest: &str, analyze: bool) -> SqlResult<Option<(ExplainFormat, &str)>> {
+    let r = rest.trim_start();
+    let Some(head) = r.get(..6).filter(|h| h.eq_ignore_ascii_case("format")) else {
+        return Ok(None);
+    };
+    let Some(after) = r[head.len()..].trim_start().strip_prefix('=') else {
+        return Ok(None);
+    };
+    let after = after.trim_start();
+    let quoted = after.starts_with(['\'', '"']);
+    let body = if quoted { &after[1..] } else { after };
+    let len = body
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(body.len());
+    let name = &body[..len];
+    let mut tail = &body[len..];
+    if quoted {
+        let q = &after[..1];
+        tail = tail
+            .strip_prefix(q)
+            .ok_or_else(|| SqlError::parse("unterminated EXPLAIN format name"))?;
+    }
+    if name.is_empty() {
+        return Err(SqlError::parse("EXPLAIN FORMAT needs a format name"));
+    }
+    let upper = name.to_ascii_uppercase();
+    match upper.as_str() {
+        "TREE" => Ok(Some((ExplainFormat::Tree, tail))),
+        "TRADITIONAL" | "JSON" if analyze => Err(SqlError::unsupported(format!(
+            "EXPLAIN ANALYZE with {upper} format"
+        ))),
+        "TRADITIONAL" | "JSON" => Err(SqlError::unsupported(format!("EXPLAIN FORMAT={upper}"))),
+        _ => Err(SqlError::new(
+            crate::error::code::UNKNOWN_EXPLAIN_FORMAT,
+            format!("Unknown EXPLAIN format name: '{name}'"),
+        )),
+    }
+}
+
 /// A parsed statement.
 #[derive(Debug, Clone)]
 pub enum Stmt {
@@ -211,8 +272,8 @@ pub enum Stmt {
     Describe {
         table: Name,
     },
-    /// `EXPLAIN [ANALYZE] <statement>`.
-    Explain(Box<Stmt>, bool),
+    /// `EXPLAIN [ANALYZE] [FORMAT = TREE] <statement>`.
+    Explain(Box<Stmt>, ExplainOpts),
     Begin {
         read_only: bool,
     },
@@ -1173,10 +1234,14 @@ fn parse_tokens(sql: &str, toks: Vec<Tok>) -> SqlResult<Stmt> {
     if p.done() {
         return Err(SqlError::parse("Query was empty"));
     }
-    // EXPLAIN <statement>: parse the rest of the original text.
-    if p.peek_kw("explain") {
+    // EXPLAIN <statement> (DESCRIBE and DESC are its synonyms, as in
+    // MySQL): parse the rest of the original text.
+    if let Some(kw) = ["explain", "describe", "desc"]
+        .into_iter()
+        .find(|k| p.peek_kw(k))
+    {
         let trimmed = sql.trim_start();
-        let mut rest = trimmed.get(7..).unwrap_or("");
+        let mut rest = trimmed.get(kw.len()..).unwrap_or("");
         let mut analyze = false;
         if rest
             .split_whitespace()
@@ -1185,6 +1250,11 @@ fn parse_tokens(sql: &str, toks: Vec<Tok>) -> SqlResult<Stmt> {
         {
             analyze = true;
             rest = rest.trim_start().get(7..).unwrap_or("");
+        }
+        let mut format = ExplainFormat::Lines;
+        if let Some((f, tail)) = explain_format(rest, analyze)? {
+            format = f;
+            rest = tail;
         }
         let first = rest
             .split_whitespace()
@@ -1195,7 +1265,10 @@ fn parse_tokens(sql: &str, toks: Vec<Tok>) -> SqlResult<Stmt> {
             .iter()
             .any(|k| first.starts_with(k))
         {
-            return Ok(Stmt::Explain(Box::new(parse(rest)?), analyze));
+            return Ok(Stmt::Explain(
+                Box::new(parse(rest)?),
+                ExplainOpts { analyze, format },
+            ));
         }
     }
     if let Some(s) = parse_custom(&mut p)? {
@@ -1210,12 +1283,69 @@ fn parse_tokens(sql: &str, toks: Vec<Tok>) -> SqlResult<Stmt> {
         }
         return Ok(Stmt::CreateTable(Box::new(a.into_statement()), indexes));
     }
-    parse_ast(sql).map_err(|e| window_syntax_refused(&p.t).unwrap_or(e))
+    parse_ast(sql).or_else(|e| {
+        if let Some(refused) = window_syntax_refused(&p.t) {
+            return Err(refused);
+        }
+        // `NTH_VALUE(…) FROM FIRST` is MySQL's default, which sqlparser
+        // does not parse: the same statement without it.
+        match without_from_first(sql) {
+            Some(plain) => parse_ast(&plain),
+            None => Err(e),
+        }
+    })
+}
+
+/// `sql` without each `FROM FIRST` that stands between a `)` and `OVER`
+/// (NTH_VALUE's default, outside quotes and comments); `None` when there
+/// is none.
+fn without_from_first(sql: &str) -> Option<String> {
+    let b = sql.as_bytes();
+    // The words and parentheses of the code, with their byte ranges.
+    let mut toks: Vec<(usize, usize)> = Vec::new();
+    let mut open: Option<usize> = None;
+    let mut code = vec![false; b.len()];
+    visit_code(sql, |i, _| {
+        code[i] = true;
+        true
+    });
+    for i in 0..=b.len() {
+        let word = i < b.len() && code[i] && (b[i].is_ascii_alphanumeric() || b[i] == b'_');
+        match (open, word) {
+            (None, true) => open = Some(i),
+            (Some(st), false) => {
+                toks.push((st, i));
+                open = None;
+            }
+            _ => {}
+        }
+        if i < b.len() && code[i] && b[i] == b')' {
+            toks.push((i, i + 1));
+        }
+    }
+    let is = |t: (usize, usize), w: &str| sql[t.0..t.1].eq_ignore_ascii_case(w);
+    let cuts: Vec<(usize, usize)> = toks
+        .windows(4)
+        .filter(|w| is(w[0], ")") && is(w[1], "from") && is(w[2], "first") && is(w[3], "over"))
+        .map(|w| (w[1].0, w[2].1))
+        .collect();
+    if cuts.is_empty() {
+        return None;
+    }
+    let mut out = String::with_capacity(sql.len());
+    let mut from = 0;
+    for (st, end) in cuts {
+        out.push_str(&sql[from..st]);
+        from = end;
+    }
+    out.push_str(&sql[from..]);
+    Some(out)
 }
 
 /// Window syntax MySQL 8 parses and then refuses as not supported (1235)
-/// — a frame's `EXCLUDE …`, `NTH_VALUE(…) FROM FIRST / LAST` — which
-/// sqlparser does not parse: the same refusal rather than 1064.
+/// — a frame's `EXCLUDE …`, `NTH_VALUE(…) FROM LAST` — which sqlparser
+/// does not parse: the same refusal rather than 1064. (`FROM FIRST`, the
+/// default, is accepted: [`without_from_first`].)
 fn window_syntax_refused(toks: &[Tok]) -> Option<SqlError> {
     let word = |t: &Tok, w: &str| matches!(t, Tok::Word(x) if x.eq_ignore_ascii_case(w));
     toks.windows(3).find_map(|w| {
@@ -1225,14 +1355,8 @@ fn window_syntax_refused(toks: &[Tok]) -> Option<SqlError> {
                 .any(|k| word(&w[1], k))
         {
             Some(SqlError::unsupported("EXCLUDE"))
-        } else if word(&w[0], "from")
-            && (word(&w[1], "last") || word(&w[1], "first"))
-            && word(&w[2], "over")
-        {
-            Some(SqlError::unsupported(format!(
-                "FROM {}",
-                if word(&w[1], "last") { "LAST" } else { "FIRST" }
-            )))
+        } else if word(&w[0], "from") && word(&w[1], "last") && word(&w[2], "over") {
+            Some(SqlError::unsupported("FROM LAST"))
         } else {
             None
         }
@@ -2251,6 +2375,33 @@ fn set_expression(p: &mut P) -> SqlResult<String> {
 
 #[cfg(test)]
 mod tests {
+    /// `FROM FIRST` goes only between a `)` and `OVER` in code, never in
+    /// a string, a comment or another place of the statement.
+    #[test]
+    fn from_first_is_dropped_only_before_over() {
+        use super::without_from_first;
+        assert_eq!(
+            without_from_first("SELECT NTH_VALUE(x, 2) from  First\nOVER w FROM t").as_deref(),
+            Some("SELECT NTH_VALUE(x, 2) \nOVER w FROM t")
+        );
+        assert_eq!(
+            without_from_first(
+                "SELECT NTH_VALUE(x,1) FROM FIRST OVER (), NTH_VALUE(y,1)FROM FIRST OVER ()"
+            )
+            .as_deref(),
+            Some("SELECT NTH_VALUE(x,1)  OVER (), NTH_VALUE(y,1) OVER ()")
+        );
+        for sql in [
+            "SELECT 'x) FROM FIRST OVER' FROM t",
+            "SELECT x /* ) FROM FIRST OVER */ FROM t",
+            "SELECT (x) FROM first_over",
+            "SELECT (x) FROM FIRST",
+            "SELECT NTH_VALUE(x, 1) FROM LAST OVER ()",
+        ] {
+            assert_eq!(without_from_first(sql), None, "{sql}");
+        }
+    }
+
     #[test]
     fn infix_mod_becomes_percent_only_where_it_is_the_operator() {
         use super::infix_mod;
@@ -2578,8 +2729,57 @@ mod tests {
     #[test]
     fn explain_wraps_statement() {
         let s = parse("EXPLAIN SELECT * FROM t WHERE a = 'x''y'").unwrap();
-        assert!(matches!(s, Stmt::Explain(_, false)));
+        let lines = ExplainOpts {
+            analyze: false,
+            format: ExplainFormat::Lines,
+        };
+        assert!(matches!(s, Stmt::Explain(_, o) if o == lines));
         assert!(matches!(parse("explain t").unwrap(), Stmt::Describe { .. }));
         assert_eq!(parse("selec 1").unwrap_err().code, 1064);
+    }
+
+    #[test]
+    fn explain_takes_mysql_formats_and_refuses_the_rest() {
+        let opts = |sql: &str| match parse(sql) {
+            Ok(Stmt::Explain(_, o)) => Ok(o),
+            Ok(other) => panic!("{sql}: {other:?}"),
+            Err(e) => Err(e.code),
+        };
+        let tree = |analyze| {
+            Ok(ExplainOpts {
+                analyze,
+                format: ExplainFormat::Tree,
+            })
+        };
+        assert_eq!(opts("EXPLAIN FORMAT=TREE SELECT 1"), tree(false));
+        assert_eq!(opts("explain format = 'tree' select 1"), tree(false));
+        assert_eq!(
+            opts("EXPLAIN  Format =Tree\n WITH x AS (SELECT 1) SELECT * FROM x"),
+            tree(false)
+        );
+        assert_eq!(opts("EXPLAIN ANALYZE FORMAT=TREE SELECT 1"), tree(true));
+        assert_eq!(
+            opts("EXPLAIN ANALYZE SELECT 1"),
+            Ok(ExplainOpts {
+                analyze: true,
+                format: ExplainFormat::Lines
+            })
+        );
+        assert_eq!(opts("EXPLAIN FORMAT=JSON SELECT 1"), Err(1235));
+        assert_eq!(opts("EXPLAIN FORMAT=traditional SELECT 1"), Err(1235));
+        assert_eq!(opts("EXPLAIN ANALYZE FORMAT=JSON SELECT 1"), Err(1235));
+        assert_eq!(opts("EXPLAIN FORMAT=XML SELECT 1"), Err(1791));
+        assert_eq!(opts("EXPLAIN FORMAT='tree SELECT 1"), Err(1064));
+        // DESCRIBE and DESC are EXPLAIN's synonyms; with a table name they
+        // still describe the table.
+        assert_eq!(opts("DESCRIBE FORMAT=TREE SELECT 1"), tree(false));
+        assert_eq!(opts("desc analyze format=tree select 1"), tree(true));
+        assert!(matches!(parse("DESC t").unwrap(), Stmt::Describe { .. }));
+        assert!(matches!(
+            parse("describe t").unwrap(),
+            Stmt::Describe { .. }
+        ));
+        // MySQL's order only: ANALYZE comes before FORMAT.
+        assert_eq!(opts("EXPLAIN FORMAT=TREE ANALYZE SELECT 1"), Err(1064));
     }
 }

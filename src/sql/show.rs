@@ -331,8 +331,14 @@ pub fn iscp_status(cx: &mut Ctx<'_>) -> SqlResult<QueryResult> {
     Ok(r)
 }
 
-/// `EXPLAIN <select>`
-pub fn explain(cx: &mut Ctx<'_>, inner: Stmt, analyze: bool) -> SqlResult<QueryResult> {
+/// `EXPLAIN [ANALYZE] [FORMAT=TREE] <select>`: Tributary's lines, one row
+/// each under `QUERY PLAN`; or MySQL's tree, one row under `EXPLAIN`
+/// holding every line (joined by `\n`), as MySQL 8 answers it.
+pub fn explain(
+    cx: &mut Ctx<'_>,
+    inner: Stmt,
+    opts: crate::sql::parse::ExplainOpts,
+) -> SqlResult<QueryResult> {
     let Stmt::Ast(a) = inner else {
         return Err(SqlError::unsupported("EXPLAIN of this statement"));
     };
@@ -343,17 +349,26 @@ pub fn explain(cx: &mut Ctx<'_>, inner: Stmt, analyze: bool) -> SqlResult<QueryR
     let node = planner.plan_query(&q, None)?;
     let subqueries = planner.into_subqueries();
     let mut ex = crate::sql::exec::Exec::new(cx, subqueries);
-    let stats = if analyze {
+    let stats = if opts.analyze {
         Some(crate::sql::exec::analyze(&mut ex, &node)?)
     } else {
         None
     };
-    let mut lines = Vec::new();
-    node.explain(0, stats.as_ref(), &ex.subqueries, &mut lines);
-    Ok(rs(
-        &["QUERY PLAN"],
-        lines.into_iter().map(|l| vec![t(l)]).collect(),
-    ))
+    match opts.format {
+        crate::sql::parse::ExplainFormat::Tree => {
+            let tree =
+                crate::sql::plan::explain_tree::render(&node, stats.as_ref(), &ex.subqueries)?;
+            Ok(rs(&["EXPLAIN"], vec![vec![t(tree)]]))
+        }
+        crate::sql::parse::ExplainFormat::Lines => {
+            let mut lines = Vec::new();
+            node.explain(0, stats.as_ref(), &ex.subqueries, &mut lines);
+            Ok(rs(
+                &["QUERY PLAN"],
+                lines.into_iter().map(|l| vec![t(l)]).collect(),
+            ))
+        }
+    }
 }
 
 /// SHOW ENGINES / COLLATION / CHARSET: rows of the `information_schema`

@@ -768,7 +768,21 @@ fn run_with(
     drop(rows);
     // A scan whose output is its rows (a join input): no copy per value.
     if plan.is_plain_scan() {
-        return Ok(kept.take().into_iter().map(|(r, _)| r).collect());
+        let rows = kept.take().into_iter().map(|(r, _)| r);
+        return Ok(match plan.scan_columns() {
+            // Pruned (plan::prune): the columns its join reads.
+            Some(cols) if cols.len() < plan.source.scope.cols.len() => rows
+                .map(|mut r| {
+                    cols.iter()
+                        .map(|&c| {
+                            r.get_mut(c)
+                                .map_or(Value::Null, |v| std::mem::replace(v, Value::Null))
+                        })
+                        .collect()
+                })
+                .collect(),
+            _ => rows.collect(),
+        });
     }
     // Each output unit: (context row, aggs, matches).
     let mut units: budget::Grave<Vec<Unit>> = Default::default();
@@ -863,7 +877,16 @@ fn run_with(
     };
     // Project + sort keys. Sorted rows past `sort_buffer_size` go to disk
     // as sorted runs (decision 027).
-    let mut sorter = (!plan.order_by.is_empty() && !plan.distinct).then(|| {
+    // The last window left the units in ORDER BY's order: no second sort,
+    // and only the units LIMIT keeps are projected.
+    let presorted = plan.sorted_by_window();
+    if let (true, Some(l)) = (presorted, plan.limit) {
+        let keep = plan.offset.saturating_add(l);
+        if keep < units.len() {
+            budget::drop_ticking(units.0.split_off(keep))?;
+        }
+    }
+    let mut sorter = (!plan.order_by.is_empty() && !plan.distinct && !presorted).then(|| {
         crate::sql::spill::sort::Sorter::for_statement()
             .top(plan.limit.map(|l| plan.offset.saturating_add(l)))
     });
@@ -953,7 +976,7 @@ fn run_with(
             group_key_under(&item.0, &plan.out_colls)
         })?;
     }
-    if !plan.order_by.is_empty() {
+    if !plan.order_by.is_empty() && !presorted {
         out.0 = match plan.limit.map(|l| plan.offset.saturating_add(l)) {
             Some(k) if k < out.len() => top_k(out.take(), k, order)?,
             _ => {

@@ -200,14 +200,198 @@ fn row_key(
     Ok(Some(k))
 }
 
+/// `l ++ r` if the residual conditions hold on it. The row is built in
+/// `spare`'s allocation, which keeps a rejected row's for the next pair:
+/// each value is copied once per output row.
+fn joined(
+    cx: &mut Exec<'_, '_>,
+    residual: &[Prepared<'_>],
+    outer: &[Value],
+    host: &SessionHost<'_>,
+    (l, r): (&[Value], &[Value]),
+    spare: &mut Vec<Value>,
+) -> SqlResult<Option<Vec<Value>>> {
+    let mut row = std::mem::take(spare);
+    row.clear();
+    row.reserve(l.len() + r.len());
+    row.extend_from_slice(l);
+    row.extend_from_slice(r);
+    for p in residual {
+        let e = bind_row(cx, p, &row, outer)?;
+        let v = e.eval(&EvalCtx {
+            row: &row,
+            outer,
+            aggs: &[],
+            matches: &[],
+            funcs: host,
+        })?;
+        if expr::truth(&v) != Some(true) {
+            *spare = row;
+            return Ok(None);
+        }
+    }
+    Ok(Some(row))
+}
+
+/// What a join under a running recursive CTE keeps between its rounds
+/// when one input is a scan the CTE keeps (the same rows every round):
+/// that input's rows and its hash table on the join keys, built once; each
+/// round then reads only the other input (the working table, typically a
+/// few rows) and probes it.
+struct Kept {
+    /// Whether the kept input is the left one.
+    left: bool,
+    rows: Vec<Vec<Value>>,
+    /// Join key → positions in `rows`; `None` when the kept input's keys
+    /// do not hash (a key part mixing numbers and text, or of another
+    /// class): the join then runs as usual every round.
+    table: Option<HashMap<Vec<HKey>, Vec<usize>, foldhash::fast::RandomState>>,
+    /// Per key part, the class of the kept input's non-NULL keys (`None`:
+    /// it has none).
+    classes: Vec<Option<u8>>,
+    /// The charge of all the above, until the CTE ends.
+    _mem: Reservation,
+}
+
+/// An inner join (or a left join whose right input is kept) under a
+/// running recursive CTE, one of whose inputs is a scan the CTE keeps:
+/// the hash table on that input is built in the first round and kept
+/// ([`Kept`]); `None` when the join is not such a join, or a key of the
+/// other input has another class than the kept input's (SQL equality is
+/// then no key equality): the caller joins as usual.
+fn kept_join(
+    cx: &mut Exec<'_, '_>,
+    j: &Join,
+    outer: &[Value],
+) -> SqlResult<Option<Vec<Vec<Value>>>> {
+    use crate::sql::exec::recursive;
+    if j.keys.is_empty() {
+        return Ok(None);
+    }
+    let kept_left = match (
+        recursive::is_kept_scan(&j.left),
+        recursive::is_kept_scan(&j.right),
+        j.kind,
+    ) {
+        (true, false, JoinKind::Inner) => true,
+        (false, true, JoinKind::Inner | JoinKind::Left) => false,
+        _ => return Ok(None),
+    };
+    let host = SessionHost::new(cx.session, cx.engine);
+    let side = |left: bool| -> Vec<&CExpr> {
+        j.keys
+            .iter()
+            .map(|(l, r)| if left { l } else { r })
+            .collect()
+    };
+    let kept = match recursive::join_state::<Kept>(j) {
+        None => return Ok(None),
+        Some(Some(k)) => k,
+        Some(None) => {
+            let mut mem = Reservation::new();
+            let rows = run(cx, if kept_left { &j.left } else { &j.right }, outer)?;
+            mem.add_rows(&rows)?;
+            let keys = side_keys(&side(kept_left), &rows, outer, &host, &mut mem)?;
+            let mut classes: Vec<Option<u8>> = vec![None; j.keys.len()];
+            let mut hashable = true;
+            for k in keys.iter().flatten() {
+                for (c, part) in classes.iter_mut().zip(k) {
+                    hashable &= part.class() != 2 && c.is_none_or(|c| c == part.class());
+                    *c = Some(part.class());
+                }
+            }
+            let table = if hashable {
+                let mut table: HashMap<Vec<HKey>, Vec<usize>, foldhash::fast::RandomState> =
+                    HashMap::with_capacity_and_hasher(rows.len(), Default::default());
+                for (i, k) in keys.into_iter().enumerate() {
+                    if let Some(k) = k {
+                        budget::tick()?;
+                        mem.add(48)?;
+                        table.entry(k).or_default().push(i);
+                    }
+                }
+                Some(table)
+            } else {
+                None
+            };
+            if table.is_some() {
+                recursive::release_scan(if kept_left { &j.left } else { &j.right });
+            }
+            let k = std::rc::Rc::new(Kept {
+                left: kept_left,
+                rows,
+                table,
+                classes,
+                _mem: mem,
+            });
+            recursive::keep_join_state(j, k.clone());
+            k
+        }
+    };
+    let Some(table) = &kept.table else {
+        return Ok(None);
+    };
+    debug_assert_eq!(kept.left, kept_left, "a join's kept side");
+    let mut mem = Reservation::new();
+    let other = budget::Grave(run(cx, if kept_left { &j.right } else { &j.left }, outer)?);
+    mem.add_rows(&other)?;
+    let keys = side_keys(&side(!kept_left), &other, outer, &host, &mut mem)?;
+    let same_class = keys.iter().flatten().all(|k| {
+        k.iter()
+            .zip(&kept.classes)
+            .all(|(p, c)| p.class() != 2 && c.is_none_or(|c| c == p.class()))
+    });
+    if !same_class {
+        return Ok(None);
+    }
+    let residual: Vec<Prepared<'_>> = j
+        .residual
+        .iter()
+        .map(|c| prepare(cx, c, j.left_width + j.right_width, outer))
+        .collect::<SqlResult<_>>()?;
+    let mut out_mem = Reservation::new();
+    let mut out: budget::Grave<Vec<Vec<Value>>> = Default::default();
+    let mut spare = Vec::new();
+    for (oi, k) in keys.iter().enumerate() {
+        budget::tick()?;
+        let mut matched = false;
+        let hits = k.as_deref().and_then(|k| table.get(k));
+        for &ki in hits.into_iter().flatten() {
+            budget::tick()?;
+            let pair = if kept_left {
+                (kept.rows[ki].as_slice(), other[oi].as_slice())
+            } else {
+                (other[oi].as_slice(), kept.rows[ki].as_slice())
+            };
+            if let Some(row) = joined(cx, &residual, outer, &host, pair, &mut spare)? {
+                out_mem.add_row(&row)?;
+                out.push(row);
+                matched = true;
+            }
+        }
+        if !matched && j.kind == JoinKind::Left {
+            let mut row = other[oi].clone();
+            row.resize(j.left_width + j.right_width, Value::Null);
+            out_mem.add_row(&row)?;
+            out.push(row);
+        }
+    }
+    Ok(Some(out.take()))
+}
+
 /// Execute a join: a hash join on its keys (built on the smaller input of
 /// an inner join), or a nested loop when there are none or a key column
-/// mixes numbers and text (whose SQL equality is not key equality).
+/// mixes numbers and text (whose SQL equality is not key equality); under
+/// a running recursive CTE, with a hash table kept between rounds when one
+/// input is the same every round ([`kept_join`]).
 ///
 /// Both inputs, the keys, the hash table and the output are charged to the
 /// statement's memory budget while the join runs; every row pair tried is
 /// a [`budget::tick`].
 pub(super) fn join(cx: &mut Exec<'_, '_>, j: &Join, outer: &[Value]) -> SqlResult<Vec<Vec<Value>>> {
+    if let Some(rows) = kept_join(cx, j, outer)? {
+        return Ok(rows);
+    }
     let mut mem = Reservation::new();
     // Inputs and output in graves: a killed join answers before it frees.
     let mut left = budget::Grave(run(cx, &j.left, outer)?);
@@ -233,29 +417,17 @@ pub(super) fn join(cx: &mut Exec<'_, '_>, j: &Join, outer: &[Value]) -> SqlResul
     let mut out: budget::Grave<Vec<Vec<Value>>> = Default::default();
     let mut left_matched = vec![false; left.len()];
     let mut right_matched = vec![false; right.len()];
-    let mut combined = Vec::with_capacity(width);
+    let mut spare = Vec::new();
     // Emit left[li] ++ right[ri] if the residual condition holds. A KILL
     // (or the deadline) stops a long join between two checks.
     let mut emit = |cx: &mut Exec<'_, '_>, li: usize, ri: usize| -> SqlResult<()> {
         budget::tick()?;
-        combined.clear();
-        combined.extend_from_slice(&left[li]);
-        combined.extend_from_slice(&right[ri]);
-        for p in &residual {
-            let e = bind_row(cx, p, &combined, outer)?;
-            let v = e.eval(&EvalCtx {
-                row: &combined,
-                outer,
-                aggs: &[],
-                matches: &[],
-                funcs: &host,
-            })?;
-            if expr::truth(&v) != Some(true) {
-                return Ok(());
-            }
-        }
-        out_mem.add_row(&combined)?;
-        out.push(combined.clone());
+        let pair = (left[li].as_slice(), right[ri].as_slice());
+        let Some(row) = joined(cx, &residual, outer, &host, pair, &mut spare)? else {
+            return Ok(());
+        };
+        out_mem.add_row(&row)?;
+        out.push(row);
         left_matched[li] = true;
         right_matched[ri] = true;
         Ok(())

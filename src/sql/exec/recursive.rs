@@ -6,20 +6,23 @@
 //! previous round's rows only (the working table); `UNION DISTINCT` drops
 //! rows already produced; a round that yields nothing ends it; a
 //! base-table scan the recursive blocks join runs once per recursion, not
-//! per round (its rows are kept while the CTE runs); rows are converted
+//! per round (its rows are kept while the CTE runs, and a join reading it
+//! keeps its hash table on it: [`join_state`]); rows are converted
 //! to the seed's column types. Bounded by `cte_max_recursion_depth`
 //! (3636), KILL and `max_execution_time` ([`budget::tick`]) and the
 //! statement's memory budget (1114; every produced row is charged).
 //! Never plans and never writes.
 
+use std::any::Any;
 use std::collections::HashSet;
+use std::rc::Rc;
 use std::sync::Arc;
 
 use crate::error::{code, SqlError, SqlResult};
 use crate::sql::budget::{self, Reservation};
 use crate::sql::exec;
 use crate::sql::exec::Exec;
-use crate::sql::plan::{Node, Recursive, WorkTable};
+use crate::sql::plan::{Join, Node, Recursive, WorkTable};
 use crate::sql::Ctx;
 use crate::types::{DataType, Value};
 
@@ -75,12 +78,21 @@ thread_local! {
         std::cell::RefCell::new(std::collections::HashMap::new());
 }
 
+thread_local! {
+    /// What a join under a running recursive CTE keeps between rounds
+    /// (its hash table over a kept scan: exec/join.rs), by the join's
+    /// address: registered empty when the CTE starts, dropped when it ends.
+    static JOINS: std::cell::RefCell<std::collections::HashMap<usize, Option<Rc<dyn Any>>>> =
+        std::cell::RefCell::new(std::collections::HashMap::new());
+}
+
 /// A remembered scan's rows and their charge.
 type Scanned = (Arc<Vec<Vec<Value>>>, Reservation);
 
 /// The scans under a recursive block that do not change between rounds:
-/// plain base-table scans reached through joins and block inputs.
-fn invariant_scans(n: &Node, out: &mut Vec<usize>) {
+/// plain base-table scans reached through joins and block inputs; and
+/// the joins on the way to them (`joins`).
+fn invariant_scans(n: &Node, out: &mut Vec<usize>, joins: &mut Vec<usize>) {
     match n {
         Node::Block(p)
             if p.is_plain_scan()
@@ -93,25 +105,27 @@ fn invariant_scans(n: &Node, out: &mut Vec<usize>) {
         }
         Node::Block(p) => {
             if let Some(i) = &p.source.input {
-                invariant_scans(i, out);
+                invariant_scans(i, out, joins);
             }
         }
         Node::Join(j) => {
-            invariant_scans(&j.left, out);
-            invariant_scans(&j.right, out);
+            joins.push(&**j as *const Join as usize);
+            invariant_scans(&j.left, out, joins);
+            invariant_scans(&j.right, out, joins);
         }
         _ => {}
     }
 }
 
-/// The scans of one running recursive CTE, forgotten when it ends.
-struct Memo(Vec<usize>);
+/// The scans and joins of one running recursive CTE, forgotten when it
+/// ends.
+struct Memo(Vec<usize>, Vec<usize>);
 
 impl Memo {
     fn register(steps: &[Node]) -> Memo {
-        let mut addrs = Vec::new();
+        let (mut addrs, mut joins) = (Vec::new(), Vec::new());
         for s in steps {
-            invariant_scans(s, &mut addrs);
+            invariant_scans(s, &mut addrs, &mut joins);
         }
         SCANS.with(|m| {
             let mut m = m.borrow_mut();
@@ -119,7 +133,13 @@ impl Memo {
                 m.insert(*a, None);
             }
         });
-        Memo(addrs)
+        JOINS.with(|m| {
+            let mut m = m.borrow_mut();
+            for a in &joins {
+                m.insert(*a, None);
+            }
+        });
+        Memo(addrs, joins)
     }
 }
 
@@ -131,7 +151,52 @@ impl Drop for Memo {
                 m.remove(a);
             }
         });
+        // Taken out before it drops: a kept state's teardown may not
+        // reach this table again while it is borrowed.
+        let kept: Vec<_> = JOINS.with(|m| {
+            let mut m = m.borrow_mut();
+            self.1.iter().filter_map(|a| m.remove(a)).collect()
+        });
+        drop(kept);
     }
+}
+
+/// Whether `node` is a scan a running recursive CTE keeps between rounds
+/// (its rows are the same in every round).
+pub fn is_kept_scan(node: &Node) -> bool {
+    SCANS.with(|m| m.borrow().contains_key(&(node as *const Node as usize)))
+}
+
+/// Let go of the rows kept for scan `node` (a join keeps them itself: a
+/// second copy would only take memory); it stays a kept scan.
+pub fn release_scan(node: &Node) {
+    let kept = SCANS.with(|m| {
+        m.borrow_mut()
+            .get_mut(&(node as *const Node as usize))
+            .and_then(Option::take)
+    });
+    drop(kept);
+}
+
+/// What join `j` kept between the rounds of the running recursive CTE:
+/// `None` when no running CTE reads it (nothing is kept), `Some(None)`
+/// before it kept anything.
+pub fn join_state<T: Any>(j: &Join) -> Option<Option<Rc<T>>> {
+    JOINS.with(|m| {
+        m.borrow()
+            .get(&(j as *const Join as usize))
+            .map(|s| s.clone().and_then(|s| s.downcast::<T>().ok()))
+    })
+}
+
+/// Keep `state` for join `j` until the running recursive CTE ends (when
+/// one reads it).
+pub fn keep_join_state<T: Any>(j: &Join, state: Rc<T>) {
+    JOINS.with(|m| {
+        if let Some(e) = m.borrow_mut().get_mut(&(j as *const Join as usize)) {
+            *e = Some(state);
+        }
+    });
 }
 
 /// The rows of `node` when it is a scan a running recursive CTE already

@@ -364,21 +364,32 @@ impl<'c, 'a> Planner<'c, 'a> {
         // cost model prefers; `*` still lists the columns in FROM order.
         let sizes: Vec<RelSize> = rels
             .iter()
-            .map(|r| match &r.node {
-                Node::Block(p) if p.is_plain_scan() => match &p.source.table {
-                    Some(t) => RelSize {
-                        rows: self.cx.txn.approx_rows(t.id) as f64,
-                        pk: (t.pk.len() == 1).then(|| t.pk[0]),
+            .map(|r| {
+                let ints = r
+                    .node
+                    .columns()
+                    .iter()
+                    .map(|c| c.kind == ColumnKind::Int)
+                    .collect();
+                match &r.node {
+                    Node::Block(p) if p.is_plain_scan() => match &p.source.table {
+                        Some(t) => RelSize {
+                            rows: self.cx.txn.approx_rows(t.id) as f64,
+                            pk: (t.pk.len() == 1).then(|| t.pk[0]),
+                            ints,
+                        },
+                        None => RelSize {
+                            rows: UNKNOWN_ROWS,
+                            pk: None,
+                            ints,
+                        },
                     },
-                    None => RelSize {
+                    _ => RelSize {
                         rows: UNKNOWN_ROWS,
                         pk: None,
+                        ints,
                     },
-                },
-                _ => RelSize {
-                    rows: UNKNOWN_ROWS,
-                    pk: None,
-                },
+                }
             })
             .collect();
         let order = join_order(&rels, selection, &sizes);
@@ -818,6 +829,9 @@ fn rel_col(rels: &[Rel], e: &ast::Expr) -> Option<(usize, usize)> {
 pub struct RelSize {
     pub rows: f64,
     pub pk: Option<usize>,
+    /// Which of its columns are integers (equalities among integers are
+    /// transitive: [`crate::sql::plan::rewrite::implied_equalities`]).
+    pub ints: Vec<bool>,
 }
 
 /// Rows assumed for a FROM item that is not a base table.
@@ -941,6 +955,29 @@ fn join_order(rels: &[Rel], selection: Option<&ast::Expr>, sizes: &[RelSize]) ->
                 .unwrap_or_else(|| (sizes[a.0].rows.max(sizes[b.0].rows) / 10.0).max(1.0))
         })
         .collect();
+    // Classes of integer columns only: their equalities are transitive
+    // (the block pushes the implied ones into the join tree), so an item
+    // with a column in such a class joins every item with another one.
+    let int_col = |(rel, col): (usize, usize)| sizes[rel].ints.get(col).copied() == Some(true);
+    let mut members: std::collections::BTreeMap<(usize, usize), Vec<(usize, usize)>> =
+        std::collections::BTreeMap::new();
+    let mut all_int: std::collections::HashMap<(usize, usize), bool> =
+        std::collections::HashMap::new();
+    let mut class_distinct: std::collections::HashMap<(usize, usize), f64> =
+        std::collections::HashMap::new();
+    for (e, &(a, b)) in edges.iter().enumerate() {
+        let r = root(&mut class, a);
+        for x in [a, b] {
+            *all_int.entry(r).or_insert(true) &= int_col(x);
+            let m = members.entry(r).or_default();
+            if !m.contains(&x) {
+                m.push(x);
+            }
+        }
+        let d = class_distinct.entry(r).or_insert(distinct[e]);
+        *d = d.min(distinct[e]);
+    }
+    members.retain(|r, m| m.len() > 2 && all_int.get(r) == Some(&true));
     let mut best: Option<(f64, Vec<usize>)> = None;
     for start in 0..n {
         let mut taken = vec![false; n];
@@ -953,9 +990,30 @@ fn join_order(rels: &[Rel], selection: Option<&ast::Expr>, sizes: &[RelSize]) ->
             for x in (0..n).filter(|&x| !taken[x]) {
                 let mut est = size * card[x];
                 let mut joined = false;
+                // Equalities of one class select once (x.k = a.k AND
+                // x.k = b.k where a.k = b.k already holds), by the most
+                // distinct values any of them has.
+                let mut classes: Vec<((usize, usize), f64)> = Vec::new();
                 for (e, &(a, b)) in edges.iter().enumerate() {
                     if (a.0 == x && taken[b.0]) || (b.0 == x && taken[a.0]) {
-                        est /= distinct[e];
+                        let r = root(&mut class, a);
+                        match classes.iter_mut().find(|(c, _)| *c == r) {
+                            Some((_, d)) => *d = d.max(distinct[e]),
+                            None => classes.push((r, distinct[e])),
+                        }
+                        joined = true;
+                    }
+                }
+                for (_, d) in &classes {
+                    est /= d;
+                }
+                // Joined only through an implied equality of its class.
+                for (r, m) in &members {
+                    if !classes.iter().any(|(c, _)| c == r)
+                        && m.iter().any(|c| c.0 == x)
+                        && m.iter().any(|c| c.0 != x && taken[c.0])
+                    {
+                        est /= class_distinct.get(r).copied().unwrap_or(1.0);
                         joined = true;
                     }
                 }

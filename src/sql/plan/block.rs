@@ -1164,9 +1164,13 @@ pub fn plan_block<'a>(
             (n, e, k)
         })
         .collect();
-    // Push WHERE conjuncts into the joins / scans the block reads.
+    // Push WHERE conjuncts into the joins / scans the block reads, and
+    // the equalities they imply between integer columns.
+    let implied = filter.as_ref().map_or_else(Vec::new, |f| {
+        crate::sql::plan::rewrite::implied_equalities(f, &source.kinds)
+    });
     if let (Some(node), Some(f)) = (source.input.as_deref_mut(), &filter) {
-        for c in f.conjuncts() {
+        for c in f.conjuncts().into_iter().chain(&implied) {
             crate::sql::plan::rewrite::push_where(node, c, &host);
         }
     }
@@ -1211,7 +1215,7 @@ pub fn plan_block<'a>(
         }
         _ => None,
     };
-    Ok(Plan {
+    let plan = Plan {
         source,
         filter,
         access,
@@ -1232,8 +1236,11 @@ pub fn plan_block<'a>(
         needed: None,
         hit_needed: None,
         out_colls,
+        pruned: false,
     }
-    .with_needed_columns())
+    .with_needed_columns();
+    // The join tree it reads narrowed to the columns read above.
+    Ok(super::prune::narrow_block(plan))
 }
 
 /// HAVING may name select-list aliases (MySQL extension), also inside

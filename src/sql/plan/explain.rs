@@ -1,21 +1,52 @@
 //! EXPLAIN: the lines a plan prints, one per operator, indented by depth;
-//! with EXPLAIN ANALYZE's statistics each line ends with what its node did
-//! (rows, loops, time).
+//! with EXPLAIN ANALYZE's statistics each operator's line ends with what
+//! that operator did (rows, loops, batches, time, peak memory): a query
+//! block's lines with their own [`Stage`]'s figures, its first line
+//! falling back to the whole node's; a line whose operator recorded
+//! nothing shows nothing.
 //!
 //! Owns only the rendering. Never runs or changes a plan.
 
 use crate::catalog::{self, SYSTEM_DB};
 use crate::sql::access;
 use crate::sql::expr::{CExpr, NoHost};
+use crate::sql::plan::explain_tree::bytes;
 use crate::sql::plan::{
     correlated_filter, lookup_key, prefilter_access, JoinKind, Node, Plan, Recursive, SetOp, Stage,
-    Stats, Subqueries, LOOKUP_JOIN_MAX_KEYS, PREFILTER_ROWS,
+    Stat, Stats, Subqueries, LOOKUP_JOIN_MAX_KEYS, PREFILTER_ROWS,
 };
 use crate::types::Value;
 
+/// ` (actual rows=… loops=… batches=… time=… ms peak=…)`: totals over
+/// every loop.
+fn note(st: &Stat) -> String {
+    format!(
+        " (actual rows={} loops={} batches={} time={:.3} ms peak={})",
+        st.rows,
+        st.loops,
+        st.batches,
+        st.time.as_secs_f64() * 1e3,
+        bytes(st.peak_bytes)
+    )
+}
+
+/// The figures of `stage` of the node at `addr`; for a node's first line
+/// (`first`), the whole node's when the stage recorded nothing, zeros when
+/// the node never ran.
+fn figures(stats: Option<&Stats>, addr: usize, stage: Stage, first: bool) -> String {
+    let Some(s) = stats else {
+        return String::new();
+    };
+    match s.get(&(addr, stage)) {
+        Some(st) => note(st),
+        None if first => note(&s.get(&(addr, Stage::Node)).copied().unwrap_or_default()),
+        None => String::new(),
+    }
+}
+
 impl Node {
     /// EXPLAIN lines, indented by depth; with `stats` (EXPLAIN ANALYZE)
-    /// each node's line ends with what it did.
+    /// each operator's line ends with what it did.
     pub fn explain(
         &self,
         depth: usize,
@@ -24,22 +55,10 @@ impl Node {
         out: &mut Vec<String>,
     ) {
         let pad = "  ".repeat(depth);
-        let note = stats
-            .map(|s| {
-                let st = s
-                    .get(&(self as *const Node as usize, Stage::Node))
-                    .copied()
-                    .unwrap_or_default();
-                format!(
-                    " (actual rows={} loops={} time={:.3} ms)",
-                    st.rows,
-                    st.loops,
-                    st.time.as_secs_f64() * 1e3
-                )
-            })
-            .unwrap_or_default();
+        let addr = self as *const Node as usize;
+        let note = figures(stats, addr, Stage::Node, true);
         match self {
-            Node::Block(p) => explain_block(p, depth, stats, subs, &note, out),
+            Node::Block(p) => explain_block(p, addr, depth, stats, subs, out),
             Node::Join(j) => {
                 let kind = match j.kind {
                     JoinKind::Inner => "inner",
@@ -161,19 +180,25 @@ pub fn explain_subqueries(
     });
 }
 
-/// EXPLAIN lines of one block, its source indented below it.
+/// EXPLAIN lines of one block (the node at `addr`), its source indented
+/// below it.
 pub fn explain_block(
     plan: &Plan,
+    addr: usize,
     depth: usize,
     stats: Option<&super::Stats>,
     subs: &super::Subqueries,
-    note: &str,
     lines: &mut Vec<String>,
 ) {
     let mut d = depth;
     let mut first = true;
-    let mut push = |s: String, lines: &mut Vec<String>| {
-        let n = if std::mem::take(&mut first) { note } else { "" };
+    // A line that stands for no operator of its own (a second window
+    // function of the one window operator) passes `None`.
+    let mut push = |s: String, stage: Option<Stage>, lines: &mut Vec<String>| {
+        let n = match stage {
+            Some(stage) => figures(stats, addr, stage, std::mem::take(&mut first)),
+            None => String::new(),
+        };
         lines.push(format!("{}{s}{n}", "  ".repeat(d)));
         d += 1;
     };
@@ -193,45 +218,75 @@ pub fn explain_block(
                 plan.projection.len(),
                 if plan.projection.len() == 1 { "" } else { "s" }
             ),
+            Some(Stage::Project),
             lines,
         );
     }
-    match (plan.limit, plan.order_by.is_empty()) {
+    // A top-N is a sort and a limit: the limit's figures (what comes
+    // out) when it recorded its own.
+    let top_k = if stats.is_some_and(|s| s.contains_key(&(addr, Stage::Limit))) {
+        Stage::Limit
+    } else {
+        Stage::Sort
+    };
+    // A window that leaves the rows in ORDER BY's order: no sort.
+    let sorts = !plan.order_by.is_empty() && !plan.sorted_by_window();
+    match (plan.limit, !sorts) {
         (Some(l), false) => push(
             format!(
                 "Top-K (sort, keep rows {}..{} of the order)",
                 plan.offset,
                 plan.offset.saturating_add(l)
             ),
+            Some(top_k),
             lines,
         ),
-        (Some(l), true) => push(format!("Limit {l} offset {}", plan.offset), lines),
-        (None, false) => push("Sort".into(), lines),
+        (Some(l), true) => push(
+            format!("Limit {l} offset {}", plan.offset),
+            Some(Stage::Limit),
+            lines,
+        ),
+        (None, false) => push("Sort".into(), Some(Stage::Sort), lines),
         (None, true) => {}
     }
     if plan.distinct {
-        push("Distinct".into(), lines);
+        push("Distinct".into(), Some(Stage::Distinct), lines);
     }
-    for w in plan.aggs.iter().filter_map(|a| a.window.as_deref()) {
-        push(format!("Window ({})", w.text), lines);
+    for (i, w) in plan
+        .aggs
+        .iter()
+        .filter_map(|a| a.window.as_deref())
+        .enumerate()
+    {
+        let stage = (i == 0).then_some(Stage::Window);
+        push(format!("Window ({})", w.text), stage, lines);
     }
     if plan.aggregate {
         push(
             format!("Aggregate ({} group key(s))", plan.group_by.len()),
+            Some(Stage::Aggregate),
             lines,
         );
     }
     if plan.filter.is_some() {
-        push("Filter (exact re-check of WHERE)".into(), lines);
+        push(
+            "Filter (exact re-check of WHERE)".into(),
+            Some(Stage::Filter),
+            lines,
+        );
     }
     match (&plan.source.table, &plan.index_path, &plan.source.input) {
         (_, _, Some(node)) => node.explain(d, stats, subs, lines),
         (None, _, None) => match &plan.source.values {
-            Some(v) => push(format!("{} ({} rows)", v.label, v.count), lines),
-            None => push("Values (1 row)".into(), lines),
+            Some(v) => push(
+                format!("{} ({} rows)", v.label, v.count),
+                Some(Stage::Scan),
+                lines,
+            ),
+            None => push("Values (1 row)".into(), Some(Stage::Scan), lines),
         },
         (Some(td), Some(ip), None) => {
-            push(ip.describe(td), lines);
+            push(ip.describe(td), Some(Stage::Scan), lines);
             // How a filtered vector search may be answered instead (at the
             // Vector line's depth: alternatives, not inputs).
             let mut alts = Vec::new();
@@ -255,7 +310,11 @@ pub fn explain_block(
             if (td.db == SYSTEM_DB && catalog::VIRTUAL_TABLES.contains(&td.name.as_str()))
                 || catalog::information_schema::is(&td.db) =>
         {
-            push(format!("System View {}", td.qualified()), lines)
+            push(
+                format!("System View {}", td.qualified()),
+                Some(Stage::Scan),
+                lines,
+            )
         }
         (Some(td), None, None) => {
             // A correlated filter's path is chosen again per run with the
@@ -263,11 +322,67 @@ pub fn explain_block(
             match correlated_filter(plan.filter.as_ref(), |_| Value::Int(0)) {
                 Some(f) => {
                     let a = access::choose(td, Some(&f), &NoHost);
-                    push(format!("{} (per outer row)", a.describe(td)), lines)
+                    push(
+                        format!("{} (per outer row)", a.describe(td)),
+                        Some(Stage::Scan),
+                        lines,
+                    )
                 }
-                None => push(plan.access.describe(td), lines),
+                None => push(plan.access.describe(td), Some(Stage::Scan), lines),
             }
         }
     }
     lines.extend(sub_lines);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sql::expr::BinOp;
+    use std::time::Duration;
+
+    fn stat(rows: u64, loops: u64, ms: u64) -> Stat {
+        Stat {
+            rows,
+            batches: rows.div_ceil(1024),
+            loops,
+            time: Duration::from_millis(ms),
+            peak_bytes: 1536,
+        }
+    }
+
+    #[test]
+    fn each_block_line_shows_its_stage_and_the_first_falls_back_to_the_node() {
+        let mut p = Plan::table_scan(super::super::explain_tree::tests::table(), "t", false);
+        p.filter = Some(CExpr::Bin(
+            BinOp::Gt,
+            Box::new(CExpr::Col(1)),
+            Box::new(CExpr::Lit(Value::Int(1))),
+        ));
+        p.limit = Some(5);
+        let n = Node::Block(Box::new(p));
+        let a = &n as *const Node as usize;
+        let mut s = Stats::new();
+        s.insert((a, Stage::Node), stat(5, 1, 2));
+        s.insert((a, Stage::Filter), stat(7, 1, 1));
+        let mut lines = Vec::new();
+        n.explain(0, Some(&s), &Subqueries::default(), &mut lines);
+        assert_eq!(
+            lines,
+            vec![
+                "Project (2 columns) (actual rows=5 loops=1 batches=1 time=2.000 ms peak=1.5 KiB)",
+                "  Limit 5 offset 0",
+                "    Filter (exact re-check of WHERE) (actual rows=7 loops=1 batches=1 time=1.000 ms peak=1.5 KiB)",
+                "      Table Scan on d.t",
+            ]
+        );
+        // A node that never ran: its first line says so in zeros.
+        let mut lines = Vec::new();
+        n.explain(0, Some(&Stats::new()), &Subqueries::default(), &mut lines);
+        assert!(
+            lines[0].ends_with("(actual rows=0 loops=0 batches=0 time=0.000 ms peak=0 B)"),
+            "{lines:?}"
+        );
+        assert_eq!(lines[2], "    Filter (exact re-check of WHERE)");
+    }
 }

@@ -11,7 +11,9 @@
 //! Binding the AST into a plan is [`bind`] (a query block in [`block`],
 //! recursive CTEs' rules in [`recursive`], push-down in [`rewrite`],
 //! window placement in [`window`], table-function arguments in
-//! [`series`]); EXPLAIN is [`explain`]. Imports inside run one way:
+//! [`series`]); EXPLAIN is [`explain`] (Tributary's lines) and
+//! [`explain_tree`] (MySQL's `FORMAT=TREE`, its expressions printed by
+//! [`explain_expr`]). Imports inside run one way:
 //! `bind` → `block` → `rewrite` / `recursive` / `window` / `series` →
 //! this file.
 //!
@@ -31,6 +33,9 @@ use crate::types::{ColumnKind, DataType, Value};
 pub mod bind;
 pub mod block;
 pub mod explain;
+pub mod explain_expr;
+pub mod explain_tree;
+pub mod prune;
 pub mod recursive;
 pub mod rewrite;
 pub mod series;
@@ -267,9 +272,15 @@ pub fn lookup_key(j: &Join) -> Option<(usize, &Plan, &crate::catalog::TableDef)>
     if !p.is_plain_scan() || t.pk.is_empty() || t.has_hidden_pk() {
         return None;
     }
+    // The right key is over the scan's output (narrower than the table
+    // once pruned): the key column is the output column showing `pk[0]`.
+    let pk_at = p
+        .projection
+        .iter()
+        .position(|(_, e, _)| matches!(e, CExpr::Col(c) if *c == t.pk[0]))?;
     j.keys
         .iter()
-        .position(|(_, r)| matches!(r, CExpr::Col(c) if *c == t.pk[0]))
+        .position(|(_, r)| matches!(r, CExpr::Col(c) if *c == pk_at))
         .map(|i| (i, &**p, t))
 }
 
@@ -394,6 +405,9 @@ pub struct Plan {
     /// Each output column's collation when it is not binary (DISTINCT and
     /// UNION compare those by weight string); empty: all binary.
     pub out_colls: Vec<Option<crate::collation::Collation>>,
+    /// A join leaf's scan that [`prune::narrow_block`] narrowed to the columns its
+    /// join reads (its projection: those table columns, in order).
+    pub pruned: bool,
 }
 
 /// The result kind of a column of SQL type `t`.
@@ -503,6 +517,14 @@ impl Plan {
         self.aggs.iter().any(|a| a.window.is_some())
     }
 
+    /// Whether the block's ORDER BY needs no sort of its own: the last
+    /// window leaves the rows in that order ([`window::sorted_as`]) and no
+    /// DISTINCT comes between. The executor skips the sort and EXPLAIN
+    /// shows none.
+    pub fn sorted_by_window(&self) -> bool {
+        self.windowed() && !self.distinct && window::sorted_as(&self.aggs, &self.order_by)
+    }
+
     /// A scan of a base table with no aggregate, order, limit, distinct or
     /// index path: a filter added to it changes nothing but the rows.
     pub fn is_plain_scan(&self) -> bool {
@@ -515,15 +537,33 @@ impl Plan {
             && !self.distinct
             && self.index_path.is_none()
             && self.matches.is_empty()
-            // Output column i is source column i: a filter over the output
-            // means the same over the source (not so for a derived table
-            // whose select list renames, reorders or computes columns).
-            && self.projection.len() == self.source.scope.cols.len()
-            && self
-                .projection
-                .iter()
-                .enumerate()
-                .all(|(i, (_, e, _))| matches!(e, CExpr::Col(c) if *c == i))
+            && self.scan_columns().is_some()
+    }
+
+    /// A plain scan's output columns as source columns: every column in
+    /// table order, or (once [`prune::narrow_block`] narrowed it) some of them in table
+    /// order; `None` when the select list renames, reorders or computes
+    /// columns (a derived table's, which is no plain scan).
+    pub fn scan_columns(&self) -> Option<Vec<usize>> {
+        let width = self.source.scope.cols.len();
+        if !self.pruned && self.projection.len() != width {
+            return None;
+        }
+        let mut cols = Vec::with_capacity(self.projection.len());
+        for (_, e, _) in &self.projection {
+            match e {
+                CExpr::Col(c) if *c < width && cols.last().is_none_or(|l| l < c) => cols.push(*c),
+                _ => return None,
+            }
+        }
+        Some(cols)
+    }
+
+    /// A plain scan whose output column i is source column i: a filter
+    /// over the output means the same over the source (not so once
+    /// [`prune::narrow_block`] has narrowed it).
+    pub fn is_unpruned_scan(&self) -> bool {
+        self.is_plain_scan() && !self.pruned
     }
 
     /// A copy of a plain scan (to add a per-run key filter to).
@@ -542,6 +582,7 @@ impl Plan {
         p.access = self.access.clone();
         p.needed = self.needed.clone();
         p.hit_needed = self.hit_needed.clone();
+        p.pruned = self.pruned;
         p
     }
 
@@ -581,6 +622,7 @@ impl Plan {
             needed: None,
             hit_needed: None,
             out_colls,
+            pruned: false,
         }
     }
 
@@ -784,8 +826,11 @@ pub fn prune(node: &mut Node, needed: &[bool]) {
     match node {
         Node::Block(p) if p.is_plain_scan() => {
             let width = p.source.scope.cols.len();
-            let mut n: Vec<bool> = needed.to_vec();
-            n.resize(width, false);
+            let mut n = vec![false; width];
+            let cols = p.scan_columns().unwrap_or_default();
+            for (&c, _) in cols.iter().zip(needed).filter(|(_, need)| **need) {
+                n[c] = true;
+            }
             if let Some(f) = &p.filter {
                 mark_columns(f, &mut n);
             }

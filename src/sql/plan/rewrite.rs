@@ -125,6 +125,73 @@ pub(super) fn place_on_condition(j: &mut Join, c: CExpr, host: &SessionHost<'_>)
     j.residual.push(c);
 }
 
+/// Most columns of one class [`implied_equalities`] completes (a guard: the
+/// pairs grow with its square).
+const MAX_IMPLIED_CLASS: usize = 16;
+
+/// The equalities WHERE's conjuncts imply between integer columns and
+/// do not state: `a = b AND b = c` implies `a = c` (among integers `=` is
+/// transitive; not so for text under a collation or a number compared
+/// with text, which are left alone). Pushed into the join tree like the
+/// conjuncts themselves, they let a join key on `a = c` (the comma-join
+/// order counts on them: `bind::join_order`); the block need not re-check
+/// them.
+pub fn implied_equalities(filter: &CExpr, kinds: &[ColumnKind]) -> Vec<CExpr> {
+    use crate::sql::expr::BinOp;
+    let int = |i: usize| kinds.get(i) == Some(&ColumnKind::Int);
+    let mut pairs: Vec<(usize, usize)> = Vec::new();
+    for c in filter.conjuncts() {
+        if let CExpr::Bin(BinOp::Eq, a, b) = c {
+            if let (CExpr::Col(a), CExpr::Col(b)) = (&**a, &**b) {
+                if a != b && int(*a) && int(*b) {
+                    pairs.push((*a.min(b), *a.max(b)));
+                }
+            }
+        }
+    }
+    // Union-find over the columns the equalities name.
+    let mut parent: std::collections::BTreeMap<usize, usize> = Default::default();
+    fn find(parent: &std::collections::BTreeMap<usize, usize>, mut x: usize) -> usize {
+        while let Some(&p) = parent.get(&x) {
+            if p == x {
+                break;
+            }
+            x = p;
+        }
+        x
+    }
+    for &(a, b) in &pairs {
+        let (ra, rb) = (find(&parent, a), find(&parent, b));
+        parent.entry(a).or_insert(a);
+        parent.entry(b).or_insert(b);
+        if ra != rb {
+            parent.insert(ra, rb);
+        }
+    }
+    let mut classes: std::collections::BTreeMap<usize, Vec<usize>> = Default::default();
+    for &c in parent.keys() {
+        classes.entry(find(&parent, c)).or_default().push(c);
+    }
+    let mut out = Vec::new();
+    for cols in classes.values() {
+        if cols.len() < 3 || cols.len() > MAX_IMPLIED_CLASS {
+            continue;
+        }
+        for (i, &a) in cols.iter().enumerate() {
+            for &b in &cols[i + 1..] {
+                if !pairs.contains(&(a, b)) {
+                    out.push(CExpr::Bin(
+                        BinOp::Eq,
+                        Box::new(CExpr::Col(a)),
+                        Box::new(CExpr::Col(b)),
+                    ));
+                }
+            }
+        }
+    }
+    out
+}
+
 /// Push a WHERE conjunct of a block into the node it reads (a join tree).
 /// The block still re-checks every conjunct, so a pushed one only saves
 /// work. Returns whether it was placed somewhere.
@@ -173,7 +240,7 @@ pub fn push_where(node: &mut Node, c: &CExpr, host: &SessionHost<'_>) -> bool {
 /// path whose answer a filter would change).
 fn push_filter(node: &mut Node, c: CExpr, host: &SessionHost<'_>) -> bool {
     match node {
-        Node::Block(p) if p.is_plain_scan() => {
+        Node::Block(p) if p.is_unpruned_scan() => {
             p.add_filter(c, host);
             true
         }
@@ -186,7 +253,7 @@ fn push_filter(node: &mut Node, c: CExpr, host: &SessionHost<'_>) -> bool {
 /// column is computed (a derived table, a UNION).
 pub fn base_table_at(node: &Node, col: usize) -> Option<(TableDef, usize, usize)> {
     match node {
-        Node::Block(p) if p.is_plain_scan() => {
+        Node::Block(p) if p.is_unpruned_scan() => {
             let t = p.source.table.clone()?;
             let w = t.columns.len();
             (col < w).then_some((t, 0, w))
@@ -195,5 +262,64 @@ pub fn base_table_at(node: &Node, col: usize) -> Option<(TableDef, usize, usize)
         Node::Join(j) => base_table_at(&j.right, col - j.left_width)
             .map(|(t, off, w)| (t, off + j.left_width, w)),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sql::expr::BinOp;
+
+    fn eq(a: usize, b: usize) -> CExpr {
+        CExpr::Bin(BinOp::Eq, Box::new(CExpr::Col(a)), Box::new(CExpr::Col(b)))
+    }
+
+    fn and(a: CExpr, b: CExpr) -> CExpr {
+        CExpr::Bin(BinOp::And, Box::new(a), Box::new(b))
+    }
+
+    fn pairs(v: &[CExpr]) -> Vec<(usize, usize)> {
+        v.iter()
+            .map(|e| match e {
+                CExpr::Bin(BinOp::Eq, a, b) => match (&**a, &**b) {
+                    (CExpr::Col(a), CExpr::Col(b)) => (*a, *b),
+                    _ => panic!("{e:?}"),
+                },
+                _ => panic!("{e:?}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn integer_equalities_imply_the_missing_pairs_only() {
+        let int = vec![ColumnKind::Int; 6];
+        // 0 = 2 AND 2 = 4: 0 = 4 is implied; 1 = 3 stands alone.
+        let f = and(and(eq(0, 2), eq(4, 2)), eq(1, 3));
+        assert_eq!(pairs(&implied_equalities(&f, &int)), vec![(0, 4)]);
+        // A full triangle implies nothing new.
+        let f = and(and(eq(0, 2), eq(2, 4)), eq(0, 4));
+        assert!(implied_equalities(&f, &int).is_empty());
+        // Two chains joined by a fourth equality: every missing pair.
+        let f = and(and(eq(0, 1), eq(2, 3)), eq(1, 2));
+        assert_eq!(
+            pairs(&implied_equalities(&f, &int)),
+            vec![(0, 2), (0, 3), (1, 3)]
+        );
+    }
+
+    #[test]
+    fn text_or_decimal_columns_imply_nothing() {
+        let mut kinds = vec![ColumnKind::Int; 3];
+        kinds[1] = ColumnKind::Text;
+        let f = and(eq(0, 1), eq(1, 2));
+        assert!(implied_equalities(&f, &kinds).is_empty());
+        kinds[1] = ColumnKind::Decimal {
+            precision: 10,
+            scale: 2,
+        };
+        assert!(implied_equalities(&f, &kinds).is_empty());
+        // OR is no conjunction.
+        let f = CExpr::Bin(BinOp::Or, Box::new(eq(0, 1)), Box::new(eq(1, 2)));
+        assert!(implied_equalities(&f, &[ColumnKind::Int; 3]).is_empty());
     }
 }

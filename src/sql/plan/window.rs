@@ -28,6 +28,33 @@ pub(crate) fn prefix_safe(aggs: &[AggCall], order_by: &[(CExpr, bool)]) -> bool 
     })
 }
 
+/// Whether the units the window operator hands back are already in the
+/// order the block's ORDER BY (`order_by`) would sort them into: it is a
+/// prefix of the last window's keys — its PARTITION BY keys ascending,
+/// then its ORDER BY keys — key for key, direction for direction, with no
+/// vector distance among them (whose NULLs sort last in both directions).
+/// The window sorts stably by all of those, so a stable sort by a prefix
+/// of them leaves the units where they are: the block may skip it. False
+/// without windows.
+pub(crate) fn sorted_as(aggs: &[AggCall], order_by: &[(CExpr, bool)]) -> bool {
+    let key = |e: &CExpr, d: bool| format!("{e:?} {d}");
+    let Some(w) = aggs.iter().rev().find_map(|a| a.window.as_deref()) else {
+        return false;
+    };
+    let window_keys = w
+        .partition
+        .iter()
+        .map(|e| (e, false))
+        .chain(w.order.iter().map(|(e, d)| (e, *d)));
+    !order_by.is_empty()
+        && order_by.len() <= w.partition.len() + w.order.len()
+        && order_by.iter().zip(window_keys).all(|((o, od), (k, kd))| {
+            let distance = matches!(o, CExpr::Func(name, _)
+                    if crate::sql::expr::VECTOR_DISTANCE_FNS.contains(&name.as_str()));
+            !distance && key(o, *od) == key(k, kd)
+        })
+}
+
 /// Refuse a window call read where MySQL allows none: through a select
 /// list alias in WHERE, GROUP BY or HAVING (3594). Direct calls there
 /// were refused by the compiler (3593).
