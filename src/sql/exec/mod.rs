@@ -21,6 +21,7 @@ use crate::sql::Ctx;
 use crate::types::{Column, ColumnKind, QueryResult, Value};
 
 pub mod agg;
+pub mod agg_args;
 mod apply;
 pub mod block;
 mod join;
