@@ -89,7 +89,8 @@ impl Decimal {
         }
     }
 
-    fn from_i128(v: i128, scale: u8) -> Decimal {
+    /// `v / 10^scale`.
+    pub fn from_i128(v: i128, scale: u8) -> Decimal {
         match i64::try_from(v) {
             Ok(i) => Decimal {
                 m: Mant::Small(i),
@@ -163,6 +164,12 @@ impl Decimal {
             Mant::Small(i) => BigInt::from(*i),
             Mant::Big(b) => (**b).clone(),
         }
+    }
+
+    /// The mantissa and held scale when the mantissa fits an `i64` (the
+    /// common case: arithmetic on it needs no allocation).
+    pub fn small_parts(&self) -> Option<(i64, u8)> {
+        self.small().map(|m| (m, self.scale))
     }
 
     fn small(&self) -> Option<i64> {

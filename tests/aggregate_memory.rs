@@ -141,6 +141,14 @@ fn parallel_aggregates_answer_what_one_scan_answers(db: &Database) {
         // Text in arithmetic: a non-numeric one ('new', 'own') warns (1292)
         // on whichever thread folds its row.
         "SELECT COUNT(*), MAX(n) FROM t WHERE {w} AND txt + 1 > 0",
+        // DECIMAL sums (exact partial sums merged): column-like products,
+        // quotients holding more digits than they show, mixed signs.
+        "SELECT COUNT(*), SUM(n * 1.25), AVG(id * 0.01), SUM((n - 50) / 7), AVG(n / 3) FROM t WHERE {w}",
+        "SELECT n % 3, SUM(n * 1.25 - id * 0.001), AVG(id * (1 - n * 0.01)) FROM t WHERE {w} GROUP BY n % 3",
+        // Grouped, a quotient is rounded to its shown digits at each step
+        // (MySQL's temporary table): with mixed signs, where the ranges
+        // are cut changes the sum, so those run on one thread.
+        "SELECT n % 3, SUM((n - 50) / 32), AVG((id - 100000) / 64) FROM t WHERE {w} GROUP BY n % 3",
     ];
     let both = |s: &mut tributary::Session| -> Vec<Vec<Vec<Value>>> {
         QUERIES

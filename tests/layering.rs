@@ -194,7 +194,7 @@ const SQL_LEVELS: &[&[&str]] = &[
         "plan/explain",
     ],
     // the aggregate fold (states, update, final value): below the operators
-    &["exec/agg"],
+    &["exec/agg", "exec/agg_args"],
     // execution of a plan
     &[
         "exec",

@@ -2046,6 +2046,11 @@ fn division_by_zero() -> SqlResult<Value> {
 /// A DECIMAL result: at most 65 digits (fewer fractional digits when the
 /// integer part needs them), 1690 when the integer part alone is wider.
 fn decimal_result(d: Decimal, op: BinOp, a: &Value, b: &Value) -> SqlResult<Value> {
+    // An `i64` mantissa has at most 19 integer digits: room for 46
+    // fractional ones (no digit count per row for the common case).
+    if d.small_parts().is_some() && d.scale() <= 46 {
+        return Ok(Value::Decimal(d));
+    }
     let int = d.int_digits();
     if int > crate::decimal::MAX_PRECISION {
         return Err(out_of_range("DECIMAL", op, a, b));
@@ -2071,6 +2076,24 @@ pub(crate) fn exact(v: &Value) -> Option<Decimal> {
 /// DECIMAL with INT or DECIMAL is exact DECIMAL, anything with a DOUBLE or
 /// a string is DOUBLE. Out of range is 1690; division by zero NULL + 1365.
 pub(crate) fn arith(op: BinOp, a: &Value, b: &Value) -> SqlResult<Value> {
+    // `+ - *` of DECIMAL with DECIMAL or INT (`price * (1 - discount)`):
+    // the operands are read in place, not copied as numbers first.
+    if let BinOp::Add | BinOp::Sub | BinOp::Mul = op {
+        let exact_op = |p: &Decimal, q: &Decimal| match op {
+            BinOp::Add => p.add(q),
+            BinOp::Sub => p.sub(q),
+            _ => p.mul(q),
+        };
+        let r = match (a, b) {
+            (Value::Decimal(p), Value::Decimal(q)) => Some(exact_op(p, q)),
+            (Value::Int(i), Value::Decimal(q)) => Some(exact_op(&Decimal::from_i64(*i), q)),
+            (Value::Decimal(p), Value::Int(i)) => Some(exact_op(p, &Decimal::from_i64(*i))),
+            _ => None,
+        };
+        if let Some(r) = r {
+            return decimal_result(r, op, a, b);
+        }
+    }
     if a.is_null() || b.is_null() {
         return Ok(Value::Null);
     }

@@ -325,6 +325,9 @@ pub(crate) struct Exprs<'p> {
     pub filter: Option<Prepared<'p>>,
     pub group_by: Vec<Prepared<'p>>,
     pub agg_args: Vec<Option<Prepared<'p>>>,
+    /// The aggregates' arguments computed together on fixed-point numbers
+    /// when they can be ([`super::agg_args`]).
+    agg_prog: Option<super::agg_args::ArgProgram>,
     having: Option<Prepared<'p>>,
     projection: Vec<Prepared<'p>>,
     order_by: Vec<Prepared<'p>>,
@@ -337,17 +340,21 @@ impl<'p> Exprs<'p> {
     fn new(cx: &mut Exec<'_, '_>, plan: &'p Plan, outer: &[Value]) -> SqlResult<Exprs<'p>> {
         let w = plan.source.scope.cols.len();
         let mut p = |e: &'p CExpr| prepare(cx, e, w, outer);
+        let agg_args: Vec<Option<Prepared<'p>>> = plan
+            .aggs
+            .iter()
+            .map(|a| match a.window {
+                Some(_) => Ok(None),
+                None => a.arg.as_ref().map(&mut p).transpose(),
+            })
+            .collect::<SqlResult<_>>()?;
         Ok(Exprs {
             filter: plan.filter.as_ref().map(&mut p).transpose()?,
             group_by: plan.group_by.iter().map(&mut p).collect::<SqlResult<_>>()?,
-            agg_args: plan
-                .aggs
-                .iter()
-                .map(|a| match a.window {
-                    Some(_) => Ok(None),
-                    None => a.arg.as_ref().map(&mut p).transpose(),
-                })
-                .collect::<SqlResult<_>>()?,
+            agg_prog: super::agg_args::ArgProgram::compile(
+                agg_args.iter().map(|a| a.as_ref().map(|a| a.expr())),
+            ),
+            agg_args,
             windows: plan
                 .aggs
                 .iter()
@@ -413,6 +420,8 @@ pub(crate) struct Groups {
     /// Where rows of new groups go once the table is full (none: it
     /// never spills; decision 027).
     overflow: Option<crate::sql::spill::hash::Overflow>,
+    /// The numbers of the row's aggregate arguments ([`Exprs::agg_prog`]).
+    args: Vec<super::agg_args::Num>,
 }
 
 impl Drop for Groups {
@@ -566,9 +575,14 @@ impl Groups {
                 self.groups.len() - 1
             }
         };
+        let fast = ex.agg_prog.as_ref().filter(|p| p.run(row, &mut self.args));
         for (ai, call) in plan.aggs.iter().enumerate() {
             if call.window.is_some() {
                 // Filled by the window operator after grouping.
+                continue;
+            }
+            if let Some(n) = fast.and_then(|p| p.arg(ai, &self.args)) {
+                super::agg::agg_update_num(&mut self.groups[gi].2[ai], call, n)?;
                 continue;
             }
             let v = match &ex.agg_args[ai] {

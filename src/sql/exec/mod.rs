@@ -25,6 +25,7 @@ use crate::sql::Ctx;
 use crate::types::{Column, ColumnKind, QueryResult, Value};
 
 pub mod agg;
+pub mod agg_args;
 mod apply;
 pub mod block;
 mod build;

@@ -8,7 +8,8 @@
 //! aggregate arguments are built from columns, literals and operators (no
 //! function, subquery, outer reference or MATCH) — and only aggregates
 //! whose partial states merge exactly: COUNT, MIN, MAX, and SUM / AVG of an
-//! integer column while no partial sum leaves the integers. Whenever a
+//! integer or DECIMAL argument while no partial sum becomes a DOUBLE or
+//! rounds a value into itself (`exec::agg`'s `rounded`). Whenever a
 //! merge would not be exact it answers `None` and the caller runs the
 //! sequential scan, so an answer never depends on how the table was cut.
 //! It must never evaluate a host function (the threads have no session)
@@ -19,13 +20,14 @@ use std::cmp::Ordering;
 use crate::catalog::TableDef;
 use crate::error::{SqlError, SqlResult};
 use crate::sql::access::Access;
-use crate::sql::exec::agg::AggState;
+use crate::sql::exec::agg::{AggState, DecSum};
 use crate::sql::exec::block::{Exprs, Groups};
 use crate::sql::exec::Exec;
 use crate::sql::expr::{AggCall, AggFunc, CExpr, EvalCtx, NoHost};
+use crate::sql::plan::block::kind_of_expr;
 use crate::sql::plan::Plan;
 use crate::sql::Ctx;
-use crate::types::{DataType, Value};
+use crate::types::{ColumnKind, Value};
 
 /// Rows below which a table is scanned on one thread (starting threads
 /// costs more than it saves).
@@ -56,19 +58,23 @@ fn row_only(e: &CExpr) -> bool {
     only
 }
 
-/// Whether partial states of `call` (argument `arg`) merge exactly.
-fn mergeable(call: &AggCall, arg: Option<&CExpr>, t: &TableDef) -> bool {
+/// Whether partial states of `call` (argument `arg`) are expected to
+/// merge exactly: SUM / AVG of an integer or DECIMAL argument (whose
+/// values [`merge_state`] still checks: a DOUBLE or a rounded value
+/// refuses the merge).
+fn mergeable(plan: &Plan, call: &AggCall, arg: Option<&CExpr>) -> bool {
     if call.distinct {
         return false;
     }
     match call.func {
         AggFunc::CountStar | AggFunc::Count | AggFunc::Min | AggFunc::Max => true,
         AggFunc::Stat(_) => false,
-        AggFunc::Sum | AggFunc::Avg => matches!(arg, Some(CExpr::Col(i))
-        if t.columns.get(*i).is_some_and(|c| matches!(
-            c.ty,
-            DataType::Int | DataType::BigInt | DataType::Integer { .. }
-        ))),
+        AggFunc::Sum | AggFunc::Avg => arg.is_some_and(|a| {
+            matches!(
+                kind_of_expr(a, &plan.source, &plan.aggs),
+                ColumnKind::Int | ColumnKind::Decimal { .. }
+            )
+        }),
     }
 }
 
@@ -83,7 +89,7 @@ pub(crate) fn parts_for(cx: &Ctx<'_>, plan: &Plan, t: &TableDef, ex: &Exprs<'_>)
         && !plan.windowed()
         && plan.aggs.iter().zip(&ex.agg_args).all(|(call, a)| {
             a.as_ref().is_none_or(|a| row_only(a.expr()))
-                && mergeable(call, a.as_ref().map(|a| a.expr()), t)
+                && mergeable(plan, call, a.as_ref().map(|a| a.expr()))
         });
     if !exprs_ok
         || !matches!(plan.access, Access::FullScan)
@@ -240,21 +246,30 @@ pub(crate) fn merge_state(a: &mut AggState, b: &AggState, call: &AggCall) -> boo
         AggFunc::CountStar | AggFunc::Count => {}
         AggFunc::Stat(_) => return false,
         AggFunc::Sum | AggFunc::Avg => {
-            if a.float || b.float {
+            // A value rounded into a partial sum makes the rounding depend
+            // on where the ranges were cut.
+            if a.float || b.float || a.rounded || b.rounded {
                 return false;
             }
             match a.sum_i.checked_add(b.sum_i) {
                 Some(s) => a.sum_i = s,
                 None => return false,
             }
-            if let Some(bd) = &b.sum_d {
-                let sum = match a.sum_d.take() {
-                    Some(ad) => ad.add(bd),
-                    None => bd.clone(),
+            let fast = match (a.sum_d.is_none(), a.dec, b.sum_d.is_none(), b.dec) {
+                (true, Some(x), true, Some(y)) => DecSum::merge(x, y),
+                _ => None,
+            };
+            if let Some(s) = fast {
+                a.dec = Some(s);
+            } else if let Some(bd) = b.decimal_sum() {
+                let sum = match a.decimal_sum() {
+                    Some(ad) => ad.add(&bd),
+                    None => bd,
                 };
-                // Both parts are kept at `store_scale` already: their sum
-                // needs no rounding.
+                // Both parts are kept at `store_scale` already (nothing
+                // was rounded): their sum needs no rounding.
                 debug_assert!(a.store_scale.is_none_or(|s| sum.held_scale() <= s));
+                a.dec = None;
                 a.sum_d = Some(sum);
             }
         }
