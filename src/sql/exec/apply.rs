@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use crate::error::{code, SqlError, SqlResult};
 use crate::sql::budget::Reservation;
-use crate::sql::exec::{run, Exec};
+use crate::sql::exec::Exec;
 use crate::sql::expr::{CExpr, SubqueryRef, ValueSet};
 use crate::sql::plan::SubPlan;
 use crate::types::Value;
@@ -116,12 +116,13 @@ fn bind(
             }
             CExpr::Exists(r, negated) if ready(&r) => {
                 let sp = cx.subqueries.get(r.id)?;
-                let rows = run(cx, &sp.node, sub_outer)?;
+                // The first row answers it: the subquery stops there.
+                let rows = cx.run_first(&sp.node, sub_outer, 1)?;
                 CExpr::Lit(Value::Bool(rows.is_empty() == negated))
             }
             CExpr::InSub(x, r, negated) if ready(&r) => {
                 let sp = cx.subqueries.get(r.id)?;
-                let rows = run(cx, &sp.node, sub_outer)?;
+                let rows = cx.run(&sp.node, sub_outer)?;
                 let mut mem = Reservation::new();
                 mem.add_rows(&rows)?;
                 let set = ValueSet::new(rows.into_iter().map(|mut r| r.swap_remove(0)));
@@ -134,7 +135,8 @@ fn bind(
 
 /// A scalar subquery's value: NULL for no row, error 1242 for several.
 fn scalar(cx: &mut Exec<'_, '_>, sp: &SubPlan, outer: &[Value]) -> SqlResult<Value> {
-    let mut rows = run(cx, &sp.node, outer)?;
+    // A second row is an error: the subquery stops there.
+    let mut rows = cx.run_first(&sp.node, outer, 2)?;
     match rows.len() {
         0 => Ok(Value::Null),
         1 => Ok(rows

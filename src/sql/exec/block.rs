@@ -1,17 +1,19 @@
-//! Running a query block ([`Plan`]): scan (or input node, or a table
-//! function's rows) → filter → group / aggregate → window → project →
-//! sort → limit.
+//! A query block ([`Plan`]): its operators (scan → filter → aggregate →
+//! window → project → sort → distinct → limit, in `block/`: put together
+//! by [`chain`], which nothing here names) and the parts they are made of.
 //!
 //! Over a base table the rows come by the plan's access path (or a
 //! vector / full-text index path through [`crate::sql::search`], whose
 //! answer is never different from exact evaluation: too few survivors
 //! re-run exactly), and the WHERE clause is always re-checked exactly on
-//! every candidate row. Owns the groups ([`Groups`], each folding its
-//! aggregates with [`crate::sql::exec::agg`]), grouping and DISTINCT keys, and the bounded sort / top-k. Subqueries in its
-//! expressions run through [`crate::sql::exec`] (once per run when
-//! uncorrelated, per row otherwise). Never plans, and never writes
-//! except row locks taken by `SELECT … FOR UPDATE`; every loop ticks and
-//! every kept row is charged to the statement's budget.
+//! every candidate row. Owns the candidate scan ([`candidates`],
+//! [`scan_rows`], [`scan_cap`]), the groups ([`Groups`], each folding its
+//! aggregates with [`crate::sql::exec::agg`]), grouping keys, the block's
+//! prepared expressions ([`Exprs`]) and the bounded top-k. Subqueries in
+//! its expressions run through [`crate::sql::exec`] (once per run when
+//! uncorrelated, per row otherwise). Never plans, and never writes except
+//! row locks taken by `SELECT … FOR UPDATE`; every loop ticks and every
+//! kept row is charged to the statement's budget.
 
 use std::cmp::Ordering;
 use std::collections::HashMap;
@@ -20,15 +22,24 @@ use crate::catalog::{self, TableDef};
 use crate::error::{SqlError, SqlResult};
 use crate::sql::access::{self, Access};
 use crate::sql::budget::{self, Reservation};
-use crate::sql::exec::agg::{agg_final, agg_update, AggState};
-use crate::sql::exec::keys::{group_key, group_key_under};
+use crate::sql::exec::agg::{agg_update, AggState};
+use crate::sql::exec::keys::group_key;
 use crate::sql::exec::Exec;
-use crate::sql::exec::{self, Prepared};
+use crate::sql::exec::{bind_row, prepare, Prepared};
 use crate::sql::expr::{AggCall, CExpr, EvalCtx};
 use crate::sql::host::SessionHost;
 use crate::sql::plan::Plan;
 use crate::sql::plan::{correlated_filter, mark_columns, prefilter_access, PREFILTER_ROWS};
 use crate::types::{DataType, Value};
+
+// The block's operators (their chain is put together in `chain`, which
+// nothing here names: the operators use this file's parts, not the other
+// way round).
+pub(super) mod chain;
+mod fold;
+mod input;
+mod output;
+mod stage;
 
 /// Fetch candidate rows for a plan (index path or access path) with their
 /// MATCH scores.
@@ -40,7 +51,7 @@ type KeyedRow = (Vec<u8>, Vec<Value>);
 /// Whether a stored row passes an early filter (one that reads nothing
 /// but the row: no MATCH score, no per-row subquery).
 fn passes(
-    f: &exec::Prepared<'_>,
+    f: &Prepared<'_>,
     row: &[Value],
     outer: &[Value],
     host: &SessionHost<'_>,
@@ -61,7 +72,7 @@ fn candidates(
     plan: &Plan,
     path: Option<&crate::sql::search::IndexPath>,
     outer: &[Value],
-    filter: Option<&exec::Prepared<'_>>,
+    filter: Option<&Prepared<'_>>,
     host: &SessionHost<'_>,
     limited: bool,
     mem: &mut Reservation,
@@ -82,7 +93,7 @@ fn candidates(
         return Ok((out.take(), false));
     }
     if let Some(node) = &plan.source.input {
-        let rows = exec::run(cx, node, outer)?;
+        let rows = cx.run(node, outer)?;
         mem.add_rows(&rows)?;
         if plan.match_tables.is_empty() {
             return Ok((rows.into_iter().map(|r| (r, Vec::new())).collect(), false));
@@ -210,7 +221,7 @@ fn scan_rows(
     plan: &Plan,
     t: &TableDef,
     outer: &[Value],
-    filter: Option<&exec::Prepared<'_>>,
+    filter: Option<&Prepared<'_>>,
     host: &SessionHost<'_>,
     limited: bool,
     sink: &mut dyn FnMut(&[Value]) -> SqlResult<bool>,
@@ -269,7 +280,7 @@ pub fn keyed_rows(cx: &mut Exec<'_, '_>, plan: &Plan) -> SqlResult<Vec<(Vec<u8>,
     };
     let w = plan.source.scope.cols.len();
     let filter = match &plan.filter {
-        Some(f) => Some(exec::prepare(cx, f, w, &[])?),
+        Some(f) => Some(prepare(cx, f, w, &[])?),
         None => None,
     };
     let host = SessionHost::new(cx.session, cx.engine);
@@ -295,31 +306,6 @@ pub fn keyed_rows(cx: &mut Exec<'_, '_>, plan: &Plan) -> SqlResult<Vec<(Vec<u8>,
         budget::tick()?;
         if crate::sql::expr::truth(&ev(cx, &f, &host, &r, &[], &[], &[])?) == Some(true) {
             out.push((k, r));
-        }
-    }
-    Ok(out)
-}
-
-/// Execute a plan, returning output rows.
-///
-/// A vector index path is a fast path, never a different answer: the index
-/// yields its nearest candidates and the WHERE clause is applied after, so
-/// when fewer than LIMIT rows survive (a selective filter, rows the index
-/// does not hold such as NULL vectors, DISTINCT) the query is re-run by
-/// exact evaluation over the snapshot.
-pub fn run(cx: &mut Exec<'_, '_>, plan: &Plan, outer: &[Value]) -> SqlResult<Vec<Vec<Value>>> {
-    use crate::sql::search::IndexPath;
-    // A vector search whose WHERE selects few rows by key or B-tree ranks
-    // those rows exactly; one filtered by MATCH falls back to the MATCH's
-    // hits; any other falls back to a scan.
-    let path = match &plan.index_path {
-        Some(IndexPath::Vector { .. }) if prefilter(cx, plan)? => None,
-        p => p.as_ref(),
-    };
-    let out = run_with(cx, plan, path, outer)?;
-    if let (Some(IndexPath::Vector { .. }), Some(limit)) = (path, plan.limit) {
-        if out.len() < limit {
-            return run_with(cx, plan, plan.match_path.as_ref(), outer);
         }
     }
     Ok(out)
@@ -353,7 +339,7 @@ pub(crate) struct Exprs<'p> {
 impl<'p> Exprs<'p> {
     fn new(cx: &mut Exec<'_, '_>, plan: &'p Plan, outer: &[Value]) -> SqlResult<Exprs<'p>> {
         let w = plan.source.scope.cols.len();
-        let mut p = |e: &'p CExpr| exec::prepare(cx, e, w, outer);
+        let mut p = |e: &'p CExpr| prepare(cx, e, w, outer);
         let agg_args: Vec<Option<Prepared<'p>>> = plan
             .aggs
             .iter()
@@ -400,7 +386,7 @@ fn ev(
     aggs: &[Value],
     matches: &[Value],
 ) -> SqlResult<Value> {
-    let e = exec::bind_row(cx, p, row, outer)?;
+    let e = bind_row(cx, p, row, outer)?;
     e.eval(&EvalCtx {
         row,
         outer,
@@ -616,7 +602,7 @@ impl Groups {
 /// path's primary-key order already gives ([`sorted_by_key`] on a full or
 /// primary-key range scan; a secondary index yields its own order) — else
 /// all (`usize::MAX`).
-fn scan_cap(plan: &Plan, early: Option<&exec::Prepared<'_>>, path: &Access) -> usize {
+fn scan_cap(plan: &Plan, early: Option<&Prepared<'_>>, path: &Access) -> usize {
     let key_order = matches!(path, Access::FullScan | Access::PkRange(..));
     let in_scan_order = !plan.aggregate
         && !plan.windowed()
@@ -677,320 +663,6 @@ fn streamed_table<'p>(
         || ex.group_by.iter().any(|g| g.per_row())
         || ex.agg_args.iter().flatten().any(|a| a.per_row());
     (plain && !per_row).then_some(t)
-}
-
-fn run_with(
-    cx: &mut Exec<'_, '_>,
-    plan: &Plan,
-    path: Option<&crate::sql::search::IndexPath>,
-    outer: &[Value],
-) -> SqlResult<Vec<Vec<Value>>> {
-    let ex = Exprs::new(cx, plan, outer)?;
-    let host = SessionHost::new(cx.session, cx.engine);
-    let empty: Vec<Value> = Vec::new();
-    let mut groups = Groups::spilling(Reservation::new());
-    // The rows this block keeps, charged to the statement's budget while
-    // they live (its output is charged again by whoever keeps it).
-    let mut mem = Reservation::new();
-    // A table function's rows (made at the statement's first run of the
-    // block, held until the statement ends).
-    let values = match &plan.source.values {
-        Some(v) => Some(cx.table_rows.rows(v)?),
-        None => None,
-    };
-    let (rows, filtered) = match streamed_table(plan, path, &ex) {
-        // An aggregate over a table scan: each row is folded into its
-        // group as the scan visits it, none is kept.
-        Some(t) => {
-            // A large table: its key ranges folded on several threads.
-            let parts = super::parallel::parts_for(cx, plan, t, &ex);
-            let folded = if parts > 1 {
-                super::parallel::fold(cx, plan, t, &ex, parts)?
-            } else {
-                None
-            };
-            if let Some(g) = folded {
-                groups = g;
-                (Vec::new(), true)
-            } else {
-                let mut fold = |row: &[Value]| -> SqlResult<bool> {
-                    groups.add(plan, &ex, row, &empty, &mut |p, row, m| {
-                        p.expr().eval(&EvalCtx {
-                            row,
-                            outer,
-                            aggs: &[],
-                            matches: m,
-                            funcs: &host,
-                        })
-                    })?;
-                    Ok(false)
-                };
-                let (_, filtered) = scan_rows(
-                    cx,
-                    plan,
-                    t,
-                    outer,
-                    ex.filter.as_ref(),
-                    &host,
-                    false,
-                    &mut fold,
-                )?;
-                (Vec::new(), filtered)
-            }
-        }
-        None => candidates(
-            cx,
-            plan,
-            path,
-            outer,
-            ex.filter.as_ref(),
-            &host,
-            true,
-            &mut mem,
-            values.as_deref(),
-        )?,
-    };
-    // Filter (unless the scan did). Rows are taken out of their slots, so
-    // that a failing statement leaves the rest to its teardown.
-    let mut rows = budget::Grave(rows);
-    let mut kept = budget::Grave(Vec::with_capacity(rows.len()));
-    for i in 0..rows.len() {
-        budget::tick()?;
-        let (row, m) = std::mem::take(&mut rows[i]);
-        if let (Some(f), false) = (&ex.filter, filtered) {
-            let v = ev(cx, f, &host, &row, outer, &empty, &m)?;
-            if crate::sql::expr::truth(&v) != Some(true) {
-                continue;
-            }
-        }
-        kept.push((row, m));
-    }
-    drop(rows);
-    // A scan whose output is its rows (a join input): no copy per value.
-    if plan.is_plain_scan() {
-        let rows = kept.take().into_iter().map(|(r, _)| r);
-        return Ok(match plan.scan_columns() {
-            // Pruned (plan::prune): the columns its join reads.
-            Some(cols) if cols.len() < plan.source.scope.cols.len() => rows
-                .map(|mut r| {
-                    cols.iter()
-                        .map(|&c| {
-                            r.get_mut(c)
-                                .map_or(Value::Null, |v| std::mem::replace(v, Value::Null))
-                        })
-                        .collect()
-                })
-                .collect(),
-            _ => rows.collect(),
-        });
-    }
-    // Each output unit: (context row, aggs, matches).
-    let mut units: budget::Grave<Vec<Unit>> = Default::default();
-    if plan.aggregate {
-        for i in 0..kept.len() {
-            let (row, m) = std::mem::take(&mut kept[i]);
-            groups.add(plan, &ex, &row, &m, &mut |p, row, m| {
-                ev(cx, p, &host, row, outer, &empty, m)
-            })?;
-        }
-        // Groups whose rows went to disk come after the others, one
-        // partition at a time (decision 027).
-        let mut pending = groups.spilled()?;
-        let mut _partition: Option<Groups> = None;
-        let mut groups = budget::Grave(std::mem::take(&mut groups.groups));
-        if groups.is_empty() && plan.group_by.is_empty() {
-            let width = plan.source.scope.cols.len();
-            groups.push((
-                vec![Value::Null; width],
-                Vec::new(),
-                vec![AggState::default(); plan.aggs.len()],
-            ));
-        }
-        loop {
-            for (row, m, states) in groups.take() {
-                budget::tick()?;
-                let aggs: Vec<Value> = states
-                    .iter()
-                    .zip(&plan.aggs)
-                    .map(|(s, c)| agg_final(s, c))
-                    .collect();
-                if let Some(h) = &ex.having {
-                    let v = ev(cx, h, &host, &row, outer, &aggs, &m)?;
-                    if crate::sql::expr::truth(&v) != Some(true) {
-                        continue;
-                    }
-                }
-                units.push((row, aggs, m));
-            }
-            let Some(p) = pending.pop() else { break };
-            let mut g = Groups::of_partition(p, plan, &ex, &mut |p, row, m| {
-                ev(cx, p, &host, row, outer, &empty, m)
-            })?;
-            pending.extend(g.spilled()?);
-            groups.0 = std::mem::take(&mut g.groups);
-            _partition = Some(g);
-        }
-    } else {
-        // Moved a row at a time between ticks (a collect moved them all,
-        // ~0.2 s at 10,000,000 rows that no KILL could interrupt).
-        units.reserve_exact(kept.len());
-        for i in 0..kept.len() {
-            budget::tick()?;
-            let (r, m) = std::mem::take(&mut kept[i]);
-            units.push((r, Vec::new(), m));
-        }
-    }
-    if plan.windowed() {
-        super::window::apply(plan, &ex, &mut units.0, &mut |p, u| {
-            ev(cx, p, &host, &u.0, outer, &u.1, &u.2)
-        })?;
-    }
-    // A KILL stops the sort: once it is seen every comparison answers
-    // at once and the sort ends quickly.
-    let stop = budget::SortStop::default();
-    let order = |a: &(Vec<Value>, Vec<Value>), b: &(Vec<Value>, Vec<Value>)| {
-        if stop.stopped() {
-            return Ordering::Equal;
-        }
-        for (i, (key, desc)) in plan.order_by.iter().enumerate() {
-            let (x, y) = (&a.1[i], &b.1[i]);
-            let o = if is_distance_key(key) && x.is_null() != y.is_null() {
-                // NULL distance last whatever the direction.
-                if x.is_null() {
-                    Ordering::Greater
-                } else {
-                    Ordering::Less
-                }
-            } else {
-                let o = x.total_cmp(y);
-                if *desc {
-                    o.reverse()
-                } else {
-                    o
-                }
-            };
-            if o != Ordering::Equal {
-                return o;
-            }
-        }
-        Ordering::Equal
-    };
-    // Project + sort keys. Sorted rows past `sort_buffer_size` go to disk
-    // as sorted runs (decision 027).
-    // The last window left the units in ORDER BY's order: no second sort,
-    // and only the units LIMIT keeps are projected.
-    let presorted = plan.sorted_by_window();
-    if let (true, Some(l)) = (presorted, plan.limit) {
-        let keep = plan.offset.saturating_add(l);
-        if keep < units.len() {
-            budget::drop_ticking(units.0.split_off(keep))?;
-        }
-    }
-    let mut sorter = (!plan.order_by.is_empty() && !plan.distinct && !presorted).then(|| {
-        crate::sql::spill::sort::Sorter::for_statement()
-            .top(plan.limit.map(|l| plan.offset.saturating_add(l)))
-    });
-    let mut out: budget::Grave<Vec<(Vec<Value>, Vec<Value>)>> =
-        budget::Grave(Vec::with_capacity(if sorter.is_some() {
-            0
-        } else {
-            units.len()
-        }));
-    for (row, aggs, m) in units.iter() {
-        let proj: Vec<Value> = ex
-            .projection
-            .iter()
-            .map(|e| ev(cx, e, &host, row, outer, aggs, m))
-            .collect::<SqlResult<_>>()?;
-        let keys: Vec<Value> = ex
-            .order_by
-            .iter()
-            .map(|e| ev(cx, e, &host, row, outer, aggs, m))
-            .collect::<SqlResult<_>>()?;
-        if let Some(s) = &mut sorter {
-            s.push((proj, keys), &order)?;
-            continue;
-        }
-        mem.add(budget::row_size(&proj) + budget::row_size(&keys))?;
-        out.push((proj, keys));
-    }
-    // Freed between ticks (dropped at once, 10,000,000 rows took a KILL
-    // over 2 s to see).
-    budget::drop_ticking(units.take())?;
-    let mut _sorted_mem = None;
-    match sorter.map(|s| s.done(&order)).transpose()? {
-        Some(crate::sql::spill::sort::Sorted::Merged(mut m)) => {
-            let end = plan
-                .limit
-                .map_or(usize::MAX, |l| plan.offset.saturating_add(l));
-            let mut rows = Vec::new();
-            let mut at = 0;
-            while at < end {
-                let Some((p, _)) = m.next(&order)? else { break };
-                if at >= plan.offset {
-                    mem.add_row(&p)?;
-                    rows.push(p);
-                }
-                at += 1;
-            }
-            stop.finish()?;
-            return Ok(rows);
-        }
-        Some(crate::sql::spill::sort::Sorted::InMemory(items, charge)) => {
-            out.0 = items;
-            _sorted_mem = Some(charge);
-        }
-        None => {}
-    }
-    if plan.distinct {
-        // In place: the first of each key moves to the front; a duplicate
-        // is freed as it is met. On a KILL or past the budget the rows
-        // and keys are left to the statement's teardown (a `retain` freed
-        // every row after the failing one before the error was answered:
-        // ~100 ms at 1,000,000 rows).
-        let mut seen: budget::Grave<std::collections::HashSet<Vec<u8>>> = Default::default();
-        let mut kept = 0;
-        // Past `tmp_table_size` of keys, rows of new keys go to disk
-        // (decision 027).
-        let mut overflow = crate::sql::spill::hash::Overflow::for_statement();
-        let mut seen_bytes = 0;
-        for i in 0..out.len() {
-            let k = group_key_under(&out[i].0, &plan.out_colls);
-            if kept > 0 && overflow.full(seen_bytes) && !seen.contains(&k) {
-                overflow.put_item(&k, &std::mem::take(&mut out[i]))?;
-                continue;
-            }
-            seen_bytes += k.len() as u64 + 48;
-            mem.add(k.len() + 48)?;
-            budget::tick()?;
-            if seen.insert(k) {
-                out.swap(kept, i);
-                kept += 1;
-            } else {
-                drop(std::mem::take(&mut out[i]));
-            }
-        }
-        // What is past `kept` holds nothing any more.
-        out.truncate(kept);
-        crate::sql::spill::hash::distinct_partitions(overflow, &mut out.0, |item| {
-            group_key_under(&item.0, &plan.out_colls)
-        })?;
-    }
-    if !plan.order_by.is_empty() && !presorted {
-        out.0 = match plan.limit.map(|l| plan.offset.saturating_add(l)) {
-            Some(k) if k < out.len() => top_k(out.take(), k, order)?,
-            _ => {
-                budget::sort_by(&mut out.0, order)?;
-                out.take()
-            }
-        };
-        stop.finish()?;
-    }
-    let it = out.take().into_iter().skip(plan.offset).map(|(p, _)| p);
-    Ok(match plan.limit {
-        Some(l) => it.take(l).collect(),
-        None => it.collect(),
-    })
 }
 
 /// An output unit of a block: (context row, aggregates, MATCH scores).

@@ -13,7 +13,7 @@ use std::collections::{HashMap, HashSet};
 
 use crate::error::SqlResult;
 use crate::sql::budget::{self, Reservation};
-use crate::sql::exec::{bind_row, block, prepare, record, run, Exec, Prepared};
+use crate::sql::exec::{bind_row, prepare, record, Exec, Prepared};
 use crate::sql::expr::{self, value_key, CExpr, EvalCtx};
 use crate::sql::host::SessionHost;
 use crate::sql::plan::{lookup_key, lookup_key_limit, Join, JoinKind, Stage, Stat};
@@ -103,7 +103,7 @@ fn right_by_lookup(
         )
     };
     let start = std::time::Instant::now();
-    let rows = block::run(cx, &keyed, outer)?;
+    let rows = cx.run_block(&j.right, &keyed, outer)?;
     record(
         &j.right,
         Stage::Node,
@@ -289,7 +289,7 @@ fn kept_join(
         Some(Some(k)) => k,
         Some(None) => {
             let mut mem = Reservation::new();
-            let rows = run(cx, if kept_left { &j.left } else { &j.right }, outer)?;
+            let rows = cx.run(if kept_left { &j.left } else { &j.right }, outer)?;
             mem.add_rows(&rows)?;
             let keys = side_keys(&side(kept_left), &rows, outer, &host, &mut mem)?;
             let mut classes: Vec<Option<u8>> = vec![None; j.keys.len()];
@@ -333,7 +333,7 @@ fn kept_join(
     };
     debug_assert_eq!(kept.left, kept_left, "a join's kept side");
     let mut mem = Reservation::new();
-    let other = budget::Grave(run(cx, if kept_left { &j.right } else { &j.left }, outer)?);
+    let other = budget::Grave(cx.run(if kept_left { &j.right } else { &j.left }, outer)?);
     mem.add_rows(&other)?;
     let keys = side_keys(&side(!kept_left), &other, outer, &host, &mut mem)?;
     let same_class = keys.iter().flatten().all(|k| {
@@ -394,14 +394,14 @@ pub(super) fn join(cx: &mut Exec<'_, '_>, j: &Join, outer: &[Value]) -> SqlResul
     }
     let mut mem = Reservation::new();
     // Inputs and output in graves: a killed join answers before it frees.
-    let mut left = budget::Grave(run(cx, &j.left, outer)?);
+    let mut left = budget::Grave(cx.run(&j.left, outer)?);
     mem.add_rows(&left)?;
     let mut right = budget::Grave(if left.is_empty() && j.kind != JoinKind::Right {
         Vec::new()
     } else {
         match right_by_lookup(cx, j, &left, outer)? {
             Some(rows) => rows,
-            None => run(cx, &j.right, outer)?,
+            None => cx.run(&j.right, outer)?,
         }
     });
     mem.add_rows(&right)?;

@@ -20,7 +20,7 @@ use std::sync::Arc;
 
 use crate::error::{code, SqlError, SqlResult};
 use crate::sql::budget::{self, Reservation};
-use crate::sql::exec;
+use crate::sql::exec::keys;
 use crate::sql::exec::Exec;
 use crate::sql::plan::{Join, Node, Recursive, WorkTable};
 use crate::sql::Ctx;
@@ -200,7 +200,7 @@ pub fn keep_join_state<T: Any>(j: &Join, state: Rc<T>) {
 }
 
 /// The rows of `node` when it is a scan a running recursive CTE already
-/// ran ([`crate::sql::exec::run`] asks before running a block).
+/// ran (the block operator asks before running).
 pub fn cached_scan(node: &Node) -> Option<Vec<Vec<Value>>> {
     SCANS.with(|m| {
         m.borrow()
@@ -247,7 +247,7 @@ pub fn run(cx: &mut Exec<'_, '_>, r: &Recursive, outer: &[Value]) -> SqlResult<V
             budget::tick()?;
             debug_assert_eq!(row.len(), r.columns.len(), "recursive row width");
             if !r.all {
-                let k = exec::keys::group_key_under(&row, &r.colls);
+                let k = keys::group_key_under(&row, &r.colls);
                 if seen.contains(&k) {
                     continue;
                 }
@@ -259,7 +259,7 @@ pub fn run(cx: &mut Exec<'_, '_>, r: &Recursive, outer: &[Value]) -> SqlResult<V
         }
         Ok(kept)
     };
-    let seed = exec::run(cx, &r.seed, outer)?;
+    let seed = cx.run(&r.seed, outer)?;
     let mut working = keep(seed, &mut mem)?;
     let _memo = Memo::register(&r.steps);
     let mut out: Vec<Vec<Value>> = Vec::new();
@@ -284,7 +284,7 @@ pub fn run(cx: &mut Exec<'_, '_>, r: &Recursive, outer: &[Value]) -> SqlResult<V
             .map_err(|_| SqlError::internal("recursive working table poisoned"))? = this.clone();
         let mut next = Vec::new();
         for s in &r.steps {
-            for row in exec::run(cx, s, outer)? {
+            for row in cx.run(s, outer)? {
                 let at = out.len() + this.len() + next.len() + 1;
                 next.push(convert(cx, r, row, at)?);
             }

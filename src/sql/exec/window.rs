@@ -36,8 +36,8 @@ use std::cmp::Ordering;
 
 use crate::error::SqlResult;
 use crate::sql::budget::{self, Reservation};
-use crate::sql::exec;
 use crate::sql::exec::agg::{agg_final, agg_update, AggState};
+use crate::sql::exec::apply as exec; // exec::Prepared, not the dispatcher
 use crate::sql::exec::block::{is_distance_key, Exprs, Unit};
 use crate::sql::expr::{AggCall, CExpr, Frame, FrameBound, WinFunc};
 use crate::sql::plan::Plan;

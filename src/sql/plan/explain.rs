@@ -218,7 +218,10 @@ pub fn explain_block(
                 plan.projection.len(),
                 if plan.projection.len() == 1 { "" } else { "s" }
             ),
-            Some(Stage::Project),
+            // The block's output: its projection runs below its sort and
+            // limit (sort keys are computed with the select list), so the
+            // top line shows the whole block's figures.
+            Some(Stage::Node),
             lines,
         );
     }

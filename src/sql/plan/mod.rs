@@ -158,7 +158,6 @@ pub type Stats = std::collections::HashMap<(usize, Stage), Stat>;
 /// [`Stage::Aggregate`], [`Stage::Window`], [`Stage::Project`],
 /// [`Stage::Sort`] (also a top-N), [`Stage::Distinct`], [`Stage::Limit`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-#[allow(dead_code)] // the block's stages are recorded once its operators land (issue 41)
 pub enum Stage {
     /// The whole node (a join, a set operation, a recursive union, a
     /// working-table scan, or a query block as its parent sees it).

@@ -1,0 +1,135 @@
+//! The bottom of a query block: the scan (its table by the access path or
+//! an index search, the block's input node, a table function's rows, a
+//! system table, or the one empty row of a block without FROM) and the
+//! filter (the WHERE, re-checked exactly on every candidate unless the
+//! scan tested it on each stored row already).
+//!
+//! The scan makes its candidates at its first pull — the storage scan
+//! stops early once it holds what the block's LIMIT needs
+//! ([`super::scan_cap`]) — and hands them out in batches; every kept row
+//! is charged to the statement's budget until the block ends. Never
+//! writes except the row locks of `SELECT … FOR UPDATE`.
+
+use crate::error::SqlResult;
+use crate::sql::budget::{self, Reservation};
+use crate::sql::exec::op::{Exec, Meter};
+use crate::sql::plan::{Node, Stage};
+
+use super::stage::{Candidate, Items, Run, Step};
+
+/// The block's scan: its candidate rows with their MATCH scores.
+pub(crate) struct Scan<'p> {
+    meter: Meter<'p>,
+    /// The candidates' charge while the block runs.
+    mem: Reservation,
+    made: Option<Items<Candidate>>,
+    /// Whether the scan tested the WHERE on each row itself.
+    pub filtered: bool,
+}
+
+impl<'p> Scan<'p> {
+    pub fn new(node: &'p Node) -> Scan<'p> {
+        Scan {
+            meter: Meter::new(node, Stage::Scan),
+            mem: Reservation::new(),
+            made: None,
+            filtered: false,
+        }
+    }
+}
+
+impl Step<Candidate> for Scan<'_> {
+    fn next(
+        &mut self,
+        cx: &mut Exec<'_, '_>,
+        run: &Run<'_, '_>,
+    ) -> SqlResult<Option<Vec<Candidate>>> {
+        let start = self.meter.start();
+        if self.made.is_none() {
+            let plan = run.plan;
+            // A table function's rows (made at the statement's first run
+            // of the block, held until the statement ends).
+            let values = match &plan.source.values {
+                Some(v) => Some(cx.table_rows.rows(v)?),
+                None => None,
+            };
+            let (rows, filtered) = super::candidates(
+                cx,
+                plan,
+                run.path,
+                run.outer,
+                run.ex.filter.as_ref(),
+                run.host,
+                true,
+                &mut self.mem,
+                values.as_deref(),
+            )?;
+            self.filtered = filtered;
+            self.meter.holds(self.mem.bytes());
+            self.made = Some(Items::new(budget::Grave(rows)));
+        }
+        let batch = match &mut self.made {
+            Some(m) => m.next_batch()?,
+            None => None,
+        };
+        self.meter.step(
+            start,
+            batch.as_ref().map_or(0, Vec::len),
+            usize::from(batch.is_some()),
+        );
+        Ok(batch)
+    }
+}
+
+/// The block's WHERE over the scan's candidates (passed through when the
+/// scan tested it already).
+pub(crate) struct Filter<'p> {
+    meter: Meter<'p>,
+    pub input: Scan<'p>,
+}
+
+impl<'p> Filter<'p> {
+    pub fn new(node: &'p Node, input: Scan<'p>) -> Filter<'p> {
+        Filter {
+            meter: Meter::new(node, Stage::Filter),
+            input,
+        }
+    }
+}
+
+impl Step<Candidate> for Filter<'_> {
+    fn next(
+        &mut self,
+        cx: &mut Exec<'_, '_>,
+        run: &Run<'_, '_>,
+    ) -> SqlResult<Option<Vec<Candidate>>> {
+        loop {
+            // Timed with its input (as every operator's figure is).
+            let start = self.meter.start();
+            let Some(mut batch) = self.input.next(cx, run)? else {
+                self.meter.step(start, 0, 0);
+                return Ok(None);
+            };
+            if let (Some(f), false) = (&run.ex.filter, self.input.filtered) {
+                // Kept in place: the first of the batch's survivors move
+                // to the front.
+                let mut kept = 0;
+                for i in 0..batch.len() {
+                    budget::tick()?;
+                    let (row, m) = &batch[i];
+                    let v = run.eval(cx, f, row, &[], m)?;
+                    if crate::sql::expr::truth(&v) == Some(true) {
+                        batch.swap(kept, i);
+                        kept += 1;
+                    }
+                }
+                batch.truncate(kept);
+            }
+            self.meter
+                .step(start, batch.len(), usize::from(!batch.is_empty()));
+            if !batch.is_empty() {
+                return Ok(Some(batch));
+            }
+        }
+    }
+}
