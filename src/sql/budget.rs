@@ -432,41 +432,6 @@ pub fn tick() -> SqlResult<()> {
     }
 }
 
-/// A sort's view of the interrupt: its comparator cannot return an
-/// error, so it asks [`SortStop::stopped`] (a [`tick`]) before comparing;
-/// once the statement is interrupted every comparison answers at once,
-/// the sort ends in one cheap pass, and [`SortStop::finish`] reports it.
-#[derive(Default)]
-pub struct SortStop {
-    failed: Cell<bool>,
-    error: RefCell<Option<SqlError>>,
-}
-
-impl SortStop {
-    /// Whether the statement was interrupted (the comparator should
-    /// answer `Equal` without comparing).
-    #[inline]
-    pub fn stopped(&self) -> bool {
-        if self.failed.get() {
-            return true;
-        }
-        if let Err(e) = tick() {
-            self.failed.set(true);
-            *self.error.borrow_mut() = Some(e);
-            return true;
-        }
-        false
-    }
-
-    /// `Err` if the sort was interrupted (its order is then meaningless).
-    pub fn finish(self) -> SqlResult<()> {
-        match self.error.into_inner() {
-            Some(e) => Err(e),
-            None => Ok(()),
-        }
-    }
-}
-
 /// Rows one run of [`sort_by`] sorts at once (between two looks at the
 /// interrupt).
 const SORT_RUN: usize = 4096;

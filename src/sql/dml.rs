@@ -642,12 +642,9 @@ fn order_and_limit(
                 .collect::<SqlResult<Vec<Value>>>()?;
             keyed.push((vals, k, r));
         }
-        // Stable: ties keep primary-key order. A KILL ends it early.
-        let stop = crate::sql::budget::SortStop::default();
-        keyed.sort_by(|a, b| {
-            if stop.stopped() {
-                return std::cmp::Ordering::Equal;
-            }
+        // Stable: ties keep primary-key order. A KILL is seen between the
+        // sort's bounded runs.
+        crate::sql::budget::sort_by(&mut keyed, |a, b| {
             for (i, (_, desc)) in keys.iter().enumerate() {
                 let o = a.0[i].total_cmp(&b.0[i]);
                 let o = if *desc { o.reverse() } else { o };
@@ -656,8 +653,7 @@ fn order_and_limit(
                 }
             }
             std::cmp::Ordering::Equal
-        });
-        stop.finish()?;
+        })?;
         rows = keyed.into_iter().map(|(_, k, r)| (k, r)).collect();
     }
     if let Some(e) = limit {

@@ -669,36 +669,47 @@ fn streamed_table<'p>(
 pub(crate) type Unit = (Vec<Value>, Vec<Value>, Vec<Value>);
 
 /// The first `k` items of `items` in the order a stable sort by `order`
-/// gives (ties keep their input order), without sorting the rest: a
-/// selection (linear) and a sort of the `k` kept. KILL stops it: the
-/// rest of the items (millions of rows, a second to free) are freed with a
-/// [`budget::tick`] each, and left to the statement's teardown once it
-/// fires (the comparator, a [`budget::SortStop`]'s, answers at once then).
+/// gives (ties keep their input order), without sorting the rest. The items
+/// are taken a chunk at a time (at least [`TOP_K_CHUNK`], at least `k`):
+/// the best `k` so far and the chunk are cut to their best `k` by a
+/// selection, with a look at the interrupt between chunks, so a KILL is
+/// seen after a bounded piece of work (the comparator itself never stops:
+/// it must stay a total order). Past a quarter of the items a stable sort
+/// ([`budget::sort_by`]) is cheaper. The rest of the items (millions of
+/// rows, a second to free) are freed with a [`budget::tick`] each, and left
+/// to the statement's teardown once it fires.
 fn top_k<T: Default + 'static>(
     mut items: Vec<T>,
     k: usize,
     order: impl Fn(&T, &T) -> Ordering,
 ) -> SqlResult<Vec<T>> {
-    const CHUNK: usize = 1 << 16;
     let n = items.len();
-    let mut ix: Vec<usize> = Vec::new();
+    if k >= n / 4 {
+        budget::sort_by(&mut items, &order)?;
+        if k < items.len() {
+            budget::drop_ticking(items.split_off(k))?;
+        }
+        return Ok(items);
+    }
+    let mut best: Vec<usize> = Vec::new();
     if k > 0 {
-        ix.reserve_exact(n);
-        for lo in (0..n).step_by(CHUNK) {
+        let chunk = TOP_K_CHUNK.max(k);
+        let by = |&i: &usize, &j: &usize| order(&items[i], &items[j]).then(i.cmp(&j));
+        for lo in (0..n).step_by(chunk) {
             if let Err(e) = budget::check() {
+                drop(best);
                 budget::bury(items);
                 return Err(e);
             }
-            ix.extend(lo..(lo + CHUNK).min(n));
+            best.extend(lo..(lo + chunk).min(n));
+            if best.len() > k {
+                best.select_nth_unstable_by(k - 1, by);
+                best.truncate(k);
+            }
         }
-        let by = |&i: &usize, &j: &usize| order(&items[i], &items[j]).then(i.cmp(&j));
-        if k < ix.len() {
-            ix.select_nth_unstable_by(k - 1, by);
-            ix.truncate(k);
-        }
-        ix.sort_unstable_by(by);
+        best.sort_unstable_by(by);
     }
-    let chosen: Vec<T> = ix
+    let chosen: Vec<T> = best
         .into_iter()
         .map(|i| std::mem::take(&mut items[i]))
         .collect();
@@ -708,6 +719,9 @@ fn top_k<T: Default + 'static>(
     }
     Ok(chosen)
 }
+
+/// Items a top-N selection takes between two looks at the interrupt.
+const TOP_K_CHUNK: usize = 1 << 16;
 
 #[cfg(test)]
 mod tests {

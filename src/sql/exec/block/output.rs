@@ -21,12 +21,12 @@ use crate::sql::spill::sort::{Merge, Sorted, Sorter};
 use super::stage::{collect, BoxStep, Items, Projected, Run, Step};
 use super::{is_distance_key, top_k, Unit};
 
-/// The ORDER BY order of two projected rows (by their keys); once the
-/// statement is killed every comparison answers at once ([`budget::SortStop`]).
-fn order(plan: &Plan, stop: &budget::SortStop, a: &Projected, b: &Projected) -> Ordering {
-    if stop.stopped() {
-        return Ordering::Equal;
-    }
+/// The ORDER BY order of two projected rows (by their keys). A total
+/// order, always: a KILL is seen between the bounded pieces the sorts cut
+/// their work into ([`budget::sort_by`], [`top_k`]), never inside a
+/// comparison (the standard sorts may panic on a comparator that changes
+/// its answers).
+fn order(plan: &Plan, a: &Projected, b: &Projected) -> Ordering {
     for (i, (key, desc)) in plan.order_by.iter().enumerate() {
         let (x, y) = (&a.1[i], &b.1[i]);
         let o = if is_distance_key(key) && x.is_null() != y.is_null() {
@@ -159,8 +159,7 @@ impl<'s> Sort<'s> {
     /// Read all of the input and sort it.
     fn sort(&mut self, cx: &mut Exec<'_, '_>, run: &Run<'_, '_>) -> SqlResult<Sorting> {
         let plan = run.plan;
-        let stop = budget::SortStop::default();
-        let cmp = |a: &Projected, b: &Projected| order(plan, &stop, a, b);
+        let cmp = |a: &Projected, b: &Projected| order(plan, a, b);
         let top = plan.limit.map(|l| plan.offset.saturating_add(l));
         let (mut items, charge) = if self.spilling {
             // Sorted rows past `sort_buffer_size` go to disk as sorted
@@ -172,10 +171,7 @@ impl<'s> Sort<'s> {
                 }
             }
             match sorter.done(&cmp)? {
-                Sorted::Merged(m) => {
-                    stop.finish()?;
-                    return Ok(Sorting::Merging(m));
-                }
+                Sorted::Merged(m) => return Ok(Sorting::Merging(m)),
                 Sorted::InMemory(items, charge) => (budget::Grave(items), Some(charge)),
             }
         } else {
@@ -191,7 +187,6 @@ impl<'s> Sort<'s> {
                 items.take()
             }
         };
-        stop.finish()?;
         Ok(Sorting::Ready(Items::new(items), charge))
     }
 }
@@ -210,15 +205,13 @@ impl Step<Projected> for Sort<'_> {
             Sorting::Ready(items, _) => items.next_batch()?,
             Sorting::Merging(m) => {
                 let plan = run.plan;
-                let stop = budget::SortStop::default();
-                let cmp = |a: &Projected, b: &Projected| order(plan, &stop, a, b);
+                let cmp = |a: &Projected, b: &Projected| order(plan, a, b);
                 let mut batch = Vec::new();
                 while batch.len() < crate::sql::exec::op::BATCH_ROWS {
                     let Some(item) = m.next(&cmp)? else { break };
                     self.mem.add_row(&item.0)?;
                     batch.push(item);
                 }
-                stop.finish()?;
                 (!batch.is_empty()).then_some(batch)
             }
             Sorting::Input | Sorting::Done => None,
