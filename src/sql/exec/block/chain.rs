@@ -8,7 +8,7 @@
 //! a plain table scan folds each row as the scan visits it). A vector
 //! index path is a fast path, never a different answer: when fewer than
 //! LIMIT rows come out of it, the chain is run again by the exact path
-//! ([`super::run`]'s contract), so such a block passes nothing on before
+//! (the block module's contract), so such a block passes nothing on before
 //! it knows which. Never plans; never writes except the row locks of
 //! `SELECT … FOR UPDATE` (taken by the scan).
 
