@@ -216,21 +216,35 @@ fn joined(
     row.reserve(l.len() + r.len());
     row.extend_from_slice(l);
     row.extend_from_slice(r);
+    if !residual_holds(cx, residual, outer, host, &row)? {
+        *spare = row;
+        return Ok(None);
+    }
+    Ok(Some(row))
+}
+
+/// Whether every residual condition is true on the joined `row`.
+fn residual_holds(
+    cx: &mut Exec<'_, '_>,
+    residual: &[Prepared<'_>],
+    outer: &[Value],
+    host: &SessionHost<'_>,
+    row: &[Value],
+) -> SqlResult<bool> {
     for p in residual {
-        let e = bind_row(cx, p, &row, outer)?;
+        let e = bind_row(cx, p, row, outer)?;
         let v = e.eval(&EvalCtx {
-            row: &row,
+            row,
             outer,
             aggs: &[],
             matches: &[],
             funcs: host,
         })?;
         if expr::truth(&v) != Some(true) {
-            *spare = row;
-            return Ok(None);
+            return Ok(false);
         }
     }
-    Ok(Some(row))
+    Ok(true)
 }
 
 /// What a join under a running recursive CTE keeps between its rounds
@@ -594,20 +608,8 @@ fn grace_emit(
         Some(r) => row.extend_from_slice(r),
         None => row.resize(width, Value::Null),
     }
-    if l.is_some() && r.is_some() {
-        for p in residual {
-            let e = bind_row(cx, p, &row, outer)?;
-            let v = e.eval(&EvalCtx {
-                row: &row,
-                outer,
-                aggs: &[],
-                matches: &[],
-                funcs: host,
-            })?;
-            if expr::truth(&v) != Some(true) {
-                return Ok(false);
-            }
-        }
+    if l.is_some() && r.is_some() && !residual_holds(cx, residual, outer, host, &row)? {
+        return Ok(false);
     }
     out_mem.add_row(&row)?;
     out.push(row);

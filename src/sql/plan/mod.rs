@@ -77,6 +77,27 @@ pub struct Join {
     pub residual: Vec<CExpr>,
 }
 
+impl Join {
+    /// The columns each input must give when the join's output columns
+    /// `needed` are read above it: those, plus what its condition reads
+    /// (the residual over the joined row, each side's keys).
+    pub fn side_needs(&self, needed: &[bool]) -> (Vec<bool>, Vec<bool>) {
+        let lw = self.left_width;
+        let mut all = needed.to_vec();
+        all.resize(lw + self.right_width, false);
+        for c in &self.residual {
+            mark_columns(c, &mut all);
+        }
+        let mut r = all.split_off(lw);
+        let mut l = all;
+        for (a, b) in &self.keys {
+            mark_columns(a, &mut l);
+            mark_columns(b, &mut r);
+        }
+        (l, r)
+    }
+}
+
 /// Set operations MySQL 8 has.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SetOp {
@@ -836,18 +857,7 @@ pub fn prune(node: &mut Node, needed: &[bool]) {
             p.needed = Some(n);
         }
         Node::Join(j) => {
-            let (lw, rw) = (j.left_width, j.right_width);
-            let mut all: Vec<bool> = needed.to_vec();
-            all.resize(lw + rw, false);
-            for c in &j.residual {
-                mark_columns(c, &mut all);
-            }
-            let mut l = all[..lw].to_vec();
-            let mut r = all[lw..].to_vec();
-            for (a, b) in &j.keys {
-                mark_columns(a, &mut l);
-                mark_columns(b, &mut r);
-            }
+            let (l, r) = j.side_needs(needed);
             prune(&mut j.left, &l);
             prune(&mut j.right, &r);
         }

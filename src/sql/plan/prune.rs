@@ -180,17 +180,7 @@ fn narrow(node: &mut Node, needed: &[bool], depth: usize) -> Vec<Option<usize>> 
         Node::Block(p) if p.is_plain_scan() => narrow_scan(p, needed),
         Node::Join(j) if depth <= MAX_DEPTH => {
             let (lw, rw) = (j.left_width, j.right_width);
-            let mut all = needed.to_vec();
-            all.resize(lw + rw, false);
-            for c in &j.residual {
-                mark_columns(c, &mut all);
-            }
-            let mut l = all[..lw].to_vec();
-            let mut r = all[lw..].to_vec();
-            for (a, b) in &j.keys {
-                mark_columns(a, &mut l);
-                mark_columns(b, &mut r);
-            }
+            let (l, r) = j.side_needs(needed);
             let lm = narrow(&mut j.left, &l, depth + 1);
             let rm = narrow(&mut j.right, &r, depth + 1);
             debug_assert_eq!((lm.len(), rm.len()), (lw, rw), "join input widths");

@@ -18,7 +18,7 @@ use crate::sql::expr::EvalCtx;
 use crate::sql::plan::{Node, Stage};
 use crate::types::Value;
 
-use super::stage::{collect, BoxStep, Candidate, Items, Run, Step};
+use super::stage::{collect, pass_made, BoxStep, Candidate, Items, Run, Step};
 use super::{Groups, Unit};
 use crate::sql::exec::agg::{agg_final, AggState};
 
@@ -172,16 +172,7 @@ impl Step<Unit> for Aggregate<'_> {
             let units = self.units(cx, run)?;
             self.made = Some(Items::new(budget::Grave(units)));
         }
-        let batch = match &mut self.made {
-            Some(m) => m.next_batch()?,
-            None => None,
-        };
-        self.meter.step(
-            start,
-            batch.as_ref().map_or(0, Vec::len),
-            usize::from(batch.is_some()),
-        );
-        Ok(batch)
+        pass_made(&mut self.meter, start, &mut self.made)
     }
 }
 
@@ -212,15 +203,6 @@ impl Step<Unit> for Window<'_> {
             })?;
             self.made = Some(Items::new(units));
         }
-        let batch = match &mut self.made {
-            Some(m) => m.next_batch()?,
-            None => None,
-        };
-        self.meter.step(
-            start,
-            batch.as_ref().map_or(0, Vec::len),
-            usize::from(batch.is_some()),
-        );
-        Ok(batch)
+        pass_made(&mut self.meter, start, &mut self.made)
     }
 }

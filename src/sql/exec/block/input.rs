@@ -15,7 +15,7 @@ use crate::sql::budget::{self, Reservation};
 use crate::sql::exec::op::{Exec, Meter};
 use crate::sql::plan::{Node, Stage};
 
-use super::stage::{Candidate, Items, Run, Step};
+use super::stage::{pass_made, Candidate, Items, Run, Step};
 
 /// The block's scan: its candidate rows with their MATCH scores.
 pub(crate) struct Scan<'p> {
@@ -68,16 +68,7 @@ impl Step<Candidate> for Scan<'_> {
             self.meter.holds(self.mem.bytes());
             self.made = Some(Items::new(budget::Grave(rows)));
         }
-        let batch = match &mut self.made {
-            Some(m) => m.next_batch()?,
-            None => None,
-        };
-        self.meter.step(
-            start,
-            batch.as_ref().map_or(0, Vec::len),
-            usize::from(batch.is_some()),
-        );
-        Ok(batch)
+        pass_made(&mut self.meter, start, &mut self.made)
     }
 }
 

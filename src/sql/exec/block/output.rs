@@ -18,7 +18,7 @@ use crate::sql::exec::op::{Exec, Meter, Row};
 use crate::sql::plan::{Node, Plan, Stage};
 use crate::sql::spill::sort::{Merge, Sorted, Sorter};
 
-use super::stage::{collect, BoxStep, Items, Projected, Run, Step};
+use super::stage::{collect, pass_made, step, BoxStep, Items, Projected, Run, Step};
 use super::{is_distance_key, top_k, Unit};
 
 /// The ORDER BY order of two projected rows (by their keys). A total
@@ -49,15 +49,6 @@ fn order(plan: &Plan, a: &Projected, b: &Projected) -> Ordering {
         }
     }
     Ordering::Equal
-}
-
-/// Batch figures of a step that began at `start` and passes `batch` on.
-fn step<T>(meter: &mut Meter<'_>, start: Option<std::time::Instant>, batch: &Option<Vec<T>>) {
-    meter.step(
-        start,
-        batch.as_ref().map_or(0, Vec::len),
-        usize::from(batch.is_some()),
-    );
 }
 
 /// The select list and the ORDER BY keys of each unit.
@@ -294,12 +285,7 @@ impl Step<Projected> for Distinct<'_> {
             let rows = self.distinct(cx, run)?;
             self.made = Some(Items::new(budget::Grave(rows)));
         }
-        let batch = match &mut self.made {
-            Some(m) => m.next_batch()?,
-            None => None,
-        };
-        step(&mut self.meter, start, &batch);
-        Ok(batch)
+        pass_made(&mut self.meter, start, &mut self.made)
     }
 }
 

@@ -14,7 +14,7 @@
 
 use crate::error::SqlResult;
 use crate::sql::budget;
-use crate::sql::exec::op::{Exec, BATCH_ROWS};
+use crate::sql::exec::op::{Exec, Meter, BATCH_ROWS};
 use crate::sql::host::SessionHost;
 use crate::sql::plan::Plan;
 use crate::sql::search::IndexPath;
@@ -130,4 +130,32 @@ impl Step<Unit> for Units<'_> {
             .next(cx, run)?
             .map(|b| b.into_iter().map(|(r, m)| (r, Vec::new(), m)).collect()))
     }
+}
+
+/// Batch figures of a step that began at `start` and passes `batch` on.
+pub(crate) fn step<T>(
+    meter: &mut Meter<'_>,
+    start: Option<std::time::Instant>,
+    batch: &Option<Vec<T>>,
+) {
+    meter.step(
+        start,
+        batch.as_ref().map_or(0, Vec::len),
+        usize::from(batch.is_some()),
+    );
+}
+
+/// The next batch of a step that made its items at once (`made`), with
+/// the step's figures (it began at `start`).
+pub(crate) fn pass_made<T: Default + 'static>(
+    meter: &mut Meter<'_>,
+    start: Option<std::time::Instant>,
+    made: &mut Option<Items<T>>,
+) -> SqlResult<Option<Vec<T>>> {
+    let batch = match made {
+        Some(m) => m.next_batch()?,
+        None => None,
+    };
+    step(meter, start, &batch);
+    Ok(batch)
 }
