@@ -105,6 +105,31 @@ pub enum BinOp {
     Xor,
 }
 
+impl BinOp {
+    /// The operator as MySQL writes it in messages and EXPLAIN (`DIV`,
+    /// `<=>`, lower-case `and` / `or` / `xor`).
+    pub fn sql(self) -> &'static str {
+        match self {
+            BinOp::Add => "+",
+            BinOp::Sub => "-",
+            BinOp::Mul => "*",
+            BinOp::Div => "/",
+            BinOp::IntDiv => "DIV",
+            BinOp::Mod => "%",
+            BinOp::Eq => "=",
+            BinOp::NotEq => "<>",
+            BinOp::Lt => "<",
+            BinOp::LtEq => "<=",
+            BinOp::Gt => ">",
+            BinOp::GtEq => ">=",
+            BinOp::NullSafeEq => "<=>",
+            BinOp::And => "and",
+            BinOp::Or => "or",
+            BinOp::Xor => "xor",
+        }
+    }
+}
+
 /// Aggregate functions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AggFunc {
@@ -2004,17 +2029,6 @@ pub(crate) fn num_cmp(a: &Value, b: &Value) -> Ordering {
     }
 }
 
-fn op_symbol(op: BinOp) -> &'static str {
-    match op {
-        BinOp::Add => "+",
-        BinOp::Sub => "-",
-        BinOp::Mul => "*",
-        BinOp::Div => "/",
-        BinOp::IntDiv => "DIV",
-        _ => "%",
-    }
-}
-
 /// An operand as MySQL prints it in an out-of-range message.
 fn operand_text(v: &Value) -> String {
     match v {
@@ -2031,7 +2045,7 @@ fn out_of_range(ty: &str, op: BinOp, a: &Value, b: &Value) -> SqlError {
         format!(
             "{ty} value is out of range in '({} {} {})'",
             operand_text(a),
-            op_symbol(op),
+            op.sql(),
             operand_text(b)
         ),
     )

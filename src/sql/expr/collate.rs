@@ -54,18 +54,6 @@ fn op_code(op: BinOp) -> i64 {
     }
 }
 
-fn op_name(op: BinOp) -> &'static str {
-    match op {
-        BinOp::Eq => "=",
-        BinOp::NotEq => "<>",
-        BinOp::Lt => "<",
-        BinOp::LtEq => "<=",
-        BinOp::Gt => ">",
-        BinOp::GtEq => ">=",
-        _ => "<=>",
-    }
-}
-
 fn is_comparison(op: BinOp) -> bool {
     matches!(
         op,
@@ -223,15 +211,13 @@ fn rewrite_one(e: CExpr, env: &Env<'_>) -> SqlResult<CExpr> {
             }
             CExpr::Func(name, args)
         }
-        CExpr::Bin(op, l, r) if is_comparison(op) => {
-            match non_binary(&[&l, &r], env, op_name(op))? {
-                Some(c) => CExpr::Func(
-                    CMP.into(),
-                    vec![lit_id(c), CExpr::Lit(Value::Int(op_code(op))), *l, *r],
-                ),
-                None => CExpr::Bin(op, l, r),
-            }
-        }
+        CExpr::Bin(op, l, r) if is_comparison(op) => match non_binary(&[&l, &r], env, op.sql())? {
+            Some(c) => CExpr::Func(
+                CMP.into(),
+                vec![lit_id(c), CExpr::Lit(Value::Int(op_code(op))), *l, *r],
+            ),
+            None => CExpr::Bin(op, l, r),
+        },
         CExpr::InList(x, items, neg) => {
             let mut all: Vec<&CExpr> = vec![&x];
             all.extend(items.iter());

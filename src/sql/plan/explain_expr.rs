@@ -8,7 +8,7 @@
 //! depth (the depth guard), a position outside its scope `<column N>`.
 
 use crate::sql::agg_stats::StatFunc;
-use crate::sql::expr::{AggCall, AggFunc, BinOp, CExpr, CastTo, MatchSpec};
+use crate::sql::expr::{AggCall, AggFunc, CExpr, CastTo, MatchSpec};
 use crate::types::Value;
 
 /// Deepest expression level printed; below it `…` stands for the rest.
@@ -53,27 +53,6 @@ pub fn show(e: &CExpr, names: &Names<'_>) -> String {
     let mut out = String::new();
     write(e, names, 0, &mut out);
     out
-}
-
-fn op_text(op: BinOp) -> &'static str {
-    match op {
-        BinOp::Add => "+",
-        BinOp::Sub => "-",
-        BinOp::Mul => "*",
-        BinOp::Div => "/",
-        BinOp::IntDiv => "DIV",
-        BinOp::Mod => "%",
-        BinOp::Eq => "=",
-        BinOp::NotEq => "<>",
-        BinOp::Lt => "<",
-        BinOp::LtEq => "<=",
-        BinOp::Gt => ">",
-        BinOp::GtEq => ">=",
-        BinOp::NullSafeEq => "<=>",
-        BinOp::And => "and",
-        BinOp::Or => "or",
-        BinOp::Xor => "xor",
-    }
 }
 
 /// An aggregate call as MySQL names it (`count(0)` for `COUNT(*)`).
@@ -151,7 +130,7 @@ fn write(e: &CExpr, names: &Names<'_>, depth: usize, out: &mut String) {
             out.push('(');
             write(a, names, d, out);
             out.push(' ');
-            out.push_str(op_text(*op));
+            out.push_str(op.sql());
             out.push(' ');
             write(b, names, d, out);
             out.push(')');
@@ -293,6 +272,7 @@ pub fn select_number(id: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sql::expr::BinOp;
 
     fn cols() -> Vec<(String, String)> {
         vec![
