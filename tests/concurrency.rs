@@ -264,6 +264,104 @@ fn rollback_to_savepoint_keeps_row_locks() {
     assert_eq!(query_int(&mut b, "SELECT n FROM w WHERE id = 2"), 20);
 }
 
+fn err_code(s: &mut Session, sql: &str) -> u16 {
+    s.execute(sql).expect_err(sql).code
+}
+
+/// Snapshots as InnoDB takes them (answers checked against MariaDB):
+/// REPEATABLE READ reads the snapshot of the transaction's first read (of
+/// START TRANSACTION WITH CONSISTENT SNAPSHOT when it says so), READ
+/// COMMITTED one per statement, own uncommitted writes seen at both.
+#[test]
+fn isolation_levels_take_snapshots_as_innodb() {
+    let (_dir, db) = open(&[
+        "CREATE TABLE t (id INT PRIMARY KEY, v INT)",
+        "INSERT INTO t VALUES (1, 1)",
+    ]);
+    let mut a = session(&db);
+    let mut b = session(&db);
+    let count = "SELECT COUNT(*) FROM t";
+    // REPEATABLE READ: the snapshot is the first read's, not BEGIN's.
+    a.execute("BEGIN").unwrap();
+    b.execute("INSERT INTO t VALUES (2, 2)").unwrap();
+    assert_eq!(query_int(&mut a, count), 2);
+    b.execute("INSERT INTO t VALUES (3, 3)").unwrap();
+    assert_eq!(query_int(&mut a, count), 2);
+    a.execute("COMMIT").unwrap();
+    a.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")
+        .unwrap();
+    b.execute("INSERT INTO t VALUES (4, 4)").unwrap();
+    assert_eq!(query_int(&mut a, count), 3);
+    a.execute("COMMIT").unwrap();
+    // READ COMMITTED for the session: each statement sees the newest
+    // commits and the transaction's own writes.
+    a.execute("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED")
+        .unwrap();
+    let r = a.execute("SELECT @@transaction_isolation").unwrap();
+    assert_eq!(r.rows, vec![vec![Value::Text("READ-COMMITTED".into())]]);
+    a.execute("BEGIN").unwrap();
+    assert_eq!(query_int(&mut a, count), 4);
+    a.execute("INSERT INTO t VALUES (10, 10)").unwrap();
+    b.execute("INSERT INTO t VALUES (5, 5)").unwrap();
+    assert_eq!(query_int(&mut a, count), 6);
+    b.execute("UPDATE t SET v = 50 WHERE id = 5").unwrap();
+    assert_eq!(query_int(&mut a, "SELECT v FROM t WHERE id = 5"), 50);
+    // Characteristics cannot change inside a transaction (1568).
+    assert_eq!(
+        err_code(&mut a, "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ"),
+        1568
+    );
+    a.execute("SAVEPOINT s").unwrap();
+    a.execute("DELETE FROM t WHERE id = 10").unwrap();
+    a.execute("ROLLBACK TO s").unwrap();
+    assert_eq!(query_int(&mut a, count), 6);
+    a.execute("COMMIT").unwrap();
+    assert_eq!(query_int(&mut b, count), 6);
+    a.execute("SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        .unwrap();
+    // SET TRANSACTION without a scope: the next transaction only.
+    a.execute("SET TRANSACTION ISOLATION LEVEL READ COMMITTED")
+        .unwrap();
+    a.execute("BEGIN").unwrap();
+    assert_eq!(query_int(&mut a, count), 6);
+    b.execute("INSERT INTO t VALUES (6, 6)").unwrap();
+    assert_eq!(query_int(&mut a, count), 7);
+    a.execute("COMMIT").unwrap();
+    a.execute("BEGIN").unwrap();
+    assert_eq!(query_int(&mut a, count), 7);
+    b.execute("INSERT INTO t VALUES (7, 7)").unwrap();
+    assert_eq!(query_int(&mut a, count), 7);
+    a.execute("COMMIT").unwrap();
+    // SET TRANSACTION READ ONLY: the next transaction cannot write (1792).
+    a.execute("SET TRANSACTION READ ONLY").unwrap();
+    a.execute("BEGIN").unwrap();
+    assert_eq!(err_code(&mut a, "INSERT INTO t VALUES (8, 8)"), 1792);
+    a.execute("COMMIT").unwrap();
+    a.execute("BEGIN").unwrap();
+    a.execute("INSERT INTO t VALUES (8, 8)").unwrap();
+    a.execute("COMMIT").unwrap();
+    // Levels not run here are refused by name, never run as another.
+    for sql in [
+        "SET TRANSACTION ISOLATION LEVEL SERIALIZABLE",
+        "SET SESSION TRANSACTION ISOLATION LEVEL READ UNCOMMITTED",
+        "SET SESSION TRANSACTION READ ONLY",
+    ] {
+        assert_eq!(err_code(&mut a, sql), 1235, "{sql}");
+    }
+    // autocommit = 0: the first statement opens the transaction.
+    a.execute("SET autocommit = 0").unwrap();
+    a.execute("SET TRANSACTION ISOLATION LEVEL READ COMMITTED")
+        .unwrap();
+    assert_eq!(query_int(&mut a, count), 9);
+    assert_eq!(
+        err_code(&mut a, "SET TRANSACTION ISOLATION LEVEL READ COMMITTED"),
+        1568
+    );
+    b.execute("INSERT INTO t VALUES (9, 9)").unwrap();
+    assert_eq!(query_int(&mut a, count), 10);
+    a.execute("COMMIT").unwrap();
+}
+
 #[test]
 fn unique_insert_race_one_winner() {
     let (_dir, db) = open(&["CREATE TABLE u (id INT PRIMARY KEY, who INT)"]);

@@ -649,6 +649,23 @@ impl Transaction for PgTxn {
         self.interrupt.check()
     }
 
+    fn refresh_snapshot(&mut self) -> Result<()> {
+        // The clock read on the transaction's own connection (PostgreSQL's
+        // READ COMMITTED: it sees the newest commit); the old snapshot stays
+        // registered until the new one is, so GC never passes either.
+        let rows = self.call(None, sql::CLOCK, Vec::new(), true)?;
+        let ts: i64 = rows
+            .first()
+            .ok_or_else(|| StorageError::Unavailable("the clock row is missing".into()))?
+            .try_get(0)
+            .map_err(error::map)?;
+        let ts = u64::try_from(ts).unwrap_or(0).max(self.start);
+        self.inner.saw(ts);
+        self.inner.reregister(self.start, Some(ts));
+        self.start = ts;
+        Ok(())
+    }
+
     fn savepoint(&mut self) -> Savepoint {
         self.sp_wanted = true;
         Savepoint(self.undo.len())

@@ -180,6 +180,30 @@ fn commit_timestamps_increase_and_latest_follows() {
 }
 
 #[test]
+fn refresh_snapshot_sees_new_commits_and_keeps_own_writes() {
+    let (_url, s) = open_db();
+    put_commit(&s, b"a", b"0");
+    let mut t = s.begin(TxnOptions::default()).unwrap();
+    t.put(T, b"own", b"1".to_vec()).unwrap();
+    let before = t.start_ts();
+    let ts = put_commit(&s, b"a", b"1");
+    put_commit(&s, b"b", b"2");
+    // Still the old snapshot until it is refreshed.
+    assert_eq!(t.get(T, b"a", false).unwrap(), Some(b"0".to_vec()));
+    assert_eq!(t.get(T, b"b", false).unwrap(), None);
+    t.refresh_snapshot().unwrap();
+    assert!(t.start_ts() >= ts && t.start_ts() > before);
+    assert_eq!(t.get(T, b"a", false).unwrap(), Some(b"1".to_vec()));
+    assert_eq!(t.get(T, b"b", false).unwrap(), Some(b"2".to_vec()));
+    assert_eq!(t.get(T, b"own", false).unwrap(), Some(b"1".to_vec()));
+    let (lo, hi) = full_range();
+    assert_eq!(t.scan(T, lo, hi, 10).unwrap().len(), 3);
+    t.commit().unwrap();
+    let mut r = s.begin(TxnOptions::default()).unwrap();
+    assert_eq!(r.get(T, b"own", false).unwrap(), Some(b"1".to_vec()));
+}
+
+#[test]
 fn savepoints_undo_later_writes_and_keep_earlier_ones() {
     let (_url, s) = open_db();
     let mut t = s.begin(TxnOptions::default()).unwrap();

@@ -446,6 +446,12 @@ pub trait Transaction: Send {
     /// above storage (joins, sorts) that read no more rows for a while.
     fn check_interrupt(&self) -> Result<()>;
 
+    /// READ COMMITTED: move this transaction's snapshot to the newest
+    /// commit, so the next reads see every transaction committed since;
+    /// own writes, row locks and savepoints are kept. Called between
+    /// statements, never while one reads.
+    fn refresh_snapshot(&mut self) -> Result<()>;
+
     /// Mark the current write position.
     fn savepoint(&mut self) -> Savepoint;
     /// Undo writes made after `sp` (locks stay held).

@@ -486,6 +486,16 @@ impl Transaction for EmbeddedTxn {
         self.write(table, key, None)
     }
 
+    fn refresh_snapshot(&mut self) -> Result<()> {
+        // Register the new snapshot before letting go of the old one, so
+        // GC never passes either (versions the new one reads are kept).
+        let ts = self.inner.register_snapshot();
+        debug_assert!(ts >= self.start_ts, "the snapshot moved back");
+        self.inner.unregister_snapshot(self.start_ts);
+        self.start_ts = ts;
+        Ok(())
+    }
+
     fn savepoint(&mut self) -> Savepoint {
         Savepoint(self.log.len())
     }
