@@ -362,6 +362,92 @@ fn isolation_levels_take_snapshots_as_innodb() {
     a.execute("COMMIT").unwrap();
 }
 
+fn ids(s: &mut Session, sql: &str) -> Vec<i64> {
+    let r = s.execute(sql).unwrap_or_else(|e| panic!("{sql}: {e:?}"));
+    r.rows
+        .iter()
+        .map(|row| match row.as_slice() {
+            [Value::Int(n)] => *n,
+            other => panic!("expected one INT column, got {other:?}"),
+        })
+        .collect()
+}
+
+/// `FOR UPDATE SKIP LOCKED` passes over rows another transaction holds
+/// (a job queue's two workers take different jobs); `NOWAIT` fails at once
+/// with MySQL 8's 3572 instead of waiting (MariaDB, whose NOWAIT is a zero
+/// lock-wait timeout, answers 1205 there); a plain locking read still
+/// waits. Rows are locked only by the reads that lock them.
+#[test]
+fn skip_locked_and_nowait_as_mysql() {
+    let (_dir, db) = open(&[
+        "CREATE TABLE jobs (id INT PRIMARY KEY, state VARCHAR(10), k INT, KEY (k))",
+        "INSERT INTO jobs VALUES (1, 'new', 1), (2, 'new', 1), (3, 'new', 2), (4, 'done', 2)",
+    ]);
+    let mut a = session(&db);
+    let mut b = session(&db);
+    b.execute("SET innodb_lock_wait_timeout = 0.3").unwrap();
+    a.execute("BEGIN").unwrap();
+    assert_eq!(
+        ids(&mut a, "SELECT id FROM jobs WHERE id = 1 FOR UPDATE"),
+        [1]
+    );
+    b.execute("BEGIN").unwrap();
+    let sql = "SELECT id FROM jobs WHERE state = 'new' ORDER BY id LIMIT 2 FOR UPDATE SKIP LOCKED";
+    assert_eq!(ids(&mut b, sql), [2, 3]);
+    assert_eq!(
+        err_code(&mut b, "SELECT id FROM jobs WHERE id = 1 FOR UPDATE NOWAIT"),
+        3572
+    );
+    assert!(b.in_transaction(), "3572 fails the statement only");
+    assert_eq!(
+        ids(
+            &mut b,
+            "SELECT id FROM jobs WHERE id = 1 FOR UPDATE SKIP LOCKED"
+        ),
+        Vec::<i64>::new()
+    );
+    assert_eq!(
+        ids(&mut b, "SELECT id FROM jobs FOR SHARE SKIP LOCKED"),
+        [2, 3, 4]
+    );
+    assert_eq!(
+        ids(&mut b, "SELECT id FROM jobs WHERE id = 4 FOR UPDATE NOWAIT"),
+        [4]
+    );
+    assert_eq!(
+        err_code(&mut b, "SELECT id FROM jobs FOR UPDATE NOWAIT"),
+        3572
+    );
+    assert_eq!(
+        ids(
+            &mut b,
+            "SELECT id FROM jobs WHERE k = 1 FOR UPDATE SKIP LOCKED"
+        ),
+        [2]
+    );
+    // Without an option the statement waits as before.
+    assert_eq!(
+        err_code(&mut b, "SELECT id FROM jobs WHERE id = 1 FOR UPDATE"),
+        LOCK_WAIT_TIMEOUT
+    );
+    // A plain read is never skipped.
+    assert_eq!(ids(&mut b, "SELECT id FROM jobs ORDER BY id"), [1, 2, 3, 4]);
+    b.execute("COMMIT").unwrap();
+    a.execute("COMMIT").unwrap();
+    assert_eq!(
+        ids(&mut b, "SELECT id FROM jobs WHERE id = 1 FOR UPDATE NOWAIT"),
+        [1]
+    );
+    assert_eq!(
+        err_code(
+            &mut b,
+            "SELECT id FROM jobs WHERE id = 1 FOR UPDATE OF jobs NOWAIT"
+        ),
+        1235
+    );
+}
+
 #[test]
 fn unique_insert_race_one_winner() {
     let (_dir, db) = open(&["CREATE TABLE u (id INT PRIMARY KEY, who INT)"]);

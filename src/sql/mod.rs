@@ -939,10 +939,23 @@ fn run_in_txn(cx: &mut Ctx<'_>, s: Stmt) -> SqlResult<QueryResult> {
         // By reference: a lent AST (the INSERT fast path's) goes back to
         // its cache when `a` is dropped.
         Stmt::Ast(a) => match &*a {
-            S::Query(q) => match select_into_vars(q)? {
-                Some(vars) => select_into(cx, q, vars),
-                None => exec::query(cx, q),
-            },
+            S::Query(q) => {
+                // NOWAIT / SKIP LOCKED: for this statement's locking reads.
+                let wait = txn_control::lock_wait_of(q);
+                let nonblocking = wait != tributary_storage::LockWait::Wait;
+                if nonblocking {
+                    cx.txn.set_lock_wait(wait)?;
+                }
+                let r = match select_into_vars(q) {
+                    Ok(Some(vars)) => select_into(cx, q, vars),
+                    Ok(None) => exec::query(cx, q),
+                    Err(e) => Err(e),
+                };
+                if nonblocking {
+                    cx.txn.set_lock_wait(tributary_storage::LockWait::Wait)?;
+                }
+                r
+            }
             S::Insert(ins) => write_rows(cx, !ins.ignore, |cx| dml::insert(cx, ins)),
             S::Update(up) => write_rows(cx, true, |cx| dml::update(cx, up)),
             S::Delete(del) => write_rows(cx, true, |cx| dml::delete(cx, del)),

@@ -16,7 +16,7 @@
 //! such path having to clear it. Owns no storage and never commits.
 
 use crate::error::{code, SqlError, SqlResult};
-use tributary_storage::{Savepoint, Transaction, TxnId};
+use tributary_storage::{LockWait, Savepoint, Transaction, TxnId};
 
 /// Whom `SET … TRANSACTION` sets the characteristics of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -94,6 +94,18 @@ impl Snapshot {
             Snapshot::PerStatement => txn.refresh_snapshot()?,
         }
         Ok(())
+    }
+}
+
+/// What a SELECT's locking reads do about a row another transaction has
+/// locked: `FOR UPDATE` / `FOR SHARE` with `NOWAIT` or `SKIP LOCKED` (on
+/// the statement's outermost query; `OF t` is refused by the binder).
+pub fn lock_wait_of(q: &sqlparser::ast::Query) -> LockWait {
+    use sqlparser::ast::NonBlock;
+    match q.locks.iter().find_map(|l| l.nonblock.as_ref()) {
+        Some(NonBlock::Nowait) => LockWait::NoWait,
+        Some(NonBlock::SkipLocked) => LockWait::SkipLocked,
+        None => LockWait::Wait,
     }
 }
 

@@ -26,7 +26,8 @@ use std::time::Instant;
 use deadpool_postgres::{ClientWrapper, Object};
 use tokio_postgres::NoTls;
 use tributary_storage::{
-    Interrupt, Result, Savepoint, StorageError, TableId, Transaction, Ts, TxnId, TxnOptions,
+    Interrupt, LockWait, Result, Savepoint, StorageError, TableId, Transaction, Ts, TxnId,
+    TxnOptions,
 };
 
 use crate::storage::{refs, Inner, Param};
@@ -647,6 +648,17 @@ impl Transaction for PgTxn {
 
     fn check_interrupt(&self) -> Result<()> {
         self.interrupt.check()
+    }
+
+    fn set_lock_wait(&mut self, wait: LockWait) -> Result<()> {
+        // Row locks are taken by tsr_lock(), which waits up to lock_timeout.
+        match wait {
+            LockWait::Wait => Ok(()),
+            _ => Err(StorageError::Unsupported(
+                "This version of Tributary doesn't yet support 'NOWAIT / SKIP LOCKED on the PostgreSQL backend'"
+                    .into(),
+            )),
+        }
     }
 
     fn refresh_snapshot(&mut self) -> Result<()> {

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use tributary_pgstore::testing::{cluster, db_of};
 use tributary_pgstore::{PgOptions, PgStorage};
 use tributary_storage::{
-    full_range, ChangeKind, Interrupt, Storage, StorageError, Transaction, TxnOptions,
+    full_range, ChangeKind, Interrupt, LockWait, Storage, StorageError, Transaction, TxnOptions,
 };
 
 const T: u64 = 7;
@@ -201,6 +201,20 @@ fn refresh_snapshot_sees_new_commits_and_keeps_own_writes() {
     t.commit().unwrap();
     let mut r = s.begin(TxnOptions::default()).unwrap();
     assert_eq!(r.get(T, b"own", false).unwrap(), Some(b"1".to_vec()));
+}
+
+#[test]
+fn nowait_and_skip_locked_are_refused_by_name() {
+    let (_url, s) = open_db();
+    let mut t = s.begin(TxnOptions::default()).unwrap();
+    for w in [LockWait::NoWait, LockWait::SkipLocked] {
+        assert!(matches!(
+            t.set_lock_wait(w),
+            Err(StorageError::Unsupported(m)) if m.contains("NOWAIT / SKIP LOCKED")
+        ));
+    }
+    t.set_lock_wait(LockWait::Wait).unwrap();
+    t.rollback();
 }
 
 #[test]
