@@ -1301,6 +1301,11 @@ fn parse_tokens(sql: &str, toks: Vec<Tok>) -> SqlResult<Stmt> {
         if let Some(refused) = window_syntax_refused(&p.t) {
             return Err(refused);
         }
+        // `SELECT … FROM … INTO @v`: MySQL's trailing INTO, which
+        // sqlparser does not parse.
+        if let Some(s) = trailing_into(sql)? {
+            return Ok(s);
+        }
         // `NTH_VALUE(…) FROM FIRST` is MySQL's default, which sqlparser
         // does not parse: the same statement without it.
         match without_from_first(sql) {
@@ -1308,6 +1313,92 @@ fn parse_tokens(sql: &str, toks: Vec<Tok>) -> SqlResult<Stmt> {
             None => Err(e),
         }
     })
+}
+
+/// A SELECT with its `INTO @a[, @b …]` after the FROM clause (at the end,
+/// or before `FOR UPDATE` / `FOR SHARE` / `LOCK IN SHARE MODE`, as MySQL 8
+/// allows) as the statement with the INTO in its leading place; `None`
+/// when `sql` has no such clause. Only user variables: another INTO target
+/// there stays a syntax error.
+fn trailing_into(sql: &str) -> SqlResult<Option<Stmt>> {
+    let mut spans = Vec::new();
+    let toks = tokenize_with(sql, Some(&mut spans))?;
+    let word =
+        |i: usize, w: &str| matches!(toks.get(i), Some(Tok::Word(x)) if x.eq_ignore_ascii_case(w));
+    let var = |i: usize| -> Option<String> {
+        match toks.get(i) {
+            Some(Tok::Word(x)) if x.starts_with('@') && !x.starts_with("@@") && x.len() > 1 => {
+                Some(x.clone())
+            }
+            _ => None,
+        }
+    };
+    if !(word(0, "select") || word(0, "with")) {
+        return Ok(None);
+    }
+    let mut depth = 0usize;
+    let mut seen_from = false;
+    let mut at = None;
+    for (i, t) in toks.iter().enumerate() {
+        match t {
+            Tok::Punct('(') => depth += 1,
+            Tok::Punct(')') => depth = depth.saturating_sub(1),
+            Tok::Word(w) if depth == 0 && w.eq_ignore_ascii_case("from") => seen_from = true,
+            Tok::Word(w) if depth == 0 && seen_from && w.eq_ignore_ascii_case("into") => {
+                at = Some(i)
+            }
+            _ => {}
+        }
+    }
+    let Some(at) = at else {
+        return Ok(None);
+    };
+    let mut vars = Vec::new();
+    let mut i = at + 1;
+    loop {
+        let Some(v) = var(i) else {
+            return Ok(None);
+        };
+        vars.push(v);
+        i += 1;
+        if matches!(toks.get(i), Some(Tok::Punct(','))) {
+            i += 1;
+        } else {
+            break;
+        }
+    }
+    let tail_ok = match toks.get(i) {
+        None | Some(Tok::Punct(';')) => true,
+        Some(Tok::Word(_)) => word(i, "for") || word(i, "lock"),
+        _ => false,
+    };
+    if !tail_ok {
+        return Ok(None);
+    }
+    let rest = format!("{} {}", &sql[..spans[at].start], &sql[spans[i - 1].end..]);
+    let Ok(Stmt::Ast(a)) = parse_ast(&rest) else {
+        return Ok(None);
+    };
+    let mut stmt = a.into_statement();
+    let Statement::Query(q) = &mut stmt else {
+        return Ok(None);
+    };
+    let sqlparser::ast::SetExpr::Select(sel) = q.body.as_mut() else {
+        return Err(SqlError::unsupported("INTO after a UNION"));
+    };
+    if sel.into.is_some() {
+        return Ok(None);
+    }
+    sel.into = Some(sqlparser::ast::SelectInto {
+        temporary: false,
+        unlogged: false,
+        table: false,
+        targets: vars
+            .into_iter()
+            .map(|v| sqlparser::ast::Expr::Identifier(sqlparser::ast::Ident::new(v)))
+            .collect(),
+    });
+    Ok(Some(Stmt::Ast(Ast::Owned(Box::new(stmt)))))
 }
 
 /// `sql` without each `FROM FIRST` that stands between a `)` and `OVER`
