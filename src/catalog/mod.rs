@@ -598,6 +598,8 @@ pub fn system_table_def(name: &str) -> Option<TableDef> {
         comment: String::new(),
         view: None,
         collation: Default::default(),
+        foreign_keys: Vec::new(),
+        referenced_by: Vec::new(),
     })
 }
 

@@ -95,6 +95,97 @@ pub struct TableDef {
     /// column added without its own gets.
     #[serde(default, skip_serializing_if = "Collation::is_default")]
     pub collation: Collation,
+    /// FOREIGN KEY constraints of this table (as child).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub foreign_keys: Vec<ForeignKeyDef>,
+    /// The tables whose foreign keys reference this one, as (database,
+    /// table): where a DELETE or UPDATE of this table looks for children.
+    /// A table never referenced pays nothing for foreign keys.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub referenced_by: Vec<(String, String)>,
+}
+
+/// What a foreign key does to the child rows when the parent row they
+/// reference is deleted or its referenced columns change. (`SET DEFAULT`
+/// is refused, as InnoDB refuses it.)
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub enum FkAction {
+    /// Refuse the parent change while children exist (the default).
+    #[default]
+    NoAction,
+    /// The same, as InnoDB checks both at once.
+    Restrict,
+    /// Delete the children / give them the parent's new values.
+    Cascade,
+    /// Set the children's foreign-key columns to NULL.
+    SetNull,
+}
+
+impl FkAction {
+    /// The rule as SQL and `information_schema` spell it.
+    pub fn sql(self) -> &'static str {
+        match self {
+            FkAction::NoAction => "NO ACTION",
+            FkAction::Restrict => "RESTRICT",
+            FkAction::Cascade => "CASCADE",
+            FkAction::SetNull => "SET NULL",
+        }
+    }
+}
+
+/// A FOREIGN KEY constraint: columns of the child table (the one holding
+/// it) that must match a row of the parent table. Columns are kept by
+/// name on both sides, so column moves in either table need no rewrite.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ForeignKeyDef {
+    /// The constraint's name (`<table>_ibfk_<n>` unless named).
+    pub name: String,
+    /// The child's columns.
+    pub columns: Vec<String>,
+    pub parent_db: String,
+    pub parent_table: String,
+    /// The parent's columns, one per child column.
+    pub parent_columns: Vec<String>,
+    #[serde(default)]
+    pub on_delete: FkAction,
+    #[serde(default)]
+    pub on_update: FkAction,
+}
+
+impl ForeignKeyDef {
+    /// `FOREIGN KEY (…) REFERENCES p (…) ON …` as MySQL 8 prints it in SHOW
+    /// CREATE TABLE and in errors 1451 / 1452 (the parent's database only
+    /// when it is not `child_db`; NO ACTION, the default, not printed).
+    pub fn clause(&self, child_db: &str) -> String {
+        let list = |cols: &[String]| {
+            cols.iter()
+                .map(|c| format!("`{c}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let parent = if self.parent_db == child_db {
+            format!("`{}`", self.parent_table)
+        } else {
+            format!("`{}`.`{}`", self.parent_db, self.parent_table)
+        };
+        let mut s = format!(
+            "FOREIGN KEY ({}) REFERENCES {parent} ({})",
+            list(&self.columns),
+            list(&self.parent_columns)
+        );
+        if self.on_delete != FkAction::NoAction {
+            s.push_str(&format!(" ON DELETE {}", self.on_delete.sql()));
+        }
+        if self.on_update != FkAction::NoAction {
+            s.push_str(&format!(" ON UPDATE {}", self.on_update.sql()));
+        }
+        s
+    }
+
+    /// Whether this key references table `db`.`table`.
+    pub fn references(&self, db: &str, table: &str) -> bool {
+        self.parent_db == db && self.parent_table == table
+    }
 }
 
 /// The definition of a view.
@@ -202,6 +293,30 @@ impl TableDef {
         self.indexes
             .iter()
             .find(|i| i.name.eq_ignore_ascii_case(name))
+    }
+
+    /// The name of the index (`PRIMARY` or a synchronous B-tree) whose
+    /// leading columns are `cols` (by name, in order), if there is one:
+    /// what each end of a foreign key needs. An ASYNC index does not
+    /// count (its entries lag the writing transaction).
+    pub fn key_index_for(&self, cols: &[String]) -> Option<&str> {
+        let leads = |ix: &[usize]| {
+            ix.len() >= cols.len()
+                && ix.iter().zip(cols).all(|(&i, c)| {
+                    self.columns
+                        .get(i)
+                        .is_some_and(|col| col.name.eq_ignore_ascii_case(c))
+                })
+        };
+        if !self.pk.is_empty() && leads(&self.pk) {
+            return Some("PRIMARY");
+        }
+        self.indexes
+            .iter()
+            .find(|ix| {
+                !ix.is_async && matches!(ix.kind, IndexKind::BTree { .. }) && leads(&ix.columns)
+            })
+            .map(|ix| ix.name.as_str())
     }
 
     /// Whether the table uses a hidden row id as key.

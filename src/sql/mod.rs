@@ -26,6 +26,8 @@ pub mod dml;
 pub mod exec;
 pub mod expr;
 pub mod fast_insert;
+pub mod fk;
+pub mod fk_enforce;
 pub mod functions;
 pub mod host;
 pub mod maintenance;
@@ -44,6 +46,7 @@ pub mod table_locks;
 pub mod thread_slot;
 pub mod truncate;
 pub mod vars;
+pub mod write;
 
 use std::sync::Arc;
 
