@@ -648,10 +648,16 @@ mod tests {
             {"name":"s","ty":{"Varchar":10},"nullable":true,"default":null}],
             "pk":[],"indexes":[],"comment":""}"#;
         let t: TableDef = serde_json::from_str(old).expect("old record");
+        // Nor foreign keys: none either way, and none written back.
+        assert!(t.foreign_keys.is_empty() && t.referenced_by.is_empty());
         assert_eq!(t.collation, Collation::Utf8mb4Bin);
         assert_eq!(t.columns[0].collation, Collation::Utf8mb4Bin);
         let again = serde_json::to_string(&t).expect("encode");
         assert!(!again.contains("collation"), "{again}");
+        assert!(
+            !again.contains("foreign_keys") && !again.contains("referenced_by"),
+            "{again}"
+        );
         let mut ci = t.clone();
         ci.columns[0].collation = Collation::Utf8mb4GeneralCi;
         ci.collation = Collation::Utf8mb4GeneralCi;
@@ -662,6 +668,47 @@ mod tests {
         );
         let back: TableDef = serde_json::from_str(&text).expect("decode");
         assert_eq!(back, ci);
+    }
+
+    /// A table with foreign keys round-trips; the rule spelled by SQL
+    /// and the clause MySQL 8 prints (NO ACTION, the default, omitted;
+    /// the parent's database only when it is another).
+    #[test]
+    fn foreign_keys_round_trip_and_print_as_mysql() {
+        let fk = ForeignKeyDef {
+            name: "c_ibfk_1".into(),
+            columns: vec!["a".into(), "b".into()],
+            parent_db: "other".into(),
+            parent_table: "p".into(),
+            parent_columns: vec!["x".into(), "y".into()],
+            on_delete: FkAction::Cascade,
+            on_update: FkAction::NoAction,
+        };
+        assert_eq!(
+            fk.clause("d"),
+            "FOREIGN KEY (`a`, `b`) REFERENCES `other`.`p` (`x`, `y`) ON DELETE CASCADE"
+        );
+        assert_eq!(
+            fk.clause("other"),
+            "FOREIGN KEY (`a`, `b`) REFERENCES `p` (`x`, `y`) ON DELETE CASCADE"
+        );
+        let t = TableDef {
+            id: 1,
+            db: "d".into(),
+            name: "c".into(),
+            columns: vec![],
+            pk: vec![],
+            indexes: vec![],
+            comment: String::new(),
+            view: None,
+            collation: Collation::default(),
+            foreign_keys: vec![fk],
+            referenced_by: vec![("d".into(), "c".into())],
+        };
+        let text = serde_json::to_string(&t).expect("encode");
+        let back: TableDef = serde_json::from_str(&text).expect("decode");
+        assert_eq!(back, t);
+        assert_eq!(FkAction::SetNull.sql(), "SET NULL");
     }
 
     fn col(ty: DataType, nullable: bool) -> ColumnDef {
