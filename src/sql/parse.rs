@@ -10,6 +10,7 @@ use sqlparser::dialect::MySqlDialect;
 use sqlparser::parser::Parser;
 
 use crate::error::{SqlError, SqlResult};
+use crate::sql::txn_control::{SavepointOp, TxnScope};
 
 /// A possibly database-qualified name.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -274,16 +275,29 @@ pub enum Stmt {
     },
     /// `EXPLAIN [ANALYZE] [FORMAT = TREE] <statement>`.
     Explain(Box<Stmt>, ExplainOpts),
+    /// BEGIN / START TRANSACTION: `read_only` when READ ONLY / READ WRITE
+    /// was said; `consistent`: WITH CONSISTENT SNAPSHOT.
     Begin {
-        read_only: bool,
+        read_only: Option<bool>,
+        consistent: bool,
     },
     Commit,
     Rollback,
+    /// `SAVEPOINT n`, `ROLLBACK TO [SAVEPOINT] n`, `RELEASE SAVEPOINT n`.
+    Savepoint(SavepointOp, String),
     Use {
         db: String,
     },
     /// `SET a = x, @b = y, …`, applied left to right.
     Set(Vec<(SetTarget, SetValue)>),
+    /// `SET [GLOBAL | SESSION] TRANSACTION ISOLATION LEVEL l, READ {WRITE |
+    /// ONLY}`: the characteristics of the next transaction, or the
+    /// session's or new sessions' default.
+    SetTransaction {
+        scope: TxnScope,
+        isolation: Option<String>,
+        read_only: Option<bool>,
+    },
     /// `SET NAMES cs` / `SET CHARACTER SET cs`.
     SetNames {
         charset: String,
@@ -2163,21 +2177,27 @@ fn parse_custom(p: &mut P) -> SqlResult<Option<Stmt>> {
     if p.kw("begin") {
         p.kw("work");
         p.end()?;
-        return Ok(Some(Stmt::Begin { read_only: false }));
+        return Ok(Some(Stmt::Begin {
+            read_only: None,
+            consistent: false,
+        }));
     }
     if p.kw("start") {
         p.expect_kw("transaction")?;
-        let mut read_only = false;
+        let mut read_only = None;
+        let mut consistent = false;
         loop {
             if p.kw("with") {
                 p.expect_kw("consistent")?;
                 p.expect_kw("snapshot")?;
+                consistent = true;
             } else if p.kw("read") {
-                if p.kw("only") {
-                    read_only = true;
+                read_only = Some(if p.kw("only") {
+                    true
                 } else {
                     p.expect_kw("write")?;
-                }
+                    false
+                });
             } else {
                 break;
             }
@@ -2186,7 +2206,10 @@ fn parse_custom(p: &mut P) -> SqlResult<Option<Stmt>> {
             }
         }
         p.end()?;
-        return Ok(Some(Stmt::Begin { read_only }));
+        return Ok(Some(Stmt::Begin {
+            read_only,
+            consistent,
+        }));
     }
     if p.kw("commit") {
         p.kw("work");
@@ -2195,8 +2218,25 @@ fn parse_custom(p: &mut P) -> SqlResult<Option<Stmt>> {
     }
     if p.kw("rollback") {
         p.kw("work");
+        if p.kw("to") {
+            p.kw("savepoint");
+            let name = p.ident()?;
+            p.end()?;
+            return Ok(Some(Stmt::Savepoint(SavepointOp::RollbackTo, name)));
+        }
         p.end()?;
         return Ok(Some(Stmt::Rollback));
+    }
+    if p.kw("savepoint") {
+        let name = p.ident()?;
+        p.end()?;
+        return Ok(Some(Stmt::Savepoint(SavepointOp::Set, name)));
+    }
+    if p.kw("release") {
+        p.expect_kw("savepoint")?;
+        let name = p.ident()?;
+        p.end()?;
+        return Ok(Some(Stmt::Savepoint(SavepointOp::Release, name)));
     }
     if p.kw("use") {
         let db = p.ident()?;
@@ -2244,27 +2284,46 @@ fn parse_set(p: &mut P) -> SqlResult<Stmt> {
         p.end()?;
         return Ok(Stmt::SetNames { charset });
     }
-    // SET [GLOBAL|SESSION] TRANSACTION ISOLATION LEVEL …
+    // SET [GLOBAL|SESSION] TRANSACTION {ISOLATION LEVEL … | READ WRITE | READ ONLY}, …
     let save = p.i;
     let global = p.kw("global");
-    if !global {
-        let _ = p.kw("session") || p.kw("local");
-    }
+    let session = !global && (p.kw("session") || p.kw("local"));
     if p.kw("transaction") {
-        p.expect_kw("isolation")?;
-        p.expect_kw("level")?;
-        let mut words = Vec::new();
-        while !p.done() && !p.peek_kw(",") {
-            words.push(p.ident()?);
+        let mut isolation = None;
+        let mut read_only = None;
+        loop {
+            if p.kw("isolation") {
+                p.expect_kw("level")?;
+                let mut words = Vec::new();
+                while !p.done() && !p.peek_punct(',') {
+                    words.push(p.ident()?);
+                }
+                isolation = Some(words.join(" "));
+            } else if p.kw("read") {
+                read_only = Some(if p.kw("only") {
+                    true
+                } else {
+                    p.expect_kw("write")?;
+                    false
+                });
+            } else {
+                return Err(p.err("expected ISOLATION LEVEL, READ WRITE or READ ONLY"));
+            }
+            if !p.punct(',') {
+                break;
+            }
         }
         p.end()?;
-        return Ok(Stmt::Set(vec![(
-            SetTarget::System {
-                name: "transaction_isolation".into(),
-                global,
-            },
-            SetValue::Literal(words.join(" ")),
-        )]));
+        let scope = match (global, session) {
+            (true, _) => TxnScope::Global,
+            (_, true) => TxnScope::Session,
+            _ => TxnScope::Next,
+        };
+        return Ok(Stmt::SetTransaction {
+            scope,
+            isolation,
+            read_only,
+        });
     }
     p.i = save;
     let mut out = Vec::new();
@@ -2526,7 +2585,10 @@ mod tests {
         );
         assert!(matches!(
             parse("START TRANSACTION READ ONLY").unwrap(),
-            Stmt::Begin { read_only: true }
+            Stmt::Begin {
+                read_only: Some(true),
+                consistent: false
+            }
         ));
         assert!(parse("START TRANSACTION bogus").is_err());
     }
