@@ -207,6 +207,29 @@ fn cascades_and_parent_checks_take_row_locks() {
     q(&mut a, "COMMIT");
     q(&mut b, "DELETE FROM p WHERE id = 2");
     assert_eq!(ints(&q(&mut b, "SELECT id FROM c ORDER BY id")), vec![1]);
+    // The same through a UNIQUE key: A's child of code 'x' share-locks
+    // its parent row, so B's change of that code waits.
+    q(
+        &mut a,
+        "CREATE TABLE pu (id INT PRIMARY KEY, code VARCHAR(5) UNIQUE)",
+    );
+    q(
+        &mut a,
+        "CREATE TABLE cu (id INT PRIMARY KEY, code VARCHAR(5),          FOREIGN KEY (code) REFERENCES pu (code) ON UPDATE CASCADE)",
+    );
+    q(&mut a, "INSERT INTO pu VALUES (1, 'x')");
+    q(&mut a, "BEGIN");
+    q(&mut a, "INSERT INTO cu VALUES (1, 'x')");
+    assert_eq!(
+        err(&mut b, "UPDATE pu SET code = 'y' WHERE id = 1").code,
+        1205
+    );
+    q(&mut a, "COMMIT");
+    q(&mut b, "UPDATE pu SET code = 'y' WHERE id = 1");
+    assert_eq!(
+        q(&mut b, "SELECT code FROM cu"),
+        vec![vec![Value::Text("y".into())]]
+    );
     drop((a, b));
     db.shutdown();
 }

@@ -143,7 +143,17 @@ fn find_rows(
     } else if let Some(ix) = t.indexes.iter().find(|ix| {
         !ix.is_async && matches!(ix.kind, IndexKind::BTree { .. }) && ix.columns.starts_with(cols)
     }) {
-        prefix_keys(cx, ix.storage_id, &want, true)?
+        if matches!(ix.kind, IndexKind::BTree { unique: true }) && ix.columns == cols {
+            // One entry at most, keyed by the values alone: read (and
+            // locked) as the latest committed, like the primary key.
+            let entry = match lock {
+                Lock::Share => cx.txn.get_for_share(ix.storage_id, &want)?,
+                Lock::Exclusive => cx.txn.get(ix.storage_id, &want, true)?,
+            };
+            entry.into_iter().collect()
+        } else {
+            prefix_keys(cx, ix.storage_id, &want, true)?
+        }
     } else {
         prefix_keys(cx, t.id, &[], false)?
     };
