@@ -426,7 +426,24 @@ pub fn insert(cx: &mut Ctx<'_>, ins: &ast::Insert) -> SqlResult<QueryResult> {
             values: vals,
         }) = conflicting_row(cx, &t, &row)?
         else {
-            write_new_row(cx, &t, row, false)?;
+            if ins.ignore {
+                // INSERT IGNORE: a row without its parent is skipped with
+                // warning 1452, as in MySQL (its writes undone).
+                let sp = cx.txn.savepoint();
+                match write_new_row(cx, &t, row, false) {
+                    Err(e) if e.code == code::NO_REFERENCED_ROW => {
+                        cx.txn.rollback_to(sp);
+                        warnings.push(Warning {
+                            code: e.code,
+                            message: e.message,
+                        });
+                        continue;
+                    }
+                    r => r?,
+                };
+            } else {
+                write_new_row(cx, &t, row, false)?;
+            }
             n += 1;
             first_id = first_id.or(generated);
             continue;

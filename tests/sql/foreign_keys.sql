@@ -34,6 +34,11 @@ INSERT INTO c VALUES (1, 1), (2, 2), (3, NULL), (4, 1);
 INSERT INTO c2 VALUES (1, 2), (2, 3);
 INSERT INTO c3 VALUES (1, 2), (2, 3);
 INSERT INTO c4 VALUES (1, 10), (2, 20), (3, 30);
+-- INSERT IGNORE skips a row without its parent, with warning 1452.
+INSERT IGNORE INTO c VALUES (5, 1), (6, 9), (8, NULL);
+SHOW WARNINGS;
+DELETE FROM c WHERE id IN (5, 8);
+CHECK INDEX pid ON c;
 UPDATE c SET pid = 9 WHERE id = 1;
 UPDATE c SET pid = 3 WHERE id = 1;
 SELECT * FROM c ORDER BY id;
