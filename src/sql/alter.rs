@@ -598,12 +598,13 @@ fn apply(
     }
     l.def.indexes.extend(new_btrees);
     l.def.indexes.extend(new_iscp);
-    // Foreign keys: column changes checked against them, then the keys
-    // dropped and added (a new key's rows must find their parents).
-    fk::check_alter(cx, old, &mut l.def, &l.origin)?;
+    // Foreign keys: the dropped ones first (`DROP FOREIGN KEY k, DROP
+    // COLUMN c` is allowed), column changes checked against the rest, then
+    // the new ones added (their rows must find their parents).
     for name in std::mem::take(&mut l.drop_fks) {
         fk::drop_key(cx, &mut l.def, &name)?;
     }
+    fk::check_alter(cx, old, &mut l.def, &l.origin)?;
     let from = fk::add(cx, &mut l.def, &std::mem::take(&mut l.add_fks))?;
     fk::check_rows(cx, &l.def, from, identity)?;
     match l.rename.take() {

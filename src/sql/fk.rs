@@ -610,7 +610,7 @@ pub fn check_alter(
     new: &mut TableDef,
     origin: &[Option<usize>],
 ) -> SqlResult<()> {
-    if old.foreign_keys.is_empty() && old.referenced_by.is_empty() {
+    if new.foreign_keys.is_empty() && old.referenced_by.is_empty() {
         return Ok(());
     }
     // Old column name → new column name (None: dropped).
