@@ -318,3 +318,48 @@ fn keys_hold_across_compute_nodes_embedded() {
 fn keys_hold_across_compute_nodes_over_postgres() {
     keys_hold_across_compute_nodes(common::Backend::Postgres);
 }
+
+/// A key to a table the user cannot read is refused (1142, REFERENCES):
+/// its errors would tell which parent values exist.
+#[test]
+fn a_key_needs_a_grant_on_its_parent() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open_with(dir.path(), cfg()).unwrap();
+    let mut root = db.session();
+    for sql in [
+        "CREATE DATABASE d",
+        "CREATE DATABASE secret",
+        "CREATE TABLE secret.p (id INT PRIMARY KEY)",
+        "CREATE USER 'u'@'%' IDENTIFIED BY 'pw'",
+        "GRANT ALL ON d.* TO 'u'@'%'",
+    ] {
+        q(&mut root, sql);
+    }
+    let mut u = db.session();
+    u.set_user("u", false);
+    q(&mut u, "USE d");
+    let e = err(
+        &mut u,
+        "CREATE TABLE c (id INT PRIMARY KEY, pid INT, FOREIGN KEY (pid) REFERENCES secret.p (id))",
+    );
+    assert_eq!(e.code, 1142, "{e:?}");
+    assert!(e.message.starts_with("REFERENCES command denied"), "{e:?}");
+    let e = err(
+        &mut u,
+        "CREATE TABLE c (id INT PRIMARY KEY, pid INT REFERENCES secret.p (id))",
+    );
+    assert_eq!(e.code, 1142, "{e:?}");
+    q(&mut u, "CREATE TABLE c (id INT PRIMARY KEY, pid INT)");
+    let e = err(
+        &mut u,
+        "ALTER TABLE c ADD FOREIGN KEY (pid) REFERENCES secret.p (id)",
+    );
+    assert_eq!(e.code, 1142, "{e:?}");
+    q(&mut root, "GRANT SELECT ON secret.p TO 'u'@'%'");
+    q(
+        &mut u,
+        "ALTER TABLE c ADD FOREIGN KEY (pid) REFERENCES secret.p (id)",
+    );
+    drop((root, u));
+    db.shutdown();
+}
