@@ -213,6 +213,7 @@ const SQL_LEVELS: &[&[&str]] = &[
         "exec/join",
         "exec/parallel",
         "exec/recursive",
+        "exec/recursive_join",
         "exec/window",
         "exec/window_slide",
     ],
