@@ -210,6 +210,7 @@ const SQL_LEVELS: &[&[&str]] = &[
         "exec/block/input",
         "exec/block/output",
         "exec/block/stage",
+        "exec/block/stream",
         "exec/join",
         "exec/parallel",
         "exec/recursive",
