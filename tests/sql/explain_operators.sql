@@ -80,6 +80,8 @@ EXPLAIN ANALYZE FORMAT=TREE SELECT b, COUNT(*) FROM t GROUP BY b ORDER BY b LIMI
 EXPLAIN ANALYZE FORMAT=TREE SELECT t.id, u.c FROM t JOIN u ON u.c = t.a WHERE t.a > 1000;
 EXPLAIN ANALYZE FORMAT=TREE SELECT u.c, t.b FROM u JOIN t ON t.id = u.t_id;
 EXPLAIN ANALYZE FORMAT=TREE WITH RECURSIVE r (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 5) SELECT * FROM r;
+-- an aggregate folds the union's rounds as they come: one batch each
+EXPLAIN ANALYZE FORMAT=TREE WITH RECURSIVE r (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 5) SELECT COUNT(*), SUM(n) FROM r;
 -- EXPLAIN ANALYZE without FORMAT keeps Tributary's lines, each operator with its figures (totals over loops)
 EXPLAIN ANALYZE SELECT b, COUNT(*) FROM t WHERE a > 5 GROUP BY b ORDER BY b LIMIT 2;
 -- formats: MySQL's TRADITIONAL and JSON are refused (1235), an unknown name is MySQL's 1791, FORMAT after ANALYZE only

@@ -40,6 +40,7 @@ mod fold;
 mod input;
 mod output;
 mod stage;
+mod stream;
 
 /// Fetch candidate rows for a plan (index path or access path) with their
 /// MATCH scores.

@@ -1,11 +1,12 @@
 //! Building a running plan: the one place that maps each plan [`Node`] to
 //! its operator ([`Operator`]) and knows every kind of operator.
 //!
-//! A query block is its own chain of operators ([`super::block`]); a join,
-//! a recursive union and a working-table scan are materializing operators
-//! around their algorithms ([`super::join`], [`super::recursive`]), which
-//! run their own inputs through the [`Exec`]; a set operation's two inputs
-//! are its children, built here. Never plans, never evaluates an
+//! A query block is its own chain of operators ([`super::block`]); so is
+//! a recursive union, which passes each round's rows on
+//! ([`super::recursive::operator`]); a join and a working-table scan are
+//! materializing operators around their algorithms ([`super::join`],
+//! [`super::recursive`]), which run their own inputs through the
+//! [`Exec`]; a set operation's two inputs are its children, built here. Never plans, never evaluates an
 //! expression.
 
 use crate::error::SqlResult;
@@ -26,17 +27,15 @@ pub fn build<'p>(node: &'p Node, outer: &'p [Value]) -> SqlResult<BoxOp<'p>> {
                 outer,
                 Some((build(&u.left, outer)?, build(&u.right, outer)?)),
             )),
-            Node::Join(_) | Node::Recursive(_) | Node::WorkTable(_) => {
-                Box::new(Whole::new(node, outer, None))
-            }
+            Node::Recursive(r) => recursive::operator(node, r, outer),
+            Node::Join(_) | Node::WorkTable(_) => Box::new(Whole::new(node, outer, None)),
         };
         Ok(op)
     })
 }
 
 /// A node whose rows are made all at once, then passed on: a join, a set
-/// operation (its two inputs are its children), a recursive union, a
-/// working-table scan. Its figures are those of [`Stage::Node`].
+/// operation (its two inputs are its children), a working-table scan. Its figures are those of [`Stage::Node`].
 struct Whole<'p> {
     node: &'p Node,
     outer: &'p [Value],
@@ -76,7 +75,9 @@ impl<'p> Whole<'p> {
         let outer = self.outer;
         match self.node {
             Node::Join(j) => join::join(cx, j, outer),
-            Node::Recursive(r) => recursive::run(cx, r, outer),
+            Node::Recursive(_) => Err(crate::error::SqlError::internal(
+                "a recursive union is its own operator",
+            )),
             Node::WorkTable(w) => recursive::run_work(w),
             Node::Union(u) => {
                 let Some((left, right)) = self.children.as_mut() else {

@@ -403,6 +403,9 @@ fn kept_join(
 /// statement's memory budget while the join runs; every row pair tried is
 /// a [`budget::tick`].
 pub(super) fn join(cx: &mut Exec<'_, '_>, j: &Join, outer: &[Value]) -> SqlResult<Vec<Vec<Value>>> {
+    if let Some(rows) = super::recursive_join::join(cx, j, outer)? {
+        return Ok(rows);
+    }
     if let Some(rows) = kept_join(cx, j, outer)? {
         return Ok(rows);
     }

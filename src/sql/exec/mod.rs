@@ -34,6 +34,7 @@ pub mod keys;
 pub mod op;
 pub mod parallel;
 pub mod recursive;
+mod recursive_join;
 pub mod series;
 mod set_op;
 pub mod window;

@@ -1,19 +1,22 @@
 //! Running a recursive CTE ([`Recursive`], planned by
-//! [`crate::sql::plan::recursive`]): the seed, then the recursive blocks
-//! round after round to a fixed point.
+//! [`crate::sql::plan::recursive`]) as an operator: the seed, then the
+//! recursive blocks round after round to a fixed point, each round's rows
+//! passed on in batches as soon as the next round has read them.
 //!
 //! Owns the iteration: each round runs the recursive blocks over the
 //! previous round's rows only (the working table); `UNION DISTINCT` drops
 //! rows already produced; a round that yields nothing ends it; a
 //! base-table scan the recursive blocks join runs once per recursion, not
 //! per round (its rows are kept while the CTE runs, and a join reading it
-//! keeps its hash table on it: [`join_state`]); rows are converted
-//! to the seed's column types. Bounded by `cte_max_recursion_depth`
-//! (3636), KILL and `max_execution_time` ([`budget::tick`]) and the
-//! statement's memory budget (1114; every produced row is charged).
+//! keeps its hash table on it: [`join_state`], or claims the scan and
+//! keeps the rows itself: [`claim_scan`]); rows are converted to the
+//! seed's column types. Bounded by `cte_max_recursion_depth` (3636), KILL
+//! and `max_execution_time` ([`budget::tick`]) and the statement's memory
+//! budget (1114; every produced row stays charged until the union ends,
+//! as MySQL's CTE table holds it, also when nothing above keeps it).
 //! Never plans and never writes.
 
-use std::any::Any;
+use std::any::{Any, TypeId};
 use std::collections::HashSet;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -21,8 +24,9 @@ use std::sync::Arc;
 use crate::error::{code, SqlError, SqlResult};
 use crate::sql::budget::{self, Reservation};
 use crate::sql::exec::keys;
+use crate::sql::exec::op::{Batch, BoxOp, Made, Meter, Operator, Row};
 use crate::sql::exec::Exec;
-use crate::sql::plan::{Join, Node, Recursive, WorkTable};
+use crate::sql::plan::{Join, Node, Recursive, Stage, WorkTable};
 use crate::sql::Ctx;
 use crate::types::{DataType, Value};
 
@@ -32,17 +36,18 @@ pub const DEFAULT_MAX_DEPTH: u64 = 1000;
 /// ER_CTE_MAX_RECURSION_DEPTH.
 const MAX_RECURSION_DEPTH: u16 = 3636;
 
-/// A recursive block's row converted to the seed's column types; `at` is
-/// its number among the CTE's rows (1-based, as MariaDB 10.11 counts the
-/// rows of its result table in the message).
-fn convert(cx: &Ctx<'_>, r: &Recursive, row: Vec<Value>, at: usize) -> SqlResult<Vec<Value>> {
+/// A recursive block's row converted to the seed's column types, in
+/// place; `at` is its number among the CTE's rows (1-based, as MariaDB
+/// 10.11 counts the rows of its result table in the message).
+fn convert(cx: &Ctx<'_>, r: &Recursive, row: &mut [Value], at: usize) -> SqlResult<()> {
     let strict = cx.session.strict_writes();
-    row.into_iter()
-        .zip(r.types.iter().zip(&r.columns))
-        .map(|(v, (ty, col))| match (ty, v) {
-            (_, Value::Null) => Ok(Value::Null),
-            (None, v) => Ok(v),
-            (Some(DataType::Varchar(n)), Value::Text(mut s)) => {
+    for (v, (ty, col)) in row.iter_mut().zip(r.types.iter().zip(&r.columns)) {
+        match (ty, &mut *v) {
+            // Already of the type (the common case: nothing moves).
+            (_, Value::Null) | (None, _) => {}
+            (Some(DataType::BigInt), Value::Int(_)) => {}
+            (Some(DataType::Double), Value::Float(f)) if f.is_finite() => {}
+            (Some(DataType::Varchar(n)), Value::Text(s)) => {
                 if let Some((i, _)) = s.char_indices().nth(*n as usize) {
                     if strict {
                         return Err(SqlError::new(
@@ -56,16 +61,34 @@ fn convert(cx: &Ctx<'_>, r: &Recursive, row: Vec<Value>, at: usize) -> SqlResult
                         format!("Data truncated for column '{}' at row {at}", col.name),
                     );
                 }
-                Ok(Value::Text(s))
             }
-            (Some(ty), v) => crate::catalog::schema::coerce_value(ty, v, &col.name),
-        })
-        .collect()
+            (Some(ty), v) => {
+                let taken = std::mem::replace(v, Value::Null);
+                *v = crate::catalog::schema::coerce_value(ty, taken, &col.name)?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Run the working-table leaf.
 pub fn run_work(w: &WorkTable) -> SqlResult<Vec<Vec<Value>>> {
     w.rows()
+}
+
+/// What a running recursive CTE knows of a scan its recursive blocks
+/// read in every round.
+enum KeptScan {
+    /// Not run yet: its rows are kept when it runs.
+    Wanted,
+    /// A join keeps what it needs of its rows itself: they are not kept
+    /// here.
+    Claimed,
+    /// Its rows and their charge.
+    Rows {
+        rows: Arc<Vec<Vec<Value>>>,
+        _charge: Reservation,
+    },
 }
 
 thread_local! {
@@ -74,20 +97,25 @@ thread_local! {
     /// the statement's snapshot a scan (with a deterministic filter and no
     /// subquery) gives the same rows each round, so it runs once; its rows
     /// stay charged to the statement until the CTE ends.
-    static SCANS: std::cell::RefCell<std::collections::HashMap<usize, Option<Scanned>>> =
+    static SCANS: std::cell::RefCell<std::collections::HashMap<usize, KeptScan>> =
         std::cell::RefCell::new(std::collections::HashMap::new());
 }
 
 thread_local! {
-    /// What a join under a running recursive CTE keeps between rounds
-    /// (its hash table over a kept scan: exec/join.rs), by the join's
-    /// address: registered empty when the CTE starts, dropped when it ends.
-    static JOINS: std::cell::RefCell<std::collections::HashMap<usize, Option<Rc<dyn Any>>>> =
-        std::cell::RefCell::new(std::collections::HashMap::new());
+    /// The joins under a running recursive CTE (by address), and what
+    /// they keep between rounds (their hash table over a kept scan:
+    /// exec/join.rs, exec/recursive_join.rs) by the join's address and
+    /// the kind of state: registered when the CTE starts, dropped when
+    /// it ends.
+    static JOINS: std::cell::RefCell<JoinStates> = std::cell::RefCell::new(JoinStates::default());
 }
 
-/// A remembered scan's rows and their charge.
-type Scanned = (Arc<Vec<Vec<Value>>>, Reservation);
+/// The joins of the running recursive CTEs and their kept states.
+#[derive(Default)]
+struct JoinStates {
+    joins: HashSet<usize>,
+    kept: std::collections::HashMap<(usize, TypeId), Rc<dyn Any>>,
+}
 
 /// The scans under a recursive block that do not change between rounds:
 /// plain base-table scans reached through joins and block inputs; and
@@ -130,14 +158,12 @@ impl Memo {
         SCANS.with(|m| {
             let mut m = m.borrow_mut();
             for a in &addrs {
-                m.insert(*a, None);
+                m.insert(*a, KeptScan::Wanted);
             }
         });
         JOINS.with(|m| {
             let mut m = m.borrow_mut();
-            for a in &joins {
-                m.insert(*a, None);
-            }
+            m.joins.extend(joins.iter().copied());
         });
         Memo(addrs, joins)
     }
@@ -145,17 +171,25 @@ impl Memo {
 
 impl Drop for Memo {
     fn drop(&mut self) {
-        SCANS.with(|m| {
+        // Taken out before they drop: a kept state's teardown may not
+        // reach these tables again while they are borrowed.
+        let scans: Vec<_> = SCANS.with(|m| {
             let mut m = m.borrow_mut();
-            for a in &self.0 {
-                m.remove(a);
-            }
+            self.0.iter().filter_map(|a| m.remove(a)).collect()
         });
-        // Taken out before it drops: a kept state's teardown may not
-        // reach this table again while it is borrowed.
+        drop(scans);
         let kept: Vec<_> = JOINS.with(|m| {
             let mut m = m.borrow_mut();
-            self.1.iter().filter_map(|a| m.remove(a)).collect()
+            for a in &self.1 {
+                m.joins.remove(a);
+            }
+            let gone: Vec<(usize, TypeId)> = m
+                .kept
+                .keys()
+                .filter(|(a, _)| self.1.contains(a))
+                .copied()
+                .collect();
+            gone.into_iter().filter_map(|k| m.kept.remove(&k)).collect()
         });
         drop(kept);
     }
@@ -173,28 +207,66 @@ pub fn release_scan(node: &Node) {
     let kept = SCANS.with(|m| {
         m.borrow_mut()
             .get_mut(&(node as *const Node as usize))
-            .and_then(Option::take)
+            .map(|e| std::mem::replace(e, KeptScan::Claimed))
     });
     drop(kept);
 }
 
-/// What join `j` kept between the rounds of the running recursive CTE:
-/// `None` when no running CTE reads it (nothing is kept), `Some(None)`
-/// before it kept anything.
+/// Claim kept scan `node` for a join that keeps what it needs of its rows
+/// itself: when it runs next, its rows are not kept a second time
+/// ([`restore_scan`] gives them back if the join does not keep them after
+/// all).
+pub fn claim_scan(node: &Node) {
+    SCANS.with(|m| {
+        if let Some(e) = m.borrow_mut().get_mut(&(node as *const Node as usize)) {
+            if matches!(e, KeptScan::Wanted) {
+                *e = KeptScan::Claimed;
+            }
+        }
+    });
+}
+
+/// Keep the rows of claimed scan `node` after all (its join did not).
+pub fn restore_scan(node: &Node, rows: Vec<Vec<Value>>) -> SqlResult<()> {
+    let key = node as *const Node as usize;
+    let claimed = SCANS.with(|m| matches!(m.borrow().get(&key), Some(KeptScan::Claimed)));
+    if !claimed {
+        return Ok(());
+    }
+    let mut mem = Reservation::new();
+    mem.add_rows(&rows)?;
+    let rows = Arc::new(rows);
+    SCANS.with(|m| {
+        if let Some(e) = m.borrow_mut().get_mut(&key) {
+            *e = KeptScan::Rows { rows, _charge: mem };
+        }
+    });
+    Ok(())
+}
+
+/// What join `j` kept between the rounds of the running recursive CTE
+/// (of type `T`): `None` when no running CTE reads it (nothing is kept),
+/// `Some(None)` before it kept anything.
 pub fn join_state<T: Any>(j: &Join) -> Option<Option<Rc<T>>> {
+    let a = j as *const Join as usize;
     JOINS.with(|m| {
-        m.borrow()
-            .get(&(j as *const Join as usize))
-            .map(|s| s.clone().and_then(|s| s.downcast::<T>().ok()))
+        let m = m.borrow();
+        m.joins.contains(&a).then(|| {
+            m.kept
+                .get(&(a, TypeId::of::<T>()))
+                .and_then(|s| s.clone().downcast::<T>().ok())
+        })
     })
 }
 
 /// Keep `state` for join `j` until the running recursive CTE ends (when
 /// one reads it).
 pub fn keep_join_state<T: Any>(j: &Join, state: Rc<T>) {
+    let a = j as *const Join as usize;
     JOINS.with(|m| {
-        if let Some(e) = m.borrow_mut().get_mut(&(j as *const Join as usize)) {
-            *e = Some(state);
+        let mut m = m.borrow_mut();
+        if m.joins.contains(&a) {
+            m.kept.insert((a, TypeId::of::<T>()), state);
         }
     });
 }
@@ -202,17 +274,17 @@ pub fn keep_join_state<T: Any>(j: &Join, state: Rc<T>) {
 /// The rows of `node` when it is a scan a running recursive CTE already
 /// ran (the block operator asks before running).
 pub fn cached_scan(node: &Node) -> Option<Vec<Vec<Value>>> {
-    SCANS.with(|m| {
-        m.borrow()
-            .get(&(node as *const Node as usize))
-            .and_then(|e| e.as_ref().map(|(rows, _)| rows.as_ref().clone()))
+    SCANS.with(|m| match m.borrow().get(&(node as *const Node as usize)) {
+        Some(KeptScan::Rows { rows, .. }) => Some(rows.as_ref().clone()),
+        _ => None,
     })
 }
 
-/// Keep the rows of a scan a running recursive CTE reads every round.
+/// Keep the rows of a scan a running recursive CTE reads every round
+/// (unless a join claimed it).
 pub fn remember_scan(node: &Node, rows: &[Vec<Value>]) -> SqlResult<()> {
     let key = node as *const Node as usize;
-    let wanted = SCANS.with(|m| matches!(m.borrow().get(&key), Some(None)));
+    let wanted = SCANS.with(|m| matches!(m.borrow().get(&key), Some(KeptScan::Wanted)));
     if !wanted {
         return Ok(());
     }
@@ -221,7 +293,7 @@ pub fn remember_scan(node: &Node, rows: &[Vec<Value>]) -> SqlResult<()> {
     let rows = Arc::new(rows.to_vec());
     SCANS.with(|m| {
         if let Some(e) = m.borrow_mut().get_mut(&key) {
-            *e = Some((rows, mem));
+            *e = KeptScan::Rows { rows, _charge: mem };
         }
     });
     Ok(())
@@ -236,73 +308,205 @@ fn max_depth(cx: &Ctx<'_>) -> u64 {
         .unwrap_or(DEFAULT_MAX_DEPTH)
 }
 
-/// Run a recursive union to its fixed point.
-pub fn run(cx: &mut Exec<'_, '_>, r: &Recursive, outer: &[Value]) -> SqlResult<Vec<Vec<Value>>> {
-    let limit = max_depth(cx);
-    let mut mem = Reservation::new();
-    let mut seen: HashSet<Vec<u8>> = HashSet::new();
-    let mut keep = |rows: Vec<Vec<Value>>, mem: &mut Reservation| -> SqlResult<Vec<Vec<Value>>> {
-        let mut kept = Vec::with_capacity(rows.len());
-        for row in rows {
-            budget::tick()?;
-            debug_assert_eq!(row.len(), r.columns.len(), "recursive row width");
-            if !r.all {
-                let k = keys::group_key_under(&row, &r.colls);
-                if seen.contains(&k) {
-                    continue;
+/// The operator of a recursive union ([`Recursive`]): the seed, then the
+/// recursive blocks round after round, each round's rows passed on in
+/// batches once the next round has read them (a round's rows are the
+/// next round's working table, then moved out, never copied).
+pub fn operator<'p>(node: &'p Node, r: &'p Recursive, outer: &'p [Value]) -> BoxOp<'p> {
+    Box::new(Union {
+        r,
+        outer,
+        meter: Meter::new(node, Stage::Node),
+        rounds: None,
+    })
+}
+
+/// A running recursive union.
+struct Union<'p> {
+    r: &'p Recursive,
+    outer: &'p [Value],
+    meter: Meter<'p>,
+    /// Started at the first pull.
+    rounds: Option<Rounds>,
+}
+
+/// The state of the iteration between two pulls.
+struct Rounds {
+    /// `@@cte_max_recursion_depth`.
+    max: u64,
+    iterations: u64,
+    /// `UNION DISTINCT`: the keys of every row produced so far.
+    seen: HashSet<Vec<u8>>,
+    /// Every row produced and every key kept, charged until the union
+    /// ends (MySQL holds them in the CTE's temporary table): so an
+    /// unbounded recursion fails with 1114 even when nothing above keeps
+    /// its rows.
+    mem: Reservation,
+    /// The last round's rows, not yet read by a next round; `None` once
+    /// no round follows.
+    working: Option<Vec<Row>>,
+    /// Rows produced before `working` (row numbers in messages, LIMIT).
+    before: usize,
+    /// The rows being passed on.
+    out: Made,
+    /// LIMIT on the union: rows still to skip, rows still to pass on.
+    skip: usize,
+    take: usize,
+    /// The scans and joins kept between rounds (dropped last).
+    _memo: Memo,
+}
+
+impl Union<'_> {
+    /// The seed's rows, the first working table.
+    fn start(&mut self, cx: &mut Exec<'_, '_>) -> SqlResult<Rounds> {
+        let r = self.r;
+        let mut mem = Reservation::new();
+        let mut seen = HashSet::new();
+        let seed = cx.run(&r.seed, self.outer)?;
+        let working = keep(r, &mut seen, seed, &mut mem)?;
+        let (skip, take) = r.limit.unwrap_or((0, usize::MAX));
+        Ok(Rounds {
+            max: max_depth(cx),
+            iterations: 0,
+            seen,
+            mem,
+            working: Some(working),
+            before: 0,
+            out: Made::new(Vec::new()),
+            skip,
+            take,
+            _memo: Memo::register(&r.steps),
+        })
+    }
+
+    /// The next batch: the current round's rows, else those of the round
+    /// the next round reads (run now), else none.
+    fn pull(&mut self, cx: &mut Exec<'_, '_>) -> SqlResult<Option<Batch>> {
+        if self.rounds.is_none() {
+            self.rounds = Some(self.start(cx)?);
+        }
+        let r = self.r;
+        let Some(st) = self.rounds.as_mut() else {
+            return Ok(None);
+        };
+        loop {
+            if let Some(b) = st.out.next_batch() {
+                return Ok(Some(b));
+            }
+            let Some(working) = st.working.take() else {
+                return Ok(None);
+            };
+            let have = st.before + working.len();
+            let enough = r
+                .limit
+                .is_some_and(|(skip, n)| have >= skip.saturating_add(n));
+            let done = if working.is_empty() || enough {
+                working
+            } else {
+                st.iterations += 1;
+                if st.iterations > st.max {
+                    return Err(SqlError::new(
+                        MAX_RECURSION_DEPTH,
+                        format!(
+                            "Recursive query aborted after {} iterations. Try increasing @@cte_max_recursion_depth to a larger value.",
+                            st.iterations
+                        ),
+                    ));
                 }
-                mem.add(k.len() + 48)?;
-                seen.insert(k);
+                let (done, next) = round(cx, r, self.outer, working, st.before)?;
+                let next = keep(r, &mut st.seen, next, &mut st.mem)?;
+                st.working = Some(next);
+                done
+            };
+            st.before += done.len();
+            // LIMIT [skip,] n on the union's rows, in the order produced.
+            let mut done = done;
+            let skipped = st.skip.min(done.len());
+            done.drain(..skipped);
+            st.skip -= skipped;
+            done.truncate(st.take);
+            st.take -= done.len();
+            if st.take == 0 {
+                st.working = None;
             }
-            mem.add_row(&row)?;
-            kept.push(row);
+            st.out = Made::new(done);
         }
-        Ok(kept)
-    };
-    let seed = cx.run(&r.seed, outer)?;
-    let mut working = keep(seed, &mut mem)?;
-    let _memo = Memo::register(&r.steps);
-    let mut out: Vec<Vec<Value>> = Vec::new();
-    let mut iterations: u64 = 0;
-    let enough = |have: usize| {
-        r.limit
-            .is_some_and(|(skip, n)| have >= skip.saturating_add(n))
-    };
-    while !working.is_empty() && !enough(out.len() + working.len()) {
-        iterations += 1;
-        if iterations > limit {
-            return Err(SqlError::new(
-                MAX_RECURSION_DEPTH,
-                format!(
-                    "Recursive query aborted after {iterations} iterations. Try increasing @@cte_max_recursion_depth to a larger value."
-                ),
-            ));
+    }
+}
+
+impl Operator for Union<'_> {
+    fn next(&mut self, cx: &mut Exec<'_, '_>) -> SqlResult<Option<Batch>> {
+        let start = self.meter.start();
+        let b = self.pull(cx)?;
+        if let Some(st) = &self.rounds {
+            self.meter.holds(st.mem.bytes());
         }
-        let this = Arc::new(working);
-        *r.work
+        self.meter.step(
+            start,
+            b.as_ref().map_or(0, Batch::len),
+            usize::from(b.is_some()),
+        );
+        Ok(b)
+    }
+}
+
+/// Rows kept of those a round produced: under `UNION DISTINCT`, only
+/// those not produced before; each charged to `mem`.
+fn keep(
+    r: &Recursive,
+    seen: &mut HashSet<Vec<u8>>,
+    rows: Vec<Row>,
+    mem: &mut Reservation,
+) -> SqlResult<Vec<Row>> {
+    let mut kept = Vec::with_capacity(rows.len());
+    for row in rows {
+        budget::tick()?;
+        debug_assert_eq!(row.len(), r.columns.len(), "recursive row width");
+        if !r.all {
+            let k = keys::group_key_under(&row, &r.colls);
+            if seen.contains(&k) {
+                continue;
+            }
+            mem.add(k.len() + 48)?;
+            seen.insert(k);
+        }
+        mem.add_row(&row)?;
+        kept.push(row);
+    }
+    Ok(kept)
+}
+
+/// One round: the recursive blocks over `working` (the working table
+/// while they run); `before` rows were produced before it. Gives back
+/// the working rows and the round's rows, converted to the seed's types.
+fn round(
+    cx: &mut Exec<'_, '_>,
+    r: &Recursive,
+    outer: &[Value],
+    working: Vec<Row>,
+    before: usize,
+) -> SqlResult<(Vec<Row>, Vec<Row>)> {
+    let this = Arc::new(working);
+    let cell = || {
+        r.work
             .lock()
-            .map_err(|_| SqlError::internal("recursive working table poisoned"))? = this.clone();
-        let mut next = Vec::new();
+            .map_err(|_| SqlError::internal("recursive working table poisoned"))
+    };
+    *cell()? = this.clone();
+    let mut next = Vec::new();
+    let ran = (|| -> SqlResult<()> {
         for s in &r.steps {
-            for row in cx.run(s, outer)? {
-                let at = out.len() + this.len() + next.len() + 1;
-                next.push(convert(cx, r, row, at)?);
+            for mut row in cx.run(s, outer)? {
+                let at = before + this.len() + next.len() + 1;
+                convert(cx, r, &mut row, at)?;
+                next.push(row);
             }
         }
-        let next = keep(next, &mut mem)?;
-        // The previous round's rows are part of the answer.
-        *r.work
-            .lock()
-            .map_err(|_| SqlError::internal("recursive working table poisoned"))? =
-            Arc::new(Vec::new());
-        out.extend(Arc::try_unwrap(this).unwrap_or_else(|a| a.as_ref().clone()));
-        working = next;
-    }
-    out.extend(working);
-    if let Some((skip, n)) = r.limit {
-        out = out.into_iter().skip(skip).take(n).collect();
-    }
-    // Charged while produced; the caller charges the answer it keeps.
-    drop(mem);
-    Ok(out)
+        Ok(())
+    })();
+    // The working table is read no more: its rows move out.
+    *cell()? = Arc::new(Vec::new());
+    ran?;
+    let this = Arc::try_unwrap(this).unwrap_or_else(|a| a.as_ref().clone());
+    Ok((this, next))
 }

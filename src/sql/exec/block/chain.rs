@@ -5,7 +5,9 @@
 //! The chain is put together when the block is first pulled: its
 //! expressions are prepared then (uncorrelated subqueries run once per run
 //! of the block), and what they need decides the shape (an aggregate over
-//! a plain table scan folds each row as the scan visits it). A vector
+//! a plain table scan folds each row as the scan visits it; one over an
+//! input node without WHERE folds the input's batches as they come:
+//! [`super::stream`]). A vector
 //! index path is a fast path, never a different answer: when fewer than
 //! LIMIT rows come out of it, the chain is run again by the exact path
 //! (the block module's contract), so such a block passes nothing on before
@@ -70,6 +72,7 @@ fn chain<'p>(
     node: &'p Node,
     plan: &'p Plan,
     table: Option<&'p crate::catalog::TableDef>,
+    outer: &'p [Value],
 ) -> BoxStep<'p, Row> {
     let input = || -> BoxStep<'p, Candidate> {
         let scan = Scan::new(node);
@@ -84,9 +87,11 @@ fn chain<'p>(
         return Box::new(Rows { input: input() });
     }
     let mut units: BoxStep<'p, Unit> = if plan.aggregate {
-        let fold = match table {
-            Some(t) => Fold::Table(t),
-            None => Fold::Input(input()),
+        let fold = match (table, super::stream::streamable(plan)) {
+            (Some(t), _) => Fold::Table(t),
+            // Its input's batches folded as they come.
+            (None, Some(i)) => Fold::Input(Box::new(super::stream::Stream::new(node, i, outer))),
+            (None, None) => Fold::Input(input()),
         };
         Box::new(Aggregate::new(node, fold))
     } else {
@@ -149,7 +154,7 @@ impl<'p> Block<'p> {
         };
         let ex = Exprs::new(cx, self.plan, self.outer)?;
         let table = streamed_table(self.plan, self.path, &ex);
-        self.chain = Some(chain(self.node, self.plan, table));
+        self.chain = Some(chain(self.node, self.plan, table, self.outer));
         self.ex = Some(ex);
         Ok(())
     }
@@ -211,7 +216,7 @@ impl<'p> Block<'p> {
                 .ex
                 .as_ref()
                 .and_then(|ex| streamed_table(self.plan, self.path, ex));
-            self.chain = Some(chain(self.node, self.plan, table));
+            self.chain = Some(chain(self.node, self.plan, table, self.outer));
         }
         if self.whole && self.plan.is_plain_scan() {
             // Kept if a running recursive CTE reads it every round.
