@@ -233,6 +233,37 @@ fn lock_wait_timeout_is_1205() {
     assert_eq!(query_int(&mut a, "SELECT n FROM w WHERE id = 1"), 200);
 }
 
+/// `ROLLBACK TO SAVEPOINT` undoes the writes after the savepoint but keeps
+/// the row locks they took, as InnoDB does: another session still waits
+/// for the row until the transaction ends.
+#[test]
+fn rollback_to_savepoint_keeps_row_locks() {
+    let (_dir, db) = open(&[
+        "CREATE TABLE w (id INT PRIMARY KEY, n INT)",
+        "INSERT INTO w VALUES (1, 1), (2, 2)",
+    ]);
+    let mut a = session(&db);
+    let mut b = session(&db);
+    b.execute("SET innodb_lock_wait_timeout = 0.3").unwrap();
+    a.execute("BEGIN").unwrap();
+    a.execute("UPDATE w SET n = 20 WHERE id = 2").unwrap();
+    a.execute("SAVEPOINT s").unwrap();
+    a.execute("UPDATE w SET n = 10 WHERE id = 1").unwrap();
+    a.execute("ROLLBACK TO SAVEPOINT s").unwrap();
+    assert_eq!(query_int(&mut a, "SELECT n FROM w WHERE id = 1"), 1);
+    assert_eq!(query_int(&mut a, "SELECT n FROM w WHERE id = 2"), 20);
+    let rx = spawn(move || {
+        let r = b.execute("UPDATE w SET n = 100 WHERE id = 1");
+        (b, r)
+    });
+    let (mut b, r) = recv(&rx, "session B");
+    assert_eq!(r.expect_err("row 1 stays locked").code, LOCK_WAIT_TIMEOUT);
+    a.execute("COMMIT").unwrap();
+    b.execute("UPDATE w SET n = 100 WHERE id = 1").unwrap();
+    assert_eq!(query_int(&mut b, "SELECT n FROM w WHERE id = 1"), 100);
+    assert_eq!(query_int(&mut b, "SELECT n FROM w WHERE id = 2"), 20);
+}
+
 #[test]
 fn unique_insert_race_one_winner() {
     let (_dir, db) = open(&["CREATE TABLE u (id INT PRIMARY KEY, who INT)"]);

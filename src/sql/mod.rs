@@ -43,6 +43,7 @@ pub mod stack;
 pub mod table_locks;
 pub mod thread_slot;
 pub mod truncate;
+pub mod txn_control;
 pub mod vars;
 
 use std::sync::Arc;
@@ -53,6 +54,7 @@ use crate::catalog::TableDef;
 use crate::error::{code, SqlError, SqlResult};
 use crate::types::{QueryResult, Value, Warning};
 use parse::Stmt;
+
 pub use session::{Ctx, Engine, SessionState};
 
 impl Engine {
@@ -232,6 +234,14 @@ impl Engine {
                     t.rollback();
                 }
                 st.sync_jobs.clear();
+                Ok(QueryResult::default())
+            }
+            Stmt::Savepoint(op, name) => {
+                if st.txn.is_none() && !st.autocommit {
+                    st.txn = Some(self.begin(st)?);
+                }
+                let txn = st.txn.as_mut().map(|t| t.as_mut() as &mut dyn Transaction);
+                txn_control::run(&mut st.savepoints, txn, op, &name)?;
                 Ok(QueryResult::default())
             }
             Stmt::Use { db } => {

@@ -10,6 +10,7 @@ use sqlparser::dialect::MySqlDialect;
 use sqlparser::parser::Parser;
 
 use crate::error::{SqlError, SqlResult};
+use crate::sql::txn_control::SavepointOp;
 
 /// A possibly database-qualified name.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -279,6 +280,8 @@ pub enum Stmt {
     },
     Commit,
     Rollback,
+    /// `SAVEPOINT n`, `ROLLBACK TO [SAVEPOINT] n`, `RELEASE SAVEPOINT n`.
+    Savepoint(SavepointOp, String),
     Use {
         db: String,
     },
@@ -2195,8 +2198,25 @@ fn parse_custom(p: &mut P) -> SqlResult<Option<Stmt>> {
     }
     if p.kw("rollback") {
         p.kw("work");
+        if p.kw("to") {
+            p.kw("savepoint");
+            let name = p.ident()?;
+            p.end()?;
+            return Ok(Some(Stmt::Savepoint(SavepointOp::RollbackTo, name)));
+        }
         p.end()?;
         return Ok(Some(Stmt::Rollback));
+    }
+    if p.kw("savepoint") {
+        let name = p.ident()?;
+        p.end()?;
+        return Ok(Some(Stmt::Savepoint(SavepointOp::Set, name)));
+    }
+    if p.kw("release") {
+        p.expect_kw("savepoint")?;
+        let name = p.ident()?;
+        p.end()?;
+        return Ok(Some(Stmt::Savepoint(SavepointOp::Release, name)));
     }
     if p.kw("use") {
         let db = p.ident()?;

@@ -512,6 +512,7 @@ impl Checker<'_> {
             | Stmt::Begin { .. }
             | Stmt::Commit
             | Stmt::Rollback
+            | Stmt::Savepoint(..)
             | Stmt::SetNames { .. } => {}
         }
         Ok(None)

@@ -81,6 +81,8 @@ pub struct SessionState {
     pub interrupt: tributary_storage::Interrupt,
     /// The tables this session holds with `LOCK TABLES`.
     pub table_locks: crate::sql::table_locks::SessionLocks,
+    /// The named savepoints of the open transaction.
+    pub savepoints: crate::sql::txn_control::Savepoints,
 }
 
 impl SessionState {
@@ -105,6 +107,7 @@ impl SessionState {
             process,
             interrupt: tributary_storage::Interrupt::default(),
             table_locks: Default::default(),
+            savepoints: Default::default(),
         }
     }
 
