@@ -83,6 +83,10 @@ pub struct SessionState {
     pub table_locks: crate::sql::table_locks::SessionLocks,
     /// The named savepoints of the open transaction.
     pub savepoints: crate::sql::txn_control::Savepoints,
+    /// When the open transaction's snapshot moves (its isolation level).
+    pub snapshot: crate::sql::txn_control::Snapshot,
+    /// `SET TRANSACTION …` for the next transaction only.
+    pub next_txn: crate::sql::txn_control::NextTxn,
 }
 
 impl SessionState {
@@ -108,6 +112,8 @@ impl SessionState {
             interrupt: tributary_storage::Interrupt::default(),
             table_locks: Default::default(),
             savepoints: Default::default(),
+            snapshot: Default::default(),
+            next_txn: Default::default(),
         }
     }
 

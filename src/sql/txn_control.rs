@@ -1,5 +1,12 @@
 //! Transaction control inside an open transaction: the named savepoints of
-//! `SAVEPOINT n` / `ROLLBACK TO [SAVEPOINT] n` / `RELEASE SAVEPOINT n`.
+//! `SAVEPOINT n` / `ROLLBACK TO [SAVEPOINT] n` / `RELEASE SAVEPOINT n`,
+//! and when the transaction's snapshot moves (its isolation level).
+//!
+//! Snapshots as InnoDB's: under REPEATABLE READ a transaction reads the
+//! snapshot of its first statement that reads a table (START TRANSACTION
+//! WITH CONSISTENT SNAPSHOT: of the START itself), under READ COMMITTED
+//! each statement reads a snapshot of its own. Writes and locking reads
+//! read the newest committed rows under their locks at either level.
 //!
 //! A savepoint is a position in the storage transaction's write log
 //! ([`Transaction::savepoint`]); rolling back to it undoes the writes made
@@ -9,7 +16,98 @@
 //! such path having to clear it. Owns no storage and never commits.
 
 use crate::error::{code, SqlError, SqlResult};
-use tributary_storage::{Savepoint, Transaction, TxnId};
+use tributary_storage::{LockWait, Savepoint, Transaction, TxnId};
+
+/// Whom `SET … TRANSACTION` sets the characteristics of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TxnScope {
+    /// No keyword: the session's next transaction only.
+    Next,
+    /// SESSION: the session's transactions from the next one on.
+    Session,
+    /// GLOBAL: the sessions that connect later.
+    Global,
+}
+
+/// The isolation levels a transaction runs at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Isolation {
+    ReadCommitted,
+    #[default]
+    RepeatableRead,
+}
+
+impl Isolation {
+    /// The level a `transaction_isolation` value names (as stored:
+    /// `READ-COMMITTED`, `REPEATABLE-READ`); `None` for one not run here.
+    pub fn from_var(v: &str) -> Option<Isolation> {
+        match v.to_ascii_uppercase().replace(' ', "-").as_str() {
+            "READ-COMMITTED" => Some(Isolation::ReadCommitted),
+            "REPEATABLE-READ" => Some(Isolation::RepeatableRead),
+            _ => None,
+        }
+    }
+}
+
+/// `SET TRANSACTION …` without a scope: what the next transaction the
+/// session starts runs with (then forgotten).
+#[derive(Debug, Default, Clone)]
+pub struct NextTxn {
+    pub isolation: Option<Isolation>,
+    pub read_only: Option<bool>,
+}
+
+/// When the open transaction's snapshot moves before a statement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Snapshot {
+    /// Kept as it is (REPEATABLE READ once taken).
+    #[default]
+    Fixed,
+    /// REPEATABLE READ begun by START TRANSACTION: taken by the first
+    /// statement that reads a table, then fixed.
+    AtFirstRead,
+    /// READ COMMITTED: taken anew by every statement.
+    PerStatement,
+}
+
+impl Snapshot {
+    /// How a transaction of `level` begun just now moves its snapshot;
+    /// `consistent`: begun WITH CONSISTENT SNAPSHOT (or right before its
+    /// first statement), so a REPEATABLE READ one keeps the one it has.
+    pub fn begun(level: Isolation, consistent: bool) -> Snapshot {
+        match level {
+            Isolation::ReadCommitted => Snapshot::PerStatement,
+            Isolation::RepeatableRead if consistent => Snapshot::Fixed,
+            Isolation::RepeatableRead => Snapshot::AtFirstRead,
+        }
+    }
+
+    /// Before a statement that reads tables in `txn`: move the snapshot
+    /// as the level says.
+    pub fn before_statement(&mut self, txn: &mut dyn Transaction) -> SqlResult<()> {
+        match *self {
+            Snapshot::Fixed => {}
+            Snapshot::AtFirstRead => {
+                txn.refresh_snapshot()?;
+                *self = Snapshot::Fixed;
+            }
+            Snapshot::PerStatement => txn.refresh_snapshot()?,
+        }
+        Ok(())
+    }
+}
+
+/// What a SELECT's locking reads do about a row another transaction has
+/// locked: `FOR UPDATE` / `FOR SHARE` with `NOWAIT` or `SKIP LOCKED` (on
+/// the statement's outermost query; `OF t` is refused by the binder).
+pub fn lock_wait_of(q: &sqlparser::ast::Query) -> LockWait {
+    use sqlparser::ast::NonBlock;
+    match q.locks.iter().find_map(|l| l.nonblock.as_ref()) {
+        Some(NonBlock::Nowait) => LockWait::NoWait,
+        Some(NonBlock::SkipLocked) => LockWait::SkipLocked,
+        None => LockWait::Wait,
+    }
+}
 
 /// What a savepoint statement does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
