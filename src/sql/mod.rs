@@ -54,7 +54,6 @@ use crate::catalog::TableDef;
 use crate::error::{code, SqlError, SqlResult};
 use crate::types::{QueryResult, Value, Warning};
 use parse::Stmt;
-
 pub use session::{Ctx, Engine, SessionState};
 
 impl Engine {

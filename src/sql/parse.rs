@@ -542,6 +542,19 @@ impl P<'_> {
     fn peek_punct(&self, c: char) -> bool {
         self.t.get(self.i) == Some(&Tok::Punct(c))
     }
+    /// A transaction's access mode: `READ ONLY` (true) or `READ WRITE`
+    /// (false); `None` (nothing read) when the next word is not READ.
+    fn access_mode(&mut self) -> SqlResult<Option<bool>> {
+        if !self.kw("read") {
+            return Ok(None);
+        }
+        if self.kw("only") {
+            return Ok(Some(true));
+        }
+        self.expect_kw("write")?;
+        Ok(Some(false))
+    }
+
     fn punct(&mut self, c: char) -> bool {
         if self.t.get(self.i) == Some(&Tok::Punct(c)) {
             self.i += 1;
@@ -2326,13 +2339,8 @@ fn parse_custom(p: &mut P) -> SqlResult<Option<Stmt>> {
                 p.expect_kw("consistent")?;
                 p.expect_kw("snapshot")?;
                 consistent = true;
-            } else if p.kw("read") {
-                read_only = Some(if p.kw("only") {
-                    true
-                } else {
-                    p.expect_kw("write")?;
-                    false
-                });
+            } else if let Some(ro) = p.access_mode()? {
+                read_only = Some(ro);
             } else {
                 break;
             }
@@ -2434,13 +2442,8 @@ fn parse_set(p: &mut P) -> SqlResult<Stmt> {
                     words.push(p.ident()?);
                 }
                 isolation = Some(words.join(" "));
-            } else if p.kw("read") {
-                read_only = Some(if p.kw("only") {
-                    true
-                } else {
-                    p.expect_kw("write")?;
-                    false
-                });
+            } else if let Some(ro) = p.access_mode()? {
+                read_only = Some(ro);
             } else {
                 return Err(p.err("expected ISOLATION LEVEL, READ WRITE or READ ONLY"));
             }
