@@ -114,6 +114,39 @@ pub mod code {
     pub const BAD_TABLE: u16 = 1051;
     /// Not unique table/alias.
     pub const NONUNIQ_TABLE: u16 = 1066;
+    /// Foreign keys: a parent row with children cannot be deleted or
+    /// changed (ER_ROW_IS_REFERENCED_2).
+    pub const ROW_IS_REFERENCED: u16 = 1451;
+    /// A child row without its parent row (ER_NO_REFERENCED_ROW_2).
+    pub const NO_REFERENCED_ROW: u16 = 1452;
+    /// Cannot add foreign key constraint (ER_FK_CANNOT_ADD / SET DEFAULT).
+    pub const FK_CANNOT_ADD: u16 = 1215;
+    /// Key reference and table reference don't match.
+    pub const WRONG_FK_DEF: u16 = 1239;
+    /// Cannot drop index: needed in a foreign key constraint.
+    pub const DROP_INDEX_FK: u16 = 1553;
+    /// Cannot truncate a table referenced in a foreign key constraint.
+    pub const TRUNCATE_ILLEGAL_FK: u16 = 1701;
+    /// Missing index for a constraint in the referenced table.
+    pub const FK_NO_INDEX_PARENT: u16 = 1822;
+    /// Failed to open the referenced table.
+    pub const FK_CANNOT_OPEN_PARENT: u16 = 1824;
+    /// Duplicate foreign key constraint name.
+    pub const FK_DUP_NAME: u16 = 1826;
+    /// Cannot drop column: needed in a foreign key constraint.
+    pub const FK_COLUMN_CANNOT_DROP: u16 = 1828;
+    /// Cannot drop column: needed in a foreign key constraint of a child.
+    pub const FK_COLUMN_CANNOT_DROP_CHILD: u16 = 1829;
+    /// Column cannot be NOT NULL: needed in a foreign key SET NULL.
+    pub const FK_COLUMN_NOT_NULL: u16 = 1830;
+    /// Foreign key cascade delete/update exceeds max depth.
+    pub const FK_DEPTH_EXCEEDED: u16 = 3008;
+    /// Cannot drop table referenced by a foreign key constraint.
+    pub const FK_DROP_TABLE: u16 = 3730;
+    /// Missing column in the referenced table.
+    pub const FK_NO_COLUMN_PARENT: u16 = 3734;
+    /// Referencing and referenced columns are incompatible.
+    pub const FK_INCOMPATIBLE_COLUMNS: u16 = 3780;
 }
 
 /// A SQL-boundary error.
@@ -247,6 +280,8 @@ pub fn sqlstate_for(code: u16) -> &'static str {
         1243 => "HY000",
         1390 => "HY000",
         1583 => "42000",
+        ROW_IS_REFERENCED | NO_REFERENCED_ROW | FK_DUP_NAME => "23000",
+        WRONG_FK_DEF | TRUNCATE_ILLEGAL_FK => "42000",
         _ => "HY000",
     }
 }

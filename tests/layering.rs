@@ -184,6 +184,8 @@ const SQL_LEVELS: &[&[&str]] = &[
     &["expr", "functions/tests"],
     // what expressions call back into the session for: grants, session functions
     &["privileges", "host"],
+    // one row change and its synchronous index entries (DML and cascades)
+    &["write"],
     // the DDL helpers CREATE / DROP, ALTER / RENAME and TRUNCATE share
     &["schema"],
     // access paths: key ranges, index and full-text top-k scans
@@ -227,6 +229,9 @@ const SQL_LEVELS: &[&[&str]] = &[
         "exec/window",
         "exec/window_slide",
     ],
+    // foreign keys: enforcement in the writing transaction, then their DDL
+    &["fk_enforce"],
+    &["fk"],
     // queries and writes, which other statements run (CREATE TABLE … SELECT)
     &["dml"],
     // CREATE / DROP: below ALTER and TRUNCATE, so it cannot dispatch them (mod.rs does)

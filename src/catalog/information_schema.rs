@@ -23,7 +23,7 @@ use crate::types::{DataType, Value};
 pub const DB: &str = "information_schema";
 
 /// Its tables, upper case as MySQL names them.
-pub const TABLES: [&str; 14] = [
+pub const TABLES: [&str; 15] = [
     "CHARACTER_SETS",
     "COLLATIONS",
     "COLUMNS",
@@ -31,6 +31,7 @@ pub const TABLES: [&str; 14] = [
     "EVENTS",
     "KEY_COLUMN_USAGE",
     "PROCESSLIST",
+    "REFERENTIAL_CONSTRAINTS",
     "ROUTINES",
     "SCHEMATA",
     "STATISTICS",
@@ -186,6 +187,19 @@ pub fn table_def(name: &str) -> Option<TableDef> {
             vn("REFERENCED_TABLE_SCHEMA"),
             vn("REFERENCED_TABLE_NAME"),
             vn("REFERENCED_COLUMN_NAME"),
+        ],
+        "REFERENTIAL_CONSTRAINTS" => vec![
+            v("CONSTRAINT_CATALOG"),
+            v("CONSTRAINT_SCHEMA"),
+            v("CONSTRAINT_NAME"),
+            v("UNIQUE_CONSTRAINT_CATALOG"),
+            v("UNIQUE_CONSTRAINT_SCHEMA"),
+            vn("UNIQUE_CONSTRAINT_NAME"),
+            v("MATCH_OPTION"),
+            v("UPDATE_RULE"),
+            v("DELETE_RULE"),
+            v("TABLE_NAME"),
+            v("REFERENCED_TABLE_NAME"),
         ],
         "TABLE_CONSTRAINTS" => vec![
             v("CONSTRAINT_CATALOG"),
@@ -345,6 +359,8 @@ pub fn table_def(name: &str) -> Option<TableDef> {
         comment: String::new(),
         view: None,
         collation: Default::default(),
+        foreign_keys: Vec::new(),
+        referenced_by: Vec::new(),
     })
 }
 
@@ -656,6 +672,32 @@ pub fn rows(txn: &mut dyn Transaction, name: &str) -> SqlResult<Option<Vec<Vec<V
                 }
             }
         }
+        "REFERENTIAL_CONSTRAINTS" => {
+            let tables = all_tables(txn)?;
+            for td in &tables {
+                for fk in &td.foreign_keys {
+                    // The parent's index the key uses (NULL while the
+                    // parent does not exist).
+                    let unique = tables
+                        .iter()
+                        .find(|p| fk.references(&p.db, &p.name))
+                        .and_then(|p| p.key_index_for(&fk.parent_columns));
+                    out.push(vec![
+                        t("def"),
+                        t(td.db.clone()),
+                        t(fk.name.clone()),
+                        t("def"),
+                        t(fk.parent_db.clone()),
+                        unique.map(t).unwrap_or(Value::Null),
+                        t("NONE"),
+                        t(fk.on_update.sql()),
+                        t(fk.on_delete.sql()),
+                        t(td.name.clone()),
+                        t(fk.parent_table.clone()),
+                    ]);
+                }
+            }
+        }
         "KEY_COLUMN_USAGE" | "TABLE_CONSTRAINTS" => {
             let usage = upper == "KEY_COLUMN_USAGE";
             for td in all_tables(txn)? {
@@ -698,6 +740,36 @@ pub fn rows(txn: &mut dyn Transaction, name: &str) -> SqlResult<Option<Vec<Vec<V
                             Value::Null,
                             Value::Null,
                             Value::Null,
+                        ]);
+                    }
+                }
+                for fk in &td.foreign_keys {
+                    if !usage {
+                        out.push(vec![
+                            t("def"),
+                            t(td.db.clone()),
+                            t(fk.name.clone()),
+                            t(td.db.clone()),
+                            t(td.name.clone()),
+                            t("FOREIGN KEY"),
+                            t("YES"),
+                        ]);
+                        continue;
+                    }
+                    for (seq, (c, p)) in fk.columns.iter().zip(&fk.parent_columns).enumerate() {
+                        out.push(vec![
+                            t("def"),
+                            t(td.db.clone()),
+                            t(fk.name.clone()),
+                            t("def"),
+                            t(td.db.clone()),
+                            t(td.name.clone()),
+                            t(c.clone()),
+                            int(seq + 1),
+                            int(seq + 1),
+                            t(fk.parent_db.clone()),
+                            t(fk.parent_table.clone()),
+                            t(p.clone()),
                         ]);
                     }
                 }

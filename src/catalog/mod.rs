@@ -307,12 +307,17 @@ pub fn get_table(
     }
 }
 
+/// How many decoded table records a thread keeps: a statement on a child
+/// table reads its parent's record too (foreign keys), and one entry
+/// would decode both again on every statement.
+const DECODED_KEPT: usize = 4;
+
 thread_local! {
-    /// The last table record this thread decoded, with its bytes: a
-    /// connection's statements read the same few records again and again,
-    /// and decoding the JSON cost more than reading it.
-    static LAST_TABLE: std::cell::RefCell<Option<(Vec<u8>, Arc<TableDef>)>> =
-        const { std::cell::RefCell::new(None) };
+    /// The last table records this thread decoded, with their bytes, most
+    /// recent first: a connection's statements read the same few records
+    /// again and again, and decoding the JSON cost more than reading it.
+    static LAST_TABLES: std::cell::RefCell<Vec<(Vec<u8>, Arc<TableDef>)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// Decode a table record (`name` for the error). The bytes were read at
@@ -325,16 +330,21 @@ fn decode_table(name: &str, b: &[u8]) -> SqlResult<TableDef> {
 /// [`decode_table`], shared with the cache instead of copied (a
 /// definition's names and columns were ~20 string copies per statement).
 fn decode_table_shared(name: &str, b: &[u8]) -> SqlResult<Arc<TableDef>> {
-    let hit = LAST_TABLE.with_borrow(|c| {
-        c.as_ref()
-            .filter(|(bytes, _)| bytes.as_slice() == b)
-            .map(|(_, t)| t.clone())
+    let hit = LAST_TABLES.with_borrow_mut(|c| {
+        let i = c.iter().position(|(bytes, _)| bytes.as_slice() == b)?;
+        let e = c.remove(i);
+        let t = e.1.clone();
+        c.insert(0, e);
+        Some(t)
     });
     if let Some(t) = hit {
         return Ok(t);
     }
     let t: Arc<TableDef> = Arc::new(serde_json::from_slice(b).map_err(|e| corrupt(name, e))?);
-    LAST_TABLE.with_borrow_mut(|c| *c = Some((b.to_vec(), t.clone())));
+    LAST_TABLES.with_borrow_mut(|c| {
+        c.insert(0, (b.to_vec(), t.clone()));
+        c.truncate(DECODED_KEPT);
+    });
     Ok(t)
 }
 
@@ -598,6 +608,8 @@ pub fn system_table_def(name: &str) -> Option<TableDef> {
         comment: String::new(),
         view: None,
         collation: Default::default(),
+        foreign_keys: Vec::new(),
+        referenced_by: Vec::new(),
     })
 }
 
@@ -728,6 +740,40 @@ mod tests {
             assert_eq!(decode_table("x", &b).unwrap(), t);
         }
         assert!(decode_table("x", b"{").is_err());
+    }
+
+    /// A child's and its parent's records read in turn are both kept (the
+    /// same decoded copy comes back), and the cache stays bounded.
+    #[test]
+    fn the_decode_cache_keeps_a_few_records() {
+        let records: Vec<Vec<u8>> = (0..=DECODED_KEPT)
+            .map(|i| {
+                let mut t = system_table_def("mo_iscp_log").unwrap();
+                t.comment = format!("t{i}");
+                serde_json::to_vec(&t).unwrap()
+            })
+            .collect();
+        let child = decode_table_shared("c", &records[0]).unwrap();
+        let parent = decode_table_shared("p", &records[1]).unwrap();
+        for _ in 0..3 {
+            assert!(Arc::ptr_eq(
+                &child,
+                &decode_table_shared("c", &records[0]).unwrap()
+            ));
+            assert!(Arc::ptr_eq(
+                &parent,
+                &decode_table_shared("p", &records[1]).unwrap()
+            ));
+        }
+        for r in &records {
+            decode_table_shared("x", r).unwrap();
+        }
+        assert_eq!(LAST_TABLES.with_borrow(Vec::len), DECODED_KEPT);
+        // The oldest fell out: decoded again, a new copy.
+        assert!(!Arc::ptr_eq(
+            &child,
+            &decode_table_shared("c", &records[0]).unwrap()
+        ));
     }
 
     #[test]

@@ -95,6 +95,97 @@ pub struct TableDef {
     /// column added without its own gets.
     #[serde(default, skip_serializing_if = "Collation::is_default")]
     pub collation: Collation,
+    /// FOREIGN KEY constraints of this table (as child).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub foreign_keys: Vec<ForeignKeyDef>,
+    /// The tables whose foreign keys reference this one, as (database,
+    /// table): where a DELETE or UPDATE of this table looks for children.
+    /// A table never referenced pays nothing for foreign keys.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub referenced_by: Vec<(String, String)>,
+}
+
+/// What a foreign key does to the child rows when the parent row they
+/// reference is deleted or its referenced columns change. (`SET DEFAULT`
+/// is refused, as InnoDB refuses it.)
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub enum FkAction {
+    /// Refuse the parent change while children exist (the default).
+    #[default]
+    NoAction,
+    /// The same, as InnoDB checks both at once.
+    Restrict,
+    /// Delete the children / give them the parent's new values.
+    Cascade,
+    /// Set the children's foreign-key columns to NULL.
+    SetNull,
+}
+
+impl FkAction {
+    /// The rule as SQL and `information_schema` spell it.
+    pub fn sql(self) -> &'static str {
+        match self {
+            FkAction::NoAction => "NO ACTION",
+            FkAction::Restrict => "RESTRICT",
+            FkAction::Cascade => "CASCADE",
+            FkAction::SetNull => "SET NULL",
+        }
+    }
+}
+
+/// A FOREIGN KEY constraint: columns of the child table (the one holding
+/// it) that must match a row of the parent table. Columns are kept by
+/// name on both sides, so column moves in either table need no rewrite.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ForeignKeyDef {
+    /// The constraint's name (`<table>_ibfk_<n>` unless named).
+    pub name: String,
+    /// The child's columns.
+    pub columns: Vec<String>,
+    pub parent_db: String,
+    pub parent_table: String,
+    /// The parent's columns, one per child column.
+    pub parent_columns: Vec<String>,
+    #[serde(default)]
+    pub on_delete: FkAction,
+    #[serde(default)]
+    pub on_update: FkAction,
+}
+
+impl ForeignKeyDef {
+    /// `FOREIGN KEY (…) REFERENCES p (…) ON …` as MySQL 8 prints it in SHOW
+    /// CREATE TABLE and in errors 1451 / 1452 (the parent's database only
+    /// when it is not `child_db`; NO ACTION, the default, not printed).
+    pub fn clause(&self, child_db: &str) -> String {
+        let list = |cols: &[String]| {
+            cols.iter()
+                .map(|c| format!("`{c}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let parent = if self.parent_db == child_db {
+            format!("`{}`", self.parent_table)
+        } else {
+            format!("`{}`.`{}`", self.parent_db, self.parent_table)
+        };
+        let mut s = format!(
+            "FOREIGN KEY ({}) REFERENCES {parent} ({})",
+            list(&self.columns),
+            list(&self.parent_columns)
+        );
+        if self.on_delete != FkAction::NoAction {
+            s.push_str(&format!(" ON DELETE {}", self.on_delete.sql()));
+        }
+        if self.on_update != FkAction::NoAction {
+            s.push_str(&format!(" ON UPDATE {}", self.on_update.sql()));
+        }
+        s
+    }
+
+    /// Whether this key references table `db`.`table`.
+    pub fn references(&self, db: &str, table: &str) -> bool {
+        self.parent_db == db && self.parent_table == table
+    }
 }
 
 /// The definition of a view.
@@ -202,6 +293,30 @@ impl TableDef {
         self.indexes
             .iter()
             .find(|i| i.name.eq_ignore_ascii_case(name))
+    }
+
+    /// The name of the index (`PRIMARY` or a synchronous B-tree) whose
+    /// leading columns are `cols` (by name, in order), if there is one:
+    /// what each end of a foreign key needs. An ASYNC index does not
+    /// count (its entries lag the writing transaction).
+    pub fn key_index_for(&self, cols: &[String]) -> Option<&str> {
+        let leads = |ix: &[usize]| {
+            ix.len() >= cols.len()
+                && ix.iter().zip(cols).all(|(&i, c)| {
+                    self.columns
+                        .get(i)
+                        .is_some_and(|col| col.name.eq_ignore_ascii_case(c))
+                })
+        };
+        if !self.pk.is_empty() && leads(&self.pk) {
+            return Some("PRIMARY");
+        }
+        self.indexes
+            .iter()
+            .find(|ix| {
+                !ix.is_async && matches!(ix.kind, IndexKind::BTree { .. }) && leads(&ix.columns)
+            })
+            .map(|ix| ix.name.as_str())
     }
 
     /// Whether the table uses a hidden row id as key.
@@ -533,10 +648,16 @@ mod tests {
             {"name":"s","ty":{"Varchar":10},"nullable":true,"default":null}],
             "pk":[],"indexes":[],"comment":""}"#;
         let t: TableDef = serde_json::from_str(old).expect("old record");
+        // Nor foreign keys: none either way, and none written back.
+        assert!(t.foreign_keys.is_empty() && t.referenced_by.is_empty());
         assert_eq!(t.collation, Collation::Utf8mb4Bin);
         assert_eq!(t.columns[0].collation, Collation::Utf8mb4Bin);
         let again = serde_json::to_string(&t).expect("encode");
         assert!(!again.contains("collation"), "{again}");
+        assert!(
+            !again.contains("foreign_keys") && !again.contains("referenced_by"),
+            "{again}"
+        );
         let mut ci = t.clone();
         ci.columns[0].collation = Collation::Utf8mb4GeneralCi;
         ci.collation = Collation::Utf8mb4GeneralCi;
@@ -547,6 +668,47 @@ mod tests {
         );
         let back: TableDef = serde_json::from_str(&text).expect("decode");
         assert_eq!(back, ci);
+    }
+
+    /// A table with foreign keys round-trips; the rule spelled by SQL
+    /// and the clause MySQL 8 prints (NO ACTION, the default, omitted;
+    /// the parent's database only when it is another).
+    #[test]
+    fn foreign_keys_round_trip_and_print_as_mysql() {
+        let fk = ForeignKeyDef {
+            name: "c_ibfk_1".into(),
+            columns: vec!["a".into(), "b".into()],
+            parent_db: "other".into(),
+            parent_table: "p".into(),
+            parent_columns: vec!["x".into(), "y".into()],
+            on_delete: FkAction::Cascade,
+            on_update: FkAction::NoAction,
+        };
+        assert_eq!(
+            fk.clause("d"),
+            "FOREIGN KEY (`a`, `b`) REFERENCES `other`.`p` (`x`, `y`) ON DELETE CASCADE"
+        );
+        assert_eq!(
+            fk.clause("other"),
+            "FOREIGN KEY (`a`, `b`) REFERENCES `p` (`x`, `y`) ON DELETE CASCADE"
+        );
+        let t = TableDef {
+            id: 1,
+            db: "d".into(),
+            name: "c".into(),
+            columns: vec![],
+            pk: vec![],
+            indexes: vec![],
+            comment: String::new(),
+            view: None,
+            collation: Collation::default(),
+            foreign_keys: vec![fk],
+            referenced_by: vec![("d".into(), "c".into())],
+        };
+        let text = serde_json::to_string(&t).expect("encode");
+        let back: TableDef = serde_json::from_str(&text).expect("decode");
+        assert_eq!(back, t);
+        assert_eq!(FkAction::SetNull.sql(), "SET NULL");
     }
 
     fn col(ty: DataType, nullable: bool) -> ColumnDef {

@@ -751,6 +751,8 @@ mod tests {
             comment: String::new(),
             view: None,
             collation: Default::default(),
+            foreign_keys: Vec::new(),
+            referenced_by: Vec::new(),
         };
         let ix = IndexDef {
             name: "i".into(),

@@ -38,6 +38,7 @@ use crate::catalog::schema::coerce_value;
 use crate::catalog::{self, IndexDef, TableDef};
 use crate::error::{code, SqlError, SqlResult};
 use crate::sql::expr::{eval_const, ident_name, object_parts, Compiler, Scope};
+use crate::sql::fk;
 use crate::sql::host::SessionHost;
 use crate::sql::parse::{IndexSpec, Name};
 use crate::sql::schema::{self, column_decl, Dropped};
@@ -59,8 +60,12 @@ struct Layout {
     /// New name (`RENAME TO`), as (database, table).
     rename: Option<(String, String)>,
     /// Indexes the ALTER adds (ADD UNIQUE / INDEX / FULLTEXT, column
-    /// UNIQUE).
+    /// UNIQUE, the index a new foreign key needs).
     add_indexes: Vec<IndexSpec>,
+    /// ADD FOREIGN KEY.
+    add_fks: Vec<fk::FkSpec>,
+    /// DROP FOREIGN KEY names.
+    drop_fks: Vec<String>,
 }
 
 /// `ALTER TABLE t op, op, …` (the column and rename forms; the index forms
@@ -162,8 +167,10 @@ fn rename(cx: &mut Ctx<'_>, mut t: TableDef, to: &(String, String)) -> SqlResult
         ));
     }
     catalog::delete_table(cx.txn, &t.db, &t.name)?;
+    let (old_db, old_name) = (t.db.clone(), t.name.clone());
     t.db = db.clone();
     t.name = name.clone();
+    fk::renamed(cx, &mut t, &old_db, &old_name)?;
     catalog::put_table(cx.txn, &t)
 }
 
@@ -176,6 +183,8 @@ fn plan(cx: &mut Ctx<'_>, old: &TableDef, ops: &[Op]) -> SqlResult<Layout> {
         converted: vec![false; old.columns.len()],
         rename: None,
         add_indexes: Vec::new(),
+        add_fks: Vec::new(),
+        drop_fks: Vec::new(),
     };
     for op in ops {
         match op {
@@ -312,9 +321,14 @@ fn plan(cx: &mut Ctx<'_>, old: &TableDef, ops: &[Op]) -> SqlResult<Layout> {
                     table_name;
                 l.rename = Some(qualified(cx.session, to)?);
             }
+            Op::AddConstraint {
+                constraint: ast::TableConstraint::ForeignKey(f),
+                ..
+            } => l.add_fks.push(fk::spec(f, None)?),
             Op::AddConstraint { constraint, .. } => {
                 l.add_indexes.push(constraint_spec(&l.def, constraint)?)
             }
+            Op::DropForeignKey { name, .. } => l.drop_fks.push(ident_name(name)),
             other => {
                 return Err(SqlError::unsupported(format!(
                     "ALTER TABLE … {}",
@@ -323,6 +337,15 @@ fn plan(cx: &mut Ctx<'_>, old: &TableDef, ops: &[Op]) -> SqlResult<Layout> {
             }
         }
     }
+    // The index InnoDB gives each new key none of the indexes starts with.
+    let me = Name {
+        db: Some(old.db.clone()),
+        name: old.name.clone(),
+    };
+    let mut existing = fk::index_specs(old);
+    existing.extend(l.add_indexes.iter().cloned());
+    let needed = fk::needed_indexes(&me, &fk::pk_names(old), &existing, &l.add_fks);
+    l.add_indexes.extend(needed);
     Ok(l)
 }
 
@@ -575,6 +598,15 @@ fn apply(
     }
     l.def.indexes.extend(new_btrees);
     l.def.indexes.extend(new_iscp);
+    // Foreign keys: the dropped ones first (`DROP FOREIGN KEY k, DROP
+    // COLUMN c` is allowed), column changes checked against the rest, then
+    // the new ones added (their rows must find their parents).
+    for name in std::mem::take(&mut l.drop_fks) {
+        fk::drop_key(cx, &mut l.def, &name)?;
+    }
+    fk::check_alter(cx, old, &mut l.def, &l.origin)?;
+    let from = fk::add(cx, &mut l.def, &std::mem::take(&mut l.add_fks))?;
+    fk::check_rows(cx, &l.def, from, identity)?;
     match l.rename.take() {
         Some(to) => {
             catalog::put_table(cx.txn, &l.def)?;

@@ -20,6 +20,7 @@ use crate::collation::Collation;
 use crate::error::{code, SqlError, SqlResult};
 use crate::iscp;
 use crate::sql::expr::{ident_name, object_parts};
+use crate::sql::fk;
 use crate::sql::host::SessionHost;
 use crate::sql::parse::{IndexSpec, Name, Stmt};
 use crate::sql::schema::{
@@ -164,8 +165,12 @@ fn drop_database(
     }
     let tables = catalog::list_tables(cx.txn, name)?;
     let n = tables.len() as u64;
+    let dropping: Vec<(String, String)> = tables
+        .iter()
+        .map(|t| (t.db.clone(), t.name.clone()))
+        .collect();
     for t in tables {
-        drop_one_table(cx, &t, dropped)?;
+        drop_one_table(cx, &t, &dropping, dropped)?;
     }
     catalog::delete_database(cx.txn, name)?;
     if cx.session.db.as_deref() == Some(name) {
@@ -309,6 +314,8 @@ fn create_view(cx: &mut Ctx<'_>, cv: &ast::CreateView) -> SqlResult<QueryResult>
             columns,
         }),
         collation: Default::default(),
+        foreign_keys: Vec::new(),
+        referenced_by: Vec::new(),
     };
     catalog::put_table(cx.txn, &t)?;
     Ok(QueryResult::default())
@@ -358,9 +365,19 @@ fn unknown_tables(missing: Vec<String>, if_exists: bool) -> SqlResult<QueryResul
     Ok(r)
 }
 
-fn drop_one_table(cx: &mut Ctx<'_>, t: &TableDef, dropped: &mut Vec<Dropped>) -> SqlResult<()> {
-    // Lock the record so concurrent DDL on the table serialises.
-    catalog::require_table(cx.txn, &t.db, &t.name, true)?;
+/// Drop table `t`, one of `dropping` (the statement's tables: keys among
+/// them do not hold the drop back).
+fn drop_one_table(
+    cx: &mut Ctx<'_>,
+    t: &TableDef,
+    dropping: &[(String, String)],
+    dropped: &mut Vec<Dropped>,
+) -> SqlResult<()> {
+    // Lock the record so concurrent DDL on the table serialises (and
+    // read it again: an earlier table of the statement may have changed
+    // its foreign-key references).
+    let t = &catalog::require_table(cx.txn, &t.db, &t.name, true)?;
+    fk::before_drop(cx, t, dropping)?;
     for ix in &t.indexes {
         drop_index_parts(cx, t, ix, dropped)?;
     }
@@ -376,6 +393,15 @@ fn drop_tables(
     dropped: &mut Vec<Dropped>,
 ) -> SqlResult<QueryResult> {
     let mut missing = Vec::new();
+    let dropping = names
+        .iter()
+        .map(|n| {
+            Ok((
+                cx.session.db_for(n.db.as_deref())?.to_string(),
+                n.name.clone(),
+            ))
+        })
+        .collect::<SqlResult<Vec<_>>>()?;
     for n in names {
         let db = cx.session.db_for(n.db.as_deref())?.to_string();
         if catalog::is_system_db(&db) {
@@ -387,7 +413,7 @@ fn drop_tables(
         match catalog::get_table(cx.txn, &db, &n.name, true)? {
             // DROP TABLE does not drop a view (MySQL: unknown table).
             Some(t) if t.view.is_some() => missing.push(format!("{db}.{}", n.name)),
-            Some(t) => drop_one_table(cx, &t, dropped)?,
+            Some(t) => drop_one_table(cx, &t, &dropping, dropped)?,
             None => missing.push(format!("{db}.{}", n.name)),
         }
     }
@@ -485,6 +511,8 @@ fn empty_table(cx: &Ctx<'_>, db: String, name: String) -> SqlResult<TableDef> {
         comment: String::new(),
         view: None,
         collation: Default::default(),
+        foreign_keys: Vec::new(),
+        referenced_by: Vec::new(),
     })
 }
 
@@ -547,6 +575,7 @@ fn create_table(
     let mut t = empty_table(cx, db, name)?;
     t.collation = default_collation.unwrap_or_default();
     let mut unique_cols = Vec::new();
+    let mut fk_specs = Vec::new();
     let host = SessionHost::new(cx.session, cx.engine);
     for (i, c) in ct.columns.iter().enumerate() {
         let cname = ident_name(&c.name);
@@ -556,11 +585,19 @@ fn create_table(
                 format!("Duplicate column name '{cname}'"),
             ));
         }
+        for o in &c.options {
+            if let ast::ColumnOption::ForeignKey(f) = &o.option {
+                fk_specs.push(fk::spec(f, Some(&cname))?);
+            }
+        }
         let decl = column_decl(
             &host,
             cname,
             &c.data_type,
-            c.options.iter().map(|o| &o.option),
+            c.options
+                .iter()
+                .map(|o| &o.option)
+                .filter(|o| !matches!(o, ast::ColumnOption::ForeignKey(_))),
         )?;
         if decl.primary {
             if !t.pk.is_empty() {
@@ -642,6 +679,7 @@ fn create_table(
                     ..Default::default()
                 });
             }
+            TableConstraint::ForeignKey(f) => fk_specs.push(fk::spec(f, None)?),
             other => return Err(SqlError::unsupported(format!("table constraint {other}"))),
         }
     }
@@ -653,6 +691,22 @@ fn create_table(
             ..Default::default()
         });
     }
+    for spec in &mut pending_indexes {
+        if spec.name.is_empty() {
+            spec.name = spec
+                .columns
+                .first()
+                .cloned()
+                .unwrap_or_else(|| "idx".into());
+        }
+    }
+    // The index InnoDB gives each key none of the table's starts with.
+    let me = Name {
+        db: Some(t.db.clone()),
+        name: t.name.clone(),
+    };
+    let fk_indexes = fk::needed_indexes(&me, &fk::pk_names(&t), &pending_indexes, &fk_specs);
+    pending_indexes.extend(fk_indexes);
     catalog::put_table(cx.txn, &t)?;
     if let Some(n) = auto_increment_start {
         // The counter's first value (dml::next_auto_increment reads it).
@@ -663,18 +717,16 @@ fn create_table(
         )?;
     }
     for mut spec in pending_indexes {
-        if spec.name.is_empty() {
-            spec.name = spec
-                .columns
-                .first()
-                .cloned()
-                .unwrap_or_else(|| "idx".into());
-        }
-        spec.table = Name {
-            db: Some(t.db.clone()),
-            name: t.name.clone(),
-        };
+        spec.table = me.clone();
         create_index(cx, &spec, created)?;
+    }
+    // Its foreign keys (checked against their parents, which learn of
+    // them), and the keys of tables created before it that name it.
+    let mut t = catalog::require_table(cx.txn, &t.db, &t.name, true)?;
+    fk::add(cx, &mut t, &fk_specs)?;
+    fk::adopt(cx, &mut t)?;
+    if !t.foreign_keys.is_empty() || !t.referenced_by.is_empty() {
+        catalog::put_table(cx.txn, &t)?;
     }
     Ok(QueryResult::default())
 }
@@ -773,6 +825,7 @@ fn drop_index(
         return Err(SqlError::new(code::CANT_DROP_FIELD_OR_KEY, msg));
     };
     let ix = t.indexes.remove(pos);
+    fk::check_index_drop(cx, &t, &ix.name)?;
     drop_index_parts(cx, &t, &ix, dropped)?;
     catalog::put_table(cx.txn, &t)?;
     Ok(QueryResult::default())

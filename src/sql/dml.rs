@@ -15,16 +15,16 @@ use std::sync::Arc;
 
 use sqlparser::ast::{self as ast, Expr, SetExpr};
 
-use crate::catalog::codec::{encode_key, encode_row};
+use crate::catalog::codec::encode_row;
 use crate::catalog::entries::{self, dup_entry};
 use crate::catalog::schema::coerce_to_column;
 use crate::catalog::{self, IndexKind, TableDef, SYS_AUTOINC};
 use crate::error::{code, SqlError, SqlResult};
-use crate::iscp::live;
-use crate::iscp::log::{JobKey, JobSpec};
 use crate::sql::access::btree_entry_key;
 use crate::sql::expr::{eval_const, ident_name, object_parts, CExpr, Compiler, EvalCtx, Scope};
+use crate::sql::fk_enforce;
 use crate::sql::host::SessionHost;
+use crate::sql::write::{self, maintain_indexes, row_key};
 use crate::sql::Ctx;
 use crate::types::{QueryResult, Value, Warning};
 
@@ -53,79 +53,6 @@ fn table_from_name(cx: &mut Ctx<'_>, name: &ast::ObjectName) -> SqlResult<Arc<Ta
         }
         r => r,
     }
-}
-
-/// Render a key's values for a duplicate-key message.
-/// Storage key of a row.
-pub fn row_key(cx: &Ctx<'_>, t: &TableDef, row: &[Value]) -> SqlResult<Vec<u8>> {
-    if t.has_hidden_pk() {
-        let id = cx.engine.ids.next_rowid(cx.engine.storage.as_ref())?;
-        Ok(encode_key(&[Value::Int(id as i64)]))
-    } else {
-        Ok(t.pk_key(&t.pk_values(row)))
-    }
-}
-
-/// Maintain the synchronous indexes of one row change in the writing
-/// transaction: B-tree entries (UNIQUE enforced with locking reads), and
-/// the entries of synchronous vector/full-text indexes (`e` ++ pk → the
-/// indexed values), which this CN's in-memory index applies right after
-/// the commit (see `Engine::catch_up_sync`). Asynchronous indexes are left
-/// to ISCP.
-pub fn maintain_indexes(
-    cx: &mut Ctx<'_>,
-    t: &TableDef,
-    key: &[u8],
-    old: Option<&[Value]>,
-    new: Option<&[Value]>,
-) -> SqlResult<()> {
-    for ix in &t.indexes {
-        if ix.is_async {
-            continue;
-        }
-        let old_vals = old.map(|r| entries::entry_values(r, &ix.columns));
-        let new_vals = new.map(|r| entries::entry_values(r, &ix.columns));
-        if old_vals.is_some() && old_vals == new_vals {
-            continue;
-        }
-        let Some(target) = entries::Target::of(t, ix) else {
-            sync_live_entry(cx, t, ix, key, new_vals.as_deref())?;
-            continue;
-        };
-        if let Some(ov) = &old_vals {
-            entries::delete(cx.txn, &target, ov, key)?;
-        }
-        if let Some(nv) = &new_vals {
-            entries::put(cx.txn, &target, nv, key)?;
-        }
-    }
-    Ok(())
-}
-
-/// Write (or delete) a synchronous vector/full-text index entry and note
-/// the index for the post-commit catch-up.
-fn sync_live_entry(
-    cx: &mut Ctx<'_>,
-    t: &TableDef,
-    ix: &crate::catalog::IndexDef,
-    key: &[u8],
-    new_vals: Option<&[Value]>,
-) -> SqlResult<()> {
-    let Some(job) = JobKey::of(t, ix) else {
-        return Err(SqlError::internal(format!(
-            "index {} has no ISCP job",
-            ix.name
-        )));
-    };
-    let ek = live::entry_key(key);
-    match new_vals {
-        Some(v) => cx.txn.put(ix.storage_id, &ek, live::encode_entry(v))?,
-        None => cx.txn.delete(ix.storage_id, &ek)?,
-    };
-    if !cx.session.sync_jobs.iter().any(|(k, _)| *k == job) {
-        cx.session.sync_jobs.push((job, JobSpec::of(t, ix)));
-    }
-    Ok(())
 }
 
 fn next_auto_increment(cx: &mut Ctx<'_>, t: &TableDef, at_least: Option<i64>) -> SqlResult<i64> {
@@ -213,8 +140,10 @@ fn write_new_row(cx: &mut Ctx<'_>, t: &TableDef, row: Vec<Value>, replace: bool)
             };
             let old = crate::catalog::codec::decode_row(&stored)
                 .map_err(|e| SqlError::internal(e.to_string()))?;
-            maintain_indexes(cx, t, &c.key, Some(&old), None)?;
-            cx.txn.delete(t.id, &c.key)?;
+            // As InnoDB: REPLACE deletes, so a parent's children follow
+            // its ON DELETE rule.
+            fk_enforce::parent_deleted(cx, t, &c.key, &old)?;
+            write::delete_row(cx, t, &c.key, &old)?;
             deleted += 1;
         }
     }
@@ -226,6 +155,8 @@ fn write_new_row(cx: &mut Ctx<'_>, t: &TableDef, row: Vec<Value>, replace: bool)
     maintain_indexes(cx, t, &key, None, Some(&row))?;
     // The key was read (and locked) above, or is a fresh row id.
     cx.txn.put_unread(t.id, &key, encode_row(&row))?;
+    // After the row is in: a row may reference itself (InnoDB's order).
+    fk_enforce::check_parents(cx, t, None, &row)?;
     Ok(deleted)
 }
 
@@ -274,8 +205,9 @@ fn conflicting_row(cx: &mut Ctx<'_>, t: &TableDef, row: &[Value]) -> SqlResult<O
     Ok(None)
 }
 
-/// Replace row `old` stored under `key` by `new` (its key may change):
-/// indexes maintained, a new key that is taken is error 1062.
+/// Replace row `old` stored under `key` by `new` (its key may change),
+/// with the foreign keys of both sides enforced: a parent's children
+/// follow (or refuse) the change, a child's new values need a parent.
 fn rewrite_row(
     cx: &mut Ctx<'_>,
     t: &TableDef,
@@ -283,24 +215,9 @@ fn rewrite_row(
     old: &[Value],
     new: &[Value],
 ) -> SqlResult<()> {
-    let new_key = if t.has_hidden_pk() {
-        key.to_vec()
-    } else {
-        t.pk_key(&t.pk_values(new))
-    };
-    if new_key != key {
-        if cx.txn.get(t.id, &new_key, true)?.is_some() {
-            return Err(dup_entry(&t.pk_values(new), "PRIMARY"));
-        }
-        maintain_indexes(cx, t, key, Some(old), None)?;
-        cx.txn.delete(t.id, key)?;
-        maintain_indexes(cx, t, &new_key, None, Some(new))?;
-        cx.txn.put(t.id, &new_key, encode_row(new))?;
-    } else {
-        maintain_indexes(cx, t, key, Some(old), Some(new))?;
-        cx.txn.put(t.id, key, encode_row(new))?;
-    }
-    Ok(())
+    fk_enforce::parent_updated(cx, t, key, old, new)?;
+    write::rewrite_row(cx, t, key, old, new)?;
+    fk_enforce::check_parents(cx, t, Some(old), new)
 }
 
 /// The name the inserted row's values go by in ON DUPLICATE KEY UPDATE
@@ -509,7 +426,24 @@ pub fn insert(cx: &mut Ctx<'_>, ins: &ast::Insert) -> SqlResult<QueryResult> {
             values: vals,
         }) = conflicting_row(cx, &t, &row)?
         else {
-            write_new_row(cx, &t, row, false)?;
+            if ins.ignore {
+                // INSERT IGNORE: a row without its parent is skipped with
+                // warning 1452, as in MySQL (its writes undone).
+                let sp = cx.txn.savepoint();
+                match write_new_row(cx, &t, row, false) {
+                    Err(e) if e.code == code::NO_REFERENCED_ROW => {
+                        cx.txn.rollback_to(sp);
+                        warnings.push(Warning {
+                            code: e.code,
+                            message: e.message,
+                        });
+                        continue;
+                    }
+                    r => r?,
+                };
+            } else {
+                write_new_row(cx, &t, row, false)?;
+            }
             n += 1;
             first_id = first_id.or(generated);
             continue;
@@ -717,6 +651,10 @@ pub fn update(cx: &mut Ctx<'_>, up: &ast::Update) -> SqlResult<QueryResult> {
     let mut changed = 0u64;
     for (row_no, (key, old)) in (1u64..).zip(rows) {
         crate::sql::budget::tick()?;
+        // A cascade of an earlier row may have changed or deleted it.
+        let Some(old) = fk_enforce::current(cx, &t, &key, old)? else {
+            continue;
+        };
         let mut new = old.clone();
         {
             let host = SessionHost::new(cx.session, cx.engine);
@@ -768,8 +706,13 @@ pub fn delete(cx: &mut Ctx<'_>, del: &ast::Delete) -> SqlResult<QueryResult> {
     let mut n = 0u64;
     for (key, old) in rows {
         crate::sql::budget::tick()?;
-        maintain_indexes(cx, &t, &key, Some(&old), None)?;
-        cx.txn.delete(t.id, &key)?;
+        // A cascade of an earlier row (a self-referencing key) may have
+        // deleted this one already: not deleted again, not counted.
+        let Some(old) = fk_enforce::current(cx, &t, &key, old)? else {
+            continue;
+        };
+        fk_enforce::parent_deleted(cx, &t, &key, &old)?;
+        write::delete_row(cx, &t, &key, &old)?;
         n += 1;
     }
     Ok(QueryResult {

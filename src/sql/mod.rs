@@ -26,6 +26,8 @@ pub mod dml;
 pub mod exec;
 pub mod expr;
 pub mod fast_insert;
+pub mod fk;
+pub mod fk_enforce;
 pub mod functions;
 pub mod host;
 pub mod maintenance;
@@ -45,6 +47,7 @@ pub mod thread_slot;
 pub mod truncate;
 pub mod txn_control;
 pub mod vars;
+pub mod write;
 
 use std::sync::Arc;
 

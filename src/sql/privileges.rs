@@ -179,6 +179,13 @@ impl Checker<'_> {
         self.need_table(bits, command, &n)
     }
 
+    /// A foreign key's parent: MySQL wants the REFERENCES privilege on
+    /// it, which Tributary has no grant for; SELECT stands in (a key
+    /// answers whether a parent value exists, which SELECT reveals too).
+    fn references(&self, f: &ast::ForeignKeyConstraint) -> SqlResult<()> {
+        self.need_object(privs::SELECT, "REFERENCES", &f.foreign_table)
+    }
+
     fn need_db(&self, bits: u16, db: &str) -> SqlResult<()> {
         if self.access.db(db) & bits == 0 {
             return Err(db_denied(self.st, db));
@@ -348,6 +355,21 @@ impl Checker<'_> {
             }
             S::CreateTable(ct) => {
                 self.need_object(privs::CREATE, "CREATE", &ct.name)?;
+                let column_keys =
+                    ct.columns
+                        .iter()
+                        .flat_map(|c| &c.options)
+                        .filter_map(|o| match &o.option {
+                            ast::ColumnOption::ForeignKey(f) => Some(f),
+                            _ => None,
+                        });
+                let table_keys = ct.constraints.iter().filter_map(|c| match c {
+                    ast::TableConstraint::ForeignKey(f) => Some(f),
+                    _ => None,
+                });
+                for f in column_keys.chain(table_keys) {
+                    self.references(f)?;
+                }
                 if let Some(q) = &ct.query {
                     self.need_object(privs::INSERT, "INSERT", &ct.name)?;
                     self.reads(q)?;
@@ -357,6 +379,13 @@ impl Checker<'_> {
             S::AlterTable(at) => {
                 self.need_object(privs::ALTER, "ALTER", &at.name)?;
                 for op in &at.operations {
+                    if let ast::AlterTableOperation::AddConstraint {
+                        constraint: ast::TableConstraint::ForeignKey(f),
+                        ..
+                    } = op
+                    {
+                        self.references(f)?;
+                    }
                     if let ast::AlterTableOperation::RenameTable { table_name } = op {
                         let (ast::RenameTableNameKind::As(to) | ast::RenameTableNameKind::To(to)) =
                             table_name;

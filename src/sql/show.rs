@@ -199,6 +199,9 @@ pub fn create_table_sql(td: &TableDef) -> String {
             }
         });
     }
+    for fk in &td.foreign_keys {
+        lines.push(format!("  CONSTRAINT `{}` {}", fk.name, fk.clause(&td.db)));
+    }
     let options = if td.collation.is_default() {
         String::new()
     } else {

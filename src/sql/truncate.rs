@@ -89,6 +89,7 @@ fn swap(
             ))
         }
     };
+    crate::sql::fk::before_truncate(cx, &old)?;
     // The old contents: rows and B-trees purged after the commit, ISCP
     // jobs Canceling (the DROP protocol).
     for ix in &old.indexes {

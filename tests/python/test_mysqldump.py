@@ -113,3 +113,50 @@ def test_mysqldump_round_trip(server, dbname):
     r = restore(server, dump, restored)
     assert r.returncode == 0, f"restoring the dump failed: {r.stderr}\n--- dump ---\n{dump}"
     assert snapshot(server, restored) == want
+
+
+FK_SCHEMA = (
+    # Named so that mysqldump (table name order) creates the children
+    # before their parents: the dump's FOREIGN_KEY_CHECKS=0 lets them in.
+    "CREATE TABLE b_parent (id INT PRIMARY KEY, code VARCHAR(10), UNIQUE KEY uq_code (code))",
+    "CREATE TABLE a_child (id INT PRIMARY KEY, pid INT, code VARCHAR(10),"
+    " CONSTRAINT a_to_b FOREIGN KEY (pid) REFERENCES b_parent (id) ON DELETE CASCADE,"
+    " FOREIGN KEY (code) REFERENCES b_parent (code) ON UPDATE CASCADE ON DELETE SET NULL)",
+    "CREATE TABLE c_tree (id INT PRIMARY KEY, up INT, FOREIGN KEY (up) REFERENCES c_tree (id))",
+)
+
+
+def test_mysqldump_round_trip_with_foreign_keys(server, dbname):
+    """Foreign keys survive mysqldump and a restore with the mariadb CLI
+    (children created before their parents), and are enforced after it."""
+    sql(server, dbname, *FK_SCHEMA,
+        "INSERT INTO b_parent VALUES (1, 'one'), (2, 'two')",
+        "INSERT INTO a_child VALUES (10, 1, 'one'), (11, 2, 'two'), (12, 2, NULL)",
+        "INSERT INTO c_tree VALUES (1, NULL), (2, 1), (3, 2)")
+    tables = ("a_child", "b_parent", "c_tree")
+    want = {t: (sql(server, dbname, f"SHOW CREATE TABLE {t}")[0][1],
+                as_text(sql(server, dbname, f"SELECT * FROM {t} ORDER BY id")))
+            for t in tables}
+    assert "CONSTRAINT `a_to_b` FOREIGN KEY (`pid`) REFERENCES `b_parent` (`id`) ON DELETE CASCADE" \
+        in want["a_child"][0], want
+    r = subprocess.run(dump_args(server, dbname), capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, f"mysqldump failed ({r.returncode}): {r.stderr}"
+    dump = r.stdout
+    assert "FOREIGN_KEY_CHECKS=0" in dump and "CONSTRAINT `a_to_b`" in dump, dump
+    restored = dbname + "_r"
+    r = restore(server, dump, restored)
+    assert r.returncode == 0, f"restoring the dump failed: {r.stderr}\n--- dump ---\n{dump}"
+    got = {t: (sql(server, restored, f"SHOW CREATE TABLE {t}")[0][1],
+               as_text(sql(server, restored, f"SELECT * FROM {t} ORDER BY id")))
+           for t in tables}
+    assert got == want
+    # Enforced in the restored database: the parent, created after its
+    # child, took the keys over.
+    with pytest.raises(pymysql.err.IntegrityError) as e:
+        sql(server, restored, "INSERT INTO a_child VALUES (13, 9, NULL)")
+    assert e.value.args[0] == 1452
+    sql(server, restored, "DELETE FROM b_parent WHERE id = 2")
+    assert as_text(sql(server, restored, "SELECT id FROM a_child ORDER BY id")) == [("10",)]
+    with pytest.raises(pymysql.err.IntegrityError) as e:
+        sql(server, restored, "DELETE FROM c_tree WHERE id = 1")
+    assert e.value.args[0] == 1451

@@ -195,7 +195,7 @@ class Book(RelBase):
 
 
 def test_orm_relationship_join(engine):
-    # FOREIGN KEY constraints are not enforced by Tributary; the ORM's
+    # Tables created without FOREIGN KEY constraints: the ORM's
     # relationship works from the mapped columns alone.
     with engine.begin() as c:
         c.exec_driver_sql("CREATE TABLE authors (id INT PRIMARY KEY, name VARCHAR(40))")
@@ -226,3 +226,60 @@ def test_orm_relationship_join(engine):
             select(func.count()).select_from(Author).join(Book).where(Book.title.like("rust%"))
         )
         assert n == 1
+
+
+class FkBase(DeclarativeBase):
+    pass
+
+
+class Team(FkBase):
+    __tablename__ = "teams"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(40))
+    players: Mapped[list["Player"]] = relationship(back_populates="team", passive_deletes=True)
+
+
+class Player(FkBase):
+    __tablename__ = "players"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(40))
+    team_id: Mapped[int] = mapped_column(ForeignKey("teams.id", ondelete="CASCADE"))
+    mentor_id: Mapped[int | None] = mapped_column(ForeignKey("players.id", ondelete="SET NULL"))
+    team: Mapped[Team] = relationship(back_populates="players")
+
+
+def test_create_all_with_foreign_keys_enforces_them(engine):
+    # create_all() of two models joined by ForeignKey (issue 42): the
+    # constraints are created, reflected back, and enforced.
+    FkBase.metadata.create_all(engine)
+    from sqlalchemy import inspect
+
+    fks = inspect(engine).get_foreign_keys("players")
+    by_col = {tuple(f["constrained_columns"]): f for f in fks}
+    assert by_col[("team_id",)]["referred_table"] == "teams"
+    assert by_col[("team_id",)]["referred_columns"] == ["id"]
+    assert by_col[("team_id",)]["options"].get("ondelete") == "CASCADE"
+    assert by_col[("mentor_id",)]["referred_table"] == "players"
+    assert by_col[("mentor_id",)]["options"].get("ondelete") == "SET NULL"
+    with Session(engine) as s:
+        s.add_all([Team(id=1, name="red"), Team(id=2, name="blue")])
+        s.flush()
+        s.add_all([Player(id=10, name="ann", team_id=1),
+                   Player(id=11, name="bob", team_id=1, mentor_id=10),
+                   Player(id=12, name="cy", team_id=2, mentor_id=11)])
+        s.commit()
+    with Session(engine) as s:
+        s.add(Player(id=13, name="orphan", team_id=9))
+        with pytest.raises(DBAPIError) as e:
+            s.commit()
+        assert e.value.orig.args[0] == 1452
+    # The database cascades: team 1's players go, cy's mentor becomes NULL.
+    with Session(engine) as s:
+        s.delete(s.get(Team, 1))
+        s.commit()
+    with Session(engine) as s:
+        rows = s.execute(select(Player.id, Player.mentor_id).order_by(Player.id)).all()
+        assert [tuple(r) for r in rows] == [(12, None)]
+    # drop_all orders the drops by the keys (children first).
+    FkBase.metadata.drop_all(engine)
+    assert inspect(engine).get_table_names() == []

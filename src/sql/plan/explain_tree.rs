@@ -1093,6 +1093,8 @@ pub(crate) mod tests {
             comment: String::new(),
             view: None,
             collation: Default::default(),
+            foreign_keys: Vec::new(),
+            referenced_by: Vec::new(),
         }
     }
 

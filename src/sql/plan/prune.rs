@@ -267,6 +267,8 @@ mod tests {
             comment: String::new(),
             view: None,
             collation: Collation::default(),
+            foreign_keys: Vec::new(),
+            referenced_by: Vec::new(),
         }
     }
 
