@@ -12,10 +12,14 @@
 //! ORDER BY / GROUP BY key so that it sorts and groups by weight string.
 //!
 //! Never changes a value that is shown: only comparison results and keys.
+//! Never names the compiler or the function registry (it sits below both:
+//! the registry dispatches the internal calls here, handing in the
+//! function an internal call falls back to as a [`Fallback`]).
 
 use std::cmp::Ordering;
 
-use super::{call_builtin, sql_cmp, AggCall, AggFunc, BinOp, CExpr, Scope};
+use super::tree::{AggCall, AggFunc, BinOp, CExpr, Scope, SubqueryRef};
+use super::value::{and3, num_i64, sql_cmp, text_of};
 use crate::collation::{Coercibility, Collation, Derivation};
 use crate::error::{SqlError, SqlResult};
 use crate::types::Value;
@@ -176,7 +180,7 @@ pub fn derive(e: &CExpr, env: &Env<'_>) -> SqlResult<Derivation> {
 }
 
 /// The collation of a subquery's first column.
-fn subquery_collation(sp: &super::SubqueryRef) -> Collation {
+fn subquery_collation(sp: &SubqueryRef) -> Collation {
     sp.collation.unwrap_or_default()
 }
 
@@ -481,9 +485,15 @@ pub fn is_internal(name: &str) -> bool {
     name == MARK || name.starts_with(PREFIX)
 }
 
+/// The function an internal call stands for, evaluated over values (the
+/// registry's `call_values`): what [`call`] falls back to where the
+/// collation changes nothing. Passed in, so that this module never names
+/// the registry that dispatches to it.
+pub type Fallback = fn(&str, &[Value]) -> SqlResult<Value>;
+
 /// Evaluate an internal call (`args` evaluated; the first is the
-/// collation id).
-pub fn call(name: &str, args: &[Value]) -> SqlResult<Value> {
+/// collation id); `call_builtin` evaluates the function it stands for.
+pub fn call(name: &str, args: &[Value], call_builtin: Fallback) -> SqlResult<Value> {
     if name == MARK {
         return Ok(args.first().cloned().unwrap_or(Value::Null));
     }
@@ -544,7 +554,7 @@ pub fn call(name: &str, args: &[Value]) -> SqlResult<Value> {
             // Three-valued: x >= lo AND x <= hi.
             let ge = cmp_under(c, x, lo).map(|o| o != Ordering::Less);
             let le = cmp_under(c, x, hi).map(|o| o != Ordering::Greater);
-            let within = super::and3(ge, le);
+            let within = and3(ge, le);
             Ok(truth(if flag(neg) {
                 within.map(|b| !b)
             } else {
@@ -558,7 +568,7 @@ pub fn call(name: &str, args: &[Value]) -> SqlResult<Value> {
             if x.is_null() || p.is_null() {
                 return Ok(Value::Null);
             }
-            let (s, pat) = (super::text_of(x), super::text_of(p));
+            let (s, pat) = (text_of(x), text_of(p));
             Ok(Value::Bool(c.like(&s, &pat) != flag(neg)))
         }
         KEY => {
@@ -592,15 +602,15 @@ pub fn call(name: &str, args: &[Value]) -> SqlResult<Value> {
             }
             let start = match from {
                 None => 1,
-                Some(p) => match super::num_i64(p) {
+                Some(p) => match num_i64(p) {
                     Some(p) => p,
                     None => return Ok(Value::Null),
                 },
             };
             Ok(Value::Int(instr_under(
                 c,
-                &super::text_of(hay),
-                &super::text_of(needle),
+                &text_of(hay),
+                &text_of(needle),
                 start,
             )))
         }

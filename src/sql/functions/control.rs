@@ -3,9 +3,15 @@
 //! does (`COALESCE(1, COT(0))` is 1, not error 1690), and the JSON
 //! functions need to know which arguments are JSON-typed. Moved here from
 //! `CExpr::eval`, unchanged.
+//!
+//! They evaluate their arguments through `CExpr::eval` (and ask
+//! `CExpr::is_json`): methods of the tree type this file names
+//! ([`crate::sql::expr::tree`]), implemented by the evaluator in
+//! `crate::sql::expr` — the one call back up the levels, which names no
+//! file above the registry.
 
 use crate::error::SqlResult;
-use crate::sql::expr::{CExpr, EvalCtx};
+use crate::sql::expr::tree::{CExpr, EvalCtx};
 use crate::types::Value;
 
 /// COALESCE: the first non-NULL argument; the rest are not evaluated.

@@ -3,7 +3,7 @@
 //! nothing here looks a name up or evaluates a call.
 
 use crate::error::SqlResult;
-use crate::sql::expr::{AggFunc, CExpr, EvalCtx, WinFunc};
+use crate::sql::expr::tree::{AggFunc, CExpr, EvalCtx, WinFunc};
 use crate::types::{ColumnKind, Value};
 
 /// Argument count meaning "any number from the minimum up".

@@ -22,6 +22,12 @@
 //! [`FunctionHost`](crate::sql::expr::FunctionHost) in the
 //! evaluation context. Argument coercion is each evaluator's own (as
 //! MySQL's `Item_func::val_*`), so the table records no coercion rule.
+//!
+//! Sits between the expression code's levels: it names the tree types
+//! and value helpers below it (`expr::tree`, `expr::value`, `expr::arith`,
+//! `expr::collate`, the date/time and REGEXP families) and never the
+//! compiler and evaluator (`crate::sql::expr` itself), which call it
+//! (`tests/layering.rs`).
 
 mod control;
 mod def;
@@ -36,8 +42,8 @@ pub(crate) use def::{
     def, Category, Eval, FunctionDef, Parity, Privilege, Purity, Returns, TextLen, VARIADIC,
 };
 pub(crate) use registry::{
-    aggregate, call_values, check_call, eval_call, is_deterministic, is_volatile, lookup,
-    privilege, result_kind, returns_json, window, wrong_count,
+    aggregate, check_call, eval_call, is_deterministic, is_volatile, lookup, privilege,
+    result_kind, returns_json, window, wrong_count,
 };
 pub(crate) use table::FUNCTIONS;
 

@@ -7,7 +7,8 @@ use std::sync::LazyLock;
 
 use super::{Category, Eval, FunctionDef, Privilege, Purity, FUNCTIONS};
 use crate::error::{code, SqlError, SqlResult};
-use crate::sql::expr::{collate, AggFunc, CExpr, EvalCtx, FunctionHost, WinFunc};
+use crate::sql::expr::collate;
+use crate::sql::expr::tree::{AggFunc, CExpr, EvalCtx, FunctionHost, WinFunc};
 use crate::types::{ColumnKind, Value};
 
 /// Every name (and alias) → its declaration. Looked up once per call
@@ -119,7 +120,7 @@ pub(crate) fn eval_call(name: &str, args: &[CExpr], cx: &EvalCtx<'_>) -> SqlResu
     // The COLLATE helpers are a family of names built at compile time
     // (`collate <op>`), dispatched by prefix.
     if collate::is_internal(name) {
-        return collate::call(name, &values(args)?);
+        return collate::call(name, &values(args)?, call_values);
     }
     let Some(f) = lookup(name) else {
         return Err(unknown(name));
@@ -138,7 +139,7 @@ pub(crate) fn eval_call(name: &str, args: &[CExpr], cx: &EvalCtx<'_>) -> SqlResu
 /// Evaluate `name` over argument values: for the callers that hold values
 /// already (the COLLATE helpers call the function they stand for). Only
 /// [`Eval::Values`] functions can be called this way.
-pub(crate) fn call_values(name: &str, args: &[Value]) -> SqlResult<Value> {
+fn call_values(name: &str, args: &[Value]) -> SqlResult<Value> {
     match lookup(name).map(|f| f.eval) {
         Some(Eval::Values(eval)) => eval(name, args),
         Some(_) => Err(SqlError::new(

@@ -4,16 +4,18 @@
 //! called by (one evaluator serves CEIL and FLOOR, LEFT and RIGHT, …).
 //!
 //! Owns nothing but the functions' semantics; the value helpers (numeric
-//! promotion, comparison, text conversion) are `expr`'s.
+//! promotion, comparison, text conversion) are `expr::value`'s and the
+//! arithmetic `expr::arith`'s, both below the registry.
 
 use std::cmp::Ordering;
 
 use crate::decimal::Decimal;
 use crate::error::{code, SqlError, SqlResult};
-use crate::sql::expr::{
-    arith, as_f64, check_result_size, exact, finite, num, num_cmp, num_i64, overflow, sql_cmp,
-    sub_range, text, text_of, truncate_float, truth, vector_arg, vector_fn, vector_ref, want,
-    wrong_count, BinOp,
+use crate::sql::expr::arith::arith;
+use crate::sql::expr::tree::BinOp;
+use crate::sql::expr::value::{
+    as_f64, check_result_size, exact, finite, num, num_cmp, num_i64, overflow, sql_cmp, sub_range,
+    text, text_of, truncate_float, truth, vector_arg, vector_fn, vector_ref, want, wrong_count,
 };
 use crate::types::Value;
 

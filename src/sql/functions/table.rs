@@ -12,9 +12,10 @@ use super::Returns::{Fixed, Rule};
 use super::TextLen::{OfFirstArg, SumOfArgs};
 use super::{control, def, scalar, uuid, FunctionDef, Parity, Purity, VARIADIC};
 use crate::sql::agg_stats::StatFunc;
-use crate::sql::expr::{
-    datetime, regexp, AggFunc, WinFunc, FIXED_TEXT, IS_FALSE, IS_TRUE, JSON_AGG, SHOW_SCALE,
+use crate::sql::expr::tree::{
+    AggFunc, WinFunc, FIXED_TEXT, IS_FALSE, IS_TRUE, JSON_AGG, SHOW_SCALE,
 };
+use crate::sql::expr::{datetime, regexp};
 use crate::types::ColumnKind::{Date, DateTime, Float, Int, Text};
 
 const V: u8 = VARIADIC;
