@@ -215,6 +215,7 @@ const SQL_LEVELS: &[&[&str]] = &[
         "exec/recursive",
         "exec/window",
         "exec/window_slide",
+        "exec/window_stream",
     ],
     // queries and writes, which other statements run (CREATE TABLE … SELECT)
     &["dml"],

@@ -642,17 +642,19 @@ fn sorted_by_key(plan: &Plan) -> bool {
         })
 }
 
-/// The table an aggregate block can fold while scanning it (rows are never
-/// collected): a plain scan of a stored table — no VALUES, join input,
-/// index search, MATCH or system table — whose filter, GROUP BY keys and
-/// aggregate arguments run no subquery per row.
+/// The table an aggregate block can fold while scanning it, or a windowed
+/// block's window can keep slim units of while scanning it (candidate rows
+/// are never collected): a plain scan of a stored table — no VALUES, join
+/// input, index search, MATCH or system table — whose filter, GROUP BY
+/// keys, aggregate arguments and window expressions run no subquery per
+/// row.
 fn streamed_table<'p>(
     plan: &'p Plan,
     path: Option<&crate::sql::search::IndexPath>,
     ex: &Exprs<'_>,
 ) -> Option<&'p TableDef> {
     let t = plan.source.table.as_ref()?;
-    let plain = plan.aggregate
+    let plain = (plan.aggregate || plan.windowed())
         && plan.source.values.is_none()
         && plan.source.input.is_none()
         && path.is_none()
@@ -661,7 +663,8 @@ fn streamed_table<'p>(
         && !catalog::is_system_db(&t.db);
     let per_row = ex.filter.iter().any(|f| f.per_row())
         || ex.group_by.iter().any(|g| g.per_row())
-        || ex.agg_args.iter().flatten().any(|a| a.per_row());
+        || ex.agg_args.iter().flatten().any(|a| a.per_row())
+        || ex.windows.iter().flatten().any(|w| w.per_row());
     (plain && !per_row).then_some(t)
 }
 

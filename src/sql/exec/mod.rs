@@ -38,6 +38,7 @@ pub mod series;
 mod set_op;
 pub mod window;
 pub mod window_slide;
+pub mod window_stream;
 
 pub use apply::{bind_row, prepare, Prepared};
 #[allow(

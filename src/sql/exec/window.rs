@@ -54,6 +54,23 @@ pub(crate) struct Prepared<'p> {
     range_at: [Option<exec::Prepared<'p>>; 2],
 }
 
+impl Prepared<'_> {
+    /// Partition keys, then order keys.
+    pub(crate) fn keys(&self) -> &[exec::Prepared<'_>] {
+        &self.keys
+    }
+
+    /// Whether any of its expressions runs a subquery per row.
+    pub(crate) fn per_row(&self) -> bool {
+        self.arg
+            .iter()
+            .chain(&self.keys)
+            .chain(&self.default)
+            .chain(self.range_at.iter().flatten())
+            .any(|p| p.per_row())
+    }
+}
+
 /// Prepare the window call in slot `a` (`None` for a plain aggregate).
 pub(crate) fn prepare<'p>(
     a: &'p AggCall,
@@ -586,6 +603,29 @@ pub(crate) fn apply(
     units: &mut Vec<Unit>,
     ev: &mut dyn FnMut(&exec::Prepared<'_>, &Unit) -> SqlResult<Value>,
 ) -> SqlResult<()> {
+    apply_slots(plan, ex, None, units, ev)
+}
+
+/// [`apply`] for the window call in slot `slot` alone (the spilled
+/// window computes one call over one partition at a time:
+/// [`super::window_stream`]).
+pub(crate) fn apply_slot(
+    plan: &Plan,
+    ex: &Exprs<'_>,
+    slot: usize,
+    units: &mut [Unit],
+    ev: &mut dyn FnMut(&exec::Prepared<'_>, &Unit) -> SqlResult<Value>,
+) -> SqlResult<()> {
+    apply_slots(plan, ex, Some(slot), units, ev)
+}
+
+fn apply_slots(
+    plan: &Plan,
+    ex: &Exprs<'_>,
+    only: Option<usize>,
+    units: &mut [Unit],
+    ev: &mut dyn FnMut(&exec::Prepared<'_>, &Unit) -> SqlResult<Value>,
+) -> SqlResult<()> {
     for u in units.iter_mut() {
         u.1.resize(plan.aggs.len(), Value::Null);
     }
@@ -594,6 +634,9 @@ pub(crate) fn apply(
         let (Some(w), Some(prep)) = (call.window.as_deref(), prep) else {
             continue;
         };
+        if only.is_some_and(|o| o != slot) {
+            continue;
+        }
         // This window's keys, sort and values, charged while it runs.
         let mut mem = Reservation::new();
         let values = compute(w, call, prep, units, &mut mem, &mut *ev, &mut last)?;

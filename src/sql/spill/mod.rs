@@ -109,6 +109,13 @@ pub fn current() -> Option<Arc<Settings>> {
     crate::sql::thread_slot::get(&CURRENT)
 }
 
+/// A sort's spill settings and in-memory budget for the running statement
+/// (`sort_buffer_size`, [`capped`]): what [`sort::Sorter::for_statement`]
+/// spills past, for an operator that buffers before it sorts.
+pub fn sort_limit() -> (Option<Arc<Settings>>, u64) {
+    statement_limit(|s| s.sort_buffer)
+}
+
 /// The statement's spill settings and an operator's in-memory budget under
 /// them: the setting `field` picks (`sort_buffer_size`, `tmp_table_size`),
 /// [`capped`]; without settings (a worker thread) it never spills.
