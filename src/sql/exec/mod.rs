@@ -36,6 +36,7 @@ pub mod parallel;
 pub mod recursive;
 pub mod series;
 mod set_op;
+pub mod unit;
 pub mod window;
 pub mod window_slide;
 pub mod window_stream;

@@ -23,7 +23,8 @@ use super::fold::{Aggregate, Feed, Fold, Window};
 use super::input::{Filter, Scan};
 use super::output::{Distinct, Limit, Project, Sort};
 use super::stage::{collect, BoxStep, Candidate, Run, Step, Units};
-use super::{streamed_table, Exprs, Unit};
+use super::streamed_table;
+use crate::sql::exec::unit::{Exprs, Unit};
 
 /// The operator of a query block `plan` (the block of plan node `node`,
 /// whose figures its operators record). With `whole`, the block is the

@@ -22,8 +22,8 @@ use crate::sql::plan::{Node, Stage};
 use crate::types::Value;
 
 use super::stage::{pass_made, step, BoxStep, Candidate, Items, Run, Step};
-use super::{Groups, Unit};
 use crate::sql::exec::agg::{agg_final, AggState};
+use crate::sql::exec::unit::{Groups, Unit};
 use crate::sql::exec::window_stream::{Collect, Output};
 
 /// Where the aggregate's rows come from.
