@@ -30,6 +30,14 @@ use crate::sql::spill::sort::{Merge, Sorter};
 use crate::sql::spill::{SpillFile, Spillable};
 use crate::types::Value;
 
+/// How many times `sort_buffer_size` the window's units may hold in
+/// memory (still at most half what the statement may charge): what the
+/// in-memory sort orders is one packed 16-byte key and a position per
+/// unit, while a unit (its row, aggregate slots and scores) is some 200
+/// to 400 bytes — the units of a window whose sort state fits the sort
+/// buffer stay in memory, past that they spill (decision 027).
+const UNITS_PER_KEY: u64 = 16;
+
 /// Evaluates a prepared expression against a unit.
 pub(crate) type Eval<'a> = dyn FnMut(&Prepared<'_>, &Unit) -> SqlResult<Value> + 'a;
 
@@ -182,7 +190,7 @@ pub(crate) struct Collect {
 impl Collect {
     /// An empty input of `plan`'s window operator.
     pub fn new(plan: &Plan) -> Collect {
-        let (settings, limit) = crate::sql::spill::sort_limit();
+        let (settings, limit) = crate::sql::spill::sort_limit_times(UNITS_PER_KEY);
         let keep = plan.needed.as_ref().map_or(usize::MAX, |n| {
             n.iter().rposition(|&x| x).map_or(0, |i| i + 1)
         });
