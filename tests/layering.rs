@@ -4,8 +4,7 @@
 //! sql ↔ iscp cycle back fails CI with the file that did it. Inside
 //! `src/sql` the rule is finer (issue 41): its files' import graph has no
 //! cycle and follows declared levels (`SQL_LEVELS`, read by
-//! `layering/graph.rs`), except the planner/executor knot still being
-//! untangled (`KNOWN_KNOT`, which may only shrink).
+//! `layering/graph.rs`), with no exception.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic fails the test
 
@@ -216,6 +215,7 @@ const SQL_LEVELS: &[&[&str]] = &[
         "exec/keys",
         "exec/series",
         "exec/set_op",
+        "exec/unit",
         "exec/apply",
         "exec/block",
         "exec/block/chain",
@@ -230,6 +230,7 @@ const SQL_LEVELS: &[&[&str]] = &[
         "exec/recursive_join",
         "exec/window",
         "exec/window_slide",
+        "exec/window_stream",
     ],
     // foreign keys: enforcement in the writing transaction, then their DDL
     &["fk_enforce"],
@@ -244,22 +245,6 @@ const SQL_LEVELS: &[&[&str]] = &[
     &["maintenance"],
     // statement dispatch, transactions and sessions' entry point
     &["mod"],
-];
-
-/// The knot issue 41 is still breaking: these files still name each other
-/// in cycles (the block and its aggregate state's users; the comment below
-/// says how). They are exempt from the cycle check among themselves
-/// and from the level order between each other — nothing else is. The
-/// list only shrinks: a file here that is no longer in any cycle fails
-/// the test until it is removed.
-const KNOWN_KNOT: &[&str] = &[
-    // The query block's parts and the operators that use them name each
-    // other (the window operator reads Exprs and Unit, the parallel fold
-    // makes Groups, the block calls both): moving Exprs / Groups / Unit
-    // below them breaks this.
-    "exec/block",
-    "exec/parallel",
-    "exec/window",
 ];
 
 fn sql_sources() -> Vec<(String, String)> {
@@ -278,15 +263,11 @@ fn sql_sources() -> Vec<(String, String)> {
     out
 }
 
-/// The name a file goes by in `SQL_LEVELS` and `KNOWN_KNOT`: its path
+/// The name a file goes by in `SQL_LEVELS`: its path
 /// below `src/sql` without `.rs`, a directory's `x/mod.rs` as `x` (so a
 /// file that becomes a directory keeps its place).
 fn level_name(file: &str) -> &str {
     file.strip_suffix("/mod").unwrap_or(file)
-}
-
-fn in_knot(file: &str) -> bool {
-    KNOWN_KNOT.contains(&level_name(file))
 }
 
 fn sql_graph() -> graph::Graph {
@@ -303,18 +284,16 @@ fn show_edge(e: &graph::Edge) -> String {
 }
 
 #[test]
-fn sql_files_form_no_import_cycle_outside_the_known_knot() {
+fn sql_files_form_no_import_cycle() {
     let g = sql_graph();
     let mut bad = Vec::new();
     for knot in g.knots() {
-        let outside: Vec<&String> = knot.iter().filter(|f| !in_knot(f)).collect();
-        let Some(first) = outside.first() else {
+        let Some(first) = knot.first() else {
             continue;
         };
         let cycle = g.cycle_through(first).expect("a knot member is on a cycle");
         bad.push(format!(
-            "files {outside:?} are in an import cycle (with {:?}); one cycle:\n{}",
-            knot.iter().filter(|f| in_knot(f)).collect::<Vec<_>>(),
+            "files {knot:?} are in an import cycle; one cycle:\n{}",
             cycle
                 .iter()
                 .map(|e| show_edge(e))
@@ -327,26 +306,6 @@ fn sql_files_form_no_import_cycle_outside_the_known_knot() {
         "src/sql must have no import cycle: move the shared item down a level \
          (or the dispatch up into mod.rs)\n{}",
         bad.join("\n")
-    );
-}
-
-#[test]
-fn the_known_knot_only_shrinks() {
-    let g = sql_graph();
-    let knotted: std::collections::BTreeSet<String> = g
-        .knots()
-        .into_iter()
-        .flatten()
-        .map(|f| level_name(&f).to_string())
-        .collect();
-    let free: Vec<&&str> = KNOWN_KNOT
-        .iter()
-        .filter(|f| !knotted.contains(**f))
-        .collect();
-    assert!(
-        free.is_empty(),
-        "{free:?} are no longer in any import cycle of src/sql (or no longer exist): \
-         remove them from KNOWN_KNOT in tests/layering.rs"
     );
 }
 
@@ -414,7 +373,7 @@ fn no_sql_file_names_a_higher_level() {
         .edges
         .values()
         .filter(|e| match (level(&e.from), level(&e.to)) {
-            (Some(a), Some(b)) => b > a && !(in_knot(&e.from) && in_knot(&e.to)),
+            (Some(a), Some(b)) => b > a,
             _ => false, // every_sql_file_has_a_level reports it
         })
         .map(show_edge)

@@ -339,6 +339,66 @@ pub(crate) fn agg_final(st: &AggState, call: &AggCall) -> Value {
     }
 }
 
+/// Merge `b` (the state of a later key range) into `a`, as if `b`'s rows
+/// had been folded after `a`'s. False when that is not exact.
+pub(crate) fn merge_state(a: &mut AggState, b: &AggState, call: &AggCall) -> bool {
+    if !b.seen.is_empty() || !a.seen.is_empty() {
+        return false;
+    }
+    match call.func {
+        AggFunc::CountStar | AggFunc::Count => {}
+        AggFunc::Stat(_) => return false,
+        AggFunc::Sum | AggFunc::Avg => {
+            // A value rounded into a partial sum makes the rounding depend
+            // on where the ranges were cut.
+            if a.float || b.float || a.rounded || b.rounded {
+                return false;
+            }
+            match a.sum_i.checked_add(b.sum_i) {
+                Some(s) => a.sum_i = s,
+                None => return false,
+            }
+            let fast = match (a.sum_d.is_none(), a.dec, b.sum_d.is_none(), b.dec) {
+                (true, Some(x), true, Some(y)) => DecSum::merge(x, y),
+                _ => None,
+            };
+            if let Some(s) = fast {
+                a.dec = Some(s);
+            } else if let Some(bd) = b.decimal_sum() {
+                let sum = match a.decimal_sum() {
+                    Some(ad) => ad.add(&bd),
+                    None => bd,
+                };
+                // Both parts are kept at `store_scale` already (nothing
+                // was rounded): their sum needs no rounding.
+                debug_assert!(a.store_scale.is_none_or(|s| sum.held_scale() <= s));
+                a.dec = None;
+                a.sum_d = Some(sum);
+            }
+        }
+        AggFunc::Min | AggFunc::Max => {
+            let better = if call.func == AggFunc::Min {
+                Ordering::Less
+            } else {
+                Ordering::Greater
+            };
+            // The earlier range's value wins ties, as in one scan.
+            if let Some(bv) = &b.best {
+                if a.best.as_ref().is_none_or(|av| {
+                    crate::sql::expr::collate::value_cmp(call.collation, bv, av) == better
+                }) {
+                    a.best = Some(bv.clone());
+                }
+            }
+        }
+    }
+    match a.count.checked_add(b.count) {
+        Some(c) => a.count = c,
+        None => return false,
+    }
+    true
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -37,8 +37,10 @@ pub mod recursive;
 mod recursive_join;
 pub mod series;
 mod set_op;
+pub mod unit;
 pub mod window;
 pub mod window_slide;
+pub mod window_stream;
 
 pub use apply::{bind_row, prepare, Prepared};
 #[allow(

@@ -38,50 +38,10 @@ use crate::error::SqlResult;
 use crate::sql::budget::{self, Reservation};
 use crate::sql::exec::agg::{agg_final, agg_update, AggState};
 use crate::sql::exec::apply as exec; // exec::Prepared, not the dispatcher
-use crate::sql::exec::block::{is_distance_key, Exprs, Unit};
+use crate::sql::exec::unit::{is_distance_key, Exprs, Unit, WindowExprs as Prepared};
 use crate::sql::expr::{AggCall, CExpr, Frame, FrameBound, WinFunc};
 use crate::sql::plan::Plan;
 use crate::types::Value;
-
-/// A window call's expressions prepared for one run of the block.
-pub(crate) struct Prepared<'p> {
-    arg: Option<exec::Prepared<'p>>,
-    /// Partition keys, then order keys.
-    keys: Vec<exec::Prepared<'p>>,
-    /// LAG / LEAD's default.
-    default: Option<exec::Prepared<'p>>,
-    /// A RANGE frame's offset bounds ([`crate::sql::expr::Window::range_at`]).
-    range_at: [Option<exec::Prepared<'p>>; 2],
-}
-
-/// Prepare the window call in slot `a` (`None` for a plain aggregate).
-pub(crate) fn prepare<'p>(
-    a: &'p AggCall,
-    p: &mut dyn FnMut(&'p CExpr) -> SqlResult<exec::Prepared<'p>>,
-) -> SqlResult<Option<Prepared<'p>>> {
-    let Some(w) = a.window.as_deref() else {
-        return Ok(None);
-    };
-    let arg = a.arg.as_ref().map(&mut *p).transpose()?;
-    let keys = w
-        .partition
-        .iter()
-        .chain(w.order.iter().map(|(e, _)| e))
-        .map(&mut *p)
-        .collect::<SqlResult<_>>()?;
-    let default = w.default.as_ref().map(&mut *p).transpose()?;
-    let [a, b] = &w.range_at;
-    let range_at = [
-        a.as_ref().map(|(e, _)| p(e)).transpose()?,
-        b.as_ref().map(|(e, _)| p(e)).transpose()?,
-    ];
-    Ok(Some(Prepared {
-        arg,
-        keys,
-        default,
-        range_at,
-    }))
-}
 
 /// A NULL to borrow where a unit's row is shorter than a column position.
 static NULL: Value = Value::Null;
@@ -586,6 +546,29 @@ pub(crate) fn apply(
     units: &mut Vec<Unit>,
     ev: &mut dyn FnMut(&exec::Prepared<'_>, &Unit) -> SqlResult<Value>,
 ) -> SqlResult<()> {
+    apply_slots(plan, ex, None, units, ev)
+}
+
+/// [`apply`] for the window call in slot `slot` alone (the spilled
+/// window computes one call over one partition at a time:
+/// [`super::window_stream`]).
+pub(crate) fn apply_slot(
+    plan: &Plan,
+    ex: &Exprs<'_>,
+    slot: usize,
+    units: &mut [Unit],
+    ev: &mut dyn FnMut(&exec::Prepared<'_>, &Unit) -> SqlResult<Value>,
+) -> SqlResult<()> {
+    apply_slots(plan, ex, Some(slot), units, ev)
+}
+
+fn apply_slots(
+    plan: &Plan,
+    ex: &Exprs<'_>,
+    only: Option<usize>,
+    units: &mut [Unit],
+    ev: &mut dyn FnMut(&exec::Prepared<'_>, &Unit) -> SqlResult<Value>,
+) -> SqlResult<()> {
     for u in units.iter_mut() {
         u.1.resize(plan.aggs.len(), Value::Null);
     }
@@ -594,6 +577,9 @@ pub(crate) fn apply(
         let (Some(w), Some(prep)) = (call.window.as_deref(), prep) else {
             continue;
         };
+        if only.is_some_and(|o| o != slot) {
+            continue;
+        }
         // This window's keys, sort and values, charged while it runs.
         let mut mem = Reservation::new();
         let values = compute(w, call, prep, units, &mut mem, &mut *ev, &mut last)?;

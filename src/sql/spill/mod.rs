@@ -109,6 +109,17 @@ pub fn current() -> Option<Arc<Settings>> {
     crate::sql::thread_slot::get(&CURRENT)
 }
 
+/// The running statement's spill settings and an in-memory budget of
+/// `times` × `sort_buffer_size` ([`capped`]), for an operator that holds
+/// rows whose sort state is a small part of them (the window's units).
+pub fn sort_limit_times(times: u64) -> (Option<Arc<Settings>>, u64) {
+    let settings = current();
+    let limit = settings
+        .as_deref()
+        .map_or(u64::MAX, |s| capped(s.sort_buffer.saturating_mul(times)));
+    (settings, limit)
+}
+
 /// The statement's spill settings and an operator's in-memory budget under
 /// them: the setting `field` picks (`sort_buffer_size`, `tmp_table_size`),
 /// [`capped`]; without settings (a worker thread) it never spills.

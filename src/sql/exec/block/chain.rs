@@ -21,11 +21,12 @@ use crate::sql::plan::{Node, Plan, Stage};
 use crate::sql::search::IndexPath;
 use crate::types::Value;
 
-use super::fold::{Aggregate, Fold, Window};
+use super::fold::{Aggregate, Feed, Fold, Window};
 use super::input::{Filter, Scan};
 use super::output::{Distinct, Limit, Project, Sort};
 use super::stage::{collect, BoxStep, Candidate, Run, Step, Units};
-use super::{streamed_table, Exprs, Unit};
+use super::streamed_table;
+use crate::sql::exec::unit::{Exprs, Unit};
 
 /// The operator of a query block `plan` (the block of plan node `node`,
 /// whose figures its operators record). With `whole`, the block is the
@@ -86,20 +87,29 @@ fn chain<'p>(
         // A scan whose output is its rows (a join input): no copy per value.
         return Box::new(Rows { input: input() });
     }
-    let mut units: BoxStep<'p, Unit> = if plan.aggregate {
+    let units: BoxStep<'p, Unit> = if plan.aggregate {
         let fold = match (table, super::stream::streamable(plan)) {
             (Some(t), _) => Fold::Table(t),
             // Its input's batches folded as they come.
             (None, Some(i)) => Fold::Input(Box::new(super::stream::Stream::new(node, i, outer))),
             (None, None) => Fold::Input(input()),
         };
-        Box::new(Aggregate::new(node, fold))
+        let agg = Box::new(Aggregate::new(node, fold));
+        if plan.windowed() {
+            Box::new(Window::new(node, Feed::Units(agg)))
+        } else {
+            agg
+        }
+    } else if plan.windowed() {
+        // The window scans a plain table itself (no candidate list).
+        let feed = match table {
+            Some(t) => Feed::Table(t),
+            None => Feed::Units(Box::new(Units { input: input() })),
+        };
+        Box::new(Window::new(node, feed))
     } else {
         Box::new(Units { input: input() })
     };
-    if plan.windowed() {
-        units = Box::new(Window::new(node, units));
-    }
     // The last window left the units in ORDER BY's order: no second sort
     // (and the limit pulls only the units it keeps through the projection).
     let sorting = !plan.order_by.is_empty() && !plan.sorted_by_window();

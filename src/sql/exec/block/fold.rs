@@ -3,11 +3,14 @@
 //! it, on several threads for a large table — then each group's
 //! aggregates finished and its HAVING tested) and the window operator
 //! (window functions over all the block's units, by
-//! [`crate::sql::exec::window::apply`]).
+//! [`crate::sql::exec::window_stream`]: its input taken batch by batch,
+//! or a plain table scanned by the window itself).
 //!
 //! Both need all of their input before passing anything on; what they
-//! hold is charged to the statement's budget, and groups past
-//! `tmp_table_size` wait on disk a partition at a time (decision 027).
+//! hold is charged to the statement's budget, groups past
+//! `tmp_table_size` wait on disk a partition at a time, and a window's
+//! units past `sort_buffer_size` go through the spilling sort (decision
+//! 027).
 //! The aggregate state itself (`AggState`, `agg_final`) is not owned
 //! here. Never writes.
 
@@ -18,9 +21,10 @@ use crate::sql::expr::EvalCtx;
 use crate::sql::plan::{Node, Stage};
 use crate::types::Value;
 
-use super::stage::{collect, pass_made, BoxStep, Candidate, Items, Run, Step};
-use super::{Groups, Unit};
+use super::stage::{pass_made, step, BoxStep, Candidate, Items, Run, Step};
 use crate::sql::exec::agg::{agg_final, AggState};
+use crate::sql::exec::unit::{Groups, Unit};
+use crate::sql::exec::window_stream::{Collect, Output};
 
 /// Where the aggregate's rows come from.
 pub(crate) enum Fold<'s> {
@@ -176,33 +180,102 @@ impl Step<Unit> for Aggregate<'_> {
     }
 }
 
-/// The window functions of the block over all its units.
+/// Where the window operator's units come from.
+pub(crate) enum Feed<'s> {
+    /// Its input operator (the aggregate, or the scan's candidates).
+    Units(BoxStep<'s, Unit>),
+    /// Its table, scanned by the window itself: each stored row that
+    /// passes the WHERE (tested in the scan) kept as a slim unit, no
+    /// candidate list in between ([`super::streamed_table`]).
+    Table(&'s crate::catalog::TableDef),
+}
+
+/// The window functions of the block over all its units: the input
+/// consumed batch by batch, computed in memory or spilled past the sort
+/// budget ([`crate::sql::exec::window_stream`]), passed on in batches.
 pub(crate) struct Window<'s> {
     meter: Meter<'s>,
-    input: BoxStep<'s, Unit>,
-    made: Option<Items<Unit>>,
+    feed: Option<Feed<'s>>,
+    out: Option<Output>,
 }
 
 impl<'s> Window<'s> {
-    pub fn new(node: &'s Node, input: BoxStep<'s, Unit>) -> Window<'s> {
+    pub fn new(node: &'s Node, feed: Feed<'s>) -> Window<'s> {
         Window {
             meter: Meter::new(node, Stage::Window),
-            input,
-            made: None,
+            feed: Some(feed),
+            out: None,
         }
+    }
+
+    /// Every input unit, collected (and spilled past the budget).
+    fn collect(&mut self, cx: &mut Exec<'_, '_>, run: &Run<'_, '_>) -> SqlResult<Collect> {
+        let (plan, ex) = (run.plan, run.ex);
+        let mut c = Collect::new(plan);
+        match self.feed.take() {
+            Some(Feed::Units(mut input)) => {
+                while let Some(batch) = input.next(cx, run)? {
+                    for u in batch {
+                        c.push(plan, ex, u, &mut |p, u| run.eval(cx, p, &u.0, &u.1, &u.2))?;
+                    }
+                }
+            }
+            Some(Feed::Table(t)) => {
+                let (outer, host) = (run.outer, run.host);
+                // Nothing the window reads runs a subquery per row
+                // (`streamed_table`): its expressions evaluate here.
+                let mut direct = |p: &crate::sql::exec::Prepared<'_>, u: &Unit| {
+                    p.expr().eval(&EvalCtx {
+                        row: &u.0,
+                        outer,
+                        aggs: &u.1,
+                        matches: &u.2,
+                        funcs: host,
+                    })
+                };
+                let mut keep = |row: &[Value]| -> SqlResult<bool> {
+                    let u = c.unit_of_row(row);
+                    c.push(plan, ex, u, &mut direct)?;
+                    Ok(false)
+                };
+                let (_, filtered) = super::scan_rows(
+                    cx,
+                    plan,
+                    t,
+                    outer,
+                    ex.filter.as_ref(),
+                    host,
+                    false,
+                    &mut keep,
+                )?;
+                debug_assert!(
+                    filtered || ex.filter.is_none(),
+                    "a streamed window's filter is tested in the scan"
+                );
+            }
+            None => {}
+        }
+        Ok(c)
     }
 }
 
 impl Step<Unit> for Window<'_> {
     fn next(&mut self, cx: &mut Exec<'_, '_>, run: &Run<'_, '_>) -> SqlResult<Option<Vec<Unit>>> {
         let start = self.meter.start();
-        if self.made.is_none() {
-            let mut units = collect(self.input.as_mut(), cx, run)?;
-            crate::sql::exec::window::apply(run.plan, run.ex, &mut units.0, &mut |p, u| {
-                run.eval(cx, p, &u.0, &u.1, &u.2)
-            })?;
-            self.made = Some(Items::new(units));
+        if self.out.is_none() {
+            let c = self.collect(cx, run)?;
+            self.meter.holds(c.bytes());
+            let mut ev =
+                |p: &crate::sql::exec::Prepared<'_>, u: &Unit| run.eval(cx, p, &u.0, &u.1, &u.2);
+            self.out = Some(c.finish(run.plan, run.ex, &mut ev)?);
         }
-        pass_made(&mut self.meter, start, &mut self.made)
+        let mut ev =
+            |p: &crate::sql::exec::Prepared<'_>, u: &Unit| run.eval(cx, p, &u.0, &u.1, &u.2);
+        let batch = match &mut self.out {
+            Some(o) => o.next_batch(run.plan, run.ex, &mut ev)?,
+            None => None,
+        };
+        step(&mut self.meter, start, &batch);
+        Ok(batch)
     }
 }

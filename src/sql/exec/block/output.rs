@@ -19,7 +19,8 @@ use crate::sql::plan::{Node, Plan, Stage};
 use crate::sql::spill::sort::{Merge, Sorted, Sorter};
 
 use super::stage::{collect, pass_made, step, BoxStep, Items, Projected, Run, Step};
-use super::{is_distance_key, top_k, Unit};
+use super::top_k;
+use crate::sql::exec::unit::{is_distance_key, Unit};
 
 /// The ORDER BY order of two projected rows (by their keys). A total
 /// order, always: a KILL is seen between the bounded pieces the sorts cut

@@ -20,7 +20,8 @@ use crate::sql::plan::Plan;
 use crate::sql::search::IndexPath;
 use crate::types::Value;
 
-use super::{ev, Exprs, Unit};
+use super::ev;
+use crate::sql::exec::unit::{Exprs, Unit};
 use crate::sql::exec::Prepared;
 
 /// One run of a query block: what every one of its operators reads.
