@@ -94,6 +94,7 @@ impl<'s> Aggregate<'s> {
                     ex.filter.as_ref(),
                     host,
                     false,
+                    crate::sql::access::Kept::default(),
                     &mut fold,
                 )?;
                 debug_assert!(
