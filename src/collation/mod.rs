@@ -422,12 +422,41 @@ pub fn like_bin(s: &str, pat: &str) -> bool {
         if run.is_empty() {
             continue;
         }
-        match memchr::memmem::find(hay, run) {
+        match find_run(hay, run) {
             Some(at) => hay = &hay[at + run.len()..],
             None => return false,
         }
     }
     true
+}
+
+/// Searchers for the runs [`like_bin`] looked for last on this thread,
+/// newest last: a `LIKE` over a scan looks for the same runs row after
+/// row, and building a searcher costs more than most searches.
+const FINDERS: usize = 4;
+
+thread_local! {
+    static LAST_FINDERS: std::cell::RefCell<Vec<memchr::memmem::Finder<'static>>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Where `needle` first occurs in `hay` (`memchr::memmem`, by a kept
+/// searcher).
+fn find_run(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    LAST_FINDERS.with(|cell| {
+        let mut kept = cell.borrow_mut();
+        let at = match kept.iter().position(|f| f.needle() == needle) {
+            Some(i) => i,
+            None => {
+                if kept.len() >= FINDERS {
+                    kept.remove(0);
+                }
+                kept.push(memchr::memmem::Finder::new(needle).into_owned());
+                kept.len() - 1
+            }
+        };
+        kept.get(at).and_then(|f| f.find(hay))
+    })
 }
 
 /// LIKE's matcher over `s` and `p` (units of bytes or chars): `%` any
@@ -555,6 +584,11 @@ mod tests {
         assert!(like_bin("the special deposits", "%special%"));
         assert!(!like_bin("the spec ial", "%special%"));
         assert!(like_bin("ab", "a%%b"));
+        // More runs than kept searchers, in turn: each still found.
+        let s = "one two three four five six";
+        assert!(like_bin(s, "%one%two%three%four%five%six%"));
+        assert!(like_bin(s, "%six"));
+        assert!(!like_bin(s, "%six%one%"));
         assert!(!like_bin("aba", "ab%ba"));
     }
     use crate::error::code;
