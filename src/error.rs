@@ -30,6 +30,10 @@ pub mod code {
     pub const LOCK_WAIT_TIMEOUT: u16 = 1205;
     pub const LOCK_DEADLOCK: u16 = 1213;
     pub const NOT_SUPPORTED: u16 = 1235;
+    /// ER_LOCK_NOWAIT: a NOWAIT locking read found a row locked.
+    pub const LOCK_NOWAIT: u16 = 3572;
+    /// ER_CANT_CHANGE_TX_CHARACTERISTICS: `SET TRANSACTION` inside one.
+    pub const CANT_CHANGE_TX_CHARACTERISTICS: u16 = 1568;
     /// Unknown EXPLAIN format name (`EXPLAIN FORMAT=xml`).
     pub const UNKNOWN_EXPLAIN_FORMAT: u16 = 1791;
     pub const WRONG_ARGUMENTS: u16 = 1210;
@@ -229,6 +233,7 @@ pub fn sqlstate_for(code: u16) -> &'static str {
         NONUNIQ_TABLE => "42000",
         1264 | 1690 => "22003",
         1792 => "25006",
+        CANT_CHANGE_TX_CHARACTERISTICS => "25001",
         1366 => "HY000",
         1300 => "HY000",
         1426 | 1427 => "42000",
@@ -252,6 +257,8 @@ impl From<StorageError> for SqlError {
             StorageError::Deadlock => code::LOCK_DEADLOCK,
             StorageError::LockWaitTimeout => code::LOCK_WAIT_TIMEOUT,
             StorageError::ReadOnly => 1792,
+            StorageError::LockNotAvailable => code::LOCK_NOWAIT,
+            StorageError::Unsupported(_) => code::NOT_SUPPORTED,
             StorageError::Interrupted => code::QUERY_INTERRUPTED,
             StorageError::Unavailable(_) => code::STORAGE_UNAVAILABLE,
             // ENOSPC from a durable write: MySQL's ER_DISK_FULL.

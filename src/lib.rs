@@ -24,6 +24,7 @@ pub(crate) mod iscp;
 pub(crate) mod json;
 pub(crate) mod server;
 pub(crate) mod sql;
+pub(crate) mod timezone;
 pub(crate) mod types;
 pub(crate) mod warnings;
 

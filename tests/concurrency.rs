@@ -233,6 +233,221 @@ fn lock_wait_timeout_is_1205() {
     assert_eq!(query_int(&mut a, "SELECT n FROM w WHERE id = 1"), 200);
 }
 
+/// `ROLLBACK TO SAVEPOINT` undoes the writes after the savepoint but keeps
+/// the row locks they took, as InnoDB does: another session still waits
+/// for the row until the transaction ends.
+#[test]
+fn rollback_to_savepoint_keeps_row_locks() {
+    let (_dir, db) = open(&[
+        "CREATE TABLE w (id INT PRIMARY KEY, n INT)",
+        "INSERT INTO w VALUES (1, 1), (2, 2)",
+    ]);
+    let mut a = session(&db);
+    let mut b = session(&db);
+    b.execute("SET innodb_lock_wait_timeout = 0.3").unwrap();
+    a.execute("BEGIN").unwrap();
+    a.execute("UPDATE w SET n = 20 WHERE id = 2").unwrap();
+    a.execute("SAVEPOINT s").unwrap();
+    a.execute("UPDATE w SET n = 10 WHERE id = 1").unwrap();
+    a.execute("ROLLBACK TO SAVEPOINT s").unwrap();
+    assert_eq!(query_int(&mut a, "SELECT n FROM w WHERE id = 1"), 1);
+    assert_eq!(query_int(&mut a, "SELECT n FROM w WHERE id = 2"), 20);
+    let rx = spawn(move || {
+        let r = b.execute("UPDATE w SET n = 100 WHERE id = 1");
+        (b, r)
+    });
+    let (mut b, r) = recv(&rx, "session B");
+    assert_eq!(r.expect_err("row 1 stays locked").code, LOCK_WAIT_TIMEOUT);
+    a.execute("COMMIT").unwrap();
+    b.execute("UPDATE w SET n = 100 WHERE id = 1").unwrap();
+    assert_eq!(query_int(&mut b, "SELECT n FROM w WHERE id = 1"), 100);
+    assert_eq!(query_int(&mut b, "SELECT n FROM w WHERE id = 2"), 20);
+}
+
+fn err_code(s: &mut Session, sql: &str) -> u16 {
+    s.execute(sql).expect_err(sql).code
+}
+
+/// Snapshots as InnoDB takes them (answers checked against MariaDB):
+/// REPEATABLE READ reads the snapshot of the transaction's first read (of
+/// START TRANSACTION WITH CONSISTENT SNAPSHOT when it says so), READ
+/// COMMITTED one per statement, own uncommitted writes seen at both.
+#[test]
+fn isolation_levels_take_snapshots_as_innodb() {
+    let (_dir, db) = open(&[
+        "CREATE TABLE t (id INT PRIMARY KEY, v INT)",
+        "INSERT INTO t VALUES (1, 1)",
+    ]);
+    let mut a = session(&db);
+    let mut b = session(&db);
+    let count = "SELECT COUNT(*) FROM t";
+    // REPEATABLE READ: the snapshot is the first read's, not BEGIN's.
+    a.execute("BEGIN").unwrap();
+    b.execute("INSERT INTO t VALUES (2, 2)").unwrap();
+    assert_eq!(query_int(&mut a, count), 2);
+    b.execute("INSERT INTO t VALUES (3, 3)").unwrap();
+    assert_eq!(query_int(&mut a, count), 2);
+    a.execute("COMMIT").unwrap();
+    a.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")
+        .unwrap();
+    b.execute("INSERT INTO t VALUES (4, 4)").unwrap();
+    assert_eq!(query_int(&mut a, count), 3);
+    a.execute("COMMIT").unwrap();
+    // READ COMMITTED for the session: each statement sees the newest
+    // commits and the transaction's own writes.
+    a.execute("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED")
+        .unwrap();
+    let r = a.execute("SELECT @@transaction_isolation").unwrap();
+    assert_eq!(r.rows, vec![vec![Value::Text("READ-COMMITTED".into())]]);
+    a.execute("BEGIN").unwrap();
+    assert_eq!(query_int(&mut a, count), 4);
+    a.execute("INSERT INTO t VALUES (10, 10)").unwrap();
+    b.execute("INSERT INTO t VALUES (5, 5)").unwrap();
+    assert_eq!(query_int(&mut a, count), 6);
+    b.execute("UPDATE t SET v = 50 WHERE id = 5").unwrap();
+    assert_eq!(query_int(&mut a, "SELECT v FROM t WHERE id = 5"), 50);
+    // Characteristics cannot change inside a transaction (1568).
+    assert_eq!(
+        err_code(&mut a, "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ"),
+        1568
+    );
+    a.execute("SAVEPOINT s").unwrap();
+    a.execute("DELETE FROM t WHERE id = 10").unwrap();
+    a.execute("ROLLBACK TO s").unwrap();
+    assert_eq!(query_int(&mut a, count), 6);
+    a.execute("COMMIT").unwrap();
+    assert_eq!(query_int(&mut b, count), 6);
+    a.execute("SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        .unwrap();
+    // SET TRANSACTION without a scope: the next transaction only.
+    a.execute("SET TRANSACTION ISOLATION LEVEL READ COMMITTED")
+        .unwrap();
+    a.execute("BEGIN").unwrap();
+    assert_eq!(query_int(&mut a, count), 6);
+    b.execute("INSERT INTO t VALUES (6, 6)").unwrap();
+    assert_eq!(query_int(&mut a, count), 7);
+    a.execute("COMMIT").unwrap();
+    a.execute("BEGIN").unwrap();
+    assert_eq!(query_int(&mut a, count), 7);
+    b.execute("INSERT INTO t VALUES (7, 7)").unwrap();
+    assert_eq!(query_int(&mut a, count), 7);
+    a.execute("COMMIT").unwrap();
+    // SET TRANSACTION READ ONLY: the next transaction cannot write (1792).
+    a.execute("SET TRANSACTION READ ONLY").unwrap();
+    a.execute("BEGIN").unwrap();
+    assert_eq!(err_code(&mut a, "INSERT INTO t VALUES (8, 8)"), 1792);
+    a.execute("COMMIT").unwrap();
+    a.execute("BEGIN").unwrap();
+    a.execute("INSERT INTO t VALUES (8, 8)").unwrap();
+    a.execute("COMMIT").unwrap();
+    // Levels not run here are refused by name, never run as another.
+    for sql in [
+        "SET TRANSACTION ISOLATION LEVEL SERIALIZABLE",
+        "SET SESSION TRANSACTION ISOLATION LEVEL READ UNCOMMITTED",
+        "SET SESSION TRANSACTION READ ONLY",
+    ] {
+        assert_eq!(err_code(&mut a, sql), 1235, "{sql}");
+    }
+    // autocommit = 0: the first statement opens the transaction.
+    a.execute("SET autocommit = 0").unwrap();
+    a.execute("SET TRANSACTION ISOLATION LEVEL READ COMMITTED")
+        .unwrap();
+    assert_eq!(query_int(&mut a, count), 9);
+    assert_eq!(
+        err_code(&mut a, "SET TRANSACTION ISOLATION LEVEL READ COMMITTED"),
+        1568
+    );
+    b.execute("INSERT INTO t VALUES (9, 9)").unwrap();
+    assert_eq!(query_int(&mut a, count), 10);
+    a.execute("COMMIT").unwrap();
+}
+
+fn ids(s: &mut Session, sql: &str) -> Vec<i64> {
+    let r = s.execute(sql).unwrap_or_else(|e| panic!("{sql}: {e:?}"));
+    r.rows
+        .iter()
+        .map(|row| match row.as_slice() {
+            [Value::Int(n)] => *n,
+            other => panic!("expected one INT column, got {other:?}"),
+        })
+        .collect()
+}
+
+/// `FOR UPDATE SKIP LOCKED` passes over rows another transaction holds
+/// (a job queue's two workers take different jobs); `NOWAIT` fails at once
+/// with MySQL 8's 3572 instead of waiting (MariaDB, whose NOWAIT is a zero
+/// lock-wait timeout, answers 1205 there); a plain locking read still
+/// waits. Rows are locked only by the reads that lock them.
+#[test]
+fn skip_locked_and_nowait_as_mysql() {
+    let (_dir, db) = open(&[
+        "CREATE TABLE jobs (id INT PRIMARY KEY, state VARCHAR(10), k INT, KEY (k))",
+        "INSERT INTO jobs VALUES (1, 'new', 1), (2, 'new', 1), (3, 'new', 2), (4, 'done', 2)",
+    ]);
+    let mut a = session(&db);
+    let mut b = session(&db);
+    b.execute("SET innodb_lock_wait_timeout = 0.3").unwrap();
+    a.execute("BEGIN").unwrap();
+    assert_eq!(
+        ids(&mut a, "SELECT id FROM jobs WHERE id = 1 FOR UPDATE"),
+        [1]
+    );
+    b.execute("BEGIN").unwrap();
+    let sql = "SELECT id FROM jobs WHERE state = 'new' ORDER BY id LIMIT 2 FOR UPDATE SKIP LOCKED";
+    assert_eq!(ids(&mut b, sql), [2, 3]);
+    assert_eq!(
+        err_code(&mut b, "SELECT id FROM jobs WHERE id = 1 FOR UPDATE NOWAIT"),
+        3572
+    );
+    assert!(b.in_transaction(), "3572 fails the statement only");
+    assert_eq!(
+        ids(
+            &mut b,
+            "SELECT id FROM jobs WHERE id = 1 FOR UPDATE SKIP LOCKED"
+        ),
+        Vec::<i64>::new()
+    );
+    assert_eq!(
+        ids(&mut b, "SELECT id FROM jobs FOR SHARE SKIP LOCKED"),
+        [2, 3, 4]
+    );
+    assert_eq!(
+        ids(&mut b, "SELECT id FROM jobs WHERE id = 4 FOR UPDATE NOWAIT"),
+        [4]
+    );
+    assert_eq!(
+        err_code(&mut b, "SELECT id FROM jobs FOR UPDATE NOWAIT"),
+        3572
+    );
+    assert_eq!(
+        ids(
+            &mut b,
+            "SELECT id FROM jobs WHERE k = 1 FOR UPDATE SKIP LOCKED"
+        ),
+        [2]
+    );
+    // Without an option the statement waits as before.
+    assert_eq!(
+        err_code(&mut b, "SELECT id FROM jobs WHERE id = 1 FOR UPDATE"),
+        LOCK_WAIT_TIMEOUT
+    );
+    // A plain read is never skipped.
+    assert_eq!(ids(&mut b, "SELECT id FROM jobs ORDER BY id"), [1, 2, 3, 4]);
+    b.execute("COMMIT").unwrap();
+    a.execute("COMMIT").unwrap();
+    assert_eq!(
+        ids(&mut b, "SELECT id FROM jobs WHERE id = 1 FOR UPDATE NOWAIT"),
+        [1]
+    );
+    assert_eq!(
+        err_code(
+            &mut b,
+            "SELECT id FROM jobs WHERE id = 1 FOR UPDATE OF jobs NOWAIT"
+        ),
+        1235
+    );
+}
+
 #[test]
 fn unique_insert_race_one_winner() {
     let (_dir, db) = open(&["CREATE TABLE u (id INT PRIMARY KEY, who INT)"]);

@@ -134,7 +134,8 @@ mod graph;
 /// cycle check keeps the order. A new file goes in the lowest level above
 /// every file it names (and below every file that names it).
 const SQL_LEVELS: &[&[&str]] = &[
-    // leaves: budget, spilling, process list, stack guard, LOCK TABLES, INSERT fast path, thread slots
+    // leaves: budget, spilling, process list, stack guard, LOCK TABLES, INSERT fast path, thread slots,
+    // savepoints
     &[
         "budget",
         "fast_insert",
@@ -145,6 +146,7 @@ const SQL_LEVELS: &[&[&str]] = &[
         "stack",
         "table_locks",
         "thread_slot",
+        "txn_control",
     ],
     // the state every statement runs with: Engine, SessionState, Ctx
     &["session"],

@@ -43,6 +43,7 @@ pub mod stack;
 pub mod table_locks;
 pub mod thread_slot;
 pub mod truncate;
+pub mod txn_control;
 pub mod vars;
 
 use std::sync::Arc;
@@ -53,6 +54,7 @@ use crate::catalog::TableDef;
 use crate::error::{code, SqlError, SqlResult};
 use crate::types::{QueryResult, Value, Warning};
 use parse::Stmt;
+
 pub use session::{Ctx, Engine, SessionState};
 
 impl Engine {
@@ -214,13 +216,22 @@ impl Engine {
                 st.table_locks.release();
                 Ok(QueryResult::default())
             }
-            Stmt::Begin { read_only } => {
+            Stmt::Begin {
+                read_only,
+                consistent,
+            } => {
                 self.commit_open(st)?;
                 // START TRANSACTION releases LOCK TABLES locks (MySQL).
                 st.table_locks.release();
-                let mut opts = self.txn_options(st);
-                opts.read_only = read_only;
-                st.txn = Some(self.storage.begin(opts)?);
+                self.open_txn(st, read_only, consistent)?;
+                Ok(QueryResult::default())
+            }
+            Stmt::SetTransaction {
+                scope,
+                isolation,
+                read_only,
+            } => {
+                self.set_transaction(st, scope, isolation, read_only)?;
                 Ok(QueryResult::default())
             }
             Stmt::Commit => {
@@ -232,6 +243,14 @@ impl Engine {
                     t.rollback();
                 }
                 st.sync_jobs.clear();
+                Ok(QueryResult::default())
+            }
+            Stmt::Savepoint(op, name) => {
+                if st.txn.is_none() && !st.autocommit {
+                    self.open_txn(st, None, false)?;
+                }
+                let txn = st.txn.as_mut().map(|t| t.as_mut() as &mut dyn Transaction);
+                txn_control::run(&mut st.savepoints, txn, op, &name)?;
                 Ok(QueryResult::default())
             }
             Stmt::Use { db } => {
@@ -550,6 +569,88 @@ impl Engine {
         Ok(())
     }
 
+    /// Begin the session's transaction with the characteristics of the
+    /// last `SET TRANSACTION` (used up here), else the session's:
+    /// `read_only` as START TRANSACTION said it, `consistent` when its
+    /// snapshot is to be taken now rather than by its first read.
+    fn open_txn(
+        &self,
+        st: &mut SessionState,
+        read_only: Option<bool>,
+        consistent: bool,
+    ) -> SqlResult<()> {
+        let next = std::mem::take(&mut st.next_txn);
+        let level = next.isolation.unwrap_or_else(|| {
+            st.vars
+                .get("transaction_isolation")
+                .and_then(|v| txn_control::Isolation::from_var(v))
+                .unwrap_or_default()
+        });
+        let mut opts = self.txn_options(st);
+        opts.read_only = read_only.or(next.read_only).unwrap_or(false);
+        let mut txn = self.storage.begin(opts)?;
+        txn.set_interrupt(st.interrupt.clone());
+        st.txn = Some(txn);
+        st.snapshot = txn_control::Snapshot::begun(level, consistent);
+        Ok(())
+    }
+
+    /// `SET [GLOBAL | SESSION] TRANSACTION …`.
+    fn set_transaction(
+        &self,
+        st: &mut SessionState,
+        scope: txn_control::TxnScope,
+        isolation: Option<String>,
+        read_only: Option<bool>,
+    ) -> SqlResult<()> {
+        use txn_control::TxnScope;
+        // Checked the way `SET transaction_isolation = …` checks it (1235
+        // for a level not run here).
+        let level = match &isolation {
+            Some(l) => {
+                let v = vars::normalize_value("transaction_isolation", l)?;
+                Some(
+                    txn_control::Isolation::from_var(&v)
+                        .ok_or_else(|| SqlError::internal("an isolation level not run here"))?,
+                )
+            }
+            None => None,
+        };
+        match scope {
+            TxnScope::Next => {
+                if st.txn.is_some() {
+                    return Err(SqlError::new(
+                        code::CANT_CHANGE_TX_CHARACTERISTICS,
+                        "Transaction characteristics can't be changed while a transaction is in progress",
+                    ));
+                }
+                if level.is_some() {
+                    st.next_txn.isolation = level;
+                }
+                if read_only.is_some() {
+                    st.next_txn.read_only = read_only;
+                }
+            }
+            TxnScope::Session | TxnScope::Global => {
+                if read_only == Some(true) {
+                    return Err(SqlError::unsupported(
+                        "SET SESSION / GLOBAL TRANSACTION READ ONLY (START TRANSACTION READ ONLY and SET TRANSACTION READ ONLY are)",
+                    ));
+                }
+                if let Some(l) = isolation {
+                    vars::set_system(
+                        self,
+                        st,
+                        "transaction_isolation",
+                        &l,
+                        scope == TxnScope::Global,
+                    )?;
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// After a commit at `ts`: bring this CN's in-memory copy of every
     /// synchronous vector/full-text index the transaction wrote up to `ts`
     /// (the entries themselves were committed with the rows), so the
@@ -602,7 +703,10 @@ impl Engine {
         f: impl FnOnce(&mut Ctx<'_>) -> SqlResult<QueryResult>,
     ) -> SqlResult<QueryResult> {
         if st.txn.is_none() && !st.autocommit {
-            st.txn = Some(self.begin(st)?);
+            // Begun for this statement: its snapshot is this statement's.
+            self.open_txn(st, None, true)?;
+        } else if let Some(txn) = st.txn.as_mut() {
+            st.snapshot.before_statement(txn.as_mut())?;
         }
         if let Some(mut txn) = st.txn.take() {
             let sp = txn.savepoint();
@@ -835,10 +939,23 @@ fn run_in_txn(cx: &mut Ctx<'_>, s: Stmt) -> SqlResult<QueryResult> {
         // By reference: a lent AST (the INSERT fast path's) goes back to
         // its cache when `a` is dropped.
         Stmt::Ast(a) => match &*a {
-            S::Query(q) => match select_into_vars(q)? {
-                Some(vars) => select_into(cx, q, vars),
-                None => exec::query(cx, q),
-            },
+            S::Query(q) => {
+                // NOWAIT / SKIP LOCKED: for this statement's locking reads.
+                let wait = txn_control::lock_wait_of(q);
+                let nonblocking = wait != tributary_storage::LockWait::Wait;
+                if nonblocking {
+                    cx.txn.set_lock_wait(wait)?;
+                }
+                let r = match select_into_vars(q) {
+                    Ok(Some(vars)) => select_into(cx, q, vars),
+                    Ok(None) => exec::query(cx, q),
+                    Err(e) => Err(e),
+                };
+                if nonblocking {
+                    cx.txn.set_lock_wait(tributary_storage::LockWait::Wait)?;
+                }
+                r
+            }
             S::Insert(ins) => write_rows(cx, !ins.ignore, |cx| dml::insert(cx, ins)),
             S::Update(up) => write_rows(cx, true, |cx| dml::update(cx, up)),
             S::Delete(del) => write_rows(cx, true, |cx| dml::delete(cx, del)),

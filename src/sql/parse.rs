@@ -10,6 +10,7 @@ use sqlparser::dialect::MySqlDialect;
 use sqlparser::parser::Parser;
 
 use crate::error::{SqlError, SqlResult};
+use crate::sql::txn_control::{SavepointOp, TxnScope};
 
 /// A possibly database-qualified name.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -274,16 +275,29 @@ pub enum Stmt {
     },
     /// `EXPLAIN [ANALYZE] [FORMAT = TREE] <statement>`.
     Explain(Box<Stmt>, ExplainOpts),
+    /// BEGIN / START TRANSACTION: `read_only` when READ ONLY / READ WRITE
+    /// was said; `consistent`: WITH CONSISTENT SNAPSHOT.
     Begin {
-        read_only: bool,
+        read_only: Option<bool>,
+        consistent: bool,
     },
     Commit,
     Rollback,
+    /// `SAVEPOINT n`, `ROLLBACK TO [SAVEPOINT] n`, `RELEASE SAVEPOINT n`.
+    Savepoint(SavepointOp, String),
     Use {
         db: String,
     },
     /// `SET a = x, @b = y, …`, applied left to right.
     Set(Vec<(SetTarget, SetValue)>),
+    /// `SET [GLOBAL | SESSION] TRANSACTION ISOLATION LEVEL l, READ {WRITE |
+    /// ONLY}`: the characteristics of the next transaction, or the
+    /// session's or new sessions' default.
+    SetTransaction {
+        scope: TxnScope,
+        isolation: Option<String>,
+        read_only: Option<bool>,
+    },
     /// `SET NAMES cs` / `SET CHARACTER SET cs`.
     SetNames {
         charset: String,
@@ -1287,6 +1301,11 @@ fn parse_tokens(sql: &str, toks: Vec<Tok>) -> SqlResult<Stmt> {
         if let Some(refused) = window_syntax_refused(&p.t) {
             return Err(refused);
         }
+        // `SELECT … FROM … INTO @v`: MySQL's trailing INTO, which
+        // sqlparser does not parse.
+        if let Some(s) = trailing_into(sql)? {
+            return Ok(s);
+        }
         // `NTH_VALUE(…) FROM FIRST` is MySQL's default, which sqlparser
         // does not parse: the same statement without it.
         match without_from_first(sql) {
@@ -1294,6 +1313,121 @@ fn parse_tokens(sql: &str, toks: Vec<Tok>) -> SqlResult<Stmt> {
             None => Err(e),
         }
     })
+}
+
+/// `CREATE [DEFINER = u] {TRIGGER | PROCEDURE | FUNCTION | EVENT}`: stored
+/// programs, which Tributary does not have — refused by name (1235) rather
+/// than as a syntax error, so a schema script says what it needs.
+fn stored_program(t: &[Tok]) -> Option<&'static str> {
+    let word = |i: usize| match t.get(i) {
+        Some(Tok::Word(w)) => Some(w.to_ascii_lowercase()),
+        _ => None,
+    };
+    if word(0)? != "create" {
+        return None;
+    }
+    // Past a DEFINER clause and characteristics that come before the
+    // object's kind; the first word naming an object decides.
+    for i in 1..t.len().min(16) {
+        match word(i).as_deref() {
+            Some("trigger") => return Some("CREATE TRIGGER (triggers)"),
+            Some("procedure") => return Some("CREATE PROCEDURE (stored procedures)"),
+            Some("function") => return Some("CREATE FUNCTION (stored and loadable functions)"),
+            Some("event") => return Some("CREATE EVENT (the event scheduler)"),
+            Some(
+                "table" | "view" | "index" | "database" | "schema" | "user" | "role" | "unique"
+                | "fulltext" | "spatial" | "temporary" | "tablespace" | "server",
+            ) => return None,
+            _ => {}
+        }
+    }
+    None
+}
+
+/// A SELECT with its `INTO @a[, @b …]` after the FROM clause (at the end,
+/// or before `FOR UPDATE` / `FOR SHARE` / `LOCK IN SHARE MODE`, as MySQL 8
+/// allows) as the statement with the INTO in its leading place; `None`
+/// when `sql` has no such clause. Only user variables: another INTO target
+/// there stays a syntax error.
+fn trailing_into(sql: &str) -> SqlResult<Option<Stmt>> {
+    let mut spans = Vec::new();
+    let toks = tokenize_with(sql, Some(&mut spans))?;
+    let word =
+        |i: usize, w: &str| matches!(toks.get(i), Some(Tok::Word(x)) if x.eq_ignore_ascii_case(w));
+    let var = |i: usize| -> Option<String> {
+        match toks.get(i) {
+            Some(Tok::Word(x)) if x.starts_with('@') && !x.starts_with("@@") && x.len() > 1 => {
+                Some(x.clone())
+            }
+            _ => None,
+        }
+    };
+    if !(word(0, "select") || word(0, "with")) {
+        return Ok(None);
+    }
+    let mut depth = 0usize;
+    let mut seen_from = false;
+    let mut at = None;
+    for (i, t) in toks.iter().enumerate() {
+        match t {
+            Tok::Punct('(') => depth += 1,
+            Tok::Punct(')') => depth = depth.saturating_sub(1),
+            Tok::Word(w) if depth == 0 && w.eq_ignore_ascii_case("from") => seen_from = true,
+            Tok::Word(w) if depth == 0 && seen_from && w.eq_ignore_ascii_case("into") => {
+                at = Some(i)
+            }
+            _ => {}
+        }
+    }
+    let Some(at) = at else {
+        return Ok(None);
+    };
+    let mut vars = Vec::new();
+    let mut i = at + 1;
+    loop {
+        let Some(v) = var(i) else {
+            return Ok(None);
+        };
+        vars.push(v);
+        i += 1;
+        if matches!(toks.get(i), Some(Tok::Punct(','))) {
+            i += 1;
+        } else {
+            break;
+        }
+    }
+    let tail_ok = match toks.get(i) {
+        None | Some(Tok::Punct(';')) => true,
+        Some(Tok::Word(_)) => word(i, "for") || word(i, "lock"),
+        _ => false,
+    };
+    if !tail_ok {
+        return Ok(None);
+    }
+    let rest = format!("{} {}", &sql[..spans[at].start], &sql[spans[i - 1].end..]);
+    let Ok(Stmt::Ast(a)) = parse_ast(&rest) else {
+        return Ok(None);
+    };
+    let mut stmt = a.into_statement();
+    let Statement::Query(q) = &mut stmt else {
+        return Ok(None);
+    };
+    let sqlparser::ast::SetExpr::Select(sel) = q.body.as_mut() else {
+        return Err(SqlError::unsupported("INTO after a UNION"));
+    };
+    if sel.into.is_some() {
+        return Ok(None);
+    }
+    sel.into = Some(sqlparser::ast::SelectInto {
+        temporary: false,
+        unlogged: false,
+        table: false,
+        targets: vars
+            .into_iter()
+            .map(|v| sqlparser::ast::Expr::Identifier(sqlparser::ast::Ident::new(v)))
+            .collect(),
+    });
+    Ok(Some(Stmt::Ast(Ast::Owned(Box::new(stmt)))))
 }
 
 /// `sql` without each `FROM FIRST` that stands between a `)` and `OVER`
@@ -1702,6 +1836,9 @@ fn parse_ast(sql: &str) -> SqlResult<Stmt> {
 }
 
 fn parse_custom(p: &mut P) -> SqlResult<Option<Stmt>> {
+    if let Some(what) = stored_program(&p.t) {
+        return Err(SqlError::unsupported(what));
+    }
     if p.kw("prepare") {
         let name = p.ident()?;
         p.expect_kw("from")?;
@@ -2058,6 +2195,16 @@ fn parse_custom(p: &mut P) -> SqlResult<Option<Stmt>> {
             return p.show_tail(Stmt::ShowIndex { table }, false).map(Some);
         }
         if p.kw("create") {
+            for (kind, what) in [
+                ("procedure", "SHOW CREATE PROCEDURE"),
+                ("function", "SHOW CREATE FUNCTION"),
+                ("trigger", "SHOW CREATE TRIGGER"),
+                ("event", "SHOW CREATE EVENT"),
+            ] {
+                if p.peek_kw(kind) {
+                    return Err(SqlError::unsupported(what));
+                }
+            }
             p.expect_kw("table")?;
             let table = p.name()?;
             p.end()?;
@@ -2124,6 +2271,8 @@ fn parse_custom(p: &mut P) -> SqlResult<Option<Stmt>> {
             (&["open", "tables"][..], "SHOW OPEN TABLES"),
             (&["engine"][..], "SHOW ENGINE"),
             (&["profiles"][..], "SHOW PROFILES"),
+            (&["procedure", "status"][..], "SHOW PROCEDURE STATUS"),
+            (&["function", "status"][..], "SHOW FUNCTION STATUS"),
         ] {
             let at = p.i;
             if words.iter().all(|w| p.kw(w)) {
@@ -2163,21 +2312,27 @@ fn parse_custom(p: &mut P) -> SqlResult<Option<Stmt>> {
     if p.kw("begin") {
         p.kw("work");
         p.end()?;
-        return Ok(Some(Stmt::Begin { read_only: false }));
+        return Ok(Some(Stmt::Begin {
+            read_only: None,
+            consistent: false,
+        }));
     }
     if p.kw("start") {
         p.expect_kw("transaction")?;
-        let mut read_only = false;
+        let mut read_only = None;
+        let mut consistent = false;
         loop {
             if p.kw("with") {
                 p.expect_kw("consistent")?;
                 p.expect_kw("snapshot")?;
+                consistent = true;
             } else if p.kw("read") {
-                if p.kw("only") {
-                    read_only = true;
+                read_only = Some(if p.kw("only") {
+                    true
                 } else {
                     p.expect_kw("write")?;
-                }
+                    false
+                });
             } else {
                 break;
             }
@@ -2186,7 +2341,10 @@ fn parse_custom(p: &mut P) -> SqlResult<Option<Stmt>> {
             }
         }
         p.end()?;
-        return Ok(Some(Stmt::Begin { read_only }));
+        return Ok(Some(Stmt::Begin {
+            read_only,
+            consistent,
+        }));
     }
     if p.kw("commit") {
         p.kw("work");
@@ -2195,8 +2353,25 @@ fn parse_custom(p: &mut P) -> SqlResult<Option<Stmt>> {
     }
     if p.kw("rollback") {
         p.kw("work");
+        if p.kw("to") {
+            p.kw("savepoint");
+            let name = p.ident()?;
+            p.end()?;
+            return Ok(Some(Stmt::Savepoint(SavepointOp::RollbackTo, name)));
+        }
         p.end()?;
         return Ok(Some(Stmt::Rollback));
+    }
+    if p.kw("savepoint") {
+        let name = p.ident()?;
+        p.end()?;
+        return Ok(Some(Stmt::Savepoint(SavepointOp::Set, name)));
+    }
+    if p.kw("release") {
+        p.expect_kw("savepoint")?;
+        let name = p.ident()?;
+        p.end()?;
+        return Ok(Some(Stmt::Savepoint(SavepointOp::Release, name)));
     }
     if p.kw("use") {
         let db = p.ident()?;
@@ -2244,27 +2419,46 @@ fn parse_set(p: &mut P) -> SqlResult<Stmt> {
         p.end()?;
         return Ok(Stmt::SetNames { charset });
     }
-    // SET [GLOBAL|SESSION] TRANSACTION ISOLATION LEVEL …
+    // SET [GLOBAL|SESSION] TRANSACTION {ISOLATION LEVEL … | READ WRITE | READ ONLY}, …
     let save = p.i;
     let global = p.kw("global");
-    if !global {
-        let _ = p.kw("session") || p.kw("local");
-    }
+    let session = !global && (p.kw("session") || p.kw("local"));
     if p.kw("transaction") {
-        p.expect_kw("isolation")?;
-        p.expect_kw("level")?;
-        let mut words = Vec::new();
-        while !p.done() && !p.peek_kw(",") {
-            words.push(p.ident()?);
+        let mut isolation = None;
+        let mut read_only = None;
+        loop {
+            if p.kw("isolation") {
+                p.expect_kw("level")?;
+                let mut words = Vec::new();
+                while !p.done() && !p.peek_punct(',') {
+                    words.push(p.ident()?);
+                }
+                isolation = Some(words.join(" "));
+            } else if p.kw("read") {
+                read_only = Some(if p.kw("only") {
+                    true
+                } else {
+                    p.expect_kw("write")?;
+                    false
+                });
+            } else {
+                return Err(p.err("expected ISOLATION LEVEL, READ WRITE or READ ONLY"));
+            }
+            if !p.punct(',') {
+                break;
+            }
         }
         p.end()?;
-        return Ok(Stmt::Set(vec![(
-            SetTarget::System {
-                name: "transaction_isolation".into(),
-                global,
-            },
-            SetValue::Literal(words.join(" ")),
-        )]));
+        let scope = match (global, session) {
+            (true, _) => TxnScope::Global,
+            (_, true) => TxnScope::Session,
+            _ => TxnScope::Next,
+        };
+        return Ok(Stmt::SetTransaction {
+            scope,
+            isolation,
+            read_only,
+        });
     }
     p.i = save;
     let mut out = Vec::new();
@@ -2526,7 +2720,10 @@ mod tests {
         );
         assert!(matches!(
             parse("START TRANSACTION READ ONLY").unwrap(),
-            Stmt::Begin { read_only: true }
+            Stmt::Begin {
+                read_only: Some(true),
+                consistent: false
+            }
         ));
         assert!(parse("START TRANSACTION bogus").is_err());
     }

@@ -470,6 +470,11 @@ impl Checker<'_> {
                     self.need_super()?;
                 }
             }
+            Stmt::SetTransaction { scope, .. } => {
+                if *scope == crate::sql::txn_control::TxnScope::Global {
+                    self.need_super()?;
+                }
+            }
             Stmt::CreateUser { .. }
             | Stmt::DropUser { .. }
             | Stmt::Grant { .. }
@@ -512,6 +517,7 @@ impl Checker<'_> {
             | Stmt::Begin { .. }
             | Stmt::Commit
             | Stmt::Rollback
+            | Stmt::Savepoint(..)
             | Stmt::SetNames { .. } => {}
         }
         Ok(None)

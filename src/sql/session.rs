@@ -81,6 +81,12 @@ pub struct SessionState {
     pub interrupt: tributary_storage::Interrupt,
     /// The tables this session holds with `LOCK TABLES`.
     pub table_locks: crate::sql::table_locks::SessionLocks,
+    /// The named savepoints of the open transaction.
+    pub savepoints: crate::sql::txn_control::Savepoints,
+    /// When the open transaction's snapshot moves (its isolation level).
+    pub snapshot: crate::sql::txn_control::Snapshot,
+    /// `SET TRANSACTION …` for the next transaction only.
+    pub next_txn: crate::sql::txn_control::NextTxn,
 }
 
 impl SessionState {
@@ -105,6 +111,9 @@ impl SessionState {
             process,
             interrupt: tributary_storage::Interrupt::default(),
             table_locks: Default::default(),
+            savepoints: Default::default(),
+            snapshot: Default::default(),
+            next_txn: Default::default(),
         }
     }
 

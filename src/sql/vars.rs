@@ -347,6 +347,12 @@ pub fn all(engine: &Engine, st: &SessionState, global: bool) -> Vec<(String, Str
 
 /// Canonical form of `value` for variable `d`, or an error if the engine
 /// would not honour it.
+/// `value` checked and put in canonical form as `SET name = value` would
+/// store it (1193 for an unknown name, 1235 for a value not honoured).
+pub fn normalize_value(name: &str, value: &str) -> SqlResult<String> {
+    normalize(find(name).ok_or_else(|| unknown(name))?, value)
+}
+
 fn normalize(d: &Def, value: &str) -> SqlResult<String> {
     let v = value.trim();
     let lower = v.to_ascii_lowercase();
@@ -430,9 +436,10 @@ fn normalize(d: &Def, value: &str) -> SqlResult<String> {
         },
         A::Isolation => match lower.replace(' ', "-").as_str() {
             "repeatable-read" => "REPEATABLE-READ".into(),
+            "read-committed" => "READ-COMMITTED".into(),
             _ => {
                 return not_honoured(
-                    "transactions run at snapshot isolation, reported as REPEATABLE-READ",
+                    "READ UNCOMMITTED and SERIALIZABLE are not implemented (REPEATABLE READ and READ COMMITTED are)",
                 )
             }
         },

@@ -37,9 +37,14 @@ def browser():
     for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
               "--window-size=1000,1400"):
         opts.add_argument(a)
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=opts)
-    yield driver
-    driver.quit()
+    # Chromium puts its profile and singleton-socket directories under
+    # TMPDIR: a directory of the test's own, removed after the browser quits.
+    with tempfile.TemporaryDirectory(prefix="tributary-chromium-") as tmp:
+        opts.add_argument(f"--user-data-dir={os.path.join(tmp, 'profile')}")
+        env = {**os.environ, "TMPDIR": tmp}
+        driver = webdriver.Chrome(service=Service(CHROMEDRIVER, env=env), options=opts)
+        yield driver
+        driver.quit()
 
 
 def samples(driver, svg_id):

@@ -40,5 +40,18 @@ SELECT 1 INTO @a, @b;
 SELECT 7 UNION SELECT 7 INTO @u;
 SELECT id INTO OUTFILE '/tmp/x' FROM t;
 SELECT id INTO t2 FROM t;
--- The trailing form (MySQL 8's preferred one) is not parsed yet.
+-- The trailing form (MySQL 8's preferred one): after the FROM clause, at
+-- the end or before a locking clause.
 SELECT name FROM t WHERE id = 1 INTO @who;
+SELECT @who;
+SELECT COUNT(*), SUM(id) FROM t WHERE id > 1 INTO @c, @s;
+SELECT @c, @s;
+SELECT name FROM t WHERE id = 3 FOR UPDATE INTO @who;
+SELECT @who;
+SELECT name FROM t WHERE id = 2 INTO @who FOR UPDATE;
+SELECT @who;
+SELECT name FROM t INTO @who;
+SELECT name FROM t WHERE id = 1 INTO @a, @b;
+SELECT id FROM t WHERE id = 1 INTO t2;
+SELECT 'into' AS w FROM t WHERE name = 'into' INTO @w;
+SELECT @w;

@@ -26,7 +26,8 @@ use std::time::Instant;
 use deadpool_postgres::{ClientWrapper, Object};
 use tokio_postgres::NoTls;
 use tributary_storage::{
-    Interrupt, Result, Savepoint, StorageError, TableId, Transaction, Ts, TxnId, TxnOptions,
+    Interrupt, LockWait, Result, Savepoint, StorageError, TableId, Transaction, Ts, TxnId,
+    TxnOptions,
 };
 
 use crate::storage::{refs, Inner, Param};
@@ -647,6 +648,34 @@ impl Transaction for PgTxn {
 
     fn check_interrupt(&self) -> Result<()> {
         self.interrupt.check()
+    }
+
+    fn set_lock_wait(&mut self, wait: LockWait) -> Result<()> {
+        // Row locks are taken by tsr_lock(), which waits up to lock_timeout.
+        match wait {
+            LockWait::Wait => Ok(()),
+            _ => Err(StorageError::Unsupported(
+                "This version of Tributary doesn't yet support 'NOWAIT / SKIP LOCKED on the PostgreSQL backend'"
+                    .into(),
+            )),
+        }
+    }
+
+    fn refresh_snapshot(&mut self) -> Result<()> {
+        // The clock read on the transaction's own connection (PostgreSQL's
+        // READ COMMITTED: it sees the newest commit); the old snapshot stays
+        // registered until the new one is, so GC never passes either.
+        let rows = self.call(None, sql::CLOCK, Vec::new(), true)?;
+        let ts: i64 = rows
+            .first()
+            .ok_or_else(|| StorageError::Unavailable("the clock row is missing".into()))?
+            .try_get(0)
+            .map_err(error::map)?;
+        let ts = u64::try_from(ts).unwrap_or(0).max(self.start);
+        self.inner.saw(ts);
+        self.inner.reregister(self.start, Some(ts));
+        self.start = ts;
+        Ok(())
     }
 
     fn savepoint(&mut self) -> Savepoint {

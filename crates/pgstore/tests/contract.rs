@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use tributary_pgstore::testing::{cluster, db_of};
 use tributary_pgstore::{PgOptions, PgStorage};
 use tributary_storage::{
-    full_range, ChangeKind, Interrupt, Storage, StorageError, Transaction, TxnOptions,
+    full_range, ChangeKind, Interrupt, LockWait, Storage, StorageError, Transaction, TxnOptions,
 };
 
 const T: u64 = 7;
@@ -177,6 +177,44 @@ fn commit_timestamps_increase_and_latest_follows() {
     let t = s.begin(TxnOptions::default()).unwrap();
     let start = t.start_ts();
     assert_eq!(t.commit().unwrap(), start);
+}
+
+#[test]
+fn refresh_snapshot_sees_new_commits_and_keeps_own_writes() {
+    let (_url, s) = open_db();
+    put_commit(&s, b"a", b"0");
+    let mut t = s.begin(TxnOptions::default()).unwrap();
+    t.put(T, b"own", b"1".to_vec()).unwrap();
+    let before = t.start_ts();
+    let ts = put_commit(&s, b"a", b"1");
+    put_commit(&s, b"b", b"2");
+    // Still the old snapshot until it is refreshed.
+    assert_eq!(t.get(T, b"a", false).unwrap(), Some(b"0".to_vec()));
+    assert_eq!(t.get(T, b"b", false).unwrap(), None);
+    t.refresh_snapshot().unwrap();
+    assert!(t.start_ts() >= ts && t.start_ts() > before);
+    assert_eq!(t.get(T, b"a", false).unwrap(), Some(b"1".to_vec()));
+    assert_eq!(t.get(T, b"b", false).unwrap(), Some(b"2".to_vec()));
+    assert_eq!(t.get(T, b"own", false).unwrap(), Some(b"1".to_vec()));
+    let (lo, hi) = full_range();
+    assert_eq!(t.scan(T, lo, hi, 10).unwrap().len(), 3);
+    t.commit().unwrap();
+    let mut r = s.begin(TxnOptions::default()).unwrap();
+    assert_eq!(r.get(T, b"own", false).unwrap(), Some(b"1".to_vec()));
+}
+
+#[test]
+fn nowait_and_skip_locked_are_refused_by_name() {
+    let (_url, s) = open_db();
+    let mut t = s.begin(TxnOptions::default()).unwrap();
+    for w in [LockWait::NoWait, LockWait::SkipLocked] {
+        assert!(matches!(
+            t.set_lock_wait(w),
+            Err(StorageError::Unsupported(m)) if m.contains("NOWAIT / SKIP LOCKED")
+        ));
+    }
+    t.set_lock_wait(LockWait::Wait).unwrap();
+    t.rollback();
 }
 
 #[test]

@@ -102,12 +102,36 @@ pub enum StorageError {
     /// unknown (the transaction may or may not have committed).
     #[error("storage unavailable: {0}")]
     Unavailable(String),
+    /// A row lock a `NOWAIT` locking read asked for is held by another
+    /// transaction (MySQL 3572).
+    #[error(
+        "Statement aborted because lock(s) could not be acquired immediately and NOWAIT is set."
+    )]
+    LockNotAvailable,
+    /// The backend does not offer what was asked (MySQL 1235).
+    #[error("{0}")]
+    Unsupported(String),
     /// Stored bytes could not be decoded.
     #[error("storage corruption: {0}")]
     Corrupt(String),
     /// A change-log range was requested that GC already removed.
     #[error("change log for table {table} before ts {gc_ts} was garbage-collected")]
     ChangesGone { table: TableId, gc_ts: Ts },
+}
+
+/// What a locking read ([`Transaction::get`] with `lock`) does about a row
+/// another transaction has locked: `SELECT … FOR UPDATE [NOWAIT | SKIP
+/// LOCKED]`. Metadata locks (`get_for_share`, `get_for_intent`) and
+/// writes always wait.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LockWait {
+    /// Wait up to the lock-wait timeout (deadlocks detected).
+    #[default]
+    Wait,
+    /// Fail at once with [`StorageError::LockNotAvailable`].
+    NoWait,
+    /// Read the row as absent.
+    SkipLocked,
 }
 
 /// Options for [`Storage::begin`].
@@ -445,6 +469,18 @@ pub trait Transaction: Send {
     /// [`Interrupt::check`] of the statement now running: for long loops
     /// above storage (joins, sorts) that read no more rows for a while.
     fn check_interrupt(&self) -> Result<()>;
+
+    /// How the running statement's locking reads treat a row locked by
+    /// another transaction (reset to [`LockWait::Wait`] by the caller when
+    /// the statement ends). [`StorageError::Unsupported`] from a backend
+    /// that cannot.
+    fn set_lock_wait(&mut self, wait: LockWait) -> Result<()>;
+
+    /// READ COMMITTED: move this transaction's snapshot to the newest
+    /// commit, so the next reads see every transaction committed since;
+    /// own writes, row locks and savepoints are kept. Called between
+    /// statements, never while one reads.
+    fn refresh_snapshot(&mut self) -> Result<()>;
 
     /// Mark the current write position.
     fn savepoint(&mut self) -> Savepoint;

@@ -10,7 +10,7 @@ use std::sync::{Arc, Barrier};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use tributary_storage::{full_range, EmbeddedStorage, Storage, StorageError, TxnOptions};
+use tributary_storage::{full_range, EmbeddedStorage, LockWait, Storage, StorageError, TxnOptions};
 
 const T: u64 = 7;
 
@@ -205,6 +205,56 @@ fn commit_timestamps_strictly_increase() {
         Err(StorageError::ReadOnly)
     ));
     assert_eq!(ro.commit().unwrap(), last);
+}
+
+#[test]
+fn refresh_snapshot_sees_new_commits_and_keeps_own_writes() {
+    let (_d, s) = open();
+    put_commit(&s, b"a", b"0");
+    let mut t = s.begin(TxnOptions::default()).unwrap();
+    t.put(T, b"own", b"1".to_vec()).unwrap();
+    let before = t.start_ts();
+    let ts = put_commit(&s, b"a", b"1");
+    put_commit(&s, b"b", b"2");
+    // Still the old snapshot until it is refreshed.
+    assert_eq!(t.get(T, b"a", false).unwrap(), Some(b"0".to_vec()));
+    assert_eq!(t.get(T, b"b", false).unwrap(), None);
+    t.refresh_snapshot().unwrap();
+    assert!(t.start_ts() >= ts && t.start_ts() > before);
+    assert_eq!(t.get(T, b"a", false).unwrap(), Some(b"1".to_vec()));
+    assert_eq!(t.get(T, b"b", false).unwrap(), Some(b"2".to_vec()));
+    assert_eq!(t.get(T, b"own", false).unwrap(), Some(b"1".to_vec()));
+    let (lo, hi) = full_range();
+    assert_eq!(t.scan(T, lo, hi, 10).unwrap().len(), 3);
+    t.commit().unwrap();
+    let mut r = s.begin(TxnOptions::default()).unwrap();
+    assert_eq!(r.get(T, b"own", false).unwrap(), Some(b"1".to_vec()));
+}
+
+#[test]
+fn locking_reads_without_waiting() {
+    let (_d, s) = open();
+    put_commit(&s, b"a", b"1");
+    put_commit(&s, b"b", b"2");
+    let mut holder = s.begin(TxnOptions::default()).unwrap();
+    holder.get(T, b"a", true).unwrap();
+    // A long timeout: a request that waited would fail the test's bound.
+    let mut t = s.begin(opts(60_000)).unwrap();
+    t.set_lock_wait(LockWait::NoWait).unwrap();
+    assert!(matches!(
+        t.get(T, b"a", true),
+        Err(StorageError::LockNotAvailable)
+    ));
+    assert_eq!(t.get(T, b"b", true).unwrap(), Some(b"2".to_vec()));
+    t.set_lock_wait(LockWait::SkipLocked).unwrap();
+    assert_eq!(t.get(T, b"a", true).unwrap(), None);
+    // Its own lock is no obstacle; a plain read is never skipped.
+    assert_eq!(t.get(T, b"b", true).unwrap(), Some(b"2".to_vec()));
+    assert_eq!(t.get(T, b"a", false).unwrap(), Some(b"1".to_vec()));
+    holder.rollback();
+    assert_eq!(t.get(T, b"a", true).unwrap(), Some(b"1".to_vec()));
+    t.set_lock_wait(LockWait::Wait).unwrap();
+    t.commit().unwrap();
 }
 
 #[test]

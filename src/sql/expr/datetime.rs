@@ -449,6 +449,23 @@ pub fn call(name: &str, args: &[Value]) -> SqlResult<Value> {
                 Some(f) => Ok(Value::Text(date_format(us, &text_of(f)))),
             }
         }
+        "convert_tz" => {
+            want(args, 3, name)?;
+            if args.iter().any(Value::is_null) {
+                return Ok(Value::Null);
+            }
+            let Some(dt) = dt_arg(&args[0]) else {
+                return Ok(Value::Null);
+            };
+            let zone = |v: &Value| crate::timezone::Zone::parse(&text_of(v));
+            match (zone(&args[1]), zone(&args[2])) {
+                (Some(from), Some(to)) => {
+                    Ok(Value::DateTime(crate::timezone::convert(dt.us, &from, &to)))
+                }
+                // An unknown zone: NULL, as MySQL.
+                _ => Ok(Value::Null),
+            }
+        }
         "str_to_date" => {
             want(args, 2, name)?;
             if args[0].is_null() || args[1].is_null() {

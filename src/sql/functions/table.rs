@@ -184,6 +184,8 @@ pub(crate) static FUNCTIONS: &[FunctionDef] = &[
         .aliases(&["subdate"]),
     def(Dt, "unix_timestamp", (0, 1), Rule("BIGINT; DECIMAL for a literal with fractional seconds"), DT_CALL,
         "Seconds since 1970-01-01 UTC of the argument (default: now)."),
+    def(Dt, "convert_tz", (3, 3), Fixed(DateTime), DT_CALL,
+        "CONVERT_TZ(dt, from, to): dt read on the clock of zone `from`, on the clock of `to`; a zone is SYSTEM (UTC), '+HH:MM' or an IANA name. NULL for an unknown zone; unchanged outside the TIMESTAMP range."),
     def(Dt, "from_unixtime", (1, 2), Rule("DATETIME; VARCHAR with a format"), DT_CALL,
         "The datetime of a Unix timestamp, or its text under FORMAT."),
     def(Dt, "date_format", (2, 2), Fixed(Text), DT_CALL, "The date as text under a MySQL format string."),

@@ -813,9 +813,6 @@ pub fn reject_query(q: &Query) -> SqlResult<()> {
         if l.of.is_some() {
             return no("FOR UPDATE OF");
         }
-        if l.nonblock.is_some() {
-            return no("NOWAIT / SKIP LOCKED");
-        }
     }
     Ok(())
 }

@@ -323,6 +323,14 @@ impl LockManager {
         }
     }
 
+    /// [`Self::acquire`] without waiting (NOWAIT / SKIP LOCKED): whether
+    /// the lock was granted now; a request that would wait — for a holder
+    /// or behind a queued request — is not queued and fails.
+    pub fn try_acquire(&self, txn: TxnId, table: TableId, key: &[u8], mode: LockMode) -> bool {
+        let row: RowId = (table, key.to_vec());
+        self.state.lock().try_grant(txn, &row, mode).is_some()
+    }
+
     /// `txn` stops waiting without the lock; requests that yielded to it
     /// are woken to re-check.
     fn give_up(&self, st: &mut State, txn: TxnId, mode: LockMode) {

@@ -23,8 +23,8 @@ use super::engine::Inner;
 use super::locks::{LockMode, RowId};
 use super::mvcc::{range_is_valid, Rows};
 use crate::api::{
-    Interrupt, PartVisitor, Result, Savepoint, StorageError, TableId, Transaction, Ts, TxnId,
-    TxnOptions,
+    Interrupt, LockWait, PartVisitor, Result, Savepoint, StorageError, TableId, Transaction, Ts,
+    TxnId, TxnOptions,
 };
 
 /// Rows a scan visits between two interrupt checks.
@@ -81,6 +81,8 @@ pub struct EmbeddedTxn {
     before_bytes: usize,
     /// Row locks held, with the strongest mode held on each.
     locks: HashMap<RowId, LockMode>,
+    /// What the running statement's locking reads do about a locked row.
+    lock_wait: LockWait,
     open: bool,
     /// What interrupts the running statement (lock waits, scans).
     interrupt: Interrupt,
@@ -116,6 +118,7 @@ impl EmbeddedTxn {
             before: BTreeMap::new(),
             before_bytes: 0,
             locks: HashMap::new(),
+            lock_wait: LockWait::Wait,
             open: true,
             interrupt: Interrupt::default(),
             reader: RefCell::new(None),
@@ -191,6 +194,22 @@ impl EmbeddedTxn {
         )?;
         self.locks.insert(row, target);
         Ok(())
+    }
+
+    /// [`Self::take_lock`] without waiting: false when another transaction
+    /// holds (or is queued for) a conflicting lock.
+    fn try_take_lock(&mut self, table: TableId, key: &[u8], mode: LockMode) -> Result<bool> {
+        let row: RowId = (table, key.to_vec());
+        let held = self.locks.get(&row).copied();
+        if held.is_some_and(|m| m.covers(mode)) {
+            return Ok(true);
+        }
+        let target = held.map_or(mode, |h| h.combine(mode));
+        if !self.inner.locks.try_acquire(self.id, table, key, target) {
+            return Ok(false);
+        }
+        self.locks.insert(row, target);
+        Ok(true)
     }
 
     /// Current read: own write, else the latest committed version.
@@ -371,7 +390,14 @@ impl Transaction for EmbeddedTxn {
     fn get(&mut self, table: TableId, key: &[u8], lock: bool) -> Result<Option<Vec<u8>>> {
         self.ensure_open()?;
         if lock && !self.opts.read_only {
-            self.take_lock(table, key, LockMode::Exclusive)?;
+            if self.lock_wait == LockWait::Wait {
+                self.take_lock(table, key, LockMode::Exclusive)?;
+            } else if !self.try_take_lock(table, key, LockMode::Exclusive)? {
+                return match self.lock_wait {
+                    LockWait::SkipLocked => Ok(None),
+                    _ => Err(StorageError::LockNotAvailable),
+                };
+            }
             return self.current_locked(table, key);
         }
         match self.own_write(table, key) {
@@ -484,6 +510,21 @@ impl Transaction for EmbeddedTxn {
 
     fn delete(&mut self, table: TableId, key: &[u8]) -> Result<Option<Vec<u8>>> {
         self.write(table, key, None)
+    }
+
+    fn set_lock_wait(&mut self, wait: LockWait) -> Result<()> {
+        self.lock_wait = wait;
+        Ok(())
+    }
+
+    fn refresh_snapshot(&mut self) -> Result<()> {
+        // Register the new snapshot before letting go of the old one, so
+        // GC never passes either (versions the new one reads are kept).
+        let ts = self.inner.register_snapshot();
+        debug_assert!(ts >= self.start_ts, "the snapshot moved back");
+        self.inner.unregister_snapshot(self.start_ts);
+        self.start_ts = ts;
+        Ok(())
     }
 
     fn savepoint(&mut self) -> Savepoint {
