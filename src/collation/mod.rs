@@ -374,14 +374,7 @@ impl Collation {
     /// spaces count (LIKE does not pad, in MySQL either).
     pub fn like(self, s: &str, pat: &str) -> bool {
         match self {
-            Collation::Utf8mb4Bin | Collation::Utf8mb4_0900Bin => {
-                if s.is_ascii() && pat.is_ascii() {
-                    return wildcard(s.as_bytes(), pat.as_bytes(), |a, b| a == b);
-                }
-                let s: Vec<char> = s.chars().collect();
-                let p: Vec<char> = pat.chars().collect();
-                wildcard(&s, &p, |a, b| a == b)
-            }
+            Collation::Utf8mb4Bin | Collation::Utf8mb4_0900Bin => like_bin(s, pat),
             Collation::Utf8mb4GeneralCi => {
                 let s: Vec<char> = s.chars().collect();
                 let p: Vec<char> = pat.chars().collect();
@@ -394,6 +387,76 @@ impl Collation {
             }
         }
     }
+}
+
+/// `s LIKE pat` by code points (the binary collations). A pattern of
+/// literal runs between `%`s (no `_`, no `\\`) is matched on the bytes:
+/// its first run a prefix, its last a suffix, each run between found
+/// leftmost after the one before (`memchr::memmem`) — exact, because a
+/// valid UTF-8 needle found in valid UTF-8 starts on a character and
+/// equal code points are equal bytes. This is the `WHERE c LIKE
+/// '%word%'` scan's matcher: no pass over the string to test it for
+/// ASCII, no backtracking. Any other pattern goes to [`wildcard`].
+pub fn like_bin(s: &str, pat: &str) -> bool {
+    if memchr::memchr2(b'_', b'\\', pat.as_bytes()).is_some() {
+        if s.is_ascii() && pat.is_ascii() {
+            return wildcard(s.as_bytes(), pat.as_bytes(), |a, b| a == b);
+        }
+        let s: Vec<char> = s.chars().collect();
+        let p: Vec<char> = pat.chars().collect();
+        return wildcard(&s, &p, |a, b| a == b);
+    }
+    let (s, p) = (s.as_bytes(), pat.as_bytes());
+    let (Some(first), Some(last)) = (memchr::memchr(b'%', p), memchr::memrchr(b'%', p)) else {
+        return s == p;
+    };
+    let (head, tail) = (&p[..first], &p[last + 1..]);
+    let Some(rest) = s.strip_prefix(head) else {
+        return false;
+    };
+    let Some(mut hay) = rest.strip_suffix(tail) else {
+        return false;
+    };
+    let middle = p.get(first + 1..last).unwrap_or_default();
+    for run in middle.split(|&b| b == b'%') {
+        if run.is_empty() {
+            continue;
+        }
+        match find_run(hay, run) {
+            Some(at) => hay = &hay[at + run.len()..],
+            None => return false,
+        }
+    }
+    true
+}
+
+/// Searchers for the runs [`like_bin`] looked for last on this thread,
+/// newest last: a `LIKE` over a scan looks for the same runs row after
+/// row, and building a searcher costs more than most searches.
+const FINDERS: usize = 4;
+
+thread_local! {
+    static LAST_FINDERS: std::cell::RefCell<Vec<memchr::memmem::Finder<'static>>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Where `needle` first occurs in `hay` (`memchr::memmem`, by a kept
+/// searcher).
+fn find_run(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    LAST_FINDERS.with(|cell| {
+        let mut kept = cell.borrow_mut();
+        let at = match kept.iter().position(|f| f.needle() == needle) {
+            Some(i) => i,
+            None => {
+                if kept.len() >= FINDERS {
+                    kept.remove(0);
+                }
+                kept.push(memchr::memmem::Finder::new(needle).into_owned());
+                kept.len() - 1
+            }
+        };
+        kept.get(at).and_then(|f| f.find(hay))
+    })
 }
 
 /// LIKE's matcher over `s` and `p` (units of bytes or chars): `%` any
@@ -484,6 +547,50 @@ fn general_ci(c: char) -> u16 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The byte matcher of the binary collations against the matcher by
+    /// characters on every short string and pattern over an alphabet with
+    /// multi-byte letters (one a prefix of another's bytes: `é` and `ê`
+    /// share their first byte), `%`, `_` and `\\`.
+    #[test]
+    fn like_bin_is_wildcard_by_characters() {
+        fn all(alphabet: &[char], max: usize) -> Vec<String> {
+            let mut out = vec![String::new()];
+            let mut last = vec![String::new()];
+            for _ in 0..max {
+                last = last
+                    .iter()
+                    .flat_map(|w| alphabet.iter().map(move |c| format!("{w}{c}")))
+                    .collect();
+                out.extend(last.iter().cloned());
+            }
+            out
+        }
+        let strings = all(&['a', 'b', 'é', 'ê', '%'], 4);
+        let patterns = all(&['a', 'é', 'ê', '%', '_', '\\'], 4);
+        let mut fast = 0;
+        for s in &strings {
+            let sc: Vec<char> = s.chars().collect();
+            for p in &patterns {
+                let pc: Vec<char> = p.chars().collect();
+                let want = wildcard(&sc, &pc, |a, b| a == b);
+                assert_eq!(like_bin(s, p), want, "{s:?} LIKE {p:?}");
+                assert_eq!(Collation::Utf8mb4Bin.like(s, p), want, "{s:?} LIKE {p:?}");
+                fast += usize::from(!p.contains(['_', '\\']));
+            }
+        }
+        // The byte path (patterns without `_` or `\\`) was taken.
+        assert!(fast > 200_000, "{fast}");
+        assert!(like_bin("the special deposits", "%special%"));
+        assert!(!like_bin("the spec ial", "%special%"));
+        assert!(like_bin("ab", "a%%b"));
+        // More runs than kept searchers, in turn: each still found.
+        let s = "one two three four five six";
+        assert!(like_bin(s, "%one%two%three%four%five%six%"));
+        assert!(like_bin(s, "%six"));
+        assert!(!like_bin(s, "%six%one%"));
+        assert!(!like_bin("aba", "ab%ba"));
+    }
     use crate::error::code;
 
     const CI: Collation = Collation::Utf8mb4GeneralCi;

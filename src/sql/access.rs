@@ -303,6 +303,8 @@ const SCAN_CHUNK: usize = 1024;
 /// row with only the `needed` columns decoded; it must not read storage.
 /// The scan stops once `max` rows are kept (the first ones in key order;
 /// in a locking scan, later rows are then neither read nor locked).
+/// `shape` says what a kept row is made into (its columns, its key).
+#[allow(clippy::too_many_arguments)]
 pub fn fetch_where(
     txn: &mut dyn Transaction,
     t: &TableDef,
@@ -311,6 +313,7 @@ pub fn fetch_where(
     needed: Option<&[bool]>,
     max: usize,
     keep: &mut dyn FnMut(&[Value]) -> SqlResult<bool>,
+    shape: Kept<'_>,
 ) -> SqlResult<Vec<(Vec<u8>, Vec<Value>)>> {
     let mut out = Vec::new();
     if max == 0 {
@@ -325,9 +328,10 @@ pub fn fetch_where(
                out: &mut Vec<(Vec<u8>, Vec<Value>)>|
      -> SqlResult<()> {
         crate::sql::budget::tick()?;
-        let row = crate::catalog::codec::decode_row_masked(v, needed).map_err(corrupt)?;
+        let mut row = crate::catalog::codec::decode_row_masked(v, needed).map_err(corrupt)?;
         if keep(&row)? {
-            out.push((k, row));
+            let k = if shape.keys { k } else { Vec::new() };
+            out.push((k, shape.row(&mut row)));
         }
         Ok(())
     };
@@ -380,7 +384,8 @@ pub fn fetch_where(
                             .and_then(|()| keep(&buf));
                         match step {
                             Ok(true) => {
-                                out.push((k.to_vec(), std::mem::take(&mut buf)));
+                                let k = if shape.keys { k.to_vec() } else { Vec::new() };
+                                out.push((k, shape.row(&mut buf)));
                                 if out.len() >= max {
                                     return false;
                                 }
@@ -425,6 +430,36 @@ pub fn fetch_where(
         }
     }
     Ok(out)
+}
+
+/// What [`fetch_where`] makes of a row it keeps.
+#[derive(Clone, Copy, Default)]
+pub struct Kept<'a> {
+    /// Only these columns of the row, in this order (a pruned scan's
+    /// output: [`crate::sql::plan::Plan::scan_columns`]); `None`: the
+    /// whole row.
+    pub columns: Option<&'a [usize]>,
+    /// Whether the row's primary-key bytes are wanted (else an empty key:
+    /// no allocation per row).
+    pub keys: bool,
+}
+
+impl Kept<'_> {
+    /// The kept row, moved out of the decode buffer `buf` (which keeps its
+    /// allocation when only some columns are taken: the next row decodes
+    /// into it without a new one).
+    fn row(&self, buf: &mut Vec<Value>) -> Vec<Value> {
+        match self.columns {
+            None => std::mem::take(buf),
+            Some(cols) => cols
+                .iter()
+                .map(|&c| {
+                    buf.get_mut(c)
+                        .map_or(Value::Null, |v| std::mem::replace(v, Value::Null))
+                })
+                .collect(),
+        }
+    }
 }
 
 /// Whether `access` yields at most `cap` rows at the transaction's

@@ -177,10 +177,30 @@ fn candidates(
         }
         return Ok((found, false));
     }
-    let (rows, early) = scan_rows(cx, plan, t, outer, filter, host, limited, &mut |row| {
-        mem.add_row(row)?;
-        Ok(true)
-    })?;
+    // A pruned plain scan's rows come narrowed to its output columns from
+    // the storage scan (when it tests the filter there): no full-width row
+    // is kept (the chain's `Rows` passes them as they are).
+    let cols = plan
+        .scan_columns()
+        .filter(|c| plan.is_plain_scan() && c.len() < plan.source.scope.cols.len());
+    let shape = access::Kept {
+        columns: cols.as_deref(),
+        keys: !plan.matches.is_empty(),
+    };
+    let (rows, early) = scan_rows(
+        cx,
+        plan,
+        t,
+        outer,
+        filter,
+        host,
+        limited,
+        shape,
+        &mut |row| {
+            mem.add_row(row)?;
+            Ok(true)
+        },
+    )?;
     let scores = if plan.matches.is_empty() {
         Vec::new()
     } else {
@@ -215,7 +235,9 @@ fn candidates(
 /// row that passes goes to `sink`, which says whether to keep it in the
 /// returned rows. With `limited` (the rows kept are the block's output),
 /// the scan stops once it has kept what the block's LIMIT needs
-/// ([`scan_cap`]).
+/// ([`scan_cap`]). A kept row is made as `shape` says — narrowed to
+/// its columns only when the filter is tested here (or there is none):
+/// a filter tested later reads the whole row.
 #[allow(clippy::too_many_arguments)]
 fn scan_rows(
     cx: &mut Exec<'_, '_>,
@@ -225,6 +247,7 @@ fn scan_rows(
     filter: Option<&Prepared<'_>>,
     host: &SessionHost<'_>,
     limited: bool,
+    mut shape: access::Kept<'_>,
     sink: &mut dyn FnMut(&[Value]) -> SqlResult<bool>,
 ) -> SqlResult<(Vec<KeyedRow>, bool)> {
     // A correlated filter (`b.a_id = a.id` inside a subquery) is a
@@ -246,6 +269,9 @@ fn scan_rows(
     // row: no subquery left to run per row, no MATCH score (known by key
     // after the scan).
     let early = filter.filter(|f| !f.per_row() && plan.matches.is_empty());
+    if filter.is_some() && early.is_none() {
+        shape.columns = None;
+    }
     let max = if limited {
         scan_cap(plan, early, path)
     } else {
@@ -267,6 +293,7 @@ fn scan_rows(
         plan.needed.as_deref(),
         max,
         &mut keep,
+        shape,
     )?;
     Ok((rows, early.is_some()))
 }
@@ -294,6 +321,10 @@ pub fn keyed_rows(cx: &mut Exec<'_, '_>, plan: &Plan) -> SqlResult<Vec<(Vec<u8>,
         filter.as_ref(),
         &host,
         false,
+        access::Kept {
+            columns: None,
+            keys: true,
+        },
         &mut |row| {
             mem.add_row(row)?;
             Ok(true)

@@ -309,13 +309,7 @@ pub(crate) fn overflow(op: &str) -> SqlError {
 /// case matters (`'ABC' LIKE '%a%'` is 0, as in MySQL with that
 /// collation).
 pub fn like_match(s: &str, pat: &str) -> bool {
-    if s.is_ascii() && pat.is_ascii() {
-        // Byte-wise: no allocation on the scan path.
-        return wildcard(s.as_bytes(), pat.as_bytes(), |a, b| a == b);
-    }
-    let s: Vec<char> = s.chars().collect();
-    let p: Vec<char> = pat.chars().collect();
-    wildcard(&s, &p, |a, b| a == b)
+    crate::collation::like_bin(s, pat)
 }
 
 /// `LIKE` ignoring case: the pattern of `SHOW … LIKE`, whose names MySQL

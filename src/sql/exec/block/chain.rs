@@ -133,22 +133,42 @@ impl Step<Row> for Rows<'_> {
         let Some(batch) = self.input.next(cx, run)? else {
             return Ok(None);
         };
-        let plan = run.plan;
-        let rows = batch.into_iter().map(|(r, _)| r);
-        Ok(Some(match plan.scan_columns() {
-            // Pruned (plan::prune): the columns its join reads.
-            Some(cols) if cols.len() < plan.source.scope.cols.len() => rows
-                .map(|mut r| {
-                    cols.iter()
-                        .map(|&c| {
-                            r.get_mut(c)
-                                .map_or(Value::Null, |v| std::mem::replace(v, Value::Null))
-                        })
-                        .collect()
-                })
-                .collect(),
-            _ => rows.collect(),
-        }))
+        Ok(Some(scan_output(run.plan, batch)))
+    }
+
+    fn all(
+        &mut self,
+        cx: &mut Exec<'_, '_>,
+        run: &Run<'_, '_>,
+    ) -> SqlResult<crate::sql::budget::Grave<Vec<Row>>> {
+        let mut rows = self.input.all(cx, run)?;
+        Ok(crate::sql::budget::Grave(scan_output(
+            run.plan,
+            rows.take(),
+        )))
+    }
+}
+
+/// A plain scan's candidates as its output rows: pruned (plan::prune), the
+/// columns its join reads — which a row the storage scan narrowed already
+/// (exactly that many values: a whole row has more) holds as it is.
+fn scan_output(plan: &Plan, items: Vec<Candidate>) -> Vec<Row> {
+    let rows = items.into_iter().map(|(r, _)| r);
+    match plan.scan_columns() {
+        Some(cols) if cols.len() < plan.source.scope.cols.len() => rows
+            .map(|mut r| {
+                if r.len() == cols.len() {
+                    return r;
+                }
+                cols.iter()
+                    .map(|&c| {
+                        r.get_mut(c)
+                            .map_or(Value::Null, |v| std::mem::replace(v, Value::Null))
+                    })
+                    .collect()
+            })
+            .collect(),
+        _ => rows.collect(),
     }
 }
 
@@ -244,10 +264,12 @@ impl Operator for Block<'_> {
         if self.ex.is_none() && self.made.is_none() {
             self.start(cx)?;
         }
-        // Rows made whole already (a scan a join drains) go whole.
-        let Some(rows) = self.made.as_mut().map(Made::rest) else {
-            self.meter.step(start, 0, 0);
-            return Ok(None);
+        // Rows made whole already (a scan a join drains) go whole; so do
+        // the chain's, made at once (a plain scan's are never cut into
+        // batches to be joined again).
+        let rows = match self.made.as_mut() {
+            Some(m) => m.rest(),
+            None => self.pull_all(cx)?,
         };
         self.meter.step(
             start,

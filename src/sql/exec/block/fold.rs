@@ -98,6 +98,7 @@ impl<'s> Aggregate<'s> {
                     ex.filter.as_ref(),
                     host,
                     false,
+                    crate::sql::access::Kept::default(),
                     &mut fold,
                 )?;
                 debug_assert!(
@@ -246,6 +247,7 @@ impl<'s> Window<'s> {
                     ex.filter.as_ref(),
                     host,
                     false,
+                    crate::sql::access::Kept::default(),
                     &mut keep,
                 )?;
                 debug_assert!(

@@ -58,6 +58,27 @@ pub(crate) type Projected = (Vec<Value>, Vec<Value>);
 pub(crate) trait Step<T> {
     /// The next batch (1 to [`BATCH_ROWS`] items); `None` at the end.
     fn next(&mut self, cx: &mut Exec<'_, '_>, run: &Run<'_, '_>) -> SqlResult<Option<Vec<T>>>;
+
+    /// Every item left, at once, for a parent that needs them all before
+    /// it passes anything on (a join's input, a sort, a window): by
+    /// default the batches joined. A step whose items are made already
+    /// (the scan) hands them over whole instead of cutting them into
+    /// batches to be joined again; a step over one (the filter, a plain
+    /// scan's rows) works on its input's items in place.
+    fn all(&mut self, cx: &mut Exec<'_, '_>, run: &Run<'_, '_>) -> SqlResult<budget::Grave<Vec<T>>>
+    where
+        T: Default + 'static,
+    {
+        let mut out: budget::Grave<Vec<T>> = Default::default();
+        while let Some(b) = self.next(cx, run)? {
+            if out.is_empty() {
+                out.0 = b;
+            } else {
+                out.extend(b);
+            }
+        }
+        Ok(out)
+    }
 }
 
 /// A boxed operator of a block passing `T`s.
@@ -71,15 +92,7 @@ pub(crate) fn collect<T: Default + 'static>(
     cx: &mut Exec<'_, '_>,
     run: &Run<'_, '_>,
 ) -> SqlResult<budget::Grave<Vec<T>>> {
-    let mut out: budget::Grave<Vec<T>> = Default::default();
-    while let Some(b) = step.next(cx, run)? {
-        if out.is_empty() {
-            out.0 = b;
-        } else {
-            out.extend(b);
-        }
-    }
-    Ok(out)
+    step.all(cx, run)
 }
 
 /// Items already made, handed out in batches; each item is moved out of
@@ -115,6 +128,18 @@ impl<T: Default + 'static> Items<T> {
         }
         self.at = end;
         Ok(Some(batch))
+    }
+
+    /// Every item not handed out yet, at once (no copy when none was).
+    pub fn rest(&mut self) -> budget::Grave<Vec<T>> {
+        let mut items = self.items.take();
+        if self.at == usize::MAX {
+            items.clear();
+        } else if self.at > 0 {
+            items.drain(..self.at.min(items.len()));
+        }
+        self.at = usize::MAX;
+        budget::Grave(items)
     }
 }
 
