@@ -6,7 +6,7 @@
 //! Owns: which arguments take this path — those made only of columns,
 //! INT / DECIMAL literals and `+ - *` — the program of their shared
 //! sub-expressions ([`ArgProgram`]), and its evaluation with exactly the
-//! semantics of [`crate::sql::expr::arith`] (INT with INT is INT, DECIMAL
+//! semantics of [`crate::sql::expr::arith`](mod@crate::sql::expr::arith) (INT with INT is INT, DECIMAL
 //! with INT or DECIMAL exact DECIMAL at MySQL's scales). A row whose
 //! values leave that ground (a DOUBLE, a text, a mantissa past `i64`,
 //! an overflow) is declined and the caller evaluates its arguments the

@@ -57,7 +57,7 @@ fn row_only(e: &CExpr) -> bool {
 
 /// Whether partial states of `call` (argument `arg`) are expected to
 /// merge exactly: SUM / AVG of an integer or DECIMAL argument (whose
-/// values [`merge_state`] still checks: a DOUBLE or a rounded value
+/// values [`merge_state`](super::agg::merge_state) still checks: a DOUBLE or a rounded value
 /// refuses the merge).
 fn mergeable(plan: &Plan, call: &AggCall, arg: Option<&CExpr>) -> bool {
     if call.distinct {
