@@ -399,8 +399,19 @@ fn purging_a_large_table_returns_at_once() {
         took < std::time::Duration::from_secs(1),
         "purge_table took {took:?}"
     );
-    // The deletes are GC's work, not the call's.
-    assert_eq!(s.gc().unwrap().purged_entries, 200_000);
+    // The deletes are GC's work, not the call's: a pass deletes for at
+    // most PURGE_PASS and leaves the rest to the next (a loaded machine
+    // needs more than one), never more than there is.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    let mut purged = 0;
+    while purged < 200_000 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "GC purged {purged} of 200000 entries"
+        );
+        purged += s.gc().unwrap().purged_entries;
+    }
+    assert_eq!(purged, 200_000);
 }
 
 /// GC deletes change-log entries in bounded batches (so commits interleave

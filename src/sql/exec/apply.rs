@@ -12,7 +12,8 @@ use std::sync::Arc;
 use crate::error::{code, SqlError, SqlResult};
 use crate::sql::budget::Reservation;
 use crate::sql::exec::Exec;
-use crate::sql::expr::{CExpr, SubqueryRef, ValueSet};
+use crate::sql::expr::{CExpr, EvalCtx, SubqueryRef, ValueSet};
+use crate::sql::host::SessionHost;
 use crate::sql::plan::SubPlan;
 use crate::types::Value;
 
@@ -148,4 +149,30 @@ fn scalar(cx: &mut Exec<'_, '_>, sp: &SubPlan, outer: &[Value]) -> SqlResult<Val
             "Subquery returns more than 1 row",
         )),
     }
+}
+
+/// Whether every condition of `conds` (a join's residual ON / WHERE
+/// conjuncts) is true on the joined `row`, its correlated subqueries run
+/// for that row.
+pub fn all_hold(
+    cx: &mut Exec<'_, '_>,
+    conds: &[Prepared<'_>],
+    outer: &[Value],
+    host: &SessionHost<'_>,
+    row: &[Value],
+) -> SqlResult<bool> {
+    for p in conds {
+        let e = bind_row(cx, p, row, outer)?;
+        let v = e.eval(&EvalCtx {
+            row,
+            outer,
+            aggs: &[],
+            matches: &[],
+            funcs: host,
+        })?;
+        if crate::sql::expr::truth(&v) != Some(true) {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }

@@ -13,7 +13,7 @@ use std::collections::{HashMap, HashSet};
 
 use crate::error::SqlResult;
 use crate::sql::budget::{self, Reservation};
-use crate::sql::exec::{bind_row, prepare, record, Exec, Prepared};
+use crate::sql::exec::{all_hold, prepare, record, Exec, Prepared};
 use crate::sql::expr::{self, value_key, CExpr, EvalCtx};
 use crate::sql::host::SessionHost;
 use crate::sql::plan::{lookup_key, lookup_key_limit, Join, JoinKind, Stage, Stat};
@@ -216,35 +216,11 @@ fn joined(
     row.reserve(l.len() + r.len());
     row.extend_from_slice(l);
     row.extend_from_slice(r);
-    if !residual_holds(cx, residual, outer, host, &row)? {
+    if !all_hold(cx, residual, outer, host, &row)? {
         *spare = row;
         return Ok(None);
     }
     Ok(Some(row))
-}
-
-/// Whether every residual condition is true on the joined `row`.
-fn residual_holds(
-    cx: &mut Exec<'_, '_>,
-    residual: &[Prepared<'_>],
-    outer: &[Value],
-    host: &SessionHost<'_>,
-    row: &[Value],
-) -> SqlResult<bool> {
-    for p in residual {
-        let e = bind_row(cx, p, row, outer)?;
-        let v = e.eval(&EvalCtx {
-            row,
-            outer,
-            aggs: &[],
-            matches: &[],
-            funcs: host,
-        })?;
-        if expr::truth(&v) != Some(true) {
-            return Ok(false);
-        }
-    }
-    Ok(true)
 }
 
 /// What a join under a running recursive CTE keeps between its rounds
@@ -611,7 +587,7 @@ fn grace_emit(
         Some(r) => row.extend_from_slice(r),
         None => row.resize(width, Value::Null),
     }
-    if l.is_some() && r.is_some() && !residual_holds(cx, residual, outer, host, &row)? {
+    if l.is_some() && r.is_some() && !all_hold(cx, residual, outer, host, &row)? {
         return Ok(false);
     }
     out_mem.add_row(&row)?;

@@ -42,7 +42,7 @@ pub mod window;
 pub mod window_slide;
 pub mod window_stream;
 
-pub use apply::{bind_row, prepare, Prepared};
+pub use apply::{all_hold, bind_row, prepare, Prepared};
 #[allow(
     unused_imports,
     reason = "the operators' shared contract: exec::analyzing()"

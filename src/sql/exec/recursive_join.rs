@@ -18,8 +18,8 @@ use std::rc::Rc;
 use crate::error::SqlResult;
 use crate::sql::budget::{self, Reservation};
 use crate::sql::exec::recursive;
-use crate::sql::exec::{bind_row, prepare, Exec, Prepared};
-use crate::sql::expr::{self, key_form, CExpr, EvalCtx};
+use crate::sql::exec::{all_hold, prepare, Exec, Prepared};
+use crate::sql::expr::{key_form, CExpr, EvalCtx};
 use crate::sql::host::SessionHost;
 use crate::sql::plan::{Join, JoinKind};
 use crate::types::Value;
@@ -205,7 +205,7 @@ pub(super) fn join(
             row.reserve(l.len() + r.len());
             row.extend_from_slice(l);
             row.extend_from_slice(r);
-            if !holds(cx, &residual, outer, &host, &row)? {
+            if !all_hold(cx, &residual, outer, &host, &row)? {
                 spare = row;
                 continue;
             }
@@ -221,28 +221,4 @@ pub(super) fn join(
         }
     }
     Ok(Some(out.take()))
-}
-
-/// Whether every residual condition is true on the joined `row`.
-fn holds(
-    cx: &mut Exec<'_, '_>,
-    residual: &[Prepared<'_>],
-    outer: &[Value],
-    host: &SessionHost<'_>,
-    row: &[Value],
-) -> SqlResult<bool> {
-    for p in residual {
-        let e = bind_row(cx, p, row, outer)?;
-        let v = e.eval(&EvalCtx {
-            row,
-            outer,
-            aggs: &[],
-            matches: &[],
-            funcs: host,
-        })?;
-        if expr::truth(&v) != Some(true) {
-            return Ok(false);
-        }
-    }
-    Ok(true)
 }
