@@ -91,6 +91,26 @@ pub(crate) fn is_distance_key(e: &CExpr) -> bool {
         if crate::sql::expr::VECTOR_DISTANCE_FNS.contains(&name.as_str()))
 }
 
+/// The order of two values of one ORDER BY / window key part: ascending or
+/// (`desc`) descending by [`Value::total_cmp`], except that for a vector
+/// `distance` key a NULL sorts after every real value in both directions.
+pub(crate) fn key_order(x: &Value, y: &Value, desc: bool, distance: bool) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    if distance && x.is_null() != y.is_null() {
+        return if x.is_null() {
+            Ordering::Greater
+        } else {
+            Ordering::Less
+        };
+    }
+    let o = x.total_cmp(y);
+    if desc {
+        o.reverse()
+    } else {
+        o
+    }
+}
+
 /// Evaluates a prepared expression against a row and its MATCH scores.
 pub(crate) type EvalRow<'a> = dyn FnMut(&Prepared<'_>, &[Value], &[Value]) -> SqlResult<Value> + 'a;
 

@@ -38,7 +38,7 @@ use crate::error::SqlResult;
 use crate::sql::budget::{self, Reservation};
 use crate::sql::exec::agg::{agg_final, agg_update, AggState};
 use crate::sql::exec::apply as exec; // exec::Prepared, not the dispatcher
-use crate::sql::exec::unit::{is_distance_key, Exprs, Unit, WindowExprs as Prepared};
+use crate::sql::exec::unit::{is_distance_key, key_order, Exprs, Unit, WindowExprs as Prepared};
 use crate::sql::expr::{AggCall, CExpr, Frame, FrameBound, WinFunc};
 use crate::sql::plan::Plan;
 use crate::types::Value;
@@ -461,19 +461,7 @@ impl Keys<'_> {
                 // A NULL vector distance sorts after every real one in
                 // both directions, as the block's ORDER BY and the
                 // vector index have it.
-                if is_distance_key(key) && x.is_null() != y.is_null() {
-                    return if x.is_null() {
-                        Ordering::Greater
-                    } else {
-                        Ordering::Less
-                    };
-                }
-                let o = x.total_cmp(y);
-                if *desc {
-                    o.reverse()
-                } else {
-                    o
-                }
+                key_order(x, y, *desc, is_distance_key(key))
             })
             .find(|o| o.is_ne())
             .unwrap_or(Ordering::Equal)
@@ -928,8 +916,8 @@ fn ntile(j: usize, len: usize, n: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::{encode_key, key_kind, ntile, permute, Column, KeyKind, Unit};
+    use crate::sql::exec::unit::key_order;
     use crate::types::Value;
-    use std::cmp::Ordering;
 
     /// A deterministic stream of pseudo-random numbers.
     struct Lcg(u64);
@@ -1024,17 +1012,7 @@ mod tests {
                     };
                     for x in vals {
                         for y in vals {
-                            let want = if distance && x.is_null() != y.is_null() {
-                                if x.is_null() {
-                                    Ordering::Greater
-                                } else {
-                                    Ordering::Less
-                                }
-                            } else if desc {
-                                x.total_cmp(y).reverse()
-                            } else {
-                                x.total_cmp(y)
-                            };
+                            let want = key_order(x, y, desc, distance);
                             // Keys are concatenated: a following key part
                             // must not change the order (prefix-free).
                             let (mut a, mut b) = (enc(x), enc(y));

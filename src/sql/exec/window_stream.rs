@@ -24,7 +24,7 @@ use crate::error::{SqlError, SqlResult};
 use crate::sql::budget::{self, Reservation};
 use crate::sql::exec::apply::Prepared;
 use crate::sql::exec::op::BATCH_ROWS;
-use crate::sql::exec::unit::{is_distance_key, Exprs, Unit};
+use crate::sql::exec::unit::{is_distance_key, key_order, Exprs, Unit};
 use crate::sql::plan::Plan;
 use crate::sql::spill::sort::{Merge, Sorter};
 use crate::sql::spill::{SpillFile, Spillable};
@@ -101,17 +101,7 @@ impl Order {
                 .checked_sub(self.parts)
                 .and_then(|o| self.order.get(o).copied())
                 .unwrap_or((false, false));
-            let o = if distance && x.is_null() != y.is_null() {
-                if x.is_null() {
-                    Ordering::Greater
-                } else {
-                    Ordering::Less
-                }
-            } else if desc {
-                x.total_cmp(y).reverse()
-            } else {
-                x.total_cmp(y)
-            };
+            let o = key_order(x, y, desc, distance);
             if o.is_ne() {
                 return o;
             }

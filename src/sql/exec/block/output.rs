@@ -20,7 +20,7 @@ use crate::sql::spill::sort::{Merge, Sorted, Sorter};
 
 use super::stage::{collect, pass_made, step, BoxStep, Items, Projected, Run, Step};
 use super::top_k;
-use crate::sql::exec::unit::{is_distance_key, Unit};
+use crate::sql::exec::unit::{is_distance_key, key_order, Unit};
 
 /// The ORDER BY order of two projected rows (by their keys). A total
 /// order, always: a KILL is seen between the bounded pieces the sorts cut
@@ -30,21 +30,8 @@ use crate::sql::exec::unit::{is_distance_key, Unit};
 fn order(plan: &Plan, a: &Projected, b: &Projected) -> Ordering {
     for (i, (key, desc)) in plan.order_by.iter().enumerate() {
         let (x, y) = (&a.1[i], &b.1[i]);
-        let o = if is_distance_key(key) && x.is_null() != y.is_null() {
-            // NULL distance last whatever the direction.
-            if x.is_null() {
-                Ordering::Greater
-            } else {
-                Ordering::Less
-            }
-        } else {
-            let o = x.total_cmp(y);
-            if *desc {
-                o.reverse()
-            } else {
-                o
-            }
-        };
+        // NULL distance last whatever the direction.
+        let o = key_order(x, y, *desc, is_distance_key(key));
         if o != Ordering::Equal {
             return o;
         }
