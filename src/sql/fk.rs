@@ -446,26 +446,14 @@ pub fn drop_key(cx: &mut Ctx<'_>, t: &mut TableDef, name: &str) -> SqlResult<()>
 /// their parents' `referenced_by`.
 pub fn before_drop(cx: &mut Ctx<'_>, t: &TableDef, dropping: &[(String, String)]) -> SqlResult<()> {
     if checks_on(cx) {
-        for (db, name) in &t.referenced_by {
-            if (*db == t.db && *name == t.name) || dropping.contains(&(db.clone(), name.clone())) {
-                continue;
-            }
-            let Some(child) = catalog::get_table(cx.txn, db, name, false)? else {
-                continue;
-            };
-            if let Some(fk) = child
-                .foreign_keys
-                .iter()
-                .find(|f| f.references(&t.db, &t.name))
-            {
-                return Err(SqlError::new(
-                    code::FK_DROP_TABLE,
-                    format!(
-                        "Cannot drop table '{}' referenced by a foreign key constraint '{}' on table '{}'.",
-                        t.name, fk.name, child.name
-                    ),
-                ));
-            }
+        if let Some((child, fk)) = referencing_key(cx, t, dropping)? {
+            return Err(SqlError::new(
+                code::FK_DROP_TABLE,
+                format!(
+                    "Cannot drop table '{}' referenced by a foreign key constraint '{fk}' on table '{}'.",
+                    t.name, child.name
+                ),
+            ));
         }
     }
     let mut t = t.clone();
@@ -488,28 +476,43 @@ pub fn before_truncate(cx: &mut Ctx<'_>, t: &TableDef) -> SqlResult<()> {
     if !checks_on(cx) {
         return Ok(());
     }
+    if let Some((child, fk)) = referencing_key(cx, t, &[])? {
+        return Err(SqlError::new(
+            code::TRUNCATE_ILLEGAL_FK,
+            format!(
+                "Cannot truncate a table referenced in a foreign key constraint (`{}`.`{}`, CONSTRAINT `{fk}`)",
+                child.db, child.name
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The first key of another table that references `t` — a child in
+/// `t.referenced_by` other than `t` itself and the tables of `except` —
+/// with that child, in `referenced_by`'s order.
+fn referencing_key(
+    cx: &mut Ctx<'_>,
+    t: &TableDef,
+    except: &[(String, String)],
+) -> SqlResult<Option<(TableDef, String)>> {
     for (db, name) in &t.referenced_by {
-        if *db == t.db && *name == t.name {
+        if (*db == t.db && *name == t.name) || except.contains(&(db.clone(), name.clone())) {
             continue;
         }
         let Some(child) = catalog::get_table(cx.txn, db, name, false)? else {
             continue;
         };
-        if let Some(fk) = child
+        let found = child
             .foreign_keys
             .iter()
             .find(|f| f.references(&t.db, &t.name))
-        {
-            return Err(SqlError::new(
-                code::TRUNCATE_ILLEGAL_FK,
-                format!(
-                    "Cannot truncate a table referenced in a foreign key constraint (`{}`.`{}`, CONSTRAINT `{}`)",
-                    child.db, child.name, fk.name
-                ),
-            ));
+            .map(|f| f.name.clone());
+        if let Some(fk) = found {
+            return Ok(Some((child, fk)));
         }
     }
-    Ok(())
+    Ok(None)
 }
 
 /// Table `t` (already renamed from `old_db`.`old_name`, its record not yet
