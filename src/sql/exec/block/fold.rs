@@ -88,23 +88,8 @@ impl<'s> Aggregate<'s> {
                     })?;
                     Ok(false)
                 };
-                // The scan tests the filter on each row (a streamed table's
-                // filter runs nothing per row): what it keeps is folded.
-                let (_, filtered) = super::scan_rows(
-                    cx,
-                    plan,
-                    t,
-                    outer,
-                    ex.filter.as_ref(),
-                    host,
-                    false,
-                    crate::sql::access::Kept::default(),
-                    &mut fold,
-                )?;
-                debug_assert!(
-                    filtered || ex.filter.is_none(),
-                    "a streamed aggregate's filter is tested in the scan"
-                );
+                // What the scan keeps is folded.
+                scan_streamed(cx, plan, t, run, ex.filter.as_ref(), &mut fold)?;
             }
             Some(Fold::Input(mut input)) => {
                 while let Some(batch) = input.next(cx, run)? {
@@ -239,21 +224,7 @@ impl<'s> Window<'s> {
                     c.push(plan, ex, u, &mut direct)?;
                     Ok(false)
                 };
-                let (_, filtered) = super::scan_rows(
-                    cx,
-                    plan,
-                    t,
-                    outer,
-                    ex.filter.as_ref(),
-                    host,
-                    false,
-                    crate::sql::access::Kept::default(),
-                    &mut keep,
-                )?;
-                debug_assert!(
-                    filtered || ex.filter.is_none(),
-                    "a streamed window's filter is tested in the scan"
-                );
+                scan_streamed(cx, plan, t, run, ex.filter.as_ref(), &mut keep)?;
             }
             None => {}
         }
@@ -280,4 +251,33 @@ impl Step<Unit> for Window<'_> {
         step(&mut self.meter, start, &batch);
         Ok(batch)
     }
+}
+
+/// A streamed block's stored table, every row the scan keeps handed to
+/// `sink`: the scan tests the block's filter on each row itself (a
+/// streamed table's filter runs nothing per row).
+fn scan_streamed(
+    cx: &mut Exec<'_, '_>,
+    plan: &crate::sql::plan::Plan,
+    t: &crate::catalog::TableDef,
+    run: &Run<'_, '_>,
+    filter: Option<&crate::sql::exec::Prepared<'_>>,
+    sink: &mut dyn FnMut(&[Value]) -> SqlResult<bool>,
+) -> SqlResult<()> {
+    let (_, filtered) = super::scan_rows(
+        cx,
+        plan,
+        t,
+        run.outer,
+        filter,
+        run.host,
+        false,
+        crate::sql::access::Kept::default(),
+        sink,
+    )?;
+    debug_assert!(
+        filtered || filter.is_none(),
+        "a streamed block's filter is tested in the scan"
+    );
+    Ok(())
 }
