@@ -74,6 +74,14 @@ fn kill(
     (r, s, took)
 }
 
+/// Wait until connection `id` is running `sql` (information_schema.PROCESSLIST).
+fn wait_running(admin: &mut Session, id: u32, sql: &str) {
+    let probe = format!("SELECT INFO FROM information_schema.PROCESSLIST WHERE ID = {id}");
+    wait_until(&format!("connection {id} running `{sql}`"), WAIT, || {
+        q(admin, &probe) == vec![vec![Value::Text(sql.to_string())]]
+    });
+}
+
 fn tables(s: &mut Session) -> Vec<Vec<Value>> {
     q(s, "SHOW TABLES FROM k")
 }
@@ -104,6 +112,10 @@ fn a_ddl_waiting_for_its_durable_ids_is_killable() {
             .unwrap();
         let (id, h) = spawn(db.session(), sql);
         wait_waiters(points::STORAGE_FREE_SPACE, WAIT);
+        // The waiter may be the applier writing the rows above: KILL QUERY
+        // only once the victim runs its statement (before it, KILL finds
+        // nothing to stop, as MySQL's does).
+        wait_running(&mut admin, id, sql);
         let (r, _s, took) = kill(&mut admin, id, h, sql);
         let e = r.expect_err(sql);
         assert_eq!(e.code, 1317, "{sql}: {e:?}");

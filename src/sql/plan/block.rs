@@ -605,6 +605,14 @@ pub(crate) fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnK
             // Temporal results are sent with a temporal type (drivers then
             // return date / datetime objects, not strings).
             "from_unixtime" if args.len() == 1 => ColumnKind::DateTime(None),
+            // NOW(fsp): exactly fsp digits (whole seconds without one).
+            "now" | "current_timestamp" | "sysdate" => match args.first() {
+                None => ColumnKind::DateTime(Some(0)),
+                Some(CExpr::Lit(Value::Int(n))) if (0..=6).contains(n) => {
+                    ColumnKind::DateTime(Some(*n as u8))
+                }
+                Some(_) => ColumnKind::DateTime(None),
+            },
             // MySQL: DATE + a day-or-longer interval is a DATE, DATE or
             // DATETIME + anything else a DATETIME, text stays text.
             "date_add interval" | "date_sub interval" => {
