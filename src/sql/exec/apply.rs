@@ -6,11 +6,10 @@
 //! a boolean, `IN (subquery)` a materialized set charged to the budget.
 //! A scalar or EXISTS subquery whose answer depends only on the outer
 //! values it reads ([`SubPlan::memo`]) is answered from the statement's
-//! [`Memo`] when it ran before with the same values (MariaDB's subquery
+//! memo (`exec::memo`) when it ran before with the same values (MariaDB's subquery
 //! cache). Never evaluates the expression itself and never plans.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::error::{code, SqlError, SqlResult};
@@ -45,36 +44,6 @@ impl Prepared<'_> {
     /// Whether correlated subqueries remain to run for each row.
     pub fn per_row(&self) -> bool {
         self.per_row
-    }
-}
-
-/// Most bytes of keys a statement's [`Memo`] holds; past it, answers are
-/// no longer kept (the subqueries still run, each for its row).
-const MEMO_BYTES: usize = 8 << 20;
-
-/// What a key and its answer cost beside the key's text.
-const MEMO_ENTRY_BYTES: usize = 64;
-
-/// The answers of repeatable subqueries run so far in one statement, by
-/// subquery id and the outer values they read.
-#[derive(Default)]
-pub struct Memo {
-    answers: HashMap<(usize, String), Value>,
-    bytes: usize,
-}
-
-impl Memo {
-    fn get(&self, id: usize, key: &str) -> Option<Value> {
-        // A borrowed lookup would need a second map shape; keys are short.
-        self.answers.get(&(id, key.to_string())).cloned()
-    }
-
-    fn put(&mut self, id: usize, key: String, v: &Value) {
-        let cost = key.len() + MEMO_ENTRY_BYTES;
-        if self.bytes + cost <= MEMO_BYTES {
-            self.bytes += cost;
-            self.answers.insert((id, key), v.clone());
-        }
     }
 }
 

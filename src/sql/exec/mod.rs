@@ -31,6 +31,7 @@ pub mod block;
 mod build;
 mod join;
 pub mod keys;
+mod memo;
 pub mod op;
 pub mod parallel;
 pub mod recursive;

@@ -162,7 +162,7 @@ pub struct Exec<'c, 'a> {
     pub subqueries: crate::sql::plan::Subqueries,
     pub table_rows: super::series::Made,
     /// Answers of repeatable correlated subqueries (see `apply`).
-    pub(super) memo: super::apply::Memo,
+    pub(super) memo: super::memo::Memo,
     pub(super) build: Builder,
     pub(super) block: BlockBuilder,
 }
