@@ -39,6 +39,32 @@ pub use value::{
 };
 pub(crate) use value::{num, num_cmp, overflow, text, text_of, wrong_count};
 
+thread_local! {
+    /// Whether `||` compiles as CONCAT on this thread (see [`PipesAsConcat`]).
+    static PIPES_AS_CONCAT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+fn pipes_as_concat() -> bool {
+    PIPES_AS_CONCAT.with(std::cell::Cell::get)
+}
+
+/// While it lives, `||` compiles as CONCAT on this thread (the statement's
+/// sql_mode has PIPES_AS_CONCAT; the statement runner enters it); else it
+/// is OR, as MySQL's default mode has it.
+pub struct PipesAsConcat(bool);
+
+impl PipesAsConcat {
+    pub fn enter(on: bool) -> PipesAsConcat {
+        PipesAsConcat(PIPES_AS_CONCAT.with(|c| c.replace(on)))
+    }
+}
+
+impl Drop for PipesAsConcat {
+    fn drop(&mut self) {
+        PIPES_AS_CONCAT.with(|c| c.set(self.0));
+    }
+}
+
 /// The fractional-seconds precision written in `DATETIME(n)` (0 when
 /// absent); above 6 is MySQL's 1426.
 pub(crate) fn fsp_of(arg: &str, s: &str) -> SqlResult<u8> {
@@ -459,6 +485,15 @@ impl<'a> Compiler<'a> {
             {
                 self.row_comparison(left, op, right)?
             }
+            // `||`: OR, or CONCAT under sql_mode PIPES_AS_CONCAT.
+            Expr::BinaryOp {
+                left,
+                op: BinaryOperator::StringConcat,
+                right,
+            } if pipes_as_concat() => CExpr::Func(
+                "concat".into(),
+                vec![self.compile(left)?, self.compile(right)?],
+            ),
             Expr::BinaryOp { left, op, right } => {
                 let op = match (comparison(op), op) {
                     (Some(cmp), _) => cmp,
@@ -471,7 +506,7 @@ impl<'a> Compiler<'a> {
                     }
                     (None, BinaryOperator::Modulo) => BinOp::Mod,
                     (None, BinaryOperator::And) => BinOp::And,
-                    (None, BinaryOperator::Or) => BinOp::Or,
+                    (None, BinaryOperator::Or | BinaryOperator::StringConcat) => BinOp::Or,
                     (None, BinaryOperator::Xor) => BinOp::Xor,
                     (None, other) => {
                         return Err(SqlError::unsupported(format!("operator {other}")))

@@ -255,6 +255,17 @@ pub(crate) static FUNCTIONS: &[FunctionDef] = &[
         "The first AUTO_INCREMENT value of the session's last insert.")
         .purity(Purity::Session),
     def(Session, "connection_id", (0, 0), Fixed(Int), Host, "The session's connection id."),
+    def(Session, "get_lock", (2, 2), Fixed(Int), Host,
+        "Take the named user-level lock, waiting up to TIMEOUT seconds (negative: no limit): 1, or 0 on timeout. Held across transactions until RELEASE_LOCK or the session ends; taken again by counting.")
+        .purity(Purity::Volatile),
+    def(Session, "release_lock", (1, 1), Fixed(Int), Host,
+        "Give back one count of the named lock: 1, 0 when another session holds it, NULL when nobody does.")
+        .purity(Purity::Volatile),
+    def(Session, "is_free_lock", (1, 1), Fixed(Int), Host, "1 when nobody holds the named lock, else 0.")
+        .purity(Purity::Volatile),
+    def(Session, "release_all_locks", (0, 0), Fixed(Int), Host,
+        "Give back every user-level lock of the session: how many counts it held.")
+        .purity(Purity::Volatile),
     def(Session, "sleep", (1, 1), Fixed(Int), Host,
         "Sleep N seconds (ended early by KILL or max_execution_time); 0.")
         .purity(Purity::Volatile),
