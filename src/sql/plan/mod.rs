@@ -442,7 +442,8 @@ pub fn kind_of_type(t: &DataType) -> ColumnKind {
             scale: *scale,
         },
         DataType::Float | DataType::Double => ColumnKind::Float,
-        DataType::DateTime => ColumnKind::DateTime,
+        DataType::DateTime => ColumnKind::DateTime(None),
+        DataType::DateTimeFsp(fsp) => ColumnKind::DateTime(Some(*fsp)),
         DataType::VecF32(_) | DataType::VecF64(_) => ColumnKind::Vector,
         _ => ColumnKind::Text,
     }
@@ -738,7 +739,7 @@ pub fn fold_date_literals(e: CExpr, kinds: &[ColumnKind]) -> CExpr {
     use crate::sql::expr::BinOp::*;
     let is_date = |x: &CExpr| {
         matches!(x, CExpr::Col(i)
-            if matches!(kinds.get(*i), Some(ColumnKind::Date | ColumnKind::DateTime)))
+            if matches!(kinds.get(*i), Some(ColumnKind::Date | ColumnKind::DateTime(_))))
     };
     let parse = |x: CExpr| match x {
         CExpr::Lit(Value::Text(s)) => match crate::types::parse_datetime(&s) {
