@@ -30,7 +30,8 @@ use sqlparser::parser::Parser;
 use crate::catalog::schema::{CheckDef, FkAction};
 use crate::catalog::TableDef;
 use crate::error::{SqlError, SqlResult};
-use crate::sql::expr::{ident_name, truth, CExpr, Compiler, EvalCtx, Scope};
+use crate::sql::expr::{datetime, ident_name, truth, CExpr, Compiler, EvalCtx, Scope};
+use crate::sql::functions::is_deterministic;
 use crate::sql::host::SessionHost;
 use crate::sql::Ctx;
 use crate::types::Value;
@@ -39,7 +40,9 @@ use crate::types::Value;
 pub const VIOLATED: u16 = 3819;
 
 /// Functions MySQL refuses in a CHECK clause (not deterministic, or
-/// reading the session): 3814 names them.
+/// reading the session or the clock), refused as written (3814 names
+/// them); any other call the registry does not hold deterministic, or
+/// that reads the clock, is refused once compiled.
 const DISALLOWED: &[&str] = &[
     "benchmark",
     "connection_id",
@@ -148,8 +151,23 @@ pub fn add(t: &mut TableDef, specs: Vec<CheckSpec>, taken: &[String]) -> SqlResu
         let mut expr = s.expr;
         validate(t, &name, &mut expr, s.column.as_deref())?;
         let clause = format!("({expr})");
-        // It compiles against the table (types, functions, arity).
-        compile(t, &clause)?;
+        // It compiles against the table (types, functions, arity), and
+        // calls only functions of its arguments.
+        let compiled = compile(t, &clause)?;
+        let mut bad = None;
+        compiled.walk(&mut |e| {
+            if let CExpr::Func(f, args) = e {
+                if bad.is_none() && (!is_deterministic(f) || datetime::reads_clock(f, args.len())) {
+                    bad = Some(f.clone());
+                }
+            }
+        });
+        if let Some(f) = bad {
+            return Err(SqlError::new(
+                3814,
+                format!("An expression of a check constraint '{name}' contains disallowed function: {f}."),
+            ));
+        }
         t.checks.push(CheckDef {
             name,
             clause,
