@@ -10,7 +10,10 @@ reports differently from what it was given shows up as a spurious change.
 `Session.begin_nested()` (SAVEPOINT) keeps the outer transaction's rows.
 """
 
+import itertools
+import os
 import pathlib
+from types import SimpleNamespace
 
 import alembic
 import pytest
@@ -65,9 +68,31 @@ def metadata_v2():
     return md
 
 
+_dbs = itertools.count(1)
+
+
+@pytest.fixture(scope="module")
+def target(request):
+    """The server under test: $TRIBUTARY_TARGET (host:port, set by
+    test_frameworks_cluster.py for a compute node of the PostgreSQL
+    cluster), else this session's embedded `tributary serve`."""
+    where = os.environ.get("TRIBUTARY_TARGET")
+    if where:
+        host, port = where.rsplit(":", 1)
+        return SimpleNamespace(host=host, port=int(port))
+    return request.getfixturevalue("server")
+
+
 @pytest.fixture
-def engine(server, dbname):
-    eng = create_engine(f"mysql+pymysql://root:@{server.host}:{server.port}/{dbname}")
+def engine(target):
+    name = f"alembic_{os.getpid()}_{next(_dbs)}"
+    base = f"mysql+pymysql://root:@{target.host}:{target.port}"
+    admin = create_engine(base + "/")
+    with admin.connect() as c:
+        c.exec_driver_sql(f"DROP DATABASE IF EXISTS {name}")
+        c.exec_driver_sql(f"CREATE DATABASE {name}")
+    admin.dispose()
+    eng = create_engine(f"{base}/{name}")
     yield eng
     eng.dispose()
 

@@ -14,7 +14,9 @@ deletes that cascade / set NULL, and migrates the app backwards.
 import datetime
 import decimal
 import io
+import os
 import threading
+from types import SimpleNamespace
 
 import django
 import pymysql
@@ -37,8 +39,21 @@ def tables(server, db):
 
 
 @pytest.fixture(scope="module")
-def djdb(server):
+def target(request):
+    """The server under test: $TRIBUTARY_TARGET (host:port, set by
+    test_frameworks_cluster.py for a compute node of the PostgreSQL
+    cluster), else this session's embedded `tributary serve`."""
+    where = os.environ.get("TRIBUTARY_TARGET")
+    if where:
+        host, port = where.rsplit(":", 1)
+        return SimpleNamespace(host=host, port=int(port))
+    return request.getfixturevalue("server")
+
+
+@pytest.fixture(scope="module")
+def djdb(target):
     """Django configured on a fresh database, every app migrated."""
+    server = target
     name = "django_t"
     conn = pymysql.connect(host=server.host, port=server.port, user="root", password="",
                            autocommit=True)
@@ -98,11 +113,11 @@ def djdb(server):
     connections.close_all()
 
 
-def test_migrate_created_every_table(server, djdb):
+def test_migrate_created_every_table(target, djdb):
     from django.db import connection
     from django.db.migrations.recorder import MigrationRecorder
 
-    have = tables(server, djdb)
+    have = tables(target, djdb)
     for t in ["django_content_type", "auth_user", "auth_group", "auth_permission",
               "auth_user_groups", "django_session", "django_admin_log",
               "django_migrations", "django_app_author", "django_app_book",
@@ -219,6 +234,10 @@ def test_outer_atomic_rollback_discards_everything(djdb):
     assert not Author.objects.filter(name__startswith="gone-").exists()
 
 
+@pytest.mark.xfail(
+    os.environ.get("TRIBUTARY_TARGET_STORAGE") == "postgres", strict=True,
+    reason="SELECT ... FOR UPDATE SKIP LOCKED is 1235 on the PostgreSQL backend "
+           "(crates/pgstore: set_lock_wait refuses NOWAIT / SKIP LOCKED)")
 def test_select_for_update_skip_locked_two_connections(djdb):
     from django.db import connection, transaction
     from django_app.models import Job
@@ -305,16 +324,16 @@ def test_delete_cascades_and_sets_null(djdb):
     assert Tag.objects.filter(pk=t.pk).exists()
 
 
-def test_migrate_app_backwards_and_forwards(server, djdb):
+def test_migrate_app_backwards_and_forwards(target, djdb):
     from django.core.management import call_command
     from django.db import connection
     from django.db.migrations.recorder import MigrationRecorder
 
     call_command("migrate", "django_app", "zero", verbosity=0, interactive=False)
-    have = tables(server, djdb)
+    have = tables(target, djdb)
     assert not {t for t in have if t.startswith("django_app_")}, sorted(have)
     assert "auth_user" in have
     applied = {a for a, _ in MigrationRecorder(connection).applied_migrations()}
     assert "django_app" not in applied
     call_command("migrate", "django_app", verbosity=0, interactive=False)
-    assert "django_app_book_tags" in tables(server, djdb)
+    assert "django_app_book_tags" in tables(target, djdb)
