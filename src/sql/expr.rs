@@ -802,6 +802,29 @@ impl<'a> Compiler<'a> {
                 "locate".into(),
                 vec![self.compile(expr)?, self.compile(r#in)?],
             ),
+            Expr::Extract {
+                field,
+                syntax: ast::ExtractSyntax::From,
+                expr,
+            } => {
+                // The single-field units are the functions of the same
+                // name (`EXTRACT(MONTH FROM d)` is `MONTH(d)`).
+                use ast::DateTimeField as F;
+                let name = match field {
+                    F::Year => "year",
+                    F::Quarter => "quarter",
+                    F::Month => "month",
+                    F::Week(None) => "week",
+                    F::Day => "day",
+                    F::Hour => "hour",
+                    F::Minute => "minute",
+                    F::Second => "second",
+                    F::Microsecond => "microsecond",
+                    other => return Err(SqlError::unsupported(format!("EXTRACT({other} FROM …)"))),
+                };
+                crate::sql::functions::check_call(name, 1)?;
+                CExpr::Func(name.into(), vec![self.compile(expr)?])
+            }
             other => return Err(SqlError::unsupported(format!("expression {other}"))),
         })
     }
