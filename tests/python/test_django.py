@@ -181,6 +181,10 @@ def test_orm_round_trip(djdb):
     assert Book.objects.filter(title__startswith="The ").count() == 1
     assert Book.objects.filter(title__endswith="ESSED").count() == 0
     assert Book.objects.filter(title__iendswith="ESSED").count() == 1
+    # Date part lookups: EXTRACT(MONTH FROM …), DAYOFWEEK(…), BETWEEN.
+    assert Author.objects.filter(born__month=10, born__day=21).count() == 1
+    assert Author.objects.filter(born__year=1929, born__week_day=2).count() == 1
+    assert list(Author.objects.filter(name="Ursula").values_list("born__quarter", flat=True)) == [4]
     got.pages = 400
     got.save(update_fields=["pages"])
     assert Book.objects.get(pk=b.pk).pages == 400
