@@ -164,7 +164,10 @@ def test_orm_round_trip(djdb):
 
     a = Author.objects.create(name="Ursula", born=datetime.date(1929, 10, 21))
     b = Book.objects.create(title="The Dispossessed", author=a, editor=a, pages=387,
-                            price=decimal.Decimal("12.50"))
+                            price=decimal.Decimal("12.50"),
+                            meta={"series": "Hainish", "awards": ["Hugo", "Nebula"]},
+                            added=datetime.datetime(2024, 3, 5, 7, 8, 9,
+                                                    tzinfo=datetime.timezone.utc))
     t1, t2 = Tag.objects.create(name="sf"), Tag.objects.create(name="utopia")
     b.tags.add(t1, t2)
     got = Book.objects.select_related("author").get(pk=b.pk)
@@ -181,6 +184,23 @@ def test_orm_round_trip(djdb):
     assert Book.objects.filter(title__startswith="The ").count() == 1
     assert Book.objects.filter(title__endswith="ESSED").count() == 0
     assert Book.objects.filter(title__iendswith="ESSED").count() == 1
+    # regex: REGEXP_LIKE(…, 'c'); iregex: 'i'.
+    assert Book.objects.filter(title__regex=r"^The D[a-z]+$").count() == 1
+    assert Book.objects.filter(title__regex=r"^the").count() == 0
+    assert Book.objects.filter(title__iregex=r"^the").count() == 1
+    # JSONField: JSON_EXTRACT / JSON_CONTAINS / JSON_CONTAINS_PATH.
+    assert Book.objects.get(pk=b.pk).meta == {"series": "Hainish", "awards": ["Hugo", "Nebula"]}
+    assert Book.objects.filter(meta__series="Hainish").count() == 1
+    assert Book.objects.filter(meta__awards__1="Nebula").count() == 1
+    assert Book.objects.filter(meta__has_key="awards").count() == 1
+    assert Book.objects.filter(meta__contains={"series": "Hainish"}).count() == 1
+    assert Book.objects.filter(meta__series="Earthsea").count() == 0
+    # DateTimeField with USE_TZ: TruncMonth, __date, __hour.
+    from django.db.models.functions import TruncMonth
+    assert list(Book.objects.filter(pk=b.pk).annotate(m=TruncMonth("added"))
+                .values_list("m", flat=True)) == [
+        datetime.datetime(2024, 3, 1, tzinfo=datetime.timezone.utc)]
+    assert Book.objects.filter(added__date=datetime.date(2024, 3, 5), added__hour=7).count() == 1
     # Date part lookups: EXTRACT(MONTH FROM …), DAYOFWEEK(…), BETWEEN.
     assert Author.objects.filter(born__month=10, born__day=21).count() == 1
     assert Author.objects.filter(born__year=1929, born__week_day=2).count() == 1

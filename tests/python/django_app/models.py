@@ -21,6 +21,8 @@ class Book(models.Model):
     tags = models.ManyToManyField(Tag, related_name="books")
     pages = models.IntegerField(default=0)
     price = models.DecimalField(max_digits=8, decimal_places=2)
+    meta = models.JSONField(null=True)
+    added = models.DateTimeField(null=True)
 
     class Meta:
         unique_together = [("author", "title")]
