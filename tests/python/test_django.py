@@ -258,10 +258,6 @@ def test_outer_atomic_rollback_discards_everything(djdb):
     assert not Author.objects.filter(name__startswith="gone-").exists()
 
 
-@pytest.mark.xfail(
-    os.environ.get("TRIBUTARY_TARGET_STORAGE") == "postgres", strict=True,
-    reason="SELECT ... FOR UPDATE SKIP LOCKED is 1235 on the PostgreSQL backend "
-           "(crates/pgstore: set_lock_wait refuses NOWAIT / SKIP LOCKED)")
 def test_select_for_update_skip_locked_two_connections(djdb):
     from django.db import connection, transaction
     from django_app.models import Job
