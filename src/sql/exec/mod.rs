@@ -59,6 +59,7 @@ impl<'c, 'a> Exec<'c, 'a> {
             cx,
             subqueries,
             table_rows: Default::default(),
+            memo: Default::default(),
             build: build::build,
             block: block::chain::operator,
         }

@@ -210,6 +210,10 @@ pub struct Stat {
 /// (which also says what it reads of the outer row).
 pub struct SubPlan {
     pub node: Node,
+    /// Whether its answer is a function of the outer values it reads
+    /// (no volatile call, no `@v :=` assignment): a correlated run may
+    /// then be answered from an earlier run with the same values.
+    pub memo: bool,
 }
 
 /// The planned subqueries of one statement, by [`crate::sql::expr::SubqueryRef::id`].
