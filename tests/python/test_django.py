@@ -157,6 +157,12 @@ def test_introspected_constraints(djdb):
     fks = {tuple(v["columns"]): v["foreign_key"] for v in cons.values() if v["foreign_key"]}
     assert fks[("author_id",)] == ("django_app_author", "id")
     assert fks[("editor_id",)] == ("django_app_author", "id")
+    # The admin log's PositiveSmallIntegerField: a column CHECK constraint,
+    # read back from information_schema.CHECK_CONSTRAINTS.
+    with connection.cursor() as c:
+        log = connection.introspection.get_constraints(c, "django_admin_log")
+    checks = [v["columns"] for v in log.values() if v["check"]]
+    assert checks == [["action_flag"]], log
 
 
 def test_orm_round_trip(djdb):
