@@ -32,7 +32,7 @@ pub use tree::{
     NoHost, RangeAt, Scope, SubqueryPlanner, SubqueryRef, WinFunc, Window, FIXED_TEXT, JSON_AGG,
     SHOW_SCALE,
 };
-pub(crate) use tree::{IS_FALSE, IS_TRUE};
+pub(crate) use tree::{IS_FALSE, IS_TRUE, LIKE_BINARY};
 pub use value::{
     and3, as_f64, key_form, like_match, like_match_ci, or3, sql_cmp, truth, value_key, vector_arg,
     ValueSet, VECTOR_DISTANCE_FNS,
@@ -117,6 +117,21 @@ fn cast_target(ty: &ast::DataType) -> SqlResult<CastTo> {
         },
         _ => return Err(SqlError::unsupported(format!("CAST to {t}"))),
     })
+}
+
+/// The operand of `BINARY x` / `CAST(x AS BINARY)`: a binary string,
+/// which makes a LIKE compare bytes.
+fn binary_operand(e: &Expr) -> Option<&Expr> {
+    match e {
+        Expr::Cast {
+            kind: ast::CastKind::Cast,
+            expr,
+            data_type: ast::DataType::Binary(None),
+            format: None,
+        } => Some(expr),
+        Expr::Nested(x) => binary_operand(x),
+        _ => None,
+    }
 }
 
 /// Compiler state: the scope plus the aggregates and MATCH predicates
@@ -597,6 +612,27 @@ impl<'a> Compiler<'a> {
                 expr,
                 pattern,
                 ..
+            } if binary_operand(expr).is_some() || binary_operand(pattern).is_some() => {
+                let x = binary_operand(expr).unwrap_or(expr);
+                let p = binary_operand(pattern).unwrap_or(pattern);
+                if [x, p].iter().any(|e| matches!(e, Expr::Collate { .. })) {
+                    // An explicit COLLATE outranks the binary string.
+                    return Err(SqlError::unsupported(
+                        "LIKE of a binary string and a COLLATE",
+                    ));
+                }
+                let f = CExpr::Func(LIKE_BINARY.into(), vec![self.compile(x)?, self.compile(p)?]);
+                if *negated {
+                    CExpr::Not(Box::new(f))
+                } else {
+                    f
+                }
+            }
+            Expr::Like {
+                negated,
+                expr,
+                pattern,
+                ..
             } => CExpr::Like(
                 Box::new(self.compile(expr)?),
                 Box::new(self.compile(pattern)?),
@@ -801,6 +837,29 @@ impl<'a> Compiler<'a> {
                 "locate".into(),
                 vec![self.compile(expr)?, self.compile(r#in)?],
             ),
+            Expr::Extract {
+                field,
+                syntax: ast::ExtractSyntax::From,
+                expr,
+            } => {
+                // The single-field units are the functions of the same
+                // name (`EXTRACT(MONTH FROM d)` is `MONTH(d)`).
+                use ast::DateTimeField as F;
+                let name = match field {
+                    F::Year => "year",
+                    F::Quarter => "quarter",
+                    F::Month => "month",
+                    F::Week(None) => "week",
+                    F::Day => "day",
+                    F::Hour => "hour",
+                    F::Minute => "minute",
+                    F::Second => "second",
+                    F::Microsecond => "microsecond",
+                    other => return Err(SqlError::unsupported(format!("EXTRACT({other} FROM …)"))),
+                };
+                crate::sql::functions::check_call(name, 1)?;
+                CExpr::Func(name.into(), vec![self.compile(expr)?])
+            }
             other => return Err(SqlError::unsupported(format!("expression {other}"))),
         })
     }

@@ -21,6 +21,7 @@ pub mod agg_stats;
 pub mod alter;
 pub mod budget;
 pub mod check;
+pub mod check_constraint;
 pub mod ddl;
 pub mod dml;
 pub mod exec;
