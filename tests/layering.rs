@@ -173,6 +173,7 @@ const SQL_LEVELS: &[&[&str]] = &[
         "functions",
         "functions/control",
         "functions/def",
+        "functions/digest",
         "functions/docs",
         "functions/registry",
         "functions/scalar",
