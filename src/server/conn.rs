@@ -681,6 +681,15 @@ impl Conn {
                     if qr.has_result_set() {
                         self.write_result_set(w, qr, status, warnings, binary, sql)
                             .await?;
+                    } else if let Some(info) = &qr.info {
+                        w.write(&resultset::ok_packet_with_info(
+                            qr.affected_rows,
+                            qr.last_insert_id,
+                            status,
+                            warnings,
+                            info,
+                        ))
+                        .await?;
                     } else {
                         w.write(&resultset::ok_packet(
                             0,

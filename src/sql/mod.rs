@@ -30,6 +30,9 @@ pub mod fk;
 pub mod fk_enforce;
 pub mod functions;
 pub mod host;
+pub mod load;
+pub mod load_format;
+pub mod load_spec;
 pub mod maintenance;
 pub mod params;
 pub mod parse;
@@ -985,6 +988,10 @@ fn run_in_txn(cx: &mut Ctx<'_>, s: Stmt) -> SqlResult<QueryResult> {
             Ok(crate::sql::check::report_result(&t, &ix, &rep))
         }
         Stmt::Maintenance { op, tables } => crate::sql::maintenance::run(cx, op, &tables),
+        // IGNORE (and LOCAL, which implies it) keeps a bad row a warning.
+        Stmt::LoadData(spec) => write_rows(cx, spec.on_dup != load_spec::OnDup::Ignore, |cx| {
+            load::execute(cx, &spec)
+        }),
         Stmt::Explain(inner, analyze) => show::explain(cx, *inner, analyze),
         other => Err(SqlError::internal(format!(
             "unexpected statement {other:?}"
