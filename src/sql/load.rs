@@ -83,6 +83,9 @@ pub fn execute(cx: &mut Ctx<'_>, spec: &LoadSpec) -> SqlResult<QueryResult> {
         OnDup::Ignore => OnDuplicate::Skip,
         OnDup::Replace => OnDuplicate::Replace,
     };
+    // IGNORE (and LOCAL without REPLACE: `load_spec`) skips a row with a
+    // bad value, as MySQL 8 and MariaDB.
+    let lenient = on_dup == OnDuplicate::Skip;
     let src = open_source(cx, spec)?;
     let mut reader = Reader::new(src, spec.format.clone());
     reader.skip_lines(spec.ignore_lines).map_err(read_error)?;
@@ -113,7 +116,7 @@ pub fn execute(cx: &mut Ctx<'_>, spec: &LoadSpec) -> SqlResult<QueryResult> {
         .map_err(|e| at_row(e, row_no));
         let (row, generated) = match built {
             Ok(r) => r,
-            Err(e) if on_dup == OnDuplicate::Skip && is_data_error(e.code) => {
+            Err(e) if lenient && is_data_error(e.code) => {
                 n.warn(e.code, e.message)?;
                 n.skipped += 1;
                 continue;

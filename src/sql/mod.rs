@@ -988,7 +988,8 @@ fn run_in_txn(cx: &mut Ctx<'_>, s: Stmt) -> SqlResult<QueryResult> {
             Ok(crate::sql::check::report_result(&t, &ix, &rep))
         }
         Stmt::Maintenance { op, tables } => crate::sql::maintenance::run(cx, op, &tables),
-        // IGNORE (and LOCAL, which implies it) keeps a bad row a warning.
+        // IGNORE (and LOCAL without REPLACE, which implies it) keeps a bad
+        // row a warning.
         Stmt::LoadData(spec) => write_rows(cx, spec.on_dup != load_spec::OnDup::Ignore, |cx| {
             load::execute(cx, &spec)
         }),

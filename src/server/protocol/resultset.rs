@@ -71,7 +71,7 @@ pub fn ok_packet(
 }
 
 /// An OK packet with a human-readable info string (LOAD DATA's
-/// `Records: …`): without CLIENT_SESSION_TRACK, the rest of the packet.
+/// `Records: …`), length-encoded as MySQL's `net_send_ok` writes it.
 pub fn ok_packet_with_info(
     affected: u64,
     last_insert_id: u64,
@@ -80,7 +80,7 @@ pub fn ok_packet_with_info(
     info: &str,
 ) -> Vec<u8> {
     let mut p = ok_packet(0, affected, last_insert_id, status, warnings);
-    p.extend_from_slice(info.as_bytes());
+    super::packet::put_lenenc_str(&mut p, info.as_bytes());
     p
 }
 
