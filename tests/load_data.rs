@@ -362,3 +362,95 @@ fn vectors_auto_increment_and_latin1() {
     assert_eq!(err.code, 1366, "{err:?}");
     assert!(err.message.ends_with("at row 1"), "{}", err.message);
 }
+
+#[test]
+fn loaded_rows_reach_async_indexes() {
+    let e = env();
+    let mut s = e.session();
+    s.execute("CREATE TABLE f (id INT PRIMARY KEY, body TEXT)")
+        .unwrap();
+    s.execute("CREATE FULLTEXT INDEX ft ON f (body) ASYNC")
+        .unwrap();
+    let body: String = (1..=500)
+        .map(|i| {
+            format!(
+                "{i}\t{} word{i}\n",
+                if i % 5 == 0 { "river" } else { "stone" }
+            )
+        })
+        .collect();
+    let f = e.file("ft.txt", body.as_bytes());
+    let r = s
+        .execute(&format!("LOAD DATA INFILE '{f}' INTO TABLE f"))
+        .unwrap();
+    assert_eq!(r.affected_rows, 500);
+    // Index only (the consumers' view): the loaded rows arrive through
+    // the change log.
+    s.execute("SET fast_search = 1, iscp_wait_fresh = 0")
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let n = rows(
+            &mut s,
+            "SELECT COUNT(*) FROM f WHERE MATCH(body) AGAINST('river')",
+        );
+        if n == vec![vec!["100"]] {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "ft never saw the loaded rows: {n:?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let r = rows(&mut s, "CHECK INDEX ft ON f");
+    assert_eq!(r[0].last().map(String::as_str), Some("OK"), "{r:?}");
+}
+
+#[test]
+fn commit_rows_loads_in_batches() {
+    let e = env();
+    let mut s = e.session();
+    s.execute("CREATE TABLE c (id INT PRIMARY KEY, v VARCHAR(4))")
+        .unwrap();
+    s.execute("SET tributary_load_commit_rows = 2").unwrap();
+    let f = e.file("c.txt", b"1\ta\n2\tb\n3\tc\n4\td\n5\te\n");
+    let r = s
+        .execute(&format!(
+            "LOAD DATA INFILE '{f}' INTO TABLE c (id, @x) SET v = UPPER(@x)"
+        ))
+        .unwrap();
+    assert_eq!(r.affected_rows, 5);
+    assert_eq!(
+        r.info.as_deref(),
+        Some("Records: 5  Deleted: 0  Skipped: 0  Warnings: 0")
+    );
+    assert_eq!(
+        rows(&mut s, "SELECT v FROM c ORDER BY id"),
+        vec![vec!["A"], vec!["B"], vec!["C"], vec!["D"], vec!["E"]]
+    );
+    assert_eq!(rows(&mut s, "SELECT @x"), vec![vec!["e"]]);
+    // A failing line rolls back its batch only: the batches before it
+    // were committed.
+    let f = e.file("bad.txt", b"10\ta\n11\tb\n12\tc\n13\ttoolong\n14\te\n");
+    let err = s
+        .execute(&format!("LOAD DATA INFILE '{f}' INTO TABLE c"))
+        .unwrap_err();
+    assert_eq!(err.code, 1406, "{err:?}");
+    assert!(err.message.ends_with("at row 4"), "{}", err.message);
+    assert_eq!(
+        rows(&mut s, "SELECT id FROM c WHERE id >= 10 ORDER BY id"),
+        vec![vec!["10"], vec!["11"]]
+    );
+    // Inside a transaction the load is one statement of it, as without
+    // the variable.
+    s.execute("BEGIN").unwrap();
+    let f = e.file("t.txt", b"20\tx\n21\ty\n22\tz\n");
+    s.execute(&format!("LOAD DATA INFILE '{f}' INTO TABLE c"))
+        .unwrap();
+    s.execute("ROLLBACK").unwrap();
+    assert_eq!(
+        rows(&mut s, "SELECT COUNT(*) FROM c WHERE id >= 20"),
+        vec![vec!["0"]]
+    );
+}

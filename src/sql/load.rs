@@ -47,113 +47,199 @@ enum Charset {
     Latin1,
 }
 
-/// Run a LOAD DATA statement.
+/// Run a LOAD DATA statement in the caller's transaction.
 pub fn execute(cx: &mut Ctx<'_>, spec: &LoadSpec) -> SqlResult<QueryResult> {
-    let mut parts = Vec::new();
-    if let Some(db) = &spec.db {
-        parts.push(ast::Ident::new(db.clone()));
-    }
-    parts.push(ast::Ident::new(spec.table.clone()));
-    let t = dml::table_from_name(cx, &ast::ObjectName::from(parts))?;
-    let charset = match spec.charset.as_deref() {
-        None | Some("utf8mb4" | "utf8" | "utf8mb3" | "binary" | "ascii" | "default") => {
-            Charset::Utf8
-        }
-        Some("latin1") => Charset::Latin1,
-        Some(other) => {
-            return Err(SqlError::unsupported(format!(
-                "LOAD DATA CHARACTER SET {other}"
-            )))
-        }
-    };
-    let dests: Vec<Dest> = if spec.targets.is_empty() {
-        (0..t.columns.len()).map(Dest::Column).collect()
-    } else {
-        spec.targets
-            .iter()
-            .map(|tg| match tg {
-                Target::Column(c) => t.require_column(c).map(Dest::Column),
-                Target::Var(v) => Ok(Dest::Var(v.clone())),
-            })
-            .collect::<SqlResult<_>>()?
-    };
-    let sets = compile_sets(&t, spec)?;
-    let on_dup = match spec.on_dup {
-        OnDup::Error => OnDuplicate::Error,
-        OnDup::Ignore => OnDuplicate::Skip,
-        OnDup::Replace => OnDuplicate::Replace,
-    };
-    // IGNORE (and LOCAL without REPLACE: `load_spec`) skips a row with a
-    // bad value, as MySQL 8 and MariaDB.
-    let lenient = on_dup == OnDuplicate::Skip;
-    let src = open_source(cx, spec)?;
-    let mut reader = Reader::new(src, spec.format.clone());
-    reader.skip_lines(spec.ignore_lines).map_err(read_error)?;
-    cx.session.process.set_progress("Loading: 0 rows".into());
+    let mut loader = Loader::open(cx, spec)?;
+    loader.rows(cx, None)?;
+    Ok(loader.finish(cx))
+}
 
-    let mut line = Row::default();
-    let mut vars: BTreeMap<String, Value> = BTreeMap::new();
-    let mut n = Counts::default();
-    let mut first_id = None;
-    let defaults: Vec<Value> = t
-        .columns
-        .iter()
-        .map(|c| c.default.clone().unwrap_or(Value::Null))
-        .collect();
-    while reader.next_row(&mut line).map_err(read_error)? {
-        crate::sql::budget::tick()?;
-        n.records += 1;
-        let row_no = n.records;
-        if row_no.is_multiple_of(PROGRESS_EVERY) {
-            cx.session
-                .process
-                .set_progress(format!("Loading: {row_no} rows"));
-        }
-        let built = build_row(
-            cx, &t, &line, &dests, &sets, &defaults, &mut vars, charset, &mut n,
-        )
-        .and_then(|row| dml::prepare_row(cx, &t, row))
-        .map_err(|e| at_row(e, row_no));
-        let (row, generated) = match built {
-            Ok(r) => r,
-            Err(e) if lenient && is_data_error(e.code) => {
-                n.warn(e.code, e.message)?;
-                n.skipped += 1;
-                continue;
+/// A load in progress: the file open, the counts so far. [`execute`]
+/// runs it whole; `tributary_load_commit_rows` runs it in batches, each
+/// in a transaction of its own (`mod.rs`).
+pub struct Loader {
+    table: String,
+    db: Option<String>,
+    /// The table as the load began (each batch checks it is unchanged).
+    t: std::sync::Arc<TableDef>,
+    dests: Vec<Dest>,
+    sets: Vec<(usize, Option<CExpr>)>,
+    defaults: Vec<Value>,
+    on_dup: OnDuplicate,
+    lenient: bool,
+    charset: Charset,
+    reader: Reader<Box<dyn Read>>,
+    line: Row,
+    vars: BTreeMap<String, Value>,
+    n: Counts,
+    first_id: Option<u64>,
+}
+
+impl Loader {
+    /// Resolve the table and its targets, open the file, skip IGNORE n
+    /// LINES.
+    pub fn open(cx: &mut Ctx<'_>, spec: &LoadSpec) -> SqlResult<Loader> {
+        let t = table(cx, spec.db.as_deref(), &spec.table)?;
+        let charset = match spec.charset.as_deref() {
+            None | Some("utf8mb4" | "utf8" | "utf8mb3" | "binary" | "ascii" | "default") => {
+                Charset::Utf8
             }
-            Err(e) => return Err(e),
+            Some("latin1") => Charset::Latin1,
+            Some(other) => {
+                return Err(SqlError::unsupported(format!(
+                    "LOAD DATA CHARACTER SET {other}"
+                )))
+            }
         };
-        match dml::store_row(cx, &t, row, on_dup)? {
-            Ok(deleted) => {
-                n.inserted += 1;
-                n.deleted += deleted;
-                first_id = first_id.or(generated);
-            }
-            Err(w) => {
-                n.warn(w.code, w.message)?;
-                n.skipped += 1;
+        let dests: Vec<Dest> = if spec.targets.is_empty() {
+            (0..t.columns.len()).map(Dest::Column).collect()
+        } else {
+            spec.targets
+                .iter()
+                .map(|tg| match tg {
+                    Target::Column(c) => t.require_column(c).map(Dest::Column),
+                    Target::Var(v) => Ok(Dest::Var(v.clone())),
+                })
+                .collect::<SqlResult<_>>()?
+        };
+        let sets = compile_sets(&t, spec)?;
+        let on_dup = match spec.on_dup {
+            OnDup::Error => OnDuplicate::Error,
+            OnDup::Ignore => OnDuplicate::Skip,
+            OnDup::Replace => OnDuplicate::Replace,
+        };
+        // IGNORE (and LOCAL without REPLACE: `load_spec`) skips a row with
+        // a bad value, as MySQL 8 and MariaDB.
+        let lenient = on_dup == OnDuplicate::Skip;
+        let src = open_source(cx, spec)?;
+        let mut reader = Reader::new(src, spec.format.clone());
+        reader.skip_lines(spec.ignore_lines).map_err(read_error)?;
+        cx.session.process.set_progress("Loading: 0 rows".into());
+        let defaults = t
+            .columns
+            .iter()
+            .map(|c| c.default.clone().unwrap_or(Value::Null))
+            .collect();
+        Ok(Loader {
+            table: spec.table.clone(),
+            db: spec.db.clone(),
+            t,
+            dests,
+            sets,
+            defaults,
+            on_dup,
+            lenient,
+            charset,
+            reader,
+            line: Row::default(),
+            vars: BTreeMap::new(),
+            n: Counts::default(),
+            first_id: None,
+        })
+    }
+
+    /// Load up to `limit` more lines (all with `None`) in `cx`'s
+    /// transaction; whether the file is done.
+    pub fn rows(&mut self, cx: &mut Ctx<'_>, limit: Option<u64>) -> SqlResult<bool> {
+        let t = self.t.clone();
+        if limit.is_some() {
+            // A batch in a new transaction: the table must be the one the
+            // load began with (its metadata lock is taken again).
+            let now = table(cx, self.db.as_deref(), &self.table)?;
+            if now.id != t.id || now.columns.len() != t.columns.len() {
+                return Err(SqlError::new(
+                    1412,
+                    "Table definition has changed, please retry transaction",
+                ));
             }
         }
+        let mut done = 0u64;
+        while limit.is_none_or(|l| done < l) {
+            if !self.reader.next_row(&mut self.line).map_err(read_error)? {
+                return Ok(true);
+            }
+            done += 1;
+            crate::sql::budget::tick()?;
+            let n = &mut self.n;
+            n.records += 1;
+            let row_no = n.records;
+            if row_no.is_multiple_of(PROGRESS_EVERY) {
+                cx.session
+                    .process
+                    .set_progress(format!("Loading: {row_no} rows"));
+            }
+            let built = build_row(
+                cx,
+                &t,
+                &self.line,
+                &self.dests,
+                &self.sets,
+                &self.defaults,
+                &mut self.vars,
+                self.charset,
+                n,
+            )
+            .and_then(|row| dml::prepare_row(cx, &t, row))
+            .map_err(|e| at_row(e, row_no));
+            let (row, generated) = match built {
+                Ok(r) => r,
+                Err(e) if self.lenient && is_data_error(e.code) => {
+                    n.warn(e.code, e.message)?;
+                    n.skipped += 1;
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            match dml::store_row(cx, &t, row, self.on_dup)? {
+                Ok(deleted) => {
+                    n.inserted += 1;
+                    n.deleted += deleted;
+                    self.first_id = self.first_id.or(generated);
+                }
+                Err(w) => {
+                    n.warn(w.code, w.message)?;
+                    n.skipped += 1;
+                }
+            }
+        }
+        Ok(false)
     }
-    for (k, v) in vars {
-        cx.session.user_vars.insert(k, v);
+
+    /// The statement's result; the `@var` targets keep the last line's
+    /// values, as in MySQL.
+    pub fn finish(self, cx: &mut Ctx<'_>) -> QueryResult {
+        for (k, v) in self.vars {
+            cx.session.user_vars.insert(k, v);
+        }
+        if let Some(id) = self.first_id {
+            cx.session.last_insert_id = id;
+        }
+        let n = self.n;
+        cx.session
+            .process
+            .set_progress(format!("Loaded: {} rows", n.records));
+        QueryResult {
+            // As MySQL: REPLACE counts the rows it deleted too.
+            affected_rows: n.inserted + n.deleted,
+            last_insert_id: cx.session.last_insert_id,
+            info: Some(format!(
+                "Records: {}  Deleted: {}  Skipped: {}  Warnings: {}",
+                n.records, n.deleted, n.skipped, n.warnings
+            )),
+            ..Default::default()
+        }
     }
-    if let Some(id) = first_id {
-        cx.session.last_insert_id = id;
+}
+
+/// The table a load writes (its metadata lock taken in `cx`'s
+/// transaction).
+fn table(cx: &mut Ctx<'_>, db: Option<&str>, name: &str) -> SqlResult<std::sync::Arc<TableDef>> {
+    let mut parts = Vec::new();
+    if let Some(db) = db {
+        parts.push(ast::Ident::new(db));
     }
-    cx.session
-        .process
-        .set_progress(format!("Loaded: {} rows", n.records));
-    Ok(QueryResult {
-        // As MySQL: REPLACE counts the rows it deleted too.
-        affected_rows: n.inserted + n.deleted,
-        last_insert_id: cx.session.last_insert_id,
-        info: Some(format!(
-            "Records: {}  Deleted: {}  Skipped: {}  Warnings: {}",
-            n.records, n.deleted, n.skipped, n.warnings
-        )),
-        ..Default::default()
-    })
+    parts.push(ast::Ident::new(name));
+    dml::table_from_name(cx, &ast::ObjectName::from(parts))
 }
 
 #[derive(Default)]

@@ -211,6 +211,9 @@ const VARS: &[Def] = &[
     def("tmpdir", RO, A::Any, ""),
     def("transaction_isolation", S, A::Isolation, "REPEATABLE-READ"),
     def("transaction_read_only", RO, A::Any, "OFF"),
+    // LOAD DATA under autocommit commits every n rows (0: the whole load is
+    // one transaction, as InnoDB's; decision 030).
+    def("tributary_load_commit_rows", S, A::Count, "0"),
     // Bytes of rows one statement may hold; 0: the server's default
     // (`--statement-memory`). Decision 023.
     def(
