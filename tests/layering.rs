@@ -148,6 +148,7 @@ const SQL_LEVELS: &[&[&str]] = &[
         "table_locks",
         "thread_slot",
         "txn_control",
+        "user_locks",
     ],
     // the state every statement runs with: Engine, SessionState, Ctx
     &["session"],
@@ -186,7 +187,7 @@ const SQL_LEVELS: &[&[&str]] = &[
     // what expressions call back into the session for: grants, session functions
     &["privileges", "host"],
     // one row change and its synchronous index entries (DML and cascades)
-    &["write"],
+    &["write", "check_constraint"],
     // the DDL helpers CREATE / DROP, ALTER / RENAME and TRUNCATE share
     &["schema"],
     // access paths: key ranges, index and full-text top-k scans
@@ -209,6 +210,8 @@ const SQL_LEVELS: &[&[&str]] = &[
     ],
     // the aggregate fold (states, update, final value): below the operators
     &["exec/agg", "exec/agg_args"],
+    // the statement's memo of subquery answers (below the operators)
+    &["exec/memo"],
     // execution of a plan
     &[
         "exec",

@@ -841,7 +841,8 @@ impl Conn {
         w.write(&p).await?;
         let kinds: Vec<ColumnKind> = qr.columns.iter().map(|c| c.kind).collect();
         for (i, c) in qr.columns.iter().enumerate() {
-            let fractional = c.kind == ColumnKind::DateTime && resultset::has_fraction(&qr.rows, i);
+            let fractional =
+                c.kind == ColumnKind::DateTime(None) && resultset::has_fraction(&qr.rows, i);
             w.write(&ColumnDef::new(&c.name, c.kind, fractional).payload(false))
                 .await?;
         }
@@ -1253,12 +1254,20 @@ impl Conn {
                 _slot: slot,
             },
         );
-        // Result columns are unknown until execution; the execute response
-        // carries its own column definitions.
+        // A query's result columns, planned with NULL parameters (drivers
+        // such as sqlx name the row's columns from these); none for other
+        // statements. The execute response carries its own definitions.
+        let text = sql.to_string();
+        let columns = self
+            .with_session(move |s| Ok(s.describe(&text)))
+            .await
+            .ok()
+            .flatten()
+            .unwrap_or_default();
         let mut p = Vec::with_capacity(12);
         p.push(0);
         p.extend_from_slice(&id.to_le_bytes());
-        p.extend_from_slice(&0u16.to_le_bytes());
+        p.extend_from_slice(&(columns.len().min(usize::from(u16::MAX)) as u16).to_le_bytes());
         p.extend_from_slice(&(n as u16).to_le_bytes());
         p.push(0);
         p.extend_from_slice(&0u16.to_le_bytes());
@@ -1267,6 +1276,15 @@ impl Conn {
             let def = ColumnDef::new("?", ColumnKind::Text, false).payload(false);
             for _ in 0..n {
                 w.write(&def).await?;
+            }
+            if !self.deprecate_eof() {
+                w.write(&resultset::eof_packet(0, self.status())).await?;
+            }
+        }
+        if !columns.is_empty() {
+            for c in &columns {
+                w.write(&ColumnDef::new(&c.name, c.kind, false).payload(false))
+                    .await?;
             }
             if !self.deprecate_eof() {
                 w.write(&resultset::eof_packet(0, self.status())).await?;
@@ -1365,9 +1383,7 @@ impl Conn {
         };
         let sql = match params::substitute(&stmt.sql, &bound) {
             Ok(s) => s,
-            Err(e) => {
-                return send_error(w, &WireError::new(codes::WRONG_ARGUMENTS, e.to_string())).await
-            }
+            Err(e) => return send_error(w, &WireError::new(e.code(), e.to_string())).await,
         };
         let out = self.run_statements(vec![sql.clone()]).await;
         // The statement has run: its long data is given back before the
@@ -1399,7 +1415,11 @@ fn kind_of_sql_type(ty: &str) -> ColumnKind {
     let t = ty.trim().to_ascii_uppercase();
     let starts = |p: &str| t.starts_with(p);
     if starts("DATETIME") || starts("TIMESTAMP") {
-        ColumnKind::DateTime
+        let fsp = t
+            .split_once('(')
+            .and_then(|(_, r)| r.split_once(')'))
+            .and_then(|(a, _)| a.trim().parse::<u8>().ok());
+        ColumnKind::DateTime(Some(fsp.unwrap_or(0)))
     } else if starts("DATE") {
         ColumnKind::Date
     } else if starts("DECIMAL") || starts("NUMERIC") {
@@ -1434,7 +1454,11 @@ mod tests {
     fn sql_types_map_to_kinds() {
         assert_eq!(kind_of_sql_type("BIGINT"), ColumnKind::Int);
         assert_eq!(kind_of_sql_type("INT UNSIGNED"), ColumnKind::Int);
-        assert_eq!(kind_of_sql_type("DATETIME"), ColumnKind::DateTime);
+        assert_eq!(kind_of_sql_type("DATETIME"), ColumnKind::DateTime(Some(0)));
+        assert_eq!(
+            kind_of_sql_type("DATETIME(3)"),
+            ColumnKind::DateTime(Some(3))
+        );
         assert_eq!(kind_of_sql_type("DATE"), ColumnKind::Date);
         assert_eq!(
             kind_of_sql_type("DECIMAL(6,2)"),

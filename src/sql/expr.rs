@@ -32,12 +32,57 @@ pub use tree::{
     NoHost, RangeAt, Scope, SubqueryPlanner, SubqueryRef, WinFunc, Window, FIXED_TEXT, JSON_AGG,
     SHOW_SCALE,
 };
-pub(crate) use tree::{IS_FALSE, IS_TRUE};
+pub(crate) use tree::{IS_FALSE, IS_TRUE, LIKE_BINARY};
 pub use value::{
     and3, as_f64, key_form, like_match, like_match_ci, or3, sql_cmp, truth, value_key, vector_arg,
     ValueSet, VECTOR_DISTANCE_FNS,
 };
 pub(crate) use value::{num, num_cmp, overflow, text, text_of, wrong_count};
+
+thread_local! {
+    /// Whether `||` compiles as CONCAT on this thread (see [`PipesAsConcat`]).
+    static PIPES_AS_CONCAT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+fn pipes_as_concat() -> bool {
+    PIPES_AS_CONCAT.with(std::cell::Cell::get)
+}
+
+/// While it lives, `||` compiles as CONCAT on this thread (the statement's
+/// sql_mode has PIPES_AS_CONCAT; the statement runner enters it); else it
+/// is OR, as MySQL's default mode has it.
+pub struct PipesAsConcat(bool);
+
+impl PipesAsConcat {
+    pub fn enter(on: bool) -> PipesAsConcat {
+        PipesAsConcat(PIPES_AS_CONCAT.with(|c| c.replace(on)))
+    }
+}
+
+impl Drop for PipesAsConcat {
+    fn drop(&mut self) {
+        PIPES_AS_CONCAT.with(|c| c.set(self.0));
+    }
+}
+
+/// The fractional-seconds precision written in `DATETIME(n)` (0 when
+/// absent); above 6 is MySQL's 1426.
+pub(crate) fn fsp_of(arg: &str, s: &str) -> SqlResult<u8> {
+    if arg.trim().is_empty() {
+        return Ok(0);
+    }
+    let n: u32 = arg
+        .trim()
+        .parse()
+        .map_err(|_| SqlError::parse(format!("bad precision in {s}")))?;
+    if n > u32::from(crate::types::MAX_DATETIME_FSP) {
+        return Err(SqlError::new(
+            1426,
+            format!("Too-big precision {n} specified for '{s}'. Maximum is 6."),
+        ));
+    }
+    Ok(n as u8)
+}
 
 /// The CAST target for a SQL type; types CAST does not produce faithfully
 /// are refused (1235), never approximated.
@@ -64,7 +109,7 @@ fn cast_target(ty: &ast::DataType) -> SqlResult<CastTo> {
             CastTo::Decimal(p as u8, sc as u8)
         }
         "char" | "varchar" | "nchar" | "character" | "text" => CastTo::Text(nums.first().copied()),
-        "datetime" | "timestamp" => CastTo::DateTime,
+        "datetime" | "timestamp" => CastTo::DateTime(fsp_of(arg, &t)?),
         "date" => CastTo::Date,
         "vecf32" | "vecf64" => match nums.first() {
             Some(&d) if d > 0 => CastTo::Vector(d),
@@ -72,6 +117,21 @@ fn cast_target(ty: &ast::DataType) -> SqlResult<CastTo> {
         },
         _ => return Err(SqlError::unsupported(format!("CAST to {t}"))),
     })
+}
+
+/// The operand of `BINARY x` / `CAST(x AS BINARY)`: a binary string,
+/// which makes a LIKE compare bytes.
+fn binary_operand(e: &Expr) -> Option<&Expr> {
+    match e {
+        Expr::Cast {
+            kind: ast::CastKind::Cast,
+            expr,
+            data_type: ast::DataType::Binary(None),
+            format: None,
+        } => Some(expr),
+        Expr::Nested(x) => binary_operand(x),
+        _ => None,
+    }
 }
 
 /// Compiler state: the scope plus the aggregates and MATCH predicates
@@ -440,6 +500,15 @@ impl<'a> Compiler<'a> {
             {
                 self.row_comparison(left, op, right)?
             }
+            // `||`: OR, or CONCAT under sql_mode PIPES_AS_CONCAT.
+            Expr::BinaryOp {
+                left,
+                op: BinaryOperator::StringConcat,
+                right,
+            } if pipes_as_concat() => CExpr::Func(
+                "concat".into(),
+                vec![self.compile(left)?, self.compile(right)?],
+            ),
             Expr::BinaryOp { left, op, right } => {
                 let op = match (comparison(op), op) {
                     (Some(cmp), _) => cmp,
@@ -452,7 +521,7 @@ impl<'a> Compiler<'a> {
                     }
                     (None, BinaryOperator::Modulo) => BinOp::Mod,
                     (None, BinaryOperator::And) => BinOp::And,
-                    (None, BinaryOperator::Or) => BinOp::Or,
+                    (None, BinaryOperator::Or | BinaryOperator::StringConcat) => BinOp::Or,
                     (None, BinaryOperator::Xor) => BinOp::Xor,
                     (None, other) => {
                         return Err(SqlError::unsupported(format!("operator {other}")))
@@ -538,6 +607,27 @@ impl<'a> Compiler<'a> {
                 ..
             } => return Err(SqlError::unsupported("LIKE … ESCAPE")),
             Expr::Like { any: true, .. } => return Err(SqlError::unsupported("LIKE ANY")),
+            Expr::Like {
+                negated,
+                expr,
+                pattern,
+                ..
+            } if binary_operand(expr).is_some() || binary_operand(pattern).is_some() => {
+                let x = binary_operand(expr).unwrap_or(expr);
+                let p = binary_operand(pattern).unwrap_or(pattern);
+                if [x, p].iter().any(|e| matches!(e, Expr::Collate { .. })) {
+                    // An explicit COLLATE outranks the binary string.
+                    return Err(SqlError::unsupported(
+                        "LIKE of a binary string and a COLLATE",
+                    ));
+                }
+                let f = CExpr::Func(LIKE_BINARY.into(), vec![self.compile(x)?, self.compile(p)?]);
+                if *negated {
+                    CExpr::Not(Box::new(f))
+                } else {
+                    f
+                }
+            }
             Expr::Like {
                 negated,
                 expr,
@@ -747,6 +837,29 @@ impl<'a> Compiler<'a> {
                 "locate".into(),
                 vec![self.compile(expr)?, self.compile(r#in)?],
             ),
+            Expr::Extract {
+                field,
+                syntax: ast::ExtractSyntax::From,
+                expr,
+            } => {
+                // The single-field units are the functions of the same
+                // name (`EXTRACT(MONTH FROM d)` is `MONTH(d)`).
+                use ast::DateTimeField as F;
+                let name = match field {
+                    F::Year => "year",
+                    F::Quarter => "quarter",
+                    F::Month => "month",
+                    F::Week(None) => "week",
+                    F::Day => "day",
+                    F::Hour => "hour",
+                    F::Minute => "minute",
+                    F::Second => "second",
+                    F::Microsecond => "microsecond",
+                    other => return Err(SqlError::unsupported(format!("EXTRACT({other} FROM …)"))),
+                };
+                crate::sql::functions::check_call(name, 1)?;
+                CExpr::Func(name.into(), vec![self.compile(expr)?])
+            }
             other => return Err(SqlError::unsupported(format!("expression {other}"))),
         })
     }
@@ -1626,7 +1739,7 @@ fn cast(v: Value, to: CastTo) -> SqlResult<Value> {
             }
             Value::Text(t)
         }
-        CastTo::DateTime | CastTo::Date => {
+        CastTo::DateTime(_) | CastTo::Date => {
             let us = match &v {
                 Value::DateTime(us) => Some(*us),
                 other => {
@@ -1646,7 +1759,10 @@ fn cast(v: Value, to: CastTo) -> SqlResult<Value> {
                 Some(us) if to == CastTo::Date => {
                     Value::DateTime(us.div_euclid(86_400_000_000) * 86_400_000_000)
                 }
-                Some(us) => Value::DateTime(us),
+                Some(us) => match to {
+                    CastTo::DateTime(fsp) => Value::DateTime(crate::types::round_fsp(us, fsp)),
+                    _ => Value::DateTime(us),
+                },
             }
         }
         CastTo::Vector(dim) => {

@@ -31,6 +31,7 @@ pub mod block;
 mod build;
 mod join;
 pub mod keys;
+mod memo;
 pub mod op;
 pub mod parallel;
 pub mod recursive;
@@ -59,6 +60,7 @@ impl<'c, 'a> Exec<'c, 'a> {
             cx,
             subqueries,
             table_rows: Default::default(),
+            memo: Default::default(),
             build: build::build,
             block: block::chain::operator,
         }
@@ -85,7 +87,11 @@ pub fn query(cx: &mut Ctx<'_>, q: &sqlparser::ast::Query) -> SqlResult<QueryResu
     let mut planner = Planner::new(cx);
     let node = planner.plan_query(q, None)?;
     let subqueries = planner.into_subqueries();
-    let rows = run(&mut Exec::new(cx, subqueries), &node, &[])?;
+    let rows = if cx.session.describe_only {
+        Vec::new()
+    } else {
+        run(&mut Exec::new(cx, subqueries), &node, &[])?
+    };
     let float_decimals = match &node {
         Node::Block(p) => p
             .projection

@@ -307,7 +307,8 @@ pub enum CastTo {
     Decimal(u8, u8),
     /// CHAR[(n)]: at most n characters when given.
     Text(Option<u32>),
-    DateTime,
+    /// DATETIME\[(fsp)\]: the fraction rounded to fsp digits (0 when absent).
+    DateTime(u8),
     Date,
     /// VECF32(n) / VECF64(n).
     Vector(u32),
@@ -361,6 +362,12 @@ pub const JSON_AGG: &str = "json aggregate";
 /// decimals (`CAST(PI() AS CHAR)` is `3.141593`). The planner puts it
 /// under CAST … AS CHAR and CONCAT.
 pub const FIXED_TEXT: &str = "fixed text";
+
+/// Internal function `like binary(x, p)`: `x LIKE p` where either side is
+/// a binary string (`x LIKE BINARY p`, `CAST(x AS BINARY) LIKE p`, what
+/// Django's `contains` / `startswith` / `endswith` send): the operands'
+/// bytes matched, `_` one byte, no collation.
+pub const LIKE_BINARY: &str = "like binary";
 
 impl CExpr {
     /// Visit this expression and its sub-expressions (not the inside of
