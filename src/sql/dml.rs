@@ -194,7 +194,12 @@ pub fn store_row(
             }
             let sp = cx.txn.savepoint();
             match write_new_row(cx, t, row, false) {
-                Err(e) if e.code == code::NO_REFERENCED_ROW => {
+                // As INSERT IGNORE: a row without its parent or failing a
+                // CHECK constraint is skipped with the error as a warning.
+                Err(e)
+                    if e.code == code::NO_REFERENCED_ROW
+                        || e.code == check_constraint::VIOLATED =>
+                {
                     cx.txn.rollback_to(sp);
                     Ok(Err(Warning {
                         code: e.code,
