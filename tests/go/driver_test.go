@@ -236,6 +236,8 @@ func TestLoadDataLocalThroughAReader(t *testing.T) {
 	d := open(t)
 	// MySQL 8's default is OFF; the server side must allow LOCAL.
 	exec(t, d, "SET GLOBAL local_infile = 1")
+	// The server is shared with other tests: back to the default after.
+	defer exec(t, d, "SET GLOBAL local_infile = 0")
 	exec(t, d, "CREATE TABLE ld (id INT PRIMARY KEY, name VARCHAR(20), v VECF32(2))")
 	var body strings.Builder
 	for i := 1; i <= 1000; i++ {
