@@ -21,6 +21,7 @@ use crate::catalog::schema::coerce_to_column;
 use crate::catalog::{self, IndexKind, TableDef, SYS_AUTOINC};
 use crate::error::{code, SqlError, SqlResult};
 use crate::sql::access::btree_entry_key;
+use crate::sql::check_constraint;
 use crate::sql::expr::{eval_const, ident_name, object_parts, CExpr, Compiler, EvalCtx, Scope};
 use crate::sql::fk_enforce;
 use crate::sql::host::SessionHost;
@@ -28,7 +29,9 @@ use crate::sql::write::{self, maintain_indexes, row_key};
 use crate::sql::Ctx;
 use crate::types::{QueryResult, Value, Warning};
 
-fn table_from_name(cx: &mut Ctx<'_>, name: &ast::ObjectName) -> SqlResult<Arc<TableDef>> {
+/// The table a statement writes, under its metadata lock (system tables:
+/// 1227; LOCK TABLES checked).
+pub fn table_from_name(cx: &mut Ctx<'_>, name: &ast::ObjectName) -> SqlResult<Arc<TableDef>> {
     let parts = object_parts(name);
     let (db, t) = match parts.as_slice() {
         [t] => (cx.session.require_db()?.to_string(), t.clone()),
@@ -96,7 +99,7 @@ pub fn insert_row(cx: &mut Ctx<'_>, t: &TableDef, row: Vec<Value>, replace: bool
 
 /// A row as it will be stored: AUTO_INCREMENT values assigned, every value
 /// coerced to its column's type; with the value generated, if one was.
-fn prepare_row(
+pub fn prepare_row(
     cx: &mut Ctx<'_>,
     t: &TableDef,
     mut row: Vec<Value>,
@@ -147,6 +150,7 @@ fn write_new_row(cx: &mut Ctx<'_>, t: &TableDef, row: Vec<Value>, replace: bool)
             deleted += 1;
         }
     }
+    check_constraint::enforce(cx, t, &row)?;
     let key = row_key(cx, t, &row)?;
     if !t.has_hidden_pk() && cx.txn.get(t.id, &key, true)?.is_some() {
         debug_assert!(!replace, "REPLACE deleted the row under its key");
@@ -158,6 +162,49 @@ fn write_new_row(cx: &mut Ctx<'_>, t: &TableDef, row: Vec<Value>, replace: bool)
     // After the row is in: a row may reference itself (InnoDB's order).
     fk_enforce::check_parents(cx, t, None, &row)?;
     Ok(deleted)
+}
+
+/// What a duplicate key does to a loaded row (LOAD DATA, `load.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnDuplicate {
+    Error,
+    /// Skipped with warning 1062 (a row without its parent: 1452).
+    Skip,
+    /// The stored rows it collides with are deleted first.
+    Replace,
+}
+
+/// Store one prepared row ([`prepare_row`]) for LOAD DATA: `Ok(deleted)`
+/// (rows REPLACE deleted), or the warning a skipped row gives.
+pub fn store_row(
+    cx: &mut Ctx<'_>,
+    t: &TableDef,
+    row: Vec<Value>,
+    on_dup: OnDuplicate,
+) -> SqlResult<Result<u64, Warning>> {
+    match on_dup {
+        OnDuplicate::Error => write_new_row(cx, t, row, false).map(Ok),
+        OnDuplicate::Replace => write_new_row(cx, t, row, true).map(Ok),
+        OnDuplicate::Skip => {
+            if let Some(c) = conflicting_row(cx, t, &row)? {
+                return Ok(Err(Warning {
+                    code: code::DUP_ENTRY,
+                    message: dup_entry(&c.values, &c.key_name).message,
+                }));
+            }
+            let sp = cx.txn.savepoint();
+            match write_new_row(cx, t, row, false) {
+                Err(e) if e.code == code::NO_REFERENCED_ROW => {
+                    cx.txn.rollback_to(sp);
+                    Ok(Err(Warning {
+                        code: e.code,
+                        message: e.message,
+                    }))
+                }
+                r => r.map(Ok),
+            }
+        }
+    }
 }
 
 /// A stored row a new row collides with: its storage key, the name of the
@@ -215,6 +262,7 @@ fn rewrite_row(
     old: &[Value],
     new: &[Value],
 ) -> SqlResult<()> {
+    check_constraint::enforce(cx, t, new)?;
     fk_enforce::parent_updated(cx, t, key, old, new)?;
     write::rewrite_row(cx, t, key, old, new)?;
     fk_enforce::check_parents(cx, t, Some(old), new)
@@ -431,7 +479,10 @@ pub fn insert(cx: &mut Ctx<'_>, ins: &ast::Insert) -> SqlResult<QueryResult> {
                 // warning 1452, as in MySQL (its writes undone).
                 let sp = cx.txn.savepoint();
                 match write_new_row(cx, &t, row, false) {
-                    Err(e) if e.code == code::NO_REFERENCED_ROW => {
+                    Err(e)
+                        if e.code == code::NO_REFERENCED_ROW
+                            || e.code == check_constraint::VIOLATED =>
+                    {
                         cx.txn.rollback_to(sp);
                         warnings.push(Warning {
                             code: e.code,

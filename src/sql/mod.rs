@@ -21,6 +21,7 @@ pub mod agg_stats;
 pub mod alter;
 pub mod budget;
 pub mod check;
+pub mod check_constraint;
 pub mod ddl;
 pub mod dml;
 pub mod exec;
@@ -30,6 +31,9 @@ pub mod fk;
 pub mod fk_enforce;
 pub mod functions;
 pub mod host;
+pub mod load;
+pub mod load_format;
+pub mod load_spec;
 pub mod maintenance;
 pub mod params;
 pub mod parse;
@@ -46,6 +50,7 @@ pub mod table_locks;
 pub mod thread_slot;
 pub mod truncate;
 pub mod txn_control;
+pub mod user_locks;
 pub mod vars;
 pub mod write;
 
@@ -55,7 +60,7 @@ use tributary_storage::Transaction;
 
 use crate::catalog::TableDef;
 use crate::error::{code, SqlError, SqlResult};
-use crate::types::{QueryResult, Value, Warning};
+use crate::types::{Column, QueryResult, Value, Warning};
 use parse::Stmt;
 pub use session::{Ctx, Engine, SessionState};
 
@@ -187,6 +192,7 @@ impl Engine {
         // are now (so GRANT/REVOKE reach existing sessions).
         let filter = privileges::check(self, st, &stmt)?;
         let sink = crate::warnings::Collect::open();
+        let _pipes = crate::sql::expr::PipesAsConcat::enter(st.sql_mode_has("PIPES_AS_CONCAT"));
         let mut res = self.dispatch(st, stmt)?;
         let raised = sink.finish();
         if !raised.is_empty() {
@@ -381,6 +387,15 @@ impl Engine {
                 self.commit_open(st)?;
                 r
             }
+            Stmt::LoadData(spec)
+                if st.txn.is_none()
+                    && st.autocommit
+                    && !st.table_locks.active()
+                    && st.var_u64("tributary_load_commit_rows") > 0 =>
+            {
+                let batch = st.var_u64("tributary_load_commit_rows");
+                self.load_in_batches(st, &spec, batch)
+            }
             s if !touches_tables(&s) => {
                 // MySQL opens no transaction for a statement that reads no
                 // table (`SELECT @@autocommit` under autocommit=0).
@@ -390,6 +405,53 @@ impl Engine {
             }
             s => self.in_txn(st, |cx| run_in_txn(cx, s)),
         }
+    }
+
+    /// LOAD DATA under autocommit with `tributary_load_commit_rows` = n:
+    /// every n lines are committed in a transaction of their own (the
+    /// write set a transaction holds stays bounded). A failing batch is
+    /// rolled back; the batches before it stay (decision 030).
+    fn load_in_batches(
+        &self,
+        st: &mut SessionState,
+        spec: &load_spec::LoadSpec,
+        batch: u64,
+    ) -> SqlResult<QueryResult> {
+        let strict = spec.on_dup != load_spec::OnDup::Ignore;
+        let mut loader: Option<load::Loader> = None;
+        loop {
+            let mut finished = false;
+            let (txn, r) = self.in_own_txn(st, |cx| {
+                write_rows(cx, strict, |cx| {
+                    let l = match loader.as_mut() {
+                        Some(l) => l,
+                        None => loader.insert(load::Loader::open(cx, spec)?),
+                    };
+                    finished = l.rows(cx, Some(batch))?;
+                    Ok(QueryResult::default())
+                })
+            })?;
+            match r {
+                Ok(_) => {
+                    let ts = txn.commit().map_err(SqlError::from)?;
+                    self.catch_up_sync(st, ts);
+                }
+                Err(e) => {
+                    budget::roll_back(txn);
+                    st.sync_jobs.clear();
+                    return Err(e);
+                }
+            }
+            if finished {
+                break;
+            }
+        }
+        let Some(l) = loader else {
+            return Err(SqlError::internal("LOAD DATA batch without its loader"));
+        };
+        let (txn, r) = self.in_own_txn(st, |cx| Ok(l.finish(cx)))?;
+        txn.rollback();
+        r
     }
 
     /// `LOCK TABLES …`: commits the open transaction and releases locks
@@ -482,6 +544,37 @@ impl Engine {
     /// `EXECUTE name USING @a, …`: the user variables' values are bound as
     /// literals into the prepared text, which then runs as a statement of
     /// its own (privileges checked as for any statement).
+    /// The result columns `sql` (a prepared statement's text, `?` for each
+    /// parameter) will have: the query planned with NULL parameters and run
+    /// no further, for COM_STMT_PREPARE's column definitions. `None` for a
+    /// statement that is not a plain query, one that fails to plan (its
+    /// error comes when it is executed), or inside a transaction (planning
+    /// there would take the transaction's snapshot before its first read).
+    /// Leaves the session's warnings as they were.
+    pub fn describe(&self, st: &mut SessionState, sql: &str) -> Option<Vec<Column>> {
+        if st.txn.is_some() || st.describe_only {
+            return None;
+        }
+        let nulls = vec![params::Param::Null; params::count_placeholders(sql)];
+        let text = params::substitute(sql, &nulls).ok()?;
+        let plain_query = match parse::parse(&text) {
+            Ok(Stmt::Ast(a)) => match &*a {
+                sqlparser::ast::Statement::Query(q) => matches!(select_into_vars(q), Ok(None)),
+                _ => false,
+            },
+            _ => false,
+        };
+        if !plain_query {
+            return None;
+        }
+        let warnings = std::mem::take(&mut st.warnings);
+        st.describe_only = true;
+        let r = self.execute(st, &text);
+        st.describe_only = false;
+        st.warnings = warnings;
+        r.ok().map(|r| r.columns)
+    }
+
     fn execute_prepared(
         &self,
         st: &mut SessionState,
@@ -985,6 +1078,11 @@ fn run_in_txn(cx: &mut Ctx<'_>, s: Stmt) -> SqlResult<QueryResult> {
             Ok(crate::sql::check::report_result(&t, &ix, &rep))
         }
         Stmt::Maintenance { op, tables } => crate::sql::maintenance::run(cx, op, &tables),
+        // IGNORE (and LOCAL without REPLACE, which implies it) keeps a bad
+        // row a warning.
+        Stmt::LoadData(spec) => write_rows(cx, spec.on_dup != load_spec::OnDup::Ignore, |cx| {
+            load::execute(cx, &spec)
+        }),
         Stmt::Explain(inner, analyze) => show::explain(cx, *inner, analyze),
         other => Err(SqlError::internal(format!(
             "unexpected statement {other:?}"
