@@ -14,7 +14,7 @@ pub use crate::server::limits::Limits;
 pub use crate::server::protocol::command::{decode_params, Command};
 pub use crate::server::protocol::handshake::{parse_change_user, parse_response};
 pub use crate::server::protocol::packet::{Cursor, PacketReader};
-pub use crate::sql::exec::parallel::scans_run;
+pub use crate::sql::exec::parallel::{filtered_scans_run, scans_run};
 pub use crate::sql::exec::series::makings as table_function_makings;
 pub use crate::sql::expr::truth;
 pub use crate::sql::load_spec::{with_local_files, LocalFiles};

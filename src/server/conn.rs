@@ -1263,11 +1263,12 @@ impl Conn {
             .await
             .ok()
             .flatten()
+            .filter(|c| c.len() <= usize::from(u16::MAX))
             .unwrap_or_default();
         let mut p = Vec::with_capacity(12);
         p.push(0);
         p.extend_from_slice(&id.to_le_bytes());
-        p.extend_from_slice(&(columns.len().min(usize::from(u16::MAX)) as u16).to_le_bytes());
+        p.extend_from_slice(&(columns.len() as u16).to_le_bytes());
         p.extend_from_slice(&(n as u16).to_le_bytes());
         p.push(0);
         p.extend_from_slice(&0u16.to_le_bytes());

@@ -448,7 +448,7 @@ impl Kept<'_> {
     /// The kept row, moved out of the decode buffer `buf` (which keeps its
     /// allocation when only some columns are taken: the next row decodes
     /// into it without a new one).
-    fn row(&self, buf: &mut Vec<Value>) -> Vec<Value> {
+    pub(crate) fn row(&self, buf: &mut Vec<Value>) -> Vec<Value> {
         match self.columns {
             None => std::mem::take(buf),
             Some(cols) => cols

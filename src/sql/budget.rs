@@ -591,6 +591,18 @@ impl Reservation {
         s.check()
     }
 
+    /// Take over `other`'s charge (a worker thread's, of the same
+    /// statement): it is given back when `self` is dropped.
+    pub fn absorb(&mut self, mut other: Reservation) {
+        debug_assert_eq!(
+            self.stmt.as_ref().map(Arc::as_ptr),
+            other.stmt.as_ref().map(Arc::as_ptr),
+            "a charge moves only within its statement"
+        );
+        self.charged += std::mem::take(&mut other.charged);
+        self.pending += std::mem::take(&mut other.pending);
+    }
+
     /// Bytes counted so far.
     pub fn bytes(&self) -> u64 {
         self.charged + self.pending

@@ -362,6 +362,23 @@ pub trait Storage: Send + Sync + 'static {
 /// `(key, value)`, returns whether to go on.
 pub type PartVisitor<'a> = dyn FnMut(&[u8], &[u8]) -> bool + Send + 'a;
 
+/// A range of keys (`start`, `end`), as [`Transaction::scan_visit`] takes
+/// it, owned.
+pub type KeyRange = (Bound<Vec<u8>>, Bound<Vec<u8>>);
+
+/// One part of [`Transaction::scan_visit_ranges_parts`]: its key ranges
+/// (in key order, disjoint) and what visits their rows.
+pub type RangesPart<'r, 'a> = (&'r [KeyRange], &'r mut PartVisitor<'a>);
+
+/// A borrowed view of an owned bound.
+fn bound_ref(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
+    match b {
+        Bound::Included(k) => Bound::Included(k),
+        Bound::Excluded(k) => Bound::Excluded(k),
+        Bound::Unbounded => Bound::Unbounded,
+    }
+}
+
 /// One transaction. Dropping it without commit rolls it back.
 pub trait Transaction: Send {
     fn id(&self) -> TxnId;
@@ -428,6 +445,34 @@ pub trait Transaction: Send {
             Some(first) => self.scan_visit(table, Bound::Unbounded, Bound::Unbounded, *first),
             None => Ok(()),
         }
+    }
+
+    /// [`Transaction::scan_visit`] of each part's key ranges in turn, each
+    /// part visited by its own thread at this transaction's snapshot:
+    /// `parts[i].1` sees the rows of `parts[i].0`'s ranges in their order
+    /// (ranges in key order and disjoint: every row goes to one part, in
+    /// key order within it). A part that returns false stops its own
+    /// ranges only. The default visits the parts one after the other on
+    /// this thread, as does any scan of a table this transaction has
+    /// written.
+    fn scan_visit_ranges_parts(
+        &mut self,
+        table: TableId,
+        parts: &mut [RangesPart<'_, '_>],
+    ) -> Result<()> {
+        for (ranges, f) in parts.iter_mut() {
+            for (s, e) in ranges.iter() {
+                let mut go = true;
+                self.scan_visit(table, bound_ref(s), bound_ref(e), &mut |k, v| {
+                    go = f(k, v);
+                    go
+                })?;
+                if !go {
+                    break;
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Locking read in share mode (`SELECT … FOR SHARE`): take a shared lock on

@@ -187,6 +187,17 @@ fn candidates(
         columns: cols.as_deref(),
         keys: !plan.matches.is_empty(),
     };
+    // A large filtered full scan whose rows are all kept (a join's input)
+    // reads its key ranges on several threads.
+    let parts = crate::sql::exec::parallel::scan_parts(cx, plan, t, filter);
+    if parts > 1 && (!limited || scan_cap(plan, filter, &plan.access) == usize::MAX) {
+        let f = filter.map(|f| f.expr());
+        let rows = crate::sql::exec::parallel::scan(cx, plan, t, f, shape, parts, mem)?;
+        return Ok((
+            rows.into_iter().map(|r| (r, Vec::new())).collect(),
+            filter.is_some(),
+        ));
+    }
     let (rows, early) = scan_rows(
         cx,
         plan,

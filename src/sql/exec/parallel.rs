@@ -1,7 +1,10 @@
-//! Parallel aggregate scans: an aggregate over a full scan of a large
-//! table folds each of several key ranges on its own thread
+//! Parallel scans: an aggregate over a full scan of a large table folds
+//! each of several key ranges on its own thread
 //! ([`tributary_storage::Transaction::scan_visit_parts`], one snapshot) and
-//! merges the partial groups in key order.
+//! merges the partial groups in key order; a filtered full scan whose rows
+//! are all kept (a join's input) tests and narrows each range's rows on its
+//! own thread and concatenates them in key order ([`scan`]): the same rows
+//! in the same order as one scan.
 //!
 //! This module owns the rule for when that is exact and the merge. It runs
 //! only what needs nothing but the row — the WHERE, GROUP BY keys and
@@ -98,6 +101,169 @@ pub(crate) fn parts_for(cx: &Ctx<'_>, plan: &Plan, t: &TableDef, ex: &Exprs<'_>)
     std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(MAX_PARTS)
+}
+
+/// Primary-key ranges below which a scan by ranges (a join reading a
+/// composite key by its first column) runs on one thread.
+const PARALLEL_MIN_RANGES: usize = 256;
+
+/// Whether the scan of `t` by block `plan` (whose WHERE, tested in the
+/// scan, is `filter`), all of whose rows are kept, runs on several threads
+/// ([`scan`]): the filter needs nothing but the row, no row is locked or
+/// scored, and it reads a large table whole or many primary-key ranges;
+/// 1 when it runs on one.
+pub(crate) fn scan_parts(
+    cx: &Ctx<'_>,
+    plan: &Plan,
+    t: &TableDef,
+    filter: Option<&crate::sql::exec::Prepared<'_>>,
+) -> usize {
+    let filter_ok =
+        filter.is_none_or(|f| !f.ran_subqueries() && !f.per_row() && row_only(f.expr()));
+    let large = match &plan.access {
+        Access::FullScan => cx.txn.approx_rows(t.id) >= PARALLEL_MIN_ROWS,
+        Access::PkRanges(r) => r.len() >= PARALLEL_MIN_RANGES,
+        _ => false,
+    };
+    if !filter_ok
+        || !large
+        || plan.filter.is_some() != filter.is_some()
+        || plan.for_update
+        || !plan.matches.is_empty()
+    {
+        return 1;
+    }
+    std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(MAX_PARTS)
+}
+
+/// One thread's share of a filtered scan: its kept rows (charged to the
+/// statement), its decode buffer, its first error and its warnings.
+struct ScanPart {
+    rows: Vec<Vec<Value>>,
+    mem: crate::sql::budget::Reservation,
+    buf: Vec<Value>,
+    failed: Option<SqlError>,
+    warnings: Vec<crate::types::Warning>,
+    visited: u32,
+}
+
+/// All rows of `t` (or of the primary-key ranges of `plan`'s access path)
+/// that `filter` accepts, made as `shape` says, read in `parts` runs of
+/// consecutive keys on as many threads and concatenated in key order:
+/// exactly the rows, in the order, of one scan
+/// ([`crate::sql::access::fetch_where`] over the same path). Each kept
+/// row is charged to `mem` (through the statement, as the threads keep
+/// it); warnings the filter raises are the statement's.
+pub(crate) fn scan(
+    cx: &mut Exec<'_, '_>,
+    plan: &Plan,
+    t: &TableDef,
+    filter: Option<&CExpr>,
+    shape: crate::sql::access::Kept<'_>,
+    parts: usize,
+    mem: &mut crate::sql::budget::Reservation,
+) -> SqlResult<Vec<Vec<Value>>> {
+    debug_assert!(!shape.keys, "a parallel scan keeps no keys");
+    let needed = plan.needed.as_deref();
+    let corrupt = |e: crate::catalog::codec::CodecError| {
+        SqlError::internal(format!("{}: {e}", t.qualified()))
+    };
+    let stmt = crate::sql::budget::current();
+    let mut states: Vec<ScanPart> = (0..parts)
+        .map(|_| ScanPart {
+            rows: Vec::new(),
+            mem: crate::sql::budget::Reservation::of(stmt.clone()),
+            buf: Vec::new(),
+            failed: None,
+            warnings: Vec::new(),
+            visited: 0,
+        })
+        .collect();
+    {
+        let mut visitors: Vec<Box<tributary_storage::PartVisitor<'_>>> = states
+            .iter_mut()
+            .map(|p| {
+                let stmt = stmt.clone();
+                Box::new(move |_k: &[u8], v: &[u8]| {
+                    p.visited = p.visited.wrapping_add(1);
+                    if p.visited.is_multiple_of(crate::sql::budget::TICK_EVERY) {
+                        if let Some(Err(e)) = stmt.as_ref().map(|s| s.check()) {
+                            p.failed = Some(e);
+                            return false;
+                        }
+                    }
+                    let sink = crate::warnings::Collect::open();
+                    let step = crate::catalog::codec::decode_row_into(v, needed, &mut p.buf)
+                        .map_err(corrupt)
+                        .and_then(|()| match filter {
+                            Some(f) => Ok(f.test(&EvalCtx {
+                                row: &p.buf,
+                                outer: &[],
+                                aggs: &[],
+                                matches: &[],
+                                funcs: &NoHost,
+                            })? == Some(true)),
+                            None => Ok(true),
+                        })
+                        .and_then(|keep| {
+                            if keep {
+                                let row = shape.row(&mut p.buf);
+                                p.mem.add_row(&row)?;
+                                p.rows.push(row);
+                            }
+                            Ok(())
+                        });
+                    let raised = sink.finish();
+                    if p.warnings.len() < crate::warnings::MAX_WARNINGS {
+                        p.warnings.extend(raised);
+                    }
+                    match step {
+                        Ok(()) => true,
+                        Err(e) => {
+                            p.failed = Some(e);
+                            false
+                        }
+                    }
+                }) as Box<tributary_storage::PartVisitor>
+            })
+            .collect();
+        let mut refs: Vec<&mut tributary_storage::PartVisitor> =
+            visitors.iter_mut().map(|b| &mut **b as _).collect();
+        match &plan.access {
+            Access::PkRanges(ranges) => {
+                // Consecutive runs of ranges, one per part.
+                let per = ranges.len().div_ceil(parts).max(1);
+                let mut work: Vec<tributary_storage::RangesPart<'_, '_>> =
+                    ranges.chunks(per).zip(refs).collect();
+                cx.txn.scan_visit_ranges_parts(t.id, &mut work)?;
+            }
+            _ => cx.txn.scan_visit_parts(t.id, &mut refs)?,
+        }
+    }
+    FILTERED_SCANS_RUN.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let total = states.iter().map(|p| p.rows.len()).sum();
+    let mut out = Vec::with_capacity(total);
+    for p in states {
+        if let Some(e) = p.failed {
+            return Err(e);
+        }
+        for w in p.warnings {
+            crate::warnings::note_later(w.code, w.message);
+        }
+        mem.absorb(p.mem);
+        out.extend(p.rows);
+    }
+    Ok(out)
+}
+
+/// Filtered scans run on several threads by this process (for tests).
+static FILTERED_SCANS_RUN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// How many filtered scans this process has run on several threads.
+pub fn filtered_scans_run() -> u64 {
+    FILTERED_SCANS_RUN.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 /// Parallel scans run by this process (for tests and diagnostics).

@@ -1174,10 +1174,27 @@ pub fn plan_block<'a>(
     let implied = filter.as_ref().map_or_else(Vec::new, |f| {
         crate::sql::plan::rewrite::implied_equalities(f, &source.kinds)
     });
+    let mut filter = filter;
     if let (Some(node), Some(f)) = (source.input.as_deref_mut(), &filter) {
-        for c in f.conjuncts().into_iter().chain(&implied) {
+        // A conjunct placed where it is checked exactly (see
+        // `rewrite::placed_exactly`) is not re-checked by the block: the
+        // joined rows then need not carry the columns only it reads.
+        let mut kept: Vec<CExpr> = Vec::new();
+        for c in f.conjuncts() {
+            let placed = crate::sql::plan::rewrite::push_where(node, c, &host);
+            let exact = placed
+                && matches.is_empty()
+                && crate::sql::plan::rewrite::placed_exactly(c, &source.kinds);
+            if !exact {
+                kept.push(c.clone());
+            }
+        }
+        for c in &implied {
             crate::sql::plan::rewrite::push_where(node, c, &host);
         }
+        filter = kept
+            .into_iter()
+            .reduce(|a, b| CExpr::Bin(crate::sql::expr::BinOp::And, Box::new(a), Box::new(b)));
     }
     let access = match &source.table {
         Some(t) => access::choose(t, filter.as_ref(), &host),

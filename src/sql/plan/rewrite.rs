@@ -195,9 +195,30 @@ pub fn implied_equalities(filter: &CExpr, kinds: &[ColumnKind]) -> Vec<CExpr> {
     out
 }
 
+/// Whether WHERE conjunct `c` (over a block's row of column kinds
+/// `kinds`), once [`push_where`] placed it, is checked exactly where it
+/// went, so that the block need not re-check it: an input's filter and a
+/// join's residual condition evaluate it as it is; a join key compares
+/// exactly only integers (text keys compare by key form, not always under
+/// the comparison's collation), so an equality that may become a key (each
+/// side reads columns) must be of two integer columns.
+pub fn placed_exactly(c: &CExpr, kinds: &[ColumnKind]) -> bool {
+    use crate::sql::expr::BinOp;
+    let CExpr::Bin(BinOp::Eq, a, b) = c else {
+        return true;
+    };
+    let reads = |e: &CExpr| columns_read(e).is_none_or(|cols| !cols.is_empty());
+    if !reads(a) || !reads(b) {
+        return true;
+    }
+    let int = |e: &CExpr| matches!(e, CExpr::Col(i) if kinds.get(*i) == Some(&ColumnKind::Int));
+    int(a) && int(b)
+}
+
 /// Push a WHERE conjunct of a block into the node it reads (a join tree).
-/// The block still re-checks every conjunct, so a pushed one only saves
-/// work. Returns whether it was placed somewhere.
+/// Returns whether it was placed somewhere; the block re-checks what was
+/// not, and what was placed where it may not be checked exactly
+/// ([`placed_exactly`]).
 pub fn push_where(node: &mut Node, c: &CExpr, host: &SessionHost<'_>) -> bool {
     let Some(cols) = columns_read(c) else {
         return false;
@@ -272,6 +293,7 @@ pub fn base_table_at(node: &Node, col: usize) -> Option<(TableDef, usize, usize)
 mod tests {
     use super::*;
     use crate::sql::expr::BinOp;
+    use crate::types::Value;
 
     fn eq(a: usize, b: usize) -> CExpr {
         CExpr::Bin(BinOp::Eq, Box::new(CExpr::Col(a)), Box::new(CExpr::Col(b)))
@@ -308,6 +330,29 @@ mod tests {
             pairs(&implied_equalities(&f, &int)),
             vec![(0, 2), (0, 3), (1, 3)]
         );
+    }
+
+    #[test]
+    fn only_equalities_that_may_key_a_join_inexactly_stay_rechecked() {
+        let mut kinds = vec![ColumnKind::Int; 3];
+        kinds[2] = ColumnKind::Text;
+        let lit = |v: Value| Box::new(CExpr::Lit(v));
+        // Two integer columns: a key compares them exactly.
+        assert!(placed_exactly(&eq(0, 1), &kinds));
+        // A text column on one side: a key would compare key forms.
+        assert!(!placed_exactly(&eq(0, 2), &kinds));
+        assert!(!placed_exactly(&eq(2, 0), &kinds));
+        // An expression over columns on a side may become a key too.
+        let sum = CExpr::Bin(BinOp::Add, Box::new(CExpr::Col(0)), Box::new(CExpr::Col(1)));
+        assert!(!placed_exactly(
+            &CExpr::Bin(BinOp::Eq, Box::new(sum), Box::new(CExpr::Col(1))),
+            &kinds
+        ));
+        // A comparison with a constant, or no equality: never a key.
+        let c = CExpr::Bin(BinOp::Eq, Box::new(CExpr::Col(2)), lit(Value::Int(1)));
+        assert!(placed_exactly(&c, &kinds));
+        let c = CExpr::Bin(BinOp::Gt, Box::new(CExpr::Col(2)), Box::new(CExpr::Col(0)));
+        assert!(placed_exactly(&c, &kinds));
     }
 
     #[test]

@@ -23,8 +23,8 @@ use super::engine::Inner;
 use super::locks::{LockMode, RowId};
 use super::mvcc::{range_is_valid, Rows};
 use crate::api::{
-    Interrupt, LockWait, PartVisitor, Result, Savepoint, StorageError, TableId, Transaction, Ts,
-    TxnId, TxnOptions,
+    Interrupt, KeyRange, LockWait, PartVisitor, RangesPart, Result, Savepoint, StorageError,
+    TableId, Transaction, Ts, TxnId, TxnOptions,
 };
 
 /// Rows a scan visits between two interrupt checks.
@@ -38,6 +38,15 @@ const BEFORE_IMAGES_BYTES: usize = 64 << 10;
 /// Run the scan `run` with a visitor that checks `interrupt` every
 /// [`INTERRUPT_EVERY`] rows (cheap, and a KILL stops a long scan within
 /// microseconds) before handing each row to `f`.
+/// A borrowed view of an owned bound.
+fn as_ref(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
+    match b {
+        Bound::Included(k) => Bound::Included(k),
+        Bound::Excluded(k) => Bound::Excluded(k),
+        Bound::Unbounded => Bound::Unbounded,
+    }
+}
+
 fn checked(
     interrupt: &Interrupt,
     f: &mut dyn FnMut(&[u8], &[u8]) -> bool,
@@ -457,6 +466,74 @@ impl Transaction for EmbeddedTxn {
                     .map(|(f, range)| scope.spawn(move || visit(f, range)))
                     .collect();
                 let mut result = visit(first, first_range);
+                for h in others {
+                    let r = h.join().unwrap_or_else(|_| {
+                        Err(StorageError::Io("a parallel scan's thread panicked".into()))
+                    });
+                    if result.is_ok() {
+                        result = r;
+                    }
+                }
+                result
+            })
+        })
+    }
+
+    fn scan_visit_ranges_parts(
+        &mut self,
+        table: TableId,
+        parts: &mut [RangesPart<'_, '_>],
+    ) -> Result<()> {
+        let own_writes = self.own.get(&table).is_some_and(|m| !m.is_empty());
+        if parts.len() < 2 || own_writes {
+            for (ranges, f) in parts.iter_mut() {
+                for (s, e) in ranges.iter() {
+                    let mut go = true;
+                    self.scan_visit(table, as_ref(s), as_ref(e), &mut |k, v| {
+                        go = f(k, v);
+                        go
+                    })?;
+                    if !go {
+                        break;
+                    }
+                }
+            }
+            return Ok(());
+        }
+        self.interrupt.check()?;
+        self.ensure_open()?;
+        let interrupt = &self.interrupt;
+        let (versions, ts) = (&self.inner.versions, self.start_ts);
+        self.with_reader(|r| {
+            // One part's ranges, in order, until its visitor stops.
+            let visit = |ranges: &[KeyRange], f: &mut PartVisitor| -> Result<()> {
+                let mut go = true;
+                for (s, e) in ranges {
+                    checked(interrupt, &mut |k, v| f(k, v), |g| {
+                        versions.visit_at(r, table, ts, as_ref(s), as_ref(e), |k, v| {
+                            go = g(k, v);
+                            go
+                        })
+                    })?;
+                    if !go {
+                        break;
+                    }
+                }
+                Ok(())
+            };
+            // Part 0 runs on this thread.
+            std::thread::scope(|scope| {
+                let mut work = parts.iter_mut();
+                let Some((first_ranges, first)) = work.next() else {
+                    return Ok(());
+                };
+                let others: Vec<_> = work
+                    .map(|(ranges, f)| {
+                        let ranges: &[KeyRange] = ranges;
+                        scope.spawn(move || visit(ranges, &mut **f))
+                    })
+                    .collect();
+                let mut result = visit(first_ranges, &mut **first);
                 for h in others {
                     let r = h.join().unwrap_or_else(|_| {
                         Err(StorageError::Io("a parallel scan's thread panicked".into()))
