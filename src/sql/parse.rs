@@ -1334,24 +1334,40 @@ fn parse_tokens(sql: &str, toks: Vec<Tok>) -> SqlResult<Stmt> {
     })
 }
 
-/// `CREATE [DEFINER = u] {TRIGGER | PROCEDURE | FUNCTION | EVENT}`: stored
-/// programs, which Tributary does not have — refused by name (1235) rather
-/// than as a syntax error, so a schema script says what it needs.
+/// `CREATE [DEFINER = u] {TRIGGER | PROCEDURE | FUNCTION | EVENT}`,
+/// `ALTER [DEFINER = u] {PROCEDURE | FUNCTION | EVENT}` and `DROP EVENT`:
+/// stored programs, which Tributary does not have — refused by name (1235)
+/// rather than as a syntax error, so a schema script says what it needs.
+/// (DROP TRIGGER / PROCEDURE / FUNCTION and CALL parse, and the statement
+/// dispatcher refuses them quoting the statement.)
 fn stored_program(t: &[Tok]) -> Option<&'static str> {
     let word = |i: usize| match t.get(i) {
         Some(Tok::Word(w)) => Some(w.to_ascii_lowercase()),
         _ => None,
     };
-    if word(0)? != "create" {
+    let verb = word(0)?;
+    if verb == "drop" {
+        if word(1).as_deref() == Some("event") {
+            return Some("DROP EVENT (the event scheduler)");
+        }
+        return None;
+    }
+    let alter = verb == "alter";
+    if !alter && verb != "create" {
         return None;
     }
     // Past a DEFINER clause and characteristics that come before the
     // object's kind; the first word naming an object decides.
     for i in 1..t.len().min(16) {
         match word(i).as_deref() {
-            Some("trigger") => return Some("CREATE TRIGGER (triggers)"),
+            Some("trigger") if !alter => return Some("CREATE TRIGGER (triggers)"),
+            Some("procedure") if alter => return Some("ALTER PROCEDURE (stored procedures)"),
             Some("procedure") => return Some("CREATE PROCEDURE (stored procedures)"),
+            Some("function") if alter => {
+                return Some("ALTER FUNCTION (stored and loadable functions)")
+            }
             Some("function") => return Some("CREATE FUNCTION (stored and loadable functions)"),
+            Some("event") if alter => return Some("ALTER EVENT (the event scheduler)"),
             Some("event") => return Some("CREATE EVENT (the event scheduler)"),
             Some(
                 "table" | "view" | "index" | "database" | "schema" | "user" | "role" | "unique"
