@@ -1014,6 +1014,7 @@ impl<'a> Compiler<'a> {
                 default,
                 frame,
                 range_at,
+                cut: None,
             }))
         };
         if matches!(

@@ -1169,6 +1169,7 @@ pub fn plan_block<'a>(
     if let (Some(node), Some(f)) = (source.input.as_deref_mut(), &filter) {
         for c in f.conjuncts().into_iter().chain(&implied) {
             crate::sql::plan::rewrite::push_where(node, c, &host);
+            super::window::push_cut(node, c);
         }
     }
     let access = match &source.table {
