@@ -24,7 +24,7 @@ use std::sync::Arc;
 use crate::error::{code, SqlError, SqlResult};
 use crate::sql::budget::{self, Reservation};
 use crate::sql::exec::keys;
-use crate::sql::exec::op::{Batch, BoxOp, Made, Meter, Operator, Row};
+use crate::sql::exec::op::{Batch, BoxOp, Made, Meter, Operator, Row, BATCH_ROWS};
 use crate::sql::exec::Exec;
 use crate::sql::plan::{Join, Node, Recursive, Stage, WorkTable};
 use crate::sql::Ctx;
@@ -74,6 +74,24 @@ fn convert(cx: &Ctx<'_>, r: &Recursive, row: &mut [Value], at: usize) -> SqlResu
 /// Run the working-table leaf.
 pub fn run_work(w: &WorkTable) -> SqlResult<Vec<Vec<Value>>> {
     w.rows()
+}
+
+/// The working-table leaf `node`'s rows read in place (not copied, as
+/// [`run_work`] does), its run metered as the leaf's operator would;
+/// `None` when `node` is no working-table leaf.
+pub fn shared_work(node: &Node) -> SqlResult<Option<Arc<Vec<Row>>>> {
+    let Node::WorkTable(w) = node else {
+        return Ok(None);
+    };
+    let mut meter = Meter::new(node, Stage::Node);
+    let start = meter.start();
+    let rows = w
+        .rows
+        .lock()
+        .map_err(|_| SqlError::internal("recursive working table poisoned"))?
+        .clone();
+    meter.step(start, rows.len(), rows.len().div_ceil(BATCH_ROWS));
+    Ok(Some(rows))
 }
 
 /// What a running recursive CTE knows of a scan its recursive blocks
