@@ -556,8 +556,10 @@ pub(crate) fn sort_last(
     let Some((&last_slot, earlier)) = calls.split_last() else {
         return Ok(None);
     };
-    for u in units.iter_mut() {
-        u.1.resize(plan.aggs.len(), Value::Null);
+    if !earlier.is_empty() {
+        for u in units.iter_mut() {
+            u.1.resize(plan.aggs.len(), Value::Null);
+        }
     }
     for &slot in earlier {
         let (Some(w), Some(Some(prep))) = (plan.aggs[slot].window.as_deref(), ex.windows.get(slot))

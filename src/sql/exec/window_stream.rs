@@ -219,7 +219,12 @@ impl Collect {
         mut unit: Unit,
         ev: &mut Eval<'_>,
     ) -> SqlResult<()> {
-        unit.1.resize(self.aggs, Value::Null);
+        // A row's unit gets its aggregate slots when its window values
+        // are computed (one allocation fewer per unit held); a group's
+        // has them already.
+        if !unit.1.is_empty() {
+            unit.1.resize(self.aggs, Value::Null);
+        }
         let seq = self.seq;
         self.seq += 1;
         if let Some(p) = &mut self.spill {
@@ -253,6 +258,11 @@ impl Collect {
             let mut units = self.units.take();
             let mem = std::mem::take(&mut self.mem);
             let sorted = crate::sql::exec::window::sort_last(plan, ex, &mut units, ev)?;
+            if sorted.is_none() {
+                for u in units.iter_mut() {
+                    u.1.resize(self.aggs, Value::Null);
+                }
+            }
             return Ok(Output(match sorted {
                 Some(sorted) => Out::Lazy {
                     units: budget::Grave(units),
