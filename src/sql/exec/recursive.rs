@@ -40,7 +40,6 @@ const MAX_RECURSION_DEPTH: u16 = 3636;
 /// place; `at` is its number among the CTE's rows (1-based, as MariaDB
 /// 10.11 counts the rows of its result table in the message).
 fn convert(cx: &Ctx<'_>, r: &Recursive, row: &mut [Value], at: usize) -> SqlResult<()> {
-    let strict = cx.session.strict_writes();
     for (v, (ty, col)) in row.iter_mut().zip(r.types.iter().zip(&r.columns)) {
         match (ty, &mut *v) {
             // Already of the type (the common case: nothing moves).
@@ -49,7 +48,9 @@ fn convert(cx: &Ctx<'_>, r: &Recursive, row: &mut [Value], at: usize) -> SqlResu
             (Some(DataType::Double), Value::Float(f)) if f.is_finite() => {}
             (Some(DataType::Varchar(n)), Value::Text(s)) => {
                 if let Some((i, _)) = s.char_indices().nth(*n as usize) {
-                    if strict {
+                    // Asked here only: the session's sql_mode is looked up
+                    // by name (not per row of the common case).
+                    if cx.session.strict_writes() {
                         return Err(SqlError::new(
                             code::DATA_TOO_LONG,
                             format!("Data too long for column '{}' at row {at}", col.name),
