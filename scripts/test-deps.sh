@@ -9,7 +9,8 @@
 #     mariadb-server (the MySQL oracle test starts its own server from its
 #     binaries; the package's system service is not used), libmariadb-dev +
 #     pkg-config + build-essential (to build mysqlclient), tmux (interactive client test),
-#     python3-venv, nodejs + npm — installed with apt-get only when missing
+#     python3-venv, nodejs + npm, golang + golang-github-go-sql-driver-mysql-dev
+#     (tests/go) — installed with apt-get only when missing
 #     and only as root; otherwise it names them and fails.
 #   * A Python virtualenv at $TRIBUTARY_VENV (default $CARGO_TARGET_DIR/venv)
 #     with tests/python/requirements.txt, re-installed only when that file
@@ -42,6 +43,9 @@ have chromium     || missing+=(chromium)
 have chromedriver || missing+=(chromium-driver)
 have pkg-config || missing+=(pkg-config)
 have cc && [ -f /usr/include/stdio.h ] || missing+=(build-essential)
+# Go's database/sql test (tests/go): the compiler and the driver's source.
+have go        || missing+=(golang)
+[ -d /usr/share/gocode/src/github.com/go-sql-driver/mysql ] || missing+=(golang-github-go-sql-driver-mysql-dev)
 have node      || missing+=(nodejs)
 have npm       || missing+=(npm)
 have "$PY"     || missing+=(python3 python3-venv python3-dev)

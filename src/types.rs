@@ -18,7 +18,12 @@ pub enum DataType {
     /// VARCHAR(n): at most n characters.
     Varchar(u32),
     Text,
+    /// DATETIME / TIMESTAMP of a table written before column precision was
+    /// recorded: values are kept as they were given (up to microseconds).
     DateTime,
+    /// DATETIME(fsp) / TIMESTAMP(fsp), fsp 0..=6: values are rounded to
+    /// `fsp` fractional digits on write, as MySQL 8 does (half up).
+    DateTimeFsp(u8),
     /// VECF32(n)
     VecF32(u32),
     /// VECF64(n)
@@ -57,7 +62,8 @@ impl DataType {
             DataType::Double => "DOUBLE".into(),
             DataType::Varchar(n) => format!("VARCHAR({n})"),
             DataType::Text => "TEXT".into(),
-            DataType::DateTime => "DATETIME".into(),
+            DataType::DateTime | DataType::DateTimeFsp(0) => "DATETIME".into(),
+            DataType::DateTimeFsp(n) => format!("DATETIME({n})"),
             DataType::VecF32(n) => format!("VECF32({n})"),
             DataType::VecF64(n) => format!("VECF64({n})"),
             DataType::Integer { bits, unsigned } => {
@@ -247,6 +253,35 @@ pub fn format_datetime(us: i64) -> String {
     }
 }
 
+/// Largest fractional-seconds precision of a DATETIME (MySQL's 6).
+pub const MAX_DATETIME_FSP: u8 = 6;
+
+/// `us` rounded to `fsp` fractional digits, half up (MySQL 8 rounds a
+/// fraction wider than the column's, unless TIME_TRUNCATE_FRACTIONAL, which
+/// is not offered). A carry moves into the seconds, and on into the date.
+pub fn round_fsp(us: i64, fsp: u8) -> i64 {
+    debug_assert!(fsp <= MAX_DATETIME_FSP, "fsp {fsp} above 6");
+    let unit = 10i64.pow(u32::from(MAX_DATETIME_FSP.saturating_sub(fsp)));
+    let frac = us.rem_euclid(unit);
+    if frac * 2 >= unit {
+        us - frac + unit
+    } else {
+        us - frac
+    }
+}
+
+/// `YYYY-MM-DD HH:MM:SS` followed by exactly `fsp` fractional digits (the
+/// value's own, cut: values are rounded when they are stored or cast).
+pub fn format_datetime_fsp(us: i64, fsp: u8) -> String {
+    let mut s = format_datetime(us.div_euclid(1_000_000) * 1_000_000);
+    if fsp > 0 {
+        let micros = format!("{:06}", us.rem_euclid(1_000_000));
+        s.push('.');
+        s.push_str(&micros[..usize::from(fsp.min(MAX_DATETIME_FSP))]);
+    }
+    s
+}
+
 /// Parse `YYYY-MM-DD[ HH:MM:SS[.f]]` into microseconds since the epoch.
 pub fn parse_datetime(s: &str) -> Option<i64> {
     let s = s.trim();
@@ -339,8 +374,10 @@ pub enum ColumnKind {
     Float,
     /// VARCHAR / TEXT (utf8mb4).
     Text,
-    /// DATETIME(6 when fractional).
-    DateTime,
+    /// DATETIME(fsp): `Some(fsp)` prints exactly fsp fractional digits (a
+    /// column's or CAST's precision); `None` (an expression whose precision
+    /// is not tracked) prints 6 when any value of the result has a fraction.
+    DateTime(Option<u8>),
     /// DATE (values are `DateTime` at midnight; printed `YYYY-MM-DD`).
     Date,
     /// DECIMAL(precision, scale) (MYSQL_TYPE_NEWDECIMAL; values printed
@@ -359,6 +396,9 @@ pub fn format_value(v: &Value, kind: ColumnKind) -> Option<String> {
             let mut s = format_datetime(*us);
             s.truncate(10);
             Some(s)
+        }
+        (ColumnKind::DateTime(Some(fsp)), Value::DateTime(us)) => {
+            Some(format_datetime_fsp(*us, fsp))
         }
         (ColumnKind::Decimal { scale, .. }, Value::Float(f)) => Some(format_decimal(*f, scale)),
         // An exact value prints the declared scale when that is wider

@@ -50,7 +50,7 @@ fn result_column_kinds_match_mysql_types() {
         vec![
             ColumnKind::Int,
             ColumnKind::Date,
-            ColumnKind::DateTime,
+            ColumnKind::DateTime(Some(0)),
             ColumnKind::Decimal {
                 precision: 10,
                 scale: 2

@@ -52,7 +52,12 @@ fn spawn(mut s: Session, sql: &str) -> (u32, Victim) {
 /// KILL QUERY `id`; the victim's outcome and how long it took to answer.
 /// Fails (after releasing every fault point, so the victim can end) when
 /// the victim has not answered within [`WAIT`].
-fn kill(admin: &mut Session, id: u32, h: Victim) -> (Result<(), SqlError>, Session, Duration) {
+fn kill(
+    admin: &mut Session,
+    id: u32,
+    h: Victim,
+    sql: &str,
+) -> (Result<(), SqlError>, Session, Duration) {
     let t = Instant::now();
     q(admin, &format!("KILL QUERY {id}"));
     while !h.is_finished() && t.elapsed() < WAIT {
@@ -60,12 +65,21 @@ fn kill(admin: &mut Session, id: u32, h: Victim) -> (Result<(), SqlError>, Sessi
     }
     let took = t.elapsed();
     if !h.is_finished() {
+        let waiting = tributary_fault::global().list();
         remove_all_points();
         let _ = h.join();
-        panic!("the killed statement had not answered {took:?} after KILL");
+        panic!("`{sql}` had not answered {took:?} after KILL (fault points then: {waiting:?})");
     }
     let (r, s) = h.join().unwrap();
     (r, s, took)
+}
+
+/// Wait until connection `id` is running `sql` (information_schema.PROCESSLIST).
+fn wait_running(admin: &mut Session, id: u32, sql: &str) {
+    let probe = format!("SELECT INFO FROM information_schema.PROCESSLIST WHERE ID = {id}");
+    wait_until(&format!("connection {id} running `{sql}`"), WAIT, || {
+        q(admin, &probe) == vec![vec![Value::Text(sql.to_string())]]
+    });
 }
 
 fn tables(s: &mut Session) -> Vec<Vec<Value>> {
@@ -98,7 +112,11 @@ fn a_ddl_waiting_for_its_durable_ids_is_killable() {
             .unwrap();
         let (id, h) = spawn(db.session(), sql);
         wait_waiters(points::STORAGE_FREE_SPACE, WAIT);
-        let (r, _s, took) = kill(&mut admin, id, h);
+        // The waiter may be the applier writing the rows above: KILL QUERY
+        // only once the victim runs its statement (before it, KILL finds
+        // nothing to stop, as MySQL's does).
+        wait_running(&mut admin, id, sql);
+        let (r, _s, took) = kill(&mut admin, id, h, sql);
         let e = r.expect_err(sql);
         assert_eq!(e.code, 1317, "{sql}: {e:?}");
         assert!(took < STOP, "{sql}: answered {took:?} after KILL");
@@ -202,7 +220,7 @@ fn an_index_build_answers_a_kill_promptly_and_leaves_nothing() {
         wait_waiters(&point, WAIT);
         // Let it build on, then KILL it while it writes.
         global().remove(&point).unwrap();
-        let (r, _s, took) = kill(&mut admin, id, h);
+        let (r, _s, took) = kill(&mut admin, id, h, sql);
         eprintln!("KILL QUERY of {sql} answered in {took:?}");
         let e = r.expect_err(sql);
         assert_eq!(e.code, 1317, "{sql}: {e:?}");

@@ -146,6 +146,7 @@ const SQL_LEVELS: &[&[&str]] = &[
         "table_locks",
         "thread_slot",
         "txn_control",
+        "user_locks",
     ],
     // the state every statement runs with: Engine, SessionState, Ctx
     &["session"],
@@ -207,6 +208,8 @@ const SQL_LEVELS: &[&[&str]] = &[
     ],
     // the aggregate fold (states, update, final value): below the operators
     &["exec/agg", "exec/agg_args"],
+    // the statement's memo of subquery answers (below the operators)
+    &["exec/memo"],
     // execution of a plan
     &[
         "exec",

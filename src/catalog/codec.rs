@@ -328,7 +328,9 @@ pub fn decode_key(mut b: &[u8], types: &[&DataType]) -> Result<Vec<Value>, Codec
             0x02 => {
                 let i = (fixed(&mut b)? ^ (1u64 << 63)) as i64;
                 match ty {
-                    DataType::DateTime | DataType::Date => Value::DateTime(i),
+                    DataType::DateTime | DataType::DateTimeFsp(_) | DataType::Date => {
+                        Value::DateTime(i)
+                    }
                     _ => Value::Int(i),
                 }
             }

@@ -496,14 +496,17 @@ fn type_info(ty: &DataType) -> TypeInfo {
             n,
             false,
         ),
-        D::DateTime => (
+        D::DateTime | D::DateTimeFsp(_) => (
             data_type,
             column_type,
             n.clone(),
             n.clone(),
             n.clone(),
             n,
-            int(0),
+            int(match ty {
+                D::DateTimeFsp(f) => i64::from(*f),
+                _ => 0,
+            }),
             false,
         ),
         D::Date => (

@@ -549,6 +549,10 @@ pub fn coerce_value(ty: &DataType, v: Value, what: &str) -> SqlResult<Value> {
                 .ok_or_else(|| bad(&v)),
             other => Err(bad(&other)),
         },
+        DataType::DateTimeFsp(fsp) => match coerce_value(&DataType::DateTime, v, what)? {
+            Value::DateTime(us) => Ok(Value::DateTime(crate::types::round_fsp(us, *fsp))),
+            _ => Err(SqlError::internal("datetime coercion")),
+        },
         DataType::VecF32(dim) | DataType::VecF64(dim) => {
             let xs = match v {
                 Value::Vector(xs) => xs,

@@ -715,7 +715,8 @@ impl Conn {
         w.write(&p).await?;
         let kinds: Vec<ColumnKind> = qr.columns.iter().map(|c| c.kind).collect();
         for (i, c) in qr.columns.iter().enumerate() {
-            let fractional = c.kind == ColumnKind::DateTime && resultset::has_fraction(&qr.rows, i);
+            let fractional =
+                c.kind == ColumnKind::DateTime(None) && resultset::has_fraction(&qr.rows, i);
             w.write(&ColumnDef::new(&c.name, c.kind, fractional).payload(false))
                 .await?;
         }
@@ -1260,7 +1261,11 @@ fn kind_of_sql_type(ty: &str) -> ColumnKind {
     let t = ty.trim().to_ascii_uppercase();
     let starts = |p: &str| t.starts_with(p);
     if starts("DATETIME") || starts("TIMESTAMP") {
-        ColumnKind::DateTime
+        let fsp = t
+            .split_once('(')
+            .and_then(|(_, r)| r.split_once(')'))
+            .and_then(|(a, _)| a.trim().parse::<u8>().ok());
+        ColumnKind::DateTime(Some(fsp.unwrap_or(0)))
     } else if starts("DATE") {
         ColumnKind::Date
     } else if starts("DECIMAL") || starts("NUMERIC") {
@@ -1295,7 +1300,11 @@ mod tests {
     fn sql_types_map_to_kinds() {
         assert_eq!(kind_of_sql_type("BIGINT"), ColumnKind::Int);
         assert_eq!(kind_of_sql_type("INT UNSIGNED"), ColumnKind::Int);
-        assert_eq!(kind_of_sql_type("DATETIME"), ColumnKind::DateTime);
+        assert_eq!(kind_of_sql_type("DATETIME"), ColumnKind::DateTime(Some(0)));
+        assert_eq!(
+            kind_of_sql_type("DATETIME(3)"),
+            ColumnKind::DateTime(Some(3))
+        );
         assert_eq!(kind_of_sql_type("DATE"), ColumnKind::Date);
         assert_eq!(
             kind_of_sql_type("DECIMAL(6,2)"),

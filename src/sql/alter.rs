@@ -722,7 +722,11 @@ fn implicit_default(ty: &DataType) -> Option<Value> {
         )),
         DataType::Varchar(_) | DataType::Text => Some(Value::Text(String::new())),
         DataType::Json => Some(Value::Text("null".into())),
-        DataType::DateTime | DataType::Date | DataType::VecF32(_) | DataType::VecF64(_) => None,
+        DataType::DateTime
+        | DataType::DateTimeFsp(_)
+        | DataType::Date
+        | DataType::VecF32(_)
+        | DataType::VecF64(_) => None,
     }
 }
 

@@ -190,7 +190,10 @@ fn type_of_kind(kind: crate::types::ColumnKind, name: &str) -> SqlResult<DataTyp
         K::Int => DataType::BigInt,
         K::Float => DataType::Double,
         K::Text => DataType::Text,
-        K::DateTime => DataType::DateTime,
+        K::DateTime(Some(fsp)) => DataType::DateTimeFsp(fsp),
+        // An expression whose precision is not tracked: 6 keeps every value
+        // exactly (MySQL would take the expression's own fsp).
+        K::DateTime(None) => DataType::DateTimeFsp(crate::types::MAX_DATETIME_FSP),
         K::Date => DataType::Date,
         K::Decimal { precision, scale } if precision <= crate::types::MAX_DECIMAL_PRECISION => {
             DataType::Decimal(precision, scale)

@@ -39,6 +39,25 @@ pub use value::{
 };
 pub(crate) use value::{num, num_cmp, overflow, text, text_of, wrong_count};
 
+/// The fractional-seconds precision written in `DATETIME(n)` (0 when
+/// absent); above 6 is MySQL's 1426.
+pub(crate) fn fsp_of(arg: &str, s: &str) -> SqlResult<u8> {
+    if arg.trim().is_empty() {
+        return Ok(0);
+    }
+    let n: u32 = arg
+        .trim()
+        .parse()
+        .map_err(|_| SqlError::parse(format!("bad precision in {s}")))?;
+    if n > u32::from(crate::types::MAX_DATETIME_FSP) {
+        return Err(SqlError::new(
+            1426,
+            format!("Too-big precision {n} specified for '{s}'. Maximum is 6."),
+        ));
+    }
+    Ok(n as u8)
+}
+
 /// The CAST target for a SQL type; types CAST does not produce faithfully
 /// are refused (1235), never approximated.
 fn cast_target(ty: &ast::DataType) -> SqlResult<CastTo> {
@@ -64,7 +83,7 @@ fn cast_target(ty: &ast::DataType) -> SqlResult<CastTo> {
             CastTo::Decimal(p as u8, sc as u8)
         }
         "char" | "varchar" | "nchar" | "character" | "text" => CastTo::Text(nums.first().copied()),
-        "datetime" | "timestamp" => CastTo::DateTime,
+        "datetime" | "timestamp" => CastTo::DateTime(fsp_of(arg, &t)?),
         "date" => CastTo::Date,
         "vecf32" | "vecf64" => match nums.first() {
             Some(&d) if d > 0 => CastTo::Vector(d),
@@ -1627,7 +1646,7 @@ fn cast(v: Value, to: CastTo) -> SqlResult<Value> {
             }
             Value::Text(t)
         }
-        CastTo::DateTime | CastTo::Date => {
+        CastTo::DateTime(_) | CastTo::Date => {
             let us = match &v {
                 Value::DateTime(us) => Some(*us),
                 other => {
@@ -1647,7 +1666,10 @@ fn cast(v: Value, to: CastTo) -> SqlResult<Value> {
                 Some(us) if to == CastTo::Date => {
                     Value::DateTime(us.div_euclid(86_400_000_000) * 86_400_000_000)
                 }
-                Some(us) => Value::DateTime(us),
+                Some(us) => match to {
+                    CastTo::DateTime(fsp) => Value::DateTime(crate::types::round_fsp(us, fsp)),
+                    _ => Value::DateTime(us),
+                },
             }
         }
         CastTo::Vector(dim) => {

@@ -662,7 +662,7 @@ pub fn parse_type(s: &str) -> SqlResult<DataType> {
         }
         "text" | "longtext" | "mediumtext" | "tinytext" | "blob" => DataType::Text,
         "json" => DataType::Json,
-        "datetime" | "timestamp" => DataType::DateTime,
+        "datetime" | "timestamp" => DataType::DateTimeFsp(crate::sql::expr::fsp_of(&arg, s)?),
         "vecf32" | "vecf64" => {
             let d = n()?;
             if d == 0 || d > 65_535 {

@@ -45,7 +45,7 @@ DISABLED_IN_CI = {
                  "no zero parts",
     "date_type": "oracle finding: TIME() / CURTIME() results and STR_TO_DATE, DATE_ADD of a text "
                  "argument are sent as strings (MySQL: TIME / DATE / DATETIME); CAST(x AS "
-                 "DATETIME) keeps microseconds",
+                 "DATETIME[(fsp)]) rounds the fraction half up as MySQL 8 (MariaDB truncates)",
     "time_of_date": "oracle finding: MINUTE('2021-12-31') is 0 (MariaDB 20: MySQL 8's answer "
                     "to be checked)",
     "null_type": "oracle finding: IFNULL(1, ABS(NULL)) & co. are sent with a string column type "

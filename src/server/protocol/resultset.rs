@@ -124,14 +124,17 @@ impl ColumnDef {
                 flags: flags::NUM,
                 ..numeric(types::NEWDECIMAL, u32::from(precision) + 2, scale)
             },
-            ColumnKind::DateTime => ColumnDef {
-                flags: flags::BINARY,
-                ..numeric(
-                    types::DATETIME,
-                    if fractional { 26 } else { 19 },
-                    if fractional { 6 } else { 0 },
-                )
-            },
+            ColumnKind::DateTime(fsp) => {
+                let fsp = fsp.unwrap_or(if fractional { 6 } else { 0 });
+                ColumnDef {
+                    flags: flags::BINARY,
+                    ..numeric(
+                        types::DATETIME,
+                        if fsp > 0 { 20 + u32::from(fsp) } else { 19 },
+                        fsp,
+                    )
+                }
+            }
             ColumnKind::Date => ColumnDef {
                 flags: flags::BINARY,
                 ..numeric(types::DATE, 10, 0)
@@ -253,7 +256,7 @@ pub fn binary_row(values: &[Value], kinds: &[ColumnKind]) -> Vec<u8> {
         match kind {
             ColumnKind::Int => p.extend_from_slice(&as_i64(v).to_le_bytes()),
             ColumnKind::Float => p.extend_from_slice(&as_f64(v).to_le_bytes()),
-            ColumnKind::DateTime | ColumnKind::Date => {
+            ColumnKind::DateTime(_) | ColumnKind::Date => {
                 let us = match v {
                     Value::DateTime(us) => Some(*us),
                     Value::Text(s) => parse_datetime(s),
@@ -350,9 +353,12 @@ mod tests {
         let t = d(ColumnKind::Text, false);
         assert_eq!((t.1, t.3), (45, types::VAR_STRING));
         assert_eq!(d(ColumnKind::Vector, false).3, types::VAR_STRING);
-        assert_eq!(d(ColumnKind::DateTime, true).2, 26);
-        assert_eq!(d(ColumnKind::DateTime, true).5, 6);
-        assert_eq!(d(ColumnKind::DateTime, false).5, 0);
+        assert_eq!(d(ColumnKind::DateTime(None), true).2, 26);
+        assert_eq!(d(ColumnKind::DateTime(None), true).5, 6);
+        assert_eq!(d(ColumnKind::DateTime(None), false).5, 0);
+        assert_eq!(d(ColumnKind::DateTime(Some(3)), false).2, 23);
+        assert_eq!(d(ColumnKind::DateTime(Some(3)), false).5, 3);
+        assert_eq!(d(ColumnKind::DateTime(Some(0)), true).5, 0);
         let date = d(ColumnKind::Date, false);
         assert_eq!((date.2, date.3), (10, types::DATE));
         let dec = d(
@@ -443,7 +449,7 @@ mod tests {
             &[
                 ColumnKind::Int,
                 ColumnKind::Text,
-                ColumnKind::DateTime,
+                ColumnKind::DateTime(None),
                 ColumnKind::Date,
                 ColumnKind::Float,
                 ColumnKind::Decimal {

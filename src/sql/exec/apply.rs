@@ -4,7 +4,10 @@
 //! ([`prepare`]), correlated ones once per row ([`bind_row`]); a scalar
 //! subquery becomes a literal (NULL for no row, 1242 for several), EXISTS
 //! a boolean, `IN (subquery)` a materialized set charged to the budget.
-//! Never evaluates the expression itself and never plans.
+//! A scalar or EXISTS subquery whose answer depends only on the outer
+//! values it reads ([`SubPlan::memo`]) is answered from the statement's
+//! memo (`exec::memo`) when it ran before with the same values (MariaDB's subquery
+//! cache). Never evaluates the expression itself and never plans.
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -42,6 +45,42 @@ impl Prepared<'_> {
     pub fn per_row(&self) -> bool {
         self.per_row
     }
+}
+
+/// The memo key of a run of `sp` named by `r` with `sub_outer` as its outer
+/// row: the exact values it reads (typed, so 1 and '1' differ), or `None`
+/// when its answer may change between runs.
+fn memo_key(sp: &SubPlan, r: &SubqueryRef, sub_outer: &[Value]) -> Option<String> {
+    if !sp.memo {
+        return None;
+    }
+    let vals: Vec<&Value> = r.refs.iter().filter_map(|&i| sub_outer.get(i)).collect();
+    debug_assert_eq!(
+        vals.len(),
+        r.refs.len(),
+        "a subquery reads past its outer row"
+    );
+    Some(format!("{vals:?}"))
+}
+
+/// A scalar or EXISTS answer: from the memo when this subquery ran with the
+/// same outer values, else run by `run` (and kept).
+fn memoized(
+    cx: &mut Exec<'_, '_>,
+    sp: &SubPlan,
+    r: &SubqueryRef,
+    sub_outer: &[Value],
+    run: impl FnOnce(&mut Exec<'_, '_>) -> SqlResult<Value>,
+) -> SqlResult<Value> {
+    let key = memo_key(sp, r, sub_outer);
+    if let Some(v) = key.as_deref().and_then(|k| cx.memo.get(r.id, k)) {
+        return Ok(v);
+    }
+    let v = run(cx)?;
+    if let Some(k) = key {
+        cx.memo.put(r.id, k, &v);
+    }
+    Ok(v)
 }
 
 /// Whether an expression still holds subqueries.
@@ -113,13 +152,19 @@ fn bind(
         Ok(match x {
             CExpr::Scalar(r) if ready(&r) => {
                 let sp = cx.subqueries.get(r.id)?;
-                CExpr::Lit(scalar(cx, &sp, sub_outer)?)
+                CExpr::Lit(memoized(cx, &sp, &r, sub_outer, |cx| {
+                    scalar(cx, &sp, sub_outer)
+                })?)
             }
             CExpr::Exists(r, negated) if ready(&r) => {
                 let sp = cx.subqueries.get(r.id)?;
                 // The first row answers it: the subquery stops there.
-                let rows = cx.run_first(&sp.node, sub_outer, 1)?;
-                CExpr::Lit(Value::Bool(rows.is_empty() == negated))
+                let found = memoized(cx, &sp, &r, sub_outer, |cx| {
+                    Ok(Value::Bool(
+                        !cx.run_first(&sp.node, sub_outer, 1)?.is_empty(),
+                    ))
+                })?;
+                CExpr::Lit(Value::Bool((found == Value::Bool(false)) == negated))
             }
             CExpr::InSub(x, r, negated) if ready(&r) => {
                 let sp = cx.subqueries.get(r.id)?;

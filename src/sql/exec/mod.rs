@@ -31,6 +31,7 @@ pub mod block;
 mod build;
 mod join;
 pub mod keys;
+mod memo;
 pub mod op;
 pub mod parallel;
 pub mod recursive;
@@ -59,6 +60,7 @@ impl<'c, 'a> Exec<'c, 'a> {
             cx,
             subqueries,
             table_rows: Default::default(),
+            memo: Default::default(),
             build: build::build,
             block: block::chain::operator,
         }

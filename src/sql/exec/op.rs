@@ -161,6 +161,8 @@ pub struct Exec<'c, 'a> {
     pub(super) cx: &'c mut Ctx<'a>,
     pub subqueries: crate::sql::plan::Subqueries,
     pub table_rows: super::series::Made,
+    /// Answers of repeatable correlated subqueries (see `apply`).
+    pub(super) memo: super::memo::Memo,
     pub(super) build: Builder,
     pub(super) block: BlockBuilder,
 }

@@ -312,7 +312,8 @@ pub enum CastTo {
     Decimal(u8, u8),
     /// CHAR[(n)]: at most n characters when given.
     Text(Option<u32>),
-    DateTime,
+    /// DATETIME\[(fsp)\]: the fraction rounded to fsp digits (0 when absent).
+    DateTime(u8),
     Date,
     /// VECF32(n) / VECF64(n).
     Vector(u32),

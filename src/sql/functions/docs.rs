@@ -94,7 +94,7 @@ fn kind_name(k: ColumnKind) -> &'static str {
         ColumnKind::Int => "BIGINT",
         ColumnKind::Float => "DOUBLE",
         ColumnKind::Text => "VARCHAR",
-        ColumnKind::DateTime => "DATETIME",
+        ColumnKind::DateTime(_) => "DATETIME",
         ColumnKind::Date => "DATE",
         ColumnKind::Decimal { .. } => "DECIMAL",
         ColumnKind::Vector => "VECTOR",

@@ -622,12 +622,31 @@ pub(super) fn is_false(name: &str, args: &[Value]) -> SqlResult<Value> {
     Ok(Value::Bool(truth(&args[0]) == Some(false)))
 }
 
-pub(super) fn now(_name: &str, _args: &[Value]) -> SqlResult<Value> {
+pub(super) fn now(name: &str, args: &[Value]) -> SqlResult<Value> {
+    // NOW(fsp): the clock cut to fsp fractional digits (0..=6).
+    let fsp = match args.first() {
+        None => 0,
+        Some(Value::Int(n)) if (0..=i64::from(crate::types::MAX_DATETIME_FSP)).contains(n) => {
+            *n as u32
+        }
+        Some(Value::Int(n)) if *n > 0 => {
+            return Err(SqlError::new(
+                1426,
+                format!("Too-big precision {n} specified for '{name}'. Maximum is 6."),
+            ))
+        }
+        Some(other) => {
+            return Err(SqlError::parse(format!(
+                "{name}() takes a precision 0..6, not {other}"
+            )))
+        }
+    };
     let us = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_micros() as i64)
         .unwrap_or(0);
-    Ok(Value::DateTime(us - us % 1_000_000))
+    let unit = 10i64.pow(6 - fsp);
+    Ok(Value::DateTime(us - us % unit))
 }
 
 pub(super) fn version(_name: &str, _args: &[Value]) -> SqlResult<Value> {

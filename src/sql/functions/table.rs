@@ -160,9 +160,9 @@ pub(crate) static FUNCTIONS: &[FunctionDef] = &[
         .aliases(&["current_date", "utc_date"]),
     def(Dt, "curtime", (0, 0), Fixed(Text), DT_CALL, "The time of day (UTC).")
         .aliases(&["current_time", "utc_time"]),
-    def(Dt, "utc_timestamp", (0, 0), Fixed(DateTime), DT_CALL, "The current date and time (UTC, microseconds)."),
-    def(Dt, "now", (0, 1), Fixed(DateTime), Values(scalar::now),
-        "The current date and time, whole seconds (the precision argument is accepted).")
+    def(Dt, "utc_timestamp", (0, 0), Fixed(DateTime(Some(0))), DT_CALL, "The current date and time (UTC, whole seconds)."),
+    def(Dt, "now", (0, 1), Fixed(DateTime(None)), Values(scalar::now),
+        "The current date and time (UTC), whole seconds or NOW(fsp) with fsp fractional digits.")
         .aliases(&["current_timestamp", "sysdate"])
         .purity(Purity::Volatile),
     def(Dt, "date", (1, 1), Fixed(Date), DT_CALL, "The date part.").aliases(&["last_day"]),
@@ -185,7 +185,7 @@ pub(crate) static FUNCTIONS: &[FunctionDef] = &[
         .aliases(&["subdate"]),
     def(Dt, "unix_timestamp", (0, 1), Rule("BIGINT; DECIMAL for a literal with fractional seconds"), DT_CALL,
         "Seconds since 1970-01-01 UTC of the argument (default: now)."),
-    def(Dt, "convert_tz", (3, 3), Fixed(DateTime), DT_CALL,
+    def(Dt, "convert_tz", (3, 3), Fixed(DateTime(None)), DT_CALL,
         "CONVERT_TZ(dt, from, to): dt read on the clock of zone `from`, on the clock of `to`; a zone is SYSTEM (UTC), '+HH:MM' or an IANA name. NULL for an unknown zone; unchanged outside the TIMESTAMP range."),
     def(Dt, "from_unixtime", (1, 2), Rule("DATETIME; VARCHAR with a format"), DT_CALL,
         "The datetime of a Unix timestamp, or its text under FORMAT."),

@@ -775,7 +775,8 @@ impl crate::sql::expr::SubqueryPlanner for Planner<'_, '_> {
         let width = node.width();
         let kind = node.columns().first().map_or(ColumnKind::Text, |c| c.kind);
         let collation = super::out_collations(&node).first().copied().flatten();
-        let id = self.subqueries.add(SubPlan { node });
+        let memo = repeatable(q);
+        let id = self.subqueries.add(SubPlan { node, memo });
         Ok(SubqueryRef {
             id,
             refs,
@@ -784,6 +785,28 @@ impl crate::sql::expr::SubqueryPlanner for Planner<'_, '_> {
             collation,
         })
     }
+}
+
+/// Whether a subquery gives the same answer for the same outer values
+/// within one statement: no call of a volatile function (UUID(), SLEEP(),
+/// NOW() read per call, …) and no user-variable assignment.
+fn repeatable(q: &Query) -> bool {
+    let mut ok = true;
+    let _ = ast::visit_expressions(q, |e| {
+        match e {
+            ast::Expr::Function(f) => {
+                let name = f.name.to_string().to_ascii_lowercase();
+                if crate::sql::functions::is_volatile(&name) {
+                    ok = false;
+                }
+            }
+            ast::Expr::BinaryOp { op, .. } if op.to_string() == ":=" => ok = false,
+            _ => {}
+        }
+        std::ops::ControlFlow::<()>::Continue(())
+    });
+    // `@v := x` in a select list parses as an assignment item.
+    ok && !q.to_string().contains(":=")
 }
 
 fn resolve_in(scope: &Scope, name: &str, clause: &str) -> SqlResult<usize> {

@@ -317,7 +317,7 @@ fn numeric_between(e: CExpr, src: &Source, aggs: &[AggCall]) -> CExpr {
             }) && kinds.iter().all(|k| {
                 !matches!(
                     k,
-                    ColumnKind::Date | ColumnKind::DateTime | ColumnKind::Vector
+                    ColumnKind::Date | ColumnKind::DateTime(_) | ColumnKind::Vector
                 )
             });
             let num = |o: Box<CExpr>, k: ColumnKind| -> Box<CExpr> {
@@ -514,7 +514,7 @@ pub(crate) fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnK
                     precision: 65,
                     scale: 0,
                 },
-                ColumnKind::Date | ColumnKind::DateTime | ColumnKind::Text => ColumnKind::Float,
+                ColumnKind::Date | ColumnKind::DateTime(_) | ColumnKind::Text => ColumnKind::Float,
                 k => k,
             },
             // LAG / LEAD with a default: the type of both (MySQL's
@@ -604,7 +604,15 @@ pub(crate) fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnK
             },
             // Temporal results are sent with a temporal type (drivers then
             // return date / datetime objects, not strings).
-            "from_unixtime" if args.len() == 1 => ColumnKind::DateTime,
+            "from_unixtime" if args.len() == 1 => ColumnKind::DateTime(None),
+            // NOW(fsp): exactly fsp digits (whole seconds without one).
+            "now" | "current_timestamp" | "sysdate" => match args.first() {
+                None => ColumnKind::DateTime(Some(0)),
+                Some(CExpr::Lit(Value::Int(n))) if (0..=6).contains(n) => {
+                    ColumnKind::DateTime(Some(*n as u8))
+                }
+                Some(_) => ColumnKind::DateTime(None),
+            },
             // MySQL: DATE + a day-or-longer interval is a DATE, DATE or
             // DATETIME + anything else a DATETIME, text stays text.
             "date_add interval" | "date_sub interval" => {
@@ -618,7 +626,7 @@ pub(crate) fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnK
                     {
                         ColumnKind::Date
                     }
-                    Some(ColumnKind::Date | ColumnKind::DateTime) => ColumnKind::DateTime,
+                    Some(ColumnKind::Date | ColumnKind::DateTime(_)) => ColumnKind::DateTime(None),
                     _ => ColumnKind::Text,
                 }
             }
@@ -686,7 +694,7 @@ pub(crate) fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnK
                         _ => ColumnKind::Decimal { precision, scale },
                     },
                     // Of a string (or a date): a DOUBLE, as MySQL.
-                    Some(ColumnKind::Text | ColumnKind::Date | ColumnKind::DateTime) => {
+                    Some(ColumnKind::Text | ColumnKind::Date | ColumnKind::DateTime(_)) => {
                         ColumnKind::Float
                     }
                     _ => ColumnKind::Text,
@@ -752,7 +760,7 @@ pub(crate) fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnK
                     scale: *scale,
                 },
                 CastTo::Text(_) => ColumnKind::Text,
-                CastTo::DateTime => ColumnKind::DateTime,
+                CastTo::DateTime(fsp) => ColumnKind::DateTime(Some(*fsp)),
                 CastTo::Date => ColumnKind::Date,
                 CastTo::Vector(_) => ColumnKind::Vector,
             }

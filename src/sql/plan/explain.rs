@@ -164,16 +164,18 @@ pub fn explain_subqueries(
             CExpr::Exists(..) => "Exists Subquery",
             _ => "In Subquery",
         };
+        let plan = subs.get(sp.id);
+        let memo = matches!(&plan, Ok(p) if p.memo) && !matches!(x, CExpr::InSub(..));
         out.push(format!(
             "{}{what} ({})",
             "  ".repeat(depth),
-            if sp.refs.is_empty() {
-                "run once"
-            } else {
-                "correlated: run per row"
+            match (sp.refs.is_empty(), memo) {
+                (true, _) => "run once",
+                (false, true) => "correlated: run per distinct outer values",
+                (false, false) => "correlated: run per row",
             }
         ));
-        match subs.get(sp.id) {
+        match plan {
             Ok(p) => p.node.explain(depth + 1, stats, subs, out),
             Err(e) => out.push(format!("{}{}", "  ".repeat(depth + 1), e.message)),
         }

@@ -230,7 +230,8 @@ fn write(e: &CExpr, names: &Names<'_>, depth: usize, out: &mut String) {
                 CastTo::Decimal(p, s) => format!("decimal({p},{s})"),
                 CastTo::Text(Some(n)) => format!("char({n})"),
                 CastTo::Text(None) => "char".to_string(),
-                CastTo::DateTime => "datetime".to_string(),
+                CastTo::DateTime(0) => "datetime".to_string(),
+                CastTo::DateTime(n) => format!("datetime({n})"),
                 CastTo::Date => "date".to_string(),
                 CastTo::Vector(n) => format!("vecf32({n})"),
             });

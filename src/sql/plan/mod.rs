@@ -210,6 +210,10 @@ pub struct Stat {
 /// (which also says what it reads of the outer row).
 pub struct SubPlan {
     pub node: Node,
+    /// Whether its answer is a function of the outer values it reads
+    /// (no volatile call, no `@v :=` assignment): a correlated run may
+    /// then be answered from an earlier run with the same values.
+    pub memo: bool,
 }
 
 /// The planned subqueries of one statement, by [`crate::sql::expr::SubqueryRef::id`].
@@ -442,7 +446,8 @@ pub fn kind_of_type(t: &DataType) -> ColumnKind {
             scale: *scale,
         },
         DataType::Float | DataType::Double => ColumnKind::Float,
-        DataType::DateTime => ColumnKind::DateTime,
+        DataType::DateTime => ColumnKind::DateTime(None),
+        DataType::DateTimeFsp(fsp) => ColumnKind::DateTime(Some(*fsp)),
         DataType::VecF32(_) | DataType::VecF64(_) => ColumnKind::Vector,
         _ => ColumnKind::Text,
     }
@@ -738,7 +743,7 @@ pub fn fold_date_literals(e: CExpr, kinds: &[ColumnKind]) -> CExpr {
     use crate::sql::expr::BinOp::*;
     let is_date = |x: &CExpr| {
         matches!(x, CExpr::Col(i)
-            if matches!(kinds.get(*i), Some(ColumnKind::Date | ColumnKind::DateTime)))
+            if matches!(kinds.get(*i), Some(ColumnKind::Date | ColumnKind::DateTime(_))))
     };
     let parse = |x: CExpr| match x {
         CExpr::Lit(Value::Text(s)) => match crate::types::parse_datetime(&s) {

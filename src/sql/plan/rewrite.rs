@@ -43,6 +43,9 @@ pub fn union_kind(a: ColumnKind, b: ColumnKind) -> ColumnKind {
                 scale,
             }
         }
+        // A datetime of each precision: the wider (an untracked one stays
+        // untracked).
+        (K::DateTime(x), K::DateTime(y)) => K::DateTime(x.zip(y).map(|(x, y)| x.max(y))),
         (K::Int, K::Decimal { .. }) => b,
         (K::Decimal { .. }, K::Int) => a,
         (K::Int | K::Float | K::Decimal { .. }, K::Int | K::Float | K::Decimal { .. }) => K::Float,

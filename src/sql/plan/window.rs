@@ -160,14 +160,14 @@ pub(crate) fn check_range_types(
             };
             match (kind(key), interval) {
                 (ColumnKind::Int | ColumnKind::Float | ColumnKind::Decimal { .. }, false)
-                | (ColumnKind::Date | ColumnKind::DateTime, true) => {}
+                | (ColumnKind::Date | ColumnKind::DateTime(_), true) => {}
                 (ColumnKind::Int | ColumnKind::Float | ColumnKind::Decimal { .. }, true) => {
                     return Err(SqlError::new(
                         code::WINDOW_RANGE_FRAME_NUMERIC_TYPE,
                         "Window '<unnamed window>' with RANGE frame has ORDER BY expression of numeric type, INTERVAL bound value not allowed.",
                     ))
                 }
-                (ColumnKind::Date | ColumnKind::DateTime, false) => {
+                (ColumnKind::Date | ColumnKind::DateTime(_), false) => {
                     return Err(SqlError::new(
                         code::WINDOW_RANGE_FRAME_TEMPORAL_TYPE,
                         "Window '<unnamed window>' with RANGE frame has ORDER BY expression of datetime type. Only INTERVAL bound value allowed.",
