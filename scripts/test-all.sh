@@ -9,6 +9,9 @@ cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-/var/tmp/tributary-target}"
 PYTHON_VENV="$(bash scripts/test-deps.sh)"
 cargo build --bin tributary
+# The sqlx client check (tests/python/test_sqlx.py): a crate of its own,
+# outside the workspace (its dependencies cost one build, ~1.5 CPU-min).
+cargo build --quiet --locked --manifest-path tests/sqlx/Cargo.toml
 cargo test --workspace
 export TRIBUTARY_BIN="$CARGO_TARGET_DIR/debug/tributary"
 # Last, so the run ends with pytest's summary line.

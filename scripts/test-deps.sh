@@ -13,7 +13,8 @@
 #     (tests/go) — installed with apt-get only when missing
 #     and only as root; otherwise it names them and fails.
 #   * A Python virtualenv at $TRIBUTARY_VENV (default $CARGO_TARGET_DIR/venv)
-#     with tests/python/requirements.txt, re-installed only when that file
+#     with tests/python/requirements.txt (the drivers, and the frameworks
+#     Django 5.2 + SQLAlchemy 2 + Alembic), re-installed only when that file
 #     changes.
 #   * Node's mysql2 in tests/node/node_modules (npm ci from package-lock.json),
 #     re-installed only when the lock file changes.

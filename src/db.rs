@@ -166,11 +166,18 @@ impl Drop for Session {
             t.rollback();
         }
         self.state.table_locks.release();
+        self.state.user_locks.release_all();
         self.engine.processes.unregister(&self.state.process);
     }
 }
 
 impl Session {
+    /// The result columns a prepared statement's text will have (see
+    /// [`crate::sql::Engine::describe`]).
+    pub fn describe(&mut self, sql: &str) -> Option<Vec<crate::types::Column>> {
+        self.engine.describe(&mut self.state, sql)
+    }
+
     /// Execute exactly one SQL statement.
     pub fn execute(&mut self, sql: &str) -> SqlResult<QueryResult> {
         self.engine.execute(&mut self.state, sql)

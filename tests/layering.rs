@@ -185,7 +185,7 @@ const SQL_LEVELS: &[&[&str]] = &[
     // what expressions call back into the session for: grants, session functions
     &["privileges", "host"],
     // one row change and its synchronous index entries (DML and cascades)
-    &["write"],
+    &["write", "check_constraint"],
     // the DDL helpers CREATE / DROP, ALTER / RENAME and TRUNCATE share
     &["schema"],
     // access paths: key ranges, index and full-text top-k scans

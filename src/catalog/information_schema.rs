@@ -4,8 +4,8 @@
 //! table — filters, joins, aggregates.
 //!
 //! Owns: the column lists of SCHEMATA, TABLES, COLUMNS, STATISTICS,
-//! KEY_COLUMN_USAGE, TABLE_CONSTRAINTS, VIEWS, ENGINES, CHARACTER_SETS,
-//! COLLATIONS (MySQL 8's, in MySQL's order) and their rows; TRIGGERS,
+//! KEY_COLUMN_USAGE, TABLE_CONSTRAINTS, CHECK_CONSTRAINTS, VIEWS, ENGINES,
+//! CHARACTER_SETS, COLLATIONS (MySQL 8's, in MySQL's order) and their rows; TRIGGERS,
 //! ROUTINES and EVENTS, always empty (there are no such objects).
 //!
 //! Never: is written (DDL and DML on it fail like MySQL's, 1044), or lists
@@ -23,8 +23,9 @@ use crate::types::{DataType, Value};
 pub const DB: &str = "information_schema";
 
 /// Its tables, upper case as MySQL names them.
-pub const TABLES: [&str; 15] = [
+pub const TABLES: [&str; 16] = [
     "CHARACTER_SETS",
+    "CHECK_CONSTRAINTS",
     "COLLATIONS",
     "COLUMNS",
     "ENGINES",
@@ -201,6 +202,12 @@ pub fn table_def(name: &str) -> Option<TableDef> {
             v("TABLE_NAME"),
             v("REFERENCED_TABLE_NAME"),
         ],
+        "CHECK_CONSTRAINTS" => vec![
+            v("CONSTRAINT_CATALOG"),
+            v("CONSTRAINT_SCHEMA"),
+            v("CONSTRAINT_NAME"),
+            col("CHECK_CLAUSE", Text, false),
+        ],
         "TABLE_CONSTRAINTS" => vec![
             v("CONSTRAINT_CATALOG"),
             v("CONSTRAINT_SCHEMA"),
@@ -361,6 +368,7 @@ pub fn table_def(name: &str) -> Option<TableDef> {
         collation: Default::default(),
         foreign_keys: Vec::new(),
         referenced_by: Vec::new(),
+        checks: Vec::new(),
     })
 }
 
@@ -701,6 +709,18 @@ pub fn rows(txn: &mut dyn Transaction, name: &str) -> SqlResult<Option<Vec<Vec<V
                 }
             }
         }
+        "CHECK_CONSTRAINTS" => {
+            for td in all_tables(txn)? {
+                for c in &td.checks {
+                    out.push(vec![
+                        t("def"),
+                        t(td.db.clone()),
+                        t(c.name.clone()),
+                        t(c.clause.clone()),
+                    ]);
+                }
+            }
+        }
         "KEY_COLUMN_USAGE" | "TABLE_CONSTRAINTS" => {
             let usage = upper == "KEY_COLUMN_USAGE";
             for td in all_tables(txn)? {
@@ -773,6 +793,20 @@ pub fn rows(txn: &mut dyn Transaction, name: &str) -> SqlResult<Option<Vec<Vec<V
                             t(fk.parent_db.clone()),
                             t(fk.parent_table.clone()),
                             t(p.clone()),
+                        ]);
+                    }
+                }
+                if !usage {
+                    // CHECK constraints name no key columns.
+                    for c in &td.checks {
+                        out.push(vec![
+                            t("def"),
+                            t(td.db.clone()),
+                            t(c.name.clone()),
+                            t(td.db.clone()),
+                            t(td.name.clone()),
+                            t("CHECK"),
+                            t(if c.enforced { "YES" } else { "NO" }),
                         ]);
                     }
                 }

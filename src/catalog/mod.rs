@@ -610,6 +610,7 @@ pub fn system_table_def(name: &str) -> Option<TableDef> {
         collation: Default::default(),
         foreign_keys: Vec::new(),
         referenced_by: Vec::new(),
+        checks: Vec::new(),
     })
 }
 

@@ -103,6 +103,23 @@ pub struct TableDef {
     /// A table never referenced pays nothing for foreign keys.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub referenced_by: Vec<(String, String)>,
+    /// CHECK constraints, in declaration order (`crate::sql::check_constraint`
+    /// reads, names and enforces them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<CheckDef>,
+}
+
+/// A CHECK constraint. The condition is kept as SQL text over the table's
+/// column names (backquoted), as MySQL keeps it, so column moves need no
+/// rewrite.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct CheckDef {
+    /// The constraint's name (`<table>_chk_<n>` unless named).
+    pub name: String,
+    /// The condition, parenthesized: what `CHECK_CLAUSE` shows.
+    pub clause: String,
+    /// `NOT ENFORCED` clears it: kept and shown, never checked.
+    pub enforced: bool,
 }
 
 /// What a foreign key does to the child rows when the parent row they
@@ -708,6 +725,7 @@ mod tests {
             collation: Collation::default(),
             foreign_keys: vec![fk],
             referenced_by: vec![("d".into(), "c".into())],
+            checks: Vec::new(),
         };
         let text = serde_json::to_string(&t).expect("encode");
         let back: TableDef = serde_json::from_str(&text).expect("decode");

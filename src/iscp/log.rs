@@ -753,6 +753,7 @@ mod tests {
             collation: Default::default(),
             foreign_keys: Vec::new(),
             referenced_by: Vec::new(),
+            checks: Vec::new(),
         };
         let ix = IndexDef {
             name: "i".into(),

@@ -1115,12 +1115,20 @@ impl Conn {
                 _slot: slot,
             },
         );
-        // Result columns are unknown until execution; the execute response
-        // carries its own column definitions.
+        // A query's result columns, planned with NULL parameters (drivers
+        // such as sqlx name the row's columns from these); none for other
+        // statements. The execute response carries its own definitions.
+        let text = sql.to_string();
+        let columns = self
+            .with_session(move |s| Ok(s.describe(&text)))
+            .await
+            .ok()
+            .flatten()
+            .unwrap_or_default();
         let mut p = Vec::with_capacity(12);
         p.push(0);
         p.extend_from_slice(&id.to_le_bytes());
-        p.extend_from_slice(&0u16.to_le_bytes());
+        p.extend_from_slice(&(columns.len().min(usize::from(u16::MAX)) as u16).to_le_bytes());
         p.extend_from_slice(&(n as u16).to_le_bytes());
         p.push(0);
         p.extend_from_slice(&0u16.to_le_bytes());
@@ -1129,6 +1137,15 @@ impl Conn {
             let def = ColumnDef::new("?", ColumnKind::Text, false).payload(false);
             for _ in 0..n {
                 w.write(&def).await?;
+            }
+            if !self.deprecate_eof() {
+                w.write(&resultset::eof_packet(0, self.status())).await?;
+            }
+        }
+        if !columns.is_empty() {
+            for c in &columns {
+                w.write(&ColumnDef::new(&c.name, c.kind, false).payload(false))
+                    .await?;
             }
             if !self.deprecate_eof() {
                 w.write(&resultset::eof_packet(0, self.status())).await?;
@@ -1227,9 +1244,7 @@ impl Conn {
         };
         let sql = match params::substitute(&stmt.sql, &bound) {
             Ok(s) => s,
-            Err(e) => {
-                return send_error(w, &WireError::new(codes::WRONG_ARGUMENTS, e.to_string())).await
-            }
+            Err(e) => return send_error(w, &WireError::new(e.code(), e.to_string())).await,
         };
         let out = self.run_statements(vec![sql.clone()]).await;
         // The statement has run: its long data is given back before the

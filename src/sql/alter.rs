@@ -37,6 +37,7 @@ use crate::catalog::codec::{decode_row, encode_row};
 use crate::catalog::schema::coerce_value;
 use crate::catalog::{self, IndexDef, TableDef};
 use crate::error::{code, SqlError, SqlResult};
+use crate::sql::check_constraint;
 use crate::sql::expr::{eval_const, ident_name, object_parts, Compiler, Scope};
 use crate::sql::fk;
 use crate::sql::host::SessionHost;
@@ -170,6 +171,13 @@ fn rename(cx: &mut Ctx<'_>, mut t: TableDef, to: &(String, String)) -> SqlResult
     let (old_db, old_name) = (t.db.clone(), t.name.clone());
     t.db = db.clone();
     t.name = name.clone();
+    // As MySQL: the generated CHECK names follow the table's.
+    let generated = format!("{old_name}_chk_");
+    for c in &mut t.checks {
+        if let Some(n) = c.name.strip_prefix(&generated) {
+            c.name = format!("{name}_chk_{n}");
+        }
+    }
     fk::renamed(cx, &mut t, &old_db, &old_name)?;
     catalog::put_table(cx.txn, &t)
 }
@@ -337,6 +345,7 @@ fn plan(cx: &mut Ctx<'_>, old: &TableDef, ops: &[Op]) -> SqlResult<Layout> {
             }
         }
     }
+    check_columns_kept(old, &l)?;
     // The index InnoDB gives each new key none of the indexes starts with.
     let me = Name {
         db: Some(old.db.clone()),
@@ -347,6 +356,35 @@ fn plan(cx: &mut Ctx<'_>, old: &TableDef, ops: &[Op]) -> SqlResult<Layout> {
     let needed = fk::needed_indexes(&me, &fk::pk_names(old), &existing, &l.add_fks);
     l.add_indexes.extend(needed);
     Ok(l)
+}
+
+/// The columns a CHECK constraint reads stay as they were: dropping or
+/// renaming one is MySQL's 3959; retyping one (MySQL re-checks every row)
+/// is not implemented (1235).
+fn check_columns_kept(old: &TableDef, l: &Layout) -> SqlResult<()> {
+    for c in &l.def.checks {
+        for name in check_constraint::columns_of(&c.clause)? {
+            let kept = l.def.column_index(&name).filter(|&i| {
+                l.origin[i].is_some_and(|o| old.columns[o].name.eq_ignore_ascii_case(&name))
+            });
+            let Some(i) = kept else {
+                return Err(SqlError::new(
+                    3959,
+                    format!(
+                        "Check constraint '{}' uses column '{name}', hence column cannot be dropped or renamed.",
+                        c.name
+                    ),
+                ));
+            };
+            if l.converted[i] {
+                return Err(SqlError::unsupported(format!(
+                    "changing column '{name}', which CHECK constraint '{}' uses",
+                    c.name
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// MODIFY / CHANGE: a new definition (and maybe name and position) for an
@@ -606,6 +644,7 @@ fn apply(
     }
     fk::check_alter(cx, old, &mut l.def, &l.origin)?;
     let from = fk::add(cx, &mut l.def, &std::mem::take(&mut l.add_fks))?;
+    check_constraint::check_fk_actions(&l.def)?;
     fk::check_rows(cx, &l.def, from, identity)?;
     match l.rename.take() {
         Some(to) => {

@@ -19,6 +19,7 @@ use crate::catalog::{self, ColumnDef, DatabaseDef, TableDef};
 use crate::collation::Collation;
 use crate::error::{code, SqlError, SqlResult};
 use crate::iscp;
+use crate::sql::check_constraint;
 use crate::sql::expr::{ident_name, object_parts};
 use crate::sql::fk;
 use crate::sql::host::SessionHost;
@@ -319,6 +320,7 @@ fn create_view(cx: &mut Ctx<'_>, cv: &ast::CreateView) -> SqlResult<QueryResult>
         collation: Default::default(),
         foreign_keys: Vec::new(),
         referenced_by: Vec::new(),
+        checks: Vec::new(),
     };
     catalog::put_table(cx.txn, &t)?;
     Ok(QueryResult::default())
@@ -516,6 +518,7 @@ fn empty_table(cx: &Ctx<'_>, db: String, name: String) -> SqlResult<TableDef> {
         collation: Default::default(),
         foreign_keys: Vec::new(),
         referenced_by: Vec::new(),
+        checks: Vec::new(),
     })
 }
 
@@ -579,6 +582,7 @@ fn create_table(
     t.collation = default_collation.unwrap_or_default();
     let mut unique_cols = Vec::new();
     let mut fk_specs = Vec::new();
+    let mut check_specs = Vec::new();
     let host = SessionHost::new(cx.session, cx.engine);
     for (i, c) in ct.columns.iter().enumerate() {
         let cname = ident_name(&c.name);
@@ -589,18 +593,24 @@ fn create_table(
             ));
         }
         for o in &c.options {
-            if let ast::ColumnOption::ForeignKey(f) = &o.option {
-                fk_specs.push(fk::spec(f, Some(&cname))?);
+            match &o.option {
+                ast::ColumnOption::ForeignKey(f) => fk_specs.push(fk::spec(f, Some(&cname))?),
+                ast::ColumnOption::Check(ck) => {
+                    check_specs.push(check_constraint::spec(ck, Some(&cname), o.name.as_ref())?)
+                }
+                _ => {}
             }
         }
         let decl = column_decl(
             &host,
             cname,
             &c.data_type,
-            c.options
-                .iter()
-                .map(|o| &o.option)
-                .filter(|o| !matches!(o, ast::ColumnOption::ForeignKey(_))),
+            c.options.iter().map(|o| &o.option).filter(|o| {
+                !matches!(
+                    o,
+                    ast::ColumnOption::ForeignKey(_) | ast::ColumnOption::Check(_)
+                )
+            }),
         )?;
         if decl.primary {
             if !t.pk.is_empty() {
@@ -683,6 +693,7 @@ fn create_table(
                 });
             }
             TableConstraint::ForeignKey(f) => fk_specs.push(fk::spec(f, None)?),
+            TableConstraint::Check(ck) => check_specs.push(check_constraint::spec(ck, None, None)?),
             other => return Err(SqlError::unsupported(format!("table constraint {other}"))),
         }
     }
@@ -708,6 +719,10 @@ fn create_table(
         db: Some(t.db.clone()),
         name: t.name.clone(),
     };
+    if !check_specs.is_empty() {
+        let taken = check_constraint::names_in(cx, &t.db)?;
+        check_constraint::add(&mut t, check_specs, &taken)?;
+    }
     let fk_indexes = fk::needed_indexes(&me, &fk::pk_names(&t), &pending_indexes, &fk_specs);
     pending_indexes.extend(fk_indexes);
     catalog::put_table(cx.txn, &t)?;
@@ -727,6 +742,7 @@ fn create_table(
     // them), and the keys of tables created before it that name it.
     let mut t = catalog::require_table(cx.txn, &t.db, &t.name, true)?;
     fk::add(cx, &mut t, &fk_specs)?;
+    check_constraint::check_fk_actions(&t)?;
     fk::adopt(cx, &mut t)?;
     if !t.foreign_keys.is_empty() || !t.referenced_by.is_empty() {
         catalog::put_table(cx.txn, &t)?;

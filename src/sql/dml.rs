@@ -21,6 +21,7 @@ use crate::catalog::schema::coerce_to_column;
 use crate::catalog::{self, IndexKind, TableDef, SYS_AUTOINC};
 use crate::error::{code, SqlError, SqlResult};
 use crate::sql::access::btree_entry_key;
+use crate::sql::check_constraint;
 use crate::sql::expr::{eval_const, ident_name, object_parts, CExpr, Compiler, EvalCtx, Scope};
 use crate::sql::fk_enforce;
 use crate::sql::host::SessionHost;
@@ -147,6 +148,7 @@ fn write_new_row(cx: &mut Ctx<'_>, t: &TableDef, row: Vec<Value>, replace: bool)
             deleted += 1;
         }
     }
+    check_constraint::enforce(cx, t, &row)?;
     let key = row_key(cx, t, &row)?;
     if !t.has_hidden_pk() && cx.txn.get(t.id, &key, true)?.is_some() {
         debug_assert!(!replace, "REPLACE deleted the row under its key");
@@ -215,6 +217,7 @@ fn rewrite_row(
     old: &[Value],
     new: &[Value],
 ) -> SqlResult<()> {
+    check_constraint::enforce(cx, t, new)?;
     fk_enforce::parent_updated(cx, t, key, old, new)?;
     write::rewrite_row(cx, t, key, old, new)?;
     fk_enforce::check_parents(cx, t, Some(old), new)
@@ -431,7 +434,10 @@ pub fn insert(cx: &mut Ctx<'_>, ins: &ast::Insert) -> SqlResult<QueryResult> {
                 // warning 1452, as in MySQL (its writes undone).
                 let sp = cx.txn.savepoint();
                 match write_new_row(cx, &t, row, false) {
-                    Err(e) if e.code == code::NO_REFERENCED_ROW => {
+                    Err(e)
+                        if e.code == code::NO_REFERENCED_ROW
+                            || e.code == check_constraint::VIOLATED =>
+                    {
                         cx.txn.rollback_to(sp);
                         warnings.push(Warning {
                             code: e.code,

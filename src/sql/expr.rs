@@ -32,12 +32,38 @@ pub use tree::{
     NoHost, RangeAt, Scope, SubqueryPlanner, SubqueryRef, WinFunc, Window, FIXED_TEXT, JSON_AGG,
     SHOW_SCALE,
 };
-pub(crate) use tree::{IS_FALSE, IS_TRUE};
+pub(crate) use tree::{IS_FALSE, IS_TRUE, LIKE_BINARY};
 pub use value::{
     and3, as_f64, key_form, like_match, like_match_ci, or3, sql_cmp, truth, value_key, vector_arg,
     ValueSet, VECTOR_DISTANCE_FNS,
 };
 pub(crate) use value::{num, num_cmp, overflow, text, text_of, wrong_count};
+
+thread_local! {
+    /// Whether `||` compiles as CONCAT on this thread (see [`PipesAsConcat`]).
+    static PIPES_AS_CONCAT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+fn pipes_as_concat() -> bool {
+    PIPES_AS_CONCAT.with(std::cell::Cell::get)
+}
+
+/// While it lives, `||` compiles as CONCAT on this thread (the statement's
+/// sql_mode has PIPES_AS_CONCAT; the statement runner enters it); else it
+/// is OR, as MySQL's default mode has it.
+pub struct PipesAsConcat(bool);
+
+impl PipesAsConcat {
+    pub fn enter(on: bool) -> PipesAsConcat {
+        PipesAsConcat(PIPES_AS_CONCAT.with(|c| c.replace(on)))
+    }
+}
+
+impl Drop for PipesAsConcat {
+    fn drop(&mut self) {
+        PIPES_AS_CONCAT.with(|c| c.set(self.0));
+    }
+}
 
 /// The fractional-seconds precision written in `DATETIME(n)` (0 when
 /// absent); above 6 is MySQL's 1426.
@@ -91,6 +117,21 @@ fn cast_target(ty: &ast::DataType) -> SqlResult<CastTo> {
         },
         _ => return Err(SqlError::unsupported(format!("CAST to {t}"))),
     })
+}
+
+/// The operand of `BINARY x` / `CAST(x AS BINARY)`: a binary string,
+/// which makes a LIKE compare bytes.
+fn binary_operand(e: &Expr) -> Option<&Expr> {
+    match e {
+        Expr::Cast {
+            kind: ast::CastKind::Cast,
+            expr,
+            data_type: ast::DataType::Binary(None),
+            format: None,
+        } => Some(expr),
+        Expr::Nested(x) => binary_operand(x),
+        _ => None,
+    }
 }
 
 /// Compiler state: the scope plus the aggregates and MATCH predicates
@@ -459,6 +500,15 @@ impl<'a> Compiler<'a> {
             {
                 self.row_comparison(left, op, right)?
             }
+            // `||`: OR, or CONCAT under sql_mode PIPES_AS_CONCAT.
+            Expr::BinaryOp {
+                left,
+                op: BinaryOperator::StringConcat,
+                right,
+            } if pipes_as_concat() => CExpr::Func(
+                "concat".into(),
+                vec![self.compile(left)?, self.compile(right)?],
+            ),
             Expr::BinaryOp { left, op, right } => {
                 let op = match (comparison(op), op) {
                     (Some(cmp), _) => cmp,
@@ -471,7 +521,7 @@ impl<'a> Compiler<'a> {
                     }
                     (None, BinaryOperator::Modulo) => BinOp::Mod,
                     (None, BinaryOperator::And) => BinOp::And,
-                    (None, BinaryOperator::Or) => BinOp::Or,
+                    (None, BinaryOperator::Or | BinaryOperator::StringConcat) => BinOp::Or,
                     (None, BinaryOperator::Xor) => BinOp::Xor,
                     (None, other) => {
                         return Err(SqlError::unsupported(format!("operator {other}")))
@@ -557,6 +607,27 @@ impl<'a> Compiler<'a> {
                 ..
             } => return Err(SqlError::unsupported("LIKE … ESCAPE")),
             Expr::Like { any: true, .. } => return Err(SqlError::unsupported("LIKE ANY")),
+            Expr::Like {
+                negated,
+                expr,
+                pattern,
+                ..
+            } if binary_operand(expr).is_some() || binary_operand(pattern).is_some() => {
+                let x = binary_operand(expr).unwrap_or(expr);
+                let p = binary_operand(pattern).unwrap_or(pattern);
+                if [x, p].iter().any(|e| matches!(e, Expr::Collate { .. })) {
+                    // An explicit COLLATE outranks the binary string.
+                    return Err(SqlError::unsupported(
+                        "LIKE of a binary string and a COLLATE",
+                    ));
+                }
+                let f = CExpr::Func(LIKE_BINARY.into(), vec![self.compile(x)?, self.compile(p)?]);
+                if *negated {
+                    CExpr::Not(Box::new(f))
+                } else {
+                    f
+                }
+            }
             Expr::Like {
                 negated,
                 expr,
@@ -766,6 +837,29 @@ impl<'a> Compiler<'a> {
                 "locate".into(),
                 vec![self.compile(expr)?, self.compile(r#in)?],
             ),
+            Expr::Extract {
+                field,
+                syntax: ast::ExtractSyntax::From,
+                expr,
+            } => {
+                // The single-field units are the functions of the same
+                // name (`EXTRACT(MONTH FROM d)` is `MONTH(d)`).
+                use ast::DateTimeField as F;
+                let name = match field {
+                    F::Year => "year",
+                    F::Quarter => "quarter",
+                    F::Month => "month",
+                    F::Week(None) => "week",
+                    F::Day => "day",
+                    F::Hour => "hour",
+                    F::Minute => "minute",
+                    F::Second => "second",
+                    F::Microsecond => "microsecond",
+                    other => return Err(SqlError::unsupported(format!("EXTRACT({other} FROM …)"))),
+                };
+                crate::sql::functions::check_call(name, 1)?;
+                CExpr::Func(name.into(), vec![self.compile(expr)?])
+            }
             other => return Err(SqlError::unsupported(format!("expression {other}"))),
         })
     }

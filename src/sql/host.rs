@@ -20,7 +20,8 @@ pub struct SessionHost<'a> {
     vars: crate::sql::vars::SessionVars,
     user_vars: crate::sql::vars::UserVars,
     interrupt: tributary_storage::Interrupt,
-    _engine: &'a Engine,
+    user_locks: crate::sql::user_locks::UserLocks,
+    engine: &'a Engine,
 }
 
 impl<'a> SessionHost<'a> {
@@ -35,7 +36,8 @@ impl<'a> SessionHost<'a> {
             vars: crate::sql::vars::SessionVars::of(engine, st),
             user_vars: st.user_vars.clone(),
             interrupt: st.interrupt.clone(),
-            _engine: engine,
+            user_locks: st.user_locks.clone(),
+            engine,
         }
     }
 
@@ -122,6 +124,9 @@ impl FunctionHost for SessionHost<'_> {
             "connection_id" => Ok(Value::Int(i64::from(self.connection_id))),
             "version" => Ok(Value::Text(crate::sql::vars::server_version())),
             "sleep" => self.sleep(args),
+            "get_lock" | "release_lock" | "is_free_lock" | "release_all_locks" => {
+                self.user_lock(name, args)
+            }
             // `@@name` and `@name` (compiled to these two internal calls).
             "@@" => {
                 text_arg(args, 0, name).and_then(|n| crate::sql::vars::system_value(&self.vars, &n))
@@ -214,6 +219,37 @@ impl SessionHost<'_> {
             // Woken within SLEEP_SLICE of a KILL.
             std::thread::park_timeout((end - now).min(SLEEP_SLICE));
         }
+    }
+}
+
+impl SessionHost<'_> {
+    /// GET_LOCK / RELEASE_LOCK / IS_FREE_LOCK / RELEASE_ALL_LOCKS (see
+    /// [`crate::sql::user_locks`]); a NULL name is NULL, as MySQL's.
+    fn user_lock(&self, name: &str, args: &[Value]) -> SqlResult<Value> {
+        let storage = self.engine.storage.as_ref();
+        let locks = &self.user_locks;
+        if name == "release_all_locks" {
+            return Ok(Value::Int(locks.release_all() as i64));
+        }
+        let lock = match args.first() {
+            None | Some(Value::Null) => return Ok(Value::Null),
+            Some(Value::Text(s)) => s.clone(),
+            Some(other) => other.to_string(),
+        };
+        let flag = |b: bool| Value::Int(i64::from(b));
+        Ok(match name {
+            "get_lock" => {
+                let timeout = match args.get(1) {
+                    None | Some(Value::Null) => 0.0,
+                    Some(v) => crate::sql::expr::as_f64(v).unwrap_or(0.0),
+                };
+                flag(locks.get(storage, &lock, timeout, &self.interrupt)?)
+            }
+            "release_lock" => locks
+                .release(storage, &lock, &self.interrupt)?
+                .map_or(Value::Null, flag),
+            _ => flag(locks.is_free(storage, &lock, &self.interrupt)?),
+        })
     }
 }
 

@@ -21,6 +21,7 @@ pub mod agg_stats;
 pub mod alter;
 pub mod budget;
 pub mod check;
+pub mod check_constraint;
 pub mod ddl;
 pub mod dml;
 pub mod exec;
@@ -46,6 +47,7 @@ pub mod table_locks;
 pub mod thread_slot;
 pub mod truncate;
 pub mod txn_control;
+pub mod user_locks;
 pub mod vars;
 pub mod write;
 
@@ -55,7 +57,7 @@ use tributary_storage::Transaction;
 
 use crate::catalog::TableDef;
 use crate::error::{code, SqlError, SqlResult};
-use crate::types::{QueryResult, Value, Warning};
+use crate::types::{Column, QueryResult, Value, Warning};
 use parse::Stmt;
 pub use session::{Ctx, Engine, SessionState};
 
@@ -187,6 +189,7 @@ impl Engine {
         // are now (so GRANT/REVOKE reach existing sessions).
         let filter = privileges::check(self, st, &stmt)?;
         let sink = crate::warnings::Collect::open();
+        let _pipes = crate::sql::expr::PipesAsConcat::enter(st.sql_mode_has("PIPES_AS_CONCAT"));
         let mut res = self.dispatch(st, stmt)?;
         let raised = sink.finish();
         if !raised.is_empty() {
@@ -482,6 +485,37 @@ impl Engine {
     /// `EXECUTE name USING @a, …`: the user variables' values are bound as
     /// literals into the prepared text, which then runs as a statement of
     /// its own (privileges checked as for any statement).
+    /// The result columns `sql` (a prepared statement's text, `?` for each
+    /// parameter) will have: the query planned with NULL parameters and run
+    /// no further, for COM_STMT_PREPARE's column definitions. `None` for a
+    /// statement that is not a plain query, one that fails to plan (its
+    /// error comes when it is executed), or inside a transaction (planning
+    /// there would take the transaction's snapshot before its first read).
+    /// Leaves the session's warnings as they were.
+    pub fn describe(&self, st: &mut SessionState, sql: &str) -> Option<Vec<Column>> {
+        if st.txn.is_some() || st.describe_only {
+            return None;
+        }
+        let nulls = vec![params::Param::Null; params::count_placeholders(sql)];
+        let text = params::substitute(sql, &nulls).ok()?;
+        let plain_query = match parse::parse(&text) {
+            Ok(Stmt::Ast(a)) => match &*a {
+                sqlparser::ast::Statement::Query(q) => matches!(select_into_vars(q), Ok(None)),
+                _ => false,
+            },
+            _ => false,
+        };
+        if !plain_query {
+            return None;
+        }
+        let warnings = std::mem::take(&mut st.warnings);
+        st.describe_only = true;
+        let r = self.execute(st, &text);
+        st.describe_only = false;
+        st.warnings = warnings;
+        r.ok().map(|r| r.columns)
+    }
+
     fn execute_prepared(
         &self,
         st: &mut SessionState,

@@ -33,6 +33,25 @@ pub enum ParamError {
     Count { expected: usize, got: usize },
     #[error("parameter {index} is not a finite number")]
     NotFinite { index: usize },
+    /// Bytes that are not UTF-8 (a BLOB's): there is no binary string
+    /// type to hold them, and replacing them would store other bytes.
+    #[error(
+        "Incorrect string value: '{shown}' (parameter {index}): text is stored as UTF-8 and \
+         binary strings (BLOB / VARBINARY values) are not supported"
+    )]
+    NotUtf8 { index: usize, shown: String },
+}
+
+impl ParamError {
+    /// The MySQL error code the client gets.
+    pub fn code(&self) -> u16 {
+        match self {
+            // ER_TRUNCATED_WRONG_VALUE_FOR_FIELD, as MySQL for bytes a
+            // utf8mb4 column cannot hold.
+            ParamError::NotUtf8 { .. } => 1366,
+            _ => crate::error::code::WRONG_ARGUMENTS,
+        }
+    }
 }
 
 /// Byte class of a position in the SQL text, as the scanner sees it.
@@ -90,8 +109,19 @@ fn push_literal(out: &mut String, p: &Param, index: usize) -> Result<(), ParamEr
         Param::Decimal(d) if d.is_negative() => out.push_str(&format!("({d})")),
         Param::Decimal(d) => out.push_str(&d.to_string()),
         // Non-UTF-8 bytes cannot be represented in the engine's `&str`
-        // statements; they are replaced with U+FFFD.
-        Param::Bytes(b) => push_quoted(out, &String::from_utf8_lossy(b)),
+        // statements: refused, never replaced.
+        Param::Bytes(b) => match std::str::from_utf8(b) {
+            Ok(s) => push_quoted(out, s),
+            Err(e) => {
+                let at = e.valid_up_to();
+                let shown: String = b[at..]
+                    .iter()
+                    .take(6)
+                    .map(|x| format!("\\x{x:02X}"))
+                    .collect();
+                return Err(ParamError::NotUtf8 { index, shown });
+            }
+        },
         Param::Temporal(s) => push_quoted(out, s),
     }
     Ok(())
@@ -205,6 +235,21 @@ mod tests {
             out,
             "insert into t values (-3, 'O\\'Brien \\\\ end', NULL, 2.5e0, 18446744073709551615, '?')"
         );
+    }
+
+    #[test]
+    fn bytes_that_are_not_utf8_are_refused_not_replaced() {
+        let e = substitute(
+            "insert into t values (?, ?)",
+            &[
+                Param::Bytes("ok é".as_bytes().to_vec()),
+                Param::Bytes(vec![b'a', 0xC3, 0x28, 0xFF]),
+            ],
+        )
+        .unwrap_err();
+        assert_eq!(e.code(), 1366);
+        assert!(e.to_string().contains("\\xC3\\x28\\xFF"), "{e}");
+        assert!(matches!(e, ParamError::NotUtf8 { index: 1, .. }), "{e:?}");
     }
 
     #[test]

@@ -2409,22 +2409,16 @@ fn parse_set(p: &mut P) -> SqlResult<Stmt> {
         })
         || p.kw("charset")
     {
-        let charset = p.string_or_word()?;
-        if p.kw("collate") {
-            // mysql-connector sends `SET NAMES 'utf8mb4' COLLATE
-            // 'utf8mb4_0900_ai_ci'` at connect: a UTF-8 collation is
-            // accepted and the connection collation stays utf8mb4_bin (as
-            // @@collation_connection says); columns compare by their own
-            // collation in MySQL too. Another character set's is refused.
-            let c = p.string_or_word()?.to_ascii_lowercase();
-            if !["utf8mb4_", "utf8_", "utf8mb3_"]
-                .iter()
-                .any(|x| c.starts_with(x))
-            {
-                crate::sql::vars::require_collation(&c)?;
+        let charset = names_clause(p)?;
+        if !p.done() {
+            // `SET NAMES cs, x = …`: the same as a list with NAMES in it.
+            if !p.punct(',') {
+                return Err(p.err("unexpected input"));
             }
+            let mut out = names_assignments(&charset);
+            out.extend(set_assignments(p)?);
+            return Ok(Stmt::Set(out));
         }
-        p.end()?;
         return Ok(Stmt::SetNames { charset });
     }
     // SET [GLOBAL|SESSION] TRANSACTION {ISOLATION LEVEL … | READ WRITE | READ ONLY}, …
@@ -2464,8 +2458,68 @@ fn parse_set(p: &mut P) -> SqlResult<Stmt> {
         });
     }
     p.i = save;
+    Ok(Stmt::Set(set_assignments(p)?))
+}
+
+/// `cs [COLLATE c]` after `SET NAMES`.
+fn names_clause(p: &mut P) -> SqlResult<String> {
+    let charset = p.string_or_word()?;
+    if p.kw("collate") {
+        // mysql-connector sends `SET NAMES 'utf8mb4' COLLATE
+        // 'utf8mb4_0900_ai_ci'` at connect: a UTF-8 collation is
+        // accepted and the connection collation stays utf8mb4_bin (as
+        // @@collation_connection says); columns compare by their own
+        // collation in MySQL too. Another character set's is refused.
+        let c = p.string_or_word()?.to_ascii_lowercase();
+        if !["utf8mb4_", "utf8_", "utf8mb3_"]
+            .iter()
+            .any(|x| c.starts_with(x))
+        {
+            crate::sql::vars::require_collation(&c)?;
+        }
+    }
+    Ok(charset)
+}
+
+/// `NAMES cs` inside an assignment list (sqlx sends `SET sql_mode = …,
+/// time_zone = …, NAMES utf8mb4 COLLATE …`): the three connection
+/// character sets `SET NAMES` sets.
+fn names_assignments(charset: &str) -> Vec<(SetTarget, SetValue)> {
+    let cs = if charset.eq_ignore_ascii_case("default") {
+        "utf8mb4"
+    } else {
+        charset
+    };
+    [
+        "character_set_client",
+        "character_set_connection",
+        "character_set_results",
+    ]
+    .into_iter()
+    .map(|name| {
+        (
+            SetTarget::System {
+                name: name.to_string(),
+                global: false,
+            },
+            SetValue::Literal(cs.to_string()),
+        )
+    })
+    .collect()
+}
+
+/// `SET` assignments `target = value, …` (NAMES among them) to the end.
+fn set_assignments(p: &mut P) -> SqlResult<Vec<(SetTarget, SetValue)>> {
     let mut out = Vec::new();
     loop {
+        if p.kw("names") {
+            let charset = names_clause(p)?;
+            out.extend(names_assignments(&charset));
+            if !p.punct(',') {
+                break;
+            }
+            continue;
+        }
         let mut global = p.kw("global");
         if !global {
             let _ = p.kw("session") || p.kw("local");
@@ -2540,7 +2594,7 @@ fn parse_set(p: &mut P) -> SqlResult<Stmt> {
         }
     }
     p.end()?;
-    Ok(Stmt::Set(out))
+    Ok(out)
 }
 
 /// The text of a SET value expression starting at token `p.i`, up to the

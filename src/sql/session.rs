@@ -80,6 +80,11 @@ pub struct SessionState {
     /// under the outer one's).
     pub interrupt: tributary_storage::Interrupt,
     /// The tables this session holds with `LOCK TABLES`.
+    /// Set while [`Engine::describe`] plans a query for its columns: the
+    /// query is planned, not run.
+    pub describe_only: bool,
+    /// User-level locks (`GET_LOCK`) this session holds.
+    pub user_locks: crate::sql::user_locks::UserLocks,
     pub table_locks: crate::sql::table_locks::SessionLocks,
     /// The named savepoints of the open transaction.
     pub savepoints: crate::sql::txn_control::Savepoints,
@@ -110,6 +115,8 @@ impl SessionState {
             sync_jobs: Vec::new(),
             process,
             interrupt: tributary_storage::Interrupt::default(),
+            describe_only: false,
+            user_locks: Default::default(),
             table_locks: Default::default(),
             savepoints: Default::default(),
             snapshot: Default::default(),

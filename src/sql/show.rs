@@ -202,6 +202,12 @@ pub fn create_table_sql(td: &TableDef) -> String {
     for fk in &td.foreign_keys {
         lines.push(format!("  CONSTRAINT `{}` {}", fk.name, fk.clause(&td.db)));
     }
+    // MySQL lists them by name.
+    let mut checks: Vec<_> = td.checks.iter().collect();
+    checks.sort_by_key(|c| c.name.to_lowercase());
+    for c in checks {
+        lines.push(format!("  {}", crate::sql::check_constraint::show_line(c)));
+    }
     let options = if td.collation.is_default() {
         String::new()
     } else {

@@ -419,12 +419,16 @@ fn normalize(d: &Def, value: &str) -> SqlResult<String> {
                 "NO_DIR_IN_CREATE",
                 "NO_AUTO_VALUE_ON_ZERO",
                 "TRADITIONAL",
+                // `||` as CONCAT (sqlx sets it at connect).
+                "PIPES_AS_CONCAT",
             ];
-            let modes: Vec<String> = v
-                .split(',')
-                .map(|m| m.trim().to_ascii_uppercase())
-                .filter(|m| !m.is_empty())
-                .collect();
+            let mut modes: Vec<String> = Vec::new();
+            for m in v.split(',').map(|m| m.trim().to_ascii_uppercase()) {
+                // Each mode once, in the order first named (as MySQL).
+                if !m.is_empty() && !modes.contains(&m) {
+                    modes.push(m);
+                }
+            }
             if let Some(bad) = modes.iter().find(|m| !OK.contains(&m.as_str())) {
                 return not_honoured(&format!("mode {bad} is not implemented"));
             }

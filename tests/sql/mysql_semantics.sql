@@ -42,7 +42,7 @@ SET sql_mode = DEFAULT;
 SELECT @@sql_mode;
 SET sql_mode = 'TRADITIONAL';
 INSERT INTO w (id, i) VALUES (9, '3x' + 1);
-SET sql_mode = 'PIPES_AS_CONCAT';
+SET sql_mode = 'ANSI_QUOTES';
 -- BIGINT overflow is 1690; the smallest BIGINT is one literal.
 SELECT -9223372036854775808, -9223372036854775808 + 0;
 SELECT -9223372036854775808 - 1;

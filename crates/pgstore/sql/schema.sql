@@ -82,6 +82,43 @@ BEGIN
   END LOOP;
 END $$;
 
+-- tsr_lock for an exclusive lock under NOWAIT / SKIP LOCKED: never waits
+-- for a lock another transaction holds on the row (or on the key's gate);
+-- got = false then, with nothing locked. (An insert of the same missing
+-- key by a transaction still running is waited for up to lock_timeout.)
+CREATE OR REPLACE FUNCTION tsr_lock_try(t bigint, k bytea, mode int, gate text)
+RETURNS TABLE(v bytea, got boolean)
+LANGUAGE plpgsql AS $$
+BEGIN
+  IF mode <> 0 THEN
+    RAISE EXCEPTION 'tsr_lock_try takes exclusive locks only';
+  END IF;
+  BEGIN
+    IF gate IS NOT NULL AND to_regclass(gate) IS NOT NULL THEN
+      EXECUTE format('LOCK TABLE %I IN EXCLUSIVE MODE NOWAIT', gate);
+    END IF;
+    LOOP
+      SELECT r.value INTO v FROM tsr_rows r WHERE r.table_id = t AND r.key = k FOR UPDATE NOWAIT;
+      IF FOUND THEN
+        got := true;
+        RETURN NEXT;
+        RETURN;
+      END IF;
+      INSERT INTO tsr_rows VALUES (t, k, 0, NULL) ON CONFLICT DO NOTHING;
+      IF FOUND THEN
+        v := NULL;
+        got := true;
+        RETURN NEXT;
+        RETURN;
+      END IF;
+    END LOOP;
+  EXCEPTION WHEN lock_not_available THEN
+    v := NULL;
+    got := false;
+    RETURN NEXT;
+  END;
+END $$;
+
 -- Commit a transaction's net writes (sorted by table, then key; every key
 -- locked by this transaction; value NULL deletes). Takes the clock last,
 -- moves replaced heads to history, writes the change log and the row

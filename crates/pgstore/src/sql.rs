@@ -29,6 +29,9 @@ pub const GET: &str = "SELECT value FROM (\
 /// $1 table, $2 key, $3 mode, $4 gate.
 pub const LOCK: &str = "SELECT tsr_lock($1, $2, $3, $4)";
 
+/// The same without waiting for another transaction's lock: (value, got).
+pub const LOCK_TRY: &str = "SELECT v, got FROM tsr_lock_try($1, $2, $3, $4)";
+
 /// $1 tables, $2 keys, $3 values.
 pub const COMMIT: &str = "SELECT tsr_commit($1, $2, $3)";
 

@@ -124,6 +124,9 @@ pub(crate) struct PgTxn {
     undo: Vec<Undo>,
     held: HashMap<(TableId, Vec<u8>), Held>,
     interrupt: Interrupt,
+    /// How an exclusive row lock another transaction holds is met (NOWAIT
+    /// / SKIP LOCKED); shared and intention locks always wait.
+    lock_wait: LockWait,
     done: bool,
 }
 
@@ -223,6 +226,7 @@ impl PgTxn {
             undo: Vec::new(),
             held: HashMap::new(),
             interrupt: Interrupt::default(),
+            lock_wait: LockWait::Wait,
             done: false,
         })
     }
@@ -325,7 +329,16 @@ impl PgTxn {
     }
 
     /// Take a lock in `mode` on `(table, key)`; the latest committed value.
-    fn take(&mut self, table: TableId, key: &[u8], mode: i32) -> Result<Option<Vec<u8>>> {
+    /// `may_skip`: a locking read (`get` with `lock`), the one request
+    /// NOWAIT (`LockNotAvailable`) and SKIP LOCKED (read as absent, nothing
+    /// locked) apply to, as in the embedded store.
+    fn take(
+        &mut self,
+        table: TableId,
+        key: &[u8],
+        mode: i32,
+        may_skip: bool,
+    ) -> Result<Option<Vec<u8>>> {
         if self.opts.read_only {
             return Err(StorageError::ReadOnly);
         }
@@ -369,16 +382,25 @@ impl PgTxn {
             Box::new(mode),
             Box::new(gate),
         ];
+        // An exclusive lock under NOWAIT / SKIP LOCKED does not wait for
+        // another transaction's row lock: it reports whether it got it.
+        let try_only = may_skip && mode == X && self.lock_wait != LockWait::Wait;
         let rows = self.call(
             (!prefix.is_empty()).then_some(prefix),
-            sql::LOCK,
+            if try_only { sql::LOCK_TRY } else { sql::LOCK },
             params,
             true,
         )?;
-        let committed: Option<Vec<u8>> = rows
+        let row = rows
             .first()
-            .ok_or_else(|| StorageError::Corrupt("tsr_lock returned nothing".into()))?
-            .get(0);
+            .ok_or_else(|| StorageError::Corrupt("tsr_lock returned nothing".into()))?;
+        let committed: Option<Vec<u8>> = row.get(0);
+        if try_only && !row.get::<_, bool>(1) {
+            return match self.lock_wait {
+                LockWait::SkipLocked => Ok(None),
+                _ => Err(StorageError::LockNotAvailable),
+            };
+        }
         let sp = self.sp_cur.map_or(0, |s| s.0);
         let h = self.held.entry((table, key.to_vec())).or_insert(Held {
             modes: 0,
@@ -431,7 +453,7 @@ impl PgTxn {
         if self.opts.read_only {
             return Err(StorageError::ReadOnly);
         }
-        let committed = self.take(table, key, X)?;
+        let committed = self.take(table, key, X, false)?;
         let prev = match self.own(table, key) {
             Some(v) => v.clone(),
             None => committed,
@@ -508,7 +530,7 @@ impl Transaction for PgTxn {
     fn get(&mut self, table: TableId, key: &[u8], lock: bool) -> Result<Option<Vec<u8>>> {
         self.usable()?;
         if lock && !self.opts.read_only {
-            let committed = self.take(table, key, X)?;
+            let committed = self.take(table, key, X, true)?;
             return Ok(match self.own(table, key) {
                 Some(v) => v.clone(),
                 None => committed,
@@ -611,7 +633,7 @@ impl Transaction for PgTxn {
 
     fn get_for_share(&mut self, table: TableId, key: &[u8]) -> Result<Option<Vec<u8>>> {
         self.usable()?;
-        let committed = self.take(table, key, S)?;
+        let committed = self.take(table, key, S, false)?;
         Ok(match self.own(table, key) {
             Some(v) => v.clone(),
             None => committed,
@@ -620,7 +642,7 @@ impl Transaction for PgTxn {
 
     fn get_for_intent(&mut self, table: TableId, key: &[u8]) -> Result<Option<Vec<u8>>> {
         self.usable()?;
-        let committed = self.take(table, key, IX)?;
+        let committed = self.take(table, key, IX, false)?;
         Ok(match self.own(table, key) {
             Some(v) => v.clone(),
             None => committed,
@@ -629,7 +651,7 @@ impl Transaction for PgTxn {
 
     fn lock(&mut self, table: TableId, key: &[u8]) -> Result<()> {
         self.usable()?;
-        self.take(table, key, X).map(|_| ())
+        self.take(table, key, X, false).map(|_| ())
     }
 
     fn put(&mut self, table: TableId, key: &[u8], value: Vec<u8>) -> Result<Option<Vec<u8>>> {
@@ -651,14 +673,10 @@ impl Transaction for PgTxn {
     }
 
     fn set_lock_wait(&mut self, wait: LockWait) -> Result<()> {
-        // Row locks are taken by tsr_lock(), which waits up to lock_timeout.
-        match wait {
-            LockWait::Wait => Ok(()),
-            _ => Err(StorageError::Unsupported(
-                "This version of Tributary doesn't yet support 'NOWAIT / SKIP LOCKED on the PostgreSQL backend'"
-                    .into(),
-            )),
-        }
+        // Row locks are taken by tsr_lock(), which waits up to lock_timeout;
+        // under NOWAIT / SKIP LOCKED exclusive ones by tsr_lock_try().
+        self.lock_wait = wait;
+        Ok(())
     }
 
     fn refresh_snapshot(&mut self) -> Result<()> {

@@ -203,17 +203,54 @@ fn refresh_snapshot_sees_new_commits_and_keeps_own_writes() {
     assert_eq!(r.get(T, b"own", false).unwrap(), Some(b"1".to_vec()));
 }
 
+/// NOWAIT / SKIP LOCKED, as the embedded store: a locking read of a row
+/// another transaction holds fails at once (`LockNotAvailable`) or reads
+/// it as absent, locking nothing; rows nobody holds are locked as usual;
+/// the transaction goes on; other lock requests still wait.
 #[test]
-fn nowait_and_skip_locked_are_refused_by_name() {
+fn nowait_and_skip_locked_never_wait_for_a_locking_read() {
     let (_url, s) = open_db();
-    let mut t = s.begin(TxnOptions::default()).unwrap();
-    for w in [LockWait::NoWait, LockWait::SkipLocked] {
-        assert!(matches!(
-            t.set_lock_wait(w),
-            Err(StorageError::Unsupported(m)) if m.contains("NOWAIT / SKIP LOCKED")
-        ));
-    }
+    put_commit(&s, b"a", b"1");
+    put_commit(&s, b"b", b"2");
+    let mut holder = s.begin(TxnOptions::default()).unwrap();
+    assert_eq!(holder.get(T, b"a", true).unwrap(), Some(b"1".to_vec()));
+    let mut t = s.begin(opts(300)).unwrap();
+    t.set_lock_wait(LockWait::SkipLocked).unwrap();
+    let started = Instant::now();
+    assert_eq!(t.get(T, b"a", true).unwrap(), None, "a held row is skipped");
+    assert_eq!(t.get(T, b"b", true).unwrap(), Some(b"2".to_vec()));
+    t.set_lock_wait(LockWait::NoWait).unwrap();
+    assert!(matches!(
+        t.get(T, b"a", true),
+        Err(StorageError::LockNotAvailable)
+    ));
+    assert!(
+        started.elapsed() < Duration::from_millis(300),
+        "NOWAIT / SKIP LOCKED waited: {:?}",
+        started.elapsed()
+    );
+    // The transaction goes on, holding b: another one cannot take it.
+    assert_eq!(t.get(T, b"b", true).unwrap(), Some(b"2".to_vec()));
+    let mut other = s.begin(opts(100)).unwrap();
+    other.set_lock_wait(LockWait::NoWait).unwrap();
+    assert!(matches!(
+        other.get(T, b"b", true),
+        Err(StorageError::LockNotAvailable)
+    ));
+    other.rollback();
+    // A plain lock request under SKIP LOCKED still waits (and times out).
+    t.set_lock_wait(LockWait::SkipLocked).unwrap();
+    assert!(matches!(
+        t.lock(T, b"a"),
+        Err(StorageError::LockWaitTimeout)
+    ));
     t.set_lock_wait(LockWait::Wait).unwrap();
+    t.rollback();
+    holder.rollback();
+    // Once released, NOWAIT takes it.
+    let mut t = s.begin(TxnOptions::default()).unwrap();
+    t.set_lock_wait(LockWait::NoWait).unwrap();
+    assert_eq!(t.get(T, b"a", true).unwrap(), Some(b"1".to_vec()));
     t.rollback();
 }
 

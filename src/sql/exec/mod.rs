@@ -87,7 +87,11 @@ pub fn query(cx: &mut Ctx<'_>, q: &sqlparser::ast::Query) -> SqlResult<QueryResu
     let mut planner = Planner::new(cx);
     let node = planner.plan_query(q, None)?;
     let subqueries = planner.into_subqueries();
-    let rows = run(&mut Exec::new(cx, subqueries), &node, &[])?;
+    let rows = if cx.session.describe_only {
+        Vec::new()
+    } else {
+        run(&mut Exec::new(cx, subqueries), &node, &[])?
+    };
     let float_decimals = match &node {
         Node::Block(p) => p
             .projection

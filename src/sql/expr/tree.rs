@@ -368,6 +368,12 @@ pub const JSON_AGG: &str = "json aggregate";
 /// under CAST … AS CHAR and CONCAT.
 pub const FIXED_TEXT: &str = "fixed text";
 
+/// Internal function `like binary(x, p)`: `x LIKE p` where either side is
+/// a binary string (`x LIKE BINARY p`, `CAST(x AS BINARY) LIKE p`, what
+/// Django's `contains` / `startswith` / `endswith` send): the operands'
+/// bytes matched, `_` one byte, no collation.
+pub const LIKE_BINARY: &str = "like binary";
+
 impl CExpr {
     /// Visit this expression and its sub-expressions (not the inside of
     /// subqueries), parents first.

@@ -617,6 +617,20 @@ pub(super) fn is_true(name: &str, args: &[Value]) -> SqlResult<Value> {
     Ok(Value::Bool(truth(&args[0]) == Some(true)))
 }
 
+/// `x LIKE p` over bytes (`x LIKE BINARY p`): NULL if either is NULL.
+pub(super) fn like_binary(name: &str, args: &[Value]) -> SqlResult<Value> {
+    want(args, 2, name)?;
+    if args[0].is_null() || args[1].is_null() {
+        return Ok(Value::Null);
+    }
+    let (s, p) = (text_of(&args[0]), text_of(&args[1]));
+    Ok(Value::Bool(crate::collation::wildcard(
+        s.as_bytes(),
+        p.as_bytes(),
+        |a, b| a == b,
+    )))
+}
+
 pub(super) fn is_false(name: &str, args: &[Value]) -> SqlResult<Value> {
     want(args, 1, name)?;
     Ok(Value::Bool(truth(&args[0]) == Some(false)))

@@ -13,7 +13,7 @@ use super::TextLen::{OfFirstArg, SumOfArgs};
 use super::{control, def, scalar, uuid, FunctionDef, Parity, Purity, VARIADIC};
 use crate::sql::agg_stats::StatFunc;
 use crate::sql::expr::tree::{
-    AggFunc, WinFunc, FIXED_TEXT, IS_FALSE, IS_TRUE, JSON_AGG, SHOW_SCALE,
+    AggFunc, WinFunc, FIXED_TEXT, IS_FALSE, IS_TRUE, JSON_AGG, LIKE_BINARY, SHOW_SCALE,
 };
 use crate::sql::expr::{datetime, regexp};
 use crate::types::ColumnKind::{Date, DateTime, Float, Int, Text};
@@ -255,6 +255,17 @@ pub(crate) static FUNCTIONS: &[FunctionDef] = &[
         "The first AUTO_INCREMENT value of the session's last insert.")
         .purity(Purity::Session),
     def(Session, "connection_id", (0, 0), Fixed(Int), Host, "The session's connection id."),
+    def(Session, "get_lock", (2, 2), Fixed(Int), Host,
+        "Take the named user-level lock, waiting up to TIMEOUT seconds (negative: no limit): 1, or 0 on timeout. Held across transactions until RELEASE_LOCK or the session ends; taken again by counting.")
+        .purity(Purity::Volatile),
+    def(Session, "release_lock", (1, 1), Fixed(Int), Host,
+        "Give back one count of the named lock: 1, 0 when another session holds it, NULL when nobody does.")
+        .purity(Purity::Volatile),
+    def(Session, "is_free_lock", (1, 1), Fixed(Int), Host, "1 when nobody holds the named lock, else 0.")
+        .purity(Purity::Volatile),
+    def(Session, "release_all_locks", (0, 0), Fixed(Int), Host,
+        "Give back every user-level lock of the session: how many counts it held.")
+        .purity(Purity::Volatile),
     def(Session, "sleep", (1, 1), Fixed(Int), Host,
         "Sleep N seconds (ended early by KILL or max_execution_time); 0.")
         .purity(Purity::Volatile),
@@ -282,6 +293,8 @@ pub(crate) static FUNCTIONS: &[FunctionDef] = &[
     def(Internal, "@", (1, 1), Fixed(Text), Host, "`@name`: a user variable.").purity(Purity::Session),
     def(Internal, IS_TRUE, (1, 1), Fixed(Int), Values(scalar::is_true), "`x IS TRUE`."),
     def(Internal, IS_FALSE, (1, 1), Fixed(Int), Values(scalar::is_false), "`x IS FALSE`."),
+    def(Internal, LIKE_BINARY, (2, 2), Fixed(Int), Values(scalar::like_binary),
+        "`x LIKE BINARY p`: the bytes matched, `_` one byte."),
     def(Internal, SHOW_SCALE, (2, 2), Rule("the first argument's type"), Values(scalar::show_scale),
         "A DECIMAL shown with its type's scale (IFNULL / COALESCE as text)."),
     def(Internal, FIXED_TEXT, (2, 2), Fixed(Text), Values(scalar::fixed_text),

@@ -1095,6 +1095,7 @@ pub(crate) mod tests {
             collation: Default::default(),
             foreign_keys: Vec::new(),
             referenced_by: Vec::new(),
+            checks: Vec::new(),
         }
     }
 

@@ -269,6 +269,7 @@ mod tests {
             collation: Collation::default(),
             foreign_keys: Vec::new(),
             referenced_by: Vec::new(),
+            checks: Vec::new(),
         }
     }
 
