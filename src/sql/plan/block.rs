@@ -22,7 +22,7 @@ use crate::sql::expr::{
 };
 use crate::sql::host::SessionHost;
 use crate::sql::plan::rewrite::union_kind;
-use crate::sql::plan::{fold_date_literals, Plan, Source};
+use crate::sql::plan::{fold_date_literals, Node, Plan, Source};
 use crate::sql::Ctx;
 use crate::types::{ColumnKind, DataType, Value};
 
@@ -1177,7 +1177,11 @@ pub fn plan_block<'a>(
     if let (Some(node), Some(f)) = (source.input.as_deref_mut(), &filter) {
         for c in f.conjuncts().into_iter().chain(&implied) {
             crate::sql::plan::rewrite::push_where(node, c, &host);
-            super::window::push_cut(node, c);
+            if let Node::Block(p) = node {
+                if p.limit.is_none() && p.offset == 0 && !p.distinct {
+                    super::window::push_cut(&p.projection, &mut p.aggs, c);
+                }
+            }
         }
     }
     let access = match &source.table {

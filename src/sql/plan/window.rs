@@ -12,7 +12,6 @@
 
 use crate::error::{code, SqlError, SqlResult};
 use crate::sql::expr::{AggCall, BinOp, CExpr, WinFunc};
-use crate::sql::plan::Node;
 use crate::types::{ColumnKind, Value};
 
 /// `col <= k` in a WHERE conjunct `c` over a derived table's columns
@@ -31,33 +30,32 @@ fn upper_bound(c: &CExpr) -> Option<(usize, i64)> {
     }
 }
 
-/// The block's WHERE conjunct `c` over the rows of its derived table
-/// `node`: when it bounds a column that is the derived block's last
-/// window call, a ROW_NUMBER, RANK or DENSE_RANK (`rn <= 3`), the window
-/// passes on only the rows within the bound ([`crate::sql::expr::Window::cut`]):
-/// the others the conjunct would reject. (A row's number or rank is its
-/// value whatever rows follow it; the block reads the derived table
-/// alone, and the conjunct stays in its WHERE.) Only for a derived block
-/// without LIMIT or DISTINCT, whose rows would otherwise change. MySQL
-/// computes those rows and drops them; the answer is the same.
-pub(crate) fn push_cut(node: &mut Node, c: &CExpr) {
-    let Node::Block(p) = node else {
-        return;
-    };
-    if p.limit.is_some() || p.offset != 0 || p.distinct {
-        return;
-    }
+/// The block's WHERE conjunct `c` over the rows of its derived block
+/// (its `projection` and `aggs`; the caller checks it has no LIMIT or
+/// DISTINCT, whose rows would otherwise change): when it bounds a column
+/// that is the derived block's last window call, a ROW_NUMBER, RANK or
+/// DENSE_RANK (`rn <= 3`), the window passes on only the rows within the
+/// bound ([`crate::sql::expr::Window::cut`]): the others the conjunct
+/// would reject. (A row's number or rank is its value whatever rows
+/// follow it; the block reads the derived table alone, and the conjunct
+/// stays in its WHERE.) MySQL computes those rows and drops them; the
+/// answer is the same.
+pub(crate) fn push_cut(
+    projection: &[(String, CExpr, ColumnKind)],
+    aggs: &mut [AggCall],
+    c: &CExpr,
+) {
     let Some((col, k)) = upper_bound(c) else {
         return;
     };
-    let Some((_, CExpr::Agg(slot), _)) = p.projection.get(col) else {
+    let Some((_, CExpr::Agg(slot), _)) = projection.get(col) else {
         return;
     };
     let slot = *slot;
-    if p.aggs.iter().rposition(|a| a.window.is_some()) != Some(slot) {
+    if aggs.iter().rposition(|a| a.window.is_some()) != Some(slot) {
         return;
     }
-    let Some(w) = p.aggs.get_mut(slot).and_then(|a| a.window.as_deref_mut()) else {
+    let Some(w) = aggs.get_mut(slot).and_then(|a| a.window.as_deref_mut()) else {
         return;
     };
     if matches!(
