@@ -179,6 +179,11 @@ pub struct EngineArgs {
     /// here is not swept: it may be shared.
     #[arg(long, value_name = "DIR")]
     pub tmpdir: Option<std::path::PathBuf>,
+    /// The directory server-side `LOAD DATA INFILE` may read files from
+    /// (MySQL's `secure_file_priv`). Default: none, server-side files
+    /// refused (LOCAL loads are not affected).
+    #[arg(long, value_name = "DIR")]
+    pub secure_file_priv: Option<std::path::PathBuf>,
     /// Log statements that take at least this many ms (WARN, target
     /// `tributary::slow`); 0 turns the log off. Default 10000.
     #[arg(long, value_name = "MS")]
@@ -252,6 +257,7 @@ impl EngineArgs {
             c.pg_pool_size = n.max(2);
         }
         c.tmpdir.clone_from(&self.tmpdir);
+        c.secure_file_priv.clone_from(&self.secure_file_priv);
         if let Some(ms) = self.gc_interval_ms {
             c.gc_interval = Duration::from_millis(ms.max(10));
         }

@@ -87,6 +87,11 @@ pub struct Config {
     /// (swept of leftover spill files when it opens), the OS temp dir for
     /// one over PostgreSQL.
     pub tmpdir: Option<std::path::PathBuf>,
+    /// The one directory server-side `LOAD DATA INFILE` reads files from
+    /// (MySQL's `secure_file_priv`). `None` (the default, MySQL's NULL):
+    /// server-side files are refused (1290); `LOAD DATA LOCAL` is not
+    /// affected.
+    pub secure_file_priv: Option<std::path::PathBuf>,
 }
 
 impl Default for Config {
@@ -117,6 +122,7 @@ impl Default for Config {
             ),
             slow_statement: Some(Duration::from_secs(10)),
             tmpdir: None,
+            secure_file_priv: None,
         }
     }
 }

@@ -147,6 +147,19 @@ pub mod code {
     pub const FK_NO_COLUMN_PARENT: u16 = 3734;
     /// Referencing and referenced columns are incompatible.
     pub const FK_INCOMPATIBLE_COLUMNS: u16 = 3780;
+    // LOAD DATA (src/sql/load*.rs).
+    /// `File '…' not found (OS errno 2 …)`.
+    pub const FILE_NOT_FOUND: u16 = 29;
+    pub const WRONG_FIELD_TERMINATORS: u16 = 1083;
+    /// The used command is not allowed with this MySQL version (a LOCAL
+    /// load from a client without CLIENT_LOCAL_FILES).
+    pub const NOT_ALLOWED_COMMAND: u16 = 1148;
+    pub const WARN_TOO_FEW_RECORDS: u16 = 1261;
+    pub const WARN_TOO_MANY_RECORDS: u16 = 1262;
+    /// `--secure-file-priv` forbids the statement.
+    pub const OPTION_PREVENTS_STATEMENT: u16 = 1290;
+    /// `local_infile` is OFF.
+    pub const LOCAL_INFILE_DISABLED: u16 = 3948;
 }
 
 /// A SQL-boundary error.
@@ -224,6 +237,8 @@ pub fn sqlstate_for(code: u16) -> &'static str {
     use code::*;
     match code {
         DUP_ENTRY => "23000",
+        WARN_TOO_FEW_RECORDS | WARN_TOO_MANY_RECORDS => "01000",
+        LOCAL_INFILE_DISABLED => "42000",
         BAD_NULL => "23000",
         PARSE => "42000",
         NO_SUCH_TABLE => "42S02",

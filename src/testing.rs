@@ -17,6 +17,7 @@ pub use crate::server::protocol::packet::{Cursor, PacketReader};
 pub use crate::sql::exec::parallel::scans_run;
 pub use crate::sql::exec::series::makings as table_function_makings;
 pub use crate::sql::expr::truth;
+pub use crate::sql::load_spec::{with_local_files, LocalFiles};
 pub use crate::sql::params::count_placeholders;
 pub use crate::sql::parse::{MAX_NESTING, MAX_OPERATOR_CHAIN};
 pub use crate::sql::schema::{

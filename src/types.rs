@@ -542,6 +542,9 @@ pub struct QueryResult {
     pub affected_rows: u64,
     pub last_insert_id: u64,
     pub warnings: Vec<Warning>,
+    /// The OK packet's human-readable info (`Records: 3  Deleted: 0
+    /// Skipped: 0  Warnings: 0` after LOAD DATA).
+    pub info: Option<String>,
 }
 
 impl QueryResult {

@@ -138,6 +138,8 @@ const SQL_LEVELS: &[&[&str]] = &[
     &[
         "budget",
         "fast_insert",
+        "load_format",
+        "load_spec",
         "process",
         "spill",
         "spill/hash",
@@ -173,6 +175,7 @@ const SQL_LEVELS: &[&[&str]] = &[
         "functions",
         "functions/control",
         "functions/def",
+        "functions/digest",
         "functions/docs",
         "functions/registry",
         "functions/scalar",
@@ -243,7 +246,7 @@ const SQL_LEVELS: &[&[&str]] = &[
     // CREATE / DROP: below ALTER and TRUNCATE, so it cannot dispatch them (mod.rs does)
     &["ddl"],
     // ALTER / RENAME, TRUNCATE, SHOW / EXPLAIN, CHECK INDEX
-    &["alter", "truncate", "show", "check"],
+    &["alter", "truncate", "show", "check", "load"],
     // ANALYZE / CHECK / OPTIMIZE TABLE (CHECK runs the index checker)
     &["maintenance"],
     // statement dispatch, transactions and sessions' entry point

@@ -732,6 +732,14 @@ async fn commands() {
     assert_eq!(u16::from_le_bytes([p[7], p[8]]), 1, "one parameter");
     parse_column(&c.read().await);
     assert_eq!(c.read().await[0], 0xfe);
+    // The query's result columns follow, as MySQL sends them.
+    assert_eq!(u16::from_le_bytes([p[5], p[6]]), 2, "two result columns");
+    let names: Vec<String> = [c.read().await, c.read().await]
+        .iter()
+        .map(|d| parse_column(d).name)
+        .collect();
+    assert_eq!(names, ["id", "name"]);
+    assert_eq!(c.read().await[0], 0xfe);
     let e = c.command(0x17, &exec(id)).await;
     assert_eq!(e.err().code, 1243, "pending SEND_LONG_DATA error");
     let mut b = exec(id);
@@ -817,6 +825,10 @@ async fn oversized_packet_is_refused_and_closes() {
     let id = u32::from_le_bytes([p[1], p[2], p[3], p[4]]);
     parse_column(&c.read().await);
     assert_eq!(c.read().await[0], 0xfe);
+    // Its one result column.
+    assert_eq!(u16::from_le_bytes([p[5], p[6]]), 1);
+    parse_column(&c.read().await);
+    assert_eq!(c.read().await[0], 0xfe);
     for _ in 0..2 {
         let mut ld = vec![0x18];
         ld.extend_from_slice(&id.to_le_bytes());
@@ -874,13 +886,19 @@ impl Client {
             return Err(parse_err(&r).code);
         }
         let id = u32::from_le_bytes([r[1], r[2], r[3], r[4]]);
-        let n = u16::from_le_bytes([r[7], r[8]]);
-        if n > 0 {
-            for _ in 0..n {
-                self.read().await;
-            }
-            if !self.deprecate_eof {
-                assert_eq!(self.read().await[0], 0xfe);
+        // Parameter definitions, then the result columns' (each list
+        // followed by an EOF unless DEPRECATE_EOF).
+        for n in [
+            u16::from_le_bytes([r[7], r[8]]),
+            u16::from_le_bytes([r[5], r[6]]),
+        ] {
+            if n > 0 {
+                for _ in 0..n {
+                    self.read().await;
+                }
+                if !self.deprecate_eof {
+                    assert_eq!(self.read().await[0], 0xfe);
+                }
             }
         }
         Ok(id)

@@ -36,18 +36,20 @@ pub mod privs {
     pub const LOCK_TABLES: u16 = 1 << 9;
     /// `PROCESS` (global only): see every session in the process list.
     pub const PROCESS: u16 = 1 << 10;
+    /// `FILE` (global only): server-side `LOAD DATA INFILE`.
+    pub const FILE: u16 = 1 << 11;
     /// Every privilege that can be granted on a table (`ALL` on `db.t`).
     pub const ALL_OBJECT: u16 = SELECT | INSERT | UPDATE | DELETE | CREATE | DROP | INDEX | ALTER;
     /// Every privilege that can be granted on a database (`ALL` on `db.*`).
     pub const ALL_DB: u16 = ALL_OBJECT | LOCK_TABLES;
     /// Every privilege (`ALL` on `*.*`).
-    pub const ALL_GLOBAL: u16 = ALL_DB | SUPER | PROCESS;
+    pub const ALL_GLOBAL: u16 = ALL_DB | SUPER | PROCESS | FILE;
     /// Privileges that exist only on `*.*` (elsewhere: 1221).
-    pub const GLOBAL_ONLY: u16 = SUPER | PROCESS;
+    pub const GLOBAL_ONLY: u16 = SUPER | PROCESS | FILE;
     /// Privileges that cannot be granted on one table (there: 1144).
     pub const NOT_ON_TABLE: u16 = GLOBAL_ONLY | LOCK_TABLES;
     /// Names, in the order `SHOW GRANTS` prints them (MySQL's).
-    pub const NAMES: [(u16, &str); 11] = [
+    pub const NAMES: [(u16, &str); 12] = [
         (SELECT, "SELECT"),
         (INSERT, "INSERT"),
         (UPDATE, "UPDATE"),
@@ -55,6 +57,7 @@ pub mod privs {
         (CREATE, "CREATE"),
         (DROP, "DROP"),
         (PROCESS, "PROCESS"),
+        (FILE, "FILE"),
         (INDEX, "INDEX"),
         (ALTER, "ALTER"),
         (SUPER, "SUPER"),

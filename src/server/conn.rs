@@ -339,6 +339,79 @@ where
         .map_err(|e| e.to_string())
 }
 
+/// Execute `statements` in order on `s`, stopping after the first error;
+/// each result comes with the session's status flags right after it.
+fn execute_all(s: &mut Session, statements: &[String]) -> Vec<(SqlResult<QueryResult>, u16)> {
+    let mut out = Vec::with_capacity(statements.len());
+    for st in statements {
+        let t = std::time::Instant::now();
+        let r = s.execute(st);
+        let failed = r.is_err();
+        if let Err(e) = &r {
+            super::status::record_error(e.code, &e.message);
+        }
+        super::metrics::statement_done(super::metrics::statement_kind(st), !failed, t.elapsed());
+        out.push((r, status::flags(s.in_transaction(), s.autocommit(), false)));
+        if failed {
+            break;
+        }
+    }
+    out
+}
+
+/// A statement's request for a client file: its name, and where the
+/// file's packets go.
+type FileRequest = (String, tokio::sync::mpsc::Sender<Vec<u8>>);
+
+/// Packets of a client file in flight between this task and the
+/// statement (bounds the memory a LOCAL load holds).
+const FILE_PACKETS_IN_FLIGHT: usize = 8;
+
+/// The client's files, for a statement on a blocking thread.
+struct ClientFiles {
+    requests: tokio::sync::mpsc::Sender<FileRequest>,
+}
+
+impl crate::sql::load_spec::LocalFiles for ClientFiles {
+    fn open(&self, name: &str) -> SqlResult<Box<dyn std::io::Read>> {
+        let (tx, rx) = tokio::sync::mpsc::channel(FILE_PACKETS_IN_FLIGHT);
+        self.requests
+            .blocking_send((name.to_string(), tx))
+            .map_err(|_| SqlError::internal("the connection is gone"))?;
+        Ok(Box::new(ClientFile {
+            rx,
+            cur: Vec::new(),
+            pos: 0,
+        }))
+    }
+}
+
+/// A client file as the statement reads it: packets until the empty one
+/// (the channel closes).
+struct ClientFile {
+    rx: tokio::sync::mpsc::Receiver<Vec<u8>>,
+    cur: Vec<u8>,
+    pos: usize,
+}
+
+impl std::io::Read for ClientFile {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        while self.pos == self.cur.len() {
+            match self.rx.blocking_recv() {
+                Some(p) => {
+                    self.cur = p;
+                    self.pos = 0;
+                }
+                None => return Ok(0),
+            }
+        }
+        let n = buf.len().min(self.cur.len() - self.pos);
+        buf[..n].copy_from_slice(&self.cur[self.pos..self.pos + n]);
+        self.pos += n;
+        Ok(n)
+    }
+}
+
 /// A fresh session of connection `conn_id` for `user`, in database `db`
 /// if given.
 async fn new_session(
@@ -630,29 +703,73 @@ impl Conn {
     /// result comes with the session's status flags right after it.
     async fn run_statements(&self, statements: Vec<String>) -> Vec<(SqlResult<QueryResult>, u16)> {
         let r = self
-            .with_session(move |s| {
-                let mut out = Vec::with_capacity(statements.len());
-                for st in &statements {
-                    let t = std::time::Instant::now();
-                    let r = s.execute(st);
-                    let failed = r.is_err();
-                    if let Err(e) = &r {
-                        super::status::record_error(e.code, &e.message);
-                    }
-                    super::metrics::statement_done(
-                        super::metrics::statement_kind(st),
-                        !failed,
-                        t.elapsed(),
-                    );
-                    out.push((r, status::flags(s.in_transaction(), s.autocommit(), false)));
-                    if failed {
-                        break;
-                    }
-                }
-                Ok(out)
-            })
+            .with_session(move |s| Ok(execute_all(s, &statements)))
             .await;
         r.unwrap_or_else(|e| vec![(Err(e), self.status())])
+    }
+
+    /// [`Conn::run_statements`] for statements that may ask the client
+    /// for a file (`LOAD DATA LOCAL`): they run on a blocking thread
+    /// while this task answers their requests — the 0xFB packet naming
+    /// the file, then the client's packets streamed to the statement
+    /// through a bounded channel up to the empty packet that ends the
+    /// file (read to its end even when the statement stopped reading).
+    async fn run_serving_files<R, W>(
+        &self,
+        statements: Vec<String>,
+        reader: &mut PacketReader<R>,
+        w: &mut PacketWriter<W>,
+    ) -> Result<Vec<(SqlResult<QueryResult>, u16)>, ConnError>
+    where
+        R: AsyncRead + Unpin,
+        W: AsyncWrite + Unpin,
+    {
+        let (req_tx, mut requests) = tokio::sync::mpsc::channel::<FileRequest>(1);
+        let session = self.session.clone();
+        let mut job = tokio::task::spawn_blocking(move || {
+            let files = std::rc::Rc::new(ClientFiles { requests: req_tx });
+            crate::sql::load_spec::with_local_files(files, || {
+                execute_all(&mut session.lock(), &statements)
+            })
+        });
+        loop {
+            tokio::select! {
+                r = &mut job => {
+                    return Ok(r.unwrap_or_else(|e| {
+                        tracing::error!(conn = self.id, error = %e, "statement failed to run");
+                        vec![(
+                            Err(SqlError::internal(format!("statement execution failed: {e}"))),
+                            self.status(),
+                        )]
+                    }));
+                }
+                Some((name, chunks)) = requests.recv() => {
+                    let mut p = vec![0xFB];
+                    p.extend_from_slice(name.as_bytes());
+                    w.write(&p).await?;
+                    w.flush().await?;
+                    let mut chunks = Some(chunks);
+                    loop {
+                        let (seq, data) = match read_packet(reader).await? {
+                            Read::Packet(seq, data) => (seq, data),
+                            Read::Closed => {
+                                return Err(ConnError::Io(std::io::ErrorKind::UnexpectedEof.into()))
+                            }
+                        };
+                        w.set_seq(seq.wrapping_add(1));
+                        if data.is_empty() {
+                            break;
+                        }
+                        if let Some(tx) = &chunks {
+                            if tx.send(data).await.is_err() {
+                                // The statement stopped reading: drain.
+                                chunks = None;
+                            }
+                        }
+                    }
+                }
+            }
+        }
     }
 
     /// Write every statement's result in order (multi-results flagged with
@@ -681,6 +798,15 @@ impl Conn {
                     if qr.has_result_set() {
                         self.write_result_set(w, qr, status, warnings, binary, sql)
                             .await?;
+                    } else if let Some(info) = &qr.info {
+                        w.write(&resultset::ok_packet_with_info(
+                            qr.affected_rows,
+                            qr.last_insert_id,
+                            status,
+                            warnings,
+                            info,
+                        ))
+                        .await?;
                     } else {
                         w.write(&resultset::ok_packet(
                             0,
@@ -781,7 +907,7 @@ impl Conn {
             Command::Quit => return Ok(Flow::Close),
             Command::Ping => self.ok(w, 0, 0, 0).await?,
             Command::InitDb(name) => self.init_db(w, name).await?,
-            Command::Query(q) => self.query(w, q).await?,
+            Command::Query(q) => self.query(reader, w, q).await?,
             Command::FieldList { table } => self.field_list(w, table).await?,
             Command::Statistics => self.statistics(w).await?,
             Command::ChangeUser(body) => return self.change_user(reader, w, body).await,
@@ -861,35 +987,48 @@ impl Conn {
         }
     }
 
-    async fn query<W: AsyncWrite + Unpin>(
+    async fn query<R, W>(
         &mut self,
+        reader: &mut PacketReader<R>,
         w: &mut PacketWriter<W>,
         q: &[u8],
-    ) -> std::io::Result<()> {
+    ) -> Result<(), ConnError>
+    where
+        R: AsyncRead + Unpin,
+        W: AsyncWrite + Unpin,
+    {
         self.shared.questions.fetch_add(1, Ordering::Relaxed);
         let Ok(q) = std::str::from_utf8(q) else {
-            return send_error(w, &invalid_utf8(q)).await;
+            return Ok(send_error(w, &invalid_utf8(q)).await?);
         };
         let statements = split_statements(q);
         if statements.is_empty() {
             if q.trim().is_empty() {
-                return send_error(w, &WireError::new(codes::EMPTY_QUERY, "Query was empty")).await;
+                return Ok(
+                    send_error(w, &WireError::new(codes::EMPTY_QUERY, "Query was empty")).await?,
+                );
             }
             // Only comments (a MariaDB `/*M!…*/` line of a dump, or a
             // version-gated statement for a newer server): nothing to run.
-            return self.ok(w, 0, 0, 0).await;
+            return Ok(self.ok(w, 0, 0, 0).await?);
         }
         if statements.len() > 1 && !self.multi_statements {
-            return send_error(
+            return Ok(send_error(
                 w,
                 &WireError::new(
                     codes::PARSE,
                     "You have an error in your SQL syntax: multi-statements are turned off",
                 ),
             )
-            .await;
+            .await?);
         }
-        let out = self.run_statements(statements).await;
+        let out = if self.caps & caps::LOCAL_FILES != 0
+            && statements.iter().any(|s| crate::sql::load_spec::is_load(s))
+        {
+            self.run_serving_files(statements, reader, w).await?
+        } else {
+            self.run_statements(statements).await
+        };
         let r = self.write_results(w, &out, false, q).await;
         // A large result's rows were made and freed on this thread: give
         // the memory back to the system (decision 023) — once the reply
@@ -903,7 +1042,7 @@ impl Conn {
         };
         drop(out);
         self.after_reply(big);
-        r
+        Ok(r?)
     }
 
     /// After a reply: free what a failed statement left for later
@@ -1124,11 +1263,12 @@ impl Conn {
             .await
             .ok()
             .flatten()
+            .filter(|c| c.len() <= usize::from(u16::MAX))
             .unwrap_or_default();
         let mut p = Vec::with_capacity(12);
         p.push(0);
         p.extend_from_slice(&id.to_le_bytes());
-        p.extend_from_slice(&(columns.len().min(usize::from(u16::MAX)) as u16).to_le_bytes());
+        p.extend_from_slice(&(columns.len() as u16).to_le_bytes());
         p.extend_from_slice(&(n as u16).to_le_bytes());
         p.push(0);
         p.extend_from_slice(&0u16.to_le_bytes());

@@ -29,7 +29,9 @@ use crate::sql::write::{self, maintain_indexes, row_key};
 use crate::sql::Ctx;
 use crate::types::{QueryResult, Value, Warning};
 
-fn table_from_name(cx: &mut Ctx<'_>, name: &ast::ObjectName) -> SqlResult<Arc<TableDef>> {
+/// The table a statement writes, under its metadata lock (system tables:
+/// 1227; LOCK TABLES checked).
+pub fn table_from_name(cx: &mut Ctx<'_>, name: &ast::ObjectName) -> SqlResult<Arc<TableDef>> {
     let parts = object_parts(name);
     let (db, t) = match parts.as_slice() {
         [t] => (cx.session.require_db()?.to_string(), t.clone()),
@@ -97,7 +99,7 @@ pub fn insert_row(cx: &mut Ctx<'_>, t: &TableDef, row: Vec<Value>, replace: bool
 
 /// A row as it will be stored: AUTO_INCREMENT values assigned, every value
 /// coerced to its column's type; with the value generated, if one was.
-fn prepare_row(
+pub fn prepare_row(
     cx: &mut Ctx<'_>,
     t: &TableDef,
     mut row: Vec<Value>,
@@ -160,6 +162,54 @@ fn write_new_row(cx: &mut Ctx<'_>, t: &TableDef, row: Vec<Value>, replace: bool)
     // After the row is in: a row may reference itself (InnoDB's order).
     fk_enforce::check_parents(cx, t, None, &row)?;
     Ok(deleted)
+}
+
+/// What a duplicate key does to a loaded row (LOAD DATA, `load.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnDuplicate {
+    Error,
+    /// Skipped with warning 1062 (a row without its parent: 1452).
+    Skip,
+    /// The stored rows it collides with are deleted first.
+    Replace,
+}
+
+/// Store one prepared row ([`prepare_row`]) for LOAD DATA: `Ok(deleted)`
+/// (rows REPLACE deleted), or the warning a skipped row gives.
+pub fn store_row(
+    cx: &mut Ctx<'_>,
+    t: &TableDef,
+    row: Vec<Value>,
+    on_dup: OnDuplicate,
+) -> SqlResult<Result<u64, Warning>> {
+    match on_dup {
+        OnDuplicate::Error => write_new_row(cx, t, row, false).map(Ok),
+        OnDuplicate::Replace => write_new_row(cx, t, row, true).map(Ok),
+        OnDuplicate::Skip => {
+            if let Some(c) = conflicting_row(cx, t, &row)? {
+                return Ok(Err(Warning {
+                    code: code::DUP_ENTRY,
+                    message: dup_entry(&c.values, &c.key_name).message,
+                }));
+            }
+            let sp = cx.txn.savepoint();
+            match write_new_row(cx, t, row, false) {
+                // As INSERT IGNORE: a row without its parent or failing a
+                // CHECK constraint is skipped with the error as a warning.
+                Err(e)
+                    if e.code == code::NO_REFERENCED_ROW
+                        || e.code == check_constraint::VIOLATED =>
+                {
+                    cx.txn.rollback_to(sp);
+                    Ok(Err(Warning {
+                        code: e.code,
+                        message: e.message,
+                    }))
+                }
+                r => r.map(Ok),
+            }
+        }
+    }
 }
 
 /// A stored row a new row collides with: its storage key, the name of the

@@ -31,6 +31,9 @@ pub mod fk;
 pub mod fk_enforce;
 pub mod functions;
 pub mod host;
+pub mod load;
+pub mod load_format;
+pub mod load_spec;
 pub mod maintenance;
 pub mod params;
 pub mod parse;
@@ -384,6 +387,15 @@ impl Engine {
                 self.commit_open(st)?;
                 r
             }
+            Stmt::LoadData(spec)
+                if st.txn.is_none()
+                    && st.autocommit
+                    && !st.table_locks.active()
+                    && st.var_u64("tributary_load_commit_rows") > 0 =>
+            {
+                let batch = st.var_u64("tributary_load_commit_rows");
+                self.load_in_batches(st, &spec, batch)
+            }
             s if !touches_tables(&s) => {
                 // MySQL opens no transaction for a statement that reads no
                 // table (`SELECT @@autocommit` under autocommit=0).
@@ -393,6 +405,53 @@ impl Engine {
             }
             s => self.in_txn(st, |cx| run_in_txn(cx, s)),
         }
+    }
+
+    /// LOAD DATA under autocommit with `tributary_load_commit_rows` = n:
+    /// every n lines are committed in a transaction of their own (the
+    /// write set a transaction holds stays bounded). A failing batch is
+    /// rolled back; the batches before it stay (decision 030).
+    fn load_in_batches(
+        &self,
+        st: &mut SessionState,
+        spec: &load_spec::LoadSpec,
+        batch: u64,
+    ) -> SqlResult<QueryResult> {
+        let strict = spec.on_dup != load_spec::OnDup::Ignore;
+        let mut loader: Option<load::Loader> = None;
+        loop {
+            let mut finished = false;
+            let (txn, r) = self.in_own_txn(st, |cx| {
+                write_rows(cx, strict, |cx| {
+                    let l = match loader.as_mut() {
+                        Some(l) => l,
+                        None => loader.insert(load::Loader::open(cx, spec)?),
+                    };
+                    finished = l.rows(cx, Some(batch))?;
+                    Ok(QueryResult::default())
+                })
+            })?;
+            match r {
+                Ok(_) => {
+                    let ts = txn.commit().map_err(SqlError::from)?;
+                    self.catch_up_sync(st, ts);
+                }
+                Err(e) => {
+                    budget::roll_back(txn);
+                    st.sync_jobs.clear();
+                    return Err(e);
+                }
+            }
+            if finished {
+                break;
+            }
+        }
+        let Some(l) = loader else {
+            return Err(SqlError::internal("LOAD DATA batch without its loader"));
+        };
+        let (txn, r) = self.in_own_txn(st, |cx| Ok(l.finish(cx)))?;
+        txn.rollback();
+        r
     }
 
     /// `LOCK TABLES …`: commits the open transaction and releases locks
@@ -1019,6 +1078,11 @@ fn run_in_txn(cx: &mut Ctx<'_>, s: Stmt) -> SqlResult<QueryResult> {
             Ok(crate::sql::check::report_result(&t, &ix, &rep))
         }
         Stmt::Maintenance { op, tables } => crate::sql::maintenance::run(cx, op, &tables),
+        // IGNORE (and LOCAL without REPLACE, which implies it) keeps a bad
+        // row a warning.
+        Stmt::LoadData(spec) => write_rows(cx, spec.on_dup != load_spec::OnDup::Ignore, |cx| {
+            load::execute(cx, &spec)
+        }),
         Stmt::Explain(inner, analyze) => show::explain(cx, *inner, analyze),
         other => Err(SqlError::internal(format!(
             "unexpected statement {other:?}"

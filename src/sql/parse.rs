@@ -355,6 +355,8 @@ pub enum Stmt {
     ShowGrants {
         user: Option<Account>,
     },
+    /// `LOAD DATA [LOCAL] INFILE …` (its own parser: `load_spec`).
+    LoadData(Box<crate::sql::load_spec::LoadSpec>),
 }
 
 /// The left side of one `SET` assignment.
@@ -1237,6 +1239,10 @@ pub fn parse_measured(sql: &str) -> SqlResult<(Stmt, usize)> {
         return Ok((Stmt::Ast(Ast::Lent(st)), 0));
     }
     let sql = &*expand_versioned_comments(sql);
+    if crate::sql::load_spec::is_load(sql) {
+        let spec = crate::sql::load_spec::parse(sql)?;
+        return Ok((Stmt::LoadData(Box::new(spec)), 0));
+    }
     let sql = &*infix_mod(sql);
     let toks = tokenize(sql)?;
     let depth = check_depth(&toks)?;

@@ -530,6 +530,24 @@ impl Checker<'_> {
                 }
             }
             Stmt::UnlockTables => {}
+            // INSERT on the table; a server-side file needs FILE too (as
+            // MySQL: 1045 without it).
+            Stmt::LoadData(spec) => {
+                if !spec.local && !self.access.global_has(FILE) {
+                    return Err(SqlError::new(
+                        code::ACCESS_DENIED,
+                        format!(
+                            "Access denied for user '{}'@'{}' (using password: YES)",
+                            self.st.user, self.st.host
+                        ),
+                    ));
+                }
+                let name = Name {
+                    db: spec.db.clone(),
+                    name: spec.table.clone(),
+                };
+                self.need_table(INSERT, "INSERT", &name)?;
+            }
             // KILL checks ownership itself (1095: another user's session
             // needs SUPER); the process list shows a user without PROCESS
             // only their own sessions (`SessionState::sees_all`).

@@ -69,6 +69,9 @@ struct ProcessState {
 struct Running {
     info: String,
     token: CancellationToken,
+    /// The statement's own State (LOAD DATA's rows so far); `None`:
+    /// `executing`.
+    progress: Option<String>,
 }
 
 /// A row of `SHOW PROCESSLIST`.
@@ -82,7 +85,7 @@ pub struct ProcessInfo {
     /// `KILL CONNECTION` reached it.
     pub command: &'static str,
     pub seconds: u64,
-    pub state: &'static str,
+    pub state: String,
     pub info: Option<String>,
 }
 
@@ -153,7 +156,7 @@ impl ProcessList {
                     opt(p.db),
                     Value::Text(p.command.into()),
                     Value::Int(p.seconds as i64),
-                    Value::Text(p.state.into()),
+                    Value::Text(p.state),
                     opt(p.info),
                 ]
             })
@@ -222,6 +225,7 @@ impl Process {
         st.running = Some(Running {
             info: masked(sql),
             token,
+            progress: None,
         });
     }
 
@@ -233,7 +237,16 @@ impl Process {
         st.running = Some(Running {
             info: masked(sql),
             token,
+            progress: None,
         });
+    }
+
+    /// The running statement's State in the process list from now on
+    /// (a long statement's progress).
+    pub fn set_progress(&self, progress: String) {
+        if let Some(r) = self.state.lock().running.as_mut() {
+            r.progress = Some(progress);
+        }
     }
 
     /// The statement ended; the session is now in `db`.
@@ -260,10 +273,12 @@ impl Process {
                 (None, false) => "Sleep",
             },
             seconds: st.since.elapsed().as_secs(),
-            state: if st.running.is_some() {
-                "executing"
-            } else {
-                ""
+            state: match &st.running {
+                Some(Running {
+                    progress: Some(p), ..
+                }) => p.clone(),
+                Some(_) => "executing".into(),
+                None => String::new(),
             },
             info: st.running.as_ref().map(|r| r.info.clone()),
         }

@@ -19,6 +19,8 @@ use crate::types::Value;
 pub const UNKNOWN_SYSTEM_VARIABLE: u16 = 1193;
 /// Read-only variable.
 pub const READ_ONLY_VARIABLE: u16 = 1238;
+/// A global-only variable set without GLOBAL.
+pub const GLOBAL_VARIABLE: u16 = 1229;
 /// Wrong value for a variable.
 pub const WRONG_VALUE_FOR_VAR: u16 = 1231;
 
@@ -29,6 +31,9 @@ enum Access {
     Session,
     /// Readable only.
     ReadOnly,
+    /// Only `SET GLOBAL` changes it (a session reads the global value;
+    /// `SET SESSION` is 1229).
+    Global,
 }
 
 /// Values accepted by a settable variable.
@@ -98,7 +103,7 @@ impl SessionState {
 }
 
 use Accepts as A;
-use Access::{ReadOnly as RO, Session as S};
+use Access::{Global as G, ReadOnly as RO, Session as S};
 
 /// The system variables, sorted by name. `version`, `autocommit`,
 /// `innodb_lock_wait_timeout`, `max_allowed_packet` and `hostname` are
@@ -157,6 +162,8 @@ const VARS: &[Def] = &[
     def("kmeans_max_iteration", S, A::Range(10, 500), "20"),
     def("kmeans_train_percent", S, A::Percent, "10"),
     def("license", RO, A::Any, "Apache-2.0"),
+    // LOAD DATA LOCAL (MySQL 8's default: OFF; 3948 while it is).
+    def("local_infile", G, A::Bool, "OFF"),
     def("lock_wait_timeout", S, A::Seconds, "31536000"),
     def("lower_case_table_names", RO, A::Any, "0"),
     def("max_allowed_packet", RO, A::Any, "67108864"),
@@ -181,6 +188,9 @@ const VARS: &[Def] = &[
     def("query_cache_type", RO, A::Any, "OFF"),
     // Bytes one sort keeps in memory before it writes sorted runs to
     // disk (decision 027: 16 MiB, not MySQL's 256 KiB).
+    // The directory server-side LOAD DATA reads from (`Config`); NULL:
+    // none.
+    def("secure_file_priv", RO, A::Any, ""),
     def(
         "sort_buffer_size",
         S,
@@ -201,6 +211,9 @@ const VARS: &[Def] = &[
     def("tmpdir", RO, A::Any, ""),
     def("transaction_isolation", S, A::Isolation, "REPEATABLE-READ"),
     def("transaction_read_only", RO, A::Any, "OFF"),
+    // LOAD DATA under autocommit commits every n rows (0: the whole load is
+    // one transaction, as InnoDB's; decision 030).
+    def("tributary_load_commit_rows", S, A::Count, "0"),
     // Bytes of rows one statement may hold; 0: the server's default
     // (`--statement-memory`). Decision 023.
     def(
@@ -253,6 +266,8 @@ pub struct SessionVars {
     pub globals: BTreeMap<String, String>,
     /// `@@tmpdir`.
     pub tmpdir: String,
+    /// `@@secure_file_priv` (`None`: NULL).
+    pub secure_file_priv: Option<String>,
 }
 
 impl SessionVars {
@@ -264,6 +279,11 @@ impl SessionVars {
             lock_wait_timeout_secs: engine.config.lock_wait_timeout.as_secs(),
             globals: engine.globals.snapshot(),
             tmpdir: engine.tmpdir().display().to_string(),
+            secure_file_priv: engine
+                .config
+                .secure_file_priv
+                .as_ref()
+                .map(|p| p.display().to_string()),
         }
     }
 }
@@ -280,6 +300,7 @@ impl SessionVars {
             lock_wait_timeout_secs: self.lock_wait_timeout_secs,
             globals: self.globals.clone(),
             tmpdir: self.tmpdir.clone(),
+            secure_file_priv: self.secure_file_priv.clone(),
         }
     }
 }
@@ -288,6 +309,13 @@ impl SessionVars {
 /// variables.
 pub fn read_captured(sv: &SessionVars, name: &str) -> SqlResult<String> {
     let d = find(name).ok_or_else(|| unknown(name))?;
+    if d.access == G {
+        return Ok(sv
+            .globals
+            .get(d.name)
+            .cloned()
+            .unwrap_or_else(|| d.default.into()));
+    }
     if let Some(v) = sv.vars.get(d.name) {
         return Ok(v.clone());
     }
@@ -296,6 +324,7 @@ pub fn read_captured(sv: &SessionVars, name: &str) -> SqlResult<String> {
         "version" => server_version(),
         "innodb_lock_wait_timeout" => sv.lock_wait_timeout_secs.to_string(),
         "tmpdir" => sv.tmpdir.clone(),
+        "secure_file_priv" => sv.secure_file_priv.clone().unwrap_or_default(),
         "hostname" => std::env::var("HOSTNAME").unwrap_or_else(|_| "localhost".into()),
         _ => d.default.into(),
     })
@@ -304,6 +333,9 @@ pub fn read_captured(sv: &SessionVars, name: &str) -> SqlResult<String> {
 /// `@@x` as an expression value: numbers as integers, ON/OFF as 1/0 for
 /// boolean variables (as MySQL returns them), text otherwise.
 pub fn system_value(sv: &SessionVars, name: &str) -> SqlResult<Value> {
+    if name == "secure_file_priv" && sv.secure_file_priv.is_none() {
+        return Ok(Value::Null);
+    }
     let raw = read_captured(sv, name)?;
     let d = find(name).ok_or_else(|| unknown(name))?;
     if d.accepts == A::Bool {
@@ -494,6 +526,12 @@ pub fn set_system(
         return Err(SqlError::new(
             READ_ONLY_VARIABLE,
             format!("Variable '{name}' is a read only variable"),
+        ));
+    }
+    if d.access == G && !global {
+        return Err(SqlError::new(
+            GLOBAL_VARIABLE,
+            format!("Variable '{name}' is a GLOBAL variable and should be set with SET GLOBAL"),
         ));
     }
     if global {

@@ -12,7 +12,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -227,5 +229,32 @@ func TestLastInsertIdAndAffectedRows(t *testing.T) {
 	r = exec(t, d, "UPDATE ai SET v = v + 1 WHERE v >= ?", 2)
 	if n, err := r.RowsAffected(); err != nil || n != 2 {
 		t.Fatalf("RowsAffected: %d %v", n, err)
+	}
+}
+
+func TestLoadDataLocalThroughAReader(t *testing.T) {
+	d := open(t)
+	// MySQL 8's default is OFF; the server side must allow LOCAL.
+	exec(t, d, "SET GLOBAL local_infile = 1")
+	// The server is shared with other tests: back to the default after.
+	defer exec(t, d, "SET GLOBAL local_infile = 0")
+	exec(t, d, "CREATE TABLE ld (id INT PRIMARY KEY, name VARCHAR(20), v VECF32(2))")
+	var body strings.Builder
+	for i := 1; i <= 1000; i++ {
+		fmt.Fprintf(&body, "%d,name %d,\"[%d,%d]\"\n", i, i, i, -i)
+	}
+	mysql.RegisterReaderHandler("rows", func() io.Reader { return strings.NewReader(body.String()) })
+	defer mysql.DeregisterReaderHandler("rows")
+	r := exec(t, d, `LOAD DATA LOCAL INFILE 'Reader::rows' INTO TABLE ld
+		FIELDS TERMINATED BY ',' OPTIONALLY ENCLOSED BY '"'`)
+	if n, err := r.RowsAffected(); err != nil || n != 1000 {
+		t.Fatalf("rows loaded: %d %v", n, err)
+	}
+	var name, v string
+	if err := d.QueryRow("SELECT name, v FROM ld WHERE id = ?", 500).Scan(&name, &v); err != nil {
+		t.Fatal(err)
+	}
+	if name != "name 500" || v != "[500, -500]" {
+		t.Fatalf("row 500: %q %q", name, v)
 	}
 }

@@ -43,13 +43,15 @@ pub mod caps {
     pub const DEPRECATE_EOF: u32 = 1 << 24;
     pub const QUERY_ATTRIBUTES: u32 = 1 << 27;
 
-    /// What this server offers. No SSL, compression, LOCAL INFILE, session
-    /// tracking or query attributes.
+    /// What this server offers. No SSL, compression, session tracking or
+    /// query attributes. LOCAL_FILES: `LOAD DATA LOCAL` (the global
+    /// `local_infile` decides whether a load may use it).
     pub const SERVER: u32 = LONG_PASSWORD
         | FOUND_ROWS
         | LONG_FLAG
         | CONNECT_WITH_DB
         | NO_SCHEMA
+        | LOCAL_FILES
         | IGNORE_SPACE
         | PROTOCOL_41
         | INTERACTIVE

@@ -70,6 +70,20 @@ pub fn ok_packet(
     p
 }
 
+/// An OK packet with a human-readable info string (LOAD DATA's
+/// `Records: …`), length-encoded as MySQL's `net_send_ok` writes it.
+pub fn ok_packet_with_info(
+    affected: u64,
+    last_insert_id: u64,
+    status: u16,
+    warnings: u16,
+    info: &str,
+) -> Vec<u8> {
+    let mut p = ok_packet(0, affected, last_insert_id, status, warnings);
+    super::packet::put_lenenc_str(&mut p, info.as_bytes());
+    p
+}
+
 /// Classic EOF packet payload.
 pub fn eof_packet(warnings: u16, status: u16) -> Vec<u8> {
     let mut p = Vec::with_capacity(5);

@@ -31,6 +31,7 @@
 
 mod control;
 mod def;
+mod digest;
 #[cfg(test)]
 mod docs;
 mod registry;

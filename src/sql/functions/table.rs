@@ -10,7 +10,7 @@ use super::Category::{
 use super::Eval::{Exprs, Host, Rewritten, Values};
 use super::Returns::{Fixed, Rule};
 use super::TextLen::{OfFirstArg, SumOfArgs};
-use super::{control, def, scalar, uuid, FunctionDef, Parity, Purity, VARIADIC};
+use super::{control, def, digest, scalar, uuid, FunctionDef, Parity, Purity, VARIADIC};
 use crate::sql::agg_stats::StatFunc;
 use crate::sql::expr::tree::{
     AggFunc, WinFunc, FIXED_TEXT, IS_FALSE, IS_TRUE, JSON_AGG, LIKE_BINARY, SHOW_SCALE,
@@ -245,6 +245,15 @@ pub(crate) static FUNCTIONS: &[FunctionDef] = &[
     def(Session, "uuid_short", (0, 0), Fixed(Int), Values(uuid::uuid_short),
         "A 64-bit number unique among this server's calls: server_id (1) << 56 + start second << 24, counted up.")
         .purity(Purity::Volatile),
+    def(Str, "md5", (1, 1), Fixed(Text), Values(digest::md5), "MD5 of the string's bytes: 32 lower-case hex digits."),
+    def(Str, "sha1", (1, 1), Fixed(Text), Values(digest::sha1), "SHA-1 of the string's bytes: 40 lower-case hex digits.")
+        .aliases(&["sha"]),
+    def(Str, "sha2", (2, 2), Fixed(Text), Values(digest::sha2),
+        "SHA-2 of the string's bytes with BITS 224, 256 (or 0), 384 or 512, in hex; NULL for another length."),
+    def(Str, "crc32", (1, 1), Fixed(Int), Values(digest::crc32), "CRC-32 of the string's bytes (unsigned)."),
+    def(Str, "hex", (1, 1), Fixed(Text), Values(digest::hex),
+        "A string's bytes as hex digits; a number's value (rounded to an integer) in hex."),
+    def(Str, "to_base64", (1, 1), Fixed(Text), Values(digest::to_base64), "The string's bytes in base-64."),
     def(Str, "is_uuid", (1, 1), Fixed(Int), Values(uuid::is_uuid),
         "1 for a UUID in text form (32 hex digits, dashed 8-4-4-4-12, or that in braces), else 0; NULL for NULL."),
     def(Session, "database", (0, 0), Fixed(Text), Host, "The current database, NULL if none.")
