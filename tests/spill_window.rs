@@ -85,7 +85,8 @@ fn spill_files(dir: &Path) -> usize {
 /// Windows of three specifications (the units pass through three sorts
 /// when spilled), frames of both kinds, LAG over one whole-table
 /// partition, and a key that is an expression; no ORDER BY: the order
-/// the rows come in is the last window's, ties in input order.
+/// the rows come in is the last window's, ties in input order; a window
+/// whose rows past a ROW_NUMBER bound are not passed on.
 const SHAPES: &[&str] = &[
     "SELECT id, g, \
        ROW_NUMBER() OVER (PARTITION BY g ORDER BY s DESC, id) AS rn, \
@@ -97,6 +98,9 @@ const SHAPES: &[&str] = &[
        AVG(id) OVER (PARTITION BY g) AS a FROM t WHERE id % 3 <> 0",
     "SELECT id, SUM(g) OVER (ORDER BY g, id RANGE UNBOUNDED PRECEDING) AS run \
      FROM t ORDER BY g, id LIMIT 50",
+    // The reader's `rn <= 2` cuts the window's rows (plan::window::push_cut).
+    "SELECT * FROM (SELECT id, g, ROW_NUMBER() OVER (PARTITION BY g ORDER BY s, id) AS rn \
+     FROM t) d WHERE rn <= 2 ORDER BY g, rn",
 ];
 
 /// (a) and (b): spilled, every shape answers exactly what it answers in

@@ -1127,6 +1127,7 @@ impl<'a> Compiler<'a> {
                 default,
                 frame,
                 range_at,
+                cut: None,
             }))
         };
         if matches!(

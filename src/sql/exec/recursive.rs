@@ -24,7 +24,7 @@ use std::sync::Arc;
 use crate::error::{code, SqlError, SqlResult};
 use crate::sql::budget::{self, Reservation};
 use crate::sql::exec::keys;
-use crate::sql::exec::op::{Batch, BoxOp, Made, Meter, Operator, Row};
+use crate::sql::exec::op::{Batch, BoxOp, Made, Meter, Operator, Row, BATCH_ROWS};
 use crate::sql::exec::Exec;
 use crate::sql::plan::{Join, Node, Recursive, Stage, WorkTable};
 use crate::sql::Ctx;
@@ -40,7 +40,6 @@ const MAX_RECURSION_DEPTH: u16 = 3636;
 /// place; `at` is its number among the CTE's rows (1-based, as MariaDB
 /// 10.11 counts the rows of its result table in the message).
 fn convert(cx: &Ctx<'_>, r: &Recursive, row: &mut [Value], at: usize) -> SqlResult<()> {
-    let strict = cx.session.strict_writes();
     for (v, (ty, col)) in row.iter_mut().zip(r.types.iter().zip(&r.columns)) {
         match (ty, &mut *v) {
             // Already of the type (the common case: nothing moves).
@@ -49,7 +48,9 @@ fn convert(cx: &Ctx<'_>, r: &Recursive, row: &mut [Value], at: usize) -> SqlResu
             (Some(DataType::Double), Value::Float(f)) if f.is_finite() => {}
             (Some(DataType::Varchar(n)), Value::Text(s)) => {
                 if let Some((i, _)) = s.char_indices().nth(*n as usize) {
-                    if strict {
+                    // Asked here only: the session's sql_mode is looked up
+                    // by name (not per row of the common case).
+                    if cx.session.strict_writes() {
                         return Err(SqlError::new(
                             code::DATA_TOO_LONG,
                             format!("Data too long for column '{}' at row {at}", col.name),
@@ -74,6 +75,24 @@ fn convert(cx: &Ctx<'_>, r: &Recursive, row: &mut [Value], at: usize) -> SqlResu
 /// Run the working-table leaf.
 pub fn run_work(w: &WorkTable) -> SqlResult<Vec<Vec<Value>>> {
     w.rows()
+}
+
+/// The working-table leaf `node`'s rows read in place (not copied, as
+/// [`run_work`] does), its run metered as the leaf's operator would;
+/// `None` when `node` is no working-table leaf.
+pub fn shared_work(node: &Node) -> SqlResult<Option<Arc<Vec<Row>>>> {
+    let Node::WorkTable(w) = node else {
+        return Ok(None);
+    };
+    let mut meter = Meter::new(node, Stage::Node);
+    let start = meter.start();
+    let rows = w
+        .rows
+        .lock()
+        .map_err(|_| SqlError::internal("recursive working table poisoned"))?
+        .clone();
+    meter.step(start, rows.len(), rows.len().div_ceil(BATCH_ROWS));
+    Ok(Some(rows))
 }
 
 /// What a running recursive CTE knows of a scan its recursive blocks

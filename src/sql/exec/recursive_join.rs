@@ -147,9 +147,22 @@ pub(super) fn join(
         return Ok(None);
     };
     let host = SessionHost::new(cx.session, cx.engine);
-    let other = budget::Grave(cx.run(if kept_left { &j.right } else { &j.left }, outer)?);
+    // The working table read in place (the union charges its rows);
+    // any other input run and charged here.
+    let other_node = if kept_left { &j.right } else { &j.left };
     let mut mem = Reservation::new();
-    mem.add_rows(&other)?;
+    let (shared, owned);
+    let other: &[Vec<Value>] = match recursive::shared_work(other_node)? {
+        Some(rows) => {
+            shared = rows;
+            &shared
+        }
+        None => {
+            owned = budget::Grave(cx.run(other_node, outer)?);
+            mem.add_rows(&owned)?;
+            &owned
+        }
+    };
     let key_expr = if kept_left {
         &j.keys[0].1
     } else {

@@ -514,32 +514,111 @@ fn permute(units: &mut [Unit], mut order: Vec<usize>) -> SqlResult<()> {
     Ok(())
 }
 
-/// Compute every window call of `plan` over `units` (the block's rows or
-/// groups, HAVING applied) and store each in its aggregate slot; each
-/// window's working memory is charged to the statement while it runs
-/// (the units themselves already are). The units
-/// come out in the order of the last window's sort (as MySQL's do when no
-/// ORDER BY follows).
+/// The last window call's sort over the units, for passing them on one
+/// group of partitions at a time ([`sort_last`]).
+pub(crate) struct Sorted {
+    /// The last window call's slot.
+    pub slot: usize,
+    /// Unit positions in the call's sort order (ties in input order).
+    pub order: Vec<usize>,
+    /// Where each partition ends in `order` (exclusive), ascending.
+    pub ends: Vec<usize>,
+    /// The charge of `order` and `ends`.
+    pub _mem: Reservation,
+}
+
+/// Every window call of `plan` but the last computed over `units` (the
+/// block's rows or groups, HAVING applied) into its aggregate slot, the
+/// units left where they are; the last call's units only sorted into its
+/// partitions — its values are computed a group of whole partitions at a
+/// time as the units are passed on ([`apply_slot`] over each group, which
+/// sorts them as they already are), so a LIMIT above stops the work.
+/// `None` without a window call. Each call's working memory is charged to
+/// the statement while it runs (the units themselves already are).
 ///
 /// Each window evaluates its keys and argument once per unit (a plain
 /// column is read in place), encodes the keys into one memcomparable byte
-/// string per unit when it can, and sorts positions, not units; the units
-/// are moved once, at the end.
-// The operator's stable signature (the block and the operator tree call
-// it so): the units are a `Vec` the window may one day take and refill.
-#[allow(clippy::ptr_arg)]
-pub(crate) fn apply(
+/// string per unit when it can, and sorts positions, not units.
+pub(crate) fn sort_last(
     plan: &Plan,
     ex: &Exprs<'_>,
-    units: &mut Vec<Unit>,
+    units: &mut [Unit],
     ev: &mut dyn FnMut(&exec::Prepared<'_>, &Unit) -> SqlResult<Value>,
-) -> SqlResult<()> {
-    apply_slots(plan, ex, None, units, ev)
+) -> SqlResult<Option<Sorted>> {
+    let calls: Vec<usize> = plan
+        .aggs
+        .iter()
+        .zip(&ex.windows)
+        .enumerate()
+        .filter(|(_, (c, p))| c.window.is_some() && p.is_some())
+        .map(|(i, _)| i)
+        .collect();
+    let Some((&last_slot, earlier)) = calls.split_last() else {
+        return Ok(None);
+    };
+    if !earlier.is_empty() {
+        for u in units.iter_mut() {
+            u.1.resize(plan.aggs.len(), Value::Null);
+        }
+    }
+    for &slot in earlier {
+        let (Some(w), Some(Some(prep))) = (plan.aggs[slot].window.as_deref(), ex.windows.get(slot))
+        else {
+            continue;
+        };
+        let mut mem = Reservation::new();
+        let mut order = None;
+        let values = compute(
+            w,
+            &plan.aggs[slot],
+            prep,
+            units,
+            &mut mem,
+            &mut *ev,
+            &mut order,
+        )?;
+        for (u, v) in units.iter_mut().zip(values) {
+            u.1[slot] = v;
+        }
+    }
+    let (Some(w), Some(Some(prep))) = (
+        plan.aggs[last_slot].window.as_deref(),
+        ex.windows.get(last_slot),
+    ) else {
+        return Err(crate::error::SqlError::internal(
+            "a window call without its expressions",
+        ));
+    };
+    let mut mem = Reservation::new();
+    let (order, ends) = {
+        let mut work = Reservation::new();
+        let keys = Keys::new(w, prep, units, &mut work, &mut *ev)?;
+        let order = keys.sorted(units, &mut work)?;
+        let mut ends = Vec::new();
+        for p in 1..order.len() {
+            budget::tick()?;
+            if !keys.same_partition(units, order[p - 1], order[p]) {
+                ends.push(p);
+            }
+        }
+        if !order.is_empty() {
+            ends.push(order.len());
+        }
+        (order, ends)
+    };
+    mem.add((order.len() + ends.len()) * std::mem::size_of::<usize>())?;
+    Ok(Some(Sorted {
+        slot: last_slot,
+        order,
+        ends,
+        _mem: mem,
+    }))
 }
 
-/// [`apply`] for the window call in slot `slot` alone (the spilled
-/// window computes one call over one partition at a time:
-/// [`super::window_stream`]).
+/// [`sort_last`]'s last call computed over a group of its whole
+/// partitions (`units`, in its sort order) alone; the spilled window
+/// computes one call over one partition at a time the same way
+/// ([`super::window_stream`]).
 pub(crate) fn apply_slot(
     plan: &Plan,
     ex: &Exprs<'_>,
@@ -547,33 +626,21 @@ pub(crate) fn apply_slot(
     units: &mut [Unit],
     ev: &mut dyn FnMut(&exec::Prepared<'_>, &Unit) -> SqlResult<Value>,
 ) -> SqlResult<()> {
-    apply_slots(plan, ex, Some(slot), units, ev)
-}
-
-fn apply_slots(
-    plan: &Plan,
-    ex: &Exprs<'_>,
-    only: Option<usize>,
-    units: &mut [Unit],
-    ev: &mut dyn FnMut(&exec::Prepared<'_>, &Unit) -> SqlResult<Value>,
-) -> SqlResult<()> {
     for u in units.iter_mut() {
         u.1.resize(plan.aggs.len(), Value::Null);
     }
-    let mut last: Option<Vec<usize>> = None;
-    for (slot, (call, prep)) in plan.aggs.iter().zip(&ex.windows).enumerate() {
-        let (Some(w), Some(prep)) = (call.window.as_deref(), prep) else {
-            continue;
-        };
-        if only.is_some_and(|o| o != slot) {
-            continue;
-        }
-        // This window's keys, sort and values, charged while it runs.
-        let mut mem = Reservation::new();
-        let values = compute(w, call, prep, units, &mut mem, &mut *ev, &mut last)?;
-        for (u, v) in units.iter_mut().zip(values) {
-            u.1[slot] = v;
-        }
+    let (Some(call), Some(Some(prep))) = (plan.aggs.get(slot), ex.windows.get(slot)) else {
+        return Ok(());
+    };
+    let Some(w) = call.window.as_deref() else {
+        return Ok(());
+    };
+    // This window's keys, sort and values, charged while it runs.
+    let mut mem = Reservation::new();
+    let mut last = None;
+    let values = compute(w, call, prep, units, &mut mem, &mut *ev, &mut last)?;
+    for (u, v) in units.iter_mut().zip(values) {
+        u.1[slot] = v;
     }
     if let Some(order) = last {
         permute(units, order)?;

@@ -2,8 +2,11 @@
 //! block's units come in batch by batch and are kept slim (a stored row
 //! only up to the last column the block reads); while they fit the sort
 //! budget (`sort_buffer_size`, at most half what the statement may still
-//! charge) the window functions run over them in memory
-//! ([`crate::sql::exec::window::apply`]), and past it they go through
+//! charge) the window functions run over them in memory — every call but
+//! the last over all units, the last one's units sorted and its values
+//! computed a group of whole partitions at a time as batches are asked
+//! for ([`crate::sql::exec::window::sort_last`], so a LIMIT above stops
+//! the work) — and past it they go through
 //! [`crate::sql::spill::sort`] one window call at a time: sorted on the
 //! call's partition and order key values (ties in input order), read back
 //! one partition at a time, the call's values computed over that
@@ -25,6 +28,7 @@ use crate::sql::budget::{self, Reservation};
 use crate::sql::exec::apply::Prepared;
 use crate::sql::exec::op::BATCH_ROWS;
 use crate::sql::exec::unit::{is_distance_key, key_order, Exprs, Unit};
+use crate::sql::exec::window::Sorted;
 use crate::sql::plan::Plan;
 use crate::sql::spill::sort::{Merge, Sorter};
 use crate::sql::spill::{SpillFile, Spillable};
@@ -215,7 +219,12 @@ impl Collect {
         mut unit: Unit,
         ev: &mut Eval<'_>,
     ) -> SqlResult<()> {
-        unit.1.resize(self.aggs, Value::Null);
+        // A row's unit gets its aggregate slots when its window values
+        // are computed (one allocation fewer per unit held); a group's
+        // has them already.
+        if !unit.1.is_empty() {
+            unit.1.resize(self.aggs, Value::Null);
+        }
         let seq = self.seq;
         self.seq += 1;
         if let Some(p) = &mut self.spill {
@@ -247,11 +256,27 @@ impl Collect {
     pub fn finish(mut self, plan: &Plan, ex: &Exprs<'_>, ev: &mut Eval<'_>) -> SqlResult<Output> {
         let Some(first) = self.spill.take() else {
             let mut units = self.units.take();
-            crate::sql::exec::window::apply(plan, ex, &mut units, ev)?;
-            return Ok(Output(Out::Memory {
-                units: budget::Grave(units),
-                at: 0,
-                _mem: std::mem::take(&mut self.mem),
+            let mem = std::mem::take(&mut self.mem);
+            let sorted = crate::sql::exec::window::sort_last(plan, ex, &mut units, ev)?;
+            if sorted.is_none() {
+                for u in units.iter_mut() {
+                    u.1.resize(self.aggs, Value::Null);
+                }
+            }
+            return Ok(Output(match sorted {
+                Some(sorted) => Out::Lazy {
+                    units: budget::Grave(units),
+                    sorted,
+                    part: 0,
+                    group: Default::default(),
+                    at: 0,
+                    _mem: mem,
+                },
+                None => Out::Memory {
+                    units: budget::Grave(units),
+                    at: 0,
+                    _mem: mem,
+                },
             }));
         };
         // Every call but the last: its partitions computed one at a time
@@ -346,11 +371,41 @@ impl Partitions {
     }
 }
 
+/// The cut of window call `slot` ([`crate::sql::expr::Window::cut`]).
+fn cut_of(plan: &Plan, slot: usize) -> Option<i64> {
+    plan.aggs
+        .get(slot)
+        .and_then(|a| a.window.as_deref())
+        .and_then(|w| w.cut)
+}
+
+/// Whether `unit`'s value of window call `slot` is within its cut `k`
+/// (an integer function's value: never NULL).
+fn within(unit: &Unit, slot: usize, k: i64) -> bool {
+    match unit.1.get(slot) {
+        Some(Value::Int(v)) => *v <= k,
+        _ => true,
+    }
+}
+
 /// The window operator's units, passed on in batches.
 pub(crate) struct Output(Out);
 
 enum Out {
-    /// Computed in memory.
+    /// In memory, the last window call's values computed a group of whole
+    /// partitions at a time as the units are passed on.
+    Lazy {
+        /// The units, each taken when its group is computed.
+        units: budget::Grave<Vec<Unit>>,
+        sorted: Sorted,
+        /// The next partition (an index into `sorted.ends`).
+        part: usize,
+        /// The group computed and being passed on.
+        group: budget::Grave<Vec<Unit>>,
+        at: usize,
+        _mem: Reservation,
+    },
+    /// Computed in memory (no window call).
     Memory {
         units: budget::Grave<Vec<Unit>>,
         at: usize,
@@ -375,6 +430,59 @@ impl Output {
         ev: &mut Eval<'_>,
     ) -> SqlResult<Option<Vec<Unit>>> {
         match &mut self.0 {
+            Out::Lazy {
+                units,
+                sorted,
+                part,
+                group,
+                at,
+                ..
+            } => {
+                let cut = cut_of(plan, sorted.slot);
+                while *at >= group.len() {
+                    // The next group: whole partitions while they fit a
+                    // batch, at least one.
+                    let from = match part.checked_sub(1) {
+                        Some(p) => sorted.ends[p],
+                        None => 0,
+                    };
+                    let Some(&first_end) = sorted.ends.get(*part) else {
+                        return Ok(None);
+                    };
+                    let mut to = first_end;
+                    *part += 1;
+                    while let Some(&e) = sorted.ends.get(*part) {
+                        if e - from > BATCH_ROWS {
+                            break;
+                        }
+                        to = e;
+                        *part += 1;
+                    }
+                    let mut g = Vec::with_capacity(to - from);
+                    for &i in &sorted.order[from..to] {
+                        budget::tick()?;
+                        g.push(std::mem::take(&mut units[i]));
+                    }
+                    crate::sql::exec::window::apply_slot(plan, ex, sorted.slot, &mut g, ev)?;
+                    if let Some(k) = cut {
+                        g.retain(|u| within(u, sorted.slot, k));
+                    }
+                    group.0 = g;
+                    *at = 0;
+                    if !group.is_empty() && group.len() <= BATCH_ROWS {
+                        *at = usize::MAX;
+                        return Ok(Some(group.take()));
+                    }
+                }
+                let end = group.len().min(at.saturating_add(BATCH_ROWS));
+                let mut batch = Vec::with_capacity(end - *at);
+                for i in *at..end {
+                    budget::tick()?;
+                    batch.push(std::mem::take(&mut group[i]));
+                }
+                *at = end;
+                Ok(Some(batch))
+            }
             Out::Memory { units, at, .. } => {
                 if *at == 0 && units.len() <= BATCH_ROWS {
                     *at = usize::MAX;
@@ -403,7 +511,10 @@ impl Output {
                 while batch.len() < BATCH_ROWS {
                     if *at >= part.len() {
                         match reader.next(plan, ex, ev)? {
-                            Some((items, mem)) => {
+                            Some((mut items, mem)) => {
+                                if let Some(k) = cut_of(plan, reader.slot) {
+                                    items.retain(|i| within(&i.unit, reader.slot, k));
+                                }
                                 part.0 = items;
                                 *_mem = mem;
                                 *at = 0;

@@ -201,6 +201,11 @@ pub struct Window {
     /// INTERVAL (the key's type is checked against it once the block's
     /// types are known: [`crate::sql::plan::window::check_range_types`]).
     pub range_at: RangeAt,
+    /// Rows whose value exceeds this are not passed on (an integer
+    /// window function's: ROW_NUMBER / RANK / DENSE_RANK under a filter
+    /// of the only block reading it that rejects them,
+    /// [`crate::sql::plan::window::push_cut`]); `None`: every row.
+    pub cut: Option<i64>,
 }
 
 /// [`Window::range_at`]: per frame end, (the bound's key value, whether

@@ -22,7 +22,7 @@ use crate::sql::expr::{
 };
 use crate::sql::host::SessionHost;
 use crate::sql::plan::rewrite::union_kind;
-use crate::sql::plan::{fold_date_literals, Plan, Source};
+use crate::sql::plan::{fold_date_literals, Node, Plan, Source};
 use crate::sql::Ctx;
 use crate::types::{ColumnKind, DataType, Value};
 
@@ -1191,6 +1191,11 @@ pub fn plan_block<'a>(
         }
         for c in &implied {
             crate::sql::plan::rewrite::push_where(node, c, &host);
+            if let Node::Block(p) = node {
+                if p.limit.is_none() && p.offset == 0 && !p.distinct {
+                    super::window::push_cut(&p.projection, &mut p.aggs, c);
+                }
+            }
         }
         filter = kept
             .into_iter()

@@ -5,12 +5,66 @@
 //! alias in WHERE, GROUP BY or HAVING is refused (3594,
 //! [`check_placement`]); a block's first k rows suffice for its windows
 //! only when every window is ROW_NUMBER / RANK / DENSE_RANK without
-//! PARTITION BY ordered as the block ([`prefix_safe`]). Never computes a
-//! window function (that is [`crate::sql::exec::window`]).
+//! PARTITION BY ordered as the block ([`prefix_safe`]); a derived
+//! table's ROW_NUMBER / RANK / DENSE_RANK rows its reader's WHERE rejects
+//! by value are not passed on ([`push_cut`]). Never computes a window
+//! function (that is [`crate::sql::exec::window`]).
 
 use crate::error::{code, SqlError, SqlResult};
-use crate::sql::expr::{AggCall, CExpr, WinFunc};
-use crate::types::ColumnKind;
+use crate::sql::expr::{AggCall, BinOp, CExpr, WinFunc};
+use crate::types::{ColumnKind, Value};
+
+/// `col <= k` in a WHERE conjunct `c` over a derived table's columns
+/// (also `col < k + 1`, `col = k` and the mirrored forms): the column
+/// and the greatest value of an integer column it lets through.
+fn upper_bound(c: &CExpr) -> Option<(usize, i64)> {
+    let CExpr::Bin(op, a, b) = c else {
+        return None;
+    };
+    match (op, &**a, &**b) {
+        (BinOp::LtEq | BinOp::Eq, CExpr::Col(i), CExpr::Lit(Value::Int(k)))
+        | (BinOp::GtEq | BinOp::Eq, CExpr::Lit(Value::Int(k)), CExpr::Col(i)) => Some((*i, *k)),
+        (BinOp::Lt, CExpr::Col(i), CExpr::Lit(Value::Int(k)))
+        | (BinOp::Gt, CExpr::Lit(Value::Int(k)), CExpr::Col(i)) => Some((*i, k.checked_sub(1)?)),
+        _ => None,
+    }
+}
+
+/// The block's WHERE conjunct `c` over the rows of its derived block
+/// (its `projection` and `aggs`; the caller checks it has no LIMIT or
+/// DISTINCT, whose rows would otherwise change): when it bounds a column
+/// that is the derived block's last window call, a ROW_NUMBER, RANK or
+/// DENSE_RANK (`rn <= 3`), the window passes on only the rows within the
+/// bound ([`crate::sql::expr::Window::cut`]): the others the conjunct
+/// would reject. (A row's number or rank is its value whatever rows
+/// follow it; the block reads the derived table alone, and the conjunct
+/// stays in its WHERE.) MySQL computes those rows and drops them; the
+/// answer is the same.
+pub(crate) fn push_cut(
+    projection: &[(String, CExpr, ColumnKind)],
+    aggs: &mut [AggCall],
+    c: &CExpr,
+) {
+    let Some((col, k)) = upper_bound(c) else {
+        return;
+    };
+    let Some((_, CExpr::Agg(slot), _)) = projection.get(col) else {
+        return;
+    };
+    let slot = *slot;
+    if aggs.iter().rposition(|a| a.window.is_some()) != Some(slot) {
+        return;
+    }
+    let Some(w) = aggs.get_mut(slot).and_then(|a| a.window.as_deref_mut()) else {
+        return;
+    };
+    if matches!(
+        w.func,
+        WinFunc::RowNumber | WinFunc::Rank | WinFunc::DenseRank
+    ) {
+        w.cut = Some(w.cut.map_or(k, |c| c.min(k)));
+    }
+}
 
 /// Whether the block's first `k` rows in its ORDER BY are all its window
 /// functions need — so an index top-k path (vector / full-text) may
