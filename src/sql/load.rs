@@ -1,6 +1,6 @@
 //! `LOAD DATA [LOCAL] INFILE`: rows read from a file (server-side, under
 //! `secure_file_priv`) or from the client (LOCAL, through the connection's
-//! [`LocalFiles`]) and written through the DML row path
+//! [`crate::sql::load_spec::LocalFiles`]) and written through the DML row path
 //! ([`dml::prepare_row`], [`dml::store_row`]): defaults, AUTO_INCREMENT,
 //! coercion, UNIQUE checks, foreign keys, synchronous indexes; ASYNC
 //! indexes get the rows from the change log like any write.
