@@ -320,15 +320,7 @@ fn parse(clause: &str) -> SqlResult<Expr> {
 /// A clause compiled against the table's current columns.
 fn compile(t: &TableDef, clause: &str) -> SqlResult<CExpr> {
     let e = parse(clause)?;
-    let scope = Scope {
-        cols: t
-            .columns
-            .iter()
-            .map(|c| (t.name.clone(), c.name.clone()))
-            .collect(),
-        hidden: Vec::new(),
-        colls: t.columns.iter().map(|c| c.collation).collect(),
-    };
+    let scope = Scope::of_table(t, &t.name);
     let mut c = Compiler::new(&scope, false);
     c.compile(&e)
 }

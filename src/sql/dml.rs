@@ -669,15 +669,7 @@ fn single_table(cx: &mut Ctx<'_>, twj: &ast::TableWithJoins) -> SqlResult<(Arc<T
         .as_ref()
         .map(|a| ident_name(&a.name))
         .unwrap_or_else(|| t.name.clone());
-    let scope = Scope {
-        cols: t
-            .columns
-            .iter()
-            .map(|c| (a.clone(), c.name.clone()))
-            .collect(),
-        hidden: Vec::new(),
-        colls: t.columns.iter().map(|c| c.collation).collect(),
-    };
+    let scope = Scope::of_table(&t, &a);
     Ok((t, scope))
 }
 

@@ -263,15 +263,7 @@ impl Counts {
 /// The `SET col = expr` assignments, compiled over the table's columns
 /// (`None`: the column's default).
 fn compile_sets(t: &TableDef, spec: &LoadSpec) -> SqlResult<Vec<(usize, Option<CExpr>)>> {
-    let scope = Scope {
-        cols: t
-            .columns
-            .iter()
-            .map(|c| (t.name.clone(), c.name.clone()))
-            .collect(),
-        hidden: Vec::new(),
-        colls: t.columns.iter().map(|c| c.collation).collect(),
-    };
+    let scope = Scope::of_table(t, &t.name);
     spec.set
         .iter()
         .map(|(col, e)| {

@@ -32,6 +32,19 @@ pub struct Scope {
 }
 
 impl Scope {
+    /// The columns of table `t`, each qualified by `alias`.
+    pub fn of_table(t: &crate::catalog::TableDef, alias: &str) -> Scope {
+        Scope {
+            cols: t
+                .columns
+                .iter()
+                .map(|c| (alias.to_string(), c.name.clone()))
+                .collect(),
+            hidden: Vec::new(),
+            colls: t.columns.iter().map(|c| c.collation).collect(),
+        }
+    }
+
     /// The collation of column `i`.
     pub fn collation(&self, i: usize) -> Collation {
         self.colls.get(i).copied().unwrap_or_default()

@@ -324,6 +324,8 @@ impl<'c, 'a> Planner<'c, 'a> {
         }
         match from {
             [] => return Ok(Source::none()),
+            // `FROM DUAL` (unquoted, alone): no table, as MySQL.
+            [twj] if twj.joins.is_empty() && is_dual(&twj.relation) => return Ok(Source::none()),
             [twj] if twj.joins.is_empty() => {
                 if let ast::TableFactor::Table {
                     name,
@@ -807,6 +809,22 @@ fn repeatable(q: &Query) -> bool {
     });
     // `@v := x` in a select list parses as an assignment item.
     ok && !q.to_string().contains(":=")
+}
+
+/// Whether a FROM item is MySQL's `DUAL`: the unquoted, unqualified name
+/// without an alias (a quoted `` `dual` `` is a table of that name).
+fn is_dual(f: &ast::TableFactor) -> bool {
+    match f {
+        ast::TableFactor::Table {
+            name,
+            alias: None,
+            args: None,
+            ..
+        } => matches!(name.0.as_slice(), [part] if part
+            .as_ident()
+            .is_some_and(|i| i.quote_style.is_none() && i.value.eq_ignore_ascii_case("dual"))),
+        _ => false,
+    }
 }
 
 fn resolve_in(scope: &Scope, name: &str, clause: &str) -> SqlResult<usize> {

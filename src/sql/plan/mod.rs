@@ -371,15 +371,7 @@ impl Source {
 
     /// A base table under `alias`.
     pub fn table(t: TableDef, alias: String) -> Source {
-        let scope = Scope {
-            cols: t
-                .columns
-                .iter()
-                .map(|c| (alias.clone(), c.name.clone()))
-                .collect(),
-            hidden: Vec::new(),
-            colls: t.columns.iter().map(|c| c.collation).collect(),
-        };
+        let scope = Scope::of_table(&t, &alias);
         Source {
             kinds: t.columns.iter().map(|c| kind_of_type(&c.ty)).collect(),
             star: (0..t.columns.len()).collect(),
