@@ -1327,7 +1327,11 @@ fn parse_tokens(sql: &str, toks: Vec<Tok>) -> SqlResult<Stmt> {
         }
         // `NTH_VALUE(…) FROM FIRST` is MySQL's default, which sqlparser
         // does not parse: the same statement without it.
-        match without_from_first(sql) {
+        if let Some(plain) = without_from_first(sql) {
+            return parse_ast(&plain);
+        }
+        // `SELECT … LOCK IN SHARE MODE`: MySQL's older spelling of FOR SHARE.
+        match lock_in_share_mode(sql) {
             Some(plain) => parse_ast(&plain),
             None => Err(e),
         }
@@ -1465,10 +1469,9 @@ fn trailing_into(sql: &str) -> SqlResult<Option<Stmt>> {
     Ok(Some(Stmt::Ast(Ast::Owned(Box::new(stmt)))))
 }
 
-/// `sql` without each `FROM FIRST` that stands between a `)` and `OVER`
-/// (NTH_VALUE's default, outside quotes and comments); `None` when there
-/// is none.
-fn without_from_first(sql: &str) -> Option<String> {
+/// The words and `)`s of `sql`'s code (outside quotes and comments), as
+/// byte ranges in order.
+fn code_tokens(sql: &str) -> Vec<(usize, usize)> {
     let b = sql.as_bytes();
     // The words and parentheses of the code, with their byte ranges.
     let mut toks: Vec<(usize, usize)> = Vec::new();
@@ -1492,6 +1495,39 @@ fn without_from_first(sql: &str) -> Option<String> {
             toks.push((i, i + 1));
         }
     }
+    toks
+}
+
+/// `sql` with MySQL's old `LOCK IN SHARE MODE` (outside quotes and
+/// comments) written `FOR SHARE`, which sqlparser parses; `None` when it
+/// has none.
+fn lock_in_share_mode(sql: &str) -> Option<String> {
+    let toks = code_tokens(sql);
+    let is = |t: (usize, usize), w: &str| sql[t.0..t.1].eq_ignore_ascii_case(w);
+    let at: Vec<(usize, usize)> = toks
+        .windows(4)
+        .filter(|w| is(w[0], "lock") && is(w[1], "in") && is(w[2], "share") && is(w[3], "mode"))
+        .map(|w| (w[0].0, w[3].1))
+        .collect();
+    if at.is_empty() {
+        return None;
+    }
+    let mut out = String::with_capacity(sql.len());
+    let mut from = 0;
+    for (st, end) in at {
+        out.push_str(&sql[from..st]);
+        out.push_str("FOR SHARE");
+        from = end;
+    }
+    out.push_str(&sql[from..]);
+    Some(out)
+}
+
+/// `sql` without each `FROM FIRST` that stands between a `)` and `OVER`
+/// (NTH_VALUE's default, outside quotes and comments); `None` when there
+/// is none.
+fn without_from_first(sql: &str) -> Option<String> {
+    let toks = code_tokens(sql);
     let is = |t: (usize, usize), w: &str| sql[t.0..t.1].eq_ignore_ascii_case(w);
     let cuts: Vec<(usize, usize)> = toks
         .windows(4)

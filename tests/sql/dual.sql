@@ -8,3 +8,9 @@ CREATE DATABASE du;
 USE du;
 SELECT 1 FROM `dual`;
 SELECT 1 FROM du.dual;
+-- LOCK IN SHARE MODE: MySQL's older spelling of FOR SHARE (words inside a
+-- string are left alone).
+CREATE TABLE l (id INT PRIMARY KEY, v VARCHAR(30));
+INSERT INTO l VALUES (1, 'lock in share mode'), (2, 'b');
+SELECT id, v FROM l WHERE id = 1 LOCK IN SHARE MODE;
+SELECT v FROM l WHERE v = 'lock in share mode' LOCK IN SHARE MODE;
