@@ -1304,6 +1304,9 @@ fn parse_tokens(sql: &str, toks: Vec<Tok>) -> SqlResult<Stmt> {
             ));
         }
     }
+    if let Some(plain) = without_dml_modifiers(sql)? {
+        return parse(&plain);
+    }
     if let Some(s) = parse_custom(&mut p)? {
         return Ok(s);
     }
@@ -1496,6 +1499,46 @@ fn code_tokens(sql: &str) -> Vec<(usize, usize)> {
         }
     }
     toks
+}
+
+/// `UPDATE` / `DELETE` with MySQL's modifiers: `LOW_PRIORITY` and (DELETE)
+/// `QUICK` change nothing for a transactional table (InnoDB ignores them
+/// too): the statement without them. `IGNORE` (errors turned into
+/// warnings, rows skipped) is refused by name (1235). `None` when there is
+/// no modifier.
+fn without_dml_modifiers(sql: &str) -> SqlResult<Option<String>> {
+    let toks = code_tokens(sql);
+    let word = |i: usize| toks.get(i).map(|t| sql[t.0..t.1].to_ascii_lowercase());
+    let Some(verb) = word(0).filter(|w| w == "update" || w == "delete") else {
+        return Ok(None);
+    };
+    let mut cut = Vec::new();
+    let mut i = 1;
+    while let Some(w) = word(i) {
+        match w.as_str() {
+            "low_priority" => cut.push(toks[i]),
+            "quick" if verb == "delete" => cut.push(toks[i]),
+            "ignore" => {
+                return Err(SqlError::unsupported(format!(
+                    "{} IGNORE (errors are not turned into warnings): check the rows first, or use INSERT … ON DUPLICATE KEY UPDATE",
+                    verb.to_ascii_uppercase()
+                )))
+            }
+            _ => break,
+        }
+        i += 1;
+    }
+    if cut.is_empty() {
+        return Ok(None);
+    }
+    let mut out = String::with_capacity(sql.len());
+    let mut from = 0;
+    for (st, end) in cut {
+        out.push_str(&sql[from..st]);
+        from = end;
+    }
+    out.push_str(&sql[from..]);
+    Ok(Some(out))
 }
 
 /// `sql` with MySQL's old `LOCK IN SHARE MODE` (outside quotes and
