@@ -317,10 +317,11 @@ fn explain_analyze_reports_rows_per_operator() {
     let joined = plan.join("\n");
     assert!(plan[0].contains("actual rows=2 loops=1"), "{joined}");
     assert!(
-        plan.iter().any(|l| l.contains("correlated: run per row")),
+        plan.iter()
+            .any(|l| l.contains("correlated: run per distinct outer values")),
         "{joined}"
     );
-    // The subquery ran once per row of a (4), finding b rows for ids 1, 3;
+    // The subquery ran once per distinct a.id (4), finding b rows for ids 1, 3;
     // its scan is a key lookup with the outer value.
     assert!(
         plan.iter().any(|l| l.contains("actual rows=2 loops=4")),
