@@ -1188,14 +1188,16 @@ pub fn plan_block<'a>(
             if !exact {
                 kept.push(c.clone());
             }
-        }
-        for c in &implied {
-            crate::sql::plan::rewrite::push_where(node, c, &host);
+            // An upper bound on a derived table's last ranking window cuts
+            // it (the conjunct stays in the WHERE).
             if let Node::Block(p) = node {
                 if p.limit.is_none() && p.offset == 0 && !p.distinct {
                     super::window::push_cut(&p.projection, &mut p.aggs, c);
                 }
             }
+        }
+        for c in &implied {
+            crate::sql::plan::rewrite::push_where(node, c, &host);
         }
         filter = kept
             .into_iter()
