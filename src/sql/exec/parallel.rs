@@ -138,15 +138,75 @@ pub(crate) fn scan_parts(
         .min(MAX_PARTS)
 }
 
-/// One thread's share of a filtered scan: its kept rows (charged to the
-/// statement), its decode buffer, its first error and its warnings.
-struct ScanPart {
-    rows: Vec<Vec<Value>>,
-    mem: crate::sql::budget::Reservation,
-    buf: Vec<Value>,
+/// What every scan thread keeps besides its result: its decode buffer,
+/// its first error and the warnings its rows raised (a scan thread has no
+/// statement sink of its own: they are handed to the statement's after
+/// the scan), and how many rows it visited (the statement's interrupt is
+/// looked at every [`crate::sql::budget::TICK_EVERY`]).
+#[derive(Default)]
+struct Worker {
+    row: Vec<Value>,
     failed: Option<SqlError>,
     warnings: Vec<crate::types::Warning>,
     visited: u32,
+}
+
+impl Worker {
+    /// Visit one stored row `v`: the interrupt looked at on its tick, the
+    /// row decoded (the `needed` columns) and handed to `step`, whose
+    /// warnings are kept and whose error ends this thread's share. Whether
+    /// the scan goes on.
+    fn visit(
+        &mut self,
+        stmt: Option<&std::sync::Arc<crate::sql::budget::Statement>>,
+        v: &[u8],
+        needed: Option<&[bool]>,
+        corrupt: impl Fn(crate::catalog::codec::CodecError) -> SqlError,
+        step: impl FnOnce(&mut Vec<Value>) -> SqlResult<()>,
+    ) -> bool {
+        self.visited = self.visited.wrapping_add(1);
+        if self.visited.is_multiple_of(crate::sql::budget::TICK_EVERY) {
+            if let Some(Err(e)) = stmt.map(|s| s.check()) {
+                self.failed = Some(e);
+                return false;
+            }
+        }
+        let sink = crate::warnings::Collect::open();
+        let r = crate::catalog::codec::decode_row_into(v, needed, &mut self.row)
+            .map_err(corrupt)
+            .and_then(|()| step(&mut self.row));
+        let raised = sink.finish();
+        if self.warnings.len() < crate::warnings::MAX_WARNINGS {
+            self.warnings.extend(raised);
+        }
+        match r {
+            Ok(()) => true,
+            Err(e) => {
+                self.failed = Some(e);
+                false
+            }
+        }
+    }
+
+    /// After the scan: this share's error, else its warnings given to the
+    /// statement.
+    fn finish(self) -> SqlResult<()> {
+        if let Some(e) = self.failed {
+            return Err(e);
+        }
+        for w in self.warnings {
+            crate::warnings::note_later(w.code, w.message);
+        }
+        Ok(())
+    }
+}
+
+/// One thread's share of a filtered scan: its kept rows (charged to the
+/// statement) and its [`Worker`].
+struct ScanPart {
+    rows: Vec<Vec<Value>>,
+    mem: crate::sql::budget::Reservation,
+    w: Worker,
 }
 
 /// All rows of `t` (or of the primary-key ranges of `plan`'s access path)
@@ -175,10 +235,7 @@ pub(crate) fn scan(
         .map(|_| ScanPart {
             rows: Vec::new(),
             mem: crate::sql::budget::Reservation::of(stmt.clone()),
-            buf: Vec::new(),
-            failed: None,
-            warnings: Vec::new(),
-            visited: 0,
+            w: Worker::default(),
         })
         .collect();
     {
@@ -186,46 +243,28 @@ pub(crate) fn scan(
             .iter_mut()
             .map(|p| {
                 let stmt = stmt.clone();
+                let ScanPart { rows, mem, w } = p;
                 Box::new(move |_k: &[u8], v: &[u8]| {
-                    p.visited = p.visited.wrapping_add(1);
-                    if p.visited.is_multiple_of(crate::sql::budget::TICK_EVERY) {
-                        if let Some(Err(e)) = stmt.as_ref().map(|s| s.check()) {
-                            p.failed = Some(e);
-                            return false;
-                        }
-                    }
-                    let sink = crate::warnings::Collect::open();
-                    let step = crate::catalog::codec::decode_row_into(v, needed, &mut p.buf)
-                        .map_err(corrupt)
-                        .and_then(|()| match filter {
-                            Some(f) => Ok(f.test(&EvalCtx {
-                                row: &p.buf,
-                                outer: &[],
-                                aggs: &[],
-                                matches: &[],
-                                funcs: &NoHost,
-                            })? == Some(true)),
-                            None => Ok(true),
-                        })
-                        .and_then(|keep| {
-                            if keep {
-                                let row = shape.row(&mut p.buf);
-                                p.mem.add_row(&row)?;
-                                p.rows.push(row);
+                    w.visit(stmt.as_ref(), v, needed, corrupt, |buf| {
+                        let keep = match filter {
+                            Some(f) => {
+                                f.test(&EvalCtx {
+                                    row: buf,
+                                    outer: &[],
+                                    aggs: &[],
+                                    matches: &[],
+                                    funcs: &NoHost,
+                                })? == Some(true)
                             }
-                            Ok(())
-                        });
-                    let raised = sink.finish();
-                    if p.warnings.len() < crate::warnings::MAX_WARNINGS {
-                        p.warnings.extend(raised);
-                    }
-                    match step {
-                        Ok(()) => true,
-                        Err(e) => {
-                            p.failed = Some(e);
-                            false
+                            None => true,
+                        };
+                        if keep {
+                            let row = shape.row(buf);
+                            mem.add_row(&row)?;
+                            rows.push(row);
                         }
-                    }
+                        Ok(())
+                    })
                 }) as Box<tributary_storage::PartVisitor>
             })
             .collect();
@@ -246,12 +285,7 @@ pub(crate) fn scan(
     let total = states.iter().map(|p| p.rows.len()).sum();
     let mut out = Vec::with_capacity(total);
     for p in states {
-        if let Some(e) = p.failed {
-            return Err(e);
-        }
-        for w in p.warnings {
-            crate::warnings::note_later(w.code, w.message);
-        }
+        p.w.finish()?;
         mem.absorb(p.mem);
         out.extend(p.rows);
     }
@@ -274,18 +308,12 @@ pub fn scans_run() -> u64 {
     SCANS_RUN.load(std::sync::atomic::Ordering::Relaxed)
 }
 
-/// One thread's share: its groups, its decode buffer, its first error.
+/// One thread's share of an aggregate scan: its groups and its
+/// [`Worker`].
 #[derive(Default)]
 struct Part {
     groups: Groups,
-    row: Vec<Value>,
-    failed: Option<SqlError>,
-    /// Warnings its rows raised (a scan thread has no statement sink of
-    /// its own: they are handed to the statement's after the scan).
-    warnings: Vec<crate::types::Warning>,
-    /// Rows visited (the statement's interrupt is looked at every
-    /// [`crate::sql::budget::TICK_EVERY`]).
-    visited: u32,
+    w: Worker,
     /// Its groups passed its share of `tmp_table_size`: the block runs
     /// sequentially, spilling (decision 027).
     too_big: bool,
@@ -321,33 +349,18 @@ pub(crate) fn fold(
             .iter_mut()
             .map(|p| {
                 let stmt = stmt.clone();
+                let Part { groups, w, too_big } = p;
                 Box::new(move |_k: &[u8], v: &[u8]| {
-                    p.visited = p.visited.wrapping_add(1);
-                    if p.visited.is_multiple_of(crate::sql::budget::TICK_EVERY) {
-                        if let Some(Err(e)) = stmt.as_ref().map(|s| s.check()) {
-                            p.failed = Some(e);
-                            return false;
-                        }
-                    }
-                    let sink = crate::warnings::Collect::open();
-                    let step = crate::catalog::codec::decode_row_into(v, needed, &mut p.row)
-                        .map_err(corrupt)
-                        .and_then(|()| fold_row(plan, ex, filter, &mut p.groups, &p.row));
-                    let raised = sink.finish();
-                    if p.warnings.len() < crate::warnings::MAX_WARNINGS {
-                        p.warnings.extend(raised);
-                    }
-                    if spill_at.is_some_and(|l| p.groups.bytes() * parts as u64 >= l) {
-                        p.too_big = true;
+                    let go = w.visit(stmt.as_ref(), v, needed, corrupt, |row| {
+                        fold_row(plan, ex, filter, groups, row)
+                    });
+                    // Past its share of the spill limit, the block runs
+                    // sequentially instead (then an error here is met again).
+                    if spill_at.is_some_and(|l| groups.bytes() * parts as u64 >= l) {
+                        *too_big = true;
                         return false;
                     }
-                    match step {
-                        Ok(()) => true,
-                        Err(e) => {
-                            p.failed = Some(e);
-                            false
-                        }
-                    }
+                    go
                 }) as Box<tributary_storage::PartVisitor>
             })
             .collect();
@@ -361,12 +374,7 @@ pub(crate) fn fold(
     }
     let mut merged = Groups::charged(crate::sql::budget::Reservation::new());
     for p in states {
-        if let Some(e) = p.failed {
-            return Err(e);
-        }
-        for w in p.warnings {
-            crate::warnings::note_later(w.code, w.message);
-        }
+        p.w.finish()?;
         if !merged.merge(p.groups, &plan.aggs) {
             return Ok(None);
         }
