@@ -18,15 +18,15 @@ const MEMO_ENTRY_BYTES: usize = 64;
 /// subquery id and the outer values they read.
 #[derive(Default)]
 pub struct Memo {
-    answers: HashMap<(usize, String), Value>,
+    /// By subquery id, then by the outer values' key.
+    answers: HashMap<usize, HashMap<String, Value>>,
     bytes: usize,
 }
 
 impl Memo {
     /// The answer kept for subquery `id` run with outer values `key`.
     pub fn get(&self, id: usize, key: &str) -> Option<Value> {
-        // A borrowed lookup would need a second map shape; keys are short.
-        self.answers.get(&(id, key.to_string())).cloned()
+        self.answers.get(&id)?.get(key).cloned()
     }
 
     /// Keep `v` as subquery `id`'s answer for `key`, while within bounds.
@@ -34,7 +34,7 @@ impl Memo {
         let cost = key.len() + MEMO_ENTRY_BYTES;
         if self.bytes + cost <= MEMO_BYTES {
             self.bytes += cost;
-            self.answers.insert((id, key), v.clone());
+            self.answers.entry(id).or_default().insert(key, v.clone());
         }
     }
 }
