@@ -13,6 +13,7 @@ import subprocess
 import tempfile
 import threading
 import time
+from types import SimpleNamespace
 
 import pytest
 
@@ -132,3 +133,15 @@ def dbname(server):
     finally:
         conn.close()
     return name
+
+
+@pytest.fixture(scope="module")
+def target(request):
+    """The server under test: $TRIBUTARY_TARGET (host:port, set by
+    test_frameworks_cluster.py for a compute node of the PostgreSQL
+    cluster), else this session's embedded `tributary serve`."""
+    where = os.environ.get("TRIBUTARY_TARGET")
+    if where:
+        host, port = where.rsplit(":", 1)
+        return SimpleNamespace(host=host, port=int(port))
+    return request.getfixturevalue("server")

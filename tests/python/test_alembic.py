@@ -13,7 +13,6 @@ reports differently from what it was given shows up as a spurious change.
 import itertools
 import os
 import pathlib
-from types import SimpleNamespace
 
 import alembic
 import pytest
@@ -69,18 +68,6 @@ def metadata_v2():
 
 
 _dbs = itertools.count(1)
-
-
-@pytest.fixture(scope="module")
-def target(request):
-    """The server under test: $TRIBUTARY_TARGET (host:port, set by
-    test_frameworks_cluster.py for a compute node of the PostgreSQL
-    cluster), else this session's embedded `tributary serve`."""
-    where = os.environ.get("TRIBUTARY_TARGET")
-    if where:
-        host, port = where.rsplit(":", 1)
-        return SimpleNamespace(host=host, port=int(port))
-    return request.getfixturevalue("server")
 
 
 @pytest.fixture

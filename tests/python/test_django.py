@@ -16,7 +16,6 @@ import decimal
 import io
 import os
 import threading
-from types import SimpleNamespace
 
 import django
 import pymysql
@@ -36,18 +35,6 @@ def tables(server, db):
             return {r[0] for r in c.fetchall()}
     finally:
         conn.close()
-
-
-@pytest.fixture(scope="module")
-def target(request):
-    """The server under test: $TRIBUTARY_TARGET (host:port, set by
-    test_frameworks_cluster.py for a compute node of the PostgreSQL
-    cluster), else this session's embedded `tributary serve`."""
-    where = os.environ.get("TRIBUTARY_TARGET")
-    if where:
-        host, port = where.rsplit(":", 1)
-        return SimpleNamespace(host=host, port=int(port))
-    return request.getfixturevalue("server")
 
 
 @pytest.fixture(scope="module")
