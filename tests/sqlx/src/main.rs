@@ -164,6 +164,9 @@ async fn main() -> Res<()> {
     let n: i64 = row.try_get("n")?;
     let latest: chrono::NaiveDateTime = row.try_get("latest")?;
     check!(n == 3 && latest == want.at, "aggregates: {n} {latest}");
+    // Back to the pool: `Pool::close` below waits for every connection to
+    // come back, and would wait forever for one still held here.
+    drop(conn);
 
     // A duplicate key: MySQL's error 1062 through the driver.
     let err = sqlx::query("INSERT INTO teams VALUES (5, 'x'), (5, 'y')")
