@@ -394,6 +394,90 @@ fn all_tables(txn: &mut dyn Transaction) -> SqlResult<Vec<TableDef>> {
 /// num_scale, datetime_prec, is_text).
 type TypeInfo = (String, String, Value, Value, Value, Value, Value, bool);
 
+/// The privileges COLUMNS / SHOW FULL COLUMNS list for every column.
+pub const PRIVILEGES: &str = "select,insert,update,references";
+
+/// What `information_schema.COLUMNS`, `SHOW [FULL] COLUMNS` and `DESCRIBE`
+/// say of one column: the one place these facts are worked out.
+pub struct ColumnFacts {
+    pub name: String,
+    /// 1-based.
+    pub position: usize,
+    /// The default as text, NULL when there is none.
+    pub default: Value,
+    /// `YES` / `NO`.
+    pub nullable: &'static str,
+    pub data_type: String,
+    pub char_max: Value,
+    pub octet_max: Value,
+    pub precision: Value,
+    pub scale: Value,
+    pub datetime_precision: Value,
+    /// `utf8mb4` for a text column, else NULL.
+    pub charset: Value,
+    /// The collation of a text column, else NULL.
+    pub collation: Value,
+    /// `varchar(20)`, `decimal(10,2)`, …
+    pub column_type: String,
+    /// `PRI`, `UNI`, `MUL` or empty, as MySQL decides it.
+    pub key: &'static str,
+    /// `auto_increment` or empty.
+    pub extra: &'static str,
+}
+
+/// [`ColumnFacts`] of each column of `td`, in order.
+pub fn column_facts(td: &TableDef) -> Vec<ColumnFacts> {
+    td.columns
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let (data_type, column_type, char_max, octet_max, precision, scale, dtp, text) =
+                type_info(&c.ty);
+            let key =
+                if td.pk.contains(&i) {
+                    "PRI"
+                } else if td.indexes.iter().any(|x| {
+                    x.columns == [i] && matches!(x.kind, IndexKind::BTree { unique: true })
+                }) {
+                    "UNI"
+                } else if td.indexes.iter().any(|x| x.columns.first() == Some(&i)) {
+                    "MUL"
+                } else {
+                    ""
+                };
+            ColumnFacts {
+                name: c.name.clone(),
+                position: i + 1,
+                default: c
+                    .default
+                    .as_ref()
+                    .map(|v| t(v.to_string()))
+                    .unwrap_or(Value::Null),
+                nullable: if c.nullable { "YES" } else { "NO" },
+                data_type,
+                char_max,
+                octet_max,
+                precision,
+                scale,
+                datetime_precision: dtp,
+                charset: if text { t("utf8mb4") } else { Value::Null },
+                collation: if text {
+                    t(c.collation.name())
+                } else {
+                    Value::Null
+                },
+                column_type,
+                key,
+                extra: if c.auto_increment {
+                    "auto_increment"
+                } else {
+                    ""
+                },
+            }
+        })
+        .collect()
+}
+
 fn type_info(ty: &DataType) -> TypeInfo {
     use DataType as D;
     let n = Value::Null;
@@ -609,51 +693,27 @@ pub fn rows(txn: &mut dyn Transaction, name: &str) -> SqlResult<Option<Vec<Vec<V
         }
         "COLUMNS" => {
             for td in all_tables(txn)? {
-                for (i, c) in td.columns.iter().enumerate() {
-                    let (data_type, column_type, cmax, omax, prec, scale, dtp, text) =
-                        type_info(&c.ty);
-                    let key = if td.pk.contains(&i) {
-                        "PRI"
-                    } else if td.indexes.iter().any(|x| {
-                        x.columns == [i] && matches!(x.kind, IndexKind::BTree { unique: true })
-                    }) {
-                        "UNI"
-                    } else if td.indexes.iter().any(|x| x.columns.first() == Some(&i)) {
-                        "MUL"
-                    } else {
-                        ""
-                    };
+                for f in column_facts(&td) {
                     out.push(vec![
                         t("def"),
                         t(td.db.clone()),
                         t(td.name.clone()),
-                        t(c.name.clone()),
-                        int(i + 1),
-                        c.default
-                            .as_ref()
-                            .map(|v| t(v.to_string()))
-                            .unwrap_or(Value::Null),
-                        t(if c.nullable { "YES" } else { "NO" }),
-                        t(data_type),
-                        cmax,
-                        omax,
-                        prec,
-                        scale,
-                        dtp,
-                        if text { t("utf8mb4") } else { Value::Null },
-                        if text {
-                            t(c.collation.name())
-                        } else {
-                            Value::Null
-                        },
-                        t(column_type),
-                        t(key),
-                        t(if c.auto_increment {
-                            "auto_increment"
-                        } else {
-                            ""
-                        }),
-                        t("select,insert,update,references"),
+                        t(f.name),
+                        int(f.position),
+                        f.default,
+                        t(f.nullable),
+                        t(f.data_type),
+                        f.char_max,
+                        f.octet_max,
+                        f.precision,
+                        f.scale,
+                        f.datetime_precision,
+                        f.charset,
+                        f.collation,
+                        t(f.column_type),
+                        t(f.key),
+                        t(f.extra),
+                        t(PRIVILEGES),
                         t(""),
                         t(""),
                         Value::Null,

@@ -34,7 +34,7 @@
 use sqlparser::ast::{self, AlterColumnOperation, AlterTableOperation as Op, MySQLColumnPosition};
 
 use crate::catalog::codec::{decode_row, encode_row};
-use crate::catalog::schema::coerce_value;
+use crate::catalog::schema::{coerce_value, IndexKind};
 use crate::catalog::{self, IndexDef, TableDef};
 use crate::error::{code, SqlError, SqlResult};
 use crate::sql::check_constraint;
@@ -67,6 +67,10 @@ struct Layout {
     add_fks: Vec<fk::FkSpec>,
     /// DROP FOREIGN KEY names.
     drop_fks: Vec<String>,
+    /// ADD [CONSTRAINT n] CHECK (…).
+    add_checks: Vec<check_constraint::CheckSpec>,
+    /// DROP CHECK / DROP CONSTRAINT names of CHECK constraints.
+    drop_checks: Vec<String>,
 }
 
 /// `ALTER TABLE t op, op, …` (the column and rename forms; the index forms
@@ -193,6 +197,8 @@ fn plan(cx: &mut Ctx<'_>, old: &TableDef, ops: &[Op]) -> SqlResult<Layout> {
         add_indexes: Vec::new(),
         add_fks: Vec::new(),
         drop_fks: Vec::new(),
+        add_checks: Vec::new(),
+        drop_checks: Vec::new(),
     };
     for op in ops {
         match op {
@@ -333,6 +339,20 @@ fn plan(cx: &mut Ctx<'_>, old: &TableDef, ops: &[Op]) -> SqlResult<Layout> {
                 constraint: ast::TableConstraint::ForeignKey(f),
                 ..
             } => l.add_fks.push(fk::spec(f, None)?),
+            Op::AddConstraint {
+                constraint: ast::TableConstraint::Check(c),
+                ..
+            } => l.add_checks.push(check_constraint::spec(c, None, None)?),
+            Op::DropConstraint {
+                if_exists,
+                name,
+                drop_behavior,
+            } => drop_constraint(
+                &mut l,
+                &ident_name(name),
+                *if_exists,
+                drop_behavior.is_some(),
+            )?,
             Op::AddConstraint { constraint, .. } => {
                 l.add_indexes.push(constraint_spec(&l.def, constraint)?)
             }
@@ -356,6 +376,98 @@ fn plan(cx: &mut Ctx<'_>, old: &TableDef, ops: &[Op]) -> SqlResult<Layout> {
     let needed = fk::needed_indexes(&me, &fk::pk_names(old), &existing, &l.add_fks);
     l.add_indexes.extend(needed);
     Ok(l)
+}
+
+/// Refuse (3819, naming the first violated check) when a committed row of
+/// `t` — or, with `in_txn`, a row as this transaction sees it (an ALTER
+/// that rewrote them) — is FALSE for an enforced check in `names`. Reads
+/// the committed rows a page at a time.
+fn check_rows(cx: &mut Ctx<'_>, t: &TableDef, names: &[String], in_txn: bool) -> SqlResult<()> {
+    let mut only = t.clone();
+    only.checks
+        .retain(|c| c.enforced && names.iter().any(|n| n.eq_ignore_ascii_case(&c.name)));
+    if only.checks.is_empty() {
+        return Ok(());
+    }
+    let one = |cx: &mut Ctx<'_>, bytes: &[u8]| -> SqlResult<()> {
+        crate::sql::budget::tick()?;
+        let row = decode_row(bytes).map_err(|e| SqlError::internal(e.to_string()))?;
+        check_constraint::enforce(cx, &only, &row)
+    };
+    if in_txn {
+        let rows = cx.txn.scan(
+            only.id,
+            std::ops::Bound::Unbounded,
+            std::ops::Bound::Unbounded,
+            usize::MAX,
+        )?;
+        for (_, bytes) in rows {
+            one(cx, &bytes)?;
+        }
+        return Ok(());
+    }
+    schema::for_each_current_page(cx, t, |cx, page| {
+        for (_, bytes) in page.iter() {
+            one(cx, bytes)?;
+        }
+        Ok(())
+    })
+}
+
+/// `DROP CONSTRAINT name` (MySQL 8.0.19): the CHECK constraint or foreign
+/// key of that name; `DROP CHECK name` (`check_only`, read by the parser
+/// as a DROP CONSTRAINT marked RESTRICT): only a CHECK constraint. 3940
+/// when there is none (unless IF EXISTS), 3939 when the name is both a
+/// check and a foreign key; a UNIQUE key is dropped with DROP INDEX.
+fn drop_constraint(l: &mut Layout, name: &str, if_exists: bool, check_only: bool) -> SqlResult<()> {
+    let check = l
+        .def
+        .checks
+        .iter()
+        .any(|c| c.name.eq_ignore_ascii_case(name))
+        && !l.drop_checks.iter().any(|d| d.eq_ignore_ascii_case(name));
+    let fk = !check_only
+        && l.def
+            .foreign_keys
+            .iter()
+            .any(|f| f.name.eq_ignore_ascii_case(name))
+        && !l.drop_fks.iter().any(|d| d.eq_ignore_ascii_case(name));
+    let unique = !check_only
+        && l.def.indexes.iter().any(|ix| {
+            matches!(ix.kind, IndexKind::BTree { unique: true })
+                && ix.name.eq_ignore_ascii_case(name)
+        });
+    match (check, fk, unique) {
+        (true, false, false) => l.drop_checks.push(name.to_string()),
+        (false, true, false) => l.drop_fks.push(name.to_string()),
+        (false, false, true) => {
+            return Err(SqlError::unsupported(format!(
+                "DROP CONSTRAINT of the UNIQUE key '{name}'"
+            )))
+        }
+        (false, false, false) if if_exists => {}
+        (false, false, false) if check_only => {
+            return Err(SqlError::new(
+                3821,
+                format!("Check constraint '{name}' is not found in the table."),
+            ))
+        }
+        (false, false, false) => {
+            return Err(SqlError::new(
+                3940,
+                format!("Constraint '{name}' does not exist."),
+            ))
+        }
+        _ => {
+            return Err(SqlError::new(
+                3939,
+                format!(
+                    "Table has multiple constraints with the name '{name}'. Please use constraint specific 'DROP' clause."
+                ),
+            ))
+        }
+    }
+    Ok(())
 }
 
 /// The columns a CHECK constraint reads stay as they were: dropping or
@@ -644,6 +756,23 @@ fn apply(
     }
     fk::check_alter(cx, old, &mut l.def, &l.origin)?;
     let from = fk::add(cx, &mut l.def, &std::mem::take(&mut l.add_fks))?;
+    // CHECK constraints: the dropped ones first (`DROP CHECK c, ADD
+    // CONSTRAINT c CHECK …` renews one), then the new ones, which every
+    // row must pass.
+    for name in std::mem::take(&mut l.drop_checks) {
+        l.def.checks.retain(|c| !c.name.eq_ignore_ascii_case(&name));
+    }
+    let adding = std::mem::take(&mut l.add_checks);
+    if !adding.is_empty() {
+        let taken = check_constraint::names_in(cx, &old.db, Some(&old.name))?;
+        let before = l.def.checks.len();
+        check_constraint::add(&mut l.def, adding, &taken)?;
+        let names: Vec<String> = l.def.checks[before..]
+            .iter()
+            .map(|c| c.name.clone())
+            .collect();
+        check_rows(cx, &l.def, &names, !identity)?;
+    }
     check_constraint::check_fk_actions(&l.def)?;
     fk::check_rows(cx, &l.def, from, identity)?;
     match l.rename.take() {

@@ -96,10 +96,12 @@ pub struct CheckSpec {
 }
 
 /// The CHECK constraint names the tables of database `db` use (MySQL's
-/// names are unique per database).
-pub fn names_in(cx: &mut Ctx<'_>, db: &str) -> SqlResult<Vec<String>> {
+/// names are unique per database), but for table `except`'s (an ALTER
+/// holds that table's own list, which it may change).
+pub fn names_in(cx: &mut Ctx<'_>, db: &str, except: Option<&str>) -> SqlResult<Vec<String>> {
     Ok(crate::catalog::list_tables(cx.txn, db)?
         .into_iter()
+        .filter(|t| except.is_none_or(|e| t.name != e))
         .flat_map(|t| t.checks.into_iter().map(|c| c.name))
         .collect())
 }
@@ -131,7 +133,15 @@ pub fn spec(
 pub fn add(t: &mut TableDef, specs: Vec<CheckSpec>, taken: &[String]) -> SqlResult<()> {
     let mut specs = specs;
     specs.sort_by_key(|s| s.at);
-    let mut generated = 0usize;
+    // As MySQL: generated names go on from the highest `<table>_chk_<n>`
+    // the table has (an ALTER's ADD CHECK after CREATE TABLE's).
+    let prefix = format!("{}_chk_", t.name);
+    let mut generated = t
+        .checks
+        .iter()
+        .filter_map(|c| c.name.strip_prefix(&prefix)?.parse::<usize>().ok())
+        .max()
+        .unwrap_or(0);
     for s in specs {
         let name = match s.name {
             Some(n) => n,

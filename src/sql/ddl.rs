@@ -720,7 +720,7 @@ fn create_table(
         name: t.name.clone(),
     };
     if !check_specs.is_empty() {
-        let taken = check_constraint::names_in(cx, &t.db)?;
+        let taken = check_constraint::names_in(cx, &t.db, None)?;
         check_constraint::add(&mut t, check_specs, &taken)?;
     }
     let fk_indexes = fk::needed_indexes(&me, &fk::pk_names(&t), &pending_indexes, &fk_specs);

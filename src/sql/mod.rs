@@ -242,15 +242,28 @@ impl Engine {
                 self.set_transaction(st, scope, isolation, read_only)?;
                 Ok(QueryResult::default())
             }
-            Stmt::Commit => {
+            Stmt::Do(select) => {
+                let r = self.dispatch(st, *select)?;
+                Ok(QueryResult {
+                    warnings: r.warnings,
+                    ..Default::default()
+                })
+            }
+            Stmt::Commit { chain } => {
                 self.commit_open(st)?;
+                if chain {
+                    self.chain(st)?;
+                }
                 Ok(QueryResult::default())
             }
-            Stmt::Rollback => {
+            Stmt::Rollback { chain } => {
                 if let Some(t) = st.txn.take() {
                     t.rollback();
                 }
                 st.sync_jobs.clear();
+                if chain {
+                    self.chain(st)?;
+                }
                 Ok(QueryResult::default())
             }
             Stmt::Savepoint(op, name) => {
@@ -683,11 +696,22 @@ impl Engine {
         });
         let mut opts = self.txn_options(st);
         opts.read_only = read_only.or(next.read_only).unwrap_or(false);
+        st.txn_traits = txn_control::NextTxn {
+            isolation: Some(level),
+            read_only: Some(opts.read_only),
+        };
         let mut txn = self.storage.begin(opts)?;
         txn.set_interrupt(st.interrupt.clone());
         st.txn = Some(txn);
         st.snapshot = txn_control::Snapshot::begun(level, consistent);
         Ok(())
+    }
+
+    /// `AND CHAIN`: a new transaction with the isolation level and access
+    /// mode of the one just ended (as MySQL).
+    fn chain(&self, st: &mut SessionState) -> SqlResult<()> {
+        st.next_txn = st.txn_traits.clone();
+        self.open_txn(st, None, false)
     }
 
     /// `SET [GLOBAL | SESSION] TRANSACTION …`.
@@ -1063,7 +1087,12 @@ fn run_in_txn(cx: &mut Ctx<'_>, s: Stmt) -> SqlResult<QueryResult> {
         Stmt::ShowInfo { table, like } => show::info(cx, table, like.as_deref()),
         Stmt::ShowIndex { table } => show::index(cx, &table),
         Stmt::ShowCreateTable { table } => show::create_table(cx, &table),
-        Stmt::Describe { table } => show::describe(cx, &table),
+        Stmt::ShowCreateView { table } => show::create_view(cx, &table),
+        Stmt::ShowCreateDatabase {
+            name,
+            if_not_exists,
+        } => show::create_database(cx, &name, if_not_exists),
+        Stmt::Describe { table, full } => show::columns(cx, &table, full),
         Stmt::ShowIscpStatus => show::iscp_status(cx),
         Stmt::CheckIndex { name, table } => {
             let db = cx.session.db_for(table.db.as_deref())?.to_string();

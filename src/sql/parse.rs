@@ -256,6 +256,14 @@ pub enum Stmt {
     ShowCreateTable {
         table: Name,
     },
+    ShowCreateView {
+        table: Name,
+    },
+    /// `SHOW CREATE {DATABASE | SCHEMA} [IF NOT EXISTS] d`.
+    ShowCreateDatabase {
+        name: String,
+        if_not_exists: bool,
+    },
     ShowIscpStatus,
     ShowWarnings,
     /// `SHOW ENGINES`, `SHOW COLLATION [LIKE p]`, `SHOW CHARSET` /
@@ -270,8 +278,10 @@ pub enum Stmt {
         /// `SHOW GLOBAL VARIABLES`: the values new sessions start with.
         global: bool,
     },
+    /// `DESCRIBE t`, `SHOW [FULL] {COLUMNS | FIELDS} {FROM | IN} t [{FROM | IN} db]`.
     Describe {
         table: Name,
+        full: bool,
     },
     /// `EXPLAIN [ANALYZE] [FORMAT = TREE] <statement>`.
     Explain(Box<Stmt>, ExplainOpts),
@@ -281,8 +291,16 @@ pub enum Stmt {
         read_only: Option<bool>,
         consistent: bool,
     },
-    Commit,
-    Rollback,
+    /// `DO expr, …`: the SELECT of the expressions, its rows dropped.
+    Do(Box<Stmt>),
+    /// `COMMIT [AND [NO] CHAIN]`: `chain` begins the next transaction.
+    Commit {
+        chain: bool,
+    },
+    /// `ROLLBACK [AND [NO] CHAIN]`.
+    Rollback {
+        chain: bool,
+    },
     /// `SAVEPOINT n`, `ROLLBACK TO [SAVEPOINT] n`, `RELEASE SAVEPOINT n`.
     Savepoint(SavepointOp, String),
     Use {
@@ -759,6 +777,30 @@ impl P<'_> {
             _ => Err(self.err("expected a quoted password")),
         }
     }
+    /// The end of COMMIT / ROLLBACK: `[AND [NO] CHAIN] [[NO] RELEASE]`;
+    /// true for AND CHAIN. RELEASE (closing the connection) is refused.
+    fn completion(&mut self) -> SqlResult<bool> {
+        let mut chain = false;
+        if self.kw("and") {
+            let no = self.kw("no");
+            self.expect_kw("chain")?;
+            chain = !no;
+        }
+        let no_release = self.kw("no");
+        if self.peek_kw("release") {
+            if no_release {
+                self.i += 1;
+            } else {
+                return Err(SqlError::unsupported(
+                    "COMMIT / ROLLBACK … RELEASE (closing the connection)",
+                ));
+            }
+        } else if no_release {
+            return Err(self.err("expected RELEASE"));
+        }
+        self.end()?;
+        Ok(chain)
+    }
     /// `IF [NOT] EXISTS` after CREATE/DROP/ALTER USER.
     fn if_exists(&mut self, not: bool) -> SqlResult<bool> {
         if !self.kw("if") {
@@ -1231,6 +1273,12 @@ pub fn parse(sql: &str) -> SqlResult<Stmt> {
     parse_measured(sql).map(|(s, _)| s)
 }
 
+/// A statement built from another's text (DO's SELECT), parsed as a whole.
+fn parse_tokens_of(sql: &str) -> SqlResult<Stmt> {
+    let toks = tokenize(sql)?;
+    parse_tokens(sql, toks)
+}
+
 /// [`parse`], and the stack the statement needs (for [`with_stack_for`]).
 /// Parsing runs with that stack too: sqlparser grows its own recursion, but
 /// a partial tree it drops on an error is as deep as the statement.
@@ -1250,6 +1298,21 @@ pub fn parse_measured(sql: &str) -> SqlResult<(Stmt, usize)> {
 }
 
 fn parse_tokens(sql: &str, toks: Vec<Tok>) -> SqlResult<Stmt> {
+    // `DO expr, …`: the expressions of a SELECT, evaluated for their
+    // effects (GET_LOCK, SLEEP, `@v := …`), no result set.
+    if matches!(toks.first(), Some(Tok::Word(w)) if w.eq_ignore_ascii_case("do")) {
+        if let Some(&(_, end)) = code_tokens(sql).first() {
+            let select = parse_tokens_of(&format!("SELECT {}", &sql[end..]))?;
+            let is_query = matches!(&select, Stmt::Ast(a)
+                if matches!(&**a, Statement::Query(q) if q.body.as_select().is_some_and(|s| s.from.is_empty())));
+            if !is_query {
+                return Err(SqlError::parse(
+                    "You have an error in your SQL syntax: DO takes expressions",
+                ));
+            }
+            return Ok(Stmt::Do(Box::new(select)));
+        }
+    }
     let regexp_null = toks.windows(2).any(|w| match w {
         [Tok::Word(a), Tok::Word(b)] => {
             (a.eq_ignore_ascii_case("regexp") || a.eq_ignore_ascii_case("rlike"))
@@ -1306,6 +1369,11 @@ fn parse_tokens(sql: &str, toks: Vec<Tok>) -> SqlResult<Stmt> {
     }
     if let Some(plain) = without_dml_modifiers(sql)? {
         return parse(&plain);
+    }
+    if let Some(plain) = alter_drop_check(sql)? {
+        // Straight to sqlparser: the rewritten text holds the RESTRICT
+        // that [`alter_drop_check`] refuses when written.
+        return parse_ast(&plain);
     }
     if let Some(s) = parse_custom(&mut p)? {
         return Ok(s);
@@ -1564,6 +1632,76 @@ fn lock_in_share_mode(sql: &str) -> Option<String> {
     }
     out.push_str(&sql[from..]);
     Some(out)
+}
+
+/// `ALTER TABLE … DROP CHECK name`: MySQL's clause, which sqlparser does
+/// not read, as `DROP CONSTRAINT name RESTRICT` — the drop behaviour
+/// (never MySQL syntax: refused here when written) marks a drop that may
+/// only find a CHECK constraint ([`crate::sql::alter`]). `None` when the
+/// statement has neither.
+fn alter_drop_check(sql: &str) -> SqlResult<Option<String>> {
+    let toks = code_tokens(sql);
+    let is = |t: (usize, usize), w: &str| sql[t.0..t.1].eq_ignore_ascii_case(w);
+    if toks.len() < 4 || !is(toks[0], "alter") || !is(toks[1], "table") {
+        return Ok(None);
+    }
+    let name_end = |from: usize| -> usize {
+        let b = sql.as_bytes();
+        let mut i = from;
+        while i < b.len() && b[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        if b.get(i) == Some(&b'`') {
+            i += 1;
+            while i < b.len() {
+                if b[i] == b'`' {
+                    if b.get(i + 1) == Some(&b'`') {
+                        i += 2;
+                        continue;
+                    }
+                    return i + 1;
+                }
+                i += 1;
+            }
+            return i;
+        }
+        while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] == b'$') {
+            i += 1;
+        }
+        i
+    };
+    let mut out = String::new();
+    let mut from = 0;
+    for w in toks.windows(2) {
+        if !is(w[0], "drop") {
+            continue;
+        }
+        if is(w[1], "constraint") {
+            let end = name_end(w[1].1);
+            let next = sql[end..].trim_start();
+            let word: String = next
+                .chars()
+                .take_while(|c| c.is_ascii_alphabetic())
+                .collect();
+            if word.eq_ignore_ascii_case("restrict") || word.eq_ignore_ascii_case("cascade") {
+                return Err(SqlError::parse(format!(
+                    "You have an error in your SQL syntax near '{word}'"
+                )));
+            }
+        } else if is(w[1], "check") {
+            let end = name_end(w[1].1);
+            out.push_str(&sql[from..w[1].0]);
+            out.push_str("CONSTRAINT");
+            out.push_str(&sql[w[1].1..end]);
+            out.push_str(" RESTRICT");
+            from = end;
+        }
+    }
+    if from == 0 {
+        return Ok(None);
+    }
+    out.push_str(&sql[from..]);
+    Ok(Some(out))
 }
 
 /// `sql` without each `FROM FIRST` that stands between a `)` and `OVER`
@@ -2298,6 +2436,16 @@ fn parse_custom(p: &mut P) -> SqlResult<Option<Stmt>> {
             };
             return p.show_tail(Stmt::ShowTables { db, full }, true).map(Some);
         }
+        if p.kw("columns") || p.kw("fields") {
+            if !(p.kw("from") || p.kw("in")) {
+                return Err(p.err("expected FROM"));
+            }
+            let mut table = p.name()?;
+            if p.kw("from") || p.kw("in") {
+                table.db = Some(p.ident()?);
+            }
+            return p.show_tail(Stmt::Describe { table, full }, true).map(Some);
+        }
         if p.kw("index") || p.kw("indexes") || p.kw("keys") {
             if !(p.kw("from") || p.kw("in")) {
                 return Err(p.err("expected FROM"));
@@ -2318,6 +2466,20 @@ fn parse_custom(p: &mut P) -> SqlResult<Option<Stmt>> {
                 if p.peek_kw(kind) {
                     return Err(SqlError::unsupported(what));
                 }
+            }
+            if p.kw("database") || p.kw("schema") {
+                let if_not_exists = p.if_exists(true)?;
+                let name = p.ident()?;
+                p.end()?;
+                return Ok(Some(Stmt::ShowCreateDatabase {
+                    name,
+                    if_not_exists,
+                }));
+            }
+            if p.kw("view") {
+                let table = p.name()?;
+                p.end()?;
+                return Ok(Some(Stmt::ShowCreateView { table }));
             }
             p.expect_kw("table")?;
             let table = p.name()?;
@@ -2408,8 +2570,18 @@ fn parse_custom(p: &mut P) -> SqlResult<Option<Stmt>> {
     }
     if p.kw("describe") || p.kw("desc") {
         let table = p.name()?;
-        p.end()?;
-        return Ok(Some(Stmt::Describe { table }));
+        // `DESCRIBE t col`: the columns whose name matches (a LIKE
+        // pattern, as MySQL).
+        if !p.done() {
+            let pattern = p.string_or_word()?;
+            p.end()?;
+            let stmt = Stmt::Describe { table, full: false };
+            return Ok(Some(Stmt::ShowFiltered(
+                Box::new(stmt),
+                ShowFilter::Like(pattern),
+            )));
+        }
+        return Ok(Some(Stmt::Describe { table, full: false }));
     }
     if p.kw("explain") {
         if matches!(p.t.get(p.i), Some(Tok::Word(_)) | Some(Tok::QIdent(_)))
@@ -2419,7 +2591,7 @@ fn parse_custom(p: &mut P) -> SqlResult<Option<Stmt>> {
         {
             let table = p.name()?;
             p.end()?;
-            return Ok(Some(Stmt::Describe { table }));
+            return Ok(Some(Stmt::Describe { table, full: false }));
         }
         return Err(p.err("unsupported EXPLAIN"));
     }
@@ -2457,8 +2629,8 @@ fn parse_custom(p: &mut P) -> SqlResult<Option<Stmt>> {
     }
     if p.kw("commit") {
         p.kw("work");
-        p.end()?;
-        return Ok(Some(Stmt::Commit));
+        let chain = p.completion()?;
+        return Ok(Some(Stmt::Commit { chain }));
     }
     if p.kw("rollback") {
         p.kw("work");
@@ -2468,8 +2640,8 @@ fn parse_custom(p: &mut P) -> SqlResult<Option<Stmt>> {
             p.end()?;
             return Ok(Some(Stmt::Savepoint(SavepointOp::RollbackTo, name)));
         }
-        p.end()?;
-        return Ok(Some(Stmt::Rollback));
+        let chain = p.completion()?;
+        return Ok(Some(Stmt::Rollback { chain }));
     }
     if p.kw("savepoint") {
         let name = p.ident()?;
@@ -3079,6 +3251,23 @@ mod tests {
         assert!(parse("SELECT 'a' REGEXP NULL, 'a' NOT RLIKE null").is_ok());
         // A comment in between is left alone (and refused), never a loop.
         assert!(parse("SELECT 'a' REGEXP /* c */ NULL").is_err());
+    }
+
+    #[test]
+    fn drop_check_reads_as_a_marked_drop_constraint() {
+        assert_eq!(
+            alter_drop_check("ALTER TABLE t DROP CHECK c, DROP CHECK `a``b`")
+                .unwrap()
+                .as_deref(),
+            Some("ALTER TABLE t DROP CONSTRAINT c RESTRICT, DROP CONSTRAINT `a``b` RESTRICT")
+        );
+        assert_eq!(
+            alter_drop_check("ALTER TABLE t DROP CONSTRAINT c").unwrap(),
+            None
+        );
+        assert_eq!(alter_drop_check("SELECT 'drop check x'").unwrap(), None);
+        // RESTRICT / CASCADE are not MySQL's: written, they are a syntax error.
+        assert!(alter_drop_check("ALTER TABLE t DROP CONSTRAINT `c` CASCADE").is_err());
     }
 
     #[test]

@@ -463,9 +463,15 @@ impl Checker<'_> {
                 }
                 return Ok(Some(FilterKind::Tables(db.to_string())));
             }
+            Stmt::ShowCreateDatabase { name, .. } => {
+                if !self.access.any_in_db(name) {
+                    return Err(db_denied(self.st, name));
+                }
+            }
             Stmt::ShowIndex { table }
             | Stmt::ShowCreateTable { table }
-            | Stmt::Describe { table }
+            | Stmt::ShowCreateView { table }
+            | Stmt::Describe { table, .. }
             | Stmt::CheckIndex { table, .. } => self.need_table(SELECT, "SELECT", table)?,
             // MySQL: SELECT for CHECK TABLE, SELECT and INSERT for ANALYZE
             // and OPTIMIZE.
@@ -485,7 +491,7 @@ impl Checker<'_> {
                     name: "mo_iscp_log".into(),
                 },
             )?,
-            Stmt::Explain(inner, _) => return self.stmt(inner).map(|_| None),
+            Stmt::Explain(inner, _) | Stmt::Do(inner) => return self.stmt(inner).map(|_| None),
             Stmt::ShowFiltered(inner, _) => return self.stmt(inner),
             Stmt::Use { db } => {
                 if !self.access.any_in_db(db) {
@@ -562,8 +568,8 @@ impl Checker<'_> {
             | Stmt::Execute { .. }
             | Stmt::Deallocate { .. }
             | Stmt::Begin { .. }
-            | Stmt::Commit
-            | Stmt::Rollback
+            | Stmt::Commit { .. }
+            | Stmt::Rollback { .. }
             | Stmt::Savepoint(..)
             | Stmt::SetNames { .. } => {}
         }

@@ -92,6 +92,9 @@ pub struct SessionState {
     pub snapshot: crate::sql::txn_control::Snapshot,
     /// `SET TRANSACTION …` for the next transaction only.
     pub next_txn: crate::sql::txn_control::NextTxn,
+    /// The open (or last) transaction's isolation level and access mode:
+    /// what `COMMIT AND CHAIN` / `ROLLBACK AND CHAIN` begin the next with.
+    pub txn_traits: crate::sql::txn_control::NextTxn,
 }
 
 impl SessionState {
@@ -121,6 +124,7 @@ impl SessionState {
             savepoints: Default::default(),
             snapshot: Default::default(),
             next_txn: Default::default(),
+            txn_traits: Default::default(),
         }
     }
 

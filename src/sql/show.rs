@@ -1,6 +1,7 @@
 //! SHOW …, DESCRIBE and EXPLAIN: result sets about the schema, the session
 //! and query plans. Never writes.
 
+use crate::catalog::information_schema::{column_facts, PRIVILEGES};
 use crate::catalog::{self, IndexKind, TableDef};
 use crate::error::{SqlError, SqlResult};
 use crate::sql::parse::{Name, Stmt};
@@ -220,51 +221,122 @@ pub fn create_table_sql(td: &TableDef) -> String {
     )
 }
 
-/// SHOW CREATE TABLE
+/// SHOW CREATE TABLE; of a view, SHOW CREATE VIEW's answer (as MySQL:
+/// mysqldump tells views from tables by it).
 pub fn create_table(cx: &mut Ctx<'_>, n: &Name) -> SqlResult<QueryResult> {
     let td = table(cx, n)?;
+    if td.view.is_some() {
+        return Ok(view_result(&td));
+    }
     Ok(rs(
         &["Table", "Create Table"],
         vec![vec![t(td.name.clone()), t(create_table_sql(&td))]],
     ))
 }
 
-/// DESCRIBE t
-pub fn describe(cx: &mut Ctx<'_>, n: &Name) -> SqlResult<QueryResult> {
+/// SHOW CREATE VIEW: 1347 for a base table.
+pub fn create_view(cx: &mut Ctx<'_>, n: &Name) -> SqlResult<QueryResult> {
     let td = table(cx, n)?;
-    let rows = td
-        .columns
-        .iter()
-        .enumerate()
-        .map(|(i, c)| {
-            let key = if td.pk.contains(&i) {
-                "PRI"
-            } else if td.indexes.iter().any(|x| x.columns.first() == Some(&i)) {
-                "MUL"
-            } else {
-                ""
-            };
-            vec![
-                t(c.name.clone()),
-                t(c.ty.sql_name()),
-                t(if c.nullable { "YES" } else { "NO" }),
-                t(key),
-                c.default
-                    .as_ref()
-                    .map(|v| t(v.to_string()))
-                    .unwrap_or(Value::Null),
-                t(if c.auto_increment {
-                    "auto_increment"
-                } else {
-                    ""
-                }),
-            ]
+    if td.view.is_none() {
+        return Err(SqlError::new(
+            1347,
+            format!("'{}.{}' is not VIEW", td.db, td.name),
+        ));
+    }
+    Ok(view_result(&td))
+}
+
+/// A view's `CREATE … VIEW` text and its session character set: views
+/// run with the invoker's privileges and have no definer
+/// (`information_schema.VIEWS` says the same), the query as written.
+fn view_result(td: &TableDef) -> QueryResult {
+    let Some(v) = &td.view else {
+        debug_assert!(false, "view_result of a base table");
+        return rs(&["View"], Vec::new());
+    };
+    let columns = if v.columns.is_empty() {
+        String::new()
+    } else {
+        let names: Vec<String> = v.columns.iter().map(|c| format!("`{c}`")).collect();
+        format!(" ({})", names.join(","))
+    };
+    let text = format!(
+        "CREATE ALGORITHM=UNDEFINED SQL SECURITY INVOKER VIEW `{}`{columns} AS {}",
+        td.name, v.query
+    );
+    rs(
+        &[
+            "View",
+            "Create View",
+            "character_set_client",
+            "collation_connection",
+        ],
+        vec![vec![
+            t(td.name.clone()),
+            t(text),
+            t("utf8mb4"),
+            t("utf8mb4_bin"),
+        ]],
+    )
+}
+
+/// SHOW CREATE {DATABASE | SCHEMA} [IF NOT EXISTS] d (1049 when unknown).
+pub fn create_database(cx: &mut Ctx<'_>, db: &str, if_not_exists: bool) -> SqlResult<QueryResult> {
+    catalog::require_database(cx.txn, db)?;
+    let guard = if if_not_exists {
+        "/*!32312 IF NOT EXISTS*/ "
+    } else {
+        ""
+    };
+    let text = format!(
+        "CREATE DATABASE {guard}`{db}` /*!40100 DEFAULT CHARACTER SET utf8mb4 COLLATE utf8mb4_bin */ /*!80016 DEFAULT ENCRYPTION='N' */"
+    );
+    Ok(rs(
+        &["Database", "Create Database"],
+        vec![vec![t(db), t(text)]],
+    ))
+}
+
+/// `DESCRIBE t` and `SHOW [FULL] COLUMNS FROM t`: the facts
+/// `information_schema.COLUMNS` shows ([`column_facts`]), with FULL also
+/// the collation, privileges and comment.
+pub fn columns(cx: &mut Ctx<'_>, n: &Name, full: bool) -> SqlResult<QueryResult> {
+    let td = table(cx, n)?;
+    let rows = column_facts(&td)
+        .into_iter()
+        .map(|f| {
+            let mut row = vec![t(f.name), t(f.column_type)];
+            if full {
+                row.push(f.collation);
+            }
+            row.extend([t(f.nullable), t(f.key), f.default, t(f.extra)]);
+            if full {
+                row.extend([t(PRIVILEGES), t("")]);
+            }
+            row
         })
         .collect();
-    Ok(rs(
-        &["Field", "Type", "Null", "Key", "Default", "Extra"],
-        rows,
-    ))
+    if full {
+        Ok(rs(
+            &[
+                "Field",
+                "Type",
+                "Collation",
+                "Null",
+                "Key",
+                "Default",
+                "Extra",
+                "Privileges",
+                "Comment",
+            ],
+            rows,
+        ))
+    } else {
+        Ok(rs(
+            &["Field", "Type", "Null", "Key", "Default", "Extra"],
+            rows,
+        ))
+    }
 }
 
 /// SHOW ISCP STATUS: one row per job ([`crate::iscp::status::JobStatus`]):
