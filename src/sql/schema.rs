@@ -660,7 +660,46 @@ pub fn parse_type(s: &str) -> SqlResult<DataType> {
             }
             DataType::Varchar(len)
         }
-        "text" | "longtext" | "mediumtext" | "tinytext" | "blob" => DataType::Text,
+        "text" | "longtext" | "mediumtext" | "tinytext" => DataType::Text,
+        // BINARY [(n)] (n defaults to 1), VARBINARY(n): MySQL's limits
+        // (255 and 65 535 bytes); 0 is allowed, as MySQL allows it.
+        "binary" => {
+            let len = if arg.is_empty() { 1 } else { n()? };
+            if len > 255 {
+                return Err(SqlError::new(
+                    1074,
+                    format!("Column length too big for column '{s}' (max = 255); use BLOB or TEXT instead"),
+                ));
+            }
+            DataType::Binary(len)
+        }
+        "varbinary" => {
+            if arg.is_empty() {
+                return Err(SqlError::parse(format!("VARBINARY needs a length: {s}")));
+            }
+            let len = n()?;
+            if len > 65_535 {
+                return Err(SqlError::new(
+                    1074,
+                    format!("Column length too big for column '{s}' (max = 65535); use BLOB or TEXT instead"),
+                ));
+            }
+            DataType::VarBinary(len)
+        }
+        "tinyblob" => DataType::Blob(1),
+        "mediumblob" => DataType::Blob(3),
+        "longblob" => DataType::Blob(4),
+        // BLOB(n): the smallest BLOB type that holds n bytes (MySQL).
+        "blob" if !arg.is_empty() => {
+            let len = u64::from(n()?);
+            DataType::Blob(match len {
+                0..=255 => 1,
+                256..=65_535 => 2,
+                65_536..=16_777_215 => 3,
+                _ => 4,
+            })
+        }
+        "blob" => DataType::Blob(2),
         "json" => DataType::Json,
         "datetime" | "timestamp" => DataType::DateTimeFsp(crate::sql::expr::fsp_of(&arg, s)?),
         "vecf32" | "vecf64" => {

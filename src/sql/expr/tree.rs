@@ -330,6 +330,9 @@ pub enum CastTo {
     Date,
     /// VECF32(n) / VECF64(n).
     Vector(u32),
+    /// BINARY[(n)]: the value's bytes (its text's for a non-string); with
+    /// n, cut to n bytes or right-padded with 0x00 to n, as MySQL.
+    Binary(Option<u32>),
 }
 
 /// Per-row evaluation context.

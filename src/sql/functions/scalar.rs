@@ -14,8 +14,9 @@ use crate::error::{code, SqlError, SqlResult};
 use crate::sql::expr::arith::arith;
 use crate::sql::expr::tree::BinOp;
 use crate::sql::expr::value::{
-    as_f64, check_result_size, exact, finite, num, num_cmp, num_i64, overflow, sql_cmp, sub_range,
-    text, text_of, truncate_float, truth, vector_arg, vector_fn, vector_ref, want, wrong_count,
+    as_f64, bytes_of, check_result_size, exact, finite, num, num_cmp, num_i64, overflow, sql_cmp,
+    sub_range, text, text_of, truncate_float, truth, vector_arg, vector_fn, vector_ref, want,
+    wrong_count,
 };
 use crate::types::Value;
 
@@ -163,6 +164,8 @@ pub(super) fn lower(_name: &str, args: &[Value]) -> SqlResult<Value> {
     let arg0 = || args.first().cloned().unwrap_or(Value::Null);
     Ok(match arg0() {
         Value::Null => Value::Null,
+        // A binary string has no letter case: unchanged (MySQL).
+        v @ Value::Bytes(_) => v,
         v => Value::Text(text(&v).to_lowercase()),
     })
 }
@@ -171,6 +174,7 @@ pub(super) fn upper(_name: &str, args: &[Value]) -> SqlResult<Value> {
     let arg0 = || args.first().cloned().unwrap_or(Value::Null);
     Ok(match arg0() {
         Value::Null => Value::Null,
+        v @ Value::Bytes(_) => v,
         v => Value::Text(text(&v).to_uppercase()),
     })
 }
@@ -179,7 +183,7 @@ pub(super) fn length(_name: &str, args: &[Value]) -> SqlResult<Value> {
     let arg0 = || args.first().cloned().unwrap_or(Value::Null);
     Ok(match arg0() {
         Value::Null => Value::Null,
-        v => Value::Int(text(&v).len() as i64),
+        v => Value::Int(bytes_of(&v).len() as i64),
     })
 }
 
@@ -187,11 +191,24 @@ pub(super) fn char_length(_name: &str, args: &[Value]) -> SqlResult<Value> {
     let arg0 = || args.first().cloned().unwrap_or(Value::Null);
     Ok(match arg0() {
         Value::Null => Value::Null,
+        // A binary string's characters are its bytes.
+        Value::Bytes(b) => Value::Int(b.len() as i64),
         v => Value::Int(text(&v).chars().count() as i64),
     })
 }
 
 pub(super) fn concat(_name: &str, args: &[Value]) -> SqlResult<Value> {
+    // With a binary argument the result is a binary string (MySQL).
+    if args.iter().any(|a| matches!(a, Value::Bytes(_))) {
+        let mut b = Vec::new();
+        for a in args {
+            if a.is_null() {
+                return Ok(Value::Null);
+            }
+            b.extend_from_slice(&bytes_of(a));
+        }
+        return Ok(Value::Bytes(b));
+    }
     let mut s = String::new();
     for a in args {
         if a.is_null() {
@@ -208,6 +225,17 @@ pub(super) fn concat_ws(name: &str, args: &[Value]) -> SqlResult<Value> {
     }
     if args[0].is_null() {
         return Ok(Value::Null);
+    }
+    if args.iter().any(|a| matches!(a, Value::Bytes(_))) {
+        let sep = bytes_of(&args[0]);
+        let mut b = Vec::new();
+        for (i, a) in args[1..].iter().filter(|a| !a.is_null()).enumerate() {
+            if i > 0 {
+                b.extend_from_slice(&sep);
+            }
+            b.extend_from_slice(&bytes_of(a));
+        }
+        return Ok(Value::Bytes(b));
     }
     let sep = text_of(&args[0]);
     let mut s = String::new();
@@ -229,6 +257,12 @@ pub(super) fn substring(name: &str, args: &[Value]) -> SqlResult<Value> {
     if args.iter().any(Value::is_null) {
         return Ok(Value::Null);
     }
+    if let Value::Bytes(b) = &args[0] {
+        return Ok(match sub_range(&args[1..], b.len()) {
+            None => Value::Null,
+            Some(r) => Value::Bytes(b[r].to_vec()),
+        });
+    }
     let s = text_of(&args[0]);
     Ok(match sub_range(&args[1..], s.chars().count()) {
         None => Value::Null,
@@ -243,6 +277,14 @@ pub(super) fn left(name: &str, args: &[Value]) -> SqlResult<Value> {
     };
     if args[0].is_null() {
         return Ok(Value::Null);
+    }
+    if let Value::Bytes(b) = &args[0] {
+        let k = (len.clamp(0, b.len() as i64)) as usize;
+        return Ok(Value::Bytes(if name == "left" {
+            b[..k].to_vec()
+        } else {
+            b[b.len() - k..].to_vec()
+        }));
     }
     let s = text_of(&args[0]);
     let n = s.chars().count() as i64;
@@ -387,6 +429,7 @@ pub(super) fn reverse(name: &str, args: &[Value]) -> SqlResult<Value> {
     want(args, 1, name)?;
     Ok(match &args[0] {
         Value::Null => Value::Null,
+        Value::Bytes(b) => Value::Bytes(b.iter().rev().copied().collect()),
         v => Value::Text(text_of(v).chars().rev().collect()),
     })
 }
@@ -399,6 +442,13 @@ pub(super) fn repeat(name: &str, args: &[Value]) -> SqlResult<Value> {
     let Some(count) = num_i64(&args[1]) else {
         return Ok(Value::Null);
     };
+    if let Value::Bytes(b) = &args[0] {
+        if count < 1 || b.is_empty() {
+            return Ok(Value::Bytes(Vec::new()));
+        }
+        check_result_size(name, b.len() as u128 * count as u128)?;
+        return Ok(Value::Bytes(b.repeat(count as usize)));
+    }
     let s = text_of(&args[0]);
     if count < 1 || s.is_empty() {
         return Ok(Value::Text(String::new()));
