@@ -1,8 +1,11 @@
 -- Binary strings (BINARY / VARBINARY / BLOB): storage, keys in byte order,
--- literals and functions. Answers as MySQL 8 gives them (MariaDB, the
--- oracle, agrees except where a comment says so).
+-- literals and functions. Answers as MySQL 8 gives them; checked against
+-- MariaDB 10.11, which agrees except where a comment says so (it has no
+-- UUID_TO_BIN / BIN_TO_UUID: those follow MySQL 8's manual).
 CREATE DATABASE bs;
 USE bs;
+-- SHOW CREATE TABLE prints a binary default as 0x… (MariaDB: 'xy'); both
+-- read back to the same bytes.
 CREATE TABLE b (id INT PRIMARY KEY, fx BINARY(4), vb VARBINARY(8) DEFAULT 'xy', bl BLOB, tb TINYBLOB, mb MEDIUMBLOB, lb LONGBLOB);
 SHOW CREATE TABLE b;
 SELECT COLUMN_NAME, DATA_TYPE, CHARACTER_MAXIMUM_LENGTH, CHARACTER_OCTET_LENGTH, CHARACTER_SET_NAME, COLUMN_TYPE FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = 'bs' AND TABLE_NAME = 'b' ORDER BY ORDINAL_POSITION;
@@ -49,7 +52,9 @@ SELECT id FROM m WHERE h = X'0000' ORDER BY id;
 SELECT id FROM m WHERE h IS NULL ORDER BY id;
 SELECT HEX(h), COUNT(*) FROM m GROUP BY h ORDER BY h;
 SELECT COUNT(DISTINCT h) FROM m;
--- Literals: X'..' and 0x.. are binary strings, numbers in arithmetic.
+-- Literals: X'..' and 0x.. are binary strings, numbers in arithmetic and
+-- CAST to a number (MySQL 8's manual: X'41' + 0 and CAST(X'41' AS
+-- UNSIGNED) are 65; MariaDB reads X'..' (not 0x..) as a string there: 1, 12).
 SELECT HEX(X'0AFF'), HEX(0x0AFF), HEX(0xAFF), 0x41, X'41' + 1, 0x41 + 0, 0x41 = 65, CAST(X'3132' AS UNSIGNED);
 SELECT HEX(_binary 'abc'), HEX(CAST('ab' AS BINARY(4))), HEX(BINARY 'é'), HEX(CONVERT('é' USING binary));
 SELECT HEX(CAST('abcdef' AS BINARY(3)));
@@ -68,7 +73,8 @@ SELECT BIN_TO_UUID(X'00');
 SELECT MD5(X'00FF'), SHA2(X'00FF', 256), MD5(_binary 'abc') = MD5('abc'), HEX(X'00FF') = HEX(_binary X'00FF');
 -- Binary beside text compares bytes: case and accents matter.
 SELECT X'61' = 'a', _binary 'a' = 'A', _binary 'abc' < 'abd', X'FF' > 'z', (BINARY 'a') = 'a', BINARY('A') = 'a';
--- A text column takes UTF-8 bytes only; JSON takes no binary string.
+-- A text column takes UTF-8 bytes only (MySQL 8's utf8mb4: 1366; MariaDB's
+-- latin1 default stores 0xFF); JSON takes no binary string (MySQL 8's 3144).
 CREATE TABLE t (id INT PRIMARY KEY, s VARCHAR(10), j JSON);
 INSERT INTO t VALUES (1, X'FF', NULL);
 INSERT INTO t VALUES (2, X'616263', NULL);
