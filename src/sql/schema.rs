@@ -722,8 +722,8 @@ pub fn parse_type(s: &str) -> SqlResult<DataType> {
 /// MySQL's ER_WRONG_SUB_KEY.
 const WRONG_SUB_KEY: u16 = 1089;
 
-/// Check the key-part lengths of an index on `cols` (MySQL's rules: string
-/// columns only, not 0, not longer than the column, none on FULLTEXT or
+/// Check the key-part lengths of an index on `cols` (MySQL's rules: text
+/// and binary-string columns only, not 0, not longer than the column, none on FULLTEXT or
 /// vector indexes). A UNIQUE or PRIMARY key on a prefix is refused (1235):
 /// its uniqueness would be the prefix's, which the index does not hold. A
 /// plain key on a prefix holds the whole values: it answers exactly as a
@@ -745,8 +745,10 @@ pub fn check_prefixes(
             ));
         }
         let fits = match col.ty {
-            DataType::Varchar(n) => len <= n as usize,
-            DataType::Text => true,
+            DataType::Varchar(n) | DataType::Binary(n) | DataType::VarBinary(n) => {
+                len <= n as usize
+            }
+            DataType::Text | DataType::Blob(_) => true,
             _ => false,
         };
         if !fits || !plain {

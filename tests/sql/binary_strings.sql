@@ -51,6 +51,12 @@ SELECT id FROM m WHERE h >= X'7F' ORDER BY h, id;
 SELECT id FROM m WHERE h = X'0000' ORDER BY id;
 SELECT id FROM m WHERE h IS NULL ORDER BY id;
 SELECT HEX(h), COUNT(*) FROM m GROUP BY h ORDER BY h;
+-- A prefix key on a BLOB (MySQL requires one) holds whole values here.
+CREATE TABLE p (id INT PRIMARY KEY, bl BLOB);
+CREATE INDEX pb ON p (bl(4));
+INSERT INTO p VALUES (1, X'0102030405'), (2, X'01020304'), (3, X'FF');
+SELECT id FROM p WHERE bl = X'01020304';
+SELECT id FROM p WHERE bl >= X'0102030400' ORDER BY bl;
 SELECT COUNT(DISTINCT h) FROM m;
 -- Literals: X'..' and 0x.. are binary strings, numbers in arithmetic and
 -- CAST to a number (MySQL 8's manual: X'41' + 0 and CAST(X'41' AS

@@ -393,6 +393,30 @@ mod tests {
         r
     }
 
+    /// Every byte value goes out as it is, in both protocols; a text
+    /// column holding bytes is announced as binary.
+    #[test]
+    fn binary_strings_are_sent_as_their_bytes() {
+        let all: Vec<u8> = (0..=255u8).collect();
+        let row = vec![Value::Bytes(all.clone()), Value::Null];
+        let kinds = [ColumnKind::Bytes, ColumnKind::Bytes];
+        let mut want = vec![0xfc, 0, 1];
+        want.extend_from_slice(&all);
+        want.push(0xfb);
+        assert_eq!(text_row(&row, &kinds), want);
+        let mut want = vec![0x00, 0b0000_1000, 0xfc, 0, 1];
+        want.extend_from_slice(&all);
+        assert_eq!(binary_row(&row, &kinds), want);
+        let rows = vec![
+            vec![Value::Text("a".into()), Value::Text("b".into())],
+            vec![Value::Bytes(vec![0xff]), Value::Text("c".into())],
+        ];
+        assert_eq!(
+            wire_kinds(&[ColumnKind::Text, ColumnKind::Text], &rows),
+            vec![ColumnKind::Bytes, ColumnKind::Text]
+        );
+    }
+
     #[test]
     fn column_definitions_per_kind() {
         let d = |k, frac| decode(&ColumnDef::new("c", k, frac).payload(false));
@@ -412,6 +436,9 @@ mod tests {
         let t = d(ColumnKind::Text, false);
         assert_eq!((t.1, t.3), (45, types::VAR_STRING));
         assert_eq!(d(ColumnKind::Vector, false).3, types::VAR_STRING);
+        // A binary string: charset 63 (binary) and the BINARY flag.
+        let b = d(ColumnKind::Bytes, false);
+        assert_eq!((b.1, b.3, b.4), (63, types::VAR_STRING, flags::BINARY));
         assert_eq!(d(ColumnKind::DateTime(None), true).2, 26);
         assert_eq!(d(ColumnKind::DateTime(None), true).5, 6);
         assert_eq!(d(ColumnKind::DateTime(None), false).5, 0);
