@@ -708,7 +708,9 @@ async fn commands() {
     // Inside one it is a binary string (what drivers send for bytes).
     let e = c.command(0x03, b"SELECT 1\xff").await;
     assert_eq!(e.err().code, 1300);
-    let r = c.command(0x03, b"SELECT HEX('\xff\xfe'), HEX(_binary'a\\0\xff')").await;
+    let r = c
+        .command(0x03, b"SELECT HEX('\xff\xfe'), HEX(_binary'a\\0\xff')")
+        .await;
     assert_eq!(
         r.text(),
         vec![vec![Some("FFFE".to_string()), Some("6100FF".to_string())]]
