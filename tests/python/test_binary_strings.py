@@ -1,10 +1,11 @@
 """Binary strings (BINARY / VARBINARY / BLOB) through real drivers: every
-byte value 0..255 round-trips through PyMySQL's text protocol (its
-`_binary'…'` literals carry the raw bytes in the statement) and through
+byte value 0..255 round-trips through PyMySQL's and mysqlclient's text
+protocol (their `_binary'…'` literals carry the raw bytes) and through
 mysql-connector's prepared statements (binary protocol, bytes parameters),
 and comes back as `bytes` (charset 63 in the column definition). Bytes that
 are not UTF-8 into a text column are still refused with 1366."""
 
+import MySQLdb
 import mysql.connector
 import pymysql
 import pytest
@@ -83,5 +84,22 @@ def test_all_bytes_round_trip_prepared(server, dbname):
     with pytest.raises(mysql.connector.Error) as e:
         c.execute("INSERT INTO tp VALUES (?, ?)", (1, b"\xc3\x28"))
     assert e.value.errno == 1366
+    c.close()
+    conn.close()
+
+
+def test_all_bytes_round_trip_mysqlclient(server, dbname):
+    conn = MySQLdb.connect(host=server.host, port=server.port, user="root", passwd="",
+                           db=dbname, autocommit=True)
+    c = conn.cursor()
+    c.execute("CREATE TABLE bm (id INT PRIMARY KEY, b MEDIUMBLOB, fx BINARY(16))")
+    for i, v in enumerate(VALUES):
+        c.execute("INSERT INTO bm VALUES (%s, %s, %s)", (i, v, v[:16]))
+    c.execute("SELECT id, b, fx FROM bm ORDER BY id")
+    rows = c.fetchall()
+    assert len(rows) == len(VALUES)
+    for (i, b, fx), v in zip(rows, VALUES):
+        assert isinstance(b, bytes) and b == v, (i, b)
+        assert fx == v[:16].ljust(16, b"\x00"), (i, fx)
     c.close()
     conn.close()
