@@ -307,6 +307,23 @@ pub(super) fn lpad(name: &str, args: &[Value]) -> SqlResult<Value> {
     if len < 0 {
         return Ok(Value::Null);
     }
+    if matches!(args[0], Value::Bytes(_)) || matches!(args[2], Value::Bytes(_)) {
+        let (s, pad) = (bytes_of(&args[0]), bytes_of(&args[2]));
+        let len = len as usize;
+        if len <= s.len() {
+            return Ok(Value::Bytes(s[..len].to_vec()));
+        }
+        if pad.is_empty() {
+            return Ok(Value::Null);
+        }
+        check_result_size(name, len as u128)?;
+        let padding: Vec<u8> = pad.iter().copied().cycle().take(len - s.len()).collect();
+        return Ok(Value::Bytes(if name == "lpad" {
+            [padding.as_slice(), &s].concat()
+        } else {
+            [&s[..], padding.as_slice()].concat()
+        }));
+    }
     let (s, pad) = (text_of(&args[0]), text_of(&args[2]));
     let n = s.chars().count() as i64;
     if len <= n {
@@ -337,6 +354,19 @@ pub(super) fn ltrim(name: &str, args: &[Value]) -> SqlResult<Value> {
     if args[0].is_null() {
         return Ok(Value::Null);
     }
+    if let Value::Bytes(b) = &args[0] {
+        let start = if name == "rtrim" {
+            0
+        } else {
+            b.iter().position(|&c| c != b' ').unwrap_or(b.len())
+        };
+        let end = if name == "ltrim" {
+            b.len()
+        } else {
+            b.iter().rposition(|&c| c != b' ').map_or(start, |p| p + 1)
+        };
+        return Ok(Value::Bytes(b[start..end.max(start)].to_vec()));
+    }
     let s = text_of(&args[0]);
     Ok(Value::Text(
         match name {
@@ -352,6 +382,23 @@ pub(super) fn trim_both(name: &str, args: &[Value]) -> SqlResult<Value> {
     want(args, 2, name)?;
     if args.iter().any(Value::is_null) {
         return Ok(Value::Null);
+    }
+    if args.iter().any(|a| matches!(a, Value::Bytes(_))) {
+        let (s, what) = (bytes_of(&args[0]), bytes_of(&args[1]));
+        let mut t: &[u8] = &s;
+        if !what.is_empty() {
+            if name != "trim trailing" {
+                while let Some(r) = t.strip_prefix(&*what) {
+                    t = r;
+                }
+            }
+            if name != "trim leading" {
+                while let Some(r) = t.strip_suffix(&*what) {
+                    t = r;
+                }
+            }
+        }
+        return Ok(Value::Bytes(t.to_vec()));
     }
     let (s, what) = (text_of(&args[0]), text_of(&args[1]));
     let mut t: &str = &s;
@@ -374,6 +421,25 @@ pub(super) fn replace(name: &str, args: &[Value]) -> SqlResult<Value> {
     want(args, 3, name)?;
     if args.iter().any(Value::is_null) {
         return Ok(Value::Null);
+    }
+    if args.iter().any(|a| matches!(a, Value::Bytes(_))) {
+        let (s, from, to) = (bytes_of(&args[0]), bytes_of(&args[1]), bytes_of(&args[2]));
+        if from.is_empty() {
+            return Ok(Value::Bytes(s.into_owned()));
+        }
+        let mut out = Vec::with_capacity(s.len());
+        let mut i = 0;
+        while i < s.len() {
+            if s[i..].starts_with(&from) {
+                out.extend_from_slice(&to);
+                i += from.len();
+            } else {
+                out.push(s[i]);
+                i += 1;
+            }
+            check_result_size(name, out.len() as u128)?;
+        }
+        return Ok(Value::Bytes(out));
     }
     let (s, from, to) = (text_of(&args[0]), text_of(&args[1]), text_of(&args[2]));
     if from.is_empty() {
@@ -407,6 +473,23 @@ pub(super) fn instr(name: &str, args: &[Value]) -> SqlResult<Value> {
             None => return Ok(Value::Null),
         },
     };
+    // A binary operand: positions count bytes.
+    if matches!(hay, Value::Bytes(_)) || matches!(needle, Value::Bytes(_)) {
+        let (h, nd) = (bytes_of(hay), bytes_of(needle));
+        if start < 1 || start - 1 > h.len() as i64 {
+            return Ok(Value::Int(0));
+        }
+        if nd.is_empty() {
+            return Ok(Value::Int(start));
+        }
+        let begin = (start - 1) as usize;
+        return Ok(Value::Int(
+            h[begin..]
+                .windows(nd.len())
+                .position(|w| w == &nd[..])
+                .map_or(0, |p| (begin + p) as i64 + 1),
+        ));
+    }
     let (h, nd) = (text_of(hay), text_of(needle));
     let chars = h.chars().count() as i64;
     if start < 1 || start - 1 > chars {

@@ -139,15 +139,17 @@ pub(crate) static FUNCTIONS: &[FunctionDef] = &[
         "The first N characters (RIGHT: the last N); bytes of a binary string.").aliases(&["right"])
         .binary_with_binary_arg(),
     def(Str, "lpad", (3, 3), Fixed(Text), Values(scalar::lpad),
-        "Padded on the left (RPAD: right) with PAD, or cut, to LEN characters.").aliases(&["rpad"]),
+        "Padded on the left (RPAD: right) with PAD, or cut, to LEN characters (bytes of a binary string).").aliases(&["rpad"])
+        .binary_with_binary_arg(),
     def(Str, "ltrim", (1, 1), Fixed(Text), Values(scalar::ltrim),
         "Leading (RTRIM: trailing, TRIM: both) spaces removed.").aliases(&["rtrim", "trim"])
-        .text_len(OfFirstArg),
-    def(Str, "replace", (3, 3), Fixed(Text), Values(scalar::replace), "Every FROM replaced by TO."),
+        .text_len(OfFirstArg).binary_with_binary_arg(),
+    def(Str, "replace", (3, 3), Fixed(Text), Values(scalar::replace), "Every FROM replaced by TO (byte-wise with a binary argument).")
+        .binary_with_binary_arg(),
     def(Str, "instr", (2, 2), Fixed(Int), Values(scalar::instr),
-        "1-based position of SUBSTR in STR, 0 if absent."),
+        "1-based position of SUBSTR in STR, 0 if absent (in bytes with a binary argument)."),
     def(Str, "locate", (2, 3), Fixed(Int), Values(scalar::instr),
-        "1-based position of SUBSTR in STR from POS (default 1), 0 if absent (also `POSITION(s IN str)`)."),
+        "1-based position of SUBSTR in STR from POS (default 1), 0 if absent (also `POSITION(s IN str)`; bytes with a binary argument)."),
     def(Str, "reverse", (1, 1), Fixed(Text), Values(scalar::reverse), "Characters (of a binary string: bytes) in reverse order.")
         .text_len(OfFirstArg).binary_with_binary_arg(),
     def(Str, "repeat", (2, 2), Fixed(Text), Values(scalar::repeat), "STR repeated COUNT times.")
@@ -328,7 +330,7 @@ pub(crate) static FUNCTIONS: &[FunctionDef] = &[
     def(Internal, "trim both", (2, 2), Fixed(Text), Values(scalar::trim_both),
         "`TRIM(BOTH s FROM str)` (and LEADING, TRAILING).")
         .aliases(&["trim leading", "trim trailing"])
-        .text_len(OfFirstArg),
+        .text_len(OfFirstArg).binary_with_binary_arg(),
     def(Internal, "cast_as_json", (1, 1), Fixed(Text), Exprs(control::json), "`CAST(x AS JSON)`.")
         .json(),
     def(Internal, "date_add interval", (3, 3), Rule("as DATE_ADD"), DT_CALL,
