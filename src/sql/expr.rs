@@ -1867,6 +1867,7 @@ fn cast(v: Value, to: CastTo) -> SqlResult<Value> {
         CastTo::Text(n) => {
             let mut t = match &v {
                 Value::Float(f) => format_float(*f),
+                Value::Bytes(b) => utf8_or_question_marks(b),
                 other => text(other),
             };
             if let Some(n) = n {
@@ -1926,6 +1927,39 @@ fn cast(v: Value, to: CastTo) -> SqlResult<Value> {
             Value::Bytes(b)
         }
     })
+}
+
+/// A binary string read as utf8mb4 text (CAST … AS CHAR, CONVERT … USING
+/// utf8mb4): each byte that does not start a valid UTF-8 character is
+/// `?`, with MySQL's warning 1300 naming the bytes from the first one.
+fn utf8_or_question_marks(b: &[u8]) -> String {
+    let mut out = String::with_capacity(b.len());
+    let mut rest = b;
+    let mut warned = false;
+    loop {
+        match std::str::from_utf8(rest) {
+            Ok(s) => {
+                out.push_str(s);
+                return out;
+            }
+            Err(e) => {
+                let (good, bad) = rest.split_at(e.valid_up_to());
+                out.push_str(std::str::from_utf8(good).unwrap_or_default());
+                if !warned {
+                    warned = true;
+                    crate::warnings::note_later(
+                        1300,
+                        format!(
+                            "Invalid utf8mb4 character string: '{}'",
+                            bad.iter().map(|x| format!("{x:02X}")).collect::<String>()
+                        ),
+                    );
+                }
+                out.push('?');
+                rest = &bad[e.error_len().unwrap_or(bad.len()).max(1).min(bad.len())..];
+            }
+        }
+    }
 }
 
 /// The number a string starts with, for CAST AS DECIMAL: the whole

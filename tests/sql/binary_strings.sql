@@ -64,6 +64,9 @@ SELECT COUNT(DISTINCT h) FROM m;
 SELECT HEX(X'0AFF'), HEX(0x0AFF), HEX(0xAFF), 0x41, X'41' + 1, 0x41 + 0, 0x41 = 65, CAST(X'3132' AS UNSIGNED);
 SELECT HEX(_binary 'abc'), HEX(CAST('ab' AS BINARY(4))), HEX(BINARY 'é'), HEX(CONVERT('é' USING binary));
 SELECT HEX(CAST('abcdef' AS BINARY(3)));
+-- Bytes read as utf8mb4: a byte that starts no character is '?' (1300;
+-- MariaDB's message shows the bytes as '\xFFA').
+SELECT HEX(CAST(X'FF41' AS CHAR)), HEX(CONVERT(X'FF41' USING utf8mb4)), CAST(X'4142' AS CHAR), CAST(_binary 'é' AS CHAR(1));
 -- LENGTH counts bytes; a binary string's characters are bytes.
 SELECT LENGTH('é'), CHAR_LENGTH('é'), LENGTH(_binary 'é'), CHAR_LENGTH(_binary 'é'), CHAR_LENGTH(BINARY 'é');
 SELECT HEX(CONCAT('a', X'00', 'b')), LENGTH(CONCAT(X'FF', 'é')), CHAR_LENGTH(CONCAT(X'FF', 'é')), HEX(CONCAT_WS(X'00', 'a', 'b'));
