@@ -590,7 +590,28 @@ impl<'a> Compiler<'a> {
                         None => self.compile(x),
                     }
                 };
-                let (l, r) = (operand(left.as_ref())?, operand(right.as_ref())?);
+                let (mut l, mut r) = (operand(left.as_ref())?, operand(right.as_ref())?);
+                // Beside a column, a comparison's hexadecimal literal is
+                // a number or bytes as the column's value is.
+                if is_cmp {
+                    let hex_beside =
+                        |hex: &Expr, lit: &CExpr, other: &CExpr| match (hex_number(hex), lit) {
+                            (Some(n), CExpr::Lit(Value::Bytes(_)))
+                                if matches!(other, CExpr::Col(_)) =>
+                            {
+                                Some(CExpr::Func(
+                                    tree::HEX_OPERAND.into(),
+                                    vec![other.clone(), lit.clone(), CExpr::Lit(n)],
+                                ))
+                            }
+                            _ => None,
+                        };
+                    if let Some(x) = hex_beside(left, &l, &r) {
+                        l = x;
+                    } else if let Some(x) = hex_beside(right, &r, &l) {
+                        r = x;
+                    }
+                }
                 CExpr::Bin(op, Box::new(l), Box::new(r))
             }
             // `_binary 'abc'` is a binary string; a UTF-8 introducer
@@ -667,11 +688,27 @@ impl<'a> Compiler<'a> {
                     }
                 }
                 ast::InTarget::List(list) => {
+                    let x = self.compile(expr)?;
                     let items = list
                         .iter()
-                        .map(|x| self.compile(x))
+                        .map(|i| {
+                            let c = self.compile(i)?;
+                            // A hexadecimal item beside a column: a number
+                            // or bytes as the column's value is.
+                            Ok(match (hex_number(i), &x) {
+                                (Some(n), CExpr::Col(_))
+                                    if matches!(c, CExpr::Lit(Value::Bytes(_))) =>
+                                {
+                                    CExpr::Func(
+                                        tree::HEX_OPERAND.into(),
+                                        vec![x.clone(), c, CExpr::Lit(n)],
+                                    )
+                                }
+                                _ => c,
+                            })
+                        })
                         .collect::<SqlResult<Vec<_>>>()?;
-                    CExpr::InList(Box::new(self.compile(expr)?), items, *negated)
+                    CExpr::InList(Box::new(x), items, *negated)
                 }
                 ast::InTarget::Subquery(subquery) => {
                     if matches!(expr.as_ref(), Expr::Tuple(_)) {

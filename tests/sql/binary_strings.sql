@@ -62,6 +62,17 @@ SELECT COUNT(DISTINCT h) FROM m;
 -- CAST to a number (MySQL 8's manual: X'41' + 0 and CAST(X'41' AS
 -- UNSIGNED) are 65; MariaDB reads X'..' (not 0x..) as a string there: 1, 12).
 SELECT HEX(X'0AFF'), HEX(0x0AFF), HEX(0xAFF), 0x41, X'41' + 1, 0x41 + 0, 0x41 = 65, CAST(X'3132' AS UNSIGNED);
+-- Beside a column a hexadecimal literal is a number or bytes as the
+-- column's value is.
+CREATE TABLE z (id INT PRIMARY KEY, v VARCHAR(10), b VARBINARY(4));
+INSERT INTO z VALUES (65, 'A', 'A'), (1, 'x', X'01');
+SELECT id FROM z WHERE id = 0x41;
+SELECT id FROM z WHERE 0x41 = id;
+SELECT id FROM z WHERE v = 0x41;
+SELECT id FROM z WHERE b = 0x41;
+SELECT id FROM z WHERE id IN (0x41, 1) ORDER BY id;
+SELECT id FROM z WHERE v IN (0x41, 'x') ORDER BY id;
+SELECT id FROM z WHERE id > 0x01 ORDER BY id;
 SELECT HEX(_binary 'abc'), HEX(CAST('ab' AS BINARY(4))), HEX(BINARY 'é'), HEX(CONVERT('é' USING binary));
 SELECT HEX(CAST('abcdef' AS BINARY(3)));
 -- Bytes read as utf8mb4: a byte that starts no character is '?' (1300;

@@ -389,6 +389,10 @@ pub const FIXED_TEXT: &str = "fixed text";
 /// Django's `contains` / `startswith` / `endswith` send): the operands'
 /// bytes matched, `_` one byte, no collation.
 pub const LIKE_BINARY: &str = "like binary";
+/// `"hex operand"(x, bytes, number)`: a hexadecimal literal compared with
+/// column `x` — its number when x's value is a number, else its bytes
+/// (MySQL: `int_col = 0x41` compares with 65, `text_col = 0x41` with 'A').
+pub const HEX_OPERAND: &str = "hex operand";
 
 impl CExpr {
     /// Visit this expression and its sub-expressions (not the inside of

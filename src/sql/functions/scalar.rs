@@ -751,6 +751,17 @@ pub(super) fn is_true(name: &str, args: &[Value]) -> SqlResult<Value> {
 }
 
 /// `x LIKE p` over bytes (`x LIKE BINARY p`): NULL if either is NULL.
+/// [`crate::sql::expr::tree::HEX_OPERAND`]: the hexadecimal literal's
+/// number (third argument) when the compared value (first) is a number,
+/// else its bytes (second).
+pub(super) fn hex_operand(name: &str, args: &[Value]) -> SqlResult<Value> {
+    want(args, 3, name)?;
+    Ok(match &args[0] {
+        Value::Int(_) | Value::Float(_) | Value::Decimal(_) | Value::Bool(_) => args[2].clone(),
+        _ => args[1].clone(),
+    })
+}
+
 pub(super) fn like_binary(name: &str, args: &[Value]) -> SqlResult<Value> {
     want(args, 2, name)?;
     if args[0].is_null() || args[1].is_null() {

@@ -13,7 +13,7 @@ use super::TextLen::{OfFirstArg, SumOfArgs};
 use super::{control, def, digest, scalar, uuid, FunctionDef, Parity, Purity, VARIADIC};
 use crate::sql::agg_stats::StatFunc;
 use crate::sql::expr::tree::{
-    AggFunc, WinFunc, FIXED_TEXT, IS_FALSE, IS_TRUE, JSON_AGG, LIKE_BINARY, SHOW_SCALE,
+    AggFunc, WinFunc, FIXED_TEXT, HEX_OPERAND, IS_FALSE, IS_TRUE, JSON_AGG, LIKE_BINARY, SHOW_SCALE,
 };
 use crate::sql::expr::{datetime, regexp};
 use crate::types::ColumnKind::{Bytes, Date, DateTime, Float, Int, Text};
@@ -318,6 +318,8 @@ pub(crate) static FUNCTIONS: &[FunctionDef] = &[
     def(Internal, "@", (1, 1), Fixed(Text), Host, "`@name`: a user variable.").purity(Purity::Session),
     def(Internal, IS_TRUE, (1, 1), Fixed(Int), Values(scalar::is_true), "`x IS TRUE`."),
     def(Internal, IS_FALSE, (1, 1), Fixed(Int), Values(scalar::is_false), "`x IS FALSE`."),
+    def(Internal, HEX_OPERAND, (3, 3), Fixed(Bytes), Values(scalar::hex_operand),
+        "A hexadecimal literal compared with a column: its number beside a number, else its bytes."),
     def(Internal, LIKE_BINARY, (2, 2), Fixed(Int), Values(scalar::like_binary),
         "`x LIKE BINARY p`: the bytes matched, `_` one byte."),
     def(Internal, SHOW_SCALE, (2, 2), Rule("the first argument's type"), Values(scalar::show_scale),
