@@ -650,6 +650,15 @@ impl Json {
             Value::Text(s) => Json::Str(s.clone()),
             Value::DateTime(us) => Json::Str(datetime_text(*us)),
             Value::Vector(xs) => Json::Array(xs.iter().map(|x| Json::double(*x)).collect()),
+            // MySQL's opaque form of a binary string (a VARBINARY's
+            // type code 15, the bytes in base-64).
+            Value::Bytes(b) => {
+                use base64::Engine as _;
+                Json::Str(format!(
+                    "base64:type15:{}",
+                    base64::engine::general_purpose::STANDARD.encode(b)
+                ))
+            }
         }
     }
 

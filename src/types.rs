@@ -44,6 +44,15 @@ pub enum DataType {
     /// JSON: `Value::Text` holding a valid document in MySQL's canonical
     /// form (see `json::normalize`).
     Json,
+    /// BINARY(n): `Value::Bytes` of exactly n bytes (a shorter value is
+    /// right-padded with 0x00 on store, as MySQL does).
+    Binary(u32),
+    /// VARBINARY(n): `Value::Bytes` of at most n bytes.
+    VarBinary(u32),
+    /// TINYBLOB / BLOB / MEDIUMBLOB / LONGBLOB: `Value::Bytes` whose
+    /// length fits in this many bytes (1, 2, 3, 4: at most 255, 65 535,
+    /// 16 777 215, 4 294 967 295 bytes).
+    Blob(u8),
 }
 
 /// Largest DECIMAL precision (MySQL's 65).
@@ -83,6 +92,30 @@ impl DataType {
             DataType::Date => "DATE".into(),
             DataType::Decimal(p, s) => format!("DECIMAL({p},{s})"),
             DataType::Json => "JSON".into(),
+            DataType::Binary(n) => format!("BINARY({n})"),
+            DataType::VarBinary(n) => format!("VARBINARY({n})"),
+            DataType::Blob(1) => "TINYBLOB".into(),
+            DataType::Blob(2) => "BLOB".into(),
+            DataType::Blob(3) => "MEDIUMBLOB".into(),
+            DataType::Blob(_) => "LONGBLOB".into(),
+        }
+    }
+
+    /// Whether values of this type are binary strings (`Value::Bytes`).
+    pub fn is_binary_string(&self) -> bool {
+        matches!(
+            self,
+            DataType::Binary(_) | DataType::VarBinary(_) | DataType::Blob(_)
+        )
+    }
+
+    /// The most bytes a value of a binary-string type holds (MySQL's
+    /// CHARACTER_OCTET_LENGTH); `None` for other types.
+    pub fn max_bytes(&self) -> Option<u64> {
+        match self {
+            DataType::Binary(n) | DataType::VarBinary(n) => Some(u64::from(*n)),
+            DataType::Blob(l) => Some((1u64 << (8 * u32::from((*l).min(4)))) - 1),
+            _ => None,
         }
     }
 
@@ -116,6 +149,9 @@ pub enum Value {
     /// Microseconds since 1970-01-01 00:00:00 (UTC, no zone).
     DateTime(i64),
     Vector(Vec<f64>),
+    /// A binary string (BINARY / VARBINARY / BLOB values, X'..' literals,
+    /// UNHEX …): bytes without a character set, compared byte-wise.
+    Bytes(Vec<u8>),
 }
 
 impl Value {
@@ -149,6 +185,11 @@ impl Value {
             (Bool(a), Int(b)) => (*a as i64).cmp(b),
             (Int(a), Bool(b)) => a.cmp(&(*b as i64)),
             (Text(a), Text(b)) => a.cmp(b),
+            // A binary string compares with anything string-like by
+            // bytes, as MySQL compares a binary string with a text one.
+            (Bytes(a), Bytes(b)) => a.cmp(b),
+            (Bytes(a), Text(b)) => a.as_slice().cmp(b.as_bytes()),
+            (Text(a), Bytes(b)) => a.as_bytes().cmp(b.as_slice()),
             (DateTime(a), DateTime(b)) => a.cmp(b),
             (Vector(a), Vector(b)) => {
                 for (x, y) in a.iter().zip(b.iter()) {
@@ -169,7 +210,7 @@ impl Value {
             Value::Bool(_) => 1,
             Value::Int(_) | Value::Float(_) | Value::Decimal(_) => 2,
             Value::DateTime(_) => 3,
-            Value::Text(_) => 4,
+            Value::Text(_) | Value::Bytes(_) => 4,
             Value::Vector(_) => 5,
         }
     }
@@ -193,6 +234,23 @@ impl fmt::Display for Value {
             Value::Float(x) => write!(f, "{}", format_float(*x)),
             Value::Decimal(d) => write!(f, "{d}"),
             Value::Text(s) => write!(f, "{s}"),
+            // UTF-8 bytes without control characters show as their text;
+            // others with every byte that is not printable ASCII as `\xNN`, as MySQL's messages show
+            // them (`Duplicate entry '\x80\x00'`). The wire sends the bytes
+            // themselves.
+            Value::Bytes(b) => match std::str::from_utf8(b) {
+                Ok(s) if !s.chars().any(|c| c.is_ascii_control()) => write!(f, "{s}"),
+                _ => {
+                    for &c in b {
+                        if (0x20..0x7f).contains(&c) {
+                            write!(f, "{}", char::from(c))?;
+                        } else {
+                            write!(f, "\\x{c:02X}")?;
+                        }
+                    }
+                    Ok(())
+                }
+            },
             Value::DateTime(us) => write!(f, "{}", format_datetime(*us)),
             Value::Vector(v) => {
                 write!(f, "[")?;
@@ -385,6 +443,9 @@ pub enum ColumnKind {
     Decimal { precision: u8, scale: u8 },
     /// A vector (VECF32/VECF64), sent as its text form.
     Vector,
+    /// A binary string (BINARY / VARBINARY / BLOB, charset 63 on the
+    /// wire): its bytes are sent as they are.
+    Bytes,
 }
 
 /// A value's text form as a column of `kind` is sent and printed: DATE as

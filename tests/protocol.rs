@@ -704,9 +704,17 @@ async fn commands() {
     let mut g = Client::connect(srv.addr, Login::default()).await.unwrap();
     assert_eq!(g.command(0xee, b"").await.err().code, 1047);
     assert_closed(&mut g.s).await;
-    // Invalid UTF-8: error, connection kept.
-    let e = c.command(0x03, b"SELECT '\xff\xfe'").await;
+    // Invalid UTF-8 outside a string literal: error, connection kept.
+    // Inside one it is a binary string (what drivers send for bytes).
+    let e = c.command(0x03, b"SELECT 1\xff").await;
     assert_eq!(e.err().code, 1300);
+    let r = c
+        .command(0x03, b"SELECT HEX('\xff\xfe'), HEX(_binary'a\\0\xff')")
+        .await;
+    assert_eq!(
+        r.text(),
+        vec![vec![Some("FFFE".to_string()), Some("6100FF".to_string())]]
+    );
     assert_eq!(c.command(0x02, b"\xff").await.err().code, 1300);
     assert_eq!(c.query("SELECT 2").await.text()[0][0].as_deref(), Some("2"));
 

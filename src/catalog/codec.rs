@@ -29,6 +29,9 @@ const T_VEC: u8 = 7;
 /// Exact decimal: held scale (u8), shown scale (u8), mantissa length
 /// (u8), mantissa as little-endian two's complement.
 const T_DECIMAL: u8 = 8;
+/// Binary string: length (u32), the bytes. A tag of its own, so rows
+/// written before binary strings decode exactly as they did.
+const T_BYTES: u8 = 9;
 
 /// Decoding failure (stored bytes are damaged or of another format).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -74,6 +77,11 @@ pub fn encode_row(row: &[Value]) -> Vec<u8> {
             Value::DateTime(us) => {
                 out.push(T_DATETIME);
                 out.extend_from_slice(&us.to_le_bytes());
+            }
+            Value::Bytes(b) => {
+                out.push(T_BYTES);
+                out.extend_from_slice(&(b.len() as u32).to_le_bytes());
+                out.extend_from_slice(b);
             }
             Value::Vector(xs) => {
                 out.push(T_VEC);
@@ -154,7 +162,7 @@ pub fn decode_row_into(
                 T_INT | T_FLOAT | T_DATETIME => {
                     r.u64()?;
                 }
-                T_TEXT => {
+                T_TEXT | T_BYTES => {
                     let len = r.u32()? as usize;
                     r.take(len)?;
                 }
@@ -191,6 +199,16 @@ pub fn decode_row_into(
                 Value::Text(s.to_string())
             }
             T_DATETIME => Value::DateTime(i64::from_le_bytes(r.u64()?)),
+            T_BYTES => {
+                let len = r.u32()? as usize;
+                let b = r.take(len)?;
+                if let Value::Bytes(old) = slot {
+                    old.clear();
+                    old.extend_from_slice(b);
+                    continue;
+                }
+                Value::Bytes(b.to_vec())
+            }
             T_DECIMAL => {
                 let held = r.u8()?;
                 let shown = r.u8()?;
@@ -252,6 +270,14 @@ pub fn encode_key_value(out: &mut Vec<u8>, v: &Value) {
         Value::Text(s) => {
             out.push(0x04);
             escape_bytes(out, s.as_bytes());
+        }
+        // The tag of text: a binary string's key is its bytes, ordered as
+        // memcmp orders them, and a text value looked up in a binary
+        // column finds the equal bytes. `decode_key` tells the two apart
+        // by the column's type.
+        Value::Bytes(b) => {
+            out.push(0x04);
+            escape_bytes(out, b);
         }
         Value::Vector(xs) => {
             out.push(0x05);
@@ -377,7 +403,9 @@ pub fn decode_key(mut b: &[u8], types: &[&DataType]) -> Result<Vec<Value>, Codec
                         _ => return Err(bad()),
                     }
                 }
-                if tag == 0x04 {
+                if tag == 0x04 && ty.is_binary_string() {
+                    Value::Bytes(raw)
+                } else if tag == 0x04 {
                     Value::Text(String::from_utf8(raw).map_err(|_| bad())?)
                 } else {
                     let xs = raw
@@ -544,6 +572,65 @@ mod tests {
         // A short mask reads the rest; garbage is still refused.
         assert_eq!(decode_row_masked(&b, Some(&[false])).unwrap()[5], row[5]);
         assert!(decode_row_masked(&b[..b.len() - 1], Some(&mask)).is_err());
+    }
+
+    /// Binary strings: every byte value survives a row and a key, keys
+    /// order as memcmp, and the bytes of a row written before binary
+    /// strings existed (pinned here) still decode to the same values.
+    #[test]
+    fn binary_strings_round_trip_and_old_rows_still_decode() {
+        let all: Vec<u8> = (0..=255u8).collect();
+        let row = vec![
+            Value::Bytes(all.clone()),
+            Value::Bytes(Vec::new()),
+            Value::Text("t".into()),
+            Value::Bytes(vec![0, 0xFF, 0]),
+        ];
+        let b = encode_row(&row);
+        assert_eq!(decode_row(&b).unwrap(), row);
+        assert_eq!(
+            decode_row_masked(&b, Some(&[false, true, true, false])).unwrap(),
+            vec![
+                Value::Null,
+                Value::Bytes(Vec::new()),
+                row[2].clone(),
+                Value::Null
+            ]
+        );
+        let ty = DataType::VarBinary(300);
+        let key = encode_key(&[Value::Bytes(all.clone())]);
+        assert_eq!(decode_key(&key, &[&ty]).unwrap(), vec![Value::Bytes(all)]);
+        let ordered: [&[u8]; 7] = [
+            b"",
+            b"\x00",
+            b"\x00\x00",
+            b"\x00\x01",
+            b"\x01",
+            b"\x7f\xff",
+            b"\xff",
+        ];
+        for w in ordered.windows(2) {
+            let (a, b) = (Value::Bytes(w[0].to_vec()), Value::Bytes(w[1].to_vec()));
+            assert!(
+                encode_key(&[a.clone(), Value::Int(9)]) < encode_key(&[b.clone(), Value::Int(1)]),
+                "{w:?}"
+            );
+            assert_eq!(a.total_cmp(&b), std::cmp::Ordering::Less);
+        }
+        // Text looked up in a binary column: the same key as its bytes.
+        assert_eq!(
+            encode_key(&[Value::Text("ab".into())]),
+            encode_key(&[Value::Bytes(b"ab".to_vec())])
+        );
+        // A row as the code before binary strings wrote it.
+        let old: &[u8] = &[
+            3, 0, 0, 0, 3, 7, 0, 0, 0, 0, 0, 0, 0, 5, 2, 0, 0, 0, b'h', b'i', 0,
+        ];
+        assert_eq!(
+            decode_row(old).unwrap(),
+            vec![Value::Int(7), Value::Text("hi".into()), Value::Null]
+        );
+        assert_eq!(encode_row(&decode_row(old).unwrap()), old);
     }
 
     #[test]

@@ -611,6 +611,20 @@ fn type_info(ty: &DataType) -> TypeInfo {
             n,
             false,
         ),
+        // Binary strings: lengths in bytes, no character set.
+        D::Binary(_) | D::VarBinary(_) | D::Blob(_) => {
+            let len = ty.max_bytes().map_or(n.clone(), int);
+            (
+                data_type,
+                column_type,
+                len.clone(),
+                len,
+                n.clone(),
+                n.clone(),
+                n,
+                false,
+            )
+        }
         D::VecF32(_) | D::VecF64(_) | D::Json => (
             data_type,
             column_type,

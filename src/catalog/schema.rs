@@ -441,7 +441,50 @@ pub fn coerce_value(ty: &DataType, v: Value, what: &str) -> SqlResult<Value> {
             ),
         )
     };
+    // A binary string stored in a column of another type is read as text
+    // (its bytes must be UTF-8: 1366 otherwise, as MySQL for bytes a
+    // utf8mb4 column cannot hold); JSON refuses it (3144).
+    let v = match v {
+        Value::Bytes(b) if !ty.is_binary_string() => {
+            if matches!(ty, DataType::Json) {
+                return Err(SqlError::new(
+                    3144,
+                    "Cannot create a JSON value from a string with CHARACTER SET 'binary'.",
+                ));
+            }
+            // MySQL stores a hexadecimal literal in a number column as
+            // the number it spells, another binary string as the number
+            // its text reads as; a value here no longer says which it was.
+            if !matches!(ty, DataType::Varchar(_) | DataType::Text) {
+                return Err(SqlError::unsupported(format!(
+                    "storing a binary string in a {} column: CAST it (CAST(x AS CHAR), CAST(0x… AS UNSIGNED))",
+                    ty.sql_name()
+                )));
+            }
+            Value::Text(utf8_or_1366(b, what)?)
+        }
+        v => v,
+    };
     match ty {
+        DataType::Binary(_) | DataType::VarBinary(_) | DataType::Blob(_) => {
+            let mut b = match v {
+                Value::Bytes(b) => b,
+                Value::Text(s) => s.into_bytes(),
+                other => other.to_string().into_bytes(),
+            };
+            let max = ty.max_bytes().unwrap_or(u64::MAX);
+            if b.len() as u64 > max {
+                return Err(SqlError::new(
+                    code::DATA_TOO_LONG,
+                    format!("Data too long for column '{what}' at row 1"),
+                ));
+            }
+            if let DataType::Binary(n) = ty {
+                // BINARY(n) holds exactly n bytes: 0x00 pads (MySQL).
+                b.resize(*n as usize, 0);
+            }
+            Ok(Value::Bytes(b))
+        }
         DataType::Json => json_value(v, what),
         DataType::Bool => match v {
             Value::Bool(b) => Ok(Value::Bool(b)),
@@ -622,6 +665,23 @@ fn out_of_range(what: &str) -> SqlError {
         1264,
         format!("Out of range value for column '{what}' at row 1"),
     )
+}
+
+/// `b` as text, or MySQL's 1366 for bytes that are not UTF-8 (showing
+/// the first offending bytes as MySQL does: `'\xFF\xFE'`).
+pub fn utf8_or_1366(b: Vec<u8>, what: &str) -> SqlResult<String> {
+    String::from_utf8(b).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let shown: String = e.as_bytes()[at..]
+            .iter()
+            .take(6)
+            .map(|x| format!("\\x{x:02X}"))
+            .collect();
+        SqlError::new(
+            1366,
+            format!("Incorrect string value: '{shown}' for column '{what}' at row 1"),
+        )
+    })
 }
 
 fn text_of(v: Value) -> String {

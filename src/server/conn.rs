@@ -840,10 +840,12 @@ impl Conn {
         put_lenenc_int(&mut p, qr.columns.len() as u64);
         w.write(&p).await?;
         let kinds: Vec<ColumnKind> = qr.columns.iter().map(|c| c.kind).collect();
+        let kinds = resultset::wire_kinds(&kinds, &qr.rows);
         for (i, c) in qr.columns.iter().enumerate() {
             let fractional =
                 c.kind == ColumnKind::DateTime(None) && resultset::has_fraction(&qr.rows, i);
-            w.write(&ColumnDef::new(&c.name, c.kind, fractional).payload(false))
+            let kind = kinds.get(i).copied().unwrap_or(c.kind);
+            w.write(&ColumnDef::new(&c.name, kind, fractional).payload(false))
                 .await?;
         }
         if !self.deprecate_eof() {
@@ -998,9 +1000,12 @@ impl Conn {
         W: AsyncWrite + Unpin,
     {
         self.shared.questions.fetch_add(1, Ordering::Relaxed);
-        let Ok(q) = std::str::from_utf8(q) else {
+        // Binary string literals (`_binary'…'` with raw bytes) become
+        // X'…' literals; other bytes that are not UTF-8 are refused.
+        let Some(q) = crate::sql::params::sql_text(q) else {
             return Ok(send_error(w, &invalid_utf8(q)).await?);
         };
+        let q: &str = &q;
         let statements = split_statements(q);
         if statements.is_empty() {
             if q.trim().is_empty() {
@@ -1189,9 +1194,10 @@ impl Conn {
         w: &mut PacketWriter<W>,
         sql: &[u8],
     ) -> std::io::Result<()> {
-        let Ok(sql) = std::str::from_utf8(sql) else {
+        let Some(sql) = crate::sql::params::sql_text(sql) else {
             return send_error(w, &invalid_utf8(sql)).await;
         };
+        let sql: &str = &sql;
         if split_statements(sql).len() > 1 {
             return send_error(
                 w,
@@ -1437,6 +1443,11 @@ fn kind_of_sql_type(ty: &str) -> ColumnKind {
         ColumnKind::Float
     } else if starts("VEC") {
         ColumnKind::Vector
+    } else if starts("BINARY")
+        || starts("VARBINARY")
+        || ["TINYBLOB", "BLOB", "MEDIUMBLOB", "LONGBLOB"].contains(&t.as_str())
+    {
+        ColumnKind::Bytes
     } else if ["BOOL", "TINYINT", "SMALLINT", "MEDIUMINT", "INT", "BIGINT"]
         .iter()
         .any(|p| starts(p))

@@ -291,6 +291,7 @@ fn as_f64(v: &Value) -> f64 {
         Value::Decimal(d) => d.to_f64(),
         Value::Bool(b) => f64::from(u8::from(*b)),
         Value::Text(s) => text_to_double(s),
+        Value::Bytes(b) => text_to_double(&String::from_utf8_lossy(b)),
         Value::DateTime(us) => *us as f64,
         Value::Null | Value::Vector(_) => 0.0,
     }

@@ -890,6 +890,9 @@ fn implicit_default(ty: &DataType) -> Option<Value> {
         )),
         DataType::Varchar(_) | DataType::Text => Some(Value::Text(String::new())),
         DataType::Json => Some(Value::Text("null".into())),
+        // MySQL's empty binary string (BINARY(n): n zero bytes).
+        DataType::Binary(n) => Some(Value::Bytes(vec![0; *n as usize])),
+        DataType::VarBinary(_) | DataType::Blob(_) => Some(Value::Bytes(Vec::new())),
         DataType::DateTime
         | DataType::DateTimeFsp(_)
         | DataType::Date

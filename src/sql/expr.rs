@@ -115,6 +115,7 @@ fn cast_target(ty: &ast::DataType) -> SqlResult<CastTo> {
             Some(&d) if d > 0 => CastTo::Vector(d),
             _ => return Err(SqlError::parse(format!("bad type in CAST: {t}"))),
         },
+        "binary" => CastTo::Binary(nums.first().copied()),
         _ => return Err(SqlError::unsupported(format!("CAST to {t}"))),
     })
 }
@@ -183,13 +184,9 @@ pub fn literal(v: &ast::Value) -> SqlResult<Value> {
         V::Number(s, _) => parse_number(s)?,
         V::SingleQuotedString(s) | V::DoubleQuotedString(s) => Value::Text(s.clone()),
         V::EscapedStringLiteral(s) | V::NationalStringLiteral(s) => Value::Text(s.clone()),
-        V::HexStringLiteral(h) => {
-            let bytes: Option<Vec<u8>> = (0..h.len())
-                .step_by(2)
-                .map(|i| h.get(i..i + 2).and_then(|p| u8::from_str_radix(p, 16).ok()))
-                .collect();
-            Value::Text(String::from_utf8_lossy(&bytes.unwrap_or_default()).into_owned())
-        }
+        // X'0AFF' / 0x0AFF: a binary string (a number in arithmetic:
+        // see `hex_number`).
+        V::HexStringLiteral(h) => Value::Bytes(hex_literal_bytes(h)?),
         V::Boolean(b) => Value::Bool(*b),
         V::Null => Value::Null,
         V::Placeholder(p) => {
@@ -198,6 +195,48 @@ pub fn literal(v: &ast::Value) -> SqlResult<Value> {
             )))
         }
         other => return Err(SqlError::unsupported(format!("literal {other}"))),
+    })
+}
+
+/// The bytes of a hexadecimal literal's digits (`X'0AFF'`, `0xAFF`: an
+/// odd count has a leading 0 implied, as MySQL reads `0x…`; `X'…'` with an
+/// odd count is a syntax error there).
+fn hex_literal_bytes(h: &str) -> SqlResult<Vec<u8>> {
+    let bad = || SqlError::parse(format!("bad hexadecimal literal X'{h}'"));
+    let padded;
+    let h = if h.len() % 2 == 1 {
+        padded = format!("0{h}");
+        padded.as_str()
+    } else {
+        h
+    };
+    (0..h.len())
+        .step_by(2)
+        .map(|i| {
+            h.get(i..i + 2)
+                .and_then(|p| u8::from_str_radix(p, 16).ok())
+                .ok_or_else(bad)
+        })
+        .collect()
+}
+
+/// A hexadecimal literal as the number it is in a numeric context
+/// (`0x41 + 0` is 65, MySQL): its bytes as an unsigned big-endian
+/// integer — an INT, or a DECIMAL past BIGINT; `None` for anything else
+/// or more than 8 bytes.
+fn hex_number(e: &Expr) -> Option<Value> {
+    let Expr::Value(v) = e else { return None };
+    let ast::Value::HexStringLiteral(h) = &v.value else {
+        return None;
+    };
+    let b = hex_literal_bytes(h).ok()?;
+    if b.len() > 8 {
+        return None;
+    }
+    let n = b.iter().fold(0u64, |n, x| (n << 8) | u64::from(*x));
+    Some(match i64::try_from(n) {
+        Ok(i) => Value::Int(i),
+        Err(_) => Value::Decimal(Decimal::parse(&n.to_string())?),
     })
 }
 
@@ -510,6 +549,7 @@ impl<'a> Compiler<'a> {
                 vec![self.compile(left)?, self.compile(right)?],
             ),
             Expr::BinaryOp { left, op, right } => {
+                let is_cmp = comparison(op).is_some();
                 let op = match (comparison(op), op) {
                     (Some(cmp), _) => cmp,
                     (None, BinaryOperator::Plus) => BinOp::Add,
@@ -527,11 +567,85 @@ impl<'a> Compiler<'a> {
                         return Err(SqlError::unsupported(format!("operator {other}")))
                     }
                 };
-                CExpr::Bin(
-                    op,
-                    Box::new(self.compile(left)?),
-                    Box::new(self.compile(right)?),
-                )
+                // A hexadecimal literal is a number in arithmetic, and
+                // beside a number literal in a comparison.
+                let numeric = match op {
+                    BinOp::Add
+                    | BinOp::Sub
+                    | BinOp::Mul
+                    | BinOp::Div
+                    | BinOp::IntDiv
+                    | BinOp::Mod => true,
+                    _ => {
+                        is_cmp
+                            && [left, right].iter().any(|x| {
+                                matches!(x.as_ref(), Expr::Value(v)
+                                    if matches!(v.value, ast::Value::Number(..)))
+                            })
+                    }
+                };
+                let mut operand = |x: &Expr| -> SqlResult<CExpr> {
+                    match hex_number(x).filter(|_| numeric) {
+                        Some(n) => Ok(CExpr::Lit(n)),
+                        None => self.compile(x),
+                    }
+                };
+                let (mut l, mut r) = (operand(left.as_ref())?, operand(right.as_ref())?);
+                // Beside a column, a comparison's hexadecimal literal is
+                // a number or bytes as the column's value is.
+                if is_cmp {
+                    let hex_beside =
+                        |hex: &Expr, lit: &CExpr, other: &CExpr| match (hex_number(hex), lit) {
+                            (Some(n), CExpr::Lit(Value::Bytes(_)))
+                                if matches!(other, CExpr::Col(_)) =>
+                            {
+                                Some(CExpr::Func(
+                                    tree::HEX_OPERAND.into(),
+                                    vec![other.clone(), lit.clone(), CExpr::Lit(n)],
+                                ))
+                            }
+                            _ => None,
+                        };
+                    if let Some(x) = hex_beside(left, &l, &r) {
+                        l = x;
+                    } else if let Some(x) = hex_beside(right, &r, &l) {
+                        r = x;
+                    }
+                }
+                CExpr::Bin(op, Box::new(l), Box::new(r))
+            }
+            // `_binary 'abc'` is a binary string; a UTF-8 introducer
+            // (`_utf8mb4 'abc'`) changes nothing. Other character sets
+            // are not offered.
+            Expr::Prefixed { prefix, value } => {
+                let cs = prefix.value.to_ascii_lowercase();
+                let v = self.compile(value)?;
+                match (cs.as_str(), v) {
+                    ("_binary", CExpr::Lit(Value::Text(s))) => {
+                        CExpr::Lit(Value::Bytes(s.into_bytes()))
+                    }
+                    ("_binary", v @ CExpr::Lit(Value::Bytes(_))) => v,
+                    ("_utf8mb4" | "_utf8" | "_utf8mb3", CExpr::Lit(Value::Bytes(b))) => {
+                        CExpr::Lit(Value::Text(String::from_utf8(b).map_err(|e| {
+                            SqlError::new(
+                                1300,
+                                format!(
+                                    "Invalid utf8mb4 character string: '{}'",
+                                    e.as_bytes()
+                                        .iter()
+                                        .map(|x| format!("{x:02X}"))
+                                        .collect::<String>()
+                                ),
+                            )
+                        })?))
+                    }
+                    ("_utf8mb4" | "_utf8" | "_utf8mb3", v) => v,
+                    _ => {
+                        return Err(SqlError::unsupported(format!(
+                            "character set introducer {cs}"
+                        )))
+                    }
+                }
             }
             Expr::IsNull(x) => CExpr::IsNull(Box::new(self.compile(x)?), false),
             Expr::IsNotNull(x) => CExpr::IsNull(Box::new(self.compile(x)?), true),
@@ -574,11 +688,27 @@ impl<'a> Compiler<'a> {
                     }
                 }
                 ast::InTarget::List(list) => {
+                    let x = self.compile(expr)?;
                     let items = list
                         .iter()
-                        .map(|x| self.compile(x))
+                        .map(|i| {
+                            let c = self.compile(i)?;
+                            // A hexadecimal item beside a column: a number
+                            // or bytes as the column's value is.
+                            Ok(match (hex_number(i), &x) {
+                                (Some(n), CExpr::Col(_))
+                                    if matches!(c, CExpr::Lit(Value::Bytes(_))) =>
+                                {
+                                    CExpr::Func(
+                                        tree::HEX_OPERAND.into(),
+                                        vec![x.clone(), c, CExpr::Lit(n)],
+                                    )
+                                }
+                                _ => c,
+                            })
+                        })
                         .collect::<SqlResult<Vec<_>>>()?;
-                    CExpr::InList(Box::new(self.compile(expr)?), items, *negated)
+                    CExpr::InList(Box::new(x), items, *negated)
                 }
                 ast::InTarget::Subquery(subquery) => {
                     if matches!(expr.as_ref(), Expr::Tuple(_)) {
@@ -667,6 +797,31 @@ impl<'a> Compiler<'a> {
                 if format.is_some() {
                     return Err(SqlError::unsupported("CAST … FORMAT"));
                 }
+                // sqlparser reads `BINARY x = y` as BINARY (x = y) (MySQL:
+                // (BINARY x) = y): an operator right under BINARY without
+                // parentheses is refused rather than answered otherwise.
+                if matches!(data_type, ast::DataType::Binary(None))
+                    && matches!(
+                        expr.as_ref(),
+                        Expr::BinaryOp { .. }
+                            | Expr::Like { .. }
+                            | Expr::ILike { .. }
+                            | Expr::RLike { .. }
+                            | Expr::SimilarTo { .. }
+                            | Expr::Between { .. }
+                            | Expr::In { .. }
+                            | Expr::IsNull(_)
+                            | Expr::IsNotNull(_)
+                            | Expr::IsTrue(_)
+                            | Expr::IsNotTrue(_)
+                            | Expr::IsFalse(_)
+                            | Expr::IsNotFalse(_)
+                    )
+                {
+                    return Err(SqlError::unsupported(
+                        "BINARY x <operator> y (read as BINARY (x <operator> y)): write (BINARY x) <operator> y",
+                    ));
+                }
                 self.cast(expr, data_type)?
             }
             Expr::Convert {
@@ -679,14 +834,21 @@ impl<'a> Compiler<'a> {
             } if styles.is_empty() => match (data_type, charset) {
                 // CONVERT(x, type) is CAST(x AS type).
                 (Some(ty), None) => self.cast(expr, ty)?,
-                // Text is UTF-8 throughout: converting to a UTF-8 set (or
-                // binary) changes nothing; other sets are not offered.
+                // Text is UTF-8 throughout: converting to a UTF-8 set
+                // changes nothing (a binary string's bytes are taken as
+                // UTF-8), to binary gives the bytes; other sets are not
+                // offered.
                 (None, Some(cs)) => {
                     let cs = cs.to_string().to_ascii_lowercase();
-                    if !matches!(cs.as_str(), "utf8mb4" | "utf8" | "utf8mb3" | "binary") {
-                        return Err(SqlError::unsupported(format!("CONVERT … USING {cs}")));
+                    match cs.as_str() {
+                        "binary" => {
+                            CExpr::Cast(Box::new(self.compile(expr)?), CastTo::Binary(None))
+                        }
+                        "utf8mb4" | "utf8" | "utf8mb3" => {
+                            CExpr::Cast(Box::new(self.compile(expr)?), CastTo::Text(None))
+                        }
+                        _ => return Err(SqlError::unsupported(format!("CONVERT … USING {cs}"))),
                     }
-                    self.compile(expr)?
                 }
                 _ => return Err(SqlError::unsupported(e.to_string())),
             },
@@ -1479,7 +1641,18 @@ impl<'a> Compiler<'a> {
         if ty.to_string().eq_ignore_ascii_case("json") {
             return Ok(CExpr::Func("cast_as_json".into(), vec![inner]));
         }
-        Ok(CExpr::Cast(Box::new(inner), cast_target(ty)?))
+        let to = cast_target(ty)?;
+        // A hexadecimal literal cast to a number is the number it spells
+        // (`CAST(0x3132 AS UNSIGNED)` is 12594, not 12).
+        let numeric = matches!(
+            to,
+            CastTo::Int | CastTo::Unsigned | CastTo::Float | CastTo::Decimal(..)
+        );
+        let inner = match hex_number(x).filter(|_| numeric) {
+            Some(n) => CExpr::Lit(n),
+            None => inner,
+        };
+        Ok(CExpr::Cast(Box::new(inner), to))
     }
 
     fn interval_call(&mut self, d: &Expr, iv: &ast::Interval, sub: bool) -> SqlResult<CExpr> {
@@ -1731,6 +1904,7 @@ fn cast(v: Value, to: CastTo) -> SqlResult<Value> {
         CastTo::Text(n) => {
             let mut t = match &v {
                 Value::Float(f) => format_float(*f),
+                Value::Bytes(b) => utf8_or_question_marks(b),
                 other => text(other),
             };
             if let Some(n) = n {
@@ -1769,7 +1943,60 @@ fn cast(v: Value, to: CastTo) -> SqlResult<Value> {
         CastTo::Vector(dim) => {
             crate::catalog::schema::coerce_value(&crate::types::DataType::VecF64(dim), v, "CAST")?
         }
+        CastTo::Binary(n) => {
+            let mut b = match v {
+                Value::Bytes(b) => b,
+                Value::Float(f) => format_float(f).into_bytes(),
+                other => text(&other).into_bytes(),
+            };
+            if let Some(n) = n.map(|n| n as usize) {
+                if b.len() > n {
+                    crate::warnings::note_later(
+                        code::TRUNCATED_WRONG_VALUE,
+                        format!(
+                            "Truncated incorrect BINARY({n}) value: '{}'",
+                            String::from_utf8_lossy(&b)
+                        ),
+                    );
+                }
+                b.resize(n, 0);
+            }
+            Value::Bytes(b)
+        }
     })
+}
+
+/// A binary string read as utf8mb4 text (CAST … AS CHAR, CONVERT … USING
+/// utf8mb4): each byte that does not start a valid UTF-8 character is
+/// `?`, with MySQL's warning 1300 naming the bytes from the first one.
+fn utf8_or_question_marks(b: &[u8]) -> String {
+    let mut out = String::with_capacity(b.len());
+    let mut rest = b;
+    let mut warned = false;
+    loop {
+        match std::str::from_utf8(rest) {
+            Ok(s) => {
+                out.push_str(s);
+                return out;
+            }
+            Err(e) => {
+                let (good, bad) = rest.split_at(e.valid_up_to());
+                out.push_str(std::str::from_utf8(good).unwrap_or_default());
+                if !warned {
+                    warned = true;
+                    crate::warnings::note_later(
+                        1300,
+                        format!(
+                            "Invalid utf8mb4 character string: '{}'",
+                            bad.iter().map(|x| format!("{x:02X}")).collect::<String>()
+                        ),
+                    );
+                }
+                out.push('?');
+                rest = &bad[e.error_len().unwrap_or(bad.len()).max(1).min(bad.len())..];
+            }
+        }
+    }
 }
 
 /// The number a string starts with, for CAST AS DECIMAL: the whole

@@ -33,23 +33,128 @@ pub enum ParamError {
     Count { expected: usize, got: usize },
     #[error("parameter {index} is not a finite number")]
     NotFinite { index: usize },
-    /// Bytes that are not UTF-8 (a BLOB's): there is no binary string
-    /// type to hold them, and replacing them would store other bytes.
-    #[error(
-        "Incorrect string value: '{shown}' (parameter {index}): text is stored as UTF-8 and \
-         binary strings (BLOB / VARBINARY values) are not supported"
-    )]
-    NotUtf8 { index: usize, shown: String },
 }
 
 impl ParamError {
     /// The MySQL error code the client gets.
     pub fn code(&self) -> u16 {
-        match self {
-            // ER_TRUNCATED_WRONG_VALUE_FOR_FIELD, as MySQL for bytes a
-            // utf8mb4 column cannot hold.
-            ParamError::NotUtf8 { .. } => 1366,
-            _ => crate::error::code::WRONG_ARGUMENTS,
+        crate::error::code::WRONG_ARGUMENTS
+    }
+}
+
+/// Append `b` as a hexadecimal binary-string literal (`X'0AFF'`).
+pub fn push_hex(out: &mut String, b: &[u8]) {
+    use std::fmt::Write as _;
+    out.reserve(b.len() * 2 + 3);
+    out.push_str("X'");
+    for x in b {
+        let _ = write!(out, "{x:02X}");
+    }
+    out.push('\'');
+}
+
+/// The SQL text of a statement received as bytes. UTF-8 text is taken as
+/// it is. Otherwise every quoted string literal whose bytes (after its
+/// escapes) are not UTF-8 — what clients send for a binary value, such as
+/// PyMySQL's and mysqlclient's `_binary'…'` or mysqldump's escaped BLOBs —
+/// is rewritten as the `X'…'` literal of those bytes; `None` when what is
+/// left is still not UTF-8 (bytes outside a string literal).
+pub fn sql_text(q: &[u8]) -> Option<std::borrow::Cow<'_, str>> {
+    if let Ok(s) = std::str::from_utf8(q) {
+        return Some(std::borrow::Cow::Borrowed(s));
+    }
+    let mut out: Vec<u8> = Vec::with_capacity(q.len() * 2);
+    let mut i = 0;
+    while i < q.len() {
+        let c = q[i];
+        match c {
+            b'\'' | b'"' => {
+                let (bytes, end) = unescape_literal(q, i)?;
+                if std::str::from_utf8(&bytes).is_ok() {
+                    out.extend_from_slice(&q[i..end]);
+                } else {
+                    let mut h = String::new();
+                    push_hex(&mut h, &bytes);
+                    // `_binary'…'` becomes `_binary X'…'`.
+                    out.push(b' ');
+                    out.extend_from_slice(h.as_bytes());
+                }
+                i = end;
+            }
+            b'`' => {
+                let end = q[i + 1..].iter().position(|&x| x == b'`')? + i + 2;
+                out.extend_from_slice(&q[i..end]);
+                i = end;
+            }
+            b'#' => {
+                let end = q[i..]
+                    .iter()
+                    .position(|&x| x == b'\n')
+                    .map_or(q.len(), |p| i + p);
+                out.extend_from_slice(&q[i..end]);
+                i = end;
+            }
+            b'-' if q.get(i + 1) == Some(&b'-')
+                && q.get(i + 2).is_none_or(|n| n.is_ascii_whitespace()) =>
+            {
+                let end = q[i..]
+                    .iter()
+                    .position(|&x| x == b'\n')
+                    .map_or(q.len(), |p| i + p);
+                out.extend_from_slice(&q[i..end]);
+                i = end;
+            }
+            b'/' if q.get(i + 1) == Some(&b'*') => {
+                let end = q[i + 2..]
+                    .windows(2)
+                    .position(|w| w == b"*/")
+                    .map_or(q.len(), |p| i + 2 + p + 2);
+                out.extend_from_slice(&q[i..end]);
+                i = end;
+            }
+            _ => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).ok().map(std::borrow::Cow::Owned)
+}
+
+/// The bytes of the quoted literal starting at `q[start]` (a `'` or `"`)
+/// with MySQL's escapes undone (`\0 \b \n \r \t \Z`, `\%` and `\_` keep
+/// their backslash, any other escaped byte is itself; a doubled quote is
+/// one), and the offset just past its closing quote; `None` when it is not
+/// closed.
+fn unescape_literal(q: &[u8], start: usize) -> Option<(Vec<u8>, usize)> {
+    let quote = q[start];
+    let mut out = Vec::new();
+    let mut i = start + 1;
+    loop {
+        let c = *q.get(i)?;
+        if c == b'\\' {
+            let e = *q.get(i + 1)?;
+            match e {
+                b'0' => out.push(0),
+                b'b' => out.push(8),
+                b'n' => out.push(b'\n'),
+                b'r' => out.push(b'\r'),
+                b't' => out.push(b'\t'),
+                b'Z' => out.push(0x1a),
+                b'%' | b'_' => out.extend_from_slice(&[b'\\', e]),
+                other => out.push(other),
+            }
+            i += 2;
+        } else if c == quote {
+            if q.get(i + 1) == Some(&quote) {
+                out.push(quote);
+                i += 2;
+            } else {
+                return Some((out, i + 1));
+            }
+        } else {
+            out.push(c);
+            i += 1;
         }
     }
 }
@@ -108,19 +213,12 @@ fn push_literal(out: &mut String, p: &Param, index: usize) -> Result<(), ParamEr
         }
         Param::Decimal(d) if d.is_negative() => out.push_str(&format!("({d})")),
         Param::Decimal(d) => out.push_str(&d.to_string()),
-        // Non-UTF-8 bytes cannot be represented in the engine's `&str`
-        // statements: refused, never replaced.
+        // Bytes that are not UTF-8 become a binary-string literal
+        // (X'…'): a binary column stores them as they are, a text column
+        // refuses them (1366) when the value is stored.
         Param::Bytes(b) => match std::str::from_utf8(b) {
             Ok(s) => push_quoted(out, s),
-            Err(e) => {
-                let at = e.valid_up_to();
-                let shown: String = b[at..]
-                    .iter()
-                    .take(6)
-                    .map(|x| format!("\\x{x:02X}"))
-                    .collect();
-                return Err(ParamError::NotUtf8 { index, shown });
-            }
+            Err(_) => push_hex(out, b),
         },
         Param::Temporal(s) => push_quoted(out, s),
     }
@@ -238,18 +336,40 @@ mod tests {
     }
 
     #[test]
-    fn bytes_that_are_not_utf8_are_refused_not_replaced() {
-        let e = substitute(
+    fn bytes_that_are_not_utf8_become_binary_literals() {
+        let out = substitute(
             "insert into t values (?, ?)",
             &[
                 Param::Bytes("ok é".as_bytes().to_vec()),
-                Param::Bytes(vec![b'a', 0xC3, 0x28, 0xFF]),
+                Param::Bytes(vec![b'a', 0xC3, 0x28, 0xFF, 0]),
             ],
         )
-        .unwrap_err();
-        assert_eq!(e.code(), 1366);
-        assert!(e.to_string().contains("\\xC3\\x28\\xFF"), "{e}");
-        assert!(matches!(e, ParamError::NotUtf8 { index: 1, .. }), "{e:?}");
+        .unwrap();
+        assert_eq!(out, "insert into t values ('ok é', X'61C328FF00')");
+    }
+
+    #[test]
+    fn statements_with_binary_literals_are_rewritten_to_hex() {
+        // UTF-8 text is left alone.
+        assert_eq!(
+            sql_text(b"select '\xC3\xA9'").as_deref(),
+            Some("select '\u{e9}'")
+        );
+        // PyMySQL's form of b"\xff'\x00\\" and a valid literal beside it.
+        let q = b"insert into t values (_binary'\xff\\'\\0\\\\z', 'x''y', \"\xfe\"\"\")";
+        assert_eq!(
+            sql_text(q).as_deref(),
+            Some("insert into t values (_binary X'FF27005C7A', 'x''y',  X'FE22')")
+        );
+        // Escapes that keep their backslash, and comments / identifiers
+        // that hold quotes.
+        assert_eq!(
+            sql_text(b"select `a'b`, '\xff\\%' -- it's\n").as_deref(),
+            Some("select `a'b`,  X'FF5C25' -- it's\n")
+        );
+        // Bytes outside a literal, an unclosed literal: not SQL text.
+        assert_eq!(sql_text(b"select \xff"), None);
+        assert_eq!(sql_text(b"select '\xff"), None);
     }
 
     #[test]

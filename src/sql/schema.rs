@@ -660,7 +660,46 @@ pub fn parse_type(s: &str) -> SqlResult<DataType> {
             }
             DataType::Varchar(len)
         }
-        "text" | "longtext" | "mediumtext" | "tinytext" | "blob" => DataType::Text,
+        "text" | "longtext" | "mediumtext" | "tinytext" => DataType::Text,
+        // BINARY [(n)] (n defaults to 1), VARBINARY(n): MySQL's limits
+        // (255 and 65 535 bytes); 0 is allowed, as MySQL allows it.
+        "binary" => {
+            let len = if arg.is_empty() { 1 } else { n()? };
+            if len > 255 {
+                return Err(SqlError::new(
+                    1074,
+                    format!("Column length too big for column '{s}' (max = 255); use BLOB or TEXT instead"),
+                ));
+            }
+            DataType::Binary(len)
+        }
+        "varbinary" => {
+            if arg.is_empty() {
+                return Err(SqlError::parse(format!("VARBINARY needs a length: {s}")));
+            }
+            let len = n()?;
+            if len > 65_535 {
+                return Err(SqlError::new(
+                    1074,
+                    format!("Column length too big for column '{s}' (max = 65535); use BLOB or TEXT instead"),
+                ));
+            }
+            DataType::VarBinary(len)
+        }
+        "tinyblob" => DataType::Blob(1),
+        "mediumblob" => DataType::Blob(3),
+        "longblob" => DataType::Blob(4),
+        // BLOB(n): the smallest BLOB type that holds n bytes (MySQL).
+        "blob" if !arg.is_empty() => {
+            let len = u64::from(n()?);
+            DataType::Blob(match len {
+                0..=255 => 1,
+                256..=65_535 => 2,
+                65_536..=16_777_215 => 3,
+                _ => 4,
+            })
+        }
+        "blob" => DataType::Blob(2),
         "json" => DataType::Json,
         "datetime" | "timestamp" => DataType::DateTimeFsp(crate::sql::expr::fsp_of(&arg, s)?),
         "vecf32" | "vecf64" => {
@@ -683,8 +722,8 @@ pub fn parse_type(s: &str) -> SqlResult<DataType> {
 /// MySQL's ER_WRONG_SUB_KEY.
 const WRONG_SUB_KEY: u16 = 1089;
 
-/// Check the key-part lengths of an index on `cols` (MySQL's rules: string
-/// columns only, not 0, not longer than the column, none on FULLTEXT or
+/// Check the key-part lengths of an index on `cols` (MySQL's rules: text
+/// and binary-string columns only, not 0, not longer than the column, none on FULLTEXT or
 /// vector indexes). A UNIQUE or PRIMARY key on a prefix is refused (1235):
 /// its uniqueness would be the prefix's, which the index does not hold. A
 /// plain key on a prefix holds the whole values: it answers exactly as a
@@ -706,8 +745,10 @@ pub fn check_prefixes(
             ));
         }
         let fits = match col.ty {
-            DataType::Varchar(n) => len <= n as usize,
-            DataType::Text => true,
+            DataType::Varchar(n) | DataType::Binary(n) | DataType::VarBinary(n) => {
+                len <= n as usize
+            }
+            DataType::Text | DataType::Blob(_) => true,
             _ => false,
         };
         if !fits || !plain {

@@ -160,6 +160,12 @@ pub fn create_table_sql(td: &TableDef) -> String {
         }
         match &c.default {
             Some(Value::Text(s)) => l.push_str(&format!(" DEFAULT '{}'", s.replace('\'', "''"))),
+            // A binary default as a hex literal: any bytes, read back as
+            // they are.
+            Some(v @ Value::Bytes(_)) => l.push_str(&format!(
+                " DEFAULT {}",
+                crate::sql::plan::explain_expr::literal(v)
+            )),
             Some(v) => l.push_str(&format!(" DEFAULT {v}")),
             None if c.nullable => l.push_str(" DEFAULT NULL"),
             None => {}

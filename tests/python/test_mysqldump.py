@@ -160,3 +160,41 @@ def test_mysqldump_round_trip_with_foreign_keys(server, dbname):
     with pytest.raises(pymysql.err.IntegrityError) as e:
         sql(server, restored, "DELETE FROM c_tree WHERE id = 1")
     assert e.value.args[0] == 1451
+
+
+BINARY_ROWS = [
+    (bytes.fromhex("6ccd780cbaba102695645b8c656024db"), bytes(range(256)), b"\x00'\\\"\n", b"x"),
+    (b"\xff" * 16, b"", b"", None),
+    (b"\x00" * 16, None, bytes(range(255, -1, -1)), b"\x80\x00"),
+]
+
+
+@pytest.mark.parametrize("hex_blob", [False, True], ids=["escaped", "hex-blob"])
+def test_mysqldump_round_trip_binary_columns(server, dbname, hex_blob):
+    """Binary strings (BINARY(16) primary key, BLOB, VARBINARY, TINYBLOB)
+    with every byte value survive mysqldump — its escaped raw bytes by
+    default, `0x…` with --hex-blob — and a restore with the mariadb CLI."""
+    sql(server, dbname,
+        "CREATE TABLE bin (id BINARY(16) PRIMARY KEY, b BLOB, vb VARBINARY(300), "
+        "tb TINYBLOB DEFAULT NULL)",
+        "CREATE INDEX by_vb ON bin (vb)",
+        *[("INSERT INTO bin VALUES (%s, %s, %s, %s)", r) for r in BINARY_ROWS])
+    want = (sql(server, dbname, "SHOW CREATE TABLE bin")[0][1],
+            sql(server, dbname, "SELECT * FROM bin ORDER BY id"))
+    assert [r[0] for r in want[1]] == sorted(r[0] for r in BINARY_ROWS)
+    r = subprocess.run(dump_args(server, dbname, *(["--hex-blob"] if hex_blob else [])),
+                       capture_output=True, timeout=60)
+    assert r.returncode == 0, f"mysqldump failed ({r.returncode}): {r.stderr}"
+    dump = r.stdout
+    assert (b"0x6CCD780C" in dump) == hex_blob, dump[-3000:]
+    restored = dbname + "_r"
+    sql(server, None, f"CREATE DATABASE {restored}")
+    r = subprocess.run([MARIADB, "--no-defaults", "-h127.0.0.1", f"-P{server.port}", "-uroot",
+                        "--skip-ssl", "--batch", "--binary-mode", restored],
+                       input=dump, capture_output=True, timeout=60)
+    assert r.returncode == 0, f"restoring the dump failed: {r.stderr}"
+    got = (sql(server, restored, "SHOW CREATE TABLE bin")[0][1],
+           sql(server, restored, "SELECT * FROM bin ORDER BY id"))
+    assert got == want
+    assert sql(server, restored, ("SELECT HEX(id) FROM bin WHERE vb = %s",
+                                  (bytes(range(255, -1, -1)),))) == (("0" * 32,),)

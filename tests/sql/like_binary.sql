@@ -11,10 +11,10 @@ SELECT NULL LIKE BINARY 'a' AS c1, 'a' LIKE BINARY NULL AS c2, 'abc' NOT LIKE BI
 SELECT 'a_c' LIKE BINARY 'a\_c' AS c1, 'abc' LIKE BINARY 'a\_c' AS c2, '50%' LIKE BINARY '%\%' AS c3, 123 LIKE BINARY '12%' AS c4;
 SELECT (BINARY 'Abc') LIKE 'a%' AS c1, CAST('Abc' AS BINARY) LIKE 'A%' AS c2, 'Abc' LIKE (BINARY 'A%') AS c3;
 -- The parser reads `BINARY x LIKE p` as BINARY (x LIKE p) (MySQL: (BINARY x)
--- LIKE p), and a binary string elsewhere than in LIKE is not yet
--- supported: both refused.
+-- LIKE p): refused. A binary string elsewhere compares bytes.
 SELECT BINARY 'Abc' LIKE 'a%';
-SELECT 'abc' = BINARY 'abc';
+SELECT BINARY 'abc' = 'abc';
+SELECT 'abc' = BINARY 'abc', 'abc' = BINARY 'ABC', BINARY ('a' = 'a');
 CREATE DATABASE lb;
 USE lb;
 CREATE TABLE t (id INT PRIMARY KEY, name VARCHAR(20) COLLATE utf8mb4_general_ci);

@@ -153,6 +153,18 @@ impl ColumnDef {
                 flags: flags::BINARY,
                 ..numeric(types::DATE, 10, 0)
             },
+            // A binary string: charset 63 and the BINARY flag, which
+            // clients read as bytes (PyMySQL, mysqlclient: `bytes`).
+            ColumnKind::Bytes => ColumnDef {
+                schema: String::new(),
+                table: String::new(),
+                name: name.to_string(),
+                charset: BINARY_CHARSET,
+                length: TEXT_LENGTH,
+                column_type: types::VAR_STRING,
+                flags: flags::BINARY,
+                decimals: 0,
+            },
             ColumnKind::Text | ColumnKind::Vector => ColumnDef {
                 schema: String::new(),
                 table: String::new(),
@@ -216,16 +228,41 @@ fn date_text(us: i64) -> String {
     s
 }
 
-/// A text-protocol row.
+/// A text-protocol row. A binary string is sent as its bytes.
 pub fn text_row(values: &[Value], kinds: &[ColumnKind]) -> Vec<u8> {
     let mut p = Vec::with_capacity(values.len() * 8);
     for (i, kind) in kinds.iter().enumerate() {
+        if let Some(Value::Bytes(b)) = values.get(i) {
+            put_lenenc_str(&mut p, b);
+            continue;
+        }
         match values.get(i).and_then(|v| text_value(v, *kind)) {
             None => p.push(0xfb),
             Some(s) => put_lenenc_str(&mut p, s.as_bytes()),
         }
     }
     p
+}
+
+/// The kinds result columns are sent with: those `kinds` say, except that
+/// a text column holding a binary string is sent as binary (charset 63),
+/// so that its bytes reach the client as bytes.
+pub fn wire_kinds(kinds: &[ColumnKind], rows: &[Vec<Value>]) -> Vec<ColumnKind> {
+    kinds
+        .iter()
+        .enumerate()
+        .map(|(i, &k)| {
+            if k == ColumnKind::Text
+                && rows
+                    .iter()
+                    .any(|r| matches!(r.get(i), Some(Value::Bytes(_))))
+            {
+                ColumnKind::Bytes
+            } else {
+                k
+            }
+        })
+        .collect()
 }
 
 fn as_i64(v: &Value) -> i64 {
@@ -236,7 +273,7 @@ fn as_i64(v: &Value) -> i64 {
         Value::Decimal(d) => d.to_i64_round().unwrap_or(0),
         Value::DateTime(us) => *us,
         Value::Text(s) => s.trim().parse().unwrap_or(0),
-        Value::Null | Value::Vector(_) => 0,
+        Value::Null | Value::Vector(_) | Value::Bytes(_) => 0,
     }
 }
 
@@ -248,7 +285,7 @@ fn as_f64(v: &Value) -> f64 {
         Value::Decimal(d) => d.to_f64(),
         Value::DateTime(us) => *us as f64,
         Value::Text(s) => s.trim().parse().unwrap_or(0.0),
-        Value::Null | Value::Vector(_) => 0.0,
+        Value::Null | Value::Vector(_) | Value::Bytes(_) => 0.0,
     }
 }
 
@@ -278,7 +315,15 @@ pub fn binary_row(values: &[Value], kinds: &[ColumnKind]) -> Vec<u8> {
                 };
                 put_binary_datetime(&mut p, us, *kind == ColumnKind::Date);
             }
-            ColumnKind::Text | ColumnKind::Vector | ColumnKind::Decimal { .. } => {
+            _ if matches!(v, Value::Bytes(_)) => {
+                if let Value::Bytes(b) = v {
+                    put_lenenc_str(&mut p, b);
+                }
+            }
+            ColumnKind::Text
+            | ColumnKind::Vector
+            | ColumnKind::Decimal { .. }
+            | ColumnKind::Bytes => {
                 let s = text_value(v, *kind).unwrap_or_default();
                 put_lenenc_str(&mut p, s.as_bytes());
             }
@@ -348,6 +393,30 @@ mod tests {
         r
     }
 
+    /// Every byte value goes out as it is, in both protocols; a text
+    /// column holding bytes is announced as binary.
+    #[test]
+    fn binary_strings_are_sent_as_their_bytes() {
+        let all: Vec<u8> = (0..=255u8).collect();
+        let row = vec![Value::Bytes(all.clone()), Value::Null];
+        let kinds = [ColumnKind::Bytes, ColumnKind::Bytes];
+        let mut want = vec![0xfc, 0, 1];
+        want.extend_from_slice(&all);
+        want.push(0xfb);
+        assert_eq!(text_row(&row, &kinds), want);
+        let mut want = vec![0x00, 0b0000_1000, 0xfc, 0, 1];
+        want.extend_from_slice(&all);
+        assert_eq!(binary_row(&row, &kinds), want);
+        let rows = vec![
+            vec![Value::Text("a".into()), Value::Text("b".into())],
+            vec![Value::Bytes(vec![0xff]), Value::Text("c".into())],
+        ];
+        assert_eq!(
+            wire_kinds(&[ColumnKind::Text, ColumnKind::Text], &rows),
+            vec![ColumnKind::Bytes, ColumnKind::Text]
+        );
+    }
+
     #[test]
     fn column_definitions_per_kind() {
         let d = |k, frac| decode(&ColumnDef::new("c", k, frac).payload(false));
@@ -367,6 +436,9 @@ mod tests {
         let t = d(ColumnKind::Text, false);
         assert_eq!((t.1, t.3), (45, types::VAR_STRING));
         assert_eq!(d(ColumnKind::Vector, false).3, types::VAR_STRING);
+        // A binary string: charset 63 (binary) and the BINARY flag.
+        let b = d(ColumnKind::Bytes, false);
+        assert_eq!((b.1, b.3, b.4), (63, types::VAR_STRING, flags::BINARY));
         assert_eq!(d(ColumnKind::DateTime(None), true).2, 26);
         assert_eq!(d(ColumnKind::DateTime(None), true).5, 6);
         assert_eq!(d(ColumnKind::DateTime(None), false).5, 0);

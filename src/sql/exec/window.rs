@@ -117,7 +117,8 @@ fn key_kind(col: &Column, units: &[Unit]) -> SqlResult<Option<KeyKind>> {
             Value::Int(_) => KeyKind::Int(1),
             Value::DateTime(_) => KeyKind::Int(2),
             Value::Float(_) => KeyKind::Float,
-            Value::Text(_) => KeyKind::Text,
+            // Bytes key as text does (one column holds one of the two).
+            Value::Text(_) | Value::Bytes(_) => KeyKind::Text,
             Value::Decimal(d) => {
                 buf.clear();
                 d.mantissa_bytes(&mut buf);
@@ -160,9 +161,14 @@ fn encode_key(out: &mut Vec<u8>, v: &Value, desc: bool, distance: bool, buf: &mu
                 out.extend_from_slice(&c.to_be_bytes());
             }
         }
-        Value::Text(s) => {
+        Value::Text(_) | Value::Bytes(_) => {
+            let raw: &[u8] = match v {
+                Value::Bytes(b) => b,
+                Value::Text(s) => s.as_bytes(),
+                _ => &[],
+            };
             // Escaped and terminated: no key is a prefix of another.
-            for &c in s.as_bytes() {
+            for &c in raw {
                 if c == 0 {
                     out.extend_from_slice(&[0x00, 0xFF]);
                 } else {
@@ -272,7 +278,7 @@ fn code(v: &Value, buf: &mut Vec<u8>) -> Option<u64> {
             b[..n].copy_from_slice(&buf[..n]);
             Some((i64::from_le_bytes(b) as u64) ^ (1u64 << 63))
         }
-        Value::Null | Value::Text(_) | Value::Vector(_) => None,
+        Value::Null | Value::Text(_) | Value::Vector(_) | Value::Bytes(_) => None,
     }
 }
 

@@ -330,6 +330,9 @@ pub enum CastTo {
     Date,
     /// VECF32(n) / VECF64(n).
     Vector(u32),
+    /// BINARY[(n)]: the value's bytes (its text's for a non-string); with
+    /// n, cut to n bytes or right-padded with 0x00 to n, as MySQL.
+    Binary(Option<u32>),
 }
 
 /// Per-row evaluation context.
@@ -386,6 +389,10 @@ pub const FIXED_TEXT: &str = "fixed text";
 /// Django's `contains` / `startswith` / `endswith` send): the operands'
 /// bytes matched, `_` one byte, no collation.
 pub const LIKE_BINARY: &str = "like binary";
+/// `"hex operand"(x, bytes, number)`: a hexadecimal literal compared with
+/// column `x` — its number when x's value is a number, else its bytes
+/// (MySQL: `int_col = 0x41` compares with 65, `text_col = 0x41` with 'A').
+pub const HEX_OPERAND: &str = "hex operand";
 
 impl CExpr {
     /// Visit this expression and its sub-expressions (not the inside of

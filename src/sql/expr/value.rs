@@ -42,6 +42,7 @@ pub(crate) fn num(v: &Value) -> Option<Value> {
         Value::Bool(b) => Some(Value::Int(*b as i64)),
         // A string in a numeric context is a DOUBLE (`'3' + 1` is 4e0).
         Value::Text(s) => Some(Value::Float(text_to_double(s))),
+        Value::Bytes(b) => Some(Value::Float(text_to_double(&String::from_utf8_lossy(b)))),
         Value::DateTime(us) => Some(Value::Int(*us)),
         _ => None,
     }
@@ -68,6 +69,16 @@ pub(crate) fn text_of(v: &Value) -> Cow<'_, str> {
     match v {
         Value::Text(s) => Cow::Borrowed(s),
         other => Cow::Owned(other.to_string()),
+    }
+}
+
+/// A value's bytes: a binary string's own, any other value's text in
+/// UTF-8 (as MySQL converts a utf8mb4 string to binary).
+pub(crate) fn bytes_of(v: &Value) -> Cow<'_, [u8]> {
+    match v {
+        Value::Bytes(b) => Cow::Borrowed(b),
+        Value::Text(s) => Cow::Borrowed(s.as_bytes()),
+        other => Cow::Owned(other.to_string().into_bytes()),
     }
 }
 
@@ -122,7 +133,8 @@ pub struct ValueSet {
 fn value_class(v: &Value) -> u8 {
     match v {
         Value::Int(_) | Value::Float(_) | Value::Decimal(_) | Value::Bool(_) => 0,
-        Value::Text(_) => 1,
+        // Text and binary strings share their key form (their bytes).
+        Value::Text(_) | Value::Bytes(_) => 1,
         _ => 2,
     }
 }
@@ -233,6 +245,7 @@ pub fn truth(v: &Value) -> Option<bool> {
         Value::Float(f) => Some(*f != 0.0),
         Value::Decimal(d) => Some(!d.is_zero()),
         Value::Text(s) => Some(text_to_double(s) != 0.0),
+        Value::Bytes(b) => Some(text_to_double(&String::from_utf8_lossy(b)) != 0.0),
         Value::DateTime(_) | Value::Vector(_) => Some(true),
     }
 }
@@ -253,10 +266,21 @@ pub fn sql_cmp(a: &Value, b: &Value) -> Option<Ordering> {
     match (a, b) {
         (Value::Null, _) | (_, Value::Null) => None,
         (Value::Text(x), Value::Text(y)) => Some(x.cmp(y)),
+        // A binary string beside a string compares byte-wise (MySQL
+        // compares a binary string with a text one as binary).
+        (Value::Bytes(x), Value::Bytes(y)) => Some(x.cmp(y)),
+        (Value::Bytes(x), Value::Text(y)) => Some(x.as_slice().cmp(y.as_bytes())),
+        (Value::Text(x), Value::Bytes(y)) => Some(x.as_bytes().cmp(y.as_slice())),
+        (Value::DateTime(x), Value::Bytes(b)) => {
+            parse_datetime(&String::from_utf8_lossy(b)).map(|y| x.cmp(&y))
+        }
+        (Value::Bytes(b), Value::DateTime(y)) => {
+            parse_datetime(&String::from_utf8_lossy(b)).map(|x| x.cmp(y))
+        }
         (Value::DateTime(x), Value::Text(s)) => parse_datetime(s).map(|y| x.cmp(&y)),
         (Value::Text(s), Value::DateTime(y)) => parse_datetime(s).map(|x| x.cmp(y)),
         (Value::Vector(_), _) | (_, Value::Vector(_)) => Some(a.total_cmp(b)),
-        (Value::Text(_), _) | (_, Value::Text(_)) => {
+        (Value::Text(_) | Value::Bytes(_), _) | (_, Value::Text(_) | Value::Bytes(_)) => {
             let (x, y) = (num(a)?, num(b)?);
             Some(num_cmp(&x, &y))
         }

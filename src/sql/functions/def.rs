@@ -118,6 +118,9 @@ pub(crate) struct FunctionDef {
     /// Whether the result is JSON-typed: a JSON function taking it nests
     /// it as a document, not as a string.
     pub json: bool,
+    /// Whether a binary-string argument makes the (TEXT) result a binary
+    /// string (CONCAT, SUBSTRING, LEFT …, as MySQL).
+    pub binary_with_binary_arg: bool,
     /// Of a DOUBLE result: the fixed fractional digits MySQL types it
     /// with (PI(): 6), when they do not depend on the arguments.
     pub decimals: Option<u8>,
@@ -149,6 +152,7 @@ pub(crate) const fn def(
         returns,
         text_len: TextLen::Unknown,
         json: false,
+        binary_with_binary_arg: false,
         decimals: None,
         eval,
         privilege: Privilege::None,
@@ -173,6 +177,10 @@ impl FunctionDef {
     }
     pub(crate) const fn text_len(mut self, t: TextLen) -> Self {
         self.text_len = t;
+        self
+    }
+    pub(crate) const fn binary_with_binary_arg(mut self) -> Self {
+        self.binary_with_binary_arg = true;
         self
     }
     pub(crate) const fn json(mut self) -> Self {

@@ -1,15 +1,15 @@
 //! Hash and encoding functions of a string's bytes: MD5, SHA1 / SHA, SHA2,
-//! CRC32, HEX, TO_BASE64. Their argument is the value's text (a number's
-//! as MySQL prints it) in UTF-8, as MySQL hashes a utf8mb4 string; the
-//! results are text (lower-case hex digests, as MySQL). Functions whose
-//! result would be bytes that are not UTF-8 (UNHEX, FROM_BASE64,
-//! RANDOM_BYTES) are not offered: there is no binary string type.
+//! CRC32, HEX, TO_BASE64, and their inverses UNHEX and FROM_BASE64. Their
+//! argument is a binary string's bytes, or the value's text (a number's as
+//! MySQL prints it) in UTF-8, as MySQL hashes a utf8mb4 string; digests
+//! are text (lower-case hex, as MySQL), UNHEX and FROM_BASE64 give binary
+//! strings.
 
 use base64::Engine as _;
 use md5::Digest as _;
 
 use crate::error::{SqlError, SqlResult};
-use crate::sql::expr::value::text;
+use crate::sql::expr::value::bytes_of;
 use crate::types::Value;
 
 fn lower_hex(bytes: &[u8]) -> String {
@@ -17,23 +17,23 @@ fn lower_hex(bytes: &[u8]) -> String {
 }
 
 /// The one argument's bytes, or `None` for NULL.
-fn bytes_of(args: &[Value], name: &str) -> SqlResult<Option<Vec<u8>>> {
+fn arg_bytes(args: &[Value], name: &str) -> SqlResult<Option<Vec<u8>>> {
     match args.first() {
         None => Err(crate::sql::expr::wrong_count(name)),
         Some(Value::Null) => Ok(None),
-        Some(v) => Ok(Some(text(v).into_bytes())),
+        Some(v) => Ok(Some(bytes_of(v).into_owned())),
     }
 }
 
 pub(super) fn md5(name: &str, args: &[Value]) -> SqlResult<Value> {
-    Ok(bytes_of(args, name)?.map_or(Value::Null, |b| {
+    Ok(arg_bytes(args, name)?.map_or(Value::Null, |b| {
         Value::Text(lower_hex(&md5::Md5::digest(&b)))
     }))
 }
 
 pub(super) fn sha1(name: &str, args: &[Value]) -> SqlResult<Value> {
     use sha1::Digest as _;
-    Ok(bytes_of(args, name)?.map_or(Value::Null, |b| {
+    Ok(arg_bytes(args, name)?.map_or(Value::Null, |b| {
         Value::Text(lower_hex(&sha1::Sha1::digest(&b)))
     }))
 }
@@ -41,7 +41,7 @@ pub(super) fn sha1(name: &str, args: &[Value]) -> SqlResult<Value> {
 /// SHA2(str, bits): bits 224, 256 (or 0), 384 or 512; NULL for any other
 /// length (MySQL's answer, with no warning) or a NULL argument.
 pub(super) fn sha2(name: &str, args: &[Value]) -> SqlResult<Value> {
-    let Some(b) = bytes_of(args, name)? else {
+    let Some(b) = arg_bytes(args, name)? else {
         return Ok(Value::Null);
     };
     let bits = match args.get(1) {
@@ -61,7 +61,7 @@ pub(super) fn sha2(name: &str, args: &[Value]) -> SqlResult<Value> {
 
 /// CRC32(str): the CRC-32 (ISO-HDLC, as zlib) of the bytes, unsigned.
 pub(super) fn crc32(name: &str, args: &[Value]) -> SqlResult<Value> {
-    Ok(bytes_of(args, name)?.map_or(Value::Null, |b| Value::Int(i64::from(crc32fast::hash(&b)))))
+    Ok(arg_bytes(args, name)?.map_or(Value::Null, |b| Value::Int(i64::from(crc32fast::hash(&b)))))
 }
 
 /// HEX(x): a string's bytes as upper-case hex digits; a number as the
@@ -85,14 +85,60 @@ pub(super) fn hex(name: &str, args: &[Value]) -> SqlResult<Value> {
             }
             Value::Text(format!("{:X}", f as i64 as u64))
         }
-        other => Value::Text(text(other).bytes().map(|b| format!("{b:02X}")).collect()),
+        other => Value::Text(bytes_of(other).iter().map(|b| format!("{b:02X}")).collect()),
     })
+}
+
+/// BINARY(x) written as a call: the value's bytes as a binary string.
+pub(super) fn binary(name: &str, args: &[Value]) -> SqlResult<Value> {
+    Ok(match args.first() {
+        None => return Err(crate::sql::expr::wrong_count(name)),
+        Some(Value::Null) => Value::Null,
+        Some(v) => Value::Bytes(bytes_of(v).into_owned()),
+    })
+}
+
+/// UNHEX(s): the bytes whose hex digits `s` holds (either case; an odd
+/// count reads as if a leading 0 were there), a binary string; NULL for a
+/// character that is not a hex digit, as MySQL.
+pub(super) fn unhex(name: &str, args: &[Value]) -> SqlResult<Value> {
+    let Some(b) = arg_bytes(args, name)? else {
+        return Ok(Value::Null);
+    };
+    let digit = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
+    let mut out = Vec::with_capacity(b.len() / 2 + 1);
+    let (head, rest) = b.split_at(b.len() % 2);
+    if let Some(&c) = head.first() {
+        match digit(c) {
+            Some(d) => out.push(d),
+            None => return Ok(Value::Null),
+        }
+    }
+    for p in rest.chunks(2) {
+        match (digit(p[0]), digit(p[1])) {
+            (Some(h), Some(l)) => out.push(h << 4 | l),
+            _ => return Ok(Value::Null),
+        }
+    }
+    Ok(Value::Bytes(out))
+}
+
+/// FROM_BASE64(s): the bytes `s` encodes in base-64 (whitespace
+/// ignored, as MySQL), a binary string; NULL when it is not base-64.
+pub(super) fn from_base64(name: &str, args: &[Value]) -> SqlResult<Value> {
+    let Some(b) = arg_bytes(args, name)? else {
+        return Ok(Value::Null);
+    };
+    let clean: Vec<u8> = b.into_iter().filter(|c| !c.is_ascii_whitespace()).collect();
+    Ok(base64::engine::general_purpose::STANDARD
+        .decode(clean)
+        .map_or(Value::Null, Value::Bytes))
 }
 
 /// TO_BASE64(str): the bytes in base-64 (MySQL's alphabet and padding,
 /// with a newline after every 76 characters, as MySQL).
 pub(super) fn to_base64(name: &str, args: &[Value]) -> SqlResult<Value> {
-    Ok(bytes_of(args, name)?.map_or(Value::Null, |b| {
+    Ok(arg_bytes(args, name)?.map_or(Value::Null, |b| {
         let s = base64::engine::general_purpose::STANDARD.encode(b);
         let lines: Vec<&str> = s
             .as_bytes()

@@ -98,6 +98,7 @@ fn kind_name(k: ColumnKind) -> &'static str {
         ColumnKind::Date => "DATE",
         ColumnKind::Decimal { .. } => "DECIMAL",
         ColumnKind::Vector => "VECTOR",
+        ColumnKind::Bytes => "VARBINARY",
         #[allow(unreachable_patterns)]
         _ => "?",
     }

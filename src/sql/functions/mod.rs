@@ -43,8 +43,8 @@ pub(crate) use def::{
     def, Category, Eval, FunctionDef, Parity, Privilege, Purity, Returns, TextLen, VARIADIC,
 };
 pub(crate) use registry::{
-    aggregate, check_call, eval_call, is_deterministic, is_volatile, lookup, privilege,
-    result_kind, returns_json, window, wrong_count,
+    aggregate, binary_if_arg_is, check_call, eval_call, is_deterministic, is_volatile, lookup,
+    privilege, result_kind, returns_json, window, wrong_count,
 };
 pub(crate) use table::FUNCTIONS;
 

@@ -87,6 +87,12 @@ pub(crate) fn result_kind(name: &str) -> ColumnKind {
         .unwrap_or(ColumnKind::Text)
 }
 
+/// Whether `name` gives a binary string when an argument is one (CONCAT,
+/// SUBSTRING, …): its declared type is then BINARY rather than TEXT.
+pub(crate) fn binary_if_arg_is(name: &str) -> bool {
+    lookup(name).is_some_and(|f| f.binary_with_binary_arg)
+}
+
 /// Whether `name`'s result is JSON-typed (nests as a document in
 /// JSON_OBJECT / JSON_ARRAY rather than as a string).
 pub(crate) fn returns_json(name: &str) -> bool {

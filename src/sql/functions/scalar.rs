@@ -14,8 +14,9 @@ use crate::error::{code, SqlError, SqlResult};
 use crate::sql::expr::arith::arith;
 use crate::sql::expr::tree::BinOp;
 use crate::sql::expr::value::{
-    as_f64, check_result_size, exact, finite, num, num_cmp, num_i64, overflow, sql_cmp, sub_range,
-    text, text_of, truncate_float, truth, vector_arg, vector_fn, vector_ref, want, wrong_count,
+    as_f64, bytes_of, check_result_size, exact, finite, num, num_cmp, num_i64, overflow, sql_cmp,
+    sub_range, text, text_of, truncate_float, truth, vector_arg, vector_fn, vector_ref, want,
+    wrong_count,
 };
 use crate::types::Value;
 
@@ -163,6 +164,8 @@ pub(super) fn lower(_name: &str, args: &[Value]) -> SqlResult<Value> {
     let arg0 = || args.first().cloned().unwrap_or(Value::Null);
     Ok(match arg0() {
         Value::Null => Value::Null,
+        // A binary string has no letter case: unchanged (MySQL).
+        v @ Value::Bytes(_) => v,
         v => Value::Text(text(&v).to_lowercase()),
     })
 }
@@ -171,6 +174,7 @@ pub(super) fn upper(_name: &str, args: &[Value]) -> SqlResult<Value> {
     let arg0 = || args.first().cloned().unwrap_or(Value::Null);
     Ok(match arg0() {
         Value::Null => Value::Null,
+        v @ Value::Bytes(_) => v,
         v => Value::Text(text(&v).to_uppercase()),
     })
 }
@@ -179,7 +183,7 @@ pub(super) fn length(_name: &str, args: &[Value]) -> SqlResult<Value> {
     let arg0 = || args.first().cloned().unwrap_or(Value::Null);
     Ok(match arg0() {
         Value::Null => Value::Null,
-        v => Value::Int(text(&v).len() as i64),
+        v => Value::Int(bytes_of(&v).len() as i64),
     })
 }
 
@@ -187,11 +191,24 @@ pub(super) fn char_length(_name: &str, args: &[Value]) -> SqlResult<Value> {
     let arg0 = || args.first().cloned().unwrap_or(Value::Null);
     Ok(match arg0() {
         Value::Null => Value::Null,
+        // A binary string's characters are its bytes.
+        Value::Bytes(b) => Value::Int(b.len() as i64),
         v => Value::Int(text(&v).chars().count() as i64),
     })
 }
 
 pub(super) fn concat(_name: &str, args: &[Value]) -> SqlResult<Value> {
+    // With a binary argument the result is a binary string (MySQL).
+    if args.iter().any(|a| matches!(a, Value::Bytes(_))) {
+        let mut b = Vec::new();
+        for a in args {
+            if a.is_null() {
+                return Ok(Value::Null);
+            }
+            b.extend_from_slice(&bytes_of(a));
+        }
+        return Ok(Value::Bytes(b));
+    }
     let mut s = String::new();
     for a in args {
         if a.is_null() {
@@ -208,6 +225,17 @@ pub(super) fn concat_ws(name: &str, args: &[Value]) -> SqlResult<Value> {
     }
     if args[0].is_null() {
         return Ok(Value::Null);
+    }
+    if args.iter().any(|a| matches!(a, Value::Bytes(_))) {
+        let sep = bytes_of(&args[0]);
+        let mut b = Vec::new();
+        for (i, a) in args[1..].iter().filter(|a| !a.is_null()).enumerate() {
+            if i > 0 {
+                b.extend_from_slice(&sep);
+            }
+            b.extend_from_slice(&bytes_of(a));
+        }
+        return Ok(Value::Bytes(b));
     }
     let sep = text_of(&args[0]);
     let mut s = String::new();
@@ -229,6 +257,12 @@ pub(super) fn substring(name: &str, args: &[Value]) -> SqlResult<Value> {
     if args.iter().any(Value::is_null) {
         return Ok(Value::Null);
     }
+    if let Value::Bytes(b) = &args[0] {
+        return Ok(match sub_range(&args[1..], b.len()) {
+            None => Value::Null,
+            Some(r) => Value::Bytes(b[r].to_vec()),
+        });
+    }
     let s = text_of(&args[0]);
     Ok(match sub_range(&args[1..], s.chars().count()) {
         None => Value::Null,
@@ -243,6 +277,14 @@ pub(super) fn left(name: &str, args: &[Value]) -> SqlResult<Value> {
     };
     if args[0].is_null() {
         return Ok(Value::Null);
+    }
+    if let Value::Bytes(b) = &args[0] {
+        let k = (len.clamp(0, b.len() as i64)) as usize;
+        return Ok(Value::Bytes(if name == "left" {
+            b[..k].to_vec()
+        } else {
+            b[b.len() - k..].to_vec()
+        }));
     }
     let s = text_of(&args[0]);
     let n = s.chars().count() as i64;
@@ -264,6 +306,23 @@ pub(super) fn lpad(name: &str, args: &[Value]) -> SqlResult<Value> {
     };
     if len < 0 {
         return Ok(Value::Null);
+    }
+    if matches!(args[0], Value::Bytes(_)) || matches!(args[2], Value::Bytes(_)) {
+        let (s, pad) = (bytes_of(&args[0]), bytes_of(&args[2]));
+        let len = len as usize;
+        if len <= s.len() {
+            return Ok(Value::Bytes(s[..len].to_vec()));
+        }
+        if pad.is_empty() {
+            return Ok(Value::Null);
+        }
+        check_result_size(name, len as u128)?;
+        let padding: Vec<u8> = pad.iter().copied().cycle().take(len - s.len()).collect();
+        return Ok(Value::Bytes(if name == "lpad" {
+            [padding.as_slice(), &s].concat()
+        } else {
+            [&s[..], padding.as_slice()].concat()
+        }));
     }
     let (s, pad) = (text_of(&args[0]), text_of(&args[2]));
     let n = s.chars().count() as i64;
@@ -295,6 +354,19 @@ pub(super) fn ltrim(name: &str, args: &[Value]) -> SqlResult<Value> {
     if args[0].is_null() {
         return Ok(Value::Null);
     }
+    if let Value::Bytes(b) = &args[0] {
+        let start = if name == "rtrim" {
+            0
+        } else {
+            b.iter().position(|&c| c != b' ').unwrap_or(b.len())
+        };
+        let end = if name == "ltrim" {
+            b.len()
+        } else {
+            b.iter().rposition(|&c| c != b' ').map_or(start, |p| p + 1)
+        };
+        return Ok(Value::Bytes(b[start..end.max(start)].to_vec()));
+    }
     let s = text_of(&args[0]);
     Ok(Value::Text(
         match name {
@@ -310,6 +382,23 @@ pub(super) fn trim_both(name: &str, args: &[Value]) -> SqlResult<Value> {
     want(args, 2, name)?;
     if args.iter().any(Value::is_null) {
         return Ok(Value::Null);
+    }
+    if args.iter().any(|a| matches!(a, Value::Bytes(_))) {
+        let (s, what) = (bytes_of(&args[0]), bytes_of(&args[1]));
+        let mut t: &[u8] = &s;
+        if !what.is_empty() {
+            if name != "trim trailing" {
+                while let Some(r) = t.strip_prefix(&*what) {
+                    t = r;
+                }
+            }
+            if name != "trim leading" {
+                while let Some(r) = t.strip_suffix(&*what) {
+                    t = r;
+                }
+            }
+        }
+        return Ok(Value::Bytes(t.to_vec()));
     }
     let (s, what) = (text_of(&args[0]), text_of(&args[1]));
     let mut t: &str = &s;
@@ -332,6 +421,25 @@ pub(super) fn replace(name: &str, args: &[Value]) -> SqlResult<Value> {
     want(args, 3, name)?;
     if args.iter().any(Value::is_null) {
         return Ok(Value::Null);
+    }
+    if args.iter().any(|a| matches!(a, Value::Bytes(_))) {
+        let (s, from, to) = (bytes_of(&args[0]), bytes_of(&args[1]), bytes_of(&args[2]));
+        if from.is_empty() {
+            return Ok(Value::Bytes(s.into_owned()));
+        }
+        let mut out = Vec::with_capacity(s.len());
+        let mut i = 0;
+        while i < s.len() {
+            if s[i..].starts_with(&from) {
+                out.extend_from_slice(&to);
+                i += from.len();
+            } else {
+                out.push(s[i]);
+                i += 1;
+            }
+            check_result_size(name, out.len() as u128)?;
+        }
+        return Ok(Value::Bytes(out));
     }
     let (s, from, to) = (text_of(&args[0]), text_of(&args[1]), text_of(&args[2]));
     if from.is_empty() {
@@ -365,6 +473,23 @@ pub(super) fn instr(name: &str, args: &[Value]) -> SqlResult<Value> {
             None => return Ok(Value::Null),
         },
     };
+    // A binary operand: positions count bytes.
+    if matches!(hay, Value::Bytes(_)) || matches!(needle, Value::Bytes(_)) {
+        let (h, nd) = (bytes_of(hay), bytes_of(needle));
+        if start < 1 || start - 1 > h.len() as i64 {
+            return Ok(Value::Int(0));
+        }
+        if nd.is_empty() {
+            return Ok(Value::Int(start));
+        }
+        let begin = (start - 1) as usize;
+        return Ok(Value::Int(
+            h[begin..]
+                .windows(nd.len())
+                .position(|w| w == &nd[..])
+                .map_or(0, |p| (begin + p) as i64 + 1),
+        ));
+    }
     let (h, nd) = (text_of(hay), text_of(needle));
     let chars = h.chars().count() as i64;
     if start < 1 || start - 1 > chars {
@@ -387,6 +512,7 @@ pub(super) fn reverse(name: &str, args: &[Value]) -> SqlResult<Value> {
     want(args, 1, name)?;
     Ok(match &args[0] {
         Value::Null => Value::Null,
+        Value::Bytes(b) => Value::Bytes(b.iter().rev().copied().collect()),
         v => Value::Text(text_of(v).chars().rev().collect()),
     })
 }
@@ -399,6 +525,13 @@ pub(super) fn repeat(name: &str, args: &[Value]) -> SqlResult<Value> {
     let Some(count) = num_i64(&args[1]) else {
         return Ok(Value::Null);
     };
+    if let Value::Bytes(b) = &args[0] {
+        if count < 1 || b.is_empty() {
+            return Ok(Value::Bytes(Vec::new()));
+        }
+        check_result_size(name, b.len() as u128 * count as u128)?;
+        return Ok(Value::Bytes(b.repeat(count as usize)));
+    }
     let s = text_of(&args[0]);
     if count < 1 || s.is_empty() {
         return Ok(Value::Text(String::new()));
@@ -618,6 +751,17 @@ pub(super) fn is_true(name: &str, args: &[Value]) -> SqlResult<Value> {
 }
 
 /// `x LIKE p` over bytes (`x LIKE BINARY p`): NULL if either is NULL.
+/// [`crate::sql::expr::tree::HEX_OPERAND`]: the hexadecimal literal's
+/// number (third argument) when the compared value (first) is a number,
+/// else its bytes (second).
+pub(super) fn hex_operand(name: &str, args: &[Value]) -> SqlResult<Value> {
+    want(args, 3, name)?;
+    Ok(match &args[0] {
+        Value::Int(_) | Value::Float(_) | Value::Decimal(_) | Value::Bool(_) => args[2].clone(),
+        _ => args[1].clone(),
+    })
+}
+
 pub(super) fn like_binary(name: &str, args: &[Value]) -> SqlResult<Value> {
     want(args, 2, name)?;
     if args[0].is_null() || args[1].is_null() {

@@ -13,10 +13,10 @@ use super::TextLen::{OfFirstArg, SumOfArgs};
 use super::{control, def, digest, scalar, uuid, FunctionDef, Parity, Purity, VARIADIC};
 use crate::sql::agg_stats::StatFunc;
 use crate::sql::expr::tree::{
-    AggFunc, WinFunc, FIXED_TEXT, IS_FALSE, IS_TRUE, JSON_AGG, LIKE_BINARY, SHOW_SCALE,
+    AggFunc, WinFunc, FIXED_TEXT, HEX_OPERAND, IS_FALSE, IS_TRUE, JSON_AGG, LIKE_BINARY, SHOW_SCALE,
 };
 use crate::sql::expr::{datetime, regexp};
-use crate::types::ColumnKind::{Date, DateTime, Float, Int, Text};
+use crate::types::ColumnKind::{Bytes, Date, DateTime, Float, Int, Text};
 
 const V: u8 = VARIADIC;
 const DT_CALL: super::Eval = Values(datetime::call);
@@ -118,36 +118,42 @@ pub(crate) static FUNCTIONS: &[FunctionDef] = &[
     def(Numeric, "pi", (0, 0), Fixed(Float), Values(scalar::pi), "π (shown with 6 decimals).")
         .decimals(6),
     // ---- string
-    def(Str, "lower", (1, 1), Fixed(Text), Values(scalar::lower), "Lower-case.").aliases(&["lcase"])
-        .text_len(OfFirstArg),
-    def(Str, "upper", (1, 1), Fixed(Text), Values(scalar::upper), "Upper-case.").aliases(&["ucase"])
-        .text_len(OfFirstArg),
-    def(Str, "length", (1, 1), Fixed(Int), Values(scalar::length), "Length in bytes (UTF-8).")
+    def(Str, "lower", (1, 1), Fixed(Text), Values(scalar::lower), "Lower-case (a binary string: unchanged).").aliases(&["lcase"])
+        .text_len(OfFirstArg).binary_with_binary_arg(),
+    def(Str, "upper", (1, 1), Fixed(Text), Values(scalar::upper), "Upper-case (a binary string: unchanged).").aliases(&["ucase"])
+        .text_len(OfFirstArg).binary_with_binary_arg(),
+    def(Str, "length", (1, 1), Fixed(Int), Values(scalar::length), "Length in bytes (UTF-8; a binary string's own).")
         .aliases(&["octet_length"]),
-    def(Str, "char_length", (1, 1), Fixed(Int), Values(scalar::char_length), "Length in characters.")
+    def(Str, "char_length", (1, 1), Fixed(Int), Values(scalar::char_length), "Length in characters (of a binary string: bytes).")
         .aliases(&["character_length"]),
-    def(Str, "concat", (1, V), Fixed(Text), Values(scalar::concat), "The arguments joined; NULL if one is NULL.")
-        .text_len(SumOfArgs),
+    def(Str, "concat", (1, V), Fixed(Text), Values(scalar::concat),
+        "The arguments joined; NULL if one is NULL; a binary string if one argument is.")
+        .text_len(SumOfArgs).binary_with_binary_arg(),
     def(Str, "concat_ws", (2, V), Fixed(Text), Values(scalar::concat_ws),
-        "The non-NULL arguments after the first joined with the first as separator."),
+        "The non-NULL arguments after the first joined with the first as separator; binary if one argument is.")
+        .binary_with_binary_arg(),
     def(Str, "substring", (2, 3), Fixed(Text), Values(scalar::substring),
-        "LEN characters (default: to the end) from 1-based POS (negative: from the end).")
-        .aliases(&["substr", "mid"]),
+        "LEN characters (default: to the end) from 1-based POS (negative: from the end); bytes of a binary string.")
+        .aliases(&["substr", "mid"]).binary_with_binary_arg(),
     def(Str, "left", (2, 2), Fixed(Text), Values(scalar::left),
-        "The first N characters (RIGHT: the last N).").aliases(&["right"]),
+        "The first N characters (RIGHT: the last N); bytes of a binary string.").aliases(&["right"])
+        .binary_with_binary_arg(),
     def(Str, "lpad", (3, 3), Fixed(Text), Values(scalar::lpad),
-        "Padded on the left (RPAD: right) with PAD, or cut, to LEN characters.").aliases(&["rpad"]),
+        "Padded on the left (RPAD: right) with PAD, or cut, to LEN characters (bytes of a binary string).").aliases(&["rpad"])
+        .binary_with_binary_arg(),
     def(Str, "ltrim", (1, 1), Fixed(Text), Values(scalar::ltrim),
         "Leading (RTRIM: trailing, TRIM: both) spaces removed.").aliases(&["rtrim", "trim"])
-        .text_len(OfFirstArg),
-    def(Str, "replace", (3, 3), Fixed(Text), Values(scalar::replace), "Every FROM replaced by TO."),
+        .text_len(OfFirstArg).binary_with_binary_arg(),
+    def(Str, "replace", (3, 3), Fixed(Text), Values(scalar::replace), "Every FROM replaced by TO (byte-wise with a binary argument).")
+        .binary_with_binary_arg(),
     def(Str, "instr", (2, 2), Fixed(Int), Values(scalar::instr),
-        "1-based position of SUBSTR in STR, 0 if absent."),
+        "1-based position of SUBSTR in STR, 0 if absent (in bytes with a binary argument)."),
     def(Str, "locate", (2, 3), Fixed(Int), Values(scalar::instr),
-        "1-based position of SUBSTR in STR from POS (default 1), 0 if absent (also `POSITION(s IN str)`)."),
-    def(Str, "reverse", (1, 1), Fixed(Text), Values(scalar::reverse), "Characters in reverse order.")
-        .text_len(OfFirstArg),
-    def(Str, "repeat", (2, 2), Fixed(Text), Values(scalar::repeat), "STR repeated COUNT times."),
+        "1-based position of SUBSTR in STR from POS (default 1), 0 if absent (also `POSITION(s IN str)`; bytes with a binary argument)."),
+    def(Str, "reverse", (1, 1), Fixed(Text), Values(scalar::reverse), "Characters (of a binary string: bytes) in reverse order.")
+        .text_len(OfFirstArg).binary_with_binary_arg(),
+    def(Str, "repeat", (2, 2), Fixed(Text), Values(scalar::repeat), "STR repeated COUNT times.")
+        .binary_with_binary_arg(),
     def(Str, "space", (1, 1), Fixed(Text), Values(scalar::space), "N spaces."),
     // ---- regular expressions (ICU syntax, as MySQL 8)
     def(Regexp, "regexp_like", (2, 3), Fixed(Int), RE_CALL,
@@ -254,6 +260,16 @@ pub(crate) static FUNCTIONS: &[FunctionDef] = &[
     def(Str, "hex", (1, 1), Fixed(Text), Values(digest::hex),
         "A string's bytes as hex digits; a number's value (rounded to an integer) in hex."),
     def(Str, "to_base64", (1, 1), Fixed(Text), Values(digest::to_base64), "The string's bytes in base-64."),
+    def(Str, "binary", (1, 1), Fixed(Bytes), Values(digest::binary),
+        "`BINARY(x)`: x's bytes as a binary string (as `BINARY x`)."),
+    def(Str, "unhex", (1, 1), Fixed(Bytes), Values(digest::unhex),
+        "The binary string whose bytes the hex digits spell; NULL for a character that is not a hex digit."),
+    def(Str, "from_base64", (1, 1), Fixed(Bytes), Values(digest::from_base64),
+        "The binary string a base-64 text encodes; NULL when it is not base-64."),
+    def(Str, "uuid_to_bin", (1, 2), Fixed(Bytes), Values(uuid::uuid_to_bin),
+        "The 16 bytes of a UUID's text (SWAP 1: time-high and time-low groups swapped); 1411 for text that is not a UUID."),
+    def(Str, "bin_to_uuid", (1, 2), Fixed(Text), Values(uuid::bin_to_uuid),
+        "The dashed text of a 16-byte UUID (SWAP 1: undo UUID_TO_BIN's swap); 1411 for another length."),
     def(Str, "is_uuid", (1, 1), Fixed(Int), Values(uuid::is_uuid),
         "1 for a UUID in text form (32 hex digits, dashed 8-4-4-4-12, or that in braces), else 0; NULL for NULL."),
     def(Session, "database", (0, 0), Fixed(Text), Host, "The current database, NULL if none.")
@@ -302,6 +318,8 @@ pub(crate) static FUNCTIONS: &[FunctionDef] = &[
     def(Internal, "@", (1, 1), Fixed(Text), Host, "`@name`: a user variable.").purity(Purity::Session),
     def(Internal, IS_TRUE, (1, 1), Fixed(Int), Values(scalar::is_true), "`x IS TRUE`."),
     def(Internal, IS_FALSE, (1, 1), Fixed(Int), Values(scalar::is_false), "`x IS FALSE`."),
+    def(Internal, HEX_OPERAND, (3, 3), Fixed(Bytes), Values(scalar::hex_operand),
+        "A hexadecimal literal compared with a column: its number beside a number, else its bytes."),
     def(Internal, LIKE_BINARY, (2, 2), Fixed(Int), Values(scalar::like_binary),
         "`x LIKE BINARY p`: the bytes matched, `_` one byte."),
     def(Internal, SHOW_SCALE, (2, 2), Rule("the first argument's type"), Values(scalar::show_scale),
@@ -314,7 +332,7 @@ pub(crate) static FUNCTIONS: &[FunctionDef] = &[
     def(Internal, "trim both", (2, 2), Fixed(Text), Values(scalar::trim_both),
         "`TRIM(BOTH s FROM str)` (and LEADING, TRAILING).")
         .aliases(&["trim leading", "trim trailing"])
-        .text_len(OfFirstArg),
+        .text_len(OfFirstArg).binary_with_binary_arg(),
     def(Internal, "cast_as_json", (1, 1), Fixed(Text), Exprs(control::json), "`CAST(x AS JSON)`.")
         .json(),
     def(Internal, "date_add interval", (3, 3), Rule("as DATE_ADD"), DT_CALL,

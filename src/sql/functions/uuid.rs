@@ -1,17 +1,16 @@
 //! UUID(), UUID_SHORT() and IS_UUID() as MySQL 8 answers them: a
 //! time-based (version 1) UUID, a 64-bit number unique per server, and the
-//! check of a UUID's text forms.
+//! check of a UUID's text forms; UUID_TO_BIN / BIN_TO_UUID between a
+//! UUID's text and its 16 bytes.
 //!
 //! Owns the process's UUID generator state (clock sequence, node, the last
 //! timestamp handed out, UUID_SHORT's counter). Never reads the session.
-//! UUID_TO_BIN / BIN_TO_UUID are not here: they need binary strings, which
-//! the type system does not have yet.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{LazyLock, Mutex};
 
-use crate::error::SqlResult;
-use crate::sql::expr::value::{text_of, want};
+use crate::error::{SqlError, SqlResult};
+use crate::sql::expr::value::{bytes_of, text_of, truth, want, wrong_count};
 use crate::types::Value;
 
 /// 100-ns intervals between 1582-10-15 (the UUID epoch) and 1970-01-01.
@@ -105,6 +104,78 @@ pub(super) fn is_uuid(name: &str, args: &[Value]) -> SqlResult<Value> {
         return Ok(Value::Null);
     }
     Ok(Value::Int(i64::from(valid_uuid_text(&text_of(&args[0])))))
+}
+
+/// MySQL's 1411 for an argument a UUID function cannot read.
+fn wrong_value(name: &str, v: &Value) -> SqlError {
+    SqlError::new(
+        1411,
+        format!("Incorrect string value: '{v}' for function {name}"),
+    )
+}
+
+/// The swap flag of UUID_TO_BIN / BIN_TO_UUID (second argument, default
+/// 0): whether the time-low and time-high groups trade places, so that
+/// version-1 UUIDs made one after the other sort together.
+fn swap_flag(args: &[Value], name: &str) -> SqlResult<bool> {
+    match args.len() {
+        1 => Ok(false),
+        2 => Ok(truth(&args[1]).unwrap_or(false)),
+        _ => Err(wrong_count(name)),
+    }
+}
+
+/// `UUID_TO_BIN(s[, swap])`: the 16 bytes of UUID text `s` (any form
+/// IS_UUID accepts); 1411 for text that is not a UUID; NULL for NULL.
+pub(super) fn uuid_to_bin(name: &str, args: &[Value]) -> SqlResult<Value> {
+    let swap = swap_flag(args, name)?;
+    if args[0].is_null() {
+        return Ok(Value::Null);
+    }
+    let s = text_of(&args[0]);
+    if !valid_uuid_text(&s) {
+        return Err(wrong_value(name, &args[0]));
+    }
+    let digits: Vec<u8> = s.bytes().filter(u8::is_ascii_hexdigit).collect();
+    let mut b: Vec<u8> = digits
+        .chunks(2)
+        .map(|p| {
+            let d = |c: u8| (c as char).to_digit(16).unwrap_or(0) as u8;
+            d(p[0]) << 4 | d(p[1])
+        })
+        .collect();
+    if swap {
+        // time-hi (bytes 6..8), time-mid (4..6), time-low (0..4), rest.
+        b = [&b[6..8], &b[4..6], &b[0..4], &b[8..16]].concat();
+    }
+    Ok(Value::Bytes(b))
+}
+
+/// `BIN_TO_UUID(b[, swap])`: the dashed lower-case text of 16 bytes;
+/// 1411 for a value of another length; NULL for NULL.
+pub(super) fn bin_to_uuid(name: &str, args: &[Value]) -> SqlResult<Value> {
+    let swap = swap_flag(args, name)?;
+    if args[0].is_null() {
+        return Ok(Value::Null);
+    }
+    let b = bytes_of(&args[0]);
+    if b.len() != 16 {
+        return Err(wrong_value(name, &args[0]));
+    }
+    let b = if swap {
+        [&b[4..8], &b[2..4], &b[0..2], &b[8..16]].concat()
+    } else {
+        b.into_owned()
+    };
+    let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    Ok(Value::Text(format!(
+        "{}-{}-{}-{}-{}",
+        &h[0..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..32]
+    )))
 }
 
 fn valid_uuid_text(s: &str) -> bool {

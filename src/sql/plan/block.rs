@@ -447,6 +447,7 @@ pub(crate) fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnK
         CExpr::Exists(..) | CExpr::InSub(..) | CExpr::InSet(..) => ColumnKind::Int,
         CExpr::Lit(Value::Int(_)) | CExpr::Lit(Value::Bool(_)) => ColumnKind::Int,
         CExpr::Lit(Value::Float(_)) => ColumnKind::Float,
+        CExpr::Lit(Value::Bytes(_)) => ColumnKind::Bytes,
         CExpr::Lit(Value::Decimal(d)) => ColumnKind::Decimal {
             // At least one integer digit, as MySQL counts (0.5 is (2,1)).
             precision: (d.int_digits().max(1) + u32::from(d.scale())).clamp(1, 65) as u8,
@@ -700,6 +701,14 @@ pub(crate) fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnK
                     _ => ColumnKind::Text,
                 }
             }
+            // String functions of a binary string give one (MySQL).
+            n if crate::sql::functions::binary_if_arg_is(n)
+                && args
+                    .iter()
+                    .any(|a| kind_of_expr(a, src, aggs) == ColumnKind::Bytes) =>
+            {
+                ColumnKind::Bytes
+            }
             // The functions whose type does not depend on their
             // arguments: as the function registry declares them.
             _ => crate::sql::functions::result_kind(name),
@@ -763,6 +772,7 @@ pub(crate) fn kind_of_expr(e: &CExpr, src: &Source, aggs: &[AggCall]) -> ColumnK
                 CastTo::DateTime(fsp) => ColumnKind::DateTime(Some(*fsp)),
                 CastTo::Date => ColumnKind::Date,
                 CastTo::Vector(_) => ColumnKind::Vector,
+                CastTo::Binary(_) => ColumnKind::Bytes,
             }
         }
         // CASE: its results' common type (NULL literals aside).

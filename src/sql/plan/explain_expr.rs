@@ -41,6 +41,14 @@ pub fn literal(v: &Value) -> String {
         Value::Null => "NULL".into(),
         Value::Bool(b) => if *b { "true" } else { "false" }.into(),
         Value::Text(s) => format!("'{}'", s.replace('\'', "''")),
+        Value::Bytes(b) => {
+            let mut s = String::with_capacity(2 + 2 * b.len());
+            s.push_str("0x");
+            for x in b {
+                s.push_str(&format!("{x:02x}"));
+            }
+            s
+        }
         Value::DateTime(_) | Value::Vector(_) => {
             format!("'{}'", v.to_string().replace('\'', "''"))
         }
@@ -234,6 +242,8 @@ fn write(e: &CExpr, names: &Names<'_>, depth: usize, out: &mut String) {
                 CastTo::DateTime(n) => format!("datetime({n})"),
                 CastTo::Date => "date".to_string(),
                 CastTo::Vector(n) => format!("vecf32({n})"),
+                CastTo::Binary(Some(n)) => format!("binary({n})"),
+                CastTo::Binary(None) => "binary".to_string(),
             });
             out.push(')');
         }

@@ -441,6 +441,7 @@ pub fn kind_of_type(t: &DataType) -> ColumnKind {
         DataType::DateTime => ColumnKind::DateTime(None),
         DataType::DateTimeFsp(fsp) => ColumnKind::DateTime(Some(*fsp)),
         DataType::VecF32(_) | DataType::VecF64(_) => ColumnKind::Vector,
+        DataType::Binary(_) | DataType::VarBinary(_) | DataType::Blob(_) => ColumnKind::Bytes,
         _ => ColumnKind::Text,
     }
 }

@@ -49,6 +49,8 @@ pub fn union_kind(a: ColumnKind, b: ColumnKind) -> ColumnKind {
         (K::Int, K::Decimal { .. }) => b,
         (K::Decimal { .. }, K::Int) => a,
         (K::Int | K::Float | K::Decimal { .. }, K::Int | K::Float | K::Decimal { .. }) => K::Float,
+        // A binary string beside anything else: binary (MySQL).
+        (K::Bytes, _) | (_, K::Bytes) => K::Bytes,
         _ => K::Text,
     }
 }
