@@ -35,6 +35,7 @@ fn opts(timeout_ms: u64) -> TxnOptions {
     TxnOptions {
         lock_wait_timeout: Duration::from_millis(timeout_ms),
         read_only: false,
+        ..TxnOptions::default()
     }
 }
 
