@@ -223,7 +223,7 @@ const VARS: &[Def] = &[
         "0",
     ),
     // Bytes one transaction's buffered writes and row locks may hold; 0:
-    // the server's default (half of `--statement-memory-total`). Past it a
+    // the server's default (a quarter of `--statement-memory-total`). Past it a
     // statement fails with 1197 and is rolled back. Decision 032.
     def(
         "tributary_transaction_memory_limit",
