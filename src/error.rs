@@ -48,6 +48,9 @@ pub mod code {
     /// ER_DISK_FULL: a durable write found the disk full; nothing of the
     /// statement was written, reads go on, retry once space is back.
     pub const DISK_FULL: u16 = 1021;
+    /// ER_TRANS_CACHE_FULL: a transaction's write set passed its memory
+    /// limit (decision 032).
+    pub const TRANS_CACHE_FULL: u16 = 1197;
     pub const WRONG_COLUMN_NAME: u16 = 1166;
     pub const NON_UNIQ: u16 = 1052;
     pub const INVALID_GROUP_FUNC: u16 = 1111;
@@ -311,6 +314,7 @@ impl From<StorageError> for SqlError {
             StorageError::Unsupported(_) => code::NOT_SUPPORTED,
             StorageError::Interrupted => code::QUERY_INTERRUPTED,
             StorageError::Unavailable(_) => code::STORAGE_UNAVAILABLE,
+            StorageError::TxnTooLarge { .. } => code::TRANS_CACHE_FULL,
             // ENOSPC from a durable write: MySQL's ER_DISK_FULL.
             StorageError::Io(m) if m.contains("No space left on device") => code::DISK_FULL,
             _ => code::UNKNOWN_ERROR,

@@ -73,6 +73,7 @@ fn begin(iscp: &Iscp) -> Result<Box<dyn Transaction>, SqlError> {
     Ok(iscp.storage.begin(TxnOptions {
         lock_wait_timeout: crate::iscp::UNIT_LOCK_WAIT,
         read_only: false,
+        ..TxnOptions::default()
     })?)
 }
 
@@ -545,6 +546,7 @@ pub async fn initial_build_unit(
         let pin = match iscp.storage.begin(TxnOptions {
             lock_wait_timeout: crate::iscp::PIN_LOCK_WAIT,
             read_only: true,
+            ..TxnOptions::default()
         }) {
             Ok(p) => p,
             Err(e) => return sql_outcome(e.into()),

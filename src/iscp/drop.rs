@@ -96,6 +96,7 @@ async fn try_finalize(iscp: &Arc<Iscp>, j: &JobRow, token: &CancellationToken) -
             .begin(TxnOptions {
                 lock_wait_timeout: crate::iscp::BOOKKEEPING_LOCK_WAIT,
                 read_only: false,
+                ..TxnOptions::default()
             })
             .map_err(|e| e.to_string())?;
         log::mark_canceled(txn.as_mut(), &key).map_err(|e| e.message)?;

@@ -595,6 +595,7 @@ fn record_error(
     let mut txn = iscp.storage.begin(TxnOptions {
         lock_wait_timeout: crate::iscp::BOOKKEEPING_LOCK_WAIT,
         read_only: false,
+        ..TxnOptions::default()
     })?;
     let r = log::write_error(txn.as_mut(), &j.key, j.status.iterations, error, msg)?;
     match r {

@@ -129,6 +129,38 @@ pub fn default_statement(total: u64) -> u64 {
     (total / 8).clamp(64 << 20, 2 << 30).min(total)
 }
 
+/// The default limit of one transaction's write set for global budget
+/// `total` (`tributary_transaction_memory_limit` = 0): a quarter of it.
+/// The commit of a transaction at its limit takes a few times the limit
+/// for a moment (decision 032: its versions, its commit-log record, the
+/// applier's file transaction), so the default leaves room for that.
+pub fn default_transaction(total: u64) -> u64 {
+    total / 4
+}
+
+/// Transactions charge their write sets to the global budget too
+/// (decision 032): what they hold between statements is not there for
+/// statements to use.
+impl tributary_storage::write_budget::MemoryBudget for Global {
+    fn try_charge(&self, n: u64) -> bool {
+        let now = self.used.fetch_add(n, Ordering::AcqRel) + n;
+        if now > self.limit {
+            self.used.fetch_sub(n, Ordering::AcqRel);
+            return false;
+        }
+        self.peak.fetch_max(now, Ordering::AcqRel);
+        true
+    }
+
+    fn release(&self, n: u64) {
+        Global::release(self, n);
+    }
+
+    fn setting(&self) -> &str {
+        "--statement-memory-total"
+    }
+}
+
 fn full(what: &str, setting: &str, limit: u64) -> SqlError {
     SqlError::new(
         TABLE_FULL,

@@ -177,9 +177,20 @@ impl Engine {
             .and_then(|v| v.parse::<f64>().ok())
             .map(std::time::Duration::from_secs_f64)
             .unwrap_or(self.config.lock_wait_timeout);
+        let own = match st.var_u64("tributary_transaction_memory_limit") {
+            0 => crate::sql::budget::default_transaction(self.budget.limit()),
+            n => n,
+        };
+        let global: std::sync::Arc<dyn tributary_storage::write_budget::MemoryBudget> =
+            self.budget.clone();
         TxnOptions {
             lock_wait_timeout: timeout,
             read_only: false,
+            write_limit: tributary_storage::write_budget::WriteLimit {
+                bytes: own,
+                setting: "tributary_transaction_memory_limit".into(),
+                global: Some(global),
+            },
         }
     }
 

@@ -222,6 +222,15 @@ const VARS: &[Def] = &[
         A::Range(0, i64::MAX),
         "0",
     ),
+    // Bytes one transaction's buffered writes and row locks may hold; 0:
+    // the server's default (a quarter of `--statement-memory-total`). Past it a
+    // statement fails with 1197 and is rolled back. Decision 032.
+    def(
+        "tributary_transaction_memory_limit",
+        S,
+        A::Range(0, i64::MAX),
+        "0",
+    ),
     def("tx_isolation", S, A::Isolation, "REPEATABLE-READ"),
     def("tx_read_only", RO, A::Any, "OFF"),
     def("unique_checks", S, A::Bool, "ON"),

@@ -3,7 +3,9 @@
 //! Owns a transaction's pinned connection, its snapshot (our own MVCC: the
 //! clock value read at begin; PostgreSQL runs READ COMMITTED and every read
 //! filters versions by that ts), its buffered writes with their undo log,
-//! and the row locks it holds (PostgreSQL tuple locks plus, for
+//! their memory account (`WriteAccount`: past the transaction's limit or
+//! the shared budget a write fails with 1197 before it is buffered,
+//! decision 032), and the row locks it holds (PostgreSQL tuple locks plus, for
 //! metadata-lock keys, relation locks on a gate relation, so S / IX / X
 //! conflict as the contract says and DDL queues ahead of later readers).
 //!
@@ -29,6 +31,8 @@ use tributary_storage::{
     Interrupt, LockWait, Result, Savepoint, StorageError, TableId, Transaction, Ts, TxnId,
     TxnOptions,
 };
+
+use tributary_storage::write_budget::{lock_bytes, write_bytes, WriteAccount};
 
 use crate::storage::{refs, Inner, Param};
 use crate::{error, sql};
@@ -123,6 +127,9 @@ pub(crate) struct PgTxn {
     /// Per write, for savepoints.
     undo: Vec<Undo>,
     held: HashMap<(TableId, Vec<u8>), Held>,
+    /// Estimated bytes of `writes`, `undo` and `held`, checked and
+    /// charged.
+    account: WriteAccount,
     interrupt: Interrupt,
     /// How an exclusive row lock another transaction holds is met (NOWAIT
     /// / SKIP LOCKED); shared and intention locks always wait.
@@ -211,6 +218,7 @@ impl PgTxn {
         };
         inner.saw(start);
         inner.reregister(provisional, Some(start));
+        let account = WriteAccount::new(opts.write_limit.clone());
         Ok(PgTxn {
             inner,
             id,
@@ -225,6 +233,7 @@ impl PgTxn {
             writes: BTreeMap::new(),
             undo: Vec::new(),
             held: HashMap::new(),
+            account,
             interrupt: Interrupt::default(),
             lock_wait: LockWait::Wait,
             done: false,
@@ -322,6 +331,7 @@ impl PgTxn {
             Ok(Ok(())) => {
                 self.undo_to(pos);
                 self.held.retain(|_, h| h.sp != n);
+                self.recount();
             }
             Ok(Err(e)) => self.broken = Some(error::describe(&e)),
             Err(e) => self.broken = Some(e.to_string()),
@@ -402,6 +412,13 @@ impl PgTxn {
             };
         }
         let sp = self.sp_cur.map_or(0, |s| s.0);
+        if !self.held.contains_key(&(table, key.to_vec())) {
+            // Refused: the lock stays with the PostgreSQL transaction
+            // (released at its end), untracked here.
+            let size = committed.as_ref().map_or(0, Vec::len) as u64;
+            self.account
+                .add(lock_bytes(key.len()).saturating_add(size))?;
+        }
         let h = self.held.entry((table, key.to_vec())).or_insert(Held {
             modes: 0,
             committed: None,
@@ -417,10 +434,38 @@ impl PgTxn {
         self.writes.get(&table).and_then(|m| m.get(key))
     }
 
-    fn write(&mut self, table: TableId, key: &[u8], value: Option<Vec<u8>>) {
+    /// Buffer a write, once the account takes its bytes (its entry and
+    /// its undo entry; the value it replaces moves to the undo entry).
+    fn write(&mut self, table: TableId, key: &[u8], value: Option<Vec<u8>>) -> Result<()> {
+        let len = value.as_ref().map_or(0, Vec::len);
+        self.account
+            .add(write_bytes(key.len(), len).saturating_add(write_bytes(key.len(), 0)))?;
         let m = self.writes.entry(table).or_default();
         let before = m.insert(key.to_vec(), value);
         self.undo.push((table, key.to_vec(), before));
+        Ok(())
+    }
+
+    /// Count the account again after a rollback to a savepoint.
+    fn recount(&mut self) {
+        let len = |v: &Option<Vec<u8>>| v.as_ref().map_or(0, Vec::len);
+        let writes: u64 = self
+            .writes
+            .values()
+            .flat_map(|m| m.iter())
+            .map(|(k, v)| write_bytes(k.len(), len(v)))
+            .sum();
+        let undo: u64 = self
+            .undo
+            .iter()
+            .map(|(_, k, b)| write_bytes(k.len(), b.as_ref().map_or(0, len)))
+            .sum();
+        let held: u64 = self
+            .held
+            .iter()
+            .map(|((_, k), h)| lock_bytes(k.len()).saturating_add(len(&h.committed) as u64))
+            .sum();
+        self.account.set(writes + undo + held);
     }
 
     fn undo_to(&mut self, pos: usize) {
@@ -458,7 +503,7 @@ impl PgTxn {
             Some(v) => v.clone(),
             None => committed,
         };
-        self.write(table, key, value);
+        self.write(table, key, value)?;
         Ok(prev)
     }
 
@@ -496,6 +541,7 @@ impl PgTxn {
             return;
         }
         self.done = true;
+        self.account.clear();
         if let Some(conn) = self.conn.take() {
             let mut broken = self.broken.is_some();
             if self.pg_open && !broken {
@@ -703,6 +749,7 @@ impl Transaction for PgTxn {
 
     fn rollback_to(&mut self, sp: Savepoint) {
         self.undo_to(sp.0);
+        self.recount();
     }
 
     fn has_writes(&self) -> bool {

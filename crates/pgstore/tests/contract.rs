@@ -35,6 +35,7 @@ fn opts(timeout_ms: u64) -> TxnOptions {
     TxnOptions {
         lock_wait_timeout: Duration::from_millis(timeout_ms),
         read_only: false,
+        ..TxnOptions::default()
     }
 }
 
@@ -667,4 +668,52 @@ fn a_cut_off_node_fences_itself_before_others_collect_its_snapshot() {
         assert!(Instant::now() < deadline, "cn-b never came back");
         thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// The write set is bounded as on the embedded store (decision 032): a
+/// write past the limit is refused with `TxnTooLarge` and not buffered; a
+/// rollback to a savepoint gives its bytes back; what was kept commits.
+#[test]
+fn a_write_past_the_limit_is_refused_and_not_buffered() {
+    let (_url, s) = open_db();
+    let mut t = s
+        .begin(TxnOptions {
+            write_limit: tributary_storage::write_budget::WriteLimit {
+                bytes: 64 << 10,
+                setting: "the_limit".into(),
+                global: None,
+            },
+            ..TxnOptions::default()
+        })
+        .unwrap();
+    t.put(T, b"first", b"kept".to_vec()).unwrap();
+    let sp = t.savepoint();
+    let mut n = 0u32;
+    let e = loop {
+        match t.put(T, &n.to_be_bytes(), vec![7; 1000]) {
+            Ok(_) => n += 1,
+            Err(e) => break e,
+        }
+        assert!(n < 1000, "no limit");
+    };
+    assert_eq!(
+        e,
+        StorageError::TxnTooLarge {
+            setting: "the_limit".into()
+        }
+    );
+    assert!(n > 10, "only {n} writes fit");
+    assert_eq!(t.get(T, &n.to_be_bytes(), false).unwrap(), None);
+    t.rollback_to(sp);
+    for i in 0..n / 2 {
+        t.put(T, &i.to_be_bytes(), vec![8; 1000]).unwrap();
+    }
+    t.commit().unwrap();
+    let mut r = s.begin(TxnOptions::default()).unwrap();
+    assert_eq!(r.get(T, b"first", false).unwrap(), Some(b"kept".to_vec()));
+    assert_eq!(
+        r.get(T, &0u32.to_be_bytes(), false).unwrap(),
+        Some(vec![8; 1000])
+    );
+    assert_eq!(r.get(T, &(n - 1).to_be_bytes(), false).unwrap(), None);
 }

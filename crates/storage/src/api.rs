@@ -114,6 +114,15 @@ pub enum StorageError {
     /// Stored bytes could not be decoded.
     #[error("storage corruption: {0}")]
     Corrupt(String),
+    /// The transaction's write set would pass its memory limit or the
+    /// shared budget named by `setting` (MySQL 1197, ER_TRANS_CACHE_FULL).
+    /// Nothing of the refused write was recorded: the caller rolls the
+    /// statement back.
+    #[error(
+        "Multi-statement transaction required more than '{setting}' bytes of storage; \
+         increase this mysqld variable and try again"
+    )]
+    TxnTooLarge { setting: String },
     /// A change-log range was requested that GC already removed.
     #[error("change log for table {table} before ts {gc_ts} was garbage-collected")]
     ChangesGone { table: TableId, gc_ts: Ts },
@@ -141,6 +150,9 @@ pub struct TxnOptions {
     pub lock_wait_timeout: std::time::Duration,
     /// A read-only transaction takes no locks and cannot write.
     pub read_only: bool,
+    /// How much memory the transaction's buffered writes and locks may
+    /// hold ([`crate::write_budget`]).
+    pub write_limit: crate::write_budget::WriteLimit,
 }
 
 impl Default for TxnOptions {
@@ -148,6 +160,7 @@ impl Default for TxnOptions {
         Self {
             lock_wait_timeout: std::time::Duration::from_secs(50),
             read_only: false,
+            write_limit: Default::default(),
         }
     }
 }

@@ -11,5 +11,6 @@ pub mod api;
 
 pub use api::*;
 pub mod embedded;
+pub mod write_budget;
 
 pub use embedded::{Durability, EmbeddedOptions, EmbeddedStorage, EmbeddedTxn};

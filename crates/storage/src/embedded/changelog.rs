@@ -11,7 +11,7 @@
 //! change is never seen before its transaction is, and never answer a read
 //! that reaches below a commit whose entries were not stored.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 
 use super::durable::{io, Durable, CHANGES, CHANGE_GC};
 use crate::api::{Change, ChangeBatch, ChangeKind, Result, StorageError, TableId, Ts};
@@ -121,32 +121,39 @@ pub(super) fn net_kind(old: &Option<Vec<u8>>, new: &Option<Vec<u8>>) -> Option<C
 }
 
 /// Build the changes of one transaction, per table in key order with `seq`
-/// counting from 0 in each table. `final_writes` maps each written key to
-/// the value the transaction leaves; `old` gives the latest committed value.
+/// counting from 0 in each table. `final_writes` yields each written key
+/// with the value the transaction leaves, by table and in key order; its
+/// keys and values move into the changes. `old` gives the latest
+/// committed value. `count`: how many writes there are (the room the
+/// changes are given at once).
 pub(super) fn build_changes(
     ts: Ts,
-    final_writes: &BTreeMap<TableId, BTreeMap<Vec<u8>, Option<Vec<u8>>>>,
+    count: usize,
+    final_writes: impl IntoIterator<Item = (TableId, Vec<u8>, Option<Vec<u8>>)>,
     mut old: impl FnMut(TableId, &[u8]) -> Option<Vec<u8>>,
 ) -> Vec<(TableId, Change)> {
-    let mut out = Vec::new();
-    for (table, keys) in final_writes {
-        let mut seq: u32 = 0;
-        for (key, new) in keys {
-            let before = old(*table, key);
-            if let Some(kind) = net_kind(&before, new) {
-                out.push((
-                    *table,
-                    Change {
-                        commit_ts: ts,
-                        seq,
-                        kind,
-                        key: key.clone(),
-                        old: before,
-                        new: new.clone(),
-                    },
-                ));
-                seq = seq.saturating_add(1);
-            }
+    let mut out = Vec::with_capacity(count);
+    let mut seq: u32 = 0;
+    let mut last_table = None;
+    for (table, key, new) in final_writes {
+        if last_table != Some(table) {
+            last_table = Some(table);
+            seq = 0;
+        }
+        let before = old(table, &key);
+        if let Some(kind) = net_kind(&before, &new) {
+            out.push((
+                table,
+                Change {
+                    commit_ts: ts,
+                    seq,
+                    kind,
+                    key,
+                    old: before,
+                    new,
+                },
+            ));
+            seq = seq.saturating_add(1);
         }
     }
     out

@@ -60,8 +60,20 @@ use super::flush::{self, Member};
 use super::mvcc::Installed;
 use crate::api::{Change, Result, StorageError, TableId, Ts};
 
-/// A transaction's final writes: table → key → new value (`None` deletes).
+/// Values by key and table: table → key → value (`None`: absent).
 pub(super) type FinalWrites = BTreeMap<TableId, BTreeMap<Vec<u8>, Option<Vec<u8>>>>;
+
+/// A transaction's latest write of a key.
+#[derive(Debug)]
+pub(super) struct OwnWrite {
+    /// The new value (`None` deletes).
+    pub value: Option<Vec<u8>>,
+    /// How many writes the transaction made before this one.
+    pub pos: u64,
+}
+
+/// A transaction's final writes: table → key → latest write.
+pub(super) type OwnWrites = BTreeMap<TableId, BTreeMap<Vec<u8>, OwnWrite>>;
 
 /// How commits reach stable storage.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -210,7 +222,7 @@ fn wake_next(inner: &Inner) {
 
 /// One queued commit.
 struct Request {
-    writes: FinalWrites,
+    writes: OwnWrites,
     /// Before images the transaction read under its exclusive locks (a
     /// subset of the written keys, or more); the rest are looked up.
     known: FinalWrites,
@@ -238,7 +250,7 @@ impl CommitQueue {
 pub(super) fn commit(
     inner: &Inner,
     start_ts: Ts,
-    writes: FinalWrites,
+    writes: OwnWrites,
     known: FinalWrites,
 ) -> Result<Ts> {
     inner.check_poison()?;
@@ -308,7 +320,12 @@ fn lead(inner: &Inner, last: &mut Ts, group: Vec<Request>) -> bool {
             continue;
         };
         let mut failed = None;
-        let changes = changelog::build_changes(next, &req.writes, |t, k| {
+        // The writes move into the changes (no copy of a key or value).
+        let count = req.writes.values().map(BTreeMap::len).sum();
+        let writes = std::mem::take(&mut req.writes)
+            .into_iter()
+            .flat_map(|(t, m)| m.into_iter().map(move |(k, w)| (t, k, w.value)));
+        let changes = changelog::build_changes(next, count, writes, |t, k| {
             let known = req.known.get_mut(&t).and_then(|m| m.remove(k));
             if known.is_some() && !cfg!(debug_assertions) {
                 return known.flatten();

@@ -224,6 +224,14 @@ impl CommitLog {
     /// [`Self::sync`]). A group larger than the room left grows the file.
     pub fn append_encoded(&mut self, last: Option<Ts>) -> Result<()> {
         self.check()?;
+        // The record's length is a u32: a larger group cannot be written
+        // (read back, it would end the log early). Nothing is written.
+        if self.buf.len() - HEADER > u32::MAX as usize {
+            self.buf = Vec::new();
+            return Err(StorageError::TxnTooLarge {
+                setting: "the commit log's 4 GiB record".into(),
+            });
+        }
         // A full disk on demand: a `return` action fails the write as the
         // kernel would (ENOSPC), with its message.
         if let Err(tributary_fault::FaultError::Injected { message, .. }) =
@@ -254,6 +262,9 @@ impl CommitLog {
         }
         self.pos += self.buf.len() as u64;
         self.size = self.size.max(self.pos);
+        if self.buf.capacity() > DBUF_KEEP {
+            self.buf = Vec::new(); // a large group's room is not kept
+        }
         if let Some(ts) = last {
             self.last_ts = ts;
         }

@@ -1,15 +1,19 @@
 //! [`EmbeddedTxn`]: one transaction of the embedded backend.
 //!
-//! Owns the transaction's write set (an ordered log of writes, with
-//! savepoints as log positions, plus a per-table index of the latest own
-//! write per key), the row locks it holds and their modes (shared from
+//! Owns the transaction's write set — one copy of each write: per table,
+//! the latest own write per key with its position (the count of writes
+//! before it); savepoints are positions, and an undo entry keeps a value
+//! an overwrite replaced only while a savepoint could bring it back — the
+//! row locks it holds and their modes (shared from
 //! [`Transaction::get_for_share`], exclusive from writes and locking reads),
-//! its snapshot registration, and the commit path.
+//! the memory account of both ([`WriteAccount`], decision 032), its
+//! snapshot registration, and the commit path.
 //!
 //! This module must never let a transaction write a row it has not locked
 //! exclusively, never let a read-only transaction take a lock, never release
-//! locks before its commit is durable and visible, and never leave a snapshot
-//! registered after the transaction ends (drop included).
+//! locks before its commit is durable and visible, never leave a snapshot
+//! registered after the transaction ends (drop included), and never record
+//! a write or take a lock its memory account refused.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -19,6 +23,7 @@ use std::sync::Arc;
 
 use foldhash::{HashMap, HashMapExt};
 
+use super::commit::{OwnWrite, OwnWrites};
 use super::engine::Inner;
 use super::locks::{LockMode, RowId};
 use super::mvcc::{range_is_valid, Rows};
@@ -26,11 +31,27 @@ use crate::api::{
     Interrupt, KeyRange, LockWait, PartVisitor, RangesPart, Result, Savepoint, StorageError,
     TableId, Transaction, Ts, TxnId, TxnOptions,
 };
+use crate::write_budget::{lock_bytes, write_bytes, WriteAccount};
 
 /// Rows a scan visits between two interrupt checks.
 const INTERRUPT_EVERY: u32 = 1024;
 
-type OwnWrites = super::commit::FinalWrites;
+type BeforeImages = super::commit::FinalWrites;
+
+/// What an overwrite replaced, kept while a savepoint could restore it.
+struct Undo {
+    /// Position of the overwrite: undone by a rollback to a savepoint at
+    /// or below it.
+    pos: u64,
+    table: TableId,
+    key: Vec<u8>,
+    prev: OwnWrite,
+}
+
+/// Estimated bytes of one undo entry (its key and the value it keeps).
+fn undo_bytes(u: &Undo) -> u64 {
+    write_bytes(u.key.len(), u.prev.value.as_ref().map_or(0, Vec::len))
+}
 
 /// How many bytes of before images a transaction keeps for its commit.
 const BEFORE_IMAGES_BYTES: usize = 64 << 10;
@@ -74,16 +95,29 @@ pub struct EmbeddedTxn {
     id: TxnId,
     start_ts: Ts,
     opts: TxnOptions,
-    /// Ordered write log: `(table, key, new value or tombstone)`.
-    log: Vec<(TableId, Vec<u8>, Option<Vec<u8>>)>,
-    /// Latest own write per key, rebuilt from `log` on `rollback_to`.
+    /// Latest own write per key (new value or tombstone) with its
+    /// position: the only copy of the transaction's writes.
     own: OwnWrites,
+    /// Writes made so far (the position of the next one; a savepoint is
+    /// such a position).
+    writes: u64,
+    /// The highest savepoint handed out: an overwrite of a write made
+    /// below it keeps the replaced value in `undo`; any other overwrite
+    /// can drop it (every rollback that would restore it removes the key
+    /// altogether).
+    max_savepoint: u64,
+    /// Values overwrites replaced, in position order.
+    undo: Vec<Undo>,
+    /// Estimated bytes of `own`, `undo` and `locks`, checked and charged.
+    account: WriteAccount,
+    /// The part of `account` that `locks` holds (kept until the end).
+    lock_bytes: u64,
     /// Latest committed version of keys read under this transaction's
     /// exclusive lock before its first own write of them: their "before"
     /// images at commit, since no other transaction can commit them while
     /// the lock is held (locks are kept until the end, also across
     /// `rollback_to`). The commit's leader then need not look them up.
-    before: OwnWrites,
+    before: BeforeImages,
     /// Bytes of keys and values in `before` (at most
     /// [`BEFORE_IMAGES_BYTES`]: a large transaction's leader looks the rest
     /// up rather than the transaction holding a second copy of its rows).
@@ -106,7 +140,8 @@ impl std::fmt::Debug for EmbeddedTxn {
         f.debug_struct("EmbeddedTxn")
             .field("id", &self.id)
             .field("start_ts", &self.start_ts)
-            .field("writes", &self.log.len())
+            .field("writes", &self.writes)
+            .field("bytes", &self.account.bytes())
             .field("locks", &self.locks.len())
             .field("open", &self.open)
             .finish()
@@ -117,13 +152,18 @@ impl EmbeddedTxn {
     pub(super) fn new(inner: Arc<Inner>, opts: TxnOptions) -> Self {
         let id = inner.next_txn.fetch_add(1, Ordering::Relaxed);
         let start_ts = inner.register_snapshot();
+        let account = WriteAccount::new(opts.write_limit.clone());
         Self {
             inner,
             id,
             start_ts,
             opts,
-            log: Vec::new(),
             own: BTreeMap::new(),
+            writes: 0,
+            max_savepoint: 0,
+            undo: Vec::new(),
+            account,
+            lock_bytes: 0,
             before: BTreeMap::new(),
             before_bytes: 0,
             locks: HashMap::new(),
@@ -180,7 +220,10 @@ impl EmbeddedTxn {
     }
 
     fn own_write(&self, table: TableId, key: &[u8]) -> Option<&Option<Vec<u8>>> {
-        self.own.get(&table).and_then(|m| m.get(key))
+        self.own
+            .get(&table)
+            .and_then(|m| m.get(key))
+            .map(|w| &w.value)
     }
 
     /// Take the row lock on `(table, key)` in `mode` (a lock already held
@@ -193,16 +236,40 @@ impl EmbeddedTxn {
             return Ok(());
         }
         let target = held.map_or(mode, |h| h.combine(mode));
-        self.inner.locks.acquire(
+        let charge = self.charge_lock(held.is_none(), key)?;
+        let r = self.inner.locks.acquire(
             self.id,
             table,
             key,
             target,
             self.opts.lock_wait_timeout,
             &self.interrupt,
-        )?;
+        );
+        if let Err(e) = r {
+            self.uncharge(charge);
+            return Err(e);
+        }
+        self.lock_bytes += charge;
         self.locks.insert(row, target);
         Ok(())
+    }
+
+    /// Charge a new lock on `key` to the account (nothing when the lock
+    /// is `held` already, in a weaker mode): the bytes charged.
+    fn charge_lock(&mut self, new: bool, key: &[u8]) -> Result<u64> {
+        if !new {
+            return Ok(0);
+        }
+        let n = lock_bytes(key.len());
+        self.account.add(n)?;
+        Ok(n)
+    }
+
+    /// Give back `n` bytes charged for a lock not taken after all.
+    fn uncharge(&mut self, n: u64) {
+        if n > 0 {
+            self.account.set(self.account.bytes().saturating_sub(n));
+        }
     }
 
     /// [`Self::take_lock`] without waiting: false when another transaction
@@ -214,9 +281,12 @@ impl EmbeddedTxn {
             return Ok(true);
         }
         let target = held.map_or(mode, |h| h.combine(mode));
+        let charge = self.charge_lock(held.is_none(), key)?;
         if !self.inner.locks.try_acquire(self.id, table, key, target) {
+            self.uncharge(charge);
             return Ok(false);
         }
+        self.lock_bytes += charge;
         self.locks.insert(row, target);
         Ok(true)
     }
@@ -269,17 +339,46 @@ impl EmbeddedTxn {
         self.ensure_writable()?;
         self.take_lock(table, key, LockMode::Exclusive)?;
         let prev = self.current_locked(table, key)?;
-        self.record(table, key, value);
+        self.record(table, key, value)?;
         Ok(prev)
     }
 
-    /// Add a write (its lock taken) to the transaction's own writes and log.
-    fn record(&mut self, table: TableId, key: &[u8], value: Option<Vec<u8>>) {
-        self.own
-            .entry(table)
-            .or_default()
-            .insert(key.to_vec(), value.clone());
-        self.log.push((table, key.to_vec(), value));
+    /// Add a write (its lock taken) to the transaction's own writes, once
+    /// its account takes the bytes (else nothing is recorded).
+    fn record(&mut self, table: TableId, key: &[u8], value: Option<Vec<u8>>) -> Result<()> {
+        let pos = self.writes;
+        let len = value.as_ref().map_or(0, Vec::len) as u64;
+        let map = self.own.entry(table).or_default();
+        match map.get_mut(key) {
+            None => {
+                self.account.add(write_bytes(key.len(), len as usize))?;
+                map.insert(key.to_vec(), OwnWrite { value, pos });
+            }
+            Some(w) if self.max_savepoint > w.pos => {
+                // A savepoint lies between the two writes: keep the
+                // replaced one for a rollback to it.
+                self.account.add(write_bytes(key.len(), len as usize))?;
+                let prev = std::mem::replace(w, OwnWrite { value, pos });
+                self.undo.push(Undo {
+                    pos,
+                    table,
+                    key: key.to_vec(),
+                    prev,
+                });
+            }
+            Some(w) => {
+                let old = w.value.as_ref().map_or(0, Vec::len) as u64;
+                if len > old {
+                    self.account.add(len - old)?;
+                } else {
+                    self.account
+                        .set(self.account.bytes().saturating_sub(old - len));
+                }
+                *w = OwnWrite { value, pos };
+            }
+        }
+        self.writes += 1;
+        Ok(())
     }
 
     /// End the transaction: release locks and the snapshot.
@@ -291,15 +390,21 @@ impl EmbeddedTxn {
         self.drop_reader();
         self.inner.locks.release_all(self.id, self.locks.keys());
         self.locks.clear();
+        self.own.clear();
+        self.undo.clear();
+        self.lock_bytes = 0;
+        self.account.clear();
         self.inner.unregister_snapshot(self.start_ts);
     }
 
     fn commit_inner(&mut self) -> Result<Ts> {
         self.ensure_open()?;
-        if self.log.is_empty() {
+        if self.writes == 0 {
             return Ok(self.start_ts);
         }
         self.drop_reader();
+        // Nothing is rolled back to a savepoint any more.
+        self.undo = Vec::new();
         let writes = std::mem::take(&mut self.own);
         let before = std::mem::take(&mut self.before);
         self.before_bytes = 0;
@@ -337,11 +442,11 @@ impl EmbeddedTxn {
                 .visit_at(r, table, self.start_ts, start, end, |k, v| {
                     if let Some(own) = own.as_mut() {
                         // Own writes before `k` come first.
-                        while let Some((ok, ov)) = own.peek() {
+                        while let Some((ok, ow)) = own.peek() {
                             if ok.as_slice() >= k {
                                 break;
                             }
-                            if let Some(ov) = ov {
+                            if let Some(ov) = &ow.value {
                                 if !f(ok, ov) {
                                     stopped = true;
                                     return false;
@@ -350,9 +455,9 @@ impl EmbeddedTxn {
                             own.next();
                         }
                         // An own write of `k` replaces the snapshot's version.
-                        if let Some((ok, ov)) = own.peek() {
+                        if let Some((ok, ow)) = own.peek() {
                             if ok.as_slice() == k {
-                                let go_on = match ov {
+                                let go_on = match &ow.value {
                                     Some(ov) => f(ok, ov),
                                     None => true,
                                 };
@@ -375,8 +480,8 @@ impl EmbeddedTxn {
         // What is left of the own writes lies after every visited key (each
         // own key up to a visited one was consumed above).
         if let Some(own) = own {
-            for (ok, ov) in own {
-                if let Some(ov) = ov {
+            for (ok, ow) in own {
+                if let Some(ov) = &ow.value {
                     if !f(ok, ov) {
                         break;
                     }
@@ -581,8 +686,7 @@ impl Transaction for EmbeddedTxn {
     fn put_unread(&mut self, table: TableId, key: &[u8], value: Vec<u8>) -> Result<()> {
         self.ensure_writable()?;
         self.take_lock(table, key, LockMode::Exclusive)?;
-        self.record(table, key, Some(value));
-        Ok(())
+        self.record(table, key, Some(value))
     }
 
     fn delete(&mut self, table: TableId, key: &[u8]) -> Result<Option<Vec<u8>>> {
@@ -605,22 +709,41 @@ impl Transaction for EmbeddedTxn {
     }
 
     fn savepoint(&mut self) -> Savepoint {
-        Savepoint(self.log.len())
+        self.max_savepoint = self.max_savepoint.max(self.writes);
+        Savepoint(self.writes as usize)
     }
 
     fn rollback_to(&mut self, sp: Savepoint) {
-        if sp.0 >= self.log.len() {
+        let sp = sp.0 as u64;
+        if sp >= self.writes {
             return;
         }
-        self.log.truncate(sp.0);
-        self.own.clear();
-        for (t, k, v) in &self.log {
-            self.own.entry(*t).or_default().insert(k.clone(), v.clone());
+        // Overwrites at or after `sp`, newest first: what they replaced
+        // comes back (and is removed below if it was written after `sp`
+        // too).
+        while self.undo.last().is_some_and(|u| u.pos >= sp) {
+            let Some(u) = self.undo.pop() else { break };
+            self.own.entry(u.table).or_default().insert(u.key, u.prev);
         }
+        // What is left from at or after `sp` was the key's first write.
+        let mut bytes = self.lock_bytes;
+        self.own.retain(|_, m| {
+            m.retain(|k, w| {
+                let keep = w.pos < sp;
+                if keep {
+                    bytes += write_bytes(k.len(), w.value.as_ref().map_or(0, Vec::len));
+                }
+                keep
+            });
+            !m.is_empty()
+        });
+        bytes += self.undo.iter().map(undo_bytes).sum::<u64>();
+        self.account.set(bytes);
+        self.writes = sp;
     }
 
     fn has_writes(&self) -> bool {
-        !self.log.is_empty()
+        self.writes > 0
     }
 
     fn commit(mut self: Box<Self>) -> Result<Ts> {
