@@ -47,7 +47,9 @@ fn right_by_lookup(
     let host = SessionHost::new(cx.session, cx.engine);
     let max_keys = lookup_key_limit(cx.txn.approx_rows(t.id));
     let mut keys = Vec::new();
-    let mut seen = HashSet::new();
+    // Integers (the common key) deduplicated as integers, no key bytes.
+    let mut seen: HashSet<Vec<u8>, foldhash::fast::RandomState> = HashSet::default();
+    let mut seen_ints: HashSet<i64, foldhash::fast::RandomState> = HashSet::default();
     for l in left {
         budget::tick()?;
         let v = j.keys[ki].0.eval(&EvalCtx {
@@ -66,7 +68,11 @@ fn right_by_lookup(
         if !ok {
             return Ok(None);
         }
-        if seen.insert(value_key(&v)) {
+        let fresh = match &v {
+            Value::Int(i) => seen_ints.insert(*i),
+            v => seen.insert(value_key(v)),
+        };
+        if fresh {
             keys.push(v);
             if keys.len() > max_keys {
                 return Ok(None);
@@ -406,7 +412,6 @@ pub(super) fn join(cx: &mut Exec<'_, '_>, j: &Join, outer: &[Value]) -> SqlResul
         .iter()
         .map(|c| prepare(cx, c, j.left_width + j.right_width, outer))
         .collect::<SqlResult<_>>()?;
-    let width = j.left_width + j.right_width;
     let mut out: budget::Grave<Vec<Vec<Value>>> = Default::default();
     let mut left_matched = vec![false; left.len()];
     let mut right_matched = vec![false; right.len()];
@@ -434,6 +439,52 @@ pub(super) fn join(cx: &mut Exec<'_, '_>, j: &Join, outer: &[Value]) -> SqlResul
     } else {
         let lexprs: Vec<&CExpr> = j.keys.iter().map(|(l, _)| l).collect();
         let rexprs: Vec<&CExpr> = j.keys.iter().map(|(_, r)| r).collect();
+        // Build on the smaller side of an inner join; an outer join builds
+        // on the side whose unmatched rows it does not emit.
+        let build_left = j.kind == JoinKind::Inner && left.len() < right.len();
+        // A build side past `tmp_table_size`: a grace hash join through
+        // partition files (decision 027).
+        let spill = {
+            let build_rows = if build_left { &left } else { &right };
+            let build_bytes = crate::sql::spill::current().map(|_| {
+                let rows = build_rows.iter().map(|r| budget::row_size(r) as u64 + 48);
+                rows.sum::<u64>()
+            });
+            build_bytes.and_then(crate::sql::spill::hash::join_spill)
+        };
+        // Keys of integers on both sides (the common case: key columns):
+        // hashed as integers, each row's matches chained by position
+        // (decision 031).
+        let ints = match spill {
+            Some(_) => None,
+            None => match int_keys(&lexprs, &left, outer, &host, &mut mem)? {
+                Some(lk) => int_keys(&rexprs, &right, outer, &host, &mut mem)?.map(|rk| (lk, rk)),
+                None => None,
+            },
+        };
+        if let Some((lk, rk)) = ints {
+            let (build, probe) = if build_left { (&lk, &rk) } else { (&rk, &lk) };
+            let table = IntTable::new(build, &mut mem)?;
+            for (pi, k) in probe.iter().enumerate() {
+                budget::tick()?;
+                let Some(k) = k else { continue };
+                let mut at = table.first(k);
+                while let Some(bi) = at {
+                    let (li, ri) = if build_left { (bi, pi) } else { (pi, bi) };
+                    emit(cx, li, ri)?;
+                    at = table.next(bi);
+                }
+            }
+            return finish_outer(
+                j,
+                &left,
+                &right,
+                &left_matched,
+                &right_matched,
+                out,
+                out_mem,
+            );
+        }
         let lk = side_keys(&lexprs, &left, outer, &host, &mut mem)?;
         let rk = side_keys(&rexprs, &right, outer, &host, &mut mem)?;
         let hashable = (0..j.keys.len()).all(|i| {
@@ -444,19 +495,7 @@ pub(super) fn join(cx: &mut Exec<'_, '_>, j: &Join, outer: &[Value]) -> SqlResul
             classes.len() <= 1 && !classes.contains(&2)
         });
         if hashable {
-            // Build on the smaller side of an inner join; an outer join
-            // builds on the side whose unmatched rows it does not emit.
-            let build_left = j.kind == JoinKind::Inner && left.len() < right.len();
-            // A build side past `tmp_table_size`: a grace hash join
-            // through partition files (decision 027).
-            let build_rows = if build_left { &left } else { &right };
-            let build_bytes = crate::sql::spill::current().map(|_| {
-                let rows = build_rows.iter().map(|r| budget::row_size(r) as u64 + 48);
-                rows.sum::<u64>()
-            });
-            if let Some((settings, limit)) =
-                build_bytes.and_then(crate::sql::spill::hash::join_spill)
-            {
+            if let Some((settings, limit)) = spill {
                 drop((lk, rk, mem));
                 let (left, right) = (left.take(), right.take());
                 let mut key = |is_left: bool, row: &[Value]| {
@@ -538,6 +577,29 @@ pub(super) fn join(cx: &mut Exec<'_, '_>, j: &Join, outer: &[Value]) -> SqlResul
             }
         }
     }
+    finish_outer(
+        j,
+        &left,
+        &right,
+        &left_matched,
+        &right_matched,
+        out,
+        out_mem,
+    )
+}
+
+/// A join's output with an outer join's unmatched rows added, padded
+/// with NULLs.
+fn finish_outer(
+    j: &Join,
+    left: &[Vec<Value>],
+    right: &[Vec<Value>],
+    left_matched: &[bool],
+    right_matched: &[bool],
+    mut out: budget::Grave<Vec<Vec<Value>>>,
+    mut out_mem: Reservation,
+) -> SqlResult<Vec<Vec<Value>>> {
+    let width = j.left_width + j.right_width;
     if j.kind == JoinKind::Left {
         for (li, l) in left.iter().enumerate() {
             if !left_matched[li] {
@@ -559,6 +621,118 @@ pub(super) fn join(cx: &mut Exec<'_, '_>, j: &Join, outer: &[Value]) -> SqlResul
         }
     }
     Ok(out.take())
+}
+
+/// One side's join keys as integers (at most [`INT_KEY_PARTS`] parts,
+/// the unused ones 0; `None` for a row with a NULL part), or `None` when a
+/// key value is not an integer nor a number equal to one: SQL equality of
+/// such keys is then integer equality (a DECIMAL or DOUBLE equal to an
+/// integer has that integer's key form, [`expr::key_form`]).
+fn int_keys(
+    exprs: &[&CExpr],
+    rows: &[Vec<Value>],
+    outer: &[Value],
+    host: &SessionHost<'_>,
+    mem: &mut Reservation,
+) -> SqlResult<Option<Vec<Option<IntKey>>>> {
+    // Positions are u32s in the table ([`IntTable`]).
+    if exprs.is_empty() || exprs.len() > INT_KEY_PARTS || rows.len() >= NO_ROW as usize {
+        return Ok(None);
+    }
+    mem.add(rows.len() * std::mem::size_of::<Option<IntKey>>())?;
+    let mut out = Vec::with_capacity(rows.len());
+    for row in rows {
+        budget::tick()?;
+        let mut k: IntKey = [0; INT_KEY_PARTS];
+        let mut null = false;
+        for (p, e) in exprs.iter().enumerate() {
+            let owned;
+            let v = match e {
+                CExpr::Col(i) => row.get(*i).unwrap_or(&Value::Null),
+                e => {
+                    owned = e.eval(&EvalCtx {
+                        row,
+                        outer,
+                        aggs: &[],
+                        matches: &[],
+                        funcs: host,
+                    })?;
+                    &owned
+                }
+            };
+            k[p] = match v {
+                Value::Null => {
+                    null = true;
+                    break;
+                }
+                Value::Int(i) => *i,
+                Value::Bool(b) => i64::from(*b),
+                Value::Float(_) | Value::Decimal(_) => match expr::key_form(v) {
+                    Value::Int(i) => i,
+                    _ => return Ok(None),
+                },
+                _ => return Ok(None),
+            };
+        }
+        out.push((!null).then_some(k));
+    }
+    Ok(Some(out))
+}
+
+/// A hash table over the build side's integer keys ([`int_keys`]): each
+/// key's first row, and for each row the next row of its key, in build
+/// order (no list per key).
+struct IntTable {
+    first: HashMap<IntKey, u32, foldhash::fast::RandomState>,
+    next: Vec<u32>,
+}
+
+/// No next row.
+const NO_ROW: u32 = u32::MAX;
+
+/// Key parts an integer key holds ([`int_keys`]).
+const INT_KEY_PARTS: usize = 4;
+
+/// An integer join key, its unused parts 0.
+type IntKey = [i64; INT_KEY_PARTS];
+
+impl IntTable {
+    fn new(keys: &[Option<IntKey>], mem: &mut Reservation) -> SqlResult<IntTable> {
+        mem.add(keys.len() * (std::mem::size_of::<u32>() + 40))?;
+        let mut first: HashMap<IntKey, u32, foldhash::fast::RandomState> =
+            HashMap::with_capacity_and_hasher(keys.len(), Default::default());
+        let mut next = vec![NO_ROW; keys.len()];
+        // From the last row back, so that each key's chain runs in build
+        // order (the order the rows are emitted in).
+        for (i, k) in keys.iter().enumerate().rev() {
+            let Some(k) = k else { continue };
+            budget::tick()?;
+            let i = i as u32;
+            match first.entry(*k) {
+                std::collections::hash_map::Entry::Occupied(mut e) => {
+                    next[i as usize] = *e.get();
+                    *e.get_mut() = i;
+                }
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    e.insert(i);
+                }
+            }
+        }
+        Ok(IntTable { first, next })
+    }
+
+    #[inline]
+    fn first(&self, k: &IntKey) -> Option<usize> {
+        self.first.get(k).map(|&i| i as usize)
+    }
+
+    #[inline]
+    fn next(&self, i: usize) -> Option<usize> {
+        match self.next[i] {
+            NO_ROW => None,
+            n => Some(n as usize),
+        }
+    }
 }
 
 /// A grace hash join's output (decision 027): `l ++ r` if the residual

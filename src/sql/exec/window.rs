@@ -106,13 +106,41 @@ enum KeyKind {
 /// The kind every non-NULL value of `col` shares, `None` when they are of
 /// different kinds (or a kind that has no fixed encoding here): the
 /// operator then compares values.
+#[cfg(test)]
 fn key_kind(col: &Column, units: &[Unit]) -> SqlResult<Option<KeyKind>> {
+    Ok(col_stats(col, units)?.kind)
+}
+
+/// What one pass over a key column learns: the kind its non-NULL values
+/// share ([`KeyKind`]; `None`: mixed, or no fixed encoding) and the range
+/// of their order-preserving codes ([`code`]; empty for text), and whether
+/// it has NULLs — what packing needs ([`Keys::pack`]), without a second
+/// pass.
+struct ColStats {
+    kind: Option<KeyKind>,
+    lo: u64,
+    hi: u64,
+    nulls: bool,
+}
+
+fn col_stats(col: &Column, units: &[Unit]) -> SqlResult<ColStats> {
     let mut kind = KeyKind::Nulls;
+    let (mut lo, mut hi, mut nulls) = (u64::MAX, 0u64, false);
     let mut buf = Vec::with_capacity(16);
+    let mixed = ColStats {
+        kind: None,
+        lo,
+        hi,
+        nulls,
+    };
     for i in 0..units.len() {
         budget::tick()?;
-        let k = match col.at(units, i) {
-            Value::Null => continue,
+        let v = col.at(units, i);
+        let k = match v {
+            Value::Null => {
+                nulls = true;
+                continue;
+            }
             Value::Bool(_) => KeyKind::Int(0),
             Value::Int(_) => KeyKind::Int(1),
             Value::DateTime(_) => KeyKind::Int(2),
@@ -123,19 +151,28 @@ fn key_kind(col: &Column, units: &[Unit]) -> SqlResult<Option<KeyKind>> {
                 buf.clear();
                 d.mantissa_bytes(&mut buf);
                 if d.held_scale() != d.scale() || buf.len() > 8 {
-                    return Ok(None);
+                    return Ok(mixed);
                 }
                 KeyKind::Decimal(d.scale())
             }
-            Value::Vector(_) => return Ok(None),
+            Value::Vector(_) => return Ok(mixed),
         };
         if kind == KeyKind::Nulls {
             kind = k;
         } else if kind != k {
-            return Ok(None);
+            return Ok(mixed);
+        }
+        if let Some(x) = code(v, &mut buf) {
+            lo = lo.min(x);
+            hi = hi.max(x);
         }
     }
-    Ok(Some(kind))
+    Ok(ColStats {
+        kind: Some(kind),
+        lo,
+        hi,
+        nulls,
+    })
 }
 
 /// Append `v`'s key bytes (a column of kind `kind`) to `out`: a flag byte
@@ -155,7 +192,7 @@ fn encode_key(out: &mut Vec<u8>, v: &Value, desc: bool, distance: bool, buf: &mu
     match v {
         Value::Null => {}
         Value::Bool(b) => out.push(u8::from(*b)),
-        // One scale for a DECIMAL column (`key_kind`): its mantissa.
+        // One scale for a DECIMAL column (`col_stats`): its mantissa.
         Value::Int(_) | Value::DateTime(_) | Value::Float(_) | Value::Decimal(_) => {
             if let Some(c) = code(v, buf) {
                 out.extend_from_slice(&c.to_be_bytes());
@@ -249,7 +286,7 @@ impl Field {
 
 /// A numeric key's order-preserving unsigned code (`None` for NULL and
 /// for text): an integer's, a datetime's or a DECIMAL's mantissa (one
-/// scale per column, see [`key_kind`]) with the sign bit flipped, a
+/// scale per column, see [`col_stats`]) with the sign bit flipped, a
 /// double's total-order bits. `buf` is scratch space (no allocation per
 /// value).
 #[inline]
@@ -303,11 +340,14 @@ impl Keys<'_> {
             packed: None,
         };
         let mut kinds = Vec::with_capacity(keys.cols.len());
+        let mut stats = Vec::with_capacity(keys.cols.len());
         for c in &keys.cols {
-            match key_kind(c, units)? {
+            let st = col_stats(c, units)?;
+            match st.kind {
                 Some(k) => kinds.push(k),
                 None => break,
             }
+            stats.push(st);
         }
         let encodable = kinds.len() == keys.cols.len();
         if encodable
@@ -315,7 +355,7 @@ impl Keys<'_> {
             && !kinds.contains(&KeyKind::Text)
             && u32::try_from(units.len()).is_ok()
         {
-            keys.packed = keys.pack(units, mem)?;
+            keys.packed = keys.pack(units, &stats, mem)?;
             if keys.packed.is_some() {
                 return Ok(keys);
             }
@@ -354,21 +394,16 @@ impl Keys<'_> {
 
     /// Every unit's keys packed into one `u128` when their fields fit 96
     /// bits (`None` otherwise), and the bits of the order keys.
-    fn pack(&self, units: &[Unit], mem: &mut Reservation) -> SqlResult<Option<(Vec<u128>, u32)>> {
+    fn pack(
+        &self,
+        units: &[Unit],
+        stats: &[ColStats],
+        mem: &mut Reservation,
+    ) -> SqlResult<Option<(Vec<u128>, u32)>> {
         let mut fields = Vec::with_capacity(self.cols.len());
         let mut buf = Vec::with_capacity(16);
-        for (k, c) in self.cols.iter().enumerate() {
-            let (mut lo, mut hi, mut nulls) = (u64::MAX, 0u64, false);
-            for i in 0..units.len() {
-                budget::tick()?;
-                match code(c.at(units, i), &mut buf) {
-                    Some(x) => {
-                        lo = lo.min(x);
-                        hi = hi.max(x);
-                    }
-                    None => nulls = true,
-                }
-            }
+        for (k, st) in stats.iter().enumerate() {
+            let (lo, hi) = (st.lo, st.hi);
             let (desc, distance) = match k.checked_sub(self.parts) {
                 Some(o) => (self.order[o].1, is_distance_key(&self.order[o].0)),
                 None => (false, false),
@@ -376,7 +411,7 @@ impl Keys<'_> {
             fields.push(Field {
                 min: lo.min(hi),
                 range: hi.saturating_sub(lo),
-                nulls,
+                nulls: st.nulls,
                 desc,
                 distance,
             });
@@ -411,8 +446,20 @@ impl Keys<'_> {
     /// The units' positions sorted by (partition keys, order keys), ties
     /// in their order (stable).
     fn sorted(&self, units: &[Unit], mem: &mut Reservation) -> SqlResult<Vec<usize>> {
+        Ok(self.sorted_parts(units, mem, false)?.0)
+    }
+
+    /// [`Keys::sorted`], and with `ends` where each partition ends in that
+    /// order (exclusive, ascending; empty without `ends`) — read off the
+    /// sorted packed keys in one pass when the keys pack.
+    fn sorted_parts(
+        &self,
+        units: &[Unit],
+        mem: &mut Reservation,
+        ends: bool,
+    ) -> SqlResult<(Vec<usize>, Vec<usize>)> {
         mem.add(units.len() * std::mem::size_of::<usize>())?;
-        if let Some((packed, _)) = &self.packed {
+        if let Some((packed, order_bits)) = &self.packed {
             // The position in the low 32 bits: all distinct, in key order
             // then position order.
             mem.add(units.len() * std::mem::size_of::<u128>())?;
@@ -421,15 +468,40 @@ impl Keys<'_> {
                 .enumerate()
                 .map(|(i, k)| (k << 32) | i as u128)
                 .collect();
-            budget::sort_by(&mut tagged, |a, b| a.cmp(b))?;
-            return Ok(tagged
+            sort_distinct(&mut tagged, mem)?;
+            let mut out = Vec::new();
+            if ends {
+                let part = |t: u128| t >> (32 + order_bits);
+                for p in 1..tagged.len() {
+                    if part(tagged[p - 1]) != part(tagged[p]) {
+                        out.push(p);
+                    }
+                }
+                if !tagged.is_empty() {
+                    out.push(tagged.len());
+                }
+            }
+            let order = tagged
                 .into_iter()
                 .map(|t| (t & u128::from(u32::MAX)) as usize)
-                .collect());
+                .collect();
+            return Ok((order, out));
         }
         let mut order: Vec<usize> = (0..units.len()).collect();
         budget::sort_by(&mut order, |&i, &j| self.cmp(units, i, j))?;
-        Ok(order)
+        let mut out = Vec::new();
+        if ends {
+            for p in 1..order.len() {
+                budget::tick()?;
+                if !self.same_partition(units, order[p - 1], order[p]) {
+                    out.push(p);
+                }
+            }
+            if !order.is_empty() {
+                out.push(order.len());
+            }
+        }
+        Ok((order, out))
     }
 
     /// Whether units `a` and `b` fall in one partition.
@@ -497,6 +569,53 @@ impl Keys<'_> {
         self.cols[self.parts].at(units, i)
     }
 }
+
+/// Sort `v`, whose values are all distinct (so unstable is stable),
+/// ascending without a buffer per merge: runs of [`SORT_RUN`] sorted in
+/// place, then merged pass by pass between `v` and one second buffer
+/// (charged to `mem`), a look at the interrupt per run sorted and every
+/// [`SORT_RUN`] values merged.
+fn sort_distinct(v: &mut Vec<u128>, mem: &mut Reservation) -> SqlResult<()> {
+    for run in v.chunks_mut(SORT_RUN) {
+        budget::check()?;
+        run.sort_unstable();
+    }
+    let n = v.len();
+    if n <= SORT_RUN {
+        return Ok(());
+    }
+    mem.add(n * std::mem::size_of::<u128>())?;
+    let mut from = std::mem::take(v);
+    let mut to = vec![0u128; n];
+    let mut width = SORT_RUN;
+    while width < n {
+        for start in (0..n).step_by(2 * width) {
+            let mid = (start + width).min(n);
+            let end = (start + 2 * width).min(n);
+            let (l, r) = (&from[start..mid], &from[mid..end]);
+            let (mut i, mut j) = (0, 0);
+            for (k, slot) in to[start..end].iter_mut().enumerate() {
+                if k % SORT_RUN == 0 {
+                    budget::check()?;
+                }
+                *slot = if j >= r.len() || (i < l.len() && l[i] < r[j]) {
+                    i += 1;
+                    l[i - 1]
+                } else {
+                    j += 1;
+                    r[j - 1]
+                };
+            }
+        }
+        std::mem::swap(&mut from, &mut to);
+        width *= 2;
+    }
+    *v = from;
+    Ok(())
+}
+
+/// Values [`sort_distinct`] sorts between two looks at the interrupt.
+const SORT_RUN: usize = 4096;
 
 /// Move `units` into the order `order` (position `p` gets the unit that
 /// was at `order[p]`), in place: one swap per unit moved.
@@ -599,18 +718,7 @@ pub(crate) fn sort_last(
     let (order, ends) = {
         let mut work = Reservation::new();
         let keys = Keys::new(w, prep, units, &mut work, &mut *ev)?;
-        let order = keys.sorted(units, &mut work)?;
-        let mut ends = Vec::new();
-        for p in 1..order.len() {
-            budget::tick()?;
-            if !keys.same_partition(units, order[p - 1], order[p]) {
-                ends.push(p);
-            }
-        }
-        if !order.is_empty() {
-            ends.push(order.len());
-        }
-        (order, ends)
+        keys.sorted_parts(units, &mut work, true)?
     };
     mem.add((order.len() + ends.len()) * std::mem::size_of::<usize>())?;
     Ok(Some(Sorted {
@@ -1261,6 +1369,23 @@ mod tests {
                     .collect();
                 assert!(sizes.windows(2).all(|w| w[0] == w[1] || w[0] == w[1] + 1));
             }
+        }
+    }
+
+    /// The packed keys' sort orders distinct values of any count (runs,
+    /// odd leftovers, several merge passes) as the standard sort does.
+    #[test]
+    fn sort_distinct_sorts() {
+        use crate::sql::budget::Reservation;
+        for n in [0usize, 1, 5, 4096, 4097, 8192 + 3, 3 * 4096 + 17, 20_000] {
+            // Distinct: a scrambled key above the position.
+            let mut v: Vec<u128> = (0..n as u128)
+                .map(|i| (((i * 7919) % 1013) << 32) | i)
+                .collect();
+            let mut want = v.clone();
+            want.sort();
+            super::sort_distinct(&mut v, &mut Reservation::new()).unwrap();
+            assert_eq!(v, want, "n = {n}");
         }
     }
 }

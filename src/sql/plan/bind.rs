@@ -890,7 +890,9 @@ const UNKNOWN_ROWS: f64 = 1000.0;
 /// greedily by the smallest next result among those joined to the taken
 /// ones by an equality (else the next in FROM order); the order with the
 /// smallest sum of intermediate results wins (ties: the earlier start).
-/// Without any equality between items: FROM order.
+/// Up to [`EXHAUSTIVE_JOIN_ITEMS`] items, every order that joins each
+/// next item by an equality is costed too, and a strictly cheaper one
+/// wins. Without any equality between items: FROM order.
 fn join_order(rels: &[Rel], selection: Option<&ast::Expr>, sizes: &[RelSize]) -> Vec<usize> {
     let n = rels.len();
     let mut card: Vec<f64> = sizes.iter().map(|s| s.rows.max(1.0)).collect();
@@ -1019,6 +1021,41 @@ fn join_order(rels: &[Rel], selection: Option<&ast::Expr>, sizes: &[RelSize]) ->
         *d = d.min(distinct[e]);
     }
     members.retain(|r, m| m.len() > 2 && all_int.get(r) == Some(&true));
+    let edge_root: Vec<(usize, usize)> = edges.iter().map(|&(a, _)| root(&mut class, a)).collect();
+    // The estimated rows of joining item `x` to the items `taken` whose
+    // join has `size` rows, and whether an equality joins them.
+    let step = |taken: &[bool], size: f64, x: usize| -> (f64, bool) {
+        let mut est = size * card[x];
+        let mut joined = false;
+        // Equalities of one class select once (x.k = a.k AND x.k = b.k
+        // where a.k = b.k already holds), by the most distinct values any
+        // of them has.
+        let mut classes: Vec<((usize, usize), f64)> = Vec::new();
+        for (e, &(a, b)) in edges.iter().enumerate() {
+            if (a.0 == x && taken[b.0]) || (b.0 == x && taken[a.0]) {
+                let r = edge_root[e];
+                match classes.iter_mut().find(|(c, _)| *c == r) {
+                    Some((_, d)) => *d = d.max(distinct[e]),
+                    None => classes.push((r, distinct[e])),
+                }
+                joined = true;
+            }
+        }
+        for (_, d) in &classes {
+            est /= d;
+        }
+        // Joined only through an implied equality of its class.
+        for (r, m) in &members {
+            if !classes.iter().any(|(c, _)| c == r)
+                && m.iter().any(|c| c.0 == x)
+                && m.iter().any(|c| c.0 != x && taken[c.0])
+            {
+                est /= class_distinct.get(r).copied().unwrap_or(1.0);
+                joined = true;
+            }
+        }
+        (est.max(1.0), joined)
+    };
     let mut best: Option<(f64, Vec<usize>)> = None;
     for start in 0..n {
         let mut taken = vec![false; n];
@@ -1029,36 +1066,7 @@ fn join_order(rels: &[Rel], selection: Option<&ast::Expr>, sizes: &[RelSize]) ->
         while order.len() < n {
             let mut pick: Option<(f64, usize)> = None;
             for x in (0..n).filter(|&x| !taken[x]) {
-                let mut est = size * card[x];
-                let mut joined = false;
-                // Equalities of one class select once (x.k = a.k AND
-                // x.k = b.k where a.k = b.k already holds), by the most
-                // distinct values any of them has.
-                let mut classes: Vec<((usize, usize), f64)> = Vec::new();
-                for (e, &(a, b)) in edges.iter().enumerate() {
-                    if (a.0 == x && taken[b.0]) || (b.0 == x && taken[a.0]) {
-                        let r = root(&mut class, a);
-                        match classes.iter_mut().find(|(c, _)| *c == r) {
-                            Some((_, d)) => *d = d.max(distinct[e]),
-                            None => classes.push((r, distinct[e])),
-                        }
-                        joined = true;
-                    }
-                }
-                for (_, d) in &classes {
-                    est /= d;
-                }
-                // Joined only through an implied equality of its class.
-                for (r, m) in &members {
-                    if !classes.iter().any(|(c, _)| c == r)
-                        && m.iter().any(|c| c.0 == x)
-                        && m.iter().any(|c| c.0 != x && taken[c.0])
-                    {
-                        est /= class_distinct.get(r).copied().unwrap_or(1.0);
-                        joined = true;
-                    }
-                }
-                let est = est.max(1.0);
+                let (est, joined) = step(&taken, size, x);
                 if joined && pick.is_none_or(|(p, _)| est < p) {
                     pick = Some((est, x));
                 }
@@ -1076,7 +1084,98 @@ fn join_order(rels: &[Rel], selection: Option<&ast::Expr>, sizes: &[RelSize]) ->
             best = Some((cost, order));
         }
     }
+    // The greedy choice can miss: from a small start it may take a small
+    // item whose join with the next one is many-to-many (Q5: region,
+    // nation, then supplier before customer). For a few items, every
+    // order joined by equalities is costed (depth first, a partial order
+    // dropped once it costs more than the best found); a cheaper one
+    // replaces the greedy one (decision 031).
+    if let Some((greedy, _)) = &best {
+        if n <= EXHAUSTIVE_JOIN_ITEMS {
+            let mut search = Search {
+                n,
+                card: &card,
+                step: &step,
+                best: *greedy,
+                found: None,
+                visits: 0,
+            };
+            let mut taken = vec![false; n];
+            let mut order = Vec::with_capacity(n);
+            for start in 0..n {
+                taken[start] = true;
+                order.push(start);
+                search.extend(&mut taken, &mut order, card[start], card[start]);
+                order.pop();
+                taken[start] = false;
+            }
+            if let Some(found) = search.found {
+                best = Some((search.best, found));
+            }
+        }
+    }
     best.map(|(_, o)| o).unwrap_or_else(|| (0..n).collect())
+}
+
+/// FROM items up to which every join order is costed ([`join_order`]).
+const EXHAUSTIVE_JOIN_ITEMS: usize = 8;
+
+/// Partial orders [`join_order`]'s search extends at most.
+const EXHAUSTIVE_JOIN_VISITS: usize = 200_000;
+
+/// The exhaustive search of [`join_order`]: the cheapest order so far
+/// (when cheaper than the greedy one) and its cost.
+struct Search<'s> {
+    n: usize,
+    card: &'s [f64],
+    step: &'s dyn Fn(&[bool], f64, usize) -> (f64, bool),
+    best: f64,
+    found: Option<Vec<usize>>,
+    visits: usize,
+}
+
+impl Search<'_> {
+    /// Extend `order` (the items `taken`, whose join has `size` rows and
+    /// cost `cost` so far) by every item joined to it by an equality
+    /// (else by the first item not taken), keeping the cheapest complete
+    /// order.
+    fn extend(&mut self, taken: &mut [bool], order: &mut Vec<usize>, size: f64, cost: f64) {
+        self.visits += 1;
+        if cost >= self.best || self.visits > EXHAUSTIVE_JOIN_VISITS {
+            return;
+        }
+        if order.len() == self.n {
+            // Strictly cheaper than the greedy order (relative slack: the
+            // same order costed again must not count as better).
+            if cost < self.best * (1.0 - 1e-9) {
+                self.best = cost;
+                self.found = Some(order.clone());
+            }
+            return;
+        }
+        let next: Vec<(usize, f64)> = (0..self.n)
+            .filter(|&x| !taken[x])
+            .filter_map(|x| {
+                let (est, joined) = (self.step)(taken, size, x);
+                joined.then_some((x, est))
+            })
+            .collect();
+        let next = if next.is_empty() {
+            let Some(x) = (0..self.n).find(|&x| !taken[x]) else {
+                return;
+            };
+            vec![(x, size * self.card[x])]
+        } else {
+            next
+        };
+        for (x, est) in next {
+            taken[x] = true;
+            order.push(x);
+            self.extend(taken, order, est, cost + est);
+            order.pop();
+            taken[x] = false;
+        }
+    }
 }
 
 /// A FROM relation under construction.
