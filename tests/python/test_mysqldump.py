@@ -162,6 +162,28 @@ def test_mysqldump_round_trip_with_foreign_keys(server, dbname):
     assert e.value.args[0] == 1451
 
 
+def test_mysqldump_round_trip_with_a_view(server, dbname):
+    """A view is dumped as a view (mysqldump tells it from a table by SHOW
+    CREATE TABLE's `View` column, then reads SHOW FIELDS for its placeholder)
+    and restored as one: same definition, same answers, no rows of its own."""
+    sql(server, dbname, "CREATE TABLE t (id INT PRIMARY KEY, a VARCHAR(10))",
+        "INSERT INTO t VALUES (1, 'x'), (2, 'y'), (3, 'z')",
+        "CREATE VIEW v (k, label) AS SELECT id, a FROM t WHERE id > 1")
+    r = subprocess.run(dump_args(server, dbname), capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, f"mysqldump failed ({r.returncode}): {r.stderr}"
+    dump = r.stdout
+    assert "CREATE TABLE `v`" not in dump and "INSERT INTO `v`" not in dump, dump
+    assert "VIEW `v` (`k`,`label`) AS SELECT id, a FROM t WHERE id > 1" in dump, dump
+    restored = dbname + "_r"
+    r = restore(server, dump, restored)
+    assert r.returncode == 0, f"restoring the dump failed: {r.stderr}\n--- dump ---\n{dump}"
+    assert sql(server, restored, "SHOW FULL TABLES") == (("t", "BASE TABLE"), ("v", "VIEW"))
+    assert sql(server, restored, "SHOW CREATE VIEW v")[0][1] == \
+        sql(server, dbname, "SHOW CREATE VIEW v")[0][1]
+    assert as_text(sql(server, restored, "SELECT k, label FROM v ORDER BY k")) == \
+        [("2", "y"), ("3", "z")]
+
+
 BINARY_ROWS = [
     (bytes.fromhex("6ccd780cbaba102695645b8c656024db"), bytes(range(256)), b"\x00'\\\"\n", b"x"),
     (b"\xff" * 16, b"", b"", None),

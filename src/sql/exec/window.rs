@@ -1290,7 +1290,9 @@ mod tests {
                             packed: None,
                         };
                         if packed {
-                            k.packed = k.pack(&us, &mut Reservation::new()).unwrap();
+                            let stats: Vec<ColStats> =
+                                k.cols.iter().map(|c| col_stats(c, &us).unwrap()).collect();
+                            k.packed = k.pack(&us, &stats, &mut Reservation::new()).unwrap();
                             // A double's codes of both signs span 64 bits:
                             // with a datetime's 40, past 96.
                             assert_eq!(k.packed.is_some(), (pk, ok) != (1, 2));
@@ -1328,7 +1330,15 @@ mod tests {
             encoded: None,
             packed: None,
         };
-        assert!(k.pack(&wide, &mut Reservation::new()).unwrap().is_none());
+        let stats: Vec<ColStats> = k
+            .cols
+            .iter()
+            .map(|c| col_stats(c, &wide).unwrap())
+            .collect();
+        assert!(k
+            .pack(&wide, &stats, &mut Reservation::new())
+            .unwrap()
+            .is_none());
     }
 
     /// `permute` moves every unit to its place of the order.

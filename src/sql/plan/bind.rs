@@ -1123,12 +1123,17 @@ const EXHAUSTIVE_JOIN_ITEMS: usize = 8;
 /// Partial orders [`join_order`]'s search extends at most.
 const EXHAUSTIVE_JOIN_VISITS: usize = 200_000;
 
+/// One step of a join order's costing: given the items taken, the rows
+/// so far and the next item, the rows after joining it and whether an
+/// equality joins it.
+type JoinStep<'s> = dyn Fn(&[bool], f64, usize) -> (f64, bool) + 's;
+
 /// The exhaustive search of [`join_order`]: the cheapest order so far
 /// (when cheaper than the greedy one) and its cost.
 struct Search<'s> {
     n: usize,
     card: &'s [f64],
-    step: &'s dyn Fn(&[bool], f64, usize) -> (f64, bool),
+    step: &'s JoinStep<'s>,
     best: f64,
     found: Option<Vec<usize>>,
     visits: usize,
