@@ -1252,7 +1252,7 @@ mod tests {
     /// distance's NULL-last rule; too wide a range is not packed.
     #[test]
     fn packed_keys_compare_as_values_do() {
-        use super::Keys;
+        use super::{col_stats, ColStats, Keys};
         use crate::sql::budget::Reservation;
         use crate::sql::expr::CExpr;
         let dec = |m: i64| Value::Decimal(crate::decimal::Decimal::from_i64(m).rescale(2));
