@@ -476,13 +476,24 @@ fn tokenize_with(
                 };
                 i += 1;
                 if d == '\\' && q != '`' {
+                    // MySQL's escapes (as sqlparser reads them in the
+                    // statements it parses): `\%` and `\_` keep their
+                    // backslash, for LIKE; any other escaped character is
+                    // itself.
                     if let Some(&n) = cs.get(i) {
-                        s.push(match n {
-                            'n' => '\n',
-                            't' => '\t',
-                            '0' => '\0',
-                            o => o,
-                        });
+                        match n {
+                            'n' => s.push('\n'),
+                            't' => s.push('\t'),
+                            'r' => s.push('\r'),
+                            'b' => s.push('\u{8}'),
+                            'Z' => s.push('\u{1a}'),
+                            '0' => s.push('\0'),
+                            '%' | '_' => {
+                                s.push('\\');
+                                s.push(n);
+                            }
+                            o => s.push(o),
+                        }
                         i += 1;
                     }
                 } else if d == q {
