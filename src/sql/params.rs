@@ -86,16 +86,11 @@ pub fn sql_text(q: &[u8]) -> Option<std::borrow::Cow<'_, str>> {
                 out.extend_from_slice(&q[i..end]);
                 i = end;
             }
-            b'#' => {
-                let end = q[i..]
-                    .iter()
-                    .position(|&x| x == b'\n')
-                    .map_or(q.len(), |p| i + p);
-                out.extend_from_slice(&q[i..end]);
-                i = end;
-            }
-            b'-' if q.get(i + 1) == Some(&b'-')
-                && q.get(i + 2).is_none_or(|n| n.is_ascii_whitespace()) =>
+            // A line comment: `#`, or `-- ` (a dash pair before a space).
+            c @ (b'#' | b'-')
+                if c == b'#'
+                    || (q.get(i + 1) == Some(&b'-')
+                        && q.get(i + 2).is_none_or(|n| n.is_ascii_whitespace())) =>
             {
                 let end = q[i..]
                     .iter()

@@ -9,6 +9,7 @@
 //! every row pair tried ticks. Never plans (the keys and residual
 //! conditions were placed by the planner).
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
 use crate::error::SqlResult;
@@ -188,22 +189,33 @@ fn row_key(
 ) -> SqlResult<Option<Vec<HKey>>> {
     let mut k = Vec::with_capacity(exprs.len());
     for e in exprs {
-        let part = match e {
-            CExpr::Col(i) => row.get(*i).and_then(HKey::of),
-            e => HKey::of(&e.eval(&EvalCtx {
-                row,
-                outer,
-                aggs: &[],
-                matches: &[],
-                funcs: host,
-            })?),
-        };
+        let part = HKey::of(&*key_value(e, row, outer, host)?);
         match part {
             Some(p) => k.push(p),
             None => return Ok(None),
         }
     }
     Ok(Some(k))
+}
+
+/// One join key part of `row`: a column's value as it is (no copy), any
+/// other expression evaluated.
+fn key_value<'r>(
+    e: &CExpr,
+    row: &'r [Value],
+    outer: &[Value],
+    host: &SessionHost<'_>,
+) -> SqlResult<Cow<'r, Value>> {
+    Ok(match e {
+        CExpr::Col(i) => Cow::Borrowed(row.get(*i).unwrap_or(&Value::Null)),
+        e => Cow::Owned(e.eval(&EvalCtx {
+            row,
+            outer,
+            aggs: &[],
+            matches: &[],
+            funcs: host,
+        })?),
+    })
 }
 
 /// `l ++ r` if the residual conditions hold on it. The row is built in
@@ -646,20 +658,8 @@ fn int_keys(
         let mut k: IntKey = [0; INT_KEY_PARTS];
         let mut null = false;
         for (p, e) in exprs.iter().enumerate() {
-            let owned;
-            let v = match e {
-                CExpr::Col(i) => row.get(*i).unwrap_or(&Value::Null),
-                e => {
-                    owned = e.eval(&EvalCtx {
-                        row,
-                        outer,
-                        aggs: &[],
-                        matches: &[],
-                        funcs: host,
-                    })?;
-                    &owned
-                }
-            };
+            let v = key_value(e, row, outer, host)?;
+            let v = &*v;
             k[p] = match v {
                 Value::Null => {
                     null = true;
